@@ -1,0 +1,78 @@
+/* moepage plugin ABI v1: the architecture vtable. An architecture reads a checkpoint's dense
+ * weights, describes its routed experts (the catalog), and runs prefill and decode. It reaches
+ * routed expert bytes only through the pager it is bound to. */
+#ifndef MOEPAGE_ARCH_H
+#define MOEPAGE_ARCH_H
+#include "moepage/host_api.h"
+#include "moepage/options.h"
+#include "moepage/pager.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mp_model_info {
+  uint32_t struct_size;
+  uint32_t vocab_size;
+  uint32_t n_layers;
+  uint32_t d_model;
+  uint32_t n_experts;       /* routed experts per layer */
+  uint32_t top_k;
+  int32_t bos_token;        /* -1: none */
+  int32_t eos_token;        /* -1: none */
+  uint64_t max_positions;
+  uint64_t dense_bytes;     /* weights placed at load (everything but routed experts) */
+  uint64_t expert_bytes;    /* all routed experts in the checkpoint */
+} mp_model_info;
+
+typedef struct mp_arch_create_args {
+  uint32_t struct_size;
+  const mp_host_api* host;
+  const mp_options* options;
+  const char* checkpoint_dir;
+} mp_arch_create_args;
+
+/* What `moepage synth` asks an architecture to write. */
+typedef struct mp_synth_request {
+  uint32_t struct_size;
+  const char* preset;        /* architecture-defined, e.g. "tiny", "small", "flash" */
+  const char* out_dir;
+  uint64_t seed;
+  int32_t layers;            /* <= 0: the preset's */
+  int32_t experts;           /* <= 0: the preset's */
+  const char* expert_dtype;  /* NULL or "": the preset's */
+  uint32_t show_progress;    /* 1: progress lines on stderr */
+} mp_synth_request;
+
+typedef enum mp_forward_flags {
+  MP_FORWARD_LAST_LOGITS = 0, /* logits for the last token only: [vocab] */
+  MP_FORWARD_ALL_LOGITS = 1   /* logits for every token: [n, vocab] */
+} mp_forward_flags;
+
+typedef struct mp_arch_vtable {
+  uint32_t struct_size;
+  /* 0: cannot run this checkpoint (skip quietly); higher is a better match. */
+  int32_t (*probe)(const mp_host_api* host, const char* checkpoint_dir);
+  mp_status (*create)(const mp_arch_create_args* args, void** self, char* err, uint32_t err_cap);
+  void (*destroy)(void* self);
+  const char* (*last_error)(void* self);
+  mp_status (*describe)(void* self, mp_model_info* out);
+  /* The catalog stays valid until destroy. */
+  mp_status (*expert_catalog)(void* self, const mp_expert_catalog** out);
+  /* Routed experts come from this pager from now on; must precede forward(). */
+  mp_status (*bind_pager)(void* self, const mp_pager_ref* pager);
+  /* Forgets every token: positions restart at 0. */
+  mp_status (*reset)(void* self);
+  /* Appends n tokens to the sequence (a prefill chunk or one decode token) and writes logits
+   * (float32) as `flags` asks. */
+  mp_status (*forward)(void* self, const int32_t* tokens, uint32_t n, float* logits, uint32_t flags);
+  /* Optional: a human-readable summary (geometry, layer schedule) into buf; NUL-terminated. */
+  mp_status (*summary)(void* self, char* buf, uint32_t cap);
+  /* Optional: writes a synthetic checkpoint. Static: needs no instance. */
+  mp_status (*synthesize)(const mp_host_api* host, const mp_synth_request* request, char* err, uint32_t err_cap);
+} mp_arch_vtable;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,133 @@
+/* moepage plugin ABI v1: the expert catalog and the pager vtable.
+ * The architecture describes where every routed expert's bytes live (the catalog); the pager
+ * decides which experts occupy its slots and asks a transport to fill them. */
+#ifndef MOEPAGE_PAGER_H
+#define MOEPAGE_PAGER_H
+#include "moepage/host_api.h"
+#include "moepage/options.h"
+#include "moepage/transport.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Where one part of one expert lives in the checkpoint. */
+typedef struct mp_expert_segment {
+  uint32_t struct_size;
+  uint32_t file;       /* index into mp_expert_catalog.files */
+  uint64_t offset;     /* absolute byte offset in that file */
+  uint64_t length;     /* bytes */
+} mp_expert_segment;
+
+/* Every routed expert of the model. An expert is n_parts segments (for DeepSeek-V4: w1, w1
+ * scale, w3, w3 scale, w2, w2 scale); a slot holds them back to back at part_offset[p]. */
+typedef struct mp_expert_catalog {
+  uint32_t struct_size;
+  uint32_t n_layers;            /* decoder layers */
+  uint32_t n_experts;           /* routed experts per layer */
+  uint32_t n_parts;             /* segments per expert */
+  uint32_t top_k;               /* experts each token uses per layer */
+  uint64_t expert_bytes;        /* one slot's bytes: all parts, each aligned */
+  const uint64_t* part_offset;  /* [n_parts] offset of each part inside a slot */
+  const uint64_t* part_bytes;   /* [n_parts] */
+  const char* const* part_names;/* [n_parts] e.g. "w1", "w1.scale" */
+  uint32_t n_files;
+  const char* const* files;     /* [n_files] absolute paths */
+  /* [n_layers * n_experts * n_parts], index (layer * n_experts + expert) * n_parts + part.
+   * A layer without routed experts has has_experts[layer] == 0 and no meaningful segments. */
+  const mp_expert_segment* segments;
+  const uint8_t* has_experts;   /* [n_layers] */
+  const uint8_t* hash_routed;   /* [n_layers] routing known from token ids (stage before the step) */
+  uint32_t d_model;             /* hidden width, for predictors */
+} mp_expert_catalog;
+
+typedef struct mp_pager_stats {
+  uint32_t struct_size;
+  uint64_t accesses;          /* expert uses requested by acquire() */
+  uint64_t hits;              /* found resident (prefetched or cached) */
+  uint64_t misses;            /* had to be read on demand */
+  uint64_t bytes_read;        /* by this pager, demand + prefetch */
+  uint64_t read_ns;           /* host time inside transport reads (demand) */
+  uint64_t wait_ns;           /* compute blocked waiting for expert bytes */
+  uint64_t copy_ns;           /* host->device copies */
+  uint64_t prefetch_issued;
+  uint64_t prefetch_used;     /* prefetched experts later acquired before eviction */
+  uint64_t prefetch_wasted;   /* prefetched experts evicted unused */
+  uint64_t table_uploads;     /* pointer tables that changed */
+  uint32_t slots_per_layer;   /* 0 when not paged */
+  uint32_t resident;          /* 1: every expert is resident (paging off) */
+  uint64_t pool_bytes;        /* device bytes held by slot pools */
+  uint64_t load_bytes_read;   /* expert bytes read during create() */
+  uint64_t predictions;       /* predictor: experts predicted */
+  uint64_t predictions_hit;   /* predictor: predicted experts the router then chose */
+} mp_pager_stats;
+
+typedef struct mp_pager_layer_stats {
+  uint32_t struct_size;
+  uint64_t accesses;
+  uint64_t hits;
+  uint64_t misses;
+} mp_pager_layer_stats;
+
+/* One expert access, for traces. */
+typedef struct mp_trace_event {
+  uint32_t struct_size;
+  uint64_t token;     /* decode step / token index given by begin_token */
+  uint32_t layer;
+  uint32_t expert;
+  uint8_t hit;
+  uint8_t prefetched; /* the slot was filled by a prefetch */
+} mp_trace_event;
+typedef void (*mp_trace_fn)(void* ctx, const mp_trace_event* event);
+
+/* What acquire() hands back: per requested expert, the base of its slot (parts follow at
+ * catalog.part_offset), and an event the compute stream waits on (NULL: already resident). */
+typedef struct mp_acquire_result {
+  uint32_t struct_size;
+  void** slots;           /* caller-provided [n] */
+  mp_event ready;         /* NULL when nothing is in flight */
+  uint32_t table_changed; /* 1 when any expert's slot differs from the last acquire of this layer */
+} mp_acquire_result;
+
+typedef struct mp_pager_create_args {
+  uint32_t struct_size;
+  const mp_host_api* host;
+  const mp_options* options;
+  const mp_expert_catalog* catalog;
+  mp_transport_ref transport;
+  /* Bytes of device memory already placed by the architecture (for budget accounting). */
+  uint64_t dense_bytes;
+} mp_pager_create_args;
+
+typedef struct mp_pager_vtable {
+  uint32_t struct_size;
+  mp_status (*create)(const mp_pager_create_args* args, void** self, char* err, uint32_t err_cap);
+  void (*destroy)(void* self);
+  const char* (*last_error)(void* self);
+  /* Marks the start of a token (or prefill chunk) for statistics and traces. */
+  mp_status (*begin_token)(void* self, uint64_t token);
+  /* Makes experts[0..n) of `layer` resident and returns their slots. Distinct experts only;
+   * n may exceed top_k during prefill (a band of tokens). Errors name layer, expert, file, offset. */
+  mp_status (*acquire)(void* self, uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* out);
+  /* Optional. Hidden state after `layer` (d_model floats, host memory on the CPU device, device
+   * memory otherwise) for predictors. */
+  mp_status (*observe)(void* self, uint32_t layer, const float* hidden, uint32_t d_model, mp_stream stream);
+  /* Optional. Experts of `layer` likely to be needed soon, most likely first; the pager may
+   * prefetch them but must never evict one the current token already acquired. */
+  mp_status (*hint)(void* self, uint32_t layer, const int32_t* experts, uint32_t n);
+  mp_status (*stats)(void* self, mp_pager_stats* out);
+  mp_status (*layer_stats)(void* self, uint32_t layer, mp_pager_layer_stats* out);
+  /* Optional. Receives one event per expert access; NULL fn turns tracing off. */
+  mp_status (*set_trace)(void* self, mp_trace_fn fn, void* ctx);
+} mp_pager_vtable;
+
+typedef struct mp_pager_ref {
+  uint32_t struct_size;
+  const mp_pager_vtable* vtable;
+  void* self;
+} mp_pager_ref;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

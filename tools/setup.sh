@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs exactly the Debian 12 packages moepage needs to build and test. Idempotent:
+# packages already present are skipped, so a second run makes no network calls.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config git
+  libboost-dev libboost-program-options-dev   # Boost.DLL (header-only) + Program_options
+  libyaml-cpp-dev                             # profiles and ablation specs
+  libspdlog-dev libfmt-dev                    # host logging
+  doctest-dev                                 # unit tests
+  nlohmann-json3-dev                          # safetensors headers, config.json, stats
+  clang libclang-rt-14-dev                    # libFuzzer targets for the file parsers
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"
