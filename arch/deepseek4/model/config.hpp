@@ -70,3 +70,16 @@ struct Config {
 };
 
 }  // namespace moepage::ds4
+
+// ---- appended by the checkpoint layer (issue 3): fields config.json carries beyond the above ----
+namespace moepage::ds4 {
+
+// Values config.json may hold that the forward does not need but tools report and synth writes.
+struct ConfigExtras {
+  uint32_t num_key_value_heads = 1;
+  uint32_t num_nextn_predict_layers = 0;
+  double partial_rotary_factor = 0.125;
+  std::string model_type = "deepseek_v4";
+};
+
+}  // namespace moepage::ds4

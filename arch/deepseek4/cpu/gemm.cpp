@@ -1,0 +1,150 @@
+#include "deepseek4/cpu/gemm.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace moepage::ds4::cpu {
+namespace {
+
+// Lookup tables: every e4m3 byte, and every FP4 byte as its (low, high) nibble pair.
+struct Tables {
+  float e4m3[256];
+  float fp4_pair[256][2];
+  Tables() {
+    for (int b = 0; b < 256; ++b) {
+      e4m3[b] = e4m3_to_float(uint8_t(b));
+      fp4_pair[b][0] = e2m1_to_float(uint8_t(b & 0xF));
+      fp4_pair[b][1] = e2m1_to_float(uint8_t(b >> 4));
+    }
+  }
+};
+const Tables& tables() {
+  static const Tables t;
+  return t;
+}
+
+// Eight independent partial sums so the compiler can vectorise without -ffast-math.
+inline float dot(const float* a, const float* b, int64_t n) {
+  float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) s[k] += a[i + k] * b[i + k];
+  float tail = 0;
+  for (; i < n; ++i) tail += a[i] * b[i];
+  return ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7])) + tail;
+}
+
+constexpr int64_t kChunk = 512;     // columns decoded at a time (a multiple of 128 and 32)
+constexpr int64_t kTokenTile = 64;  // tokens sharing one decoded chunk
+
+}  // namespace
+
+std::string check_matref(const MatRef& m) {
+  if (m.rows < 0 || m.cols <= 0) return "empty matrix";
+  if (!m.data) return "no data";
+  switch (m.dtype) {
+    case Dtype::F32: case Dtype::BF16: case Dtype::F16: return {};
+    case Dtype::F8_E4M3:
+      if (!m.scale) return "F8_E4M3 weight without its e8m0 block scale";
+      return {};
+    case Dtype::I8:
+      if (!m.scale) return "FP4 (I8) weight without its e8m0 per-32 scale";
+      if (m.cols % 32 != 0) return "FP4 (I8) weight whose input width is not a multiple of 32";
+      return {};
+    default:
+      return "unsupported weight dtype " + std::string(dtype_name(m.dtype));
+  }
+}
+
+void decode_row(const MatRef& m, int64_t r, int64_t c0, int64_t n, float* out) {
+  const int64_t row = m.row_offset + r;
+  switch (m.dtype) {
+    case Dtype::F32:
+      std::memcpy(out, reinterpret_cast<const float*>(m.data) + row * m.cols + c0, size_t(n) * 4);
+      return;
+    case Dtype::BF16: {
+      const auto* p = reinterpret_cast<const uint16_t*>(m.data) + row * m.cols + c0;
+      for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_float(p[i]);
+      return;
+    }
+    case Dtype::F16: {
+      const auto* p = reinterpret_cast<const uint16_t*>(m.data) + row * m.cols + c0;
+      for (int64_t i = 0; i < n; ++i) out[i] = f16_to_float(p[i]);
+      return;
+    }
+    case Dtype::F8_E4M3: {
+      const Tables& t = tables();
+      const auto* p = reinterpret_cast<const uint8_t*>(m.data) + row * m.cols;
+      const auto* s = reinterpret_cast<const uint8_t*>(m.scale) + (row / 128) * ((m.cols + 127) / 128);
+      int64_t c = c0;
+      const int64_t end = c0 + n;
+      while (c < end) {
+        const int64_t block_end = std::min(end, (c / 128 + 1) * 128);
+        const float scale = e8m0_to_float(s[c / 128]);
+        for (; c < block_end; ++c) *out++ = t.e4m3[p[c]] * scale;
+      }
+      return;
+    }
+    case Dtype::I8: {
+      const Tables& t = tables();
+      const auto* p = reinterpret_cast<const uint8_t*>(m.data) + row * (m.cols / 2);
+      const auto* s = reinterpret_cast<const uint8_t*>(m.scale) + row * (m.cols / 32);
+      int64_t c = c0;
+      const int64_t end = c0 + n;
+      if (c & 1) {  // odd start: the high nibble of the first byte
+        *out++ = t.fp4_pair[p[c / 2]][1] * e8m0_to_float(s[c / 32]);
+        ++c;
+      }
+      while (c + 1 < end) {
+        const int64_t group_end = std::min(end & ~int64_t(1), (c / 32 + 1) * 32);
+        const float scale = e8m0_to_float(s[c / 32]);
+        for (; c < group_end; c += 2) {
+          const float* pair = t.fp4_pair[p[c / 2]];
+          out[0] = pair[0] * scale;
+          out[1] = pair[1] * scale;
+          out += 2;
+        }
+      }
+      if (c < end) *out = t.fp4_pair[p[c / 2]][0] * e8m0_to_float(s[c / 32]);
+      return;
+    }
+    default:
+      std::fill(out, out + n, 0.0f);  // rejected earlier by check_matref
+      return;
+  }
+}
+
+void matmul_rows(const MatRef& w, const float* x, int64_t ld_x, float* y, int64_t ld_y,
+                 int64_t n_tokens, int64_t r0, int64_t r1) {
+  alignas(64) float buf[kChunk];
+  float acc[kTokenTile];
+  for (int64_t r = r0; r < r1; ++r) {
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += kTokenTile) {
+      const int64_t nt = std::min(kTokenTile, n_tokens - t0);
+      std::fill(acc, acc + nt, 0.0f);
+      if (w.dtype == Dtype::F32) {  // no decode needed
+        const float* row = reinterpret_cast<const float*>(w.data) + (w.row_offset + r) * w.cols;
+        for (int64_t t = 0; t < nt; ++t) acc[t] = dot(row, x + (t0 + t) * ld_x, w.cols);
+      } else {
+        for (int64_t c0 = 0; c0 < w.cols; c0 += kChunk) {
+          const int64_t n = std::min(kChunk, w.cols - c0);
+          decode_row(w, r, c0, n, buf);
+          for (int64_t t = 0; t < nt; ++t) acc[t] += dot(buf, x + (t0 + t) * ld_x + c0, n);
+        }
+      }
+      for (int64_t t = 0; t < nt; ++t) y[(t0 + t) * ld_y + r] = acc[t];
+    }
+  }
+}
+
+void matmul(ThreadPool& pool, const MatRef& w, const float* x, int64_t ld_x, float* y,
+            int64_t ld_y, int64_t n_tokens) {
+  // About 16k multiply-adds per range keeps the wake-up cost small next to the work.
+  const int64_t min_rows = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, w.cols * n_tokens));
+  pool.parallel_for(
+      w.rows,
+      [&](int64_t b, int64_t e, unsigned) { matmul_rows(w, x, ld_x, y, ld_y, n_tokens, b, e); },
+      min_rows);
+}
+
+}  // namespace moepage::ds4::cpu

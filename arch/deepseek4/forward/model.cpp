@@ -1,0 +1,137 @@
+#include "deepseek4/forward/model.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "deepseek4/cpu/ops.hpp"
+#include "deepseek4/forward/attention.hpp"
+#include "deepseek4/forward/compressor.hpp"
+#include "deepseek4/forward/hc.hpp"
+#include "deepseek4/forward/head.hpp"
+
+namespace moepage::ds4 {
+namespace {
+
+cpu::RopeSpec rope_spec(const RopeParams& r) {
+  return cpu::RopeSpec{r.theta, r.yarn, r.factor, r.original_max_position, r.beta_fast, r.beta_slow};
+}
+
+void check_layout(const ExpertLayout& l, const Config& c) {
+  auto bad = [](const std::string& what) { throw std::invalid_argument("ds4 expert layout: " + what); };
+  if (l.hidden != c.hidden_size || l.intermediate != c.moe_intermediate_size)
+    bad("experts are [" + std::to_string(l.intermediate) + " x " + std::to_string(l.hidden) +
+        "], the config needs [" + std::to_string(c.moe_intermediate_size) + " x " + std::to_string(c.hidden_size) + "]");
+  const struct { const ExpertPart& p; const char* name; int64_t rows, cols; } parts[] = {
+      {l.w1, "w1", l.intermediate, l.hidden}, {l.w3, "w3", l.intermediate, l.hidden}, {l.w2, "w2", l.hidden, l.intermediate}};
+  for (const auto& part : parts) {
+    const cpu::MatRef m{part.p.dtype, part.rows, part.cols, reinterpret_cast<const std::byte*>(1),
+                        part.p.has_scale ? reinterpret_cast<const std::byte*>(1) : nullptr};
+    if (std::string err = cpu::check_matref(m); !err.empty()) bad(std::string(part.name) + ": " + err);
+    const uint64_t end = std::max(part.p.offset + ExpertLayout::weight_bytes(part.p.dtype, part.rows, part.cols),
+                                  part.p.has_scale ? part.p.scale_offset + ExpertLayout::scale_bytes(part.p.dtype, part.rows, part.cols) : 0);
+    if (end > l.slot_bytes) bad(std::string(part.name) + " ends past the slot (" + std::to_string(l.slot_bytes) + " bytes)");
+  }
+}
+
+}  // namespace
+
+Model::Model(const Config& config, Weights weights, ExpertLayout layout, ExpertSource* experts,
+             cpu::ThreadPool& pool, ModelOptions options)
+    : config_(config), weights_(std::move(weights)), layout_(layout), experts_(experts), pool_(pool),
+      options_(options) {
+  validate_config(config_);
+  if (!experts_) throw std::invalid_argument("ds4 model: no expert source");
+  if (options_.max_batch == 0 || options_.max_context == 0)
+    throw std::invalid_argument("ds4 model: max_batch and max_context must be positive");
+  check_layout(layout_, config_);
+  rope_main_ = std::make_unique<cpu::Rope>(rope_spec(config_.rope_main), int(config_.qk_rope_head_dim));
+  rope_compress_ = std::make_unique<cpu::Rope>(rope_spec(config_.rope_compress), int(config_.qk_rope_head_dim));
+  params_ = prepare_params(config_, weights_, *rope_main_, *rope_compress_);
+
+  const Config& c = config_;
+  const int64_t ctx = options_.max_context, S = std::min<int64_t>(options_.max_batch, ctx);
+  ring_size_ = std::min<int64_t>(ctx, c.sliding_window + S - 1);
+  int64_t most_keys = 0, most_index_entries = 0;
+  states_.resize(c.num_hidden_layers);
+  for (uint32_t l = 0; l < c.num_hidden_layers; ++l) {
+    const LayerParams& lp = params_.layers[l];
+    LayerState& st = states_[l];
+    st.ring.assign(size_t(ring_size_) * c.head_dim, 0.0f);
+    int64_t comp_keys = 0;
+    if (lp.kind != AttnKind::Sliding) {
+      const int64_t entries = ctx / lp.comp.ratio;
+      init_compressor_state(lp.comp, entries, st.comp);
+      comp_keys = entries;
+      if (lp.kind == AttnKind::CSA) {
+        init_compressor_state(lp.index_comp, entries, st.index_comp);
+        comp_keys = std::min<int64_t>(entries, c.index_topk);
+        most_index_entries = std::max(most_index_entries, entries);
+      }
+    }
+    most_keys = std::max(most_keys, std::min<int64_t>(c.sliding_window, ctx) + comp_keys);
+  }
+  scratch_.allocate(c, S, pool_.size(), most_keys, most_index_entries);
+}
+
+void Model::reset() {
+  for (auto& st : states_) st.reset();
+  position_ = 0;
+}
+
+void Model::forward(const int32_t* tokens, uint32_t n, float* logits_out, bool all_logits) {
+  if (n == 0) return;
+  if (position_ + n > options_.max_context)
+    throw std::length_error("ds4 model: " + std::to_string(position_ + n) + " positions exceed max_context " +
+                            std::to_string(options_.max_context));
+  for (uint32_t i = 0; i < n; ++i)
+    if (tokens[i] < 0 || uint32_t(tokens[i]) >= config_.vocab_size)
+      throw std::out_of_range("ds4 model: token id " + std::to_string(tokens[i]) + " outside the vocabulary of " +
+                              std::to_string(config_.vocab_size));
+  const int64_t V = config_.vocab_size;
+  for (uint32_t at = 0; at < n;) {
+    const int64_t S = std::min<int64_t>(scratch_.max_batch, n - at);
+    const bool last = at + S == n;
+    if (all_logits) run_batch(tokens + at, S, logits_out + int64_t(at) * V, true);
+    else run_batch(tokens + at, S, last ? logits_out : nullptr, false);
+    at += uint32_t(S);
+  }
+}
+
+void Model::run_batch(const int32_t* tokens, int64_t S, float* logits, bool all_logits) {
+  const Config& c = config_;
+  const int64_t N = c.hc_mult, D = c.hidden_size;
+  Scratch& sc = scratch_;
+  const int64_t p0 = int64_t(position_);
+  // Embedding, copied into every stream.
+  for (int64_t s = 0; s < S; ++s) {
+    float* x = sc.X.data() + s * N * D;
+    cpu::decode_row(params_.embed, tokens[s], 0, D, x);
+    for (int64_t i = 1; i < N; ++i) std::copy(x, x + D, x + i * D);
+  }
+  const HcScratch hs{sc.hc_flat.data(), sc.hc_mixes.data(), sc.hc_pre.data()};
+  float* X = sc.X.data();
+  float* X2 = sc.X2.data();
+  for (uint32_t l = 0; l < c.num_hidden_layers; ++l) {
+    const LayerParams& lp = params_.layers[l];
+    hc_pre(pool_, lp.hc_attn, c, X, S, hs, sc.post.data(), sc.comb.data(), sc.u.data());
+    for (int64_t s = 0; s < S; ++s)
+      cpu::rms_norm(sc.u.data() + s * D, D, lp.attn_norm.data(), c.rms_norm_eps, sc.xn.data() + s * D);
+    attention(pool_, lp, c, states_[l], ring_size_, p0, S, sc.xn.data(), sc, sc.block_out.data());
+    hc_post(sc.block_out.data(), X, sc.post.data(), sc.comb.data(), S, c.hc_mult, c.hidden_size, X2);
+    std::swap(X, X2);
+
+    hc_pre(pool_, lp.hc_ffn, c, X, S, hs, sc.post.data(), sc.comb.data(), sc.u.data());
+    for (int64_t s = 0; s < S; ++s)
+      cpu::rms_norm(sc.u.data() + s * D, D, lp.ffn_norm.data(), c.rms_norm_eps, sc.xn.data() + s * D);
+    moe(pool_, lp, c, l, tokens, S, sc.xn.data(), *experts_, layout_, sc, sc.block_out.data(), moe_stats_);
+    hc_post(sc.block_out.data(), X, sc.post.data(), sc.comb.data(), S, c.hc_mult, c.hidden_size, X2);
+    std::swap(X, X2);
+  }
+  position_ += uint64_t(S);
+  if (!logits) return;
+  if (all_logits) output_head(pool_, params_, c, X, S, sc, logits);
+  else output_head(pool_, params_, c, X + (S - 1) * N * D, 1, sc, logits);
+}
+
+}  // namespace moepage::ds4

@@ -1,0 +1,65 @@
+// DeepSeek-V4 on the CPU: one sequence, appended to token by token or in chunks of any size.
+// forward() of a whole prompt, of the same prompt cut at any boundaries, and token-by-token
+// decode give the same logits (to float rounding): every chunk is processed in order against the
+// same state (sliding ring, compressor windows, compressed entries, indexer keys).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "deepseek4/cpu/rope.hpp"
+#include "deepseek4/cpu/thread_pool.hpp"
+#include "deepseek4/forward/expert_source.hpp"
+#include "deepseek4/forward/moe.hpp"
+#include "deepseek4/forward/params.hpp"
+#include "deepseek4/forward/scratch.hpp"
+#include "deepseek4/forward/state.hpp"
+#include "deepseek4/forward/weights.hpp"
+#include "deepseek4/model/config.hpp"
+
+namespace moepage::ds4 {
+
+struct ModelOptions {
+  uint32_t max_context = 4096;  // positions the state holds; forward() past it throws
+  uint32_t max_batch = 64;      // tokens processed together; longer inputs are split internally
+};
+
+class Model {
+ public:
+  // Checks every tensor against the config (std::invalid_argument naming the tensor) and sizes
+  // all state and scratch. `weights` memory, `experts` and `pool` must outlive the model.
+  Model(const Config& config, Weights weights, ExpertLayout layout, ExpertSource* experts,
+        cpu::ThreadPool& pool, ModelOptions options = {});
+
+  // Forget the sequence (position 0 again). Allocates nothing.
+  void reset();
+
+  // Append n tokens. logits_out receives [n, vocab] floats when all_logits, else [vocab] for the
+  // last token. Throws std::length_error past max_context, std::out_of_range for a token id
+  // outside the vocabulary.
+  void forward(const int32_t* tokens, uint32_t n, float* logits_out, bool all_logits);
+
+  uint64_t position() const { return position_; }
+  const Config& config() const { return config_; }
+  const ModelOptions& options() const { return options_; }
+  const MoeStats& moe_stats() const { return moe_stats_; }
+
+ private:
+  void run_batch(const int32_t* tokens, int64_t S, float* logits, bool all_logits);
+
+  Config config_;
+  Weights weights_;
+  ExpertLayout layout_;
+  ExpertSource* experts_;
+  cpu::ThreadPool& pool_;
+  ModelOptions options_;
+  std::unique_ptr<cpu::Rope> rope_main_, rope_compress_;
+  ModelParams params_;
+  std::vector<LayerState> states_;
+  int64_t ring_size_ = 0;
+  Scratch scratch_;
+  uint64_t position_ = 0;
+  MoeStats moe_stats_;
+};
+
+}  // namespace moepage::ds4

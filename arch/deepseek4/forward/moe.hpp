@@ -1,0 +1,34 @@
+// The MoE block: router, routed experts through the ExpertSource, and the shared expert.
+//   scores   sqrt(softplus(l)), sigmoid(l) or softmax(l) of the router logits l = gate x
+//   choice   hash layers: tid2eid[token]; scored layers: top-k of (scores + bias), the bias
+//            choosing only
+//   weights  scores of the chosen / (their sum + 1e-20) * routed_scaling_factor
+//   expert   w2 (silu(min(w1 x, limit)) * clamp(w3 x, -limit, limit))
+// out = sum_k weight_k * expert_k(x) + shared(x). Experts are fetched in bands of at most
+// source.max_batch() so a pager with few slots still serves a whole prefill batch.
+#pragma once
+#include <cstdint>
+
+#include "deepseek4/cpu/thread_pool.hpp"
+#include "deepseek4/forward/expert_source.hpp"
+#include "deepseek4/forward/params.hpp"
+#include "deepseek4/forward/scratch.hpp"
+
+namespace moepage::ds4 {
+
+struct MoeStats {
+  uint64_t routed_experts = 0;  // (token, expert) pairs computed
+  uint64_t acquires = 0;        // ExpertSource::acquire calls
+};
+
+// tokens: [S] ids (hash routing); yn: [S, D] after ffn_norm; out: [S, D].
+void moe(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, uint32_t layer, const int32_t* tokens,
+         int64_t S, const float* yn, ExpertSource& source, const ExpertLayout& layout, Scratch& sc, float* out,
+         MoeStats& stats);
+
+// The (expert ids, weights) a token's router picks from its logits [E]; scores and biased are
+// [E] scratch. Exposed for tests and for pagers' hints.
+void route_token(const LayerParams& lp, const Config& c, int32_t token, const float* logits, float* scores,
+                 float* biased, int32_t* idx, float* weights);
+
+}  // namespace moepage::ds4

@@ -1,0 +1,201 @@
+#include "deepseek4/model/inspect.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "checkpoint/checkpoint.hpp"
+#include "checkpoint/safetensors_header.hpp"
+#include "deepseek4/model/catalog.hpp"
+#include "deepseek4/model/config_json.hpp"
+#include "deepseek4/model/tensor_names.hpp"
+
+namespace moepage::ds4 {
+namespace fs = std::filesystem;
+namespace {
+
+std::string pad(std::string s, size_t w) {
+  if (s.size() < w) s.append(w - s.size(), ' ');
+  return s;
+}
+
+// "layers.3.ffn.experts.17.w1.weight" -> "layers.3.ffn.experts.{*}.w1.weight"; false if not an expert.
+bool fold_expert_name(const std::string& name, std::string& folded) {
+  const std::string key = ".ffn.experts.";
+  const auto pos = name.find(key);
+  if (pos == std::string::npos) return false;
+  const size_t b = pos + key.size();
+  size_t e = b;
+  while (e < name.size() && std::isdigit(static_cast<unsigned char>(name[e]))) ++e;
+  if (e == b) return false;
+  folded = name.substr(0, b) + "{*}" + name.substr(e);
+  return true;
+}
+
+std::string schedule_text(const Config& c) {
+  std::ostringstream o;
+  o << "layer schedule\n  layer  attention                      ratio  routing\n";
+  for (uint32_t l = 0; l < c.num_hidden_layers; ++l) {
+    const uint32_t r = c.compress_rate(l);
+    o << "  " << pad(std::to_string(l), 7) << pad(std::string(attn_kind_name(c.layer_types[l])), 31)
+      << pad(r ? std::to_string(r) : "-", 7) << mlp_kind_name(c.mlp_layer_types[l]) << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace
+
+std::string grouped(uint64_t n) {
+  std::string s = std::to_string(n);
+  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(size_t(i), ",");
+  return s;
+}
+
+std::string human_bytes(uint64_t bytes) {
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = double(bytes);
+  int u = 0;
+  while (v >= 1024.0 && u < 4) {
+    v /= 1024.0;
+    ++u;
+  }
+  char buf[32];
+  if (u == 0) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+  else std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
+  return buf;
+}
+
+std::optional<uint64_t> parse_byte_size(std::string_view text) {
+  std::string t;
+  for (char ch : text) {
+    if (!std::isspace(static_cast<unsigned char>(ch))) t.push_back(ch);
+  }
+  size_t i = 0;
+  while (i < t.size() && (std::isdigit(static_cast<unsigned char>(t[i])) || t[i] == '.')) ++i;
+  if (i == 0) return std::nullopt;
+  double value = 0;
+  try {
+    value = std::stod(t.substr(0, i));
+  } catch (...) {
+    return std::nullopt;
+  }
+  std::string unit = t.substr(i);
+  std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
+  static const std::map<std::string, double> mult = {
+      {"", 1},         {"b", 1},          {"k", 1024},         {"kib", 1024},        {"kb", 1e3},
+      {"m", 1 << 20},  {"mib", 1 << 20},  {"mb", 1e6},         {"g", 1 << 30},       {"gib", 1 << 30},
+      {"gb", 1e9},     {"t", 1ull << 40}, {"tib", 1ull << 40}, {"tb", 1e12}};
+  const auto it = mult.find(unit);
+  if (it == mult.end() || !std::isfinite(value) || value < 0 || value * it->second > 1.8e19) return std::nullopt;
+  return uint64_t(value * it->second);
+}
+
+std::string inspect_report(const fs::path& dir, std::optional<uint64_t> budget) {
+  const ParsedConfig parsed = load_config_json(dir);
+  const Config& c = parsed.config;
+  const ckpt::Checkpoint ck = ckpt::Checkpoint::open(dir);
+  const TensorResolver resolver(ck);
+  resolver.check_required(c);
+  const auto catalog = ExpertCatalog::build(resolver, c);
+
+  std::ostringstream o;
+  o << "checkpoint  " << ck.dir().string() << "\n";
+  o << "files       " << ck.files().size() << (ck.sharded() ? " (sharded, with index)" : "") << ", "
+    << (resolver.spelling() == Spelling::Released ? "released" : "save_pretrained") << " tensor names\n";
+  o << "model       hidden " << c.hidden_size << ", " << c.num_hidden_layers << " layers, vocab " << c.vocab_size
+    << (c.tie_word_embeddings ? " (tied head)" : "") << "\n";
+  o << "attention   " << c.num_attention_heads << " heads x " << c.head_dim << " (rope " << c.qk_rope_head_dim
+    << "), q_lora " << c.q_lora_rank << ", o_groups " << c.o_groups << " x " << c.o_lora_rank << ", sliding window "
+    << c.sliding_window << "\n";
+  o << "compress    CSA ratio " << c.compress_rate_csa << " (indexer " << c.index_n_heads << " heads x " << c.index_head_dim
+    << ", top " << c.index_topk << "), HCA ratio " << c.compress_rate_hca << "\n";
+  o << "moe         " << c.n_routed_experts << " experts x " << c.moe_intermediate_size << ", top-" << c.num_experts_per_tok
+    << ", " << scoring_func_name(c.scoring_func) << ", routed scale " << c.routed_scaling_factor << ", "
+    << c.n_shared_experts << " shared\n";
+  o << "mhc         hc_mult " << c.hc_mult << ", sinkhorn " << c.hc_sinkhorn_iters << " iterations\n";
+  char rope[160];
+  std::snprintf(rope, sizeof rope, "rope        main theta %g; compress theta %g%s", c.rope_main.theta, c.rope_compress.theta,
+                c.rope_compress.yarn ? " + YaRN" : "");
+  o << rope;
+  if (c.rope_compress.yarn) {
+    std::snprintf(rope, sizeof rope, " (factor %g, original %g, beta %g/%g)", c.rope_compress.factor,
+                  c.rope_compress.original_max_position, c.rope_compress.beta_fast, c.rope_compress.beta_slow);
+    o << rope;
+  }
+  o << "\n\n" << schedule_text(c) << "\n";
+
+  // Tensor table: dense tensors one per line, expert tensors folded per (layer, part).
+  struct Row {
+    std::string dtype, shape, file;
+    uint64_t bytes = 0, count = 0;
+  };
+  std::map<std::string, Row> dense_rows, expert_rows;
+  uint64_t dense_bytes = 0, expert_bytes = 0;
+  for (const auto& t : ck.tensors()) {
+    std::string folded;
+    const bool expert = fold_expert_name(t.name, folded);
+    Row& r = expert ? expert_rows[folded] : dense_rows[t.name];
+    r.dtype = std::string(dtype_name(t.dtype));
+    r.shape = ckpt::shape_to_string(t.shape);
+    r.file = t.file_path.filename().string();
+    r.bytes = t.nbytes;
+    ++r.count;
+    (expert ? expert_bytes : dense_bytes) += t.nbytes;
+  }
+  size_t wname = 4;
+  for (const auto& [n, r] : dense_rows) wname = std::max(wname, n.size());
+  for (const auto& [n, r] : expert_rows) wname = std::max(wname, n.size());
+  wname += 2;
+  o << "tensors (" << ck.tensors().size() << "; routed experts folded as {*})\n";
+  o << "  " << pad("name", wname) << pad("dtype", 9) << pad("shape", 18) << pad("bytes", 22) << "file\n";
+  const auto emit = [&](const std::string& n, const Row& r) {
+    const std::string bytes = r.count > 1 ? std::to_string(r.count) + " x " + grouped(r.bytes) : grouped(r.bytes);
+    o << "  " << pad(n, wname) << pad(r.dtype, 9) << pad(r.shape, 18) << pad(bytes, 22) << r.file << "\n";
+  };
+  for (const auto& [n, r] : dense_rows) emit(n, r);
+  for (const auto& [n, r] : expert_rows) emit(n, r);
+
+  uint64_t file_bytes = 0;
+  for (uint32_t f = 0; f < ck.files().size(); ++f) file_bytes += ck.file_size(f);
+  const uint64_t per_expert = catalog->expert_file_bytes();
+  const uint32_t paged_layers = catalog->layers_with_experts();
+  o << "\nsizes\n";
+  o << "  dense bytes        " << grouped(dense_bytes) << " (" << human_bytes(dense_bytes) << ")\n";
+  o << "  expert bytes       " << grouped(expert_bytes) << " (" << human_bytes(expert_bytes) << ") = " << paged_layers
+    << " layers x " << catalog->n_experts() << " experts x " << grouped(per_expert) << "\n";
+  o << "  bytes per expert   " << grouped(per_expert) << " (" << human_bytes(per_expert) << "): ";
+  for (uint32_t p = 0; p < catalog->n_parts(); ++p) {
+    o << (p ? " + " : "") << catalog->part_names()[p] << " " << grouped(catalog->part_bytes()[p]);
+  }
+  o << "\n  slot bytes         " << grouped(catalog->expert_bytes()) << " (parts aligned to " << kSlotPartAlign << " bytes)\n";
+  const uint64_t headers = file_bytes - dense_bytes - expert_bytes;
+  o << "  files on disk      " << grouped(file_bytes) << " (" << human_bytes(file_bytes) << ") = tensors + "
+    << grouped(headers) << " header bytes"
+    << (expert_bytes == uint64_t(paged_layers) * catalog->n_experts() * per_expert ? ", consistent\n"
+                                                                                 : ", INCONSISTENT with the catalog\n");
+
+  if (budget) {
+    const uint64_t per_layer = uint64_t(paged_layers) * catalog->expert_bytes();
+    const uint64_t slots = per_layer ? std::min<uint64_t>(*budget / per_layer, catalog->n_experts()) : 0;
+    o << "\nbudget " << human_bytes(*budget) << " (" << grouped(*budget) << " bytes)\n";
+    o << "  slots per layer    " << slots << " of " << catalog->n_experts() << " (budget / (" << paged_layers << " layers x "
+      << grouped(catalog->expert_bytes()) << "))\n";
+    if (slots >= catalog->n_experts()) {
+      o << "  every expert fits: paging is off, the model loads resident (" << human_bytes(per_layer * catalog->n_experts())
+        << " of experts)\n";
+    } else if (slots < catalog->top_k()) {
+      o << "  below top-k: " << slots << " slots cannot hold the " << catalog->top_k()
+        << " experts a token uses; the minimum budget is " << grouped(per_layer * catalog->top_k()) << " bytes ("
+        << human_bytes(per_layer * catalog->top_k()) << ")\n";
+    } else {
+      o << "  " << human_bytes(slots * per_layer) << " of expert slots; " << catalog->n_experts() - slots
+        << " experts per layer stay on disk\n";
+    }
+  }
+  return o.str();
+}
+
+}  // namespace moepage::ds4

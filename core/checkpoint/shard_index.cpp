@@ -1,0 +1,59 @@
+#include "checkpoint/shard_index.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "checkpoint/checkpoint_error.hpp"
+
+namespace moepage::ckpt {
+namespace {
+
+[[noreturn]] void fail(std::string_view label, const std::string& what) {
+  throw CheckpointError(std::string(label) + ": " + what);
+}
+
+bool plain_file_name(const std::string& f) {
+  return !f.empty() && f != "." && f != ".." && f.find('/') == std::string::npos &&
+         f.find('\\') == std::string::npos && f.find('\0') == std::string::npos;
+}
+
+}  // namespace
+
+ShardIndex parse_shard_index(std::string_view json_text, std::string_view label) {
+  const auto json = nlohmann::json::parse(json_text.begin(), json_text.end(), nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) fail(label, "malformed JSON");
+  if (!json.is_object()) fail(label, "index must be a JSON object");
+  const auto wm = json.find("weight_map");
+  if (wm == json.end() || !wm->is_object()) fail(label, "missing object 'weight_map'");
+
+  ShardIndex index;
+  std::set<std::string> files;
+  for (const auto& [tensor, file] : wm->items()) {
+    if (!file.is_string()) fail(label, "weight_map entry for tensor '" + tensor + "' must be a file name string");
+    const auto& f = file.get_ref<const std::string&>();
+    if (!plain_file_name(f)) {
+      fail(label, "weight_map maps tensor '" + tensor + "' to '" + f + "', which is not a plain file name in the folder");
+    }
+    index.weight_map.emplace(tensor, f);
+    files.insert(f);
+  }
+  index.files.assign(files.begin(), files.end());
+
+  const auto md = json.find("metadata");
+  if (md != json.end() && md->is_object()) {
+    const auto ts = md->find("total_size");
+    if (ts != md->end() && ts->is_number_unsigned()) index.total_size = ts->get<uint64_t>();
+  }
+  return index;
+}
+
+std::string shard_index_json(const std::map<std::string, std::string>& weight_map, uint64_t total_size) {
+  nlohmann::json j;
+  j["metadata"] = {{"total_size", total_size}};
+  j["weight_map"] = nlohmann::json::object();
+  for (const auto& [t, f] : weight_map) j["weight_map"][t] = f;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace moepage::ckpt

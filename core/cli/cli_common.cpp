@@ -1,0 +1,52 @@
+#include "cli/cli_common.hpp"
+
+#include <iostream>
+#include <sstream>
+
+#include "host/log.hpp"
+
+namespace moepage::cli {
+namespace po = boost::program_options;
+namespace {
+bool g_level_from_command_line = false;
+}
+
+bool log_level_set_by_command_line() { return g_level_from_command_line; }
+
+void set_log_level_by_name(const std::string& level, std::string_view origin) {
+  static const std::pair<std::string_view, spdlog::level::level_enum> kLevels[] = {
+      {"trace", spdlog::level::trace}, {"debug", spdlog::level::debug}, {"info", spdlog::level::info},
+      {"warn", spdlog::level::warn},   {"error", spdlog::level::err},   {"off", spdlog::level::off}};
+  for (const auto& [name, value] : kLevels) {
+    if (level == name) {
+      host::set_log_level(value);
+      g_level_from_command_line = true;
+      return;
+    }
+  }
+  throw UsageError(std::string(origin) + ": unknown log level '" + level +
+                   "' (expected trace, debug, info, warn, error or off)");
+}
+
+std::string command_help(const CommandSpec& spec) {
+  std::ostringstream out;
+  out << "usage: " << spec.usage << "\n\n" << spec.summary << "\n\n" << spec.options;
+  return out.str();
+}
+
+std::optional<po::variables_map> parse_command(CommandSpec& spec, int argc, char** argv) {
+  spec.options.add_options()("help,h", "show this help and exit")(
+      "log-level", po::value<std::string>()->value_name("LEVEL"),
+      "trace, debug, info, warn, error or off (default info)");
+  po::variables_map vm;
+  po::store(po::command_line_parser(argc, argv).options(spec.options).positional(spec.positional).run(), vm);
+  if (vm.count("help")) {
+    std::cout << command_help(spec);
+    return std::nullopt;
+  }
+  po::notify(vm);  // after --help, so "moepage run --help" works without --profile
+  if (vm.count("log-level")) set_log_level_by_name(vm["log-level"].as<std::string>(), "--log-level");
+  return vm;
+}
+
+}  // namespace moepage::cli

@@ -1,0 +1,44 @@
+// What every subcommand shares: exit codes, the usage-error type, the --help/--log-level
+// options, and command-line parsing that prints a command's help.
+#pragma once
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include <boost/program_options.hpp>
+
+namespace moepage::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;
+inline constexpr int kExitUsage = 2;
+
+// A command line that does not make sense: exits 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Sets the level of every host logger from its name (trace, debug, info, warn, error, off);
+// throws UsageError naming `origin` (e.g. "--log-level") for anything else.
+void set_log_level_by_name(const std::string& level, std::string_view origin);
+// True once the command line set a level (a profile's log.level then does not override it).
+bool log_level_set_by_command_line();
+
+// The description of one subcommand: its usage line, what it does, and its options.
+struct CommandSpec {
+  std::string usage;    // "moepage run --profile P [options]"
+  std::string summary;  // one or two sentences
+  boost::program_options::options_description options{"options"};
+  boost::program_options::positional_options_description positional;
+};
+
+// Adds --help and --log-level to `spec.options`, parses argv (argv[0] is the command name),
+// prints the help and returns nullopt for --help, applies --log-level, and returns the values.
+std::optional<boost::program_options::variables_map> parse_command(CommandSpec& spec, int argc, char** argv);
+
+// The text `--help` prints for a command.
+std::string command_help(const CommandSpec& spec);
+
+}  // namespace moepage::cli

@@ -1,0 +1,101 @@
+// `moepage plugins`: every component the plugin folders provide, with its options, and every
+// library or component that was refused and why.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/cli_common.hpp"
+#include "cli/commands.hpp"
+#include "host/host_api.hpp"
+#include "host/registry.hpp"
+#include "moepage/cpp/host_handles.hpp"
+#include "profile/option_validation.hpp"
+
+namespace moepage::cli {
+namespace po = boost::program_options;
+namespace {
+
+std::string capability_text(uint32_t caps) {
+  static const std::pair<uint32_t, const char*> kNames[] = {{MP_CAP_CPU, "cpu"},
+                                                           {MP_CAP_GPU, "gpu"},
+                                                           {MP_CAP_ASYNC, "async"},
+                                                           {MP_CAP_PREFETCH, "prefetch"},
+                                                           {MP_CAP_SYNTHESIZE, "synthesize"}};
+  std::string out;
+  for (const auto& [bit, name] : kNames) {
+    if (caps & bit) out += (out.empty() ? "" : ",") + std::string(name);
+  }
+  return out.empty() ? "-" : out;
+}
+
+void print_options(std::ostream& out, const mp_component_descriptor& d) {
+  if (d.n_options == 0 || d.options == nullptr) {
+    out << "    options: none\n";
+    return;
+  }
+  out << "    options:\n";
+  size_t name_width = 0, type_width = 0;
+  for (uint32_t i = 0; i < d.n_options; ++i) {
+    const mp_option_def& def = d.options[i];
+    name_width = std::max(name_width, std::string(def.name ? def.name : "?").size());
+    type_width = std::max(type_width, profile::option_type_name(def).size());
+  }
+  for (uint32_t i = 0; i < d.n_options; ++i) {
+    const mp_option_def& def = d.options[i];
+    const std::string name = def.name ? def.name : "?";
+    const std::string type = profile::option_type_name(def);
+    const std::string fallback =
+        def.default_value == nullptr ? "(required)" : "default " + std::string(*def.default_value ? def.default_value : "\"\"");
+    out << "      " << name << std::string(name_width - name.size() + 2, ' ') << type
+        << std::string(type_width - type.size() + 2, ' ') << fallback << "  " << (def.help ? def.help : "") << "\n";
+  }
+}
+
+}  // namespace
+
+int cmd_plugins(int argc, char** argv) {
+  CommandSpec spec;
+  spec.usage = "moepage plugins [--plugin-dir DIR]...";
+  spec.summary =
+      "Lists every component the plugin folders provide (kind, name, version, ABI, library, options with type,\n"
+      "default and help) and every library or component that was refused, with the reason. Folders are searched\n"
+      "in this order: each --plugin-dir, $MOEPAGE_PLUGIN_PATH, <exe>/../lib/moepage/plugins, the install folder.";
+  spec.options.add_options()("plugin-dir", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
+                             "a folder to search for plugins first (repeatable)");
+  auto vm = parse_command(spec, argc, argv);
+  if (!vm) return kExitOk;
+
+  const std::vector<std::string> dirs =
+      vm->count("plugin-dir") ? (*vm)["plugin-dir"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  host::HostApi host;
+  host::Registry registry(host.get());
+  registry.scan(host::default_discovery_dirs(dirs));
+
+  std::ostream& out = std::cout;
+  out << "plugin folders searched:\n";
+  for (const auto& dir : registry.scanned_dirs()) out << "  " << dir.string() << "\n";
+  out << "\n";
+  if (registry.components().empty()) out << "no components found\n";
+  for (int32_t kind : {MP_KIND_ARCH, MP_KIND_PAGER, MP_KIND_TRANSPORT}) {
+    for (const host::LoadedComponent& c : registry.components()) {
+      if (c.kind() != kind) continue;
+      const mp_component_descriptor& d = *c.descriptor;
+      out << mp::kind_name(kind) << " " << c.name() << " " << (d.version ? d.version : "?") << "  (ABI "
+          << c.abi_major << "." << c.abi_minor << ", plugin " << c.plugin_name << " " << c.plugin_version
+          << ", capabilities " << capability_text(d.capabilities) << ")\n";
+      out << "    library: " << c.path.string() << "\n";
+      out << "    " << (d.description && *d.description ? d.description : "(no description)") << "\n";
+      print_options(out, d);
+    }
+  }
+  if (!registry.refusals().empty()) {
+    out << "\nrefused:\n";
+    for (const host::Refusal& r : registry.refusals()) {
+      // The message already names the library, the component and both ABI versions.
+      out << "  " << r.message << (r.quiet ? " [skipped quietly]" : "") << "\n";
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace moepage::cli

@@ -1,0 +1,148 @@
+// `moepage run`: loads a profile (plus --set and the shortcut flags), checks the pager's and
+// transport's options against their plugins, builds arch -> transport -> pager, and generates.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/cli_common.hpp"
+#include "cli/commands.hpp"
+#include "cli/component_resolution.hpp"
+#include "cli/generate.hpp"
+#include "host/host_api.hpp"
+#include "host/log.hpp"
+#include "host/plugin_stack.hpp"
+#include "host/registry.hpp"
+#include "profile/profile.hpp"
+#include "tokenizer/tokenizer.hpp"
+
+namespace moepage::cli {
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+namespace {
+
+// A YAML single-quoted scalar: the value survives --set parsing whatever characters it holds.
+std::string yaml_quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    out += c;
+    if (c == '\'') out += '\'';
+  }
+  return out + "'";
+}
+
+std::vector<std::string> strings_of(const po::variables_map& vm, const char* key) {
+  return vm.count(key) ? vm[key].as<std::vector<std::string>>() : std::vector<std::string>{};
+}
+
+// The prompt as token ids: prompt_ids as given, or the text through the model's tokenizer.json.
+std::vector<int32_t> prompt_ids(const profile::Profile& p, const std::optional<tokenizer::Tokenizer>& tok) {
+  if (p.generate.prompt_ids) return *p.generate.prompt_ids;
+  if (!p.generate.prompt) {
+    throw std::runtime_error(p.source.string() + ": no prompt: set generate.prompt or generate.prompt_ids, or pass "
+                             "--prompt-ids");
+  }
+  if (!tok) {
+    throw std::runtime_error("generate.prompt is text but " + (p.model / "tokenizer.json").string() +
+                             " does not exist; give token ids with generate.prompt_ids or --prompt-ids");
+  }
+  return tok->encode(*p.generate.prompt, /*add_special_tokens=*/true);
+}
+
+}  // namespace
+
+int cmd_run(int argc, char** argv) {
+  CommandSpec spec;
+  spec.usage = "moepage run --profile P [--model DIR] [--set key.path=value]... [--plugin-dir DIR]... "
+               "[--prompt-ids 1,2,3] [--max-tokens N]";
+  spec.summary =
+      "Loads profile P (with its base: chain), applies each --set in order and then --model, --prompt-ids and\n"
+      "--max-tokens, validates the pager's and transport's options against their plugins, creates the\n"
+      "architecture, the transport and the pager, and generates tokens. Generated ids (and text, when the model\n"
+      "has a tokenizer.json) go to stdout; logs go to stderr.";
+  spec.options.add_options()
+      ("profile,p", po::value<std::string>()->required()->value_name("P"), "the YAML profile to run")
+      ("model", po::value<std::string>()->value_name("DIR"), "the checkpoint folder (overrides model:)")
+      ("set", po::value<std::vector<std::string>>()->composing()->value_name("K=V"),
+       "override one profile key, e.g. pager.budget=8GiB (repeatable; an empty value removes the key)")
+      ("plugin-dir", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
+       "a folder to search for plugins first (repeatable)")
+      ("prompt-ids", po::value<std::string>()->value_name("IDS"), "prompt token ids, comma separated")
+      ("max-tokens", po::value<std::string>()->value_name("N"), "tokens to generate (overrides generate.max_tokens)");
+  auto vm = parse_command(spec, argc, argv);
+  if (!vm) return kExitOk;
+
+  std::vector<std::string> overrides = strings_of(*vm, "set");
+  if (vm->count("model")) overrides.push_back("model=" + yaml_quote((*vm)["model"].as<std::string>()));
+  if (vm->count("prompt-ids")) {
+    overrides.push_back("generate.prompt_ids=" + yaml_quote((*vm)["prompt-ids"].as<std::string>()));
+  }
+  if (vm->count("max-tokens")) {
+    overrides.push_back("generate.max_tokens=" + yaml_quote((*vm)["max-tokens"].as<std::string>()));
+  }
+  const profile::Profile prof = profile::load_profile((*vm)["profile"].as<std::string>(), overrides);
+  if (!log_level_set_by_command_line()) set_log_level_by_name(prof.log_level, prof.source.string() + ": log.level");
+  auto log = host::logger("run");
+
+  if (prof.device != "cpu") {
+    throw std::runtime_error(prof.source.string() + ": device '" + prof.device +
+                             "' is not available in this build (only the CPU device service exists)");
+  }
+  if (prof.model.empty()) {
+    throw std::runtime_error(prof.source.string() + ": no model: set model: in the profile or pass --model DIR");
+  }
+  if (!fs::is_directory(prof.model)) {
+    throw std::runtime_error("model folder " + prof.model.string() + " does not exist or is not a folder");
+  }
+
+  host::HostApi host;
+  host::Registry registry(host.get());
+  registry.scan(host::default_discovery_dirs(strings_of(*vm, "plugin-dir")));
+
+  // Everything the profile names is found and validated before anything is created.
+  ResolvedComponent transport = resolve_component(registry, prof.transport, prof.source.string());
+  ResolvedComponent pager = resolve_component(registry, prof.pager, prof.source.string());
+  ResolvedComponent arch = resolve_arch(registry, prof);
+  log->info("model {}, arch {}, pager {}, transport {}", prof.model.string(), arch.component->name(),
+            pager.component->name(), transport.component->name());
+
+  std::optional<tokenizer::Tokenizer> tok;
+  if (fs::exists(prof.model / "tokenizer.json")) tok = tokenizer::Tokenizer::load(prof.model / "tokenizer.json");
+  const std::vector<int32_t> prompt = prompt_ids(prof, tok);
+
+  host::PluginStack stack;
+  const std::string model_dir = prof.model.string();
+  mp_arch_create_args arch_args{sizeof(mp_arch_create_args), host.get(), arch.options.c_options(), model_dir.c_str()};
+  stack.arch = mp::ArchHandle::create(*arch.component->descriptor, arch.component->library, arch_args);
+  const mp_model_info info = stack.arch.describe();
+  const mp_expert_catalog* catalog = stack.arch.expert_catalog();
+
+  stack.transport = mp::TransportHandle::create(*transport.component->descriptor, transport.component->library,
+                                                host.get(), transport.options.c_options());
+  mp_pager_create_args pager_args{sizeof(mp_pager_create_args), host.get(), pager.options.c_options(), catalog,
+                                  stack.transport.ref(), info.dense_bytes};
+  stack.pager = mp::PagerHandle::create(*pager.component->descriptor, pager.component->library, pager_args);
+  stack.arch.bind_pager(stack.pager.ref());
+
+  std::optional<tokenizer::StreamDecoder> text;
+  if (tok) text.emplace(*tok);
+  GenerationTimes times;
+  const std::vector<int32_t> generated = generate(
+      stack.arch, info, prompt, prof.generate,
+      [&](int32_t id) {
+        if (text) std::cout << text->push(id) << std::flush;
+      },
+      times);
+  if (text) std::cout << text->finish() << "\n";
+  std::cout << "token ids:";
+  for (int32_t id : generated) std::cout << " " << id;
+  std::cout << "\n";
+  log->info("prefill {} tokens in {:.3f} s; decode {} tokens in {:.3f} s", prompt.size(), times.prefill_seconds,
+            generated.size(), times.decode_seconds);
+  stack.shutdown();
+  return kExitOk;
+}
+
+}  // namespace moepage::cli

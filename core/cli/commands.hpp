@@ -1,0 +1,29 @@
+// The subcommands of `moepage`. Adding one is one line in MOEPAGE_CLI_COMMANDS plus a file
+// cmd_<name>.cpp defining `int cmd_<name>(int argc, char** argv)` (argv[0] is the command name;
+// CMake picks up every cmd_*.cpp). A command returns an exit code or throws: UsageError and
+// Boost.Program_options errors exit 2, anything else exits 1 with one "moepage: error:" line.
+#pragma once
+#include <span>
+#include <string_view>
+
+#define MOEPAGE_CLI_COMMANDS(X)                                                  \
+  X(plugins, "list the plugins found, their components, options and refusals") \
+  X(run, "load a profile, build arch, transport and pager, and generate tokens")
+
+namespace moepage::cli {
+
+#define MOEPAGE_CLI_DECLARE(name, summary) int cmd_##name(int argc, char** argv);
+MOEPAGE_CLI_COMMANDS(MOEPAGE_CLI_DECLARE)
+#undef MOEPAGE_CLI_DECLARE
+
+struct Command {
+  std::string_view name;
+  std::string_view summary;
+  int (*run)(int argc, char** argv);
+};
+
+#define MOEPAGE_CLI_ENTRY(name, summary) Command{#name, summary, &cmd_##name},
+inline constexpr Command kCommands[] = {MOEPAGE_CLI_COMMANDS(MOEPAGE_CLI_ENTRY)};
+#undef MOEPAGE_CLI_ENTRY
+
+}  // namespace moepage::cli

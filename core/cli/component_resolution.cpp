@@ -1,0 +1,79 @@
+#include "cli/component_resolution.hpp"
+
+#include <span>
+#include <stdexcept>
+
+#include "moepage/cpp/host_handles.hpp"
+
+namespace moepage::cli {
+namespace {
+
+int32_t kind_of_section(const std::string& section) {
+  if (section == "pager") return MP_KIND_PAGER;
+  if (section == "transport") return MP_KIND_TRANSPORT;
+  if (section == "arch") return MP_KIND_ARCH;
+  throw std::logic_error("no component kind for profile section '" + section + "'");
+}
+
+std::string list_names(const host::Registry& registry, int32_t kind) {
+  std::string out;
+  for (const std::string& n : registry.names(kind)) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "none found; check --plugin-dir" : out;
+}
+
+std::span<const mp_option_def> option_table(const mp_component_descriptor& d) {
+  if (d.options == nullptr) return {};
+  return {d.options, d.n_options};
+}
+
+}  // namespace
+
+ResolvedComponent resolve_component(const host::Registry& registry, const profile::ComponentSpec& spec,
+                                    const std::string& profile_file) {
+  const int32_t kind = kind_of_section(spec.section);
+  if (spec.plugin.empty()) {
+    throw profile::ProfileError(profile_file + ": " + spec.section + ".plugin is not set (available " + spec.section +
+                                " plugins: " + list_names(registry, kind) + ")");
+  }
+  ResolvedComponent out;
+  try {
+    out.component = &registry.find(kind, spec.plugin);
+  } catch (const host::RegistryError& e) {
+    throw profile::ProfileError(spec.plugin_where + ": " + spec.section + ".plugin: " + e.what());
+  }
+  out.options = profile::validate_options(spec, option_table(*out.component->descriptor));
+  return out;
+}
+
+ResolvedComponent resolve_arch(const host::Registry& registry, const profile::Profile& profile) {
+  // Architectures take no options from the profile yet; their table still gets defaults filled
+  // and required options reported.
+  profile::ComponentSpec spec{"arch", profile.arch, profile.source.string(), {}};
+  ResolvedComponent out;
+  if (!profile.arch.empty()) {
+    try {
+      out.component = &registry.find(MP_KIND_ARCH, profile.arch);
+    } catch (const host::RegistryError& e) {
+      throw profile::ProfileError(profile.source.string() + ": arch: " + e.what());
+    }
+  } else {
+    int32_t best = 0;
+    for (const host::LoadedComponent& c : registry.components()) {
+      if (c.kind() != MP_KIND_ARCH) continue;
+      const int32_t score = mp::ArchHandle::probe(*c.descriptor, registry.host(), profile.model.string());
+      if (score > best) {
+        best = score;
+        out.component = &c;
+      }
+    }
+    if (out.component == nullptr) {
+      throw std::runtime_error("no architecture plugin recognises the model folder " + profile.model.string() +
+                               " (probed: " + list_names(registry, MP_KIND_ARCH) + "); name one with arch:");
+    }
+    spec.plugin = out.component->name();
+  }
+  out.options = profile::validate_options(spec, option_table(*out.component->descriptor));
+  return out;
+}
+
+}  // namespace moepage::cli

@@ -1,0 +1,56 @@
+#include "cli/generate.hpp"
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+#include "cli/sampler.hpp"
+
+namespace moepage::cli {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+std::vector<int32_t> generate(mp::ArchHandle& arch, const mp_model_info& info, std::span<const int32_t> prompt,
+                              const profile::GenerateSettings& settings, const std::function<void(int32_t)>& on_token,
+                              GenerationTimes& times) {
+  if (prompt.empty()) throw std::runtime_error("the prompt is empty: set generate.prompt or generate.prompt_ids");
+  for (int32_t id : prompt) {
+    if (id < 0 || static_cast<uint32_t>(id) >= info.vocab_size) {
+      throw std::runtime_error("prompt token id " + std::to_string(id) + " is outside the model's vocabulary (0 to " +
+                               std::to_string(info.vocab_size - 1) + ")");
+    }
+  }
+  if (info.max_positions > 0 && prompt.size() + settings.max_tokens > info.max_positions) {
+    throw std::runtime_error("prompt (" + std::to_string(prompt.size()) + " tokens) plus max_tokens (" +
+                             std::to_string(settings.max_tokens) + ") exceeds the model's " +
+                             std::to_string(info.max_positions) + " positions");
+  }
+  Sampler sampler({settings.temperature, settings.top_k, settings.top_p, settings.seed}, info.vocab_size);
+  std::vector<float> logits(info.vocab_size);
+  std::vector<int32_t> out;
+  out.reserve(settings.max_tokens);
+
+  arch.reset_sequence();
+  auto start = std::chrono::steady_clock::now();
+  arch.forward(prompt, logits.data(), MP_FORWARD_LAST_LOGITS);
+  times.prefill_seconds = seconds_since(start);
+
+  start = std::chrono::steady_clock::now();
+  for (uint32_t step = 0; step < settings.max_tokens; ++step) {
+    const int32_t next = sampler.pick(logits);
+    out.push_back(next);
+    on_token(next);
+    if (next == info.eos_token || step + 1 == settings.max_tokens) break;
+    arch.forward(std::span<const int32_t>(&out.back(), 1), logits.data(), MP_FORWARD_LAST_LOGITS);
+    ++times.decoded;
+  }
+  times.decode_seconds = seconds_since(start);
+  return out;
+}
+
+}  // namespace moepage::cli

@@ -1,0 +1,26 @@
+// The decode loop of `moepage run`: the prompt as one prefill, then one token per forward until
+// max_tokens or the end-of-sequence token.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "moepage/cpp/host_handles.hpp"
+#include "profile/profile.hpp"
+
+namespace moepage::cli {
+
+struct GenerationTimes {
+  double prefill_seconds = 0.0;
+  double decode_seconds = 0.0;
+  uint32_t decoded = 0;  // forwards of one token
+};
+
+// Returns the generated ids (without the prompt); `on_token` sees each one as it is picked.
+// Throws std::runtime_error for a prompt id outside the vocabulary or an empty prompt.
+std::vector<int32_t> generate(mp::ArchHandle& arch, const mp_model_info& info, std::span<const int32_t> prompt,
+                              const profile::GenerateSettings& settings, const std::function<void(int32_t)>& on_token,
+                              GenerationTimes& times);
+
+}  // namespace moepage::cli

@@ -1,0 +1,288 @@
+// Loading a plugin, step by step, each failure a refusal naming the file and both ABI versions:
+//  1. Read the file's dynamic symbol table with boost::dll::library_info, without loading it.
+//     This is chosen over a dlopen(RTLD_LAZY) probe because it runs none of the library's code
+//     (no static constructors of an arbitrary file) and rejects non-ELF files with a message.
+//  2. Load with RTLD_NOW | RTLD_LOCAL: unresolved symbols fail here, not mid-run, and nothing the
+//     plugin defines can interpose on the core or on another plugin.
+//  3. Call moepage_plugin_query, then check the ABI version, then every descriptor.
+// The library handle lives in a shared_ptr<void> whose deleter unloads it; every accepted
+// component and every instance created from it holds a copy.
+#include "host/plugin_loader.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <exception>
+#include <string_view>
+
+#include <boost/dll/library_info.hpp>
+#include <boost/dll/shared_library.hpp>
+
+#include "host/log.hpp"
+#include "moepage/cpp/host_handles.hpp"
+
+namespace moepage::host {
+namespace {
+
+std::string versions(const mp_host_api* host, const std::string& plugin_abi) {
+  return "(host ABI " + std::to_string(host->abi_major) + "." + std::to_string(host->abi_minor) + ", plugin ABI " +
+         plugin_abi + ")";
+}
+
+class Checker {
+ public:
+  Checker(const std::filesystem::path& file, const mp_host_api* host, LoadResult& out)
+      : file_(file), host_(host), out_(out) {}
+
+  void set_plugin_abi(uint32_t major, uint32_t minor) {
+    plugin_abi_ = std::to_string(major) + "." + std::to_string(minor);
+  }
+
+  void refuse(const std::string& reason) { refuse_component("", reason, false); }
+
+  void refuse_component(const std::string& component, const std::string& reason, bool quiet) {
+    Refusal r;
+    r.path = file_;
+    r.component = component;
+    r.message = "refused plugin " + file_.string() + (component.empty() ? "" : " component " + component) + ": " +
+                reason + " " + versions(host_, plugin_abi_);
+    r.quiet = quiet;
+    if (quiet)
+      logger("loader")->debug("{}", r.message);
+    else
+      logger("loader")->warn("{}", r.message);
+    out_.refusals.push_back(std::move(r));
+  }
+
+ private:
+  const std::filesystem::path& file_;
+  const mp_host_api* host_;
+  LoadResult& out_;
+  std::string plugin_abi_ = "unknown";
+};
+
+// Step 1: the entry symbol must be exported before we run anything from the file.
+bool has_entry_symbol(const std::filesystem::path& file, Checker& check) {
+  // library_info's own errors are iostream ones ("basic_ios::clear"); say what is wrong first.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) {
+    check.refuse("not a regular file (missing, or a directory)");
+    return false;
+  }
+  char magic[4] = {};
+  std::ifstream(file, std::ios::binary).read(magic, sizeof magic);
+  if (std::memcmp(magic, "\x7f" "ELF", 4) != 0) {
+    check.refuse("not an ELF shared library (no ELF magic)");
+    return false;
+  }
+  try {
+    boost::dll::library_info info(file);
+    const std::vector<std::string> symbols = info.symbols();
+    if (std::find(symbols.begin(), symbols.end(), MP_PLUGIN_ENTRY_SYMBOL) != symbols.end()) return true;
+    check.refuse("missing entry symbol '" MP_PLUGIN_ENTRY_SYMBOL "'");
+  } catch (const std::exception& e) {
+    check.refuse(std::string("its symbol table cannot be read: ") + e.what());
+  }
+  return false;
+}
+
+std::shared_ptr<void> open_library(const std::filesystem::path& file, Checker& check) {
+  try {
+    auto lib = std::make_unique<boost::dll::shared_library>(
+        file, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    const std::string path = file.string();
+    return std::shared_ptr<boost::dll::shared_library>(lib.release(), [path](boost::dll::shared_library* l) {
+      delete l;  // dlclose
+      try {
+        logger("loader")->debug("unloaded plugin library {}", path);
+      } catch (...) {
+      }
+    });
+  } catch (const std::exception& e) {
+    check.refuse(std::string("load failed: ") + e.what());
+    return nullptr;
+  }
+}
+
+// The last required member of each vtable, as of ABI v1.0: anything shorter is unusable.
+bool vtable_large_enough(const mp_component_descriptor& d) {
+  switch (d.kind) {
+    case MP_KIND_TRANSPORT: return MP_HAS_FIELD(d.transport, mp_transport_vtable, stats);
+    case MP_KIND_PAGER: return MP_HAS_FIELD(d.pager, mp_pager_vtable, layer_stats);
+    case MP_KIND_ARCH: return MP_HAS_FIELD(d.arch, mp_arch_vtable, forward);
+    default: return false;
+  }
+}
+
+// Names of required callbacks that are NULL (the vtable is known to be large enough).
+std::vector<std::string> missing_callbacks(const mp_component_descriptor& d) {
+  std::vector<std::string> missing;
+  auto need = [&](const void* fn, const char* name) {
+    if (fn == nullptr) missing.emplace_back(name);
+  };
+  if (d.kind == MP_KIND_TRANSPORT) {
+    const mp_transport_vtable* v = d.transport;
+    need(reinterpret_cast<const void*>(v->create), "create");
+    need(reinterpret_cast<const void*>(v->destroy), "destroy");
+    need(reinterpret_cast<const void*>(v->last_error), "last_error");
+    need(reinterpret_cast<const void*>(v->open), "open");
+    need(reinterpret_cast<const void*>(v->submit), "submit");
+    need(reinterpret_cast<const void*>(v->wait), "wait");
+    need(reinterpret_cast<const void*>(v->poll), "poll");
+    need(reinterpret_cast<const void*>(v->stats), "stats");
+  } else if (d.kind == MP_KIND_PAGER) {
+    const mp_pager_vtable* v = d.pager;
+    need(reinterpret_cast<const void*>(v->create), "create");
+    need(reinterpret_cast<const void*>(v->destroy), "destroy");
+    need(reinterpret_cast<const void*>(v->last_error), "last_error");
+    need(reinterpret_cast<const void*>(v->begin_token), "begin_token");
+    need(reinterpret_cast<const void*>(v->acquire), "acquire");
+    need(reinterpret_cast<const void*>(v->stats), "stats");
+    need(reinterpret_cast<const void*>(v->layer_stats), "layer_stats");
+  } else if (d.kind == MP_KIND_ARCH) {
+    const mp_arch_vtable* v = d.arch;
+    need(reinterpret_cast<const void*>(v->probe), "probe");
+    need(reinterpret_cast<const void*>(v->create), "create");
+    need(reinterpret_cast<const void*>(v->destroy), "destroy");
+    need(reinterpret_cast<const void*>(v->last_error), "last_error");
+    need(reinterpret_cast<const void*>(v->describe), "describe");
+    need(reinterpret_cast<const void*>(v->expert_catalog), "expert_catalog");
+    need(reinterpret_cast<const void*>(v->bind_pager), "bind_pager");
+    need(reinterpret_cast<const void*>(v->reset), "reset");
+    need(reinterpret_cast<const void*>(v->forward), "forward");
+  }
+  return missing;
+}
+
+const void* vtable_of(const mp_component_descriptor& d) {
+  switch (d.kind) {
+    case MP_KIND_TRANSPORT: return d.transport;
+    case MP_KIND_PAGER: return d.pager;
+    case MP_KIND_ARCH: return d.arch;
+    default: return nullptr;
+  }
+}
+
+// "" when the option table is well formed, otherwise what is wrong with it.
+std::string option_table_problem(const mp_component_descriptor& d) {
+  if (d.n_options == 0) return {};
+  if (d.options == nullptr) return "declares " + std::to_string(d.n_options) + " options but no option table";
+  for (uint32_t i = 0; i < d.n_options; ++i) {
+    const mp_option_def& o = d.options[i];
+    if (o.struct_size < sizeof(mp_option_def)) return "option #" + std::to_string(i) + " has struct_size too small";
+    if (o.name == nullptr || *o.name == '\0') return "option #" + std::to_string(i) + " has no name";
+    if (o.type < MP_OPT_BOOL || o.type > MP_OPT_ENUM)
+      return "option '" + std::string(o.name) + "' has unknown type " + std::to_string(o.type);
+    if (o.type == MP_OPT_ENUM && (o.choices == nullptr || *o.choices == '\0'))
+      return "enum option '" + std::string(o.name) + "' has no choices";
+  }
+  return {};
+}
+
+void check_component(const mp_component_descriptor& d, const mp_plugin_manifest& m, const mp_host_api* host,
+                     const std::filesystem::path& file, const std::shared_ptr<void>& library, Checker& check,
+                     LoadResult& out) {
+  const std::string label = d.name != nullptr ? mp::detail::label_of(d) : std::string(mp::kind_name(d.kind)) + " ?";
+  if (d.kind != MP_KIND_ARCH && d.kind != MP_KIND_PAGER && d.kind != MP_KIND_TRANSPORT)
+    return check.refuse_component(label, "unknown component kind " + std::to_string(d.kind), false);
+  if (d.name == nullptr || *d.name == '\0') return check.refuse_component(label, "component has no name", false);
+  if (vtable_of(d) == nullptr)
+    return check.refuse_component(label, std::string("no ") + mp::kind_name(d.kind) + " vtable", false);
+  if (!vtable_large_enough(d))
+    return check.refuse_component(label, "vtable struct_size too small for ABI v1", false);
+  const std::vector<std::string> missing = missing_callbacks(d);
+  if (!missing.empty()) {
+    std::string names;
+    for (const std::string& n : missing) names += (names.empty() ? "" : ", ") + n;
+    return check.refuse_component(label, "null required callback: " + names, false);
+  }
+  if (const std::string problem = option_table_problem(d); !problem.empty())
+    return check.refuse_component(label, problem, false);
+  if (d.score != nullptr) {
+    int32_t score = 0;
+    try {
+      score = d.score(host);
+    } catch (...) {
+      score = 0;
+    }
+    if (score <= 0) return check.refuse_component(label, "score() is 0: unusable on this host", true);
+  }
+  LoadedComponent c;
+  c.descriptor = &d;
+  c.path = file;
+  c.plugin_name = m.plugin_name != nullptr ? m.plugin_name : "";
+  c.plugin_version = m.version != nullptr ? m.version : "";
+  c.abi_major = m.abi_major;
+  c.abi_minor = m.abi_minor;
+  c.library = library;
+  out.components.push_back(std::move(c));
+}
+
+}  // namespace
+
+LoadResult load_plugin(const std::filesystem::path& file, const mp_host_api* host) {
+  LoadResult out;
+  Checker check(file, host, out);
+  if (!has_entry_symbol(file, check)) return out;
+  std::shared_ptr<void> library = open_library(file, check);
+  if (!library) return out;
+
+  mp_plugin_query_fn query = nullptr;
+  try {
+    auto* lib = static_cast<boost::dll::shared_library*>(library.get());
+    query = &lib->get<mp_status(const mp_host_api*, mp_plugin_manifest*)>(MP_PLUGIN_ENTRY_SYMBOL);
+  } catch (const std::exception& e) {
+    check.refuse(std::string("entry symbol cannot be resolved: ") + e.what());
+    return out;
+  }
+
+  mp_plugin_manifest m{};
+  m.struct_size = sizeof m;
+  mp_status s = MP_ERR_INTERNAL;
+  try {
+    s = query(host, &m);
+  } catch (const std::exception& e) {
+    check.refuse(std::string(MP_PLUGIN_ENTRY_SYMBOL " threw: ") + e.what());
+    return out;
+  } catch (...) {
+    check.refuse(MP_PLUGIN_ENTRY_SYMBOL " threw an unknown exception");
+    return out;
+  }
+  if (s != MP_OK) {
+    check.refuse(std::string(MP_PLUGIN_ENTRY_SYMBOL " returned ") + mp_status_name(s));
+    return out;
+  }
+  check.set_plugin_abi(m.abi_major, m.abi_minor);
+  if (m.abi_major != host->abi_major) {
+    check.refuse("ABI major version mismatch");
+    return out;
+  }
+  if (m.abi_minor > host->abi_minor) {
+    check.refuse("plugin needs a newer host (ABI minor version is newer)");
+    return out;
+  }
+  if (m.n_components == 0 || m.components == nullptr) {
+    check.refuse("manifest declares no components");
+    return out;
+  }
+  // Descriptors are walked with the stride the plugin compiled them with (their struct_size), so
+  // a later host whose descriptor has grown still reads a v1 plugin's array correctly.
+  const uint32_t stride = m.components[0].struct_size;
+  if (stride < sizeof(mp_component_descriptor)) {
+    check.refuse("component descriptor struct_size " + std::to_string(stride) + " is smaller than ABI v1's " +
+                 std::to_string(sizeof(mp_component_descriptor)));
+    return out;
+  }
+  const auto* base = reinterpret_cast<const unsigned char*>(m.components);
+  for (uint32_t i = 0; i < m.n_components; ++i) {
+    const auto& d = *reinterpret_cast<const mp_component_descriptor*>(base + size_t{i} * stride);
+    if (d.struct_size != stride) {
+      check.refuse_component("#" + std::to_string(i), "descriptor struct_size differs from the first one's", false);
+      continue;
+    }
+    check_component(d, m, host, file, library, check, out);
+  }
+  return out;
+}
+
+}  // namespace moepage::host

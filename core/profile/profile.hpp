@@ -1,0 +1,73 @@
+// A profile: which model to run, on which device, with which architecture, pager and transport
+// plugins and their options, and how to generate. Profiles are YAML files; `base:` names another
+// profile (relative to the including file) whose settings this one starts from, map keys merging
+// one by one with the child winning. `--set key.path=value` overrides apply after loading.
+//
+// Loading checks the shape of the profile (known keys, types of the fixed settings). The pager
+// and transport options are only checked against their plugin's option table later
+// (option_validation.hpp), once the plugin is found.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace moepage::profile {
+
+// Every problem with a profile: one line naming the file (with line:column where known) or the
+// --set override, the key, and what was expected.
+class ProfileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One plugin option exactly as the profile wrote it, with where it came from.
+struct OptionSetting {
+  std::string name;
+  std::string text;                // the scalar as written
+  std::filesystem::path base_dir;  // relative PATH options resolve against this folder
+  std::string where;               // "file:line:column" or "--set pager.budget=..."
+};
+
+// `pager:` or `transport:`: the plugin's name and its options (validated later).
+struct ComponentSpec {
+  std::string section;  // "pager" or "transport"
+  std::string plugin;
+  std::string plugin_where;
+  std::vector<OptionSetting> options;  // sorted by name
+};
+
+struct GenerateSettings {
+  std::optional<std::string> prompt;
+  std::optional<std::vector<int32_t>> prompt_ids;
+  uint32_t max_tokens = 16;
+  double temperature = 0.0;  // 0: greedy
+  uint32_t top_k = 0;        // 0: no top-k cut
+  double top_p = 1.0;        // 1: no nucleus cut
+  uint64_t seed = 0;
+};
+
+struct Profile {
+  std::filesystem::path source;  // the file that was loaded (absolute)
+  std::filesystem::path model;   // absolute; empty when the profile names none
+  std::string device = "cpu";    // cpu | hip
+  std::string arch;              // empty: the best-scoring architecture probe picks
+  ComponentSpec pager{"pager", {}, {}, {}};
+  ComponentSpec transport{"transport", {}, {}, {}};
+  GenerateSettings generate;
+  std::string log_level = "info";  // trace | debug | info | warn | error
+};
+
+// Reads `path` and its `base:` chain, applies `overrides` ("key.path=value", value parsed as a
+// YAML scalar; an empty value removes the key) in order, and checks the result.
+// `override_base_dir` is where relative paths given by overrides resolve (the working folder).
+Profile load_profile(const std::filesystem::path& path, std::span<const std::string> overrides = {},
+                     const std::filesystem::path& override_base_dir = std::filesystem::current_path());
+
+// The keys a profile may hold at the top level, for messages and `--help`.
+std::span<const std::string_view> top_level_keys();
+
+}  // namespace moepage::profile

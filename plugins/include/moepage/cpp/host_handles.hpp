@@ -1,0 +1,333 @@
+// moepage plugin SDK, host side: RAII handles over plugin instances.
+//
+// A handle owns one instance (destroy() runs in its destructor) and a type-erased keep-alive of
+// the library that created it, released only after destroy() returned, so a library can never
+// be unloaded under a live instance. Calls go through the vtable; optional and newer members are
+// called only when they lie inside the vtable's struct_size and are non-null. A failing call
+// throws mp::PluginError carrying the status and the instance's last_error() text.
+//
+//   auto t = mp::TransportHandle::create(descriptor, library_keep_alive, host, &options);
+//   uint32_t f = t.open("/data/model.safetensors");
+//   mp_ticket k = t.submit(requests);
+//   t.wait(k);
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "moepage/moepage.h"
+
+namespace mp {
+
+// A failed call into a plugin: the status it returned and the message it gave.
+class PluginError : public std::runtime_error {
+ public:
+  PluginError(mp_status status, const std::string& message) : std::runtime_error(message), status_(status) {}
+  mp_status status() const noexcept { return status_; }
+
+ private:
+  mp_status status_;
+};
+
+inline const char* kind_name(int32_t kind) noexcept {
+  switch (kind) {
+    case MP_KIND_ARCH: return "arch";
+    case MP_KIND_PAGER: return "pager";
+    case MP_KIND_TRANSPORT: return "transport";
+    default: return "unknown";
+  }
+}
+
+namespace detail {
+
+// Owns `self` and the library keep-alive; destroys the instance before releasing the library.
+template <class Vtable>
+class InstanceOwner {
+ public:
+  InstanceOwner() = default;
+  InstanceOwner(const Vtable* vtable, void* self, std::shared_ptr<void> library, std::string label)
+      : library_(std::move(library)), vtable_(vtable), self_(self), label_(std::move(label)) {}
+  InstanceOwner(InstanceOwner&& o) noexcept { *this = std::move(o); }
+  InstanceOwner& operator=(InstanceOwner&& o) noexcept {
+    if (this != &o) {
+      reset();
+      library_ = std::move(o.library_);
+      vtable_ = std::exchange(o.vtable_, nullptr);
+      self_ = std::exchange(o.self_, nullptr);
+      label_ = std::move(o.label_);
+    }
+    return *this;
+  }
+  InstanceOwner(const InstanceOwner&) = delete;
+  InstanceOwner& operator=(const InstanceOwner&) = delete;
+  ~InstanceOwner() { reset(); }
+
+  // Destroys the instance, then lets go of the library (which may unload it).
+  void reset() noexcept {
+    if (self_ != nullptr && vtable_ != nullptr && vtable_->destroy != nullptr) vtable_->destroy(self_);
+    self_ = nullptr;
+    vtable_ = nullptr;
+    library_.reset();
+  }
+
+  explicit operator bool() const noexcept { return self_ != nullptr; }
+  const Vtable* vtable() const noexcept { return vtable_; }
+  void* self() const noexcept { return self_; }
+  const std::string& label() const noexcept { return label_; }
+
+  // Throws PluginError for a failing status (MP_PENDING is not a failure).
+  void check(mp_status s, const char* op) const {
+    if (s == MP_OK || s == MP_PENDING) return;
+    const char* msg = (vtable_ != nullptr && vtable_->last_error != nullptr) ? vtable_->last_error(self_) : nullptr;
+    throw PluginError(s, label_ + ": " + op + " failed (" + mp_status_name(s) + "): " +
+                             (msg != nullptr && *msg != '\0' ? msg : "no message"));
+  }
+  void require_live(const char* op) const {
+    if (self_ == nullptr) throw PluginError(MP_ERR_INVALID_ARG, label_ + ": " + op + " on an empty handle");
+  }
+
+ private:
+  std::shared_ptr<void> library_;  // declared first: released last even without reset()
+  const Vtable* vtable_ = nullptr;
+  void* self_ = nullptr;
+  std::string label_;
+};
+
+inline std::string label_of(const mp_component_descriptor& d) {
+  return std::string(kind_name(d.kind)) + " '" + (d.name != nullptr ? d.name : "?") + "'";
+}
+
+[[noreturn]] inline void create_failed(const mp_component_descriptor& d, mp_status s, const char* err) {
+  throw PluginError(s, label_of(d) + ": create failed (" + mp_status_name(s) + "): " +
+                           (err != nullptr && *err != '\0' ? err : "no message"));
+}
+
+inline constexpr uint32_t kErrCap = 1024;
+
+}  // namespace detail
+
+class TransportHandle {
+ public:
+  TransportHandle() = default;
+
+  static TransportHandle create(const mp_component_descriptor& d, std::shared_ptr<void> library,
+                                const mp_host_api* host, const mp_options* options) {
+    if (d.kind != MP_KIND_TRANSPORT || d.transport == nullptr)
+      throw PluginError(MP_ERR_INVALID_ARG, detail::label_of(d) + " is not a transport");
+    char err[detail::kErrCap] = {};
+    void* self = nullptr;
+    const mp_status s = d.transport->create(host, options, &self, err, sizeof err);
+    if (s != MP_OK || self == nullptr) detail::create_failed(d, s == MP_OK ? MP_ERR_INTERNAL : s, err);
+    return TransportHandle(detail::InstanceOwner<mp_transport_vtable>(d.transport, self, std::move(library),
+                                                                      detail::label_of(d)));
+  }
+
+  uint32_t open(const std::string& path) {
+    o_.require_live("open");
+    uint32_t file = 0;
+    o_.check(o_.vtable()->open(o_.self(), path.c_str(), &file), "open");
+    return file;
+  }
+  mp_ticket submit(std::span<const mp_read_request> requests) {
+    o_.require_live("submit");
+    mp_ticket t = 0;
+    o_.check(o_.vtable()->submit(o_.self(), requests.data(), static_cast<uint32_t>(requests.size()), &t), "submit");
+    return t;
+  }
+  void wait(mp_ticket t) {
+    o_.require_live("wait");
+    o_.check(o_.vtable()->wait(o_.self(), t), "wait");
+  }
+  // True when the ticket has completed; throws if it completed with an error.
+  bool poll(mp_ticket t) {
+    o_.require_live("poll");
+    const mp_status s = o_.vtable()->poll(o_.self(), t);
+    o_.check(s, "poll");
+    return s != MP_PENDING;
+  }
+  mp_transport_stats stats() {
+    o_.require_live("stats");
+    mp_transport_stats out{};
+    out.struct_size = sizeof out;
+    o_.check(o_.vtable()->stats(o_.self(), &out), "stats");
+    return out;
+  }
+  // The ticket's completion event, or nullopt when the transport has no ticket_event.
+  std::optional<mp_event> ticket_event(mp_ticket t) {
+    o_.require_live("ticket_event");
+    const mp_transport_vtable* v = o_.vtable();
+    if (!MP_HAS_FIELD(v, mp_transport_vtable, ticket_event) || v->ticket_event == nullptr) return std::nullopt;
+    mp_event e = nullptr;
+    o_.check(v->ticket_event(o_.self(), t, &e), "ticket_event");
+    return e;
+  }
+  mp_transport_ref ref() const noexcept { return mp_transport_ref{sizeof(mp_transport_ref), o_.vtable(), o_.self()}; }
+  const std::string& label() const noexcept { return o_.label(); }
+  explicit operator bool() const noexcept { return static_cast<bool>(o_); }
+  void reset() noexcept { o_.reset(); }
+
+ private:
+  explicit TransportHandle(detail::InstanceOwner<mp_transport_vtable> o) : o_(std::move(o)) {}
+  detail::InstanceOwner<mp_transport_vtable> o_;
+};
+
+class PagerHandle {
+ public:
+  PagerHandle() = default;
+
+  static PagerHandle create(const mp_component_descriptor& d, std::shared_ptr<void> library,
+                            const mp_pager_create_args& args) {
+    if (d.kind != MP_KIND_PAGER || d.pager == nullptr)
+      throw PluginError(MP_ERR_INVALID_ARG, detail::label_of(d) + " is not a pager");
+    char err[detail::kErrCap] = {};
+    void* self = nullptr;
+    const mp_status s = d.pager->create(&args, &self, err, sizeof err);
+    if (s != MP_OK || self == nullptr) detail::create_failed(d, s == MP_OK ? MP_ERR_INTERNAL : s, err);
+    return PagerHandle(
+        detail::InstanceOwner<mp_pager_vtable>(d.pager, self, std::move(library), detail::label_of(d)));
+  }
+
+  void begin_token(uint64_t token) {
+    o_.require_live("begin_token");
+    o_.check(o_.vtable()->begin_token(o_.self(), token), "begin_token");
+  }
+  void acquire(uint32_t layer, std::span<const int32_t> experts, mp_acquire_result* out) {
+    o_.require_live("acquire");
+    o_.check(o_.vtable()->acquire(o_.self(), layer, experts.data(), static_cast<uint32_t>(experts.size()), out),
+             "acquire");
+  }
+  // Returns false when the pager does not observe hidden states.
+  bool observe(uint32_t layer, const float* hidden, uint32_t d_model, mp_stream stream) {
+    o_.require_live("observe");
+    const mp_pager_vtable* v = o_.vtable();
+    if (!MP_HAS_FIELD(v, mp_pager_vtable, observe) || v->observe == nullptr) return false;
+    o_.check(v->observe(o_.self(), layer, hidden, d_model, stream), "observe");
+    return true;
+  }
+  // Returns false when the pager takes no hints.
+  bool hint(uint32_t layer, std::span<const int32_t> experts) {
+    o_.require_live("hint");
+    const mp_pager_vtable* v = o_.vtable();
+    if (!MP_HAS_FIELD(v, mp_pager_vtable, hint) || v->hint == nullptr) return false;
+    o_.check(v->hint(o_.self(), layer, experts.data(), static_cast<uint32_t>(experts.size())), "hint");
+    return true;
+  }
+  mp_pager_stats stats() {
+    o_.require_live("stats");
+    mp_pager_stats out{};
+    out.struct_size = sizeof out;
+    o_.check(o_.vtable()->stats(o_.self(), &out), "stats");
+    return out;
+  }
+  mp_pager_layer_stats layer_stats(uint32_t layer) {
+    o_.require_live("layer_stats");
+    mp_pager_layer_stats out{};
+    out.struct_size = sizeof out;
+    o_.check(o_.vtable()->layer_stats(o_.self(), layer, &out), "layer_stats");
+    return out;
+  }
+  // Returns false when the pager cannot trace.
+  bool set_trace(mp_trace_fn fn, void* ctx) {
+    o_.require_live("set_trace");
+    const mp_pager_vtable* v = o_.vtable();
+    if (!MP_HAS_FIELD(v, mp_pager_vtable, set_trace) || v->set_trace == nullptr) return false;
+    o_.check(v->set_trace(o_.self(), fn, ctx), "set_trace");
+    return true;
+  }
+  mp_pager_ref ref() const noexcept { return mp_pager_ref{sizeof(mp_pager_ref), o_.vtable(), o_.self()}; }
+  const std::string& label() const noexcept { return o_.label(); }
+  explicit operator bool() const noexcept { return static_cast<bool>(o_); }
+  void reset() noexcept { o_.reset(); }
+
+ private:
+  explicit PagerHandle(detail::InstanceOwner<mp_pager_vtable> o) : o_(std::move(o)) {}
+  detail::InstanceOwner<mp_pager_vtable> o_;
+};
+
+class ArchHandle {
+ public:
+  ArchHandle() = default;
+
+  // 0 when the architecture cannot run the checkpoint (or has no usable probe).
+  static int32_t probe(const mp_component_descriptor& d, const mp_host_api* host, const std::string& dir) {
+    if (d.kind != MP_KIND_ARCH || d.arch == nullptr || d.arch->probe == nullptr) return 0;
+    return d.arch->probe(host, dir.c_str());
+  }
+
+  // Writes a synthetic checkpoint; throws when the architecture cannot or fails.
+  static void synthesize(const mp_component_descriptor& d, const mp_host_api* host, const mp_synth_request& req) {
+    const mp_arch_vtable* v = d.arch;
+    if (d.kind != MP_KIND_ARCH || v == nullptr || !MP_HAS_FIELD(v, mp_arch_vtable, synthesize) ||
+        v->synthesize == nullptr)
+      throw PluginError(MP_ERR_UNSUPPORTED, detail::label_of(d) + " cannot synthesize checkpoints");
+    char err[detail::kErrCap] = {};
+    const mp_status s = v->synthesize(host, &req, err, sizeof err);
+    if (s != MP_OK)
+      throw PluginError(s, detail::label_of(d) + ": synthesize failed (" + mp_status_name(s) + "): " +
+                               (*err != '\0' ? err : "no message"));
+  }
+
+  static ArchHandle create(const mp_component_descriptor& d, std::shared_ptr<void> library,
+                           const mp_arch_create_args& args) {
+    if (d.kind != MP_KIND_ARCH || d.arch == nullptr)
+      throw PluginError(MP_ERR_INVALID_ARG, detail::label_of(d) + " is not an arch");
+    char err[detail::kErrCap] = {};
+    void* self = nullptr;
+    const mp_status s = d.arch->create(&args, &self, err, sizeof err);
+    if (s != MP_OK || self == nullptr) detail::create_failed(d, s == MP_OK ? MP_ERR_INTERNAL : s, err);
+    return ArchHandle(detail::InstanceOwner<mp_arch_vtable>(d.arch, self, std::move(library), detail::label_of(d)));
+  }
+
+  mp_model_info describe() {
+    o_.require_live("describe");
+    mp_model_info out{};
+    out.struct_size = sizeof out;
+    o_.check(o_.vtable()->describe(o_.self(), &out), "describe");
+    return out;
+  }
+  const mp_expert_catalog* expert_catalog() {
+    o_.require_live("expert_catalog");
+    const mp_expert_catalog* out = nullptr;
+    o_.check(o_.vtable()->expert_catalog(o_.self(), &out), "expert_catalog");
+    return out;
+  }
+  void bind_pager(const mp_pager_ref& pager) {
+    o_.require_live("bind_pager");
+    o_.check(o_.vtable()->bind_pager(o_.self(), &pager), "bind_pager");
+  }
+  void reset_sequence() {
+    o_.require_live("reset");
+    o_.check(o_.vtable()->reset(o_.self()), "reset");
+  }
+  void forward(std::span<const int32_t> tokens, float* logits, uint32_t flags) {
+    o_.require_live("forward");
+    o_.check(o_.vtable()->forward(o_.self(), tokens.data(), static_cast<uint32_t>(tokens.size()), logits, flags),
+             "forward");
+  }
+  // nullopt when the architecture gives no summary.
+  std::optional<std::string> summary() {
+    o_.require_live("summary");
+    const mp_arch_vtable* v = o_.vtable();
+    if (!MP_HAS_FIELD(v, mp_arch_vtable, summary) || v->summary == nullptr) return std::nullopt;
+    std::vector<char> buf(16384, '\0');
+    o_.check(v->summary(o_.self(), buf.data(), static_cast<uint32_t>(buf.size())), "summary");
+    buf.back() = '\0';
+    return std::string(buf.data());
+  }
+  const std::string& label() const noexcept { return o_.label(); }
+  explicit operator bool() const noexcept { return static_cast<bool>(o_); }
+  // Destroys the instance (not to be confused with reset_sequence, the ABI's reset()).
+  void reset() noexcept { o_.reset(); }
+
+ private:
+  explicit ArchHandle(detail::InstanceOwner<mp_arch_vtable> o) : o_(std::move(o)) {}
+  detail::InstanceOwner<mp_arch_vtable> o_;
+};
+
+}  // namespace mp

@@ -1,0 +1,610 @@
+// moepage plugin SDK, plugin side: turns a C++ class into a C ABI v1 component.
+//
+// Usage (a transport; pagers and architectures follow the same pattern):
+//
+//   #include "moepage/cpp/plugin_adapter.hpp"
+//
+//   class PreadTransport {
+//    public:
+//     PreadTransport(const mp_host_api* host, const mp::Options& options);   // may throw
+//     mp_status open(const char* path, uint32_t* file);          // the C arguments minus `self`;
+//     mp_status submit(const mp_read_request* r, uint32_t n, mp_ticket* t);  // return a status
+//     mp_status wait(mp_ticket t);                                 // or void; throw mp::Error to
+//     mp_status poll(mp_ticket t);                                 // fail with a message
+//     mp_status stats(mp_transport_stats* out);
+//     // optional: mp_status ticket_event(mp_ticket, mp_event*);  (absent -> NULL in the vtable)
+//   };
+//
+//   static constexpr mp_option_def kOptions[] = {
+//       mp::option(MP_OPT_INT, "threads", "4", "reader threads"),
+//   };
+//   MOEPAGE_PLUGIN("pread", "0.1.0",
+//       mp::make_transport_descriptor<PreadTransport>("pread", "0.1.0", "positional reads",
+//                                                     MP_CAP_CPU, kOptions));
+//
+// Constructors: transport T(const mp_host_api*, const mp::Options&);
+//               pager     T(const mp_pager_create_args&, const mp::Options&);
+//               arch      T(const mp_arch_create_args&, const mp::Options&).
+// Member functions take the C vtable's arguments without `self` and return mp_status or void.
+// Static members: optional `static int32_t score(const mp_host_api*)` (any kind), arch
+// `static int32_t probe(const mp_host_api*, const char* dir)` (required) and optional
+// `static void synthesize(const mp_host_api*, const mp_synth_request*)`.
+//
+// Errors: every trampoline is noexcept and catches everything. mp::Error{status, message} fails
+// with that status; std::bad_alloc with MP_ERR_OOM; anything else with MP_ERR_INTERNAL. The
+// message is what last_error() returns (or, for create/synthesize, what lands in err). A method
+// that returns a failing status without throwing gets a generic message naming the call.
+// Plugins must not link spdlog/fmt: log through mp::HostLog, which understands `{}` only.
+#pragma once
+
+#include <cerrno>
+#include <concepts>
+#include <cstdint>
+#include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <span>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "moepage/moepage.h"
+
+namespace mp {
+
+// The exception plugin code throws to fail a call with a specific status and message.
+class Error : public std::runtime_error {
+ public:
+  Error(mp_status status, const std::string& message) : std::runtime_error(message), status_(status) {}
+  mp_status status() const noexcept { return status_; }
+
+ private:
+  mp_status status_;
+};
+
+// ---- formatting -------------------------------------------------------------------------------
+
+namespace detail {
+inline void format_next(std::ostringstream& out, std::string_view& rest) {
+  // No argument left: copy the rest, unescaping "{{" and "}}".
+  for (size_t i = 0; i < rest.size(); ++i) {
+    if ((rest[i] == '{' || rest[i] == '}') && i + 1 < rest.size() && rest[i + 1] == rest[i]) ++i;
+    out << rest[i];
+  }
+  rest = {};
+}
+
+template <class Arg, class... Rest>
+void format_next(std::ostringstream& out, std::string_view& rest, const Arg& arg, const Rest&... more) {
+  for (size_t i = 0; i < rest.size(); ++i) {
+    const char c = rest[i];
+    if ((c == '{' || c == '}') && i + 1 < rest.size() && rest[i + 1] == c) {
+      out << c;
+      ++i;
+      continue;
+    }
+    if (c == '{' && i + 1 < rest.size() && rest[i + 1] == '}') {
+      out << arg;
+      rest = rest.substr(i + 2);
+      format_next(out, rest, more...);
+      return;
+    }
+    out << c;
+  }
+  rest = {};  // more arguments than placeholders: the extra ones are dropped
+}
+}  // namespace detail
+
+// format("read {} bytes of {}", n, path): each "{}" takes the next argument (streamed with <<);
+// "{{" and "}}" are literal braces. No format specs: this is a deliberately tiny subset.
+template <class... Args>
+std::string format(std::string_view fmt, const Args&... args) {
+  std::ostringstream out;
+  std::string_view rest = fmt;
+  detail::format_next(out, rest, args...);
+  return out.str();
+}
+
+// Logs through the host's logger under the component's name.
+class HostLog {
+ public:
+  HostLog() = default;
+  HostLog(const mp_host_api* host, std::string component) : host_(host), component_(std::move(component)) {}
+
+  template <class... Args> void trace(std::string_view f, const Args&... a) const { emit(MP_LOG_TRACE, f, a...); }
+  template <class... Args> void debug(std::string_view f, const Args&... a) const { emit(MP_LOG_DEBUG, f, a...); }
+  template <class... Args> void info(std::string_view f, const Args&... a) const { emit(MP_LOG_INFO, f, a...); }
+  template <class... Args> void warn(std::string_view f, const Args&... a) const { emit(MP_LOG_WARN, f, a...); }
+  template <class... Args> void error(std::string_view f, const Args&... a) const { emit(MP_LOG_ERROR, f, a...); }
+
+  // Already formatted text.
+  void log(mp_log_level level, const std::string& message) const noexcept {
+    if (host_ == nullptr || !MP_HAS_FIELD(host_, mp_host_api, log) || host_->log == nullptr) return;
+    host_->log(host_->ctx, level, component_.c_str(), message.c_str());
+  }
+
+ private:
+  template <class... Args>
+  void emit(mp_log_level level, std::string_view f, const Args&... a) const noexcept {
+    try {
+      log(level, ::mp::format(f, a...));
+    } catch (...) {
+      // Logging must never turn into a failure of the call that logs.
+    }
+  }
+  const mp_host_api* host_ = nullptr;
+  std::string component_;
+};
+
+// ---- options ----------------------------------------------------------------------------------
+
+// A table entry; constexpr so option tables can be static constant arrays.
+constexpr mp_option_def option(mp_option_type type, const char* name, const char* default_value, const char* help) {
+  return mp_option_def{sizeof(mp_option_def), type, name, default_value, help, nullptr};
+}
+constexpr mp_option_def enum_option(const char* name, const char* choices, const char* default_value, const char* help) {
+  return mp_option_def{sizeof(mp_option_def), MP_OPT_ENUM, name, default_value, help, choices};
+}
+
+// Typed read access to the normalised values the host hands a component. Every getter throws
+// mp::Error(MP_ERR_INVALID_ARG) naming the option when it is missing or does not parse.
+class Options {
+ public:
+  Options() = default;
+  explicit Options(const mp_options* options) : options_(options) {}
+
+  bool has(std::string_view name) const noexcept { return find(name) != nullptr; }
+
+  std::string get_string(std::string_view name) const { return std::string(raw(name)); }
+
+  int64_t get_int(std::string_view name) const {
+    const char* text = raw(name);
+    char* end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(text, &end, 10);
+    if (*text == '\0' || end == nullptr || *end != '\0' || errno != 0) fail(name, text, "an integer");
+    return static_cast<int64_t>(v);
+  }
+
+  double get_double(std::string_view name) const {
+    const char* text = raw(name);
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(text, &end);
+    if (*text == '\0' || end == nullptr || *end != '\0' || errno != 0) fail(name, text, "a number");
+    return v;
+  }
+
+  bool get_bool(std::string_view name) const {
+    const std::string_view text = raw(name);
+    if (text == "true") return true;
+    if (text == "false") return false;
+    fail(name, text, "true or false");
+  }
+
+  // A size the host normalised to a byte count. "auto" is not a size: check is_auto() first.
+  uint64_t get_size(std::string_view name) const {
+    const char* text = raw(name);
+    if (*text == '\0' || *text == '-' || *text == '+') fail(name, text, "a byte count");
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(text, &end, 10);
+    if (end == nullptr || *end != '\0' || errno != 0) fail(name, text, "a byte count");
+    return static_cast<uint64_t>(v);
+  }
+
+  bool is_auto(std::string_view name) const { return std::string_view(raw(name)) == "auto"; }
+
+  const mp_options* c_options() const noexcept { return options_; }
+
+ private:
+  const mp_option_value* find(std::string_view name) const noexcept {
+    if (options_ == nullptr || options_->values == nullptr) return nullptr;
+    for (uint32_t i = 0; i < options_->count; ++i) {
+      const mp_option_value& v = options_->values[i];
+      if (v.name != nullptr && name == v.name) return &v;
+    }
+    return nullptr;
+  }
+  const char* raw(std::string_view name) const {
+    const mp_option_value* v = find(name);
+    if (v == nullptr || v->value == nullptr)
+      throw Error(MP_ERR_INVALID_ARG, "option '" + std::string(name) + "' was not given to the component");
+    return v->value;
+  }
+  [[noreturn]] static void fail(std::string_view name, std::string_view text, const char* expected) {
+    throw Error(MP_ERR_INVALID_ARG,
+                "option '" + std::string(name) + "' = '" + std::string(text) + "' is not " + expected);
+  }
+  const mp_options* options_ = nullptr;
+};
+
+// ---- trampolines ------------------------------------------------------------------------------
+
+namespace detail {
+
+// Copies msg into a caller buffer of `cap` bytes, always NUL-terminated when cap > 0.
+inline void write_error(char* err, uint32_t cap, const char* msg) noexcept {
+  if (err == nullptr || cap == 0) return;
+  std::snprintf(err, cap, "%s", msg == nullptr ? "" : msg);
+}
+
+// Runs f and turns every outcome into a status; on failure calls record(message).
+template <class F, class Record>
+mp_status guarded(const char* op, F&& f, Record&& record) noexcept {
+  try {
+    if constexpr (std::is_void_v<decltype(f())>) {
+      f();
+      return MP_OK;
+    } else {
+      const mp_status s = static_cast<mp_status>(f());
+      if (s != MP_OK && s != MP_PENDING) {
+        std::string m = std::string(op) + " failed: ";
+        m += mp_status_name(s);
+        record(m.c_str());
+      }
+      return s;
+    }
+  } catch (const Error& e) {
+    record(e.what());
+    return e.status() == MP_OK || e.status() == MP_PENDING ? MP_ERR_INTERNAL : e.status();
+  } catch (const std::bad_alloc&) {
+    record("out of memory");
+    return MP_ERR_OOM;
+  } catch (const std::exception& e) {
+    record(e.what());
+    return MP_ERR_INTERNAL;
+  } catch (...) {
+    record("unknown exception");
+    return MP_ERR_INTERNAL;
+  }
+}
+
+// What `self` points to: the plugin's object plus its last error message.
+template <class T>
+struct Instance {
+  template <class... A>
+  explicit Instance(A&&... a) : impl(std::forward<A>(a)...) {}
+
+  void set_error(const char* msg) noexcept {
+    std::lock_guard<std::mutex> lock(mutex);
+    try {
+      last_error.assign(msg);
+    } catch (...) {
+      last_error.clear();  // could not store the message; last_error() says so below
+      oom_message = true;
+    }
+  }
+  const char* error() noexcept {
+    std::lock_guard<std::mutex> lock(mutex);
+    return oom_message && last_error.empty() ? "out of memory while recording an error" : last_error.c_str();
+  }
+
+  T impl;
+  std::mutex mutex;
+  std::string last_error;
+  bool oom_message = false;
+};
+
+template <class T>
+Instance<T>* as(void* self) noexcept { return static_cast<Instance<T>*>(self); }
+
+// Calls a member through the instance, recording failures as its last error.
+template <class T, class F>
+mp_status call(void* self, const char* op, F&& f) noexcept {
+  if (self == nullptr) return MP_ERR_INVALID_ARG;
+  Instance<T>* inst = as<T>(self);
+  return guarded(op, [&]() { return f(inst->impl); }, [inst](const char* m) { inst->set_error(m); });
+}
+
+template <class T>
+void destroy(void* self) noexcept {
+  // A destructor that throws is a plugin bug; never let it cross the boundary.
+  try {
+    delete as<T>(self);
+  } catch (...) {
+  }
+}
+
+template <class T>
+const char* last_error(void* self) noexcept {
+  if (self == nullptr) return "no instance";
+  return as<T>(self)->error();
+}
+
+template <class T, class... A>
+mp_status create(const char* kind, void** self, char* err, uint32_t err_cap, A&&... a) noexcept {
+  if (self == nullptr) {
+    write_error(err, err_cap, "create: self is NULL");
+    return MP_ERR_INVALID_ARG;
+  }
+  *self = nullptr;
+  Instance<T>* made = nullptr;
+  const mp_status s = guarded(
+      kind, [&]() { made = new Instance<T>(std::forward<A>(a)...); },
+      [&](const char* m) { write_error(err, err_cap, m); });
+  if (s == MP_OK) *self = made;
+  return s;
+}
+
+template <class T>
+concept HasScore = requires(const mp_host_api* h) {
+  { T::score(h) } -> std::convertible_to<int32_t>;
+};
+
+template <class T>
+int32_t score(const mp_host_api* host) noexcept {
+  try {
+    return static_cast<int32_t>(T::score(host));
+  } catch (...) {
+    return 0;  // a component that cannot even judge the host is unusable here
+  }
+}
+
+template <class T>
+constexpr auto score_fn() {
+  if constexpr (HasScore<T>) return &score<T>;
+  else return static_cast<int32_t (*)(const mp_host_api*)>(nullptr);
+}
+
+}  // namespace detail
+
+// ---- transport --------------------------------------------------------------------------------
+
+template <class T>
+concept TransportClass = requires(T& t, const char* path, uint32_t* file, const mp_read_request* r, uint32_t n,
+                                  mp_ticket* tp, mp_ticket tk, mp_transport_stats* st) {
+  t.open(path, file);
+  t.submit(r, n, tp);
+  t.wait(tk);
+  t.poll(tk);
+  t.stats(st);
+} && std::is_constructible_v<T, const mp_host_api*, const Options&>;
+
+template <TransportClass T>
+const mp_transport_vtable* transport_vtable() noexcept {
+  using namespace detail;
+  static const mp_transport_vtable table = [] {
+    mp_transport_vtable v{};
+    v.struct_size = sizeof(mp_transport_vtable);
+    v.create = [](const mp_host_api* host, const mp_options* options, void** self, char* err, uint32_t cap) noexcept {
+      return detail::create<T>("transport create", self, err, cap, host, Options(options));
+    };
+    v.destroy = &detail::destroy<T>;
+    v.last_error = &detail::last_error<T>;
+    v.open = [](void* self, const char* path, uint32_t* file) noexcept {
+      return call<T>(self, "open", [&](T& t) { return t.open(path, file); });
+    };
+    v.submit = [](void* self, const mp_read_request* r, uint32_t n, mp_ticket* ticket) noexcept {
+      return call<T>(self, "submit", [&](T& t) { return t.submit(r, n, ticket); });
+    };
+    v.wait = [](void* self, mp_ticket ticket) noexcept {
+      return call<T>(self, "wait", [&](T& t) { return t.wait(ticket); });
+    };
+    v.poll = [](void* self, mp_ticket ticket) noexcept {
+      return call<T>(self, "poll", [&](T& t) { return t.poll(ticket); });
+    };
+    v.stats = [](void* self, mp_transport_stats* out) noexcept {
+      return call<T>(self, "stats", [&](T& t) { return t.stats(out); });
+    };
+    if constexpr (requires(T& t, mp_ticket tk, mp_event* e) { t.ticket_event(tk, e); }) {
+      v.ticket_event = [](void* self, mp_ticket ticket, mp_event* out) noexcept {
+        return call<T>(self, "ticket_event", [&](T& t) { return t.ticket_event(ticket, out); });
+      };
+    }
+    return v;
+  }();
+  return &table;
+}
+
+// ---- pager ------------------------------------------------------------------------------------
+
+template <class T>
+concept PagerClass = requires(T& t, uint64_t token, uint32_t layer, const int32_t* experts, uint32_t n,
+                              mp_acquire_result* out, mp_pager_stats* st, mp_pager_layer_stats* ls) {
+  t.begin_token(token);
+  t.acquire(layer, experts, n, out);
+  t.stats(st);
+  t.layer_stats(layer, ls);
+} && std::is_constructible_v<T, const mp_pager_create_args&, const Options&>;
+
+template <PagerClass T>
+const mp_pager_vtable* pager_vtable() noexcept {
+  using namespace detail;
+  static const mp_pager_vtable table = [] {
+    mp_pager_vtable v{};
+    v.struct_size = sizeof(mp_pager_vtable);
+    v.create = [](const mp_pager_create_args* args, void** self, char* err, uint32_t cap) noexcept {
+      if (args == nullptr || args->struct_size < sizeof(mp_pager_create_args)) {
+        write_error(err, cap, "pager create: create args are NULL or older than this plugin's ABI");
+        return static_cast<mp_status>(MP_ERR_INVALID_ARG);
+      }
+      return detail::create<T>("pager create", self, err, cap, *args, Options(args->options));
+    };
+    v.destroy = &detail::destroy<T>;
+    v.last_error = &detail::last_error<T>;
+    v.begin_token = [](void* self, uint64_t token) noexcept {
+      return call<T>(self, "begin_token", [&](T& t) { return t.begin_token(token); });
+    };
+    v.acquire = [](void* self, uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* out) noexcept {
+      return call<T>(self, "acquire", [&](T& t) { return t.acquire(layer, experts, n, out); });
+    };
+    if constexpr (requires(T& t, uint32_t l, const float* h, mp_stream s) { t.observe(l, h, l, s); }) {
+      v.observe = [](void* self, uint32_t layer, const float* hidden, uint32_t d_model, mp_stream stream) noexcept {
+        return call<T>(self, "observe", [&](T& t) { return t.observe(layer, hidden, d_model, stream); });
+      };
+    }
+    if constexpr (requires(T& t, uint32_t l, const int32_t* e) { t.hint(l, e, l); }) {
+      v.hint = [](void* self, uint32_t layer, const int32_t* experts, uint32_t n) noexcept {
+        return call<T>(self, "hint", [&](T& t) { return t.hint(layer, experts, n); });
+      };
+    }
+    v.stats = [](void* self, mp_pager_stats* out) noexcept {
+      return call<T>(self, "stats", [&](T& t) { return t.stats(out); });
+    };
+    v.layer_stats = [](void* self, uint32_t layer, mp_pager_layer_stats* out) noexcept {
+      return call<T>(self, "layer_stats", [&](T& t) { return t.layer_stats(layer, out); });
+    };
+    if constexpr (requires(T& t, mp_trace_fn fn, void* ctx) { t.set_trace(fn, ctx); }) {
+      v.set_trace = [](void* self, mp_trace_fn fn, void* ctx) noexcept {
+        return call<T>(self, "set_trace", [&](T& t) { return t.set_trace(fn, ctx); });
+      };
+    }
+    return v;
+  }();
+  return &table;
+}
+
+// ---- arch -------------------------------------------------------------------------------------
+
+template <class T>
+concept ArchClass = requires(T& t, const mp_host_api* host, const char* dir, mp_model_info* info,
+                             const mp_expert_catalog** cat, const mp_pager_ref* pager, const int32_t* tokens,
+                             uint32_t n, float* logits) {
+  { T::probe(host, dir) } -> std::convertible_to<int32_t>;
+  t.describe(info);
+  t.expert_catalog(cat);
+  t.bind_pager(pager);
+  t.reset();
+  t.forward(tokens, n, logits, n);
+} && std::is_constructible_v<T, const mp_arch_create_args&, const Options&>;
+
+template <ArchClass T>
+const mp_arch_vtable* arch_vtable() noexcept {
+  using namespace detail;
+  static const mp_arch_vtable table = [] {
+    mp_arch_vtable v{};
+    v.struct_size = sizeof(mp_arch_vtable);
+    v.probe = [](const mp_host_api* host, const char* dir) noexcept -> int32_t {
+      try {
+        const int32_t s = static_cast<int32_t>(T::probe(host, dir));
+        return s < 0 ? 0 : s;
+      } catch (...) {
+        return 0;  // probing must never fail loudly: it only ranks candidates
+      }
+    };
+    v.create = [](const mp_arch_create_args* args, void** self, char* err, uint32_t cap) noexcept {
+      if (args == nullptr || args->struct_size < sizeof(mp_arch_create_args)) {
+        write_error(err, cap, "arch create: create args are NULL or older than this plugin's ABI");
+        return static_cast<mp_status>(MP_ERR_INVALID_ARG);
+      }
+      return detail::create<T>("arch create", self, err, cap, *args, Options(args->options));
+    };
+    v.destroy = &detail::destroy<T>;
+    v.last_error = &detail::last_error<T>;
+    v.describe = [](void* self, mp_model_info* out) noexcept {
+      return call<T>(self, "describe", [&](T& t) { return t.describe(out); });
+    };
+    v.expert_catalog = [](void* self, const mp_expert_catalog** out) noexcept {
+      return call<T>(self, "expert_catalog", [&](T& t) { return t.expert_catalog(out); });
+    };
+    v.bind_pager = [](void* self, const mp_pager_ref* pager) noexcept {
+      return call<T>(self, "bind_pager", [&](T& t) { return t.bind_pager(pager); });
+    };
+    v.reset = [](void* self) noexcept { return call<T>(self, "reset", [&](T& t) { return t.reset(); }); };
+    v.forward = [](void* self, const int32_t* tokens, uint32_t n, float* logits, uint32_t flags) noexcept {
+      return call<T>(self, "forward", [&](T& t) { return t.forward(tokens, n, logits, flags); });
+    };
+    if constexpr (requires(T& t, char* buf, uint32_t cap) { t.summary(buf, cap); }) {
+      v.summary = [](void* self, char* buf, uint32_t cap) noexcept {
+        return call<T>(self, "summary", [&](T& t) { return t.summary(buf, cap); });
+      };
+    }
+    if constexpr (requires(const mp_host_api* h, const mp_synth_request* r) { T::synthesize(h, r); }) {
+      v.synthesize = [](const mp_host_api* host, const mp_synth_request* request, char* err, uint32_t cap) noexcept {
+        return guarded(
+            "synthesize", [&]() { return T::synthesize(host, request); },
+            [&](const char* m) { write_error(err, cap, m); });
+      };
+    }
+    return v;
+  }();
+  return &table;
+}
+
+// ---- descriptors and the entry point ---------------------------------------------------------
+
+template <TransportClass T>
+mp_component_descriptor make_transport_descriptor(const char* name, const char* version, const char* description,
+                                                  uint32_t capabilities, std::span<const mp_option_def> options = {}) {
+  mp_component_descriptor d{};
+  d.struct_size = sizeof(mp_component_descriptor);
+  d.kind = MP_KIND_TRANSPORT;
+  d.name = name;
+  d.version = version;
+  d.description = description;
+  d.capabilities = capabilities;
+  d.score = detail::score_fn<T>();
+  d.n_options = static_cast<uint32_t>(options.size());
+  d.options = options.empty() ? nullptr : options.data();
+  d.transport = transport_vtable<T>();
+  return d;
+}
+
+template <PagerClass T>
+mp_component_descriptor make_pager_descriptor(const char* name, const char* version, const char* description,
+                                              uint32_t capabilities, std::span<const mp_option_def> options = {}) {
+  mp_component_descriptor d{};
+  d.struct_size = sizeof(mp_component_descriptor);
+  d.kind = MP_KIND_PAGER;
+  d.name = name;
+  d.version = version;
+  d.description = description;
+  d.capabilities = capabilities;
+  d.score = detail::score_fn<T>();
+  d.n_options = static_cast<uint32_t>(options.size());
+  d.options = options.empty() ? nullptr : options.data();
+  d.pager = pager_vtable<T>();
+  return d;
+}
+
+template <ArchClass T>
+mp_component_descriptor make_arch_descriptor(const char* name, const char* version, const char* description,
+                                             uint32_t capabilities, std::span<const mp_option_def> options = {}) {
+  mp_component_descriptor d{};
+  d.struct_size = sizeof(mp_component_descriptor);
+  d.kind = MP_KIND_ARCH;
+  d.name = name;
+  d.version = version;
+  d.description = description;
+  d.capabilities = capabilities;
+  d.score = detail::score_fn<T>();
+  d.n_options = static_cast<uint32_t>(options.size());
+  d.options = options.empty() ? nullptr : options.data();
+  d.arch = arch_vtable<T>();
+  return d;
+}
+
+// Fills the host's manifest; the body of moepage_plugin_query. `components` must be static.
+inline mp_status fill_manifest(mp_plugin_manifest* manifest, const char* plugin_name, const char* version,
+                               std::span<const mp_component_descriptor> components) noexcept {
+  // The host sets struct_size to what it allocated; a v1 plugin writes every v1 field.
+  if (manifest == nullptr || manifest->struct_size < sizeof(mp_plugin_manifest)) return MP_ERR_INVALID_ARG;
+  manifest->abi_major = MP_ABI_MAJOR;
+  manifest->abi_minor = MP_ABI_MINOR;
+  manifest->plugin_name = plugin_name;
+  manifest->version = version;
+  manifest->n_components = static_cast<uint32_t>(components.size());
+  manifest->components = components.data();
+  return MP_OK;
+}
+
+}  // namespace mp
+
+// Defines the library's one exported symbol. The descriptor list is built once, on first query,
+// into static storage; an exception while building it becomes MP_ERR_INTERNAL.
+#define MOEPAGE_PLUGIN(plugin_name, plugin_version, ...)                                                  \
+  extern "C" MP_PLUGIN_EXPORT mp_status moepage_plugin_query(const mp_host_api* /*host*/,                  \
+                                                             mp_plugin_manifest* manifest) {               \
+    try {                                                                                                 \
+      static const mp_component_descriptor moepage_components_[] = {__VA_ARGS__};                         \
+      return ::mp::fill_manifest(manifest, plugin_name, plugin_version, moepage_components_);             \
+    } catch (...) {                                                                                       \
+      return MP_ERR_INTERNAL;                                                                             \
+    }                                                                                                     \
+  }

@@ -1,0 +1,55 @@
+// A transport that needs no files: reads "produce" byte (offset + i) & 0xff, so tests can check
+// destinations without creating data. Shared by several fake plugins.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "moepage/cpp/plugin_adapter.hpp"
+
+namespace fake {
+
+class PatternTransport {
+ public:
+  PatternTransport(const mp_host_api* host, const mp::Options&) : log_(host, "fake-transport") {}
+  ~PatternTransport() { log_.info("destroyed transport"); }
+
+  mp_status open(const char* path, uint32_t* file) {
+    if (path == nullptr || file == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "open: path or file is NULL");
+    paths_.emplace_back(path);
+    *file = static_cast<uint32_t>(paths_.size() - 1);
+    return MP_OK;
+  }
+  mp_status submit(const mp_read_request* requests, uint32_t n, mp_ticket* ticket) {
+    for (uint32_t r = 0; r < n; ++r) {
+      const mp_read_request& q = requests[r];
+      if (q.file >= paths_.size()) throw mp::Error(MP_ERR_INVALID_ARG, mp::format("submit: unknown file {}", q.file));
+      auto* dst = static_cast<unsigned char*>(q.dst) + q.dst_offset;
+      for (uint64_t i = 0; i < q.length; ++i) dst[i] = static_cast<unsigned char>((q.offset + i) & 0xff);
+      ++requests_;
+    }
+    *ticket = ++last_ticket_;
+    return MP_OK;
+  }
+  mp_status wait(mp_ticket ticket) { return poll(ticket); }
+  mp_status poll(mp_ticket ticket) {
+    if (ticket == 0 || ticket > last_ticket_) throw mp::Error(MP_ERR_INVALID_ARG, mp::format("unknown ticket {}", ticket));
+    return MP_OK;
+  }
+  mp_status stats(mp_transport_stats* out) {
+    out->requests = requests_;
+    return MP_OK;
+  }
+
+ private:
+  mp::HostLog log_;
+  std::vector<std::string> paths_;
+  mp_ticket last_ticket_ = 0;
+  uint64_t requests_ = 0;
+};
+
+inline constexpr mp_option_def kPatternOptions[] = {
+    mp::option(MP_OPT_INT, "threads", "1", "unused; present so option tables are exercised"),
+};
+
+}  // namespace fake

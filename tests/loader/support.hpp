@@ -1,0 +1,20 @@
+// Shared by the loader tests: where the fake plugins are, and a host to load them with.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "host/host_api.hpp"
+
+namespace loader_test {
+
+inline std::filesystem::path fake_dir(const std::string& name) {
+  return std::filesystem::path(MOEPAGE_FAKE_PLUGIN_DIR) / name;
+}
+
+// The single library file a fake case folder holds (lib<target>.so).
+inline std::filesystem::path fake_lib(const std::string& folder, const std::string& target) {
+  return fake_dir(folder) / ("lib" + target + ".so");
+}
+
+}  // namespace loader_test

@@ -1,0 +1,106 @@
+// Prefetch bookkeeping: protection of the current token's experts, used and wasted counts.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "core_fixture.hpp"
+#include "moepage/pager_core/errors.hpp"
+
+using namespace moepage::pager;
+using moepage::test::acquire;
+using moepage::test::small_geometry;
+
+TEST_CASE("a prefetch never evicts an expert the current token already requested") {
+  PagerCore core(small_geometry(3));
+  core.begin_token(0);
+  acquire(core, 1, {0, 1, 2});
+  core.begin_token(1);
+  acquire(core, 1, {0, 1});  // this token needs 0 and 1; 2 is fair game
+  const Plan& pre = core.prefetch(1, std::vector<int32_t>{5, 6, 7});
+  REQUIRE(pre.size() == 1);  // only one unprotected slot
+  CHECK(pre.experts[0] == 5);
+  CHECK(pre.part(0).evicted == 2);
+  CHECK(core.pool(1).slot_of(0) >= 0);
+  CHECK(core.pool(1).slot_of(1) >= 0);
+  core.commit_fill(1, pre.fill);
+  // Next token: protection is gone and the prefetch may evict again (lru: 0, then 1).
+  core.begin_token(2);
+  const Plan& next = core.prefetch(1, std::vector<int32_t>{6, 7});
+  REQUIRE(next.size() == 2);
+  CHECK(next.part(0).evicted == 0);
+  CHECK(next.part(1).evicted == 1);
+}
+
+TEST_CASE("a prefetch never evicts a slot still being filled, including its own") {
+  PagerCore core(small_geometry(2));
+  core.begin_token(0);
+  const Plan& demand = core.plan(1, std::vector<int32_t>{0});  // slot 0 filling
+  const uint64_t demand_fill = demand.fill;
+  core.begin_token(1);
+  const Plan& pre = core.prefetch(1, std::vector<int32_t>{3, 4, 5});
+  REQUIRE(pre.size() == 1);  // slot 1 only; its own fill is not a victim for 4
+  CHECK(pre.experts[0] == 3);
+  CHECK(core.pool(1).state(0) == SlotState::Filling);
+  core.commit_fill(1, demand_fill);
+}
+
+TEST_CASE("prefetch skips experts already mapped and refuses repeated or out-of-range predictions") {
+  PagerCore core(small_geometry(4));
+  acquire(core, 1, {1});
+  core.begin_token(1);
+  const Plan& pre = core.prefetch(1, std::vector<int32_t>{1, 2});
+  REQUIRE(pre.size() == 1);
+  CHECK(pre.experts[0] == 2);
+  CHECK_THROWS_WITH(core.prefetch(1, std::vector<int32_t>{3, 3}), "layer 1: predicted expert 3 is listed twice");
+  CHECK_THROWS_WITH(core.prefetch(1, std::vector<int32_t>{8}),
+                    "layer 1: predicted expert 8 is out of range (the layer has 8 experts)");
+  CHECK_THROWS_WITH(core.prefetch(0, std::vector<int32_t>{1}),
+                    "layer 0 has no slot pool (its routed experts are not paged)");
+}
+
+TEST_CASE("a prefetched expert later requested counts as used once; one evicted unrequested counts as wasted") {
+  PagerCore core(small_geometry(3));
+  core.begin_token(0);
+  const Plan& pre = core.prefetch(1, std::vector<int32_t>{4, 5});
+  core.commit_fill(1, pre.fill);
+  CHECK(core.layer_counters(1).prefetch_issued == 2);
+  const Plan& use = acquire(core, 1, {4});
+  CHECK(use.hit(0));
+  acquire(core, 1, {4});  // a second hit is not a second use
+  auto c = core.layer_counters(1);
+  CHECK(c.prefetch_used == 1);
+  CHECK(c.prefetch_wasted == 0);
+  CHECK(c.hits == 2);
+  // Fill the pool so the unused prefetch (5) is evicted: lru order is 5 (inserted first) ... 
+  core.begin_token(1);
+  acquire(core, 1, {6, 4});
+  acquire(core, 1, {7, 4, 6});
+  c = core.layer_counters(1);
+  CHECK(c.prefetch_wasted == 1);
+  CHECK(core.pool(1).slot_of(5) == -1);
+  CHECK(c.prefetch_used + c.prefetch_wasted == c.prefetch_issued);
+}
+
+TEST_CASE("a failed prefetch leaves no valid slot and counts as failed, not wasted") {
+  PagerCore core(small_geometry(3));
+  const Plan& pre = core.prefetch(1, std::vector<int32_t>{2});
+  const uint64_t fill = pre.fill;
+  CHECK(core.invalidate_fill(1, fill) == 1);
+  const auto c = core.layer_counters(1);
+  CHECK(c.prefetch_failed == 1);
+  CHECK(c.prefetch_wasted == 0);
+  CHECK_FALSE(acquire(core, 1, {2}).hit(0));
+}
+
+TEST_CASE("a demand hit on a prefetch still in flight waits for the prefetch's fill") {
+  PagerCore core(small_geometry(3));
+  const Plan& pre = core.prefetch(1, std::vector<int32_t>{3});
+  const uint64_t prefetch_fill = pre.fill;
+  const Plan& plan = core.plan(1, std::vector<int32_t>{3, 4});
+  CHECK(plan.hit(0));
+  CHECK(plan.part(0).pending);
+  CHECK(plan.part(0).fill == prefetch_fill);
+  CHECK(plan.part(1).fill == plan.fill);
+  CHECK(plan.fill != prefetch_fill);
+}

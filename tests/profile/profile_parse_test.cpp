@@ -1,0 +1,223 @@
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "profile/profile.hpp"
+#include "temp_folder.hpp"
+
+using moepage::profile::load_profile;
+using moepage::profile::Profile;
+using moepage::profile::ProfileError;
+using moepage::test::TempFolder;
+
+namespace {
+
+// The message load_profile throws, or "" when it loads.
+std::string load_error(const std::filesystem::path& file, std::vector<std::string> overrides = {}) {
+  try {
+    load_profile(file, overrides);
+  } catch (const ProfileError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const std::string* option_text(const moepage::profile::ComponentSpec& spec, const std::string& name) {
+  for (const auto& option : spec.options) {
+    if (option.name == name) return &option.text;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("a complete profile loads every setting") {
+  TempFolder dir;
+  auto file = dir.write("p.yaml",
+                        "model: models/tiny\n"
+                        "device: cpu\n"
+                        "arch: deepseek4\n"
+                        "pager: {plugin: lru, budget: 8GiB, policy: lfu}\n"
+                        "transport:\n  plugin: pread\n  threads: 2\n"
+                        "generate: {prompt_ids: [1, 2, 3], max_tokens: 5, temperature: 0.7, top_k: 40, top_p: 0.9, "
+                        "seed: 7}\n"
+                        "log: {level: debug}\n");
+  Profile p = load_profile(file);
+  CHECK(p.model == dir.path() / "models/tiny");
+  CHECK(p.device == "cpu");
+  CHECK(p.arch == "deepseek4");
+  CHECK(p.pager.plugin == "lru");
+  REQUIRE(option_text(p.pager, "budget") != nullptr);
+  CHECK(*option_text(p.pager, "budget") == "8GiB");
+  CHECK(*option_text(p.pager, "policy") == "lfu");
+  CHECK(p.transport.plugin == "pread");
+  CHECK(*option_text(p.transport, "threads") == "2");
+  CHECK(p.generate.prompt_ids == std::vector<int32_t>{1, 2, 3});
+  CHECK(p.generate.max_tokens == 5);
+  CHECK(p.generate.temperature == doctest::Approx(0.7));
+  CHECK(p.generate.top_k == 40);
+  CHECK(p.generate.top_p == doctest::Approx(0.9));
+  CHECK(p.generate.seed == 7);
+  CHECK(p.log_level == "debug");
+}
+
+TEST_CASE("settings a profile leaves out take their defaults") {
+  TempFolder dir;
+  Profile p = load_profile(dir.write("p.yaml", "pager: {plugin: resident}\n"));
+  CHECK(p.device == "cpu");
+  CHECK(p.arch.empty());
+  CHECK(p.model.empty());
+  CHECK(p.generate.max_tokens == 16);
+  CHECK(p.generate.temperature == 0.0);
+  CHECK(p.log_level == "info");
+}
+
+TEST_CASE("malformed YAML gives an error with file, line and column") {
+  TempFolder dir;
+  auto file = dir.write("broken.yaml", "pager:\n  plugin: lru\n  budget: [8GiB\n");
+  const std::string message = load_error(file);
+  CHECK(message.find(file.string() + ":") != std::string::npos);
+  CHECK(message.find("YAML syntax error") != std::string::npos);
+  // yaml-cpp reports the end of the unterminated flow sequence; what matters is a real line:column.
+  CHECK(message.find(file.string() + ":0:") == std::string::npos);
+  CHECK(message.find(":4:1:") != std::string::npos);
+}
+
+TEST_CASE("an unknown top-level key is an error naming it, its position and the valid keys") {
+  TempFolder dir;
+  auto file = dir.write("p.yaml", "model: m\npagr: {plugin: lru}\n");
+  const std::string message = load_error(file);
+  CHECK(message.find(file.string() + ":2:1:") != std::string::npos);
+  CHECK(message.find("unknown key 'pagr'") != std::string::npos);
+  CHECK(message.find("pager") != std::string::npos);
+}
+
+TEST_CASE("an unknown key inside generate names the key and the valid ones") {
+  TempFolder dir;
+  const std::string message = load_error(dir.write("p.yaml", "generate:\n  max_token: 3\n"));
+  CHECK(message.find(":2:3:") != std::string::npos);
+  CHECK(message.find("unknown key 'generate.max_token'") != std::string::npos);
+  CHECK(message.find("max_tokens") != std::string::npos);
+}
+
+TEST_CASE("a wrongly typed setting names the key, the expectation and the value") {
+  TempFolder dir;
+  const std::string message = load_error(dir.write("p.yaml", "generate:\n  max_tokens: lots\n"));
+  CHECK(message.find(":2:15:") != std::string::npos);
+  CHECK(message.find("generate.max_tokens: expected an integer") != std::string::npos);
+  CHECK(message.find("got 'lots'") != std::string::npos);
+
+  CHECK(load_error(dir.write("d.yaml", "device: gpu\n")).find("device: expected one of cpu|hip, got 'gpu'") !=
+        std::string::npos);
+  CHECK(load_error(dir.write("s.yaml", "pager: lru\n")).find("pager: expected a map of keys") != std::string::npos);
+  CHECK(load_error(dir.write("n.yaml", "pager: {plugin: lru, budget: {a: 1}}\n")).find("pager.budget: expected a "
+                                                                                       "single value") !=
+        std::string::npos);
+  CHECK(load_error(dir.write("ids.yaml", "generate: {prompt_ids: [1, x]}\n")).find("generate.prompt_ids") !=
+        std::string::npos);
+}
+
+TEST_CASE("a duplicate key is an error rather than a silent override") {
+  TempFolder dir;
+  const std::string message = load_error(dir.write("p.yaml", "pager:\n  plugin: lru\n  plugin: resident\n"));
+  CHECK(message.find(":3:3: duplicate key 'pager.plugin'") != std::string::npos);
+}
+
+TEST_CASE("a base chain merges key by key with relative paths resolved against each file") {
+  TempFolder dir;
+  dir.write("common/root.yaml",
+            "model: ../models/tiny\n"
+            "pager: {plugin: lru, budget: 1GiB, policy: lru}\n"
+            "transport: {plugin: pread, threads: 8}\n"
+            "generate: {prompt: hello, max_tokens: 4}\n");
+  dir.write("common/middle.yaml", "base: root.yaml\npager: {budget: 2GiB}\n");
+  auto leaf = dir.write("arms/leaf.yaml", "base: ../common/middle.yaml\ntransport: {chunk: 1MiB}\n");
+  Profile p = load_profile(leaf);
+  CHECK(p.model == dir.path() / "models/tiny");  // relative to root.yaml, not leaf.yaml
+  CHECK(p.pager.plugin == "lru");
+  CHECK(*option_text(p.pager, "budget") == "2GiB");  // middle wins over root
+  CHECK(*option_text(p.pager, "policy") == "lru");   // kept from root
+  CHECK(*option_text(p.transport, "threads") == "8");
+  CHECK(*option_text(p.transport, "chunk") == "1MiB");
+  REQUIRE(p.generate.prompt.has_value());
+  CHECK(*p.generate.prompt == "hello");
+  CHECK(p.generate.max_tokens == 4);
+  // PATH options remember the folder of the file that set them.
+  for (const auto& option : p.pager.options) CHECK(option.base_dir == dir.path() / "common");
+  for (const auto& option : p.transport.options) {
+    CHECK(option.base_dir == (option.name == "chunk" ? dir.path() / "arms" : dir.path() / "common"));
+  }
+}
+
+TEST_CASE("a child that picks another plugin drops the options inherited for the old one") {
+  TempFolder dir;
+  dir.write("base.yaml", "pager: {plugin: lru, budget: 1GiB}\n");
+  Profile p = load_profile(dir.write("child.yaml", "base: base.yaml\npager: {plugin: resident}\n"));
+  CHECK(p.pager.plugin == "resident");
+  CHECK(p.pager.options.empty());
+}
+
+TEST_CASE("a prompt in the child replaces prompt ids from the base") {
+  TempFolder dir;
+  dir.write("base.yaml", "generate: {prompt_ids: [5, 6]}\n");
+  Profile p = load_profile(dir.write("child.yaml", "base: base.yaml\ngenerate: {prompt: hi}\n"));
+  CHECK(p.generate.prompt == std::optional<std::string>("hi"));
+  CHECK_FALSE(p.generate.prompt_ids.has_value());
+  CHECK(load_error(dir.write("both.yaml", "generate: {prompt: a, prompt_ids: [1]}\n"))
+            .find("set either generate.prompt or generate.prompt_ids, not both") != std::string::npos);
+}
+
+TEST_CASE("an inheritance cycle is an error naming the files in order") {
+  TempFolder dir;
+  auto a = dir.write("a.yaml", "base: b.yaml\n");
+  auto b = dir.write("b.yaml", "base: a.yaml\n");
+  const std::string message = load_error(a);
+  CHECK(message.find("profile inheritance cycle") != std::string::npos);
+  CHECK(message.find(a.string() + " -> " + b.string() + " -> " + a.string()) != std::string::npos);
+}
+
+TEST_CASE("a missing base or profile file is named in the error") {
+  TempFolder dir;
+  auto child = dir.write("child.yaml", "base: nowhere.yaml\n");
+  const std::string message = load_error(child);
+  CHECK(message.find(child.string() + ":1:7: base profile 'nowhere.yaml' not found") != std::string::npos);
+  CHECK(load_error(dir.path() / "absent.yaml").find("cannot read profile '" + (dir.path() / "absent.yaml").string() +
+                                                    "': no such file") != std::string::npos);
+}
+
+TEST_CASE("--set overrides take precedence over the file and its base") {
+  TempFolder dir;
+  dir.write("base.yaml", "pager: {plugin: lru, budget: 1GiB}\ngenerate: {max_tokens: 4}\n");
+  auto child = dir.write("child.yaml", "base: base.yaml\npager: {budget: 2GiB}\n");
+  Profile p = load_profile(child, std::vector<std::string>{"pager.budget=3GiB", "generate.max_tokens=9",
+                                                           "model=here/model", "generate.prompt_ids=[4, 5]"},
+                           "/work/somewhere");
+  CHECK(*option_text(p.pager, "budget") == "3GiB");
+  CHECK(p.generate.max_tokens == 9);
+  CHECK(p.model == "/work/somewhere/here/model");  // --set paths resolve against the working folder
+  CHECK(p.generate.prompt_ids == std::vector<int32_t>{4, 5});
+  // Later overrides win over earlier ones.
+  Profile q = load_profile(child, std::vector<std::string>{"pager.budget=3GiB", "pager.budget=auto"});
+  CHECK(*option_text(q.pager, "budget") == "auto");
+}
+
+TEST_CASE("an empty --set value removes the key") {
+  TempFolder dir;
+  auto file = dir.write("p.yaml", "arch: deepseek4\npager: {plugin: lru, budget: 1GiB}\n");
+  Profile p = load_profile(file, std::vector<std::string>{"arch=", "pager.budget="});
+  CHECK(p.arch.empty());
+  CHECK(p.pager.options.empty());
+}
+
+TEST_CASE("a bad --set names the override and what was wrong") {
+  TempFolder dir;
+  auto file = dir.write("p.yaml", "pager: {plugin: lru}\n");
+  CHECK(load_error(file, {"pager.budget"}).find("--set pager.budget: expected key.path=value") != std::string::npos);
+  CHECK(load_error(file, {"pagr.budget=1"}).find("--set pagr.budget=1: unknown key 'pagr'") != std::string::npos);
+  CHECK(load_error(file, {"generate.max_tokens=x"}).find("--set generate.max_tokens=x: generate.max_tokens: "
+                                                         "expected an integer") != std::string::npos);
+  CHECK(load_error(file, {"pager=lru"}).find("'pager' is a section") != std::string::npos);
+  CHECK(load_error(file, {"pager.budget={a: 1}"}).find("expected a single value") != std::string::npos);
+  CHECK(load_error(file, {"base=x.yaml"}).find("base can only be set inside a profile file") != std::string::npos);
+}

@@ -1,0 +1,348 @@
+#include "pread_transport.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "positional_read.hpp"
+
+namespace moepage::pread {
+namespace {
+
+constexpr int64_t kMaxThreads = 256;
+constexpr uint64_t kMinChunk = 4096;
+constexpr uint64_t kMaxChunk = uint64_t{1} << 30;
+
+bool has_device_copies(const mp_host_api* host) {
+  if (host == nullptr || !MP_HAS_FIELD(host, mp_host_api, device) || host->device == nullptr) return false;
+  const mp_device_service* d = host->device;
+  return MP_HAS_FIELD(d, mp_device_service, copy_to_device_async) && d->alloc_pinned && d->free_pinned &&
+         d->stream_create && d->stream_destroy && d->stream_synchronize && d->copy_to_device_async;
+}
+
+}  // namespace
+
+PreadTransport::PreadTransport(const mp_host_api* host, const mp::Options& options) : host_(host) {
+  const int64_t threads = options.get_int("threads");
+  if (threads < 1 || threads > kMaxThreads) {
+    throw mp::Error(MP_ERR_INVALID_ARG,
+                    mp::format("pread: option threads = {}: expected 1 to {} reader threads", threads, kMaxThreads));
+  }
+  chunk_bytes_ = options.get_size("chunk");
+  if (chunk_bytes_ < kMinChunk || chunk_bytes_ > kMaxChunk) {
+    throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pread: option chunk = {} bytes: expected 4KiB to 1GiB",
+                                                   chunk_bytes_));
+  }
+  bounce_.resize(static_cast<size_t>(threads));
+  queue_ = std::make_unique<WorkQueue<Job>>(static_cast<uint32_t>(threads),
+                                            [this](Job& job, uint32_t worker) { run(job, worker); });
+  mp::HostLog(host_, "pread").debug("{} reader threads, chunks of {} bytes", threads, chunk_bytes_);
+}
+
+PreadTransport::~PreadTransport() {
+  queue_.reset();  // joins the readers: nothing below is in use after this
+  if (has_device_copies(host_)) {
+    const mp_device_service* d = host_->device;
+    for (Bounce& b : bounce_) {
+      if (b.buffer != nullptr) d->free_pinned(d->ctx, b.buffer);
+      if (b.stream != nullptr) d->stream_destroy(d->ctx, b.stream);
+    }
+  }
+  for (File& f : files_) ::close(f.fd);
+}
+
+uint64_t PreadTransport::now_ns() const {
+  if (host_ != nullptr && MP_HAS_FIELD(host_, mp_host_api, now_ns) && host_->now_ns != nullptr) {
+    return host_->now_ns(host_->ctx);
+  }
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+mp_status PreadTransport::open(const char* path, uint32_t* file) {
+  if (path == nullptr || file == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "pread: open: path or file is NULL");
+  std::lock_guard lock(files_mutex_);
+  // Pagers open each expert's file by path; one descriptor per file keeps the count small.
+  for (size_t i = 0; i < files_.size(); ++i) {
+    if (files_[i].path == path) {
+      *file = static_cast<uint32_t>(i);
+      return MP_OK;
+    }
+  }
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    throw mp::Error(MP_ERR_IO, mp::format("pread: cannot open {}: {}", path, std::strerror(err)));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw mp::Error(MP_ERR_IO, mp::format("pread: cannot read {}: it is a directory", path));
+  }
+  files_.push_back(File{fd, path});
+  *file = static_cast<uint32_t>(files_.size() - 1);
+  return MP_OK;
+}
+
+mp_status PreadTransport::submit(const mp_read_request* requests, uint32_t n, mp_ticket* ticket) {
+  if (ticket == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "pread: submit: ticket is NULL");
+  if (requests == nullptr && n > 0) throw mp::Error(MP_ERR_INVALID_ARG, "pread: submit: requests is NULL");
+
+  std::lock_guard lock(slots_mutex_);  // also guards resolved_ and staging_
+  // Check everything before queueing anything, so a bad batch leaves no half-run ticket behind.
+  // Files are resolved now so readers never touch files_ (which open() may be growing).
+  resolved_.assign(n, nullptr);
+  {
+    std::lock_guard files_lock(files_mutex_);
+    for (uint32_t i = 0; i < n; ++i) {
+      const mp_read_request& r = requests[i];
+      if (r.struct_size < sizeof(mp_read_request)) {
+        throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pread: request {}: struct_size {} is smaller than {}", i,
+                                                       r.struct_size, sizeof(mp_read_request)));
+      }
+      if (r.file >= files_.size()) {
+        throw mp::Error(MP_ERR_INVALID_ARG,
+                        mp::format("pread: request {}: unknown file handle {} (opened: {})", i, r.file, files_.size()));
+      }
+      if (r.length > 0 && r.dst == nullptr) {
+        throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pread: request {}: dst is NULL", i));
+      }
+      if (r.offset + r.length < r.offset || r.dst_offset + r.length < r.dst_offset) {
+        throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pread: request {}: offset + length overflows", i));
+      }
+      if (r.dst_kind != MP_MEM_HOST && r.dst_kind != MP_MEM_DEVICE) {
+        throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pread: request {}: unknown dst_kind {}", i, r.dst_kind));
+      }
+      if (r.priority != MP_READ_DEMAND && r.priority != MP_READ_PREFETCH) {
+        throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pread: request {}: unknown priority {}", i, r.priority));
+      }
+      if (r.dst_kind == MP_MEM_DEVICE && !has_device_copies(host_)) {
+        throw mp::Error(MP_ERR_UNSUPPORTED,
+                        mp::format("pread: request {}: device destination, but the host offers no device copies", i));
+      }
+      resolved_[i] = &files_[r.file];
+    }
+  }
+
+  TicketState& state = acquire_slot(ticket);
+  state.n_requests = n;
+  state.request_failed.assign(n, 0);
+  staging_.clear();
+  size_t demand_jobs = 0;
+  // Demand chunks first in staging_, then prefetch, so each group is one push.
+  for (int pass = 0; pass < 2; ++pass) {
+    const int32_t priority = pass == 0 ? MP_READ_DEMAND : MP_READ_PREFETCH;
+    for (uint32_t i = 0; i < n; ++i) {
+      const mp_read_request& r = requests[i];
+      if (r.priority != priority) continue;
+      for (uint64_t done = 0; done < r.length; done += chunk_bytes_) {
+        Job job;
+        job.ticket = &state;
+        job.file = resolved_[i];
+        job.request = i;
+        job.offset = r.offset + done;
+        job.length = std::min(chunk_bytes_, r.length - done);
+        job.dst = static_cast<unsigned char*>(r.dst) + r.dst_offset + done;
+        job.to_device = r.dst_kind == MP_MEM_DEVICE;
+        job.tag = r.tag;
+        staging_.push_back(job);
+      }
+    }
+    if (pass == 0) demand_jobs = staging_.size();
+  }
+  state.chunks_left.store(staging_.size());
+  if (staging_.empty()) {
+    std::lock_guard state_lock(state.mutex);
+    state.done = true;
+    requests_done_ += n;
+    return MP_OK;
+  }
+  const std::span<const Job> jobs(staging_);
+  queue_->push(jobs.subspan(0, demand_jobs), true);
+  queue_->push(jobs.subspan(demand_jobs), false);
+  return MP_OK;
+}
+
+PreadTransport::TicketState& PreadTransport::acquire_slot(mp_ticket* ticket) {
+  uint32_t index;
+  if (free_slots_.empty()) {
+    slots_.push_back(std::make_unique<TicketState>());
+    index = static_cast<uint32_t>(slots_.size() - 1);
+  } else {
+    index = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  TicketState& state = *slots_[index];
+  state.in_use = true;
+  state.done = false;
+  state.status = MP_OK;
+  state.error.clear();
+  *ticket = (static_cast<uint64_t>(state.generation) << 32) | (index + 1u);
+  return state;
+}
+
+PreadTransport::TicketState* PreadTransport::find(mp_ticket ticket, std::unique_lock<std::mutex>& slots_lock) {
+  (void)slots_lock;  // the caller holds slots_mutex_
+  const uint64_t slot = ticket & 0xffffffffu;
+  if (slot == 0 || slot > slots_.size()) return nullptr;
+  TicketState* state = slots_[slot - 1].get();
+  if (!state->in_use || state->generation != (ticket >> 32)) return nullptr;
+  return state;
+}
+
+void PreadTransport::retire(mp_ticket ticket) {
+  std::lock_guard lock(slots_mutex_);
+  const uint32_t index = static_cast<uint32_t>((ticket & 0xffffffffu) - 1);
+  TicketState& state = *slots_[index];
+  if (!state.in_use || state.generation != (ticket >> 32)) return;  // another waiter retired it
+  state.in_use = false;
+  state.generation = state.generation == UINT32_MAX ? 1 : state.generation + 1;
+  free_slots_.push_back(index);
+}
+
+mp_status PreadTransport::result_of(TicketState& state) {
+  // Called with state.mutex held and done set.
+  if (state.status != MP_OK) throw mp::Error(state.status, state.error);
+  return MP_OK;
+}
+
+mp_status PreadTransport::wait(mp_ticket ticket) {
+  TicketState* state;
+  {
+    std::unique_lock lock(slots_mutex_);
+    state = find(ticket, lock);
+  }
+  if (state == nullptr) {
+    throw mp::Error(MP_ERR_INVALID_ARG,
+                    mp::format("pread: unknown ticket {} (never submitted, or already waited for)", ticket));
+  }
+  const uint64_t start = now_ns();
+  mp_status status;
+  std::string error;
+  {
+    std::unique_lock lock(state->mutex);
+    state->finished.wait(lock, [state] { return state->done; });
+    status = state->status;
+    if (status != MP_OK) error = state->error;
+  }
+  wait_ns_ += now_ns() - start;
+  retire(ticket);
+  if (status != MP_OK) throw mp::Error(status, error);
+  return MP_OK;
+}
+
+mp_status PreadTransport::poll(mp_ticket ticket) {
+  TicketState* state;
+  {
+    std::unique_lock lock(slots_mutex_);
+    state = find(ticket, lock);
+  }
+  if (state == nullptr) {
+    throw mp::Error(MP_ERR_INVALID_ARG,
+                    mp::format("pread: unknown ticket {} (never submitted, or already completed)", ticket));
+  }
+  mp_status status;
+  std::string error;
+  {
+    std::lock_guard lock(state->mutex);
+    if (!state->done) return MP_PENDING;
+    status = state->status;
+    if (status != MP_OK) error = state->error;
+  }
+  retire(ticket);
+  if (status != MP_OK) throw mp::Error(status, error);
+  return MP_OK;
+}
+
+void PreadTransport::run(Job& job, uint32_t worker) {
+  const uint64_t start = now_ns();
+  mp_status status = MP_OK;
+  std::string error;
+  if (job.to_device) {
+    status = read_to_device(job, worker, error);
+  } else {
+    ReadFailure r = read_exact(job.file->fd, job.file->path, job.offset, job.length, job.dst);
+    bytes_read_ += r.bytes_read;
+    status = r.status;
+    error = std::move(r.message);
+  }
+  read_ns_ += now_ns() - start;
+  if (status != MP_OK && job.tag != 0) error += mp::format(" [tag {}]", job.tag);
+  finish_chunk(*job.ticket, job.request, status, std::move(error));
+}
+
+mp_status PreadTransport::read_to_device(Job& job, uint32_t worker, std::string& error) {
+  const mp_device_service* d = host_->device;
+  Bounce& b = bounce_[worker];
+  if (b.buffer == nullptr) {
+    if (d->alloc_pinned(d->ctx, chunk_bytes_, &b.buffer) != MP_OK || b.buffer == nullptr) {
+      b.buffer = nullptr;
+      error = mp::format("pread: cannot allocate a {}-byte pinned bounce buffer", chunk_bytes_);
+      return MP_ERR_OOM;
+    }
+  }
+  if (b.stream == nullptr && d->stream_create(d->ctx, &b.stream) != MP_OK) {
+    b.stream = nullptr;
+    error = "pread: cannot create a copy stream";
+    return MP_ERR_DEVICE;
+  }
+  ReadFailure r = read_exact(job.file->fd, job.file->path, job.offset, job.length, b.buffer);
+  bytes_read_ += r.bytes_read;
+  if (r.status != MP_OK) {
+    error = std::move(r.message);
+    return r.status;
+  }
+  // The copy is ordered on this reader's own stream and finished before the bounce buffer is reused.
+  const uint64_t copy_start = now_ns();
+  mp_status s = d->copy_to_device_async(d->ctx, job.dst, b.buffer, job.length, b.stream);
+  if (s == MP_OK) s = d->stream_synchronize(d->ctx, b.stream);
+  copy_ns_ += now_ns() - copy_start;
+  if (s != MP_OK) {
+    error = mp::format("pread: {}: copying {} bytes read at offset {} to the device failed ({})", job.file->path,
+                       job.length, job.offset, mp_status_name(s));
+  }
+  return s;
+}
+
+void PreadTransport::finish_chunk(TicketState& ticket, uint32_t request, mp_status status, std::string&& error) {
+  if (status != MP_OK) {
+    std::lock_guard lock(ticket.mutex);
+    if (ticket.status == MP_OK) {  // the first error is the ticket's error
+      ticket.status = status;
+      ticket.error = std::move(error);
+    }
+    ticket.request_failed[request] = 1;
+  }
+  if (ticket.chunks_left.fetch_sub(1) != 1) return;
+  std::lock_guard lock(ticket.mutex);
+  const auto failed = static_cast<uint64_t>(std::count(ticket.request_failed.begin(), ticket.request_failed.end(), 1));
+  requests_done_ += ticket.n_requests;
+  errors_ += failed;
+  ticket.done = true;
+  ticket.finished.notify_all();
+}
+
+mp_status PreadTransport::stats(mp_transport_stats* out) {
+  if (out == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "pread: stats: out is NULL");
+  mp_transport_stats s{};
+  s.requests = requests_done_;
+  s.bytes_read = bytes_read_;
+  s.read_ns = read_ns_;
+  s.copy_ns = copy_ns_;
+  s.wait_ns = wait_ns_;
+  s.errors = errors_;
+  // Write only what the caller's struct has room for; its struct_size stays as it declared.
+  const uint32_t size = std::min<uint32_t>(out->struct_size, sizeof s);
+  if (size > sizeof s.struct_size) {
+    std::memcpy(reinterpret_cast<char*>(out) + sizeof s.struct_size, reinterpret_cast<const char*>(&s) + sizeof s.struct_size,
+                size - sizeof s.struct_size);
+  }
+  return MP_OK;
+}
+
+}  // namespace moepage::pread

@@ -1,0 +1,102 @@
+// The pread transport: positional reads of file ranges, split into chunks and spread over a small
+// pool of reader threads. Host destinations are written directly; device destinations are read
+// into a per-thread pinned bounce buffer and copied with the host's device service.
+//
+// Tickets live in reusable slots: a ticket is (generation << 32 | slot + 1), so a stale ticket
+// from a reused slot is recognised. wait() and a poll() that reports completion retire the
+// ticket; asking about it again is an error.
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "moepage/cpp/plugin_adapter.hpp"
+#include "work_queue.hpp"
+
+namespace moepage::pread {
+
+class PreadTransport {
+ public:
+  PreadTransport(const mp_host_api* host, const mp::Options& options);
+  ~PreadTransport();
+  PreadTransport(const PreadTransport&) = delete;
+  PreadTransport& operator=(const PreadTransport&) = delete;
+
+  mp_status open(const char* path, uint32_t* file);
+  mp_status submit(const mp_read_request* requests, uint32_t n, mp_ticket* ticket);
+  mp_status wait(mp_ticket ticket);
+  mp_status poll(mp_ticket ticket);
+  mp_status stats(mp_transport_stats* out);
+
+ private:
+  struct File {
+    int fd = -1;
+    std::string path;
+  };
+
+  struct TicketState {
+    uint32_t generation = 1;
+    bool in_use = false;
+    std::atomic<uint64_t> chunks_left{0};
+    uint32_t n_requests = 0;
+    std::mutex mutex;  // guards the fields below
+    std::condition_variable finished;
+    bool done = false;
+    mp_status status = MP_OK;
+    std::string error;
+    std::vector<uint8_t> request_failed;  // capacity reused across the slot's tickets
+  };
+
+  // One chunk of one request.
+  struct Job {
+    TicketState* ticket = nullptr;
+    const File* file = nullptr;
+    uint32_t request = 0;
+    uint64_t offset = 0;
+    uint64_t length = 0;
+    unsigned char* dst = nullptr;  // already advanced to this chunk
+    bool to_device = false;
+    uint64_t tag = 0;
+  };
+
+  // What each reader thread keeps for device destinations; made on its first device chunk.
+  struct Bounce {
+    void* buffer = nullptr;
+    mp_stream stream = nullptr;
+  };
+
+  void run(Job& job, uint32_t worker);
+  mp_status read_to_device(Job& job, uint32_t worker, std::string& error);
+  void finish_chunk(TicketState& ticket, uint32_t request, mp_status status, std::string&& error);
+  TicketState& acquire_slot(mp_ticket* ticket);
+  TicketState* find(mp_ticket ticket, std::unique_lock<std::mutex>& slots_lock);
+  void retire(mp_ticket ticket);
+  mp_status result_of(TicketState& state);
+  uint64_t now_ns() const;
+
+  const mp_host_api* host_;
+  uint64_t chunk_bytes_;
+
+  std::mutex files_mutex_;
+  std::deque<File> files_;  // deque: open() never moves a File a queued job points to
+
+  std::mutex slots_mutex_;
+  std::vector<std::unique_ptr<TicketState>> slots_;
+  std::vector<uint32_t> free_slots_;
+  // submit()'s scratch, reused under slots_mutex_ so a steady workload stops allocating.
+  std::vector<const File*> resolved_;
+  std::vector<Job> staging_;
+
+  std::vector<Bounce> bounce_;  // [worker], each touched only by its worker
+
+  std::atomic<uint64_t> requests_done_{0}, bytes_read_{0}, read_ns_{0}, copy_ns_{0}, wait_ns_{0}, errors_{0};
+
+  std::unique_ptr<WorkQueue<Job>> queue_;  // last: its threads stop before anything above goes
+};
+
+}  // namespace moepage::pread
