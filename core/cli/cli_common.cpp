@@ -13,19 +13,20 @@ bool g_level_from_command_line = false;
 
 bool log_level_set_by_command_line() { return g_level_from_command_line; }
 
-void set_log_level_by_name(const std::string& level, std::string_view origin) {
+spdlog::level::level_enum log_level_from_name(const std::string& level, std::string_view origin) {
   static const std::pair<std::string_view, spdlog::level::level_enum> kLevels[] = {
       {"trace", spdlog::level::trace}, {"debug", spdlog::level::debug}, {"info", spdlog::level::info},
       {"warn", spdlog::level::warn},   {"error", spdlog::level::err},   {"off", spdlog::level::off}};
   for (const auto& [name, value] : kLevels) {
-    if (level == name) {
-      host::set_log_level(value);
-      g_level_from_command_line = true;
-      return;
-    }
+    if (level == name) return value;
   }
   throw UsageError(std::string(origin) + ": unknown log level '" + level +
                    "' (expected trace, debug, info, warn, error or off)");
+}
+
+void set_command_line_log_level(const std::string& level) {
+  host::set_log_level(log_level_from_name(level, "--log-level"));
+  g_level_from_command_line = true;
 }
 
 std::string command_help(const CommandSpec& spec) {
@@ -45,7 +46,7 @@ std::optional<po::variables_map> parse_command(CommandSpec& spec, int argc, char
     return std::nullopt;
   }
   po::notify(vm);  // after --help, so "moepage run --help" works without --profile
-  if (vm.count("log-level")) set_log_level_by_name(vm["log-level"].as<std::string>(), "--log-level");
+  if (vm.count("log-level")) set_command_line_log_level(vm["log-level"].as<std::string>());
   return vm;
 }
 

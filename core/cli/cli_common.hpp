@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include <boost/program_options.hpp>
+#include <spdlog/common.h>
 
 namespace moepage::cli {
 
@@ -20,9 +21,11 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Sets the level of every host logger from its name (trace, debug, info, warn, error, off);
-// throws UsageError naming `origin` (e.g. "--log-level") for anything else.
-void set_log_level_by_name(const std::string& level, std::string_view origin);
+// The logger level named `level` (trace, debug, info, warn, error, off); throws UsageError
+// naming `origin` (e.g. "--log-level") for anything else.
+spdlog::level::level_enum log_level_from_name(const std::string& level, std::string_view origin);
+// Applies --log-level to every host logger and remembers that the command line chose it.
+void set_command_line_log_level(const std::string& level);
 // True once the command line set a level (a profile's log.level then does not override it).
 bool log_level_set_by_command_line();
 

@@ -1,5 +1,7 @@
 // `moepage plugins`: every component the plugin folders provide, with its options, and every
 // library or component that was refused and why.
+#include <algorithm>
+#include <array>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -28,26 +30,30 @@ std::string capability_text(uint32_t caps) {
   return out.empty() ? "-" : out;
 }
 
+std::string default_text(const mp_option_def& def) {
+  if (def.default_value == nullptr) return "(required)";
+  return "default " + std::string(*def.default_value != '\0' ? def.default_value : "\"\"");
+}
+
 void print_options(std::ostream& out, const mp_component_descriptor& d) {
   if (d.n_options == 0 || d.options == nullptr) {
     out << "    options: none\n";
     return;
   }
   out << "    options:\n";
-  size_t name_width = 0, type_width = 0;
+  // Columns: name, type, default, help; each padded to its widest entry.
+  std::vector<std::array<std::string, 4>> rows;
+  std::array<size_t, 3> width{};
   for (uint32_t i = 0; i < d.n_options; ++i) {
     const mp_option_def& def = d.options[i];
-    name_width = std::max(name_width, std::string(def.name ? def.name : "?").size());
-    type_width = std::max(type_width, profile::option_type_name(def).size());
+    rows.push_back({def.name ? def.name : "?", profile::option_type_name(def), default_text(def),
+                    def.help ? def.help : ""});
+    for (size_t c = 0; c < width.size(); ++c) width[c] = std::max(width[c], rows.back()[c].size());
   }
-  for (uint32_t i = 0; i < d.n_options; ++i) {
-    const mp_option_def& def = d.options[i];
-    const std::string name = def.name ? def.name : "?";
-    const std::string type = profile::option_type_name(def);
-    const std::string fallback =
-        def.default_value == nullptr ? "(required)" : "default " + std::string(*def.default_value ? def.default_value : "\"\"");
-    out << "      " << name << std::string(name_width - name.size() + 2, ' ') << type
-        << std::string(type_width - type.size() + 2, ' ') << fallback << "  " << (def.help ? def.help : "") << "\n";
+  for (const auto& row : rows) {
+    out << "      ";
+    for (size_t c = 0; c < width.size(); ++c) out << row[c] << std::string(width[c] - row[c].size() + 2, ' ');
+    out << row[3] << "\n";
   }
 }
 

@@ -83,7 +83,9 @@ int cmd_run(int argc, char** argv) {
     overrides.push_back("generate.max_tokens=" + yaml_quote((*vm)["max-tokens"].as<std::string>()));
   }
   const profile::Profile prof = profile::load_profile((*vm)["profile"].as<std::string>(), overrides);
-  if (!log_level_set_by_command_line()) set_log_level_by_name(prof.log_level, prof.source.string() + ": log.level");
+  if (!log_level_set_by_command_line()) {
+    host::set_log_level(log_level_from_name(prof.log_level, prof.source.string() + ": log.level"));
+  }
   auto log = host::logger("run");
 
   if (prof.device != "cpu") {

@@ -57,11 +57,11 @@ int dispatch(int argc, char** argv) {
     }
     if (arg == "--log-level") {
       if (i + 1 >= argc) throw UsageError("--log-level needs a value");
-      set_log_level_by_name(argv[++i], "--log-level");
+      set_command_line_log_level(argv[++i]);
       continue;
     }
     if (arg.rfind("--log-level=", 0) == 0) {
-      set_log_level_by_name(std::string(arg.substr(12)), "--log-level");
+      set_command_line_log_level(std::string(arg.substr(12)));
       continue;
     }
     throw UsageError("unknown option '" + std::string(arg) + "' before the command");

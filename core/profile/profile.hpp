@@ -1,7 +1,9 @@
 // A profile: which model to run, on which device, with which architecture, pager and transport
 // plugins and their options, and how to generate. Profiles are YAML files; `base:` names another
 // profile (relative to the including file) whose settings this one starts from, map keys merging
-// one by one with the child winning. `--set key.path=value` overrides apply after loading.
+// one by one with the child winning. A key with no value (`budget:` or `budget: ~`) removes what a
+// base set. A child that names a different plugin for pager or transport drops the options its
+// base gave the old plugin. `--set key.path=value` overrides apply after loading, in order.
 //
 // Loading checks the shape of the profile (known keys, types of the fixed settings). The pager
 // and transport options are only checked against their plugin's option table later
@@ -66,8 +68,5 @@ struct Profile {
 // `override_base_dir` is where relative paths given by overrides resolve (the working folder).
 Profile load_profile(const std::filesystem::path& path, std::span<const std::string> overrides = {},
                      const std::filesystem::path& override_base_dir = std::filesystem::current_path());
-
-// The keys a profile may hold at the top level, for messages and `--help`.
-std::span<const std::string_view> top_level_keys();
 
 }  // namespace moepage::profile

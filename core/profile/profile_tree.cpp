@@ -99,9 +99,9 @@ void merge_layer(Settings& settings, const Layer& layer) {
     const std::string section = key.substr(0, dot);
     if (!is_component_section(section)) continue;
     auto current = settings.find(key);
-    const bool same = current != settings.end() && setting.value.IsScalar() &&
-                      current->second.value.Scalar() == setting.value.Scalar();
-    if (same) continue;
+    // Options set before any plugin was named stay: they were meant for whichever comes.
+    if (current == settings.end()) continue;
+    if (setting.value.IsScalar() && current->second.value.Scalar() == setting.value.Scalar()) continue;
     std::erase_if(settings, [&](const auto& entry) { return entry.first.rfind(section + ".", 0) == 0; });
   }
 
@@ -235,8 +235,6 @@ void read_chain(const fs::path& path, std::vector<fs::path>& chain, std::vector<
 }
 
 }  // namespace
-
-std::span<const std::string_view> top_level_keys() { return kTopLevel; }
 
 bool is_component_section(std::string_view section) { return section == "pager" || section == "transport"; }
 

@@ -26,6 +26,14 @@ inline uint8_t pattern_byte(uint64_t i) {
   return static_cast<uint8_t>(z ^ (z >> 31));
 }
 
+// True when p[0, n) holds the generated file's bytes starting at file offset `from`.
+inline bool matches_pattern(const uint8_t* p, uint64_t n, uint64_t from) {
+  for (uint64_t i = 0; i < n; ++i) {
+    if (p[i] != pattern_byte(from + i)) return false;
+  }
+  return true;
+}
+
 class PatternFile {
  public:
   explicit PatternFile(uint64_t size) {

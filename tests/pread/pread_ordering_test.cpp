@@ -10,7 +10,7 @@
 
 #include "pread_fixture.hpp"
 
-using moepage::test::pattern_byte;
+using moepage::test::matches_pattern;
 using moepage::test::PatternFile;
 using moepage::test::PreadPlugin;
 using moepage::test::read_request;
@@ -96,10 +96,8 @@ TEST_CASE("poll returns pending while a ticket's reads are in flight, then the r
   device.release();
   transport.wait(b);
   transport.wait(a);
-  for (uint64_t i = 0; i < 4096; ++i) {
-    REQUIRE(held[i] == pattern_byte(i));
-    REQUIRE(queued[i] == pattern_byte(8192 + i));
-  }
+  CHECK(matches_pattern(held.data(), 4096, 0));
+  CHECK(matches_pattern(queued.data(), 4096, 8192));
 }
 
 TEST_CASE("queued demand reads run before queued prefetch reads") {
@@ -131,7 +129,7 @@ TEST_CASE("queued demand reads run before queued prefetch reads") {
   CHECK(device.copy_order[1] == demand.data());
   CHECK(device.copy_order[2] == prefetch1.data());
   CHECK(device.copy_order[3] == prefetch2.data());
-  for (uint64_t i = 0; i < 4096; ++i) REQUIRE(demand[i] == pattern_byte(12288 + i));
+  CHECK(matches_pattern(demand.data(), 4096, 12288));
 }
 
 TEST_CASE("destroying a transport with reads still queued does not hang or crash") {

@@ -10,6 +10,7 @@
 
 #include "pread_fixture.hpp"
 
+using moepage::test::matches_pattern;
 using moepage::test::pattern_byte;
 using moepage::test::PatternFile;
 using moepage::test::PreadPlugin;
@@ -176,7 +177,7 @@ TEST_CASE("a file truncated under the transport gives an error naming file, offs
   // The failure is not sticky: the bytes that still exist read fine afterwards.
   const mp_read_request ok = read_request(handle, 0, 1000, dst.data(), 0);
   transport.wait(transport.submit({&ok, 1}));
-  for (uint64_t i = 0; i < 1000; ++i) REQUIRE(dst[i] == pattern_byte(i));
+  CHECK(matches_pattern(dst.data(), 1000, 0));
 }
 
 TEST_CASE("poll reports the result once and the ticket is then retired") {
@@ -188,7 +189,7 @@ TEST_CASE("poll reports the result once and the ticket is then retired") {
   const mp_read_request request = read_request(handle, 4096, 4096, dst.data(), 0);
   const mp_ticket ticket = transport.submit({&request, 1});
   while (!transport.poll(ticket)) std::this_thread::yield();
-  for (uint64_t i = 0; i < 4096; ++i) REQUIRE(dst[i] == pattern_byte(4096 + i));
+  CHECK(matches_pattern(dst.data(), 4096, 4096));
   CHECK(error_of([&] { transport.wait(ticket); }).find("unknown ticket") != std::string::npos);
   CHECK(error_of([&] { transport.poll(ticket); }).find("unknown ticket") != std::string::npos);
   CHECK(error_of([&] { transport.wait(12345); }).find("unknown ticket 12345") != std::string::npos);
@@ -249,6 +250,6 @@ TEST_CASE("device destinations go through the host's device copies") {
   transport.wait(transport.submit({&request, 1}));
   std::vector<uint8_t> back(size);
   REQUIRE(device->copy_to_host(device->ctx, back.data(), dst, size) == MP_OK);
-  for (uint64_t i = 0; i < size; ++i) REQUIRE(back[i] == pattern_byte(i));
+  CHECK(matches_pattern(back.data(), size, 0));
   device->free_device(device->ctx, dst);
 }

@@ -158,6 +158,24 @@ TEST_CASE("a child that picks another plugin drops the options inherited for the
   CHECK(p.pager.options.empty());
 }
 
+TEST_CASE("options a base sets before any plugin is named survive the child naming one") {
+  TempFolder dir;
+  dir.write("base.yaml", "transport: {threads: 2}\n");
+  Profile p = load_profile(dir.write("child.yaml", "base: base.yaml\ntransport: {plugin: pread}\n"));
+  CHECK(p.transport.plugin == "pread");
+  REQUIRE(option_text(p.transport, "threads") != nullptr);
+  CHECK(*option_text(p.transport, "threads") == "2");
+}
+
+TEST_CASE("a key with no value removes what the base set") {
+  TempFolder dir;
+  dir.write("base.yaml", "arch: deepseek4\npager: {plugin: lru, budget: 1GiB}\n");
+  Profile p = load_profile(dir.write("child.yaml", "base: base.yaml\narch:\npager: {budget: ~}\n"));
+  CHECK(p.arch.empty());
+  CHECK(p.pager.plugin == "lru");
+  CHECK(p.pager.options.empty());
+}
+
 TEST_CASE("a prompt in the child replaces prompt ids from the base") {
   TempFolder dir;
   dir.write("base.yaml", "generate: {prompt_ids: [5, 6]}\n");

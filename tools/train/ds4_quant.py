@@ -97,7 +97,9 @@ def check_codecs(seed=0):
         assert abs(ref - deq[i, j].item()) <= 1e-12 * max(1.0, abs(ref)), ("fp8 decode", i, j, ref, deq[i, j].item())
     rel = ((deq - w).norm() / w.norm()).item()
     assert rel < 0.05, f"fp8 relative error {rel}"
-    assert torch.equal(quantize_fp8(deq)[0], codes), "fp8 is not idempotent"
+    # Quantizing the decoded values again must give the same values (the codes may differ when
+    # rounding moved a block maximum across a power of two, which rescales exactly).
+    assert torch.equal(dequantize_fp8(*quantize_fp8(deq)), deq), "fp8 is not idempotent"
 
     w4 = torch.randn(96, 128, generator=gen) * 0.02
     w4[3, 64:96] *= 30.0
@@ -112,7 +114,7 @@ def check_codecs(seed=0):
         assert ref == deq4[i, j].item(), ("fp4 decode", i, j, ref, deq4[i, j].item())
     rel4 = ((deq4 - w4).norm() / w4.norm()).item()
     assert rel4 < 0.2, f"fp4 relative error {rel4}"
-    assert torch.equal(quantize_fp4(deq4)[0], packed), "fp4 is not idempotent"
+    assert torch.equal(dequantize_fp4(*quantize_fp4(deq4)), deq4), "fp4 is not idempotent"
     # The nibble order, pinned on a hand-made row: element 0 is 1.0 (code 2, low nibble) and
     # element 1 is -6.0 (code 0xF, high nibble); amax 6 gives scale 2^0 (byte 127).
     row = torch.zeros(1, 32)

@@ -1,0 +1,143 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "../profile/temp_folder.hpp"
+#include "child_process.hpp"
+#include "cli/commands.hpp"
+
+using moepage::test::run_moepage;
+using moepage::test::TempFolder;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+size_t line_count(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
+
+}  // namespace
+
+TEST_CASE("--version prints the version and the plugin ABI and exits 0") {
+  auto r = run_moepage({"--version"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.rfind("moepage ", 0) == 0);
+  CHECK(contains(r.out, "(plugin ABI 1.0)"));
+}
+
+TEST_CASE("--help lists every command and exits 0") {
+  auto r = run_moepage({"--help"});
+  CHECK(r.exit_code == 0);
+  for (const auto& c : moepage::cli::kCommands) CHECK(contains(r.out, "  " + std::string(c.name) + " "));
+}
+
+TEST_CASE("every subcommand answers --help with its usage and exits 0") {
+  for (const auto& c : moepage::cli::kCommands) {
+    CAPTURE(c.name);
+    auto r = run_moepage({std::string(c.name), "--help"});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.rfind("usage: moepage " + std::string(c.name), 0) == 0);
+    CHECK(contains(r.out, "--log-level"));
+  }
+}
+
+TEST_CASE("no command, an unknown command or an unknown option is a usage error with exit 2") {
+  CHECK(run_moepage({}).exit_code == 2);
+  auto unknown = run_moepage({"frobnicate"});
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.err == "moepage: usage error: unknown command 'frobnicate' (commands: plugins, run)\n");
+  auto option = run_moepage({"plugins", "--frob"});
+  CHECK(option.exit_code == 2);
+  CHECK(contains(option.err, "moepage: usage error: unrecognised option '--frob'"));
+  auto level = run_moepage({"--log-level", "loud", "plugins"});
+  CHECK(level.exit_code == 2);
+  CHECK(contains(level.err, "unknown log level 'loud'"));
+  auto missing = run_moepage({"run"});
+  CHECK(missing.exit_code == 2);
+  CHECK(contains(missing.err, "'--profile' is required"));
+}
+
+TEST_CASE("a profile that cannot be read is one error line and exit 1") {
+  TempFolder dir;
+  const std::string path = (dir.path() / "absent.yaml").string();
+  auto r = run_moepage({"run", "--profile", path});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err == "moepage: error: cannot read profile '" + path + "': no such file\n");
+}
+
+TEST_CASE("plugins lists the pread transport with its version, ABI, library and options") {
+  auto r = run_moepage({"plugins"});
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "transport pread 0.1.0  (ABI 1.0"));
+  CHECK(contains(r.out, "library: " + std::string(MOEPAGE_PLUGIN_BUILD_DIR) + "/libmoepage-transport-pread.so"));
+  CHECK(contains(r.out, "threads  int   default 4     reader threads"));
+  CHECK(contains(r.out, "chunk    size  default 4MiB  "));
+}
+
+TEST_CASE("plugins lists all six built-in components") {
+  auto r = run_moepage({"plugins"});
+  CHECK(r.exit_code == 0);
+  for (const char* component : {"arch deepseek4 ", "pager resident ", "pager lru ", "pager adapter-prefetch ",
+                                "transport pread ", "transport pinned-async "}) {
+    CAPTURE(component);
+    CHECK(contains(r.out, "\n" + std::string(component)));
+  }
+  CHECK(contains(r.out, "adapter  path"));
+  CHECK(contains(r.out, "(required)"));
+}
+
+TEST_CASE("run names the profile line and the available pagers when the pager does not exist") {
+  TempFolder dir;
+  auto profile = dir.write("p.yaml", "model: .\npager: {plugin: nope}\ntransport: {plugin: pread}\n");
+  auto r = run_moepage({"run", "--profile", profile.string()});
+  CHECK(r.exit_code == 1);
+  CHECK(line_count(r.err) == 1);
+  CHECK(contains(r.err, "moepage: error: " + profile.string() + ":2:17: pager.plugin: no pager plugin named 'nope'; "
+                        "available: adapter-prefetch, lru, resident"));
+}
+
+TEST_CASE("run refuses a transport option the plugin does not declare, listing the valid ones") {
+  TempFolder dir;
+  auto profile = dir.write("p.yaml", "model: .\npager: {plugin: resident}\ntransport: {plugin: pread, thread: 2}\n");
+  auto r = run_moepage({"run", "--profile", profile.string()});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err == "moepage: error: " + profile.string() +
+                     ":3:36: unknown key 'transport.thread' for transport plugin 'pread' (valid keys: threads, "
+                     "chunk)\n");
+}
+
+TEST_CASE("--set is applied before the options are checked") {
+  TempFolder dir;
+  auto profile = dir.write("p.yaml", "model: .\npager: {plugin: resident}\ntransport: {plugin: pread}\n");
+  auto r = run_moepage({"run", "--profile", profile.string(), "--set", "transport.chunk=lots"});
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "--set transport.chunk=lots: transport.chunk: transport plugin 'pread' expects a size"));
+}
+
+TEST_CASE("run builds the stack until the architecture says it is not available yet") {
+  TempFolder dir;
+  dir.write("model/config.json", R"({"model_type": "deepseek_v4"})");
+  auto r = run_moepage({"run", "--profile", std::string(MOEPAGE_SOURCE_DIR) + "/configs/default.yaml", "--model",
+                        (dir.path() / "model").string(), "--log-level", "error"});
+  CHECK(r.exit_code == 1);
+  CHECK(line_count(r.err) == 1);
+  CHECK(contains(r.err, "moepage: error: arch 'deepseek4': create failed (not-available): "));
+  CHECK(contains(r.err, "not available yet"));
+}
+
+TEST_CASE("run says when no architecture recognises the model folder") {
+  TempFolder dir;
+  dir.write("model/config.json", R"({"model_type": "llama"})");
+  auto r = run_moepage({"run", "--profile", std::string(MOEPAGE_SOURCE_DIR) + "/configs/default.yaml", "--model",
+                        (dir.path() / "model").string()});
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "no architecture plugin recognises the model folder " + (dir.path() / "model").string()));
+}
+
+TEST_CASE("plugins shows a refused library with its reason") {
+  const std::string dir = std::string(MOEPAGE_BINARY_DIR) + "/fake-plugins/wrong-major";
+  auto r = run_moepage({"plugins", "--plugin-dir", dir, "--log-level", "off"});
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "\nrefused:\n"));
+  CHECK(contains(r.out, "refused plugin " + dir));
+  CHECK(contains(r.out, "ABI major version mismatch"));
+}

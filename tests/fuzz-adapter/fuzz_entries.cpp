@@ -1,0 +1,60 @@
+#include "fuzz_entries.hpp"
+
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "moepage/pager_core/adapter_file.hpp"
+#include "moepage/pager_core/adapter_scorer.hpp"
+#include "moepage/pager_core/errors.hpp"
+#include "moepage/pager_core/simulator.hpp"
+#include "moepage/pager_core/trace.hpp"
+
+namespace moepage::fuzz {
+
+using namespace moepage::pager;
+
+void adapter_input(const uint8_t* data, size_t size) {
+  AdapterModel model;
+  model.n_layers = 5;
+  model.d_model = 6;
+  model.n_experts = 4;
+  model.has_experts = {0, 0, 1, 1, 1};
+  Adapter adapter;
+  try {
+    adapter = parse_adapter(std::span<const uint8_t>(data, size), model, "fuzz.hfadpt");
+  } catch (const PagerError&) {
+    return;
+  }
+  // A valid adapter must round-trip byte for byte and score without trouble.
+  const std::vector<uint8_t> again = serialize_adapter(adapter);
+  if (again.size() != size || !std::equal(again.begin(), again.end(), data)) __builtin_trap();
+  AdapterScorer scorer(adapter, model.n_layers);
+  const std::vector<float> hidden = {1.0f, -0.5f, 0.25f, 2.0f, 0.0f, -3.0f};
+  std::vector<float> scores(model.n_experts);
+  std::vector<int32_t> top(3);
+  for (const AdapterEntry& e : adapter.entries) {
+    scorer.score(e.src_layer, hidden, {}, scores);
+    scorer.top_m(scores, 3, top);
+  }
+}
+
+void trace_input(const uint8_t* data, size_t size) {
+  Trace trace;
+  try {
+    trace = parse_trace(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.trace");
+  } catch (const PagerError&) {
+    return;
+  }
+  // Keep each run cheap: simulation tables scale with layers and experts.
+  if (trace.meta.experts > 4096 || trace.meta.layers > 256) return;
+  for (uint32_t slots : {1u, 2u, 5u}) {
+    const uint64_t belady = simulate(trace, slots, PolicySpec{PolicyKind::Belady, 0}).misses;
+    const uint64_t lru = simulate(trace, slots, PolicySpec{PolicyKind::Lru, 0}).misses;
+    if (belady > lru) __builtin_trap();  // the floor must hold on every trace
+    simulate(trace, slots, PolicySpec{PolicyKind::Lfru, 2.0});
+  }
+  if (trace.has_outcomes) recorded_result(trace);
+}
+
+}  // namespace moepage::fuzz

@@ -1,0 +1,10 @@
+// libFuzzer target: the shard index parser on arbitrary bytes.
+#include <cstddef>
+#include <cstdint>
+
+#include "fuzz_entries.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  moepage::fuzz::shard_index_one(data, size);
+  return 0;
+}
