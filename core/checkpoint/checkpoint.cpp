@@ -57,6 +57,7 @@ Checkpoint Checkpoint::open(const fs::path& path) {
       index = parse_shard_index(read_text(index_path), index_path.string());
       have_index = true;
       file_names = index.files;
+      if (file_names.empty()) throw CheckpointError(index_path.string() + ": weight_map names no tensors");
       for (const auto& f : file_names) {
         if (!fs::is_regular_file(abs / f)) {
           const auto it = std::find_if(index.weight_map.begin(), index.weight_map.end(),

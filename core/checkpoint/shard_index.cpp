@@ -1,6 +1,7 @@
 #include "checkpoint/shard_index.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -54,6 +55,15 @@ std::string shard_index_json(const std::map<std::string, std::string>& weight_ma
   j["weight_map"] = nlohmann::json::object();
   for (const auto& [t, f] : weight_map) j["weight_map"][t] = f;
   return j.dump(2) + "\n";
+}
+
+void write_shard_index(const std::filesystem::path& dir, const std::map<std::string, std::string>& weight_map,
+                       uint64_t total_size) {
+  const std::filesystem::path p = dir / kIndexFileName;
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << shard_index_json(weight_map, total_size);
+  out.close();
+  if (!out) throw CheckpointError(p.string() + ": cannot write");
 }
 
 }  // namespace moepage::ckpt

@@ -2,6 +2,7 @@
 // Parsed from memory so the reader, the tests and the fuzzer share one entry point.
 #pragma once
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <string_view>
@@ -23,5 +24,8 @@ ShardIndex parse_shard_index(std::string_view json_text, std::string_view label)
 
 // The JSON text of an index for `weight_map`.
 std::string shard_index_json(const std::map<std::string, std::string>& weight_map, uint64_t total_size);
+// Writes <dir>/model.safetensors.index.json; throws CheckpointError naming the file on failure.
+void write_shard_index(const std::filesystem::path& dir, const std::map<std::string, std::string>& weight_map,
+                       uint64_t total_size);
 
 }  // namespace moepage::ckpt

@@ -93,23 +93,11 @@ mp_status copy_async(void* ctx, void* dst, const void* src, uint64_t bytes, mp_s
   return copy(ctx, dst, src, bytes);
 }
 
-mp_status memory_info(void*, uint64_t* free_bytes, uint64_t* total_bytes) {
-  if (free_bytes == nullptr || total_bytes == nullptr) return MP_ERR_INVALID_ARG;
-  try {
-    const MemInfo m = read_meminfo("/proc/meminfo");
-    *free_bytes = m.available;
-    *total_bytes = m.total;
-    return MP_OK;
-  } catch (const std::exception& e) {
-    // The table has no message channel: the reason goes to the log, the caller gets MP_ERR_IO.
-    logger("device")->error("{}", e.what());
-    return MP_ERR_IO;
-  }
-}
+mp_status memory_info(void* ctx, uint64_t* free_bytes, uint64_t* total_bytes);
 
 class CpuDeviceService final : public DeviceService {
  public:
-  CpuDeviceService() {
+  explicit CpuDeviceService(std::filesystem::path meminfo) : meminfo_(std::move(meminfo)) {
     table_.struct_size = sizeof table_;
     table_.kind = MP_DEVICE_CPU;
     table_.ctx = this;
@@ -131,14 +119,35 @@ class CpuDeviceService final : public DeviceService {
     table_.memory_info = &memory_info;
   }
   const mp_device_service* table() const noexcept override { return &table_; }
+  const std::filesystem::path& meminfo() const noexcept { return meminfo_; }
 
  private:
+  std::filesystem::path meminfo_;
   mp_device_service table_{};
 };
 
+mp_status memory_info(void* ctx, uint64_t* free_bytes, uint64_t* total_bytes) {
+  if (ctx == nullptr || free_bytes == nullptr || total_bytes == nullptr) return MP_ERR_INVALID_ARG;
+  try {
+    const MemInfo m = read_meminfo(static_cast<const CpuDeviceService*>(ctx)->meminfo());
+    *free_bytes = m.available;
+    *total_bytes = m.total;
+    return MP_OK;
+  } catch (const std::exception& e) {
+    // The table has no message channel: the reason goes to the log, the caller gets MP_ERR_IO.
+    try {
+      logger("device")->error("{}", e.what());
+    } catch (...) {
+    }
+    return MP_ERR_IO;
+  }
+}
+
 }  // namespace
 
-std::unique_ptr<DeviceService> make_cpu_device_service() { return std::make_unique<CpuDeviceService>(); }
+std::unique_ptr<DeviceService> make_cpu_device_service(std::filesystem::path meminfo) {
+  return std::make_unique<CpuDeviceService>(std::move(meminfo));
+}
 
 MemInfo read_meminfo(const std::filesystem::path& path) {
   std::ifstream in(path);

@@ -18,7 +18,8 @@ class DeviceService {
 };
 
 // The CPU device: aligned host memory, synchronous copies, events complete at record.
-std::unique_ptr<DeviceService> make_cpu_device_service();
+// memory_info reads `meminfo` (tests point it at a fake file).
+std::unique_ptr<DeviceService> make_cpu_device_service(std::filesystem::path meminfo = "/proc/meminfo");
 
 // Memory of the machine as /proc/meminfo reports it (MemAvailable, MemTotal), in bytes.
 struct MemInfo {

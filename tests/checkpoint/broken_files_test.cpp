@@ -167,6 +167,13 @@ TEST_CASE("an index with malformed JSON or a path outside the folder is refused"
         std::string::npos);
 }
 
+TEST_CASE("an index whose weight_map is empty is refused naming the index") {
+  TempDir dir("broken-empty-index");
+  write_two_shards(dir);
+  write_shard_index(dir.path(), {}, 0);
+  CHECK(open_error(dir.path()) == (dir / kIndexFileName).string() + ": weight_map names no tensors");
+}
+
 TEST_CASE("a folder without safetensors files gives an error naming the folder") {
   TempDir dir("broken-empty");
   CHECK(open_error(dir.path()).find(dir.path().string() + ": no model.safetensors.index.json") == 0);

@@ -141,3 +141,62 @@ TEST_CASE("plugins shows a refused library with its reason") {
   CHECK(contains(r.out, "refused plugin " + dir));
   CHECK(contains(r.out, "ABI major version mismatch"));
 }
+
+namespace {
+
+// A model folder for the fake "counting" arch: experts.bin holds two 64-byte experts.
+void write_counting_model(const TempFolder& dir) {
+  std::string bytes(128, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(static_cast<uint8_t>(i * 7 + 3));
+  dir.write("model/experts.bin", bytes);
+}
+
+}  // namespace
+
+TEST_CASE("run drives arch, pager and pread transport end to end and prints the generated ids") {
+  TempFolder dir;
+  write_counting_model(dir);
+  auto profile = dir.write("p.yaml",
+                           "model: model\narch: counting\npager: {plugin: passthrough}\n"
+                           "transport: {plugin: pread, threads: 2}\ngenerate: {prompt_ids: [3, 1], max_tokens: 4}\n");
+  auto r = run_moepage({"run", "--profile", profile.string(), "--plugin-dir", MOEPAGE_CLI_FAKE_PLUGIN_DIR,
+                        "--log-level", "warn"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CHECK(r.out == "token ids: 2 3 4 5\n");
+}
+
+TEST_CASE("run stops at the end-of-sequence token and --prompt-ids and --max-tokens override the profile") {
+  TempFolder dir;
+  write_counting_model(dir);
+  auto profile = dir.write("p.yaml",
+                           "model: model\narch: counting\npager: {plugin: passthrough}\n"
+                           "transport: {plugin: pread}\ngenerate: {prompt_ids: [3], max_tokens: 2}\n");
+  auto r = run_moepage({"run", "--profile", profile.string(), "--plugin-dir", MOEPAGE_CLI_FAKE_PLUGIN_DIR,
+                        "--prompt-ids", "12,13", "--max-tokens", "9", "--log-level", "warn"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "token ids: 14 15\n");  // 15 is the fake model's end-of-sequence token
+}
+
+TEST_CASE("a read failure deep in the stack reaches the user as one error line") {
+  TempFolder dir;
+  dir.write("model/experts.bin", std::string(100, 'x'));  // shorter than the two experts it should hold
+  auto profile = dir.write("p.yaml",
+                           "model: model\narch: counting\npager: {plugin: passthrough}\n"
+                           "transport: {plugin: pread}\ngenerate: {prompt_ids: [1], max_tokens: 2}\n");
+  auto r = run_moepage({"run", "--profile", profile.string(), "--plugin-dir", MOEPAGE_CLI_FAKE_PLUGIN_DIR});
+  CHECK(r.exit_code == 1);
+  CHECK(line_count(r.err) == 1);
+  CHECK(contains(r.err, "unexpected end of file at offset 64 (wanted 64 bytes, got 36)"));
+}
+
+TEST_CASE("a prompt id outside the vocabulary is refused before decoding") {
+  TempFolder dir;
+  write_counting_model(dir);
+  auto profile = dir.write("p.yaml", "model: model\narch: counting\npager: {plugin: passthrough}\n"
+                                     "transport: {plugin: pread}\n");
+  auto r = run_moepage({"run", "--profile", profile.string(), "--plugin-dir", MOEPAGE_CLI_FAKE_PLUGIN_DIR,
+                        "--prompt-ids", "99"});
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "prompt token id 99 is outside the model's vocabulary (0 to 15)"));
+}

@@ -172,6 +172,9 @@ TEST_CASE("geometry errors start with the config.json path and name the key") {
   j["num_key_value_heads"] = 8;
   CHECK(error_of(j).find(path + "num_key_value_heads'") == 0);
   j = small_config();
+  j["num_hidden_layers"] = 4000000000u;
+  CHECK(error_of(j) == path + "num_hidden_layers': 4000000000 exceeds the limit of 4096");
+  j = small_config();
   j["rope_scaling"] = {{"type", "longrope"}};
   CHECK(error_of(j) == path + "rope_scaling.rope_type': unsupported rope type \"longrope\" (default or yarn)");
   j = small_config();

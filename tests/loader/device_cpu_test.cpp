@@ -90,3 +90,12 @@ TEST_CASE("the CPU device reports the machine's memory") {
   CHECK(total > 0);
   CHECK(free_bytes <= total);
 }
+
+TEST_CASE("an unreadable meminfo makes memory_info fail with io and log the file") {
+  HostApi host(moepage::host::make_cpu_device_service("/nonexistent/meminfo"));
+  moepage::host::LogCapture logs;
+  const mp_device_service* d = host.get()->device;
+  uint64_t free_bytes = 0, total = 0;
+  CHECK(d->memory_info(d->ctx, &free_bytes, &total) == MP_ERR_IO);
+  CHECK(logs.find({"error device: /nonexistent/meminfo: cannot be read"}) != "");
+}

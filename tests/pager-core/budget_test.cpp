@@ -57,6 +57,18 @@ TEST_CASE("slots per layer are the budget over paged layers times bytes per expe
         "pools, 12 of 64 experts per layer");
 }
 
+TEST_CASE("an explicit budget larger than the available memory is kept but warned about") {
+  auto in = six_layers(1000 * kMiB);
+  in.available_bytes = 512 * kMiB;
+  const auto d = decide_budget(in);
+  CHECK(d.slots_per_layer == 12);
+  CHECK(d.message ==
+        "budget 1000.0 MiB buys 12 slots per layer over 6 paged layers (13.25 MiB per expert): 954.0 MiB of slot "
+        "pools, 12 of 64 experts per layer; warning: more than the 512.0 MiB available");
+  in.available_bytes = 2 * kGiB;
+  CHECK(decide_budget(in).message.find("warning") == std::string::npos);
+}
+
 TEST_CASE("a budget below top-k slots is an error naming what it buys, what top-k needs and the minimum") {
   CHECK(budget_error(six_layers(240 * kMiB)) ==
         "budget 240.0 MiB buys 3 slots per layer over 6 paged layers (13.25 MiB per expert); top-k needs 4 slots: "

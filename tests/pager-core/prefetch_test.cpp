@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core_fixture.hpp"
+#include "moepage/pager_core/abi_stats.hpp"
 #include "moepage/pager_core/errors.hpp"
 
 using namespace moepage::pager;
@@ -67,7 +68,8 @@ TEST_CASE("a prefetched expert later requested counts as used once; one evicted 
   CHECK(core.layer_counters(1).prefetch_issued == 2);
   const Plan& use = acquire(core, 1, {4});
   CHECK(use.hit(0));
-  acquire(core, 1, {4});  // a second hit is not a second use
+  CHECK(use.part(0).prefetched);  // for the trace's prefetched column
+  CHECK_FALSE(acquire(core, 1, {4}).part(0).prefetched);  // a second hit is not a second use
   auto c = core.layer_counters(1);
   CHECK(c.prefetch_used == 1);
   CHECK(c.prefetch_wasted == 0);
@@ -103,4 +105,47 @@ TEST_CASE("a demand hit on a prefetch still in flight waits for the prefetch's f
   CHECK(plan.part(0).fill == prefetch_fill);
   CHECK(plan.part(1).fill == plan.fill);
   CHECK(plan.fill != prefetch_fill);
+}
+
+TEST_CASE("the core's counters fill the ABI statistics structs") {
+  PagerCore core(small_geometry(3));
+  core.begin_token(0);
+  const Plan& pre = core.prefetch(1, std::vector<int32_t>{4});
+  core.commit_fill(1, pre.fill);
+  acquire(core, 1, {4, 5});
+  acquire(core, 2, {1});
+  mp_pager_stats stats{};
+  stats.bytes_read = 77;  // owned by the plugin: left alone
+  fill_abi_stats(core, stats);
+  CHECK(stats.struct_size == sizeof(mp_pager_stats));
+  CHECK(stats.accesses == 3);
+  CHECK(stats.hits == 1);
+  CHECK(stats.misses == 2);
+  CHECK(stats.prefetch_issued == 1);
+  CHECK(stats.prefetch_used == 1);
+  CHECK(stats.table_uploads == 2);
+  CHECK(stats.slots_per_layer == 3);
+  CHECK(stats.bytes_read == 77);
+  mp_pager_layer_stats layer{};
+  fill_abi_layer_stats(core, 2, layer);
+  CHECK(layer.accesses == 1);
+  CHECK(layer.misses == 1);
+}
+
+TEST_CASE("with two pools a prefetch places both parts and a partly resident expert only where missing") {
+  PagerCore core(small_geometry(3, PolicyKind::Lru, 2));
+  core.begin_token(0);
+  const Plan& q = core.plan(1, std::vector<int32_t>{6});
+  const uint64_t qf = q.fill;
+  core.commit_fill(1, qf, 0);      // gate_up landed
+  core.invalidate_fill(1, qf, 1);  // down failed
+  core.begin_token(1);
+  const Plan& pre = core.prefetch(1, std::vector<int32_t>{6, 2});
+  REQUIRE(pre.size() == 2);
+  CHECK(pre.part(0, 0).hit);        // expert 6's gate_up was already there
+  CHECK_FALSE(pre.part(0, 1).hit);  // its down part is read again
+  CHECK_FALSE(pre.part(1, 0).hit);
+  CHECK_FALSE(pre.part(1, 1).hit);
+  CHECK(core.commit_fill(1, pre.fill) == 3);
+  CHECK(acquire(core, 1, {6, 2}).misses == 0);
 }

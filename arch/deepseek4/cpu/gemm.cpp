@@ -6,13 +6,16 @@
 namespace moepage::ds4::cpu {
 namespace {
 
-// Lookup tables: every e4m3 byte, and every FP4 byte as its (low, high) nibble pair.
+// Lookup tables: every e4m3 byte, every e8m0 scale byte, and every FP4 byte as its (low, high)
+// nibble pair.
 struct Tables {
   float e4m3[256];
-  float fp4_pair[256][2];
+  float e8m0[256];
+  alignas(8) float fp4_pair[256][2];
   Tables() {
     for (int b = 0; b < 256; ++b) {
       e4m3[b] = e4m3_to_float(uint8_t(b));
+      e8m0[b] = e8m0_to_float(uint8_t(b));
       fp4_pair[b][0] = e2m1_to_float(uint8_t(b & 0xF));
       fp4_pair[b][1] = e2m1_to_float(uint8_t(b >> 4));
     }
@@ -80,7 +83,7 @@ void decode_row(const MatRef& m, int64_t r, int64_t c0, int64_t n, float* out) {
       const int64_t end = c0 + n;
       while (c < end) {
         const int64_t block_end = std::min(end, (c / 128 + 1) * 128);
-        const float scale = e8m0_to_float(s[c / 128]);
+        const float scale = t.e8m0[s[c / 128]];
         for (; c < block_end; ++c) *out++ = t.e4m3[p[c]] * scale;
       }
       return;
@@ -92,12 +95,12 @@ void decode_row(const MatRef& m, int64_t r, int64_t c0, int64_t n, float* out) {
       int64_t c = c0;
       const int64_t end = c0 + n;
       if (c & 1) {  // odd start: the high nibble of the first byte
-        *out++ = t.fp4_pair[p[c / 2]][1] * e8m0_to_float(s[c / 32]);
+        *out++ = t.fp4_pair[p[c / 2]][1] * t.e8m0[s[c / 32]];
         ++c;
       }
       while (c + 1 < end) {
         const int64_t group_end = std::min(end & ~int64_t(1), (c / 32 + 1) * 32);
-        const float scale = e8m0_to_float(s[c / 32]);
+        const float scale = t.e8m0[s[c / 32]];
         for (; c < group_end; c += 2) {
           const float* pair = t.fp4_pair[p[c / 2]];
           out[0] = pair[0] * scale;
@@ -105,7 +108,7 @@ void decode_row(const MatRef& m, int64_t r, int64_t c0, int64_t n, float* out) {
           out += 2;
         }
       }
-      if (c < end) *out = t.fp4_pair[p[c / 2]][0] * e8m0_to_float(s[c / 32]);
+      if (c < end) *out = t.fp4_pair[p[c / 2]][0] * t.e8m0[s[c / 32]];
       return;
     }
     default:
@@ -114,6 +117,36 @@ void decode_row(const MatRef& m, int64_t r, int64_t c0, int64_t n, float* out) {
   }
 }
 
+namespace {
+
+// Quantized rows: decode a chunk of codes without their scales, then per scale group one dot
+// product times the group's scale (one multiply per group instead of per element).
+template <int64_t Group>
+void quantized_row(const MatRef& w, int64_t r, const float* x, int64_t ld_x, int64_t nt, float* acc,
+                   float* buf) {
+  const Tables& t = tables();
+  const int64_t row = w.row_offset + r;
+  const bool fp4 = Group == 32;
+  const auto* codes = reinterpret_cast<const uint8_t*>(w.data) + (fp4 ? row * (w.cols / 2) : row * w.cols);
+  const auto* scales = reinterpret_cast<const uint8_t*>(w.scale) +
+                       (fp4 ? row * (w.cols / 32) : (row / 128) * ((w.cols + 127) / 128));
+  for (int64_t c0 = 0; c0 < w.cols; c0 += kChunk) {
+    const int64_t n = std::min(kChunk, w.cols - c0);
+    if (fp4) {
+      for (int64_t i = 0; i < n / 2; ++i) std::memcpy(buf + 2 * i, t.fp4_pair[codes[c0 / 2 + i]], 8);
+    } else {
+      for (int64_t i = 0; i < n; ++i) buf[i] = t.e4m3[codes[c0 + i]];
+    }
+    for (int64_t g0 = 0; g0 < n; g0 += Group) {
+      const int64_t len = std::min(Group, n - g0);
+      const float scale = t.e8m0[scales[(c0 + g0) / Group]];
+      for (int64_t tk = 0; tk < nt; ++tk) acc[tk] += scale * dot(buf + g0, x + tk * ld_x + c0 + g0, len);
+    }
+  }
+}
+
+}  // namespace
+
 void matmul_rows(const MatRef& w, const float* x, int64_t ld_x, float* y, int64_t ld_y,
                  int64_t n_tokens, int64_t r0, int64_t r1) {
   alignas(64) float buf[kChunk];
@@ -121,15 +154,20 @@ void matmul_rows(const MatRef& w, const float* x, int64_t ld_x, float* y, int64_
   for (int64_t r = r0; r < r1; ++r) {
     for (int64_t t0 = 0; t0 < n_tokens; t0 += kTokenTile) {
       const int64_t nt = std::min(kTokenTile, n_tokens - t0);
+      const float* xt = x + t0 * ld_x;
       std::fill(acc, acc + nt, 0.0f);
       if (w.dtype == Dtype::F32) {  // no decode needed
         const float* row = reinterpret_cast<const float*>(w.data) + (w.row_offset + r) * w.cols;
-        for (int64_t t = 0; t < nt; ++t) acc[t] = dot(row, x + (t0 + t) * ld_x, w.cols);
+        for (int64_t t = 0; t < nt; ++t) acc[t] = dot(row, xt + t * ld_x, w.cols);
+      } else if (w.dtype == Dtype::I8) {
+        quantized_row<32>(w, r, xt, ld_x, nt, acc, buf);
+      } else if (w.dtype == Dtype::F8_E4M3) {
+        quantized_row<128>(w, r, xt, ld_x, nt, acc, buf);
       } else {
         for (int64_t c0 = 0; c0 < w.cols; c0 += kChunk) {
           const int64_t n = std::min(kChunk, w.cols - c0);
           decode_row(w, r, c0, n, buf);
-          for (int64_t t = 0; t < nt; ++t) acc[t] += dot(buf, x + (t0 + t) * ld_x + c0, n);
+          for (int64_t t = 0; t < nt; ++t) acc[t] += dot(buf, xt + t * ld_x + c0, n);
         }
       }
       for (int64_t t = 0; t < nt; ++t) y[(t0 + t) * ld_y + r] = acc[t];

@@ -13,6 +13,7 @@ namespace {
 using nlohmann::json;
 using ckpt::CheckpointError;
 
+constexpr uint32_t kMaxLayers = 4096;
 constexpr const char* kSliding = "sliding_attention";
 constexpr const char* kCsa = "compressed_sparse_attention";
 constexpr const char* kHca = "heavily_compressed_attention";
@@ -189,6 +190,8 @@ ParsedConfig parse_config_json(std::string_view text, const std::string& label) 
   c.tie_word_embeddings = r.boolean("tie_word_embeddings", c.tie_word_embeddings);
   x.num_nextn_predict_layers = r.u32("num_nextn_predict_layers", 1);
   const uint32_t n = c.num_hidden_layers;
+  // Bounds what the schedule vectors below may allocate; real models have tens of layers.
+  if (n > kMaxLayers) r.fail("num_hidden_layers", std::to_string(n) + " exceeds the limit of " + std::to_string(kMaxLayers));
 
   // compress_rates (modern dict), then the legacy scalar overrides.
   c.compress_rate_csa = 4;

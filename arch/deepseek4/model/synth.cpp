@@ -111,7 +111,7 @@ SynthResult synthesize(const SynthOptions& o) {
     w.finish();
     result.bytes += w.file_size();
   }
-  write_text(result.dir / ckpt::kIndexFileName, ckpt::shard_index_json(weight_map, total));
+  ckpt::write_shard_index(result.dir, weight_map, total);
   write_text(result.dir / "config.json", released_config_json(plan));
   write_text(result.dir / "generation_config.json",
              "{\n  \"_from_model_config\": true,\n  \"bos_token_id\": " + std::to_string(c.bos_token_id) +

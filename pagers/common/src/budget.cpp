@@ -75,6 +75,9 @@ BudgetDecision decide_budget(const BudgetInputs& in) {
   d.message = budget_words + " buys " + std::to_string(slots) + " slots per layer over " + layers_words + " (" +
               format_bytes(in.expert_bytes) + " per expert): " + format_bytes(d.pool_bytes) + " of slot pools, " +
               std::to_string(slots) + " of " + std::to_string(in.n_experts) + " experts per layer";
+  // An explicit budget is the user's call, but say so when the machine cannot back it.
+  if (!in.is_auto && in.available_bytes && d.pool_bytes > *in.available_bytes)
+    d.message += "; warning: more than the " + format_bytes(*in.available_bytes) + " available";
   return d;
 }
 

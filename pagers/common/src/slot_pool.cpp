@@ -116,6 +116,7 @@ uint32_t SlotPool::demand(std::span<const int32_t> experts, uint64_t fill, std::
     if (prefetched_[slot]) {
       ++counters_.prefetch_used;
       prefetched_[slot] = 0;
+      p.prefetched = true;
     }
     ++counters_.hits;
   }

@@ -18,8 +18,9 @@ struct BudgetInputs {
   bool is_auto = false;          // budget: auto
   uint64_t budget_bytes = 0;     // explicit budget (ignored when is_auto)
   uint64_t reserve_bytes = kDefaultReserveBytes;  // auto only: left for everything else
-  // auto only: memory available after the dense weights are placed; nullopt when it could not be
-  // read, with the reason in available_error.
+  // Memory available after the dense weights are placed; nullopt when it could not be read, with
+  // the reason in available_error. Required for auto; with an explicit budget it only adds a
+  // warning to the message when the slot pools would not fit.
   std::optional<uint64_t> available_bytes;
   std::string available_error;
   uint32_t paged_layers = 0;     // layers whose routed experts are paged

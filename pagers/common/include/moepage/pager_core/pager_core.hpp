@@ -1,7 +1,8 @@
 // The pager bookkeeping core: every paged layer's slot pools (one per layer, or two when gate_up
 // and down live in separate pools), request planning, fill completion and failure, prefetch
 // bookkeeping, expert ownership and counters. Pure host code: no device calls, no I/O, and no
-// allocation after construction (tests/pager-core counts operator new to prove it).
+// allocation after construction (tests/pager-core counts operator new to prove it). Not
+// thread-safe: a pager calls it from one thread, or under its own lock.
 //
 // How a pager plugin drives it, per token:
 //   begin_token(t)

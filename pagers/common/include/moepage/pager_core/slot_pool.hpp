@@ -31,6 +31,7 @@ struct SlotPlan {
   uint64_t fill = 0;     // the fill to wait for when pending (this plan's on a miss), else 0
   bool hit = false;      // already mapped before this plan
   bool pending = false;  // the slot's bytes are not there yet: wait for `fill`
+  bool prefetched = false;  // a hit on a slot a prefetch filled (its first use: prefetch used)
 };
 
 struct PoolCounters {
