@@ -1,7 +1,8 @@
 // Loading a plugin, step by step, each failure a refusal naming the file and both ABI versions:
-//  1. Read the file's dynamic symbol table with boost::dll::library_info, without loading it.
-//     This is chosen over a dlopen(RTLD_LAZY) probe because it runs none of the library's code
-//     (no static constructors of an arbitrary file) and rejects non-ELF files with a message.
+//  1. Read the file's dynamic symbol table (elf_symbols.cpp) without loading it. This is chosen
+//     over a dlopen(RTLD_LAZY) probe because it runs none of the file's code (no static
+//     constructors of an arbitrary file), and over boost::dll::library_info because Boost 1.74's
+//     reads .symtab, which stripped (installed) libraries lack; see elf_symbols.hpp.
 //  2. Load with RTLD_NOW | RTLD_LOCAL: unresolved symbols fail here, not mid-run, and nothing the
 //     plugin defines can interpose on the core or on another plugin.
 //  3. Call moepage_plugin_query, then check the ABI version, then every descriptor.
@@ -10,14 +11,13 @@
 #include "host/plugin_loader.hpp"
 
 #include <algorithm>
-#include <cstring>
-#include <fstream>
 #include <exception>
 #include <string_view>
+#include <system_error>
 
-#include <boost/dll/library_info.hpp>
 #include <boost/dll/shared_library.hpp>
 
+#include "host/elf_symbols.hpp"
 #include "host/log.hpp"
 #include "moepage/cpp/host_handles.hpp"
 
@@ -63,25 +63,16 @@ class Checker {
 
 // Step 1: the entry symbol must be exported before we run anything from the file.
 bool has_entry_symbol(const std::filesystem::path& file, Checker& check) {
-  // library_info's own errors are iostream ones ("basic_ios::clear"); say what is wrong first.
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec)) {
     check.refuse("not a regular file (missing, or a directory)");
     return false;
   }
-  char magic[4] = {};
-  std::ifstream(file, std::ios::binary).read(magic, sizeof magic);
-  if (std::memcmp(magic, "\x7f" "ELF", 4) != 0) {
-    check.refuse("not an ELF shared library (no ELF magic)");
-    return false;
-  }
   try {
-    boost::dll::library_info info(file);
-    const std::vector<std::string> symbols = info.symbols();
-    if (std::find(symbols.begin(), symbols.end(), MP_PLUGIN_ENTRY_SYMBOL) != symbols.end()) return true;
+    if (elf_exports_function(file, MP_PLUGIN_ENTRY_SYMBOL)) return true;
     check.refuse("missing entry symbol '" MP_PLUGIN_ENTRY_SYMBOL "'");
   } catch (const std::exception& e) {
-    check.refuse(std::string("its symbol table cannot be read: ") + e.what());
+    check.refuse(e.what());
   }
   return false;
 }

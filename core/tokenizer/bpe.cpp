@@ -1,7 +1,8 @@
 #include "tokenizer/bpe.hpp"
 
-#include <limits>
+#include <functional>
 #include <mutex>
+#include <queue>
 #include <stdexcept>
 
 #include "tokenizer/unicode_classes.hpp"
@@ -12,6 +13,7 @@ namespace {
 // Ids index a dense table; a bound keeps a corrupt file from asking for gigabytes.
 constexpr int32_t kMaxTokenId = 1 << 21;  // real vocabularies stay below 300k
 constexpr std::size_t kCacheCapacity = 1 << 16;
+constexpr std::size_t kMaxCachedWordBytes = 256;
 
 uint64_t pair_key(int32_t left, int32_t right) {
   return (uint64_t(uint32_t(left)) << 32) | uint32_t(right);
@@ -81,38 +83,66 @@ const std::string* BpeModel::id_to_token(int32_t id) const {
 }
 
 std::vector<int32_t> BpeModel::merge_word(std::string_view word) const {
-  std::vector<int32_t> symbols;
+  struct Symbol {
+    int32_t id;
+    int32_t prev, next;  // neighbours still alive, -1 at the ends
+  };
+  std::vector<Symbol> symbols;
   symbols.reserve(word.size());
   for (std::size_t pos = 0; pos < word.size();) {
     const uint32_t length = decode_utf8(word, pos).length;
-    if (const auto id = token_to_id(word.substr(pos, length))) {
-      symbols.push_back(*id);
-    } else if (unk_id_) {
-      // Consecutive unknown characters are not fused: byte-level vocabularies never need it.
-      symbols.push_back(*unk_id_);
+    std::optional<int32_t> id = token_to_id(word.substr(pos, length));
+    // Without an unk token an unknown character is dropped, as the reference does; consecutive
+    // unknown characters are not fused (byte-level vocabularies never need it).
+    if (!id) id = unk_id_;
+    if (id) {
+      const auto index = static_cast<int32_t>(symbols.size());
+      symbols.push_back({*id, index - 1, -1});
+      if (index > 0) symbols[std::size_t(index) - 1].next = index;
     }
-    // Without an unk token an unknown character is dropped, as the reference does.
     pos += length;
   }
-  // Repeatedly apply the best-ranked merge, leftmost first. A merge's result can only take
-  // part in later-ranked merges, so this equals applying merges in rank order.
-  while (symbols.size() > 1) {
-    uint32_t best_rank = std::numeric_limits<uint32_t>::max();
-    std::size_t best_pos = 0;
-    int32_t best_result = -1;
-    for (std::size_t i = 0; i + 1 < symbols.size(); ++i) {
-      const auto it = merges_.find(pair_key(symbols[i], symbols[i + 1]));
-      if (it != merges_.end() && it->second.rank < best_rank) {
-        best_rank = it->second.rank;
-        best_pos = i;
-        best_result = it->second.result;
-      }
-    }
-    if (best_result < 0) break;
-    symbols[best_pos] = best_result;
-    symbols.erase(symbols.begin() + std::ptrdiff_t(best_pos) + 1);
+  // Candidate merges, best rank first and leftmost among equal ranks. A candidate whose left or
+  // right symbol has changed since it was queued is stale and skipped. A merge's result can only
+  // take part in later-ranked merges, so this equals applying the merges in rank order; the
+  // queue keeps long words at O(n log n) instead of rescanning them after every merge.
+  struct Candidate {
+    uint32_t rank;
+    int32_t left;
+    int32_t left_id, right_id, result;
+    bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> queue;
+  auto consider = [&](int32_t left) {
+    if (left < 0) return;
+    const int32_t right = symbols[std::size_t(left)].next;
+    if (right < 0) return;
+    const int32_t l = symbols[std::size_t(left)].id, r = symbols[std::size_t(right)].id;
+    const auto it = merges_.find(pair_key(l, r));
+    if (it != merges_.end()) queue.push({it->second.rank, left, l, r, it->second.result});
+  };
+  for (int32_t i = 0; i + 1 < static_cast<int32_t>(symbols.size()); ++i) consider(i);
+  std::vector<bool> dead(symbols.size(), false);
+  while (!queue.empty()) {
+    const Candidate c = queue.top();
+    queue.pop();
+    Symbol& left = symbols[std::size_t(c.left)];
+    if (dead[std::size_t(c.left)] || left.id != c.left_id || left.next < 0) continue;
+    const int32_t right_index = left.next;
+    Symbol& right = symbols[std::size_t(right_index)];
+    if (right.id != c.right_id) continue;
+    left.id = c.result;
+    dead[std::size_t(right_index)] = true;
+    left.next = right.next;
+    if (right.next >= 0) symbols[std::size_t(right.next)].prev = c.left;
+    consider(left.prev);
+    consider(c.left);
   }
-  return symbols;
+  std::vector<int32_t> ids;
+  for (std::size_t i = 0; i < symbols.size(); ++i) {
+    if (!dead[i]) ids.push_back(symbols[i].id);
+  }
+  return ids;
 }
 
 void BpeModel::encode_word(std::string_view word, std::vector<int32_t>& out) const {
@@ -133,6 +163,7 @@ void BpeModel::encode_word(std::string_view word, std::vector<int32_t>& out) con
   }
   std::vector<int32_t> ids = merge_word(word);
   out.insert(out.end(), ids.begin(), ids.end());
+  if (word.size() > kMaxCachedWordBytes) return;  // rare, and would crowd out the common words
   std::lock_guard lock(cache_->mutex);
   if (cache_->words.size() >= kCacheCapacity) cache_->words.clear();
   cache_->words.emplace(key, std::move(ids));

@@ -2,6 +2,9 @@
 // recorded for `moepage plugins`, and leaves the host running.
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <vector>
+
 #include "host/host_api.hpp"
 #include "host/log.hpp"
 #include "host/plugin_loader.hpp"
@@ -56,6 +59,28 @@ TEST_CASE("a plugin built for an older ABI minor loads") {
   REQUIRE(r.components.size() == 1);
   CHECK(r.components[0].name() == "fake-good");
   CHECK(r.components[0].abi_minor == MP_ABI_MINOR);
+}
+
+TEST_CASE("a stripped plugin library still loads: its entry symbol is in the dynamic table") {
+  HostApi host;
+  const auto r = load_plugin(loader_test::fake_dir("stripped") / "libfake-stripped.so", host.get());
+  CHECK(r.refusals.empty());
+  REQUIRE(r.components.size() == 1);
+  CHECK(r.components[0].name() == "fake-good");
+}
+
+TEST_CASE("a truncated library is refused with what is missing, not loaded") {
+  const auto good = fake_lib("good", "fake-good");
+  const auto cut = std::filesystem::temp_directory_path() / "moepage-loader-test-truncated.so";
+  {
+    std::ifstream in(good, std::ios::binary);
+    std::vector<char> head(512);
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    std::ofstream(cut, std::ios::binary).write(head.data(), static_cast<std::streamsize>(head.size()));
+  }
+  const auto refusal = refuse_one(cut);
+  CHECK(refusal.message == "refused plugin " + cut.string() +
+                               ": the section header table extends past the end of the file (host ABI 1.0, plugin ABI unknown)");
 }
 
 TEST_CASE("a library without the entry symbol is refused before it is loaded") {

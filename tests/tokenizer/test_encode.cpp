@@ -133,3 +133,15 @@ TEST_CASE("vocab size counts the added tokens and the merges") {
   CHECK_FALSE(t.id_to_token(100000).has_value());
   CHECK(t.decode(std::vector<int32_t>{100000, -5}).empty());
 }
+
+TEST_CASE("a very long word without spaces encodes quickly and exactly") {
+  // 200,000 letters in one pre-token: merging must not rescan the word after every merge.
+  const Tokenizer t = tiny::make();
+  std::string text;
+  for (int i = 0; i < 100000; ++i) text += "he";
+  const auto ids = t.encode(text);
+  REQUIRE(ids.size() == 100000);
+  CHECK(ids.front() == t.token_to_id("he"));
+  CHECK(ids.back() == t.token_to_id("he"));
+  CHECK(t.decode(ids) == text);
+}

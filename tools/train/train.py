@@ -551,7 +551,7 @@ def run_stage(name, failures, fn, *args):
 def main():
     args = parse_args()
     os.makedirs(args.out, exist_ok=True)
-    import numpy  # noqa: F401  (fail now, not after training, if it is missing)
+    __import__("numpy")  # fail now, not after training, if numpy is missing
     import tokenizers
     import torch
     import transformers
