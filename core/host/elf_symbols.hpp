@@ -7,7 +7,9 @@
 // dynamic loader itself uses, and it survives stripping.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string_view>
 
 namespace moepage::host {
@@ -16,5 +18,8 @@ namespace moepage::host {
 // weak, default-visibility function named `symbol`. Throws std::runtime_error with a one-line
 // reason (no path) when the file is not such an object or its tables are malformed.
 bool elf_exports_function(const std::filesystem::path& file, std::string_view symbol);
+
+// The same check on an image already in memory (used by the fuzz target and corruption tests).
+bool elf_exports_function(std::span<const unsigned char> image, std::string_view symbol);
 
 }  // namespace moepage::host

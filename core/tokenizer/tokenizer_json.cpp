@@ -232,7 +232,8 @@ TokenizerSpec parse_tokenizer_json(std::string_view json_text, const std::string
   json root;
   try {
     root = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error for bad syntax, out_of_range for a number too large for any type.
     throw TokenizerError(origin + ": not valid JSON: " + e.what());
   }
   const Reader r(origin);

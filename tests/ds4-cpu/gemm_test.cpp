@@ -150,3 +150,19 @@ TEST_CASE("an FP8 weight without its scale is refused") {
   CHECK(check_matref(MatRef{Dtype::I64, 4, 4, data.data(), nullptr}).find("unsupported") != std::string::npos);
   CHECK(check_matref(MatRef{Dtype::BF16, 4, 4, data.data(), nullptr}).empty());
 }
+
+TEST_CASE("weights at unaligned addresses (safetensors does not align) are read correctly") {
+  ThreadPool pool(1);
+  for (Dtype d : {Dtype::F32, Dtype::BF16, Dtype::F16}) {
+    std::mt19937 rng(17);
+    const Encoded w = random_matrix(d, 5, 40, rng);
+    std::vector<std::byte> shifted(w.data.size() + 1);
+    std::memcpy(shifted.data() + 1, w.data.data(), w.data.size());
+    MatRef odd = w.ref;
+    odd.data = shifted.data() + 1;
+    std::vector<float> x(40, 0.5f), a(5), b(5);
+    matmul(pool, w.ref, x.data(), 40, a.data(), 5, 1);
+    matmul(pool, odd, x.data(), 40, b.data(), 5, 1);
+    for (int i = 0; i < 5; ++i) CHECK(a[size_t(i)] == b[size_t(i)]);
+  }
+}

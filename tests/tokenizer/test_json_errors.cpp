@@ -106,3 +106,8 @@ TEST_CASE("a missing tokenizer file gives an error naming the path") {
     CHECK(std::string(e.what()).find("/nonexistent/dir/tokenizer.json") != std::string::npos);
   }
 }
+
+TEST_CASE("a number too large for any integer type is a JSON error, not a crash") {
+  const std::string e = error_of(std::string("{\"model\": {\"vocab\": {\"a\": ") + std::string(400, '4') + "}}}");
+  CHECK(e.find("m/tokenizer.json: not valid JSON") == 0);
+}

@@ -1,6 +1,7 @@
 #include "deepseek4/cpu/gemm.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 namespace moepage::ds4::cpu {
@@ -62,17 +63,26 @@ std::string check_matref(const MatRef& m) {
 void decode_row(const MatRef& m, int64_t r, int64_t c0, int64_t n, float* out) {
   const int64_t row = m.row_offset + r;
   switch (m.dtype) {
+    // Safetensors does not align tensor data, so 16- and 32-bit elements are read with memcpy.
     case Dtype::F32:
-      std::memcpy(out, reinterpret_cast<const float*>(m.data) + row * m.cols + c0, size_t(n) * 4);
+      std::memcpy(out, m.data + (row * m.cols + c0) * 4, size_t(n) * 4);
       return;
     case Dtype::BF16: {
-      const auto* p = reinterpret_cast<const uint16_t*>(m.data) + row * m.cols + c0;
-      for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_float(p[i]);
+      const std::byte* p = m.data + (row * m.cols + c0) * 2;
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t v;
+        std::memcpy(&v, p + 2 * i, 2);
+        out[i] = bf16_to_float(v);
+      }
       return;
     }
     case Dtype::F16: {
-      const auto* p = reinterpret_cast<const uint16_t*>(m.data) + row * m.cols + c0;
-      for (int64_t i = 0; i < n; ++i) out[i] = f16_to_float(p[i]);
+      const std::byte* p = m.data + (row * m.cols + c0) * 2;
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t v;
+        std::memcpy(&v, p + 2 * i, 2);
+        out[i] = f16_to_float(v);
+      }
       return;
     }
     case Dtype::F8_E4M3: {
@@ -156,7 +166,8 @@ void matmul_rows(const MatRef& w, const float* x, int64_t ld_x, float* y, int64_
       const int64_t nt = std::min(kTokenTile, n_tokens - t0);
       const float* xt = x + t0 * ld_x;
       std::fill(acc, acc + nt, 0.0f);
-      if (w.dtype == Dtype::F32) {  // no decode needed
+      const bool f32_aligned = reinterpret_cast<uintptr_t>(w.data) % alignof(float) == 0;
+      if (w.dtype == Dtype::F32 && f32_aligned) {  // read in place, no decode
         const float* row = reinterpret_cast<const float*>(w.data) + (w.row_offset + r) * w.cols;
         for (int64_t t = 0; t < nt; ++t) acc[t] = dot(row, xt + t * ld_x, w.cols);
       } else if (w.dtype == Dtype::I8) {

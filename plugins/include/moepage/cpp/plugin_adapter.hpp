@@ -34,6 +34,7 @@
 // with that status; std::bad_alloc with MP_ERR_OOM; anything else with MP_ERR_INTERNAL. The
 // message is what last_error() returns (or, for create/synthesize, what lands in err). A method
 // that returns a failing status without throwing gets a generic message naming the call.
+// The message is kept per instance: if two threads fail on one instance at once, the later wins.
 // Plugins must not link spdlog/fmt: log through mp::HostLog, which understands `{}` only.
 #pragma once
 
