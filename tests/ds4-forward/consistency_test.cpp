@@ -91,6 +91,10 @@ TEST_CASE("prefill, chunked prefill and decode agree with FP8 dense weights and 
   check_variant({Dtype::F8_E4M3, Dtype::I8});
 }
 
+TEST_CASE("prefill, chunked prefill and decode agree with BF16 dense weights and FP8 experts") {
+  check_variant({Dtype::BF16, Dtype::F8_E4M3});
+}
+
 TEST_CASE("a sequence longer than max_context is refused with a clear error") {
   const Config c = test::tiny_config();
   test::TinyModel tm(c, {}, 1);

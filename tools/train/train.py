@@ -67,7 +67,15 @@ def parse_args():
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--trace-tokens", type=int, default=16384)
     p.add_argument("--fixture-lines", type=int, default=1000)
-    return p.parse_args()
+    p.add_argument("--smoke", action="store_true",
+                   help="a 2-3 minute rehearsal of every stage (30 s of training, small fixtures)")
+    args = p.parse_args()
+    if args.smoke:
+        args.total_seconds = min(args.total_seconds, 200.0)
+        args.max_train_seconds = 30.0
+        args.trace_tokens = 4 * args.seq
+        args.fixture_lines = 100
+    return args
 
 
 # ---------------------------------------------------------------------------------------------
@@ -599,7 +607,7 @@ def main():
     autocast, experts = probe_training_mode(torch, model, stream, cfg)
     heldout_inputs, heldout_targets = heldout_windows(torch, heldout_stream, args.seq, 1 << 30)
     train_seconds = min(args.max_train_seconds, args.total_seconds - args.finish_reserve - (time.time() - START))
-    if train_seconds < 60:
+    if train_seconds < (20 if args.smoke else 60):
         fail(f"only {train_seconds:.0f}s left for training")
     log(f"training for {train_seconds:.0f}s: batch {args.batch} x {args.seq} tokens, peak lr {args.lr}")
     stats = train(torch, model, cfg, args, stream, heldout_inputs, heldout_targets, tap, autocast, train_seconds)
