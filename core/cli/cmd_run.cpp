@@ -74,14 +74,17 @@ int cmd_run(int argc, char** argv) {
   auto vm = parse_command(spec, argc, argv);
   if (!vm) return kExitOk;
 
-  std::vector<std::string> overrides = strings_of(*vm, "set");
-  if (vm->count("model")) overrides.push_back("model=" + yaml_quote((*vm)["model"].as<std::string>()));
-  if (vm->count("prompt-ids")) {
-    overrides.push_back("generate.prompt_ids=" + yaml_quote((*vm)["prompt-ids"].as<std::string>()));
-  }
-  if (vm->count("max-tokens")) {
-    overrides.push_back("generate.max_tokens=" + yaml_quote((*vm)["max-tokens"].as<std::string>()));
-  }
+  std::vector<profile::Override> overrides;
+  for (const std::string& assignment : strings_of(*vm, "set")) overrides.push_back({assignment, ""});
+  // The shortcut flags become overrides too, named as the user typed them in errors.
+  auto shortcut = [&](const char* flag, const char* key) {
+    if (!vm->count(flag)) return;
+    const std::string value = (*vm)[flag].as<std::string>();
+    overrides.push_back({std::string(key) + "=" + yaml_quote(value), "--" + std::string(flag) + " " + value});
+  };
+  shortcut("model", "model");
+  shortcut("prompt-ids", "generate.prompt_ids");
+  shortcut("max-tokens", "generate.max_tokens");
   const profile::Profile prof = profile::load_profile((*vm)["profile"].as<std::string>(), overrides);
   if (!log_level_set_by_command_line()) {
     host::set_log_level(log_level_from_name(prof.log_level, prof.source.string() + ": log.level"));

@@ -63,9 +63,18 @@ struct Profile {
   std::string log_level = "info";  // trace | debug | info | warn | error
 };
 
-// Reads `path` and its `base:` chain, applies `overrides` ("key.path=value", value parsed as a
-// YAML scalar; an empty value removes the key) in order, and checks the result.
+// One command-line override: "key.path=value", the value parsed as a YAML scalar (an empty value
+// removes the key). `origin` is how errors name it; empty means "--set <assignment>".
+struct Override {
+  std::string assignment;
+  std::string origin;
+};
+
+// Reads `path` and its `base:` chain, applies `overrides` in order, and checks the result.
 // `override_base_dir` is where relative paths given by overrides resolve (the working folder).
+Profile load_profile(const std::filesystem::path& path, std::span<const Override> overrides,
+                     const std::filesystem::path& override_base_dir = std::filesystem::current_path());
+// The same with plain "--set" assignments.
 Profile load_profile(const std::filesystem::path& path, std::span<const std::string> overrides = {},
                      const std::filesystem::path& override_base_dir = std::filesystem::current_path());
 

@@ -94,8 +94,17 @@ void read_component(const Settings& settings, ComponentSpec& spec) {
 }  // namespace
 
 Profile load_profile(const fs::path& path, std::span<const std::string> overrides, const fs::path& override_base_dir) {
+  std::vector<Override> tagged;
+  for (const std::string& assignment : overrides) tagged.push_back({assignment, ""});
+  return load_profile(path, tagged, override_base_dir);
+}
+
+Profile load_profile(const fs::path& path, std::span<const Override> overrides, const fs::path& override_base_dir) {
   Settings settings = read_profile_chain(path);
-  for (const std::string& assignment : overrides) apply_override(settings, assignment, override_base_dir);
+  for (const Override& o : overrides) {
+    apply_override(settings, o.assignment, override_base_dir,
+                   o.origin.empty() ? fmt::format("--set {}", o.assignment) : o.origin);
+  }
 
   Profile profile;
   profile.source = fs::absolute(path).lexically_normal();

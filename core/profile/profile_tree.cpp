@@ -248,8 +248,9 @@ Settings read_profile_chain(const fs::path& path) {
   return settings;
 }
 
-void apply_override(Settings& settings, std::string_view assignment, const fs::path& base_dir) {
-  const std::string where = fmt::format("--set {}", assignment);
+void apply_override(Settings& settings, std::string_view assignment, const fs::path& base_dir,
+                    const std::string& origin) {
+  const std::string& where = origin;
   const size_t eq = assignment.find('=');
   if (eq == std::string_view::npos || eq == 0) {
     throw ProfileError(fmt::format("{}: expected key.path=value, like pager.budget=8GiB", where));

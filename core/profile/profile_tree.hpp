@@ -27,8 +27,9 @@ using Settings = std::map<std::string, Setting>;
 // files) throw ProfileError.
 Settings read_profile_chain(const std::filesystem::path& path);
 
-// Applies one "key.path=value" override on top of `settings`.
-void apply_override(Settings& settings, std::string_view assignment, const std::filesystem::path& base_dir);
+// Applies one "key.path=value" override on top of `settings`; errors start with `origin`.
+void apply_override(Settings& settings, std::string_view assignment, const std::filesystem::path& base_dir,
+                    const std::string& origin);
 
 // The sections whose keys are plugin options plus `plugin` (any key allowed at parse time).
 bool is_component_section(std::string_view section);

@@ -15,7 +15,7 @@ constexpr mp_option_def kOptions[] = {
                "device memory for expert slots; auto = available memory minus reserve after dense weights"),
     mp::option(MP_OPT_SIZE, "reserve", "8GiB", "memory left free when budget is auto"),
     mp::enum_option("policy", "lru|lfu|lfru", "lru", "which resident expert a miss evicts"),
-    mp::option(MP_OPT_PATH, "adapter", nullptr, "predictor file (HFADPT v1); required"),
+    mp::option(MP_OPT_PATH, "adapter", nullptr, "predictor file (HFADPT v1)"),
     mp::option(MP_OPT_INT, "top_m", "0", "experts prefetched per layer; 0 = top-k + 2"),
 };
 

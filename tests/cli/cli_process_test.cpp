@@ -184,9 +184,11 @@ TEST_CASE("a read failure deep in the stack reaches the user as one error line")
   auto profile = dir.write("p.yaml",
                            "model: model\narch: counting\npager: {plugin: passthrough}\n"
                            "transport: {plugin: pread}\ngenerate: {prompt_ids: [1], max_tokens: 2}\n");
-  auto r = run_moepage({"run", "--profile", profile.string(), "--plugin-dir", MOEPAGE_CLI_FAKE_PLUGIN_DIR});
+  auto r = run_moepage(
+      {"run", "--profile", profile.string(), "--plugin-dir", MOEPAGE_CLI_FAKE_PLUGIN_DIR, "--log-level", "warn"});
   CHECK(r.exit_code == 1);
   CHECK(line_count(r.err) == 1);
+  CHECK(r.err.rfind("moepage: error: arch 'counting': forward failed (io): ", 0) == 0);
   CHECK(contains(r.err, "unexpected end of file at offset 64 (wanted 64 bytes, got 36)"));
 }
 
@@ -199,4 +201,13 @@ TEST_CASE("a prompt id outside the vocabulary is refused before decoding") {
                         "--prompt-ids", "99"});
   CHECK(r.exit_code == 1);
   CHECK(contains(r.err, "prompt token id 99 is outside the model's vocabulary (0 to 15)"));
+}
+
+TEST_CASE("a bad value in a shortcut flag is named as the flag the user typed") {
+  TempFolder dir;
+  auto profile = dir.write("p.yaml", "model: .\npager: {plugin: resident}\ntransport: {plugin: pread}\n");
+  auto r = run_moepage({"run", "--profile", profile.string(), "--max-tokens", "many"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err == "moepage: error: --max-tokens many: generate.max_tokens: expected an integer from 1 to 1000000, got "
+                 "'many'\n");
 }

@@ -253,3 +253,11 @@ TEST_CASE("device destinations go through the host's device copies") {
   CHECK(matches_pattern(back.data(), size, 0));
   device->free_device(device->ctx, dst);
 }
+
+TEST_CASE("a directory is refused at open, naming it") {
+  PreadPlugin plugin;
+  auto transport = plugin.create({});
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  CHECK(error_of([&] { transport.open(dir); }).find("pread: cannot read " + dir + ": it is a directory") !=
+        std::string::npos);
+}

@@ -80,7 +80,12 @@ mp_status PreadTransport::open(const char* path, uint32_t* file) {
     throw mp::Error(MP_ERR_IO, mp::format("pread: cannot open {}: {}", path, std::strerror(err)));
   }
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw mp::Error(MP_ERR_IO, mp::format("pread: cannot stat {}: {}", path, std::strerror(err)));
+  }
+  if (S_ISDIR(st.st_mode)) {
     ::close(fd);
     throw mp::Error(MP_ERR_IO, mp::format("pread: cannot read {}: it is a directory", path));
   }

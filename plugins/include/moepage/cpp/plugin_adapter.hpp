@@ -25,6 +25,7 @@
 // Constructors: transport T(const mp_host_api*, const mp::Options&);
 //               pager     T(const mp_pager_create_args&, const mp::Options&);
 //               arch      T(const mp_arch_create_args&, const mp::Options&).
+// The mp::Options (and the create args) live only for the constructor call: copy what you keep.
 // Member functions take the C vtable's arguments without `self` and return mp_status or void.
 // Static members: optional `static int32_t score(const mp_host_api*)` (any kind), arch
 // `static int32_t probe(const mp_host_api*, const char* dir)` (required) and optional
