@@ -24,6 +24,9 @@ case "$cmd" in
   test)
     setup
     build_tree build
+    # Self-tests of the corpus and training scripts (standard library only; torch is not needed).
+    python3 tools/corpus/test_extract_text.py
+    python3 tools/train/selftest.py
     (cd build && ctest --output-on-failure -j "$jobs")
     # The same suites under AddressSanitizer + UndefinedBehaviorSanitizer.
     build_tree build-asan -DMOEPAGE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug

@@ -11,6 +11,7 @@ packages=(
   doctest-dev                                 # unit tests
   nlohmann-json3-dev                          # safetensors headers, config.json, stats
   clang libclang-rt-14-dev                    # libFuzzer targets for the file parsers
+  python3 xz-utils                            # stdlib-only script self-tests; compressed traces
 )
 
 missing=()

@@ -105,7 +105,10 @@ void merge_layer(Settings& settings, const Layer& layer) {
     std::erase_if(settings, [&](const auto& entry) { return entry.first.rfind(section + ".", 0) == 0; });
   }
 
-  for (const auto& [first, second] : kAlternatives) {
+  for (const auto& alternative : kAlternatives) {
+    // Named copies: clang before 16 cannot capture structured bindings in the lambda below.
+    const std::string_view first = alternative.first;
+    const std::string_view second = alternative.second;
     const bool has_first = keys.count(std::string(first)) > 0;
     const bool has_second = keys.count(std::string(second)) > 0;
     if (has_first && has_second) {
@@ -118,11 +121,10 @@ void merge_layer(Settings& settings, const Layer& layer) {
   }
 
   for (const auto& [key, setting] : layer.entries) {
-    if (setting.value.IsNull()) {
-      settings.erase(key);
-    } else {
-      settings[key] = setting;
-    }
+    // Erase, then copy-construct: assigning a YAML::Node would rewrite the node it referred to
+    // (yaml-cpp's assignment is by reference), reaching into the base's tree.
+    settings.erase(key);
+    if (!setting.value.IsNull()) settings.emplace(key, setting);
   }
 }
 

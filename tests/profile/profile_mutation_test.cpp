@@ -71,7 +71,7 @@ TEST_CASE("mutated example profiles load or fail with a ProfileError, never anyt
     const std::string text = mutate(originals[i % originals.size()], rng);
     const fs::path file = dir.write("mutant.yaml", text);
     try {
-      moepage::profile::load_profile(file, {}, dir.path());
+      moepage::profile::load_profile(file, std::span<const std::string>{}, dir.path());
       ++loaded;
     } catch (const moepage::profile::ProfileError& e) {
       ++refused;
