@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/component_resolution.hpp"
 #include "cli/generate.hpp"
+#include "cli/run_stats.hpp"
 #include "host/host_api.hpp"
 #include "host/log.hpp"
 #include "host/plugin_stack.hpp"
@@ -70,7 +71,9 @@ int cmd_run(int argc, char** argv) {
       ("plugin-dir", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
        "a folder to search for plugins first (repeatable)")
       ("prompt-ids", po::value<std::string>()->value_name("IDS"), "prompt token ids, comma separated")
-      ("max-tokens", po::value<std::string>()->value_name("N"), "tokens to generate (overrides generate.max_tokens)");
+      ("max-tokens", po::value<std::string>()->value_name("N"), "tokens to generate (overrides generate.max_tokens)")
+      ("stats-json", po::value<std::string>()->value_name("FILE"), "write the pager's statistics (and per layer) as JSON")
+      ("trace", po::value<std::string>()->value_name("FILE"), "write one row per expert access (moepage simulate reads it)");
   auto vm = parse_command(spec, argc, argv);
   if (!vm) return kExitOk;
 
@@ -130,6 +133,12 @@ int cmd_run(int argc, char** argv) {
                                   stack.transport.ref(), info.dense_bytes};
   stack.pager = mp::PagerHandle::create(*pager.component->descriptor, pager.component->library, pager_args);
   stack.arch.bind_pager(stack.pager.ref());
+  std::optional<TraceWriter> trace;
+  if (vm->count("trace")) {
+    trace.emplace((*vm)["trace"].as<std::string>(), catalog->n_layers, catalog->n_experts, catalog->top_k);
+    if (!stack.pager.set_trace(&TraceWriter::on_event, &*trace))
+      log->warn("pager {} writes no traces", pager.component->name());
+  }
 
   std::optional<tokenizer::StreamDecoder> text;
   if (tok) text.emplace(*tok);
@@ -146,6 +155,13 @@ int cmd_run(int argc, char** argv) {
   std::cout << "\n";
   log->info("prefill {} tokens in {:.3f} s; decode {} tokens in {:.3f} s", prompt.size(), times.prefill_seconds,
             generated.size(), times.decode_seconds);
+  log->info("{}", format_pager_stats(stack.pager.stats()));
+  if (vm->count("stats-json")) {
+    const RunTimes run_times{times.prefill_seconds, times.decode_seconds, uint32_t(prompt.size()),
+                             uint32_t(generated.size())};
+    write_stats_json((*vm)["stats-json"].as<std::string>(), stack.pager, catalog->n_layers, run_times);
+  }
+  if (trace) stack.pager.set_trace(nullptr, nullptr);
   stack.shutdown();
   return kExitOk;
 }

@@ -1,52 +1,128 @@
-// The `adapter-prefetch` pager: `lru` plus a low-rank predictor (an HFADPT v1 file) that
-// prefetches layer L+1's likely experts after layer L. Registered with its option table now;
-// its behaviour arrives with the expert paging issue (#5). Until then create() validates its
-// options and refuses with "not available yet".
+// The `adapter-prefetch` pager: `lru` plus a low-rank predictor (an HFADPT v1 file). After layer L
+// the arch hands over its hidden state; the predictor scores layer L+1's experts and the pager
+// prefetches the top M through the ordinary hint path, so a prefetch never evicts an expert the
+// current token requested and never changes the router's choice (the router still decides; a
+// wrong guess costs bandwidth only).
+//
+// The gate bias: the score is B (A h_L) without layer L+1's gate bias, because the expert
+// catalog does not carry router weights. The ridge fit that produces an adapter can fold a mean
+// offset into its targets; a future option could add a bias file without an ABI change.
+//
+// Recall@M: predictions counts experts predicted, predictions_hit those the router then chose;
+// recall@M = predictions_hit / (top_k x predicted layer-steps) is logged when the pager ends.
+#include <algorithm>
+#include <vector>
+
 #include "moepage/cpp/plugin_adapter.hpp"
+#include "moepage/pager_core/adapter_file.hpp"
+#include "moepage/pager_core/adapter_scorer.hpp"
+#include "moepage/pager_core/errors.hpp"
+#include "paged_pager.hpp"
 
 namespace {
 
-constexpr const char* kNotYet =
-    "pager 'adapter-prefetch' is not available yet: the predictor and its prefetching arrive with the expert "
-    "paging issue (#5)";
+using moepage::pager::PagerError;
 
 constexpr mp_option_def kOptions[] = {
-    mp::option(MP_OPT_SIZE_OR_AUTO, "budget", "auto",
-               "device memory for expert slots; auto = available memory minus reserve after dense weights"),
-    mp::option(MP_OPT_SIZE, "reserve", "8GiB", "memory left free when budget is auto"),
-    mp::enum_option("policy", "lru|lfu|lfru", "lru", "which resident expert a miss evicts"),
+    MOEPAGE_PAGED_PAGER_OPTIONS,
     mp::option(MP_OPT_PATH, "adapter", nullptr, "predictor file (HFADPT v1)"),
     mp::option(MP_OPT_INT, "top_m", "0", "experts prefetched per layer; 0 = top-k + 2"),
 };
 
-class AdapterPrefetchPager {
- public:
-  AdapterPrefetchPager(const mp_pager_create_args&, const mp::Options& options) {
-    // Read every option so a bad value is reported as such, before the refusal below.
-    if (!options.is_auto("budget")) (void)options.get_size("budget");
-    (void)options.get_size("reserve");
-    (void)options.get_string("policy");
-    (void)options.get_string("adapter");
-    if (options.get_int("top_m") < 0)
-      throw mp::Error(MP_ERR_INVALID_ARG, "pager 'adapter-prefetch': option 'top_m' must be 0 or more");
-    throw mp::Error(MP_ERR_NOT_AVAILABLE, kNotYet);
+moepage::pager::Adapter load_adapter(const mp_pager_create_args& args, const std::string& path) {
+  const mp_expert_catalog& c = *args.catalog;
+  moepage::pager::AdapterModel model;
+  model.n_layers = c.n_layers;
+  model.d_model = c.struct_size >= offsetof(mp_expert_catalog, d_model) + sizeof c.d_model ? c.d_model : 0;
+  model.n_experts = c.n_experts;
+  model.has_experts.assign(c.has_experts, c.has_experts + c.n_layers);
+  if (model.d_model == 0)
+    throw mp::Error(MP_ERR_UNSUPPORTED, "pager 'adapter-prefetch': the expert catalog gives no d_model to check " + path +
+                                            " against");
+  try {
+    return moepage::pager::read_adapter_file(path, model);
+  } catch (const PagerError& e) {
+    throw mp::Error(e.status(), std::string("pager 'adapter-prefetch': ") + e.what());
   }
-  // Unreachable while the constructor refuses; present because the vtable requires them.
-  void begin_token(uint64_t) { unavailable(); }
-  void acquire(uint32_t, const int32_t*, uint32_t, mp_acquire_result*) { unavailable(); }
-  void observe(uint32_t, const float*, uint32_t, mp_stream) { unavailable(); }
-  void hint(uint32_t, const int32_t*, uint32_t) { unavailable(); }
-  void stats(mp_pager_stats*) { unavailable(); }
-  void layer_stats(uint32_t, mp_pager_layer_stats*) { unavailable(); }
-  void set_trace(mp_trace_fn, void*) { unavailable(); }
+}
+
+class AdapterPrefetchPager : public moepage::paging::PagedPager {
+ public:
+  AdapterPrefetchPager(const mp_pager_create_args& args, const mp::Options& options)
+      : PagedPager(args, options, "adapter-prefetch"),
+        adapter_path_(options.get_string("adapter")),
+        scorer_(load_adapter(args, adapter_path_), catalog().n_layers) {
+    const int64_t top_m = options.get_int("top_m");
+    if (top_m < 0 || top_m > int64_t(catalog().n_experts))
+      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pager 'adapter-prefetch': option top_m = {}: expected 0 (top-k + 2) "
+                                                     "to {} (the expert count)", top_m, catalog().n_experts));
+    top_m_ = top_m == 0 ? std::min(catalog().top_k + 2, catalog().n_experts) : uint32_t(top_m);
+    hidden_.resize(scorer_.d_model());
+    scores_.resize(catalog().n_experts);
+    predicted_.assign(catalog().n_layers, std::vector<int32_t>(top_m_));
+    predicted_n_.assign(catalog().n_layers, 0);
+    log().info("predictor {}: rank {}, prefetching the top {} experts of the next layer", adapter_path_,
+               scorer_.rank(), top_m_);
+  }
+  ~AdapterPrefetchPager() {
+    if (predicted_steps_ > 0)
+      log().info("recall@{} of the predictor: {} of {} routed experts were predicted", top_m_, recall_hits_,
+                 routed_in_predicted_);
+  }
+
+  mp_status acquire(uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* out) {
+    const mp_status s = PagedPager::acquire(layer, experts, n, out);
+    if (s == MP_OK && layer < predicted_n_.size() && predicted_n_[layer] > 0) {
+      const auto predicted = std::span<const int32_t>(predicted_[layer].data(), predicted_n_[layer]);
+      uint64_t hit = 0;
+      for (uint32_t i = 0; i < n; ++i)
+        if (std::find(predicted.begin(), predicted.end(), experts[i]) != predicted.end()) ++hit;
+      count_predictions(predicted.size(), hit);
+      recall_hits_ += hit;
+      routed_in_predicted_ += n;
+      ++predicted_steps_;
+      predicted_n_[layer] = 0;
+    }
+    return s;
+  }
+
+  mp_status observe(uint32_t layer, const float* hidden, uint32_t d_model, mp_stream stream) {
+    if (hidden == nullptr || d_model != scorer_.d_model())
+      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pager 'adapter-prefetch': observe(layer {}) got {} hidden values, "
+                                                     "the adapter {} expects {}", layer, d_model, adapter_path_,
+                                                     scorer_.d_model()));
+    const uint32_t next = layer + 1;
+    if (resident() || !scorer_.predicts_after(layer) || next >= catalog().n_layers || !catalog().has_experts[next])
+      return MP_OK;
+    const mp_device_service* dev = host()->device;
+    const float* h = hidden;
+    if (dev->kind != MP_DEVICE_CPU) {
+      // On a GPU the hidden state is device memory, written on `stream`.
+      if (dev->stream_synchronize(dev->ctx, stream) != MP_OK ||
+          dev->copy_to_host(dev->ctx, hidden_.data(), hidden, uint64_t(d_model) * sizeof(float)) != MP_OK)
+        throw mp::Error(MP_ERR_DEVICE, mp::format("pager 'adapter-prefetch': cannot copy layer {}'s hidden state to the "
+                                                  "host", layer));
+      h = hidden_.data();
+    }
+    scorer_.score(layer, {h, d_model}, {}, scores_);
+    const uint32_t m = scorer_.top_m(scores_, top_m_, predicted_[next]);
+    predicted_n_[next] = m;
+    return hint(next, predicted_[next].data(), m);
+  }
 
  private:
-  [[noreturn]] static void unavailable() { throw mp::Error(MP_ERR_NOT_AVAILABLE, kNotYet); }
+  std::string adapter_path_;
+  moepage::pager::AdapterScorer scorer_;
+  uint32_t top_m_ = 0;
+  std::vector<float> hidden_, scores_;
+  std::vector<std::vector<int32_t>> predicted_;  // [n_layers][top_m] the last prediction for each layer
+  std::vector<uint32_t> predicted_n_;
+  uint64_t recall_hits_ = 0, routed_in_predicted_ = 0, predicted_steps_ = 0;
 };
 
 }  // namespace
 
-MOEPAGE_PLUGIN("adapter-prefetch", "0.1.0",
+MOEPAGE_PLUGIN("adapter-prefetch", "0.2.0",
                mp::make_pager_descriptor<AdapterPrefetchPager>(
-                   "adapter-prefetch", "0.1.0", "lru plus a predictor that prefetches the next layer's experts",
+                   "adapter-prefetch", "0.2.0", "lru plus a predictor that prefetches the next layer's experts",
                    MP_CAP_CPU | MP_CAP_GPU | MP_CAP_PREFETCH, kOptions))

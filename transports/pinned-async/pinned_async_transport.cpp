@@ -1,47 +1,341 @@
-// The `pinned-async` transport: reader threads fill pinned staging buffers and copy to the
-// device on the transport's own stream, completing tickets through events. Registered with its
-// option table now; its behaviour arrives with the expert paging issue (#5). Until then create()
-// validates its options and refuses with "not available yet".
-#include "moepage/cpp/plugin_adapter.hpp"
+#include "pinned_async_transport.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+namespace moepage::transport {
 
 namespace {
 
-constexpr const char* kNotYet =
-    "transport 'pinned-async' is not available yet: pinned staging with asynchronous copies arrives with the "
-    "expert paging issue (#5)";
+constexpr int64_t kMaxThreads = 64;
+constexpr int64_t kMaxRing = 64;
+constexpr uint64_t kMinChunk = 4096;
 
-constexpr mp_option_def kOptions[] = {
-    mp::option(MP_OPT_INT, "threads", "4", "reader threads"),
-    mp::option(MP_OPT_SIZE, "staging", "64MiB", "pinned staging memory per reader thread"),
-    mp::option(MP_OPT_INT, "queue_depth", "16", "reads in flight before submit() blocks"),
-};
-
-class PinnedAsyncTransport {
- public:
-  PinnedAsyncTransport(const mp_host_api*, const mp::Options& options) {
-    // Read every option so a bad value is reported as such, before the refusal below.
-    if (options.get_int("threads") < 1)
-      throw mp::Error(MP_ERR_INVALID_ARG, "transport 'pinned-async': option 'threads' must be at least 1");
-    (void)options.get_size("staging");
-    if (options.get_int("queue_depth") < 1)
-      throw mp::Error(MP_ERR_INVALID_ARG, "transport 'pinned-async': option 'queue_depth' must be at least 1");
-    throw mp::Error(MP_ERR_NOT_AVAILABLE, kNotYet);
-  }
-  // Unreachable while the constructor refuses; present because the vtable requires them.
-  void open(const char*, uint32_t*) { unavailable(); }
-  void submit(const mp_read_request*, uint32_t, mp_ticket*) { unavailable(); }
-  void wait(mp_ticket) { unavailable(); }
-  void poll(mp_ticket) { unavailable(); }
-  void stats(mp_transport_stats*) { unavailable(); }
-  void ticket_event(mp_ticket, mp_event*) { unavailable(); }
-
- private:
-  [[noreturn]] static void unavailable() { throw mp::Error(MP_ERR_NOT_AVAILABLE, kNotYet); }
-};
+[[noreturn]] void bad_option(const std::string& message) { throw mp::Error(MP_ERR_INVALID_ARG, "pinned-async: " + message); }
 
 }  // namespace
 
-MOEPAGE_PLUGIN("pinned-async", "0.1.0",
-               mp::make_transport_descriptor<PinnedAsyncTransport>(
-                   "pinned-async", "0.1.0", "reader threads into pinned staging, copies on a device stream",
-                   MP_CAP_CPU | MP_CAP_GPU | MP_CAP_ASYNC, kOptions))
+PinnedAsyncTransport::PinnedAsyncTransport(const mp_host_api* host, const mp::Options& options)
+    : host_(host), dev_(host != nullptr && MP_HAS_FIELD(host, mp_host_api, device) ? host->device : nullptr) {
+  const int64_t threads = options.get_int("threads");
+  if (threads < 1 || threads > kMaxThreads) bad_option(mp::format("option threads = {}: expected 1 to {}", threads, kMaxThreads));
+  const int64_t ring = options.get_int("ring");
+  if (ring < 1 || ring > kMaxRing) bad_option(mp::format("option ring = {}: expected 1 to {} buffers", ring, kMaxRing));
+  const int64_t depth = options.get_int("queue_depth");
+  if (depth < 1) bad_option(mp::format("option queue_depth = {}: expected at least 1", depth));
+  const uint64_t staging = options.get_size("staging");
+  threads_ = uint32_t(threads);
+  ring_ = uint32_t(ring);
+  queue_depth_ = uint32_t(depth);
+  chunk_bytes_ = staging / ring_;
+  if (chunk_bytes_ < kMinChunk)
+    bad_option(mp::format("option staging = {} bytes over {} ring buffers gives buffers under {} bytes", staging, ring_,
+                          kMinChunk));
+  if (dev_ == nullptr || dev_->alloc_pinned == nullptr || dev_->free_pinned == nullptr)
+    throw mp::Error(MP_ERR_UNSUPPORTED, "pinned-async: the host offers no pinned memory");
+
+  // Streams and events are needed only for device destinations; a host without them still
+  // serves host destinations (submit refuses device ones with a clear message).
+  if (dev_->stream_create != nullptr && dev_->stream_create(dev_->ctx, &copy_stream_) != MP_OK) copy_stream_ = nullptr;
+  staging_.resize(threads_);
+  next_staging_.assign(threads_, 0);
+  auto cleanup = [this] {
+    for (auto& ring_buffers : staging_)
+      for (Staging& s : ring_buffers) {
+        if (s.buffer != nullptr) dev_->free_pinned(dev_->ctx, s.buffer);
+        if (s.event != nullptr) dev_->event_destroy(dev_->ctx, s.event);
+      }
+    if (copy_stream_ != nullptr && dev_->stream_destroy != nullptr) dev_->stream_destroy(dev_->ctx, copy_stream_);
+  };
+  for (auto& ring_buffers : staging_) {
+    ring_buffers.resize(ring_);
+    for (Staging& s : ring_buffers) {
+      if (dev_->alloc_pinned(dev_->ctx, chunk_bytes_, &s.buffer) != MP_OK || s.buffer == nullptr) {
+        s.buffer = nullptr;
+        cleanup();
+        throw mp::Error(MP_ERR_OOM, mp::format("pinned-async: cannot allocate {} bytes of pinned staging", chunk_bytes_));
+      }
+      if (dev_->event_create != nullptr && dev_->event_destroy != nullptr &&
+          dev_->event_create(dev_->ctx, &s.event) != MP_OK)
+        s.event = nullptr;
+    }
+  }
+  for (uint32_t i = 0; i < threads_; ++i) workers_.emplace_back([this, i] { work(i); });
+}
+
+PinnedAsyncTransport::~PinnedAsyncTransport() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    demand_.clear();
+    prefetch_.clear();
+  }
+  work_ready_.notify_all();
+  queue_room_.notify_all();
+  for (auto& w : workers_) w.join();
+  for (auto& ring_buffers : staging_)
+    for (Staging& s : ring_buffers) {
+      if (s.busy && s.event != nullptr) dev_->event_synchronize(dev_->ctx, s.event);
+      if (s.event != nullptr) dev_->event_destroy(dev_->ctx, s.event);
+      dev_->free_pinned(dev_->ctx, s.buffer);
+    }
+  for (auto& t : tickets_)
+    if (t->event != nullptr) dev_->event_destroy(dev_->ctx, t->event);
+  if (copy_stream_ != nullptr && dev_->stream_destroy != nullptr) dev_->stream_destroy(dev_->ctx, copy_stream_);
+}
+
+uint64_t PinnedAsyncTransport::now_ns() const {
+  if (host_ != nullptr && host_->now_ns != nullptr) return host_->now_ns(host_->ctx);
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
+mp_status PinnedAsyncTransport::open(const char* path, uint32_t* file) {
+  if (file == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "pinned-async: open: file is NULL");
+  *file = files_.open(path);
+  return MP_OK;
+}
+
+mp_status PinnedAsyncTransport::submit(const mp_read_request* requests, uint32_t n, mp_ticket* ticket) {
+  if (ticket == nullptr || (requests == nullptr && n > 0))
+    throw mp::Error(MP_ERR_INVALID_ARG, "pinned-async: submit: requests or ticket is NULL");
+  const bool device_copies = copy_stream_ != nullptr && dev_->copy_to_device_async != nullptr &&
+                             dev_->event_record != nullptr && dev_->event_synchronize != nullptr &&
+                             staging_[0][0].event != nullptr;
+  uint64_t chunks = 0;
+  bool all_prefetch = n > 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const mp_read_request& r = requests[i];
+    if (r.struct_size < sizeof(mp_read_request))
+      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pinned-async: request {}: struct_size {} is smaller than {}", i,
+                                                     r.struct_size, sizeof(mp_read_request)));
+    if (files_.find(r.file) == nullptr)
+      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pinned-async: request {}: unknown file handle {} (opened: {})", i,
+                                                     r.file, files_.size()));
+    if (r.dst == nullptr && r.length > 0)
+      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pinned-async: request {}: dst is NULL", i));
+    if (r.offset + r.length < r.offset)
+      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pinned-async: request {}: offset + length overflows", i));
+    if (r.dst_kind != MP_MEM_HOST && r.dst_kind != MP_MEM_DEVICE)
+      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pinned-async: request {}: unknown dst_kind {}", i, r.dst_kind));
+    if (r.priority != MP_READ_DEMAND && r.priority != MP_READ_PREFETCH)
+      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pinned-async: request {}: unknown priority {}", i, r.priority));
+    if (r.dst_kind == MP_MEM_DEVICE && !device_copies)
+      throw mp::Error(MP_ERR_UNSUPPORTED, mp::format("pinned-async: request {}: device destination, but the host offers "
+                                                     "no copy stream and events", i));
+    if (r.priority == MP_READ_DEMAND) all_prefetch = false;
+    chunks += (r.length + chunk_bytes_ - 1) / chunk_bytes_;
+  }
+
+  std::unique_lock lock(mutex_);
+  if (all_prefetch)
+    queue_room_.wait(lock, [this] { return stopping_ || demand_.size() + prefetch_.size() < queue_depth_; });
+  if (stopping_) throw mp::Error(MP_ERR_INTERNAL, "pinned-async: submit during shutdown");
+  uint32_t slot;
+  if (!free_tickets_.empty()) {
+    slot = free_tickets_.back();
+    free_tickets_.pop_back();
+  } else {
+    tickets_.push_back(std::make_unique<Ticket>());
+    slot = uint32_t(tickets_.size() - 1);
+  }
+  Ticket& t = *tickets_[slot];
+  t.in_use = true;
+  t.chunks_left = chunks;
+  t.unissued = chunks;
+  t.n_requests = n;
+  t.status = MP_OK;
+  t.error.clear();
+  if (chunks == 0) requests_ += n;
+  for (uint32_t i = 0; i < n; ++i) {
+    const mp_read_request& r = requests[i];
+    auto& queue = r.priority == MP_READ_DEMAND ? demand_ : prefetch_;
+    for (uint64_t done = 0; done < r.length; done += chunk_bytes_) {
+      queue.push_back(Job{slot, files_.find(r.file), r.offset + done, std::min(chunk_bytes_, r.length - done),
+                          static_cast<unsigned char*>(r.dst) + r.dst_offset + done, r.dst_kind == MP_MEM_DEVICE});
+    }
+  }
+  *ticket = (uint64_t(t.generation) << 32) | (slot + 1);
+  lock.unlock();
+  work_ready_.notify_all();
+  return MP_OK;
+}
+
+void PinnedAsyncTransport::work(uint32_t worker) {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock lock(mutex_);
+      for (;;) {
+        if (stopping_) break;
+        if (!demand_.empty() || !prefetch_.empty()) break;
+        // Nothing to read: finish this thread's copies before sleeping, so no ticket waits on it.
+        bool any_busy = false;
+        for (const Staging& s : staging_[worker]) any_busy = any_busy || s.busy;
+        if (any_busy) {
+          lock.unlock();
+          for (Staging& s : staging_[worker])
+            if (s.busy) release(s);
+          lock.lock();
+          continue;
+        }
+        work_ready_.wait(lock);
+      }
+      if (stopping_) return;  // the destructor synchronizes what is still busy
+      auto& queue = !demand_.empty() ? demand_ : prefetch_;
+      job = queue.front();
+      queue.pop_front();
+    }
+    queue_room_.notify_one();
+    run(job, worker);
+  }
+}
+
+void PinnedAsyncTransport::run(Job& job, uint32_t worker) {
+  Staging& s = staging_[worker][next_staging_[worker]];
+  next_staging_[worker] = (next_staging_[worker] + 1) % ring_;
+  if (s.busy) release(s);  // never read into a buffer whose copy may still be running
+  const uint64_t t0 = now_ns();
+  const RangeRead r = read_range("pinned-async", job.file->fd, job.file->path, job.offset, job.length, s.buffer);
+  const uint64_t t1 = now_ns();
+  {
+    std::lock_guard lock(mutex_);
+    read_ns_ += t1 - t0;
+    bytes_ += r.bytes_read;
+  }
+  if (r.status != MP_OK) {
+    finish_chunk(job.ticket, true, r.status, r.message);
+    return;
+  }
+  if (!job.to_device) {
+    std::memcpy(job.dst, s.buffer, job.length);
+    const uint64_t t2 = now_ns();
+    {
+      std::lock_guard lock(mutex_);
+      copy_ns_ += t2 - t1;
+    }
+    finish_chunk(job.ticket, true, MP_OK, {});
+    return;
+  }
+  mp_status st;
+  {
+    std::lock_guard copy_lock(copy_mutex_);
+    st = dev_->copy_to_device_async(dev_->ctx, job.dst, s.buffer, job.length, copy_stream_);
+    if (st == MP_OK) st = dev_->event_record(dev_->ctx, s.event, copy_stream_);
+  }
+  const uint64_t t2 = now_ns();
+  if (st != MP_OK) {
+    finish_chunk(job.ticket, true, MP_ERR_DEVICE,
+                 mp::format("pinned-async: {}: copying {} bytes read at offset {} to the device failed ({})",
+                            job.file->path, job.length, job.offset, mp_status_name(st)));
+    return;
+  }
+  s.busy = true;
+  s.ticket = job.ticket;
+  std::lock_guard lock(mutex_);
+  copy_ns_ += t2 - t1;
+  --tickets_[job.ticket]->unissued;
+  ticket_changed_.notify_all();
+}
+
+void PinnedAsyncTransport::release(Staging& s) {
+  const mp_status st = dev_->event_synchronize(dev_->ctx, s.event);
+  s.busy = false;
+  finish_chunk(s.ticket, false, st == MP_OK ? MP_OK : MP_ERR_DEVICE,
+               st == MP_OK ? std::string() : mp::format("pinned-async: a device copy failed ({})", mp_status_name(st)));
+}
+
+void PinnedAsyncTransport::finish_chunk(uint32_t ticket, bool issued_now, mp_status status, const std::string& error) {
+  std::lock_guard lock(mutex_);
+  Ticket& t = *tickets_[ticket];
+  if (issued_now) --t.unissued;
+  if (status != MP_OK) {
+    ++errors_;
+    if (t.status == MP_OK) {
+      t.status = status;
+      t.error = error;
+    }
+  }
+  if (--t.chunks_left == 0) requests_ += t.n_requests;
+  ticket_changed_.notify_all();
+}
+
+PinnedAsyncTransport::Ticket& PinnedAsyncTransport::find(mp_ticket ticket) {
+  const uint64_t slot = (ticket & 0xffffffffu);
+  if (slot == 0 || slot > tickets_.size() || !tickets_[slot - 1]->in_use ||
+      tickets_[slot - 1]->generation != uint32_t(ticket >> 32))
+    throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pinned-async: unknown or already retired ticket {}", ticket));
+  return *tickets_[slot - 1];
+}
+
+void PinnedAsyncTransport::retire(mp_ticket ticket) {
+  const uint32_t slot = uint32_t(ticket & 0xffffffffu) - 1;
+  Ticket& t = *tickets_[slot];
+  if (t.event != nullptr) {
+    dev_->event_destroy(dev_->ctx, t.event);
+    t.event = nullptr;
+  }
+  t.in_use = false;
+  ++t.generation;
+  free_tickets_.push_back(slot);
+}
+
+mp_status PinnedAsyncTransport::wait(mp_ticket ticket) {
+  std::unique_lock lock(mutex_);
+  Ticket& t = find(ticket);
+  const uint64_t t0 = now_ns();
+  ticket_changed_.wait(lock, [&t] { return t.chunks_left == 0; });
+  wait_ns_ += now_ns() - t0;
+  const mp_status status = t.status;
+  const std::string error = std::move(t.error);
+  retire(ticket);
+  if (status != MP_OK) throw mp::Error(status, error);
+  return MP_OK;
+}
+
+mp_status PinnedAsyncTransport::poll(mp_ticket ticket) {
+  std::unique_lock lock(mutex_);
+  Ticket& t = find(ticket);
+  if (t.chunks_left != 0) return MP_PENDING;
+  const mp_status status = t.status;
+  const std::string error = std::move(t.error);
+  retire(ticket);
+  if (status != MP_OK) throw mp::Error(status, error);
+  return MP_OK;
+}
+
+mp_status PinnedAsyncTransport::ticket_event(mp_ticket ticket, mp_event* out) {
+  if (out == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "pinned-async: ticket_event: out is NULL");
+  if (copy_stream_ == nullptr || dev_->event_create == nullptr || dev_->event_record == nullptr)
+    throw mp::Error(MP_ERR_UNSUPPORTED, "pinned-async: ticket_event: the host offers no copy stream and events");
+  std::unique_lock lock(mutex_);
+  Ticket& t = find(ticket);
+  ticket_changed_.wait(lock, [&t] { return t.unissued == 0; });
+  if (t.event == nullptr && dev_->event_create(dev_->ctx, &t.event) != MP_OK) {
+    t.event = nullptr;
+    throw mp::Error(MP_ERR_DEVICE, "pinned-async: ticket_event: cannot create an event");
+  }
+  // Recorded after every copy issued so far on the one copy stream, the ticket's included.
+  std::lock_guard copy_lock(copy_mutex_);
+  if (dev_->event_record(dev_->ctx, t.event, copy_stream_) != MP_OK)
+    throw mp::Error(MP_ERR_DEVICE, "pinned-async: ticket_event: cannot record the event");
+  *out = t.event;
+  return MP_OK;
+}
+
+mp_status PinnedAsyncTransport::stats(mp_transport_stats* out) {
+  if (out == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "pinned-async: stats: out is NULL");
+  mp_transport_stats s{};
+  {
+    std::lock_guard lock(mutex_);
+    s = mp_transport_stats{sizeof s, requests_, bytes_, read_ns_, copy_ns_, wait_ns_, errors_};
+  }
+  const uint32_t size = std::min<uint32_t>(out->struct_size, sizeof s);
+  if (size > sizeof(uint32_t))
+    std::memcpy(reinterpret_cast<char*>(out) + sizeof(uint32_t), reinterpret_cast<const char*>(&s) + sizeof(uint32_t),
+                size - sizeof(uint32_t));
+  return MP_OK;
+}
+
+}  // namespace moepage::transport

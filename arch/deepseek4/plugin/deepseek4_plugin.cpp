@@ -1,30 +1,72 @@
-// The `deepseek4` architecture plugin. probe() already recognises DeepSeek-V4 checkpoints (a
-// config.json whose model_type is "deepseek_v4"), so selection by checkpoint works today; the
-// forward pass arrives with the deepseek4 CPU plugin issue (#4), and until then create()
-// refuses with "not available yet".
+// The `deepseek4` architecture plugin: DeepSeek-V4 on the CPU through the plugin ABI.
+//
+// Life cycle, and what each step costs:
+//   create        parse config.json, open the checkpoint (headers + read-only mappings), bind the
+//                 dense weights as views into the mappings (no dequantized copy), build the expert
+//                 catalog. Reads no expert bytes and allocates no forward state.
+//   bind_pager    builds the forward Model (decode state and scratch for `max_context` positions)
+//                 on top of the pager; routed experts reach the forward pass only through it.
+//   forward       before the tokens run: pager begin_token(position of the first token) and, for
+//                 every hash-routed layer, hint(layer, experts tid2eid gives these tokens).
+//                 Experts are then acquired layer by layer (pager_expert_source.hpp).
+//   reset         position 0 again.
+// observe() is not called yet: the forward Model has no per-layer hook to hand the hidden state
+// out (see the plugin README note in the report); a pager that needs it still works, unpredicted.
+// After a failed forward() the sequence state is undefined: call reset() before the next one.
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "deepseek4/cpu/thread_pool.hpp"
+#include "deepseek4/forward/bind_weights.hpp"
+#include "deepseek4/forward/model.hpp"
+#include "deepseek4/model/inspect.hpp"
+#include "deepseek4/model/synth.hpp"
+#include "loaded_checkpoint.hpp"
 #include "moepage/cpp/plugin_adapter.hpp"
+#include "pager_expert_source.hpp"
 
 namespace {
 
-constexpr const char* kNotYet =
-    "arch 'deepseek4' is not available yet: loading and running DeepSeek-V4 arrive with the deepseek4 CPU plugin "
-    "issue (#4)";
+using namespace moepage;
 
 constexpr mp_option_def kOptions[] = {
     mp::option(MP_OPT_INT, "threads", "0", "compute threads; 0 = all cores"),
+    mp::option(MP_OPT_INT, "max_context", "4096", "positions one sequence may hold (prompt + generated tokens)"),
 };
 
 class Deepseek4Arch {
  public:
-  Deepseek4Arch(const mp_arch_create_args&, const mp::Options& options) {
-    if (options.get_int("threads") < 0)
-      throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': option 'threads' must be 0 (all cores) or more");
-    throw mp::Error(MP_ERR_NOT_AVAILABLE, kNotYet);
+  Deepseek4Arch(const mp_arch_create_args& args, const mp::Options& options) : host_(args.host) {
+    const int64_t threads = options.get_int("threads");
+    if (threads < 0 || threads > 1024)
+      throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': option 'threads' must be 0 (all cores) to 1024, got " +
+                                              std::to_string(threads));
+    const int64_t max_context = options.get_int("max_context");
+    if (max_context < 1 || max_context > (int64_t(1) << 24))
+      throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': option 'max_context' must be 1 to 16777216, got " +
+                                              std::to_string(max_context));
+    if (args.checkpoint_dir == nullptr || *args.checkpoint_dir == '\0')
+      throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': no checkpoint folder given");
+    threads_ = uint32_t(threads);
+    try {
+      model_ = ds4::LoadedCheckpoint::load(args.checkpoint_dir);
+    } catch (const ckpt::CheckpointError& e) {
+      throw mp::Error(MP_ERR_IO, e.what());  // a malformed or missing file: the message names it
+    } catch (const std::invalid_argument& e) {
+      throw mp::Error(MP_ERR_INVALID_ARG, e.what());  // the checkpoint holds what the kernels cannot read
+    }
+    max_context_ = uint32_t(std::min<uint64_t>(uint64_t(max_context), model_.config.max_position_embeddings));
+    mp::HostLog(host_, "deepseek4")
+        .info("{}: {} layers, {} experts x {} bytes, dense {} bytes mapped", model_.dir.string(),
+              model_.config.num_hidden_layers, model_.catalog->n_experts(), model_.catalog->expert_file_bytes(),
+              model_.dense_bytes);
   }
 
   // 10 for a DeepSeek-V4 config.json, 0 for anything else (including unreadable or malformed
@@ -39,19 +81,124 @@ class Deepseek4Arch {
     return type != config.end() && type->is_string() && type->get<std::string>() == "deepseek_v4" ? 10 : 0;
   }
 
-  // Unreachable while the constructor refuses; present because the vtable requires them.
-  void describe(mp_model_info*) { unavailable(); }
-  void expert_catalog(const mp_expert_catalog**) { unavailable(); }
-  void bind_pager(const mp_pager_ref*) { unavailable(); }
-  void reset() { unavailable(); }
-  void forward(const int32_t*, uint32_t, float*, uint32_t) { unavailable(); }
+  static void synthesize(const mp_host_api*, const mp_synth_request* request) {
+    if (request == nullptr || request->struct_size < sizeof(mp_synth_request))
+      throw mp::Error(MP_ERR_INVALID_ARG, "synthesize: request is NULL or older than this plugin's ABI");
+    if (request->out_dir == nullptr || *request->out_dir == '\0')
+      throw mp::Error(MP_ERR_INVALID_ARG, "synthesize: no output folder given");
+    ds4::SynthOptions o;
+    if (request->preset != nullptr && *request->preset != '\0') o.preset = request->preset;
+    if (request->layers > 0) o.layers = uint32_t(request->layers);
+    if (request->experts > 0) o.experts = uint32_t(request->experts);
+    if (request->expert_dtype != nullptr && *request->expert_dtype != '\0') {
+      o.expert_format = ds4::weight_format_from_name(request->expert_dtype);
+      if (!o.expert_format)
+        throw mp::Error(MP_ERR_INVALID_ARG, std::string("synthesize: expert dtype '") + request->expert_dtype +
+                                                "' is not one of fp4, fp8, bf16");
+    }
+    o.seed = request->seed;
+    o.out = request->out_dir;
+    o.progress = request->show_progress != 0;
+    try {
+      ds4::synthesize(o);
+    } catch (const std::invalid_argument& e) {
+      throw mp::Error(MP_ERR_INVALID_ARG, e.what());
+    }
+  }
+
+  void describe(mp_model_info* out) {
+    if (out == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "describe: out is NULL");
+    const ds4::Config& c = model_.config;
+    mp_model_info info{};
+    info.struct_size = sizeof info;
+    info.vocab_size = c.vocab_size;
+    info.n_layers = c.num_hidden_layers;
+    info.d_model = c.hidden_size;
+    info.n_experts = c.n_routed_experts;
+    info.top_k = c.num_experts_per_tok;
+    info.bos_token = c.bos_token_id;
+    info.eos_token = c.eos_token_id;
+    info.max_positions = max_context_;
+    info.dense_bytes = model_.dense_bytes;
+    info.expert_bytes = model_.expert_bytes;
+    // A host built against an older v1 gets the prefix it knows.
+    const uint32_t size = out->struct_size ? std::min<uint32_t>(out->struct_size, sizeof info) : sizeof info;
+    std::memcpy(out, &info, size);
+    out->struct_size = size;
+  }
+
+  void expert_catalog(const mp_expert_catalog** out) {
+    if (out == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "expert_catalog: out is NULL");
+    *out = &model_.catalog->abi();
+  }
+
+  void bind_pager(const mp_pager_ref* pager) {
+    if (pager == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "bind_pager: pager is NULL");
+    const ds4::Config& c = model_.config;
+    // Drop a previous binding first: the old Model must not outlive its expert source.
+    forward_model_.reset();
+    source_ = std::make_unique<ds4::PagerExpertSource>(host_, *pager, c.n_routed_experts, c.num_experts_per_tok);
+    if (!pool_) pool_ = std::make_unique<ds4::cpu::ThreadPool>(threads_);
+    forward_model_ = std::make_unique<ds4::Model>(c, model_.weights, ds4::expert_layout(*model_.catalog, c),
+                                                  source_.get(), *pool_, ds4::ModelOptions{max_context_, 64});
+    hint_scratch_.reserve(c.n_routed_experts);
+  }
+
+  void reset() {
+    if (forward_model_) forward_model_->reset();
+  }
+
+  void forward(const int32_t* tokens, uint32_t n, float* logits, uint32_t flags) {
+    if (!forward_model_)
+      throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': forward before bind_pager (no expert source yet)");
+    if (n == 0) return;
+    if (tokens == nullptr || logits == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "forward: tokens or logits is NULL");
+    if (flags != MP_FORWARD_LAST_LOGITS && flags != MP_FORWARD_ALL_LOGITS)
+      throw mp::Error(MP_ERR_INVALID_ARG, "forward: unknown flags " + std::to_string(flags));
+    source_->begin_token(forward_model_->position());
+    // Hash-routed layers know their experts from the token ids: let the pager stage them now.
+    const ds4::Config& c = model_.config;
+    for (uint32_t l = 0; l < c.num_hidden_layers; ++l) {
+      if (c.mlp_layer_types[l] != ds4::MlpKind::HashMoe) continue;
+      ds4::hash_routed_experts(model_, l, tokens, n, hint_scratch_);
+      source_->hint(l, hint_scratch_);
+    }
+    try {
+      forward_model_->forward(tokens, n, logits, flags == MP_FORWARD_ALL_LOGITS);
+    } catch (const std::out_of_range& e) {
+      throw mp::Error(MP_ERR_INVALID_ARG, e.what());
+    } catch (const std::length_error& e) {
+      throw mp::Error(MP_ERR_INVALID_ARG, e.what());
+    }
+  }
+
+  // The checkpoint report of `moepage inspect` without its tensor table (the host prints tensors
+  // itself, generically, and the table of a full-size model would not fit a summary buffer):
+  // config, layer schedule, sizes and bytes per expert. Truncated to `cap`, NUL-terminated.
+  void summary(char* buf, uint32_t cap) {
+    if (buf == nullptr || cap == 0) throw mp::Error(MP_ERR_INVALID_ARG, "summary: buffer is NULL or empty");
+    std::string text = ds4::inspect_report(model_.dir, std::nullopt);
+    const size_t table = text.find("\ntensors (");
+    const size_t sizes = text.find("\nsizes\n");
+    if (table != std::string::npos && sizes != std::string::npos && table < sizes) text.erase(table, sizes - table);
+    const size_t n = std::min<size_t>(text.size(), cap - 1);
+    std::memcpy(buf, text.data(), n);
+    buf[n] = '\0';
+  }
 
  private:
-  [[noreturn]] static void unavailable() { throw mp::Error(MP_ERR_NOT_AVAILABLE, kNotYet); }
+  const mp_host_api* host_;
+  uint32_t threads_ = 0;
+  uint32_t max_context_ = 0;
+  ds4::LoadedCheckpoint model_;
+  std::unique_ptr<ds4::cpu::ThreadPool> pool_;
+  std::unique_ptr<ds4::PagerExpertSource> source_;
+  std::unique_ptr<ds4::Model> forward_model_;  // declared last: destroyed before its source and pool
+  std::vector<int32_t> hint_scratch_;
 };
 
 }  // namespace
 
-MOEPAGE_PLUGIN("deepseek4", "0.1.0",
-               mp::make_arch_descriptor<Deepseek4Arch>("deepseek4", "0.1.0", "DeepSeek-V4 mixture of experts",
-                                                       MP_CAP_CPU, kOptions))
+MOEPAGE_PLUGIN("deepseek4", "0.2.0",
+               mp::make_arch_descriptor<Deepseek4Arch>("deepseek4", "0.2.0", "DeepSeek-V4 mixture of experts (CPU)",
+                                                       MP_CAP_CPU | MP_CAP_SYNTHESIZE, kOptions))

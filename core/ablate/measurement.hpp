@@ -1,0 +1,59 @@
+// What one run of one arm measured, read back from a `moepage run` child: the generated ids from
+// stdout ("token ids: 5 7 ..."), the prefill/decode timing line from its log, and, when that
+// `moepage run` has --stats-json, the pager statistics and phase times from the JSON file.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace moepage::ablate {
+
+// The pager's counters (names as in mp_pager_stats).
+struct PagerCounters {
+  uint64_t accesses = 0;
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  uint64_t bytes_read = 0;
+  uint64_t read_ns = 0;  // host time inside demand reads
+  uint64_t wait_ns = 0;  // compute blocked on expert bytes
+  uint64_t prefetch_issued = 0;
+  uint64_t prefetch_used = 0;
+  uint64_t prefetch_wasted = 0;
+  uint32_t slots_per_layer = 0;
+  bool resident = false;
+};
+
+struct Measurement {
+  std::vector<int32_t> ids;
+  uint32_t prompt_tokens = 0;
+  uint32_t generated = 0;
+  double prefill_seconds = 0.0;
+  double decode_seconds = 0.0;
+  double wall_seconds = 0.0;     // the whole child process
+  uint64_t peak_rss_bytes = 0;
+  std::optional<double> load_seconds;            // from --stats-json, else wall - prefill - decode
+  bool load_is_estimate = false;                 // true when derived from wall time
+  std::optional<double> routed_compute_seconds;  // only when the stats report it
+  std::optional<PagerCounters> pager;
+
+  // Derived per-run quantities (nullopt when not measurable).
+  std::optional<double> prefill_tok_s() const;
+  std::optional<double> decode_tok_s() const;
+  std::optional<double> ms_per_token() const;  // decode
+  std::optional<double> hit_rate() const;
+  std::optional<double> bytes_per_token() const;     // over prefill + decode tokens
+  std::optional<double> expert_io_ms_per_token() const;  // (read + wait) / all tokens
+};
+
+// "token ids: 1 2 3" (the last such line); throws std::runtime_error naming `where` when absent.
+std::vector<int32_t> parse_token_ids(const std::string& stdout_text, const std::string& where);
+// "prefill N tokens in X s; decode M tokens in Y s" from the run's log; false when absent.
+bool parse_timing_line(const std::string& log_text, Measurement& m);
+// Fills pager counters and times from a --stats-json document. Tolerant of layout: the pager
+// counters are the first object holding "hits" and "misses"; times are the first numbers named
+// load_seconds / prefill_seconds / decode_seconds / routed_compute_seconds found anywhere.
+// Throws std::runtime_error naming `where` when the text is not JSON.
+void apply_stats_json(const std::string& json_text, const std::string& where, Measurement& m);
+
+}  // namespace moepage::ablate

@@ -1,0 +1,206 @@
+#include "ablate/simulate_report.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <sstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace moepage::ablate {
+namespace {
+
+using pager::PolicyKind;
+using pager::PolicySpec;
+
+uint64_t parse_unsigned(const std::string& text, const std::string& flag) {
+  if (text.empty() || text.size() > 9 || !std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); }))
+    throw std::invalid_argument(flag + ": expected a whole number, got '" + text + "'");
+  return std::stoull(text);
+}
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  std::string part;
+  std::istringstream in(text);
+  while (std::getline(in, part, sep)) parts.push_back(part);
+  if (!text.empty() && text.back() == sep) parts.push_back("");
+  return parts;
+}
+
+std::string pct(uint64_t misses, uint64_t accesses) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", accesses ? 100.0 * double(misses) / double(accesses) : 0.0);
+  return buf;
+}
+
+}  // namespace
+
+std::vector<uint32_t> parse_slot_list(const std::string& text) {
+  std::vector<uint32_t> slots;
+  for (const std::string& part : split(text, ',')) {
+    const uint64_t n = parse_unsigned(part, "--slots");
+    if (n == 0) throw std::invalid_argument("--slots: a slot count must be at least 1");
+    slots.push_back(uint32_t(n));
+  }
+  if (slots.empty()) throw std::invalid_argument("--slots: expected slot counts such as 8,16,32");
+  return slots;
+}
+
+std::vector<PolicySpec> parse_policy_list(const std::string& text) {
+  std::vector<PolicySpec> policies;
+  for (const std::string& part : split(text, ',')) {
+    const size_t colon = part.find(':');
+    const std::string name = part.substr(0, colon);
+    const auto kind = pager::policy_from_name(name);
+    if (!kind) throw std::invalid_argument("--policies: unknown policy '" + name + "' (expected lru, lfu, lfru, belady)");
+    PolicySpec spec{*kind, 0.0};
+    if (colon != std::string::npos) {
+      if (*kind != PolicyKind::Lfru) throw std::invalid_argument("--policies: only lfru takes a half-life (lfru:H)");
+      spec.half_life = double(parse_unsigned(part.substr(colon + 1), "--policies lfru half-life"));
+      if (spec.half_life <= 0) throw std::invalid_argument("--policies: the lfru half-life must be positive");
+    }
+    policies.push_back(spec);
+  }
+  if (policies.empty()) throw std::invalid_argument("--policies: expected names such as lru,lfu,lfru,belady");
+  return policies;
+}
+
+std::pair<uint32_t, uint32_t> parse_layer_range(const std::string& text) {
+  const size_t dash = text.find('-');
+  if (dash == std::string::npos) {
+    const uint32_t l = uint32_t(parse_unsigned(text, "--layers"));
+    return {l, l};
+  }
+  const uint32_t a = uint32_t(parse_unsigned(text.substr(0, dash), "--layers"));
+  const uint32_t b = uint32_t(parse_unsigned(text.substr(dash + 1), "--layers"));
+  if (b < a) throw std::invalid_argument("--layers: the range " + text + " is empty (expected a-b with a <= b)");
+  return {a, b};
+}
+
+std::string policy_label(const PolicySpec& p) {
+  std::string name(pager::policy_name(p.kind));
+  if (p.kind == PolicyKind::Lfru && p.half_life > 0) name += ":" + std::to_string(uint64_t(p.half_life));
+  return name;
+}
+
+SimulateReport run_simulation(const pager::Trace& trace, const SimulateRequest& request) {
+  SimulateReport report;
+  report.meta = trace.meta;
+  report.slots_requested = request.slots;
+  report.policies = request.policies;
+  report.first_layer = 0;
+  report.last_layer = trace.meta.layers ? trace.meta.layers - 1 : 0;
+  const pager::Trace* selected = &trace;
+  pager::Trace filtered;
+  if (request.layers) {
+    if (request.layers->second >= trace.meta.layers)
+      throw std::invalid_argument("--layers: the trace has layers 0-" + std::to_string(trace.meta.layers - 1));
+    report.first_layer = request.layers->first;
+    report.last_layer = request.layers->second;
+    filtered.meta = trace.meta;
+    filtered.has_outcomes = trace.has_outcomes;
+    for (const auto& r : trace.rows) {
+      if (r.layer >= report.first_layer && r.layer <= report.last_layer) filtered.rows.push_back(r);
+    }
+    selected = &filtered;
+  }
+  report.rows = selected->rows.size();
+  for (uint32_t slots : request.slots) {
+    for (const PolicySpec& p : request.policies) report.cells.push_back(pager::simulate(*selected, slots, p));
+  }
+  if (selected->has_outcomes) report.recorded = pager::recorded_result(*selected);
+  return report;
+}
+
+std::string simulate_table(const SimulateReport& r, bool per_layer) {
+  std::ostringstream out;
+  const size_t np = r.policies.size();
+  out << "trace: " << r.meta.layers << " layers, " << r.meta.experts << " experts"
+      << (r.meta.top_k ? ", top-" + std::to_string(r.meta.top_k) : "") << "; layers " << r.first_layer << "-"
+      << r.last_layer << ", " << r.rows << " accesses\n";
+  out << "miss rate per policy (slots = per layer; belady is the optimal floor)\n\n";
+  const auto belady = std::find_if(r.policies.begin(), r.policies.end(),
+                                   [](const PolicySpec& p) { return p.kind == PolicyKind::Belady; });
+  const bool has_belady = belady != r.policies.end();
+  out << "| slots |";
+  for (const auto& p : r.policies) out << " " << policy_label(p) << " |";
+  if (has_belady) {
+    for (const auto& p : r.policies) {
+      if (p.kind != PolicyKind::Belady) out << " " << policy_label(p) << "/belady |";
+    }
+  }
+  out << "\n|---:|";
+  for (size_t i = 0; i < np; ++i) out << "---:|";
+  if (has_belady) {
+    for (size_t i = 0; i + 1 < np; ++i) out << "---:|";
+  }
+  out << "\n";
+  const size_t bi = size_t(belady - r.policies.begin());
+  for (size_t s = 0; s < r.slots_requested.size(); ++s) {
+    const pager::SimResult* row = &r.cells[s * np];
+    out << "| " << row[0].slots << (row[0].slots != r.slots_requested[s] ? " (capped)" : "") << " |";
+    for (size_t p = 0; p < np; ++p) out << " " << pct(row[p].misses, row[p].accesses) << " |";
+    if (has_belady) {
+      for (size_t p = 0; p < np; ++p) {
+        if (p == bi) continue;
+        char buf[32];
+        if (row[bi].misses) std::snprintf(buf, sizeof buf, "%.2fx", double(row[p].misses) / double(row[bi].misses));
+        else std::snprintf(buf, sizeof buf, "%s", row[p].misses ? "inf" : "1.00x");
+        out << " " << buf << " |";
+      }
+    }
+    out << "\n";
+  }
+  if (r.recorded) {
+    out << "\nrecorded by the live pager: " << pct(r.recorded->misses, r.recorded->accesses) << " misses ("
+        << r.recorded->misses << " of " << r.recorded->accesses << ")\n";
+  }
+  if (per_layer) {
+    for (size_t s = 0; s < r.slots_requested.size(); ++s) {
+      const pager::SimResult* row = &r.cells[s * np];
+      out << "\nper layer, " << row[0].slots << " slots\n\n| layer |";
+      for (const auto& p : r.policies) out << " " << policy_label(p) << " |";
+      out << "\n|---:|";
+      for (size_t i = 0; i < np; ++i) out << "---:|";
+      out << "\n";
+      for (uint32_t l = r.first_layer; l <= r.last_layer && l < r.meta.layers; ++l) {
+        out << "| " << l << " |";
+        for (size_t p = 0; p < np; ++p) out << " " << pct(row[p].layers[l].misses, row[p].layers[l].accesses) << " |";
+        out << "\n";
+      }
+    }
+  }
+  return out.str();
+}
+
+std::string simulate_json(const SimulateReport& r, const std::string& trace_name) {
+  nlohmann::json doc;
+  doc["trace"] = trace_name;
+  doc["layers"] = r.meta.layers;
+  doc["experts"] = r.meta.experts;
+  doc["top_k"] = r.meta.top_k;
+  doc["layer_range"] = {r.first_layer, r.last_layer};
+  doc["accesses"] = r.rows;
+  doc["results"] = nlohmann::json::array();
+  for (const pager::SimResult& c : r.cells) {
+    nlohmann::json layers = nlohmann::json::array();
+    for (uint32_t l = r.first_layer; l <= r.last_layer && l < c.layers.size(); ++l) {
+      layers.push_back({{"layer", l}, {"accesses", c.layers[l].accesses}, {"misses", c.layers[l].misses}});
+    }
+    doc["results"].push_back({{"policy", policy_label(c.policy)},
+                              {"slots", c.slots},
+                              {"accesses", c.accesses},
+                              {"misses", c.misses},
+                              {"miss_rate", c.miss_rate()},
+                              {"layers", std::move(layers)}});
+  }
+  if (r.recorded) {
+    doc["recorded"] = {{"accesses", r.recorded->accesses}, {"misses", r.recorded->misses},
+                       {"miss_rate", r.recorded->miss_rate()}};
+  }
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace moepage::ablate

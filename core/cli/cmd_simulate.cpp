@@ -1,0 +1,62 @@
+// `moepage simulate TRACE`: replays a recorded expert trace through eviction policies at several
+// slot counts and prints the miss rates, Belady-optimal as the floor (see core/ablate).
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "ablate/simulate_report.hpp"
+#include "ablate/trace_input.hpp"
+#include "cli/cli_common.hpp"
+#include "cli/commands.hpp"
+
+namespace moepage::cli {
+namespace po = boost::program_options;
+
+int cmd_simulate(int argc, char** argv) {
+  CommandSpec spec;
+  spec.usage = "moepage simulate TRACE --slots N[,N...] [--policies lru,lfu,lfru,belady] [--layers A-B] "
+               "[--per-layer] [--json FILE]";
+  spec.summary =
+      "Replays TRACE (written by `moepage run --trace`; plain text or .xz) per layer through each policy at each\n"
+      "slot count, with the same slot pools and policies the live pagers use, and prints the miss rates.\n"
+      "Belady (evict the expert used furthest in the future) needs the future, so it exists only here: it is\n"
+      "the floor no policy can beat. lfru takes a half-life in pool events as lfru:H (default 4 x slots).";
+  spec.options.add_options()
+      ("trace", po::value<std::string>()->required()->value_name("TRACE"), "the trace file")
+      ("slots", po::value<std::string>()->required()->value_name("N,..."), "slots per layer, comma separated")
+      ("policies", po::value<std::string>()->default_value("lru,lfu,lfru,belady")->value_name("P,..."),
+       "policies to replay: lru, lfu, lfru[:H], belady")
+      ("layers", po::value<std::string>()->value_name("A-B"), "only these layers (inclusive)")
+      ("per-layer", po::bool_switch(), "also print a miss-rate table per layer")
+      ("json", po::value<std::string>()->value_name("FILE"), "also write the results as JSON");
+  spec.positional.add("trace", 1);
+  auto vm = parse_command(spec, argc, argv);
+  if (!vm) return kExitOk;
+
+  ablate::SimulateRequest request;
+  try {
+    request.slots = ablate::parse_slot_list((*vm)["slots"].as<std::string>());
+    request.policies = ablate::parse_policy_list((*vm)["policies"].as<std::string>());
+    if (vm->count("layers")) request.layers = ablate::parse_layer_range((*vm)["layers"].as<std::string>());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  const std::string trace_path = (*vm)["trace"].as<std::string>();
+  const pager::Trace trace = ablate::load_trace(trace_path);
+  ablate::SimulateReport report;
+  try {
+    report = ablate::run_simulation(trace, request);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  std::cout << ablate::simulate_table(report, (*vm)["per-layer"].as<bool>());
+  if (vm->count("json")) {
+    const std::string path = (*vm)["json"].as<std::string>();
+    std::ofstream out(path, std::ios::binary);
+    out << ablate::simulate_json(report, trace_path);
+    if (!out) throw std::runtime_error("cannot write " + path);
+  }
+  return kExitOk;
+}
+
+}  // namespace moepage::cli

@@ -1,0 +1,88 @@
+#include "cli/run_stats.hpp"
+
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "moepage/pager_core/trace.hpp"
+
+namespace moepage::cli {
+
+TraceWriter::TraceWriter(const std::string& path, uint32_t layers, uint32_t experts, uint32_t top_k) : path_(path) {
+  file_ = std::fopen(path.c_str(), "w");
+  if (file_ == nullptr) throw std::runtime_error("cannot create trace file " + path + ": " + std::strerror(errno));
+  const std::string header = moepage::pager::trace_header({layers, experts, top_k}) + "token,layer,expert,hit,prefetched\n";
+  std::fputs(header.c_str(), file_);
+}
+
+TraceWriter::~TraceWriter() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+void TraceWriter::on_event(void* ctx, const mp_trace_event* e) {
+  auto* self = static_cast<TraceWriter*>(ctx);
+  char buf[64];
+  const moepage::pager::TraceRow row{e->token, e->layer, e->expert, e->hit, e->prefetched};
+  const size_t n = moepage::pager::format_trace_row(row, true, buf);
+  std::fwrite(buf, 1, n, self->file_);
+  ++self->rows_;
+}
+
+std::string format_pager_stats(const mp_pager_stats& s) {
+  const double rate = s.accesses ? 100.0 * double(s.hits) / double(s.accesses) : 0.0;
+  std::string out = fmt::format(
+      "expert accesses {}, hits {}, misses {}, hit rate {:.1f}%; read {:.1f} MiB ({:.1f} MiB at load); "
+      "time reading {:.1f} ms, waiting {:.1f} ms, copying {:.1f} ms; {} slots per layer{}",
+      s.accesses, s.hits, s.misses, rate, double(s.bytes_read) / (1 << 20), double(s.load_bytes_read) / (1 << 20),
+      double(s.read_ns) / 1e6, double(s.wait_ns) / 1e6, double(s.copy_ns) / 1e6, s.slots_per_layer,
+      s.resident ? " (resident)" : "");
+  if (s.prefetch_issued > 0)
+    out += fmt::format("; prefetch issued {}, used {}, wasted {}", s.prefetch_issued, s.prefetch_used, s.prefetch_wasted);
+  if (s.predictions > 0)
+    out += fmt::format("; predictions {}, of them chosen {}", s.predictions, s.predictions_hit);
+  return out;
+}
+
+void write_stats_json(const std::string& path, mp::PagerHandle& pager, uint32_t n_layers, const RunTimes& times) {
+  const mp_pager_stats s = pager.stats();
+  nlohmann::json j;
+  j["pager"] = {{"accesses", s.accesses},
+                {"hits", s.hits},
+                {"misses", s.misses},
+                {"hit_rate", s.accesses ? double(s.hits) / double(s.accesses) : 0.0},
+                {"bytes_read", s.bytes_read},
+                {"read_ns", s.read_ns},
+                {"wait_ns", s.wait_ns},
+                {"copy_ns", s.copy_ns},
+                {"prefetch_issued", s.prefetch_issued},
+                {"prefetch_used", s.prefetch_used},
+                {"prefetch_wasted", s.prefetch_wasted},
+                {"table_uploads", s.table_uploads},
+                {"slots_per_layer", s.slots_per_layer},
+                {"resident", s.resident != 0},
+                {"pool_bytes", s.pool_bytes},
+                {"load_bytes_read", s.load_bytes_read},
+                {"predictions", s.predictions},
+                {"predictions_hit", s.predictions_hit}};
+  j["layers"] = nlohmann::json::array();
+  for (uint32_t l = 0; l < n_layers; ++l) {
+    const mp_pager_layer_stats ls = pager.layer_stats(l);
+    j["layers"].push_back({{"layer", l},
+                           {"accesses", ls.accesses},
+                           {"hits", ls.hits},
+                           {"misses", ls.misses},
+                           {"hit_rate", ls.accesses ? double(ls.hits) / double(ls.accesses) : 0.0}});
+  }
+  j["run"] = {{"prompt_tokens", times.prompt_tokens},
+              {"generated_tokens", times.generated_tokens},
+              {"prefill_seconds", times.prefill_seconds},
+              {"decode_seconds", times.decode_seconds}};
+  std::ofstream out(path);
+  out << j.dump(2) << "\n";
+  if (!out) throw std::runtime_error("cannot write statistics to " + path);
+}
+
+}  // namespace moepage::cli

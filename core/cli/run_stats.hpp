@@ -1,0 +1,41 @@
+// Expert paging statistics and traces for `moepage run`: --trace FILE writes one row per expert
+// access (the pager_core trace format, readable by `moepage simulate`), the run prints a summary
+// of the pager's statistics, and --stats-json FILE writes them (overall and per layer) as JSON.
+#pragma once
+#include <cstdio>
+#include <string>
+
+#include "moepage/cpp/host_handles.hpp"
+
+namespace moepage::cli {
+
+// Receives the pager's trace events and writes them as rows; the file is flushed and closed when
+// the writer is destroyed. Rows are formatted into a fixed buffer: no allocation per access.
+class TraceWriter {
+ public:
+  // Throws std::runtime_error naming the file when it cannot be created.
+  TraceWriter(const std::string& path, uint32_t layers, uint32_t experts, uint32_t top_k);
+  ~TraceWriter();
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  static void on_event(void* ctx, const mp_trace_event* event);
+  uint64_t rows() const { return rows_; }
+
+ private:
+  std::string path_;
+  std::FILE* file_ = nullptr;
+  uint64_t rows_ = 0;
+};
+
+struct RunTimes {
+  double prefill_seconds = 0, decode_seconds = 0;
+  uint32_t prompt_tokens = 0, generated_tokens = 0;
+};
+
+// One line per fact, for the log: accesses, hit rate, bytes, times, prefetch and predictions.
+std::string format_pager_stats(const mp_pager_stats& s);
+// Writes {"pager": {...}, "layers": [...], "run": {...}}; throws naming the file on failure.
+void write_stats_json(const std::string& path, mp::PagerHandle& pager, uint32_t n_layers, const RunTimes& times);
+
+}  // namespace moepage::cli

@@ -1,0 +1,331 @@
+#include "odirect_transport.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include "aligned_reader.hpp"
+
+namespace odirect {
+namespace {
+
+constexpr int64_t kMaxThreads = 64;
+constexpr uint64_t kMinAlignment = 512;
+constexpr uint64_t kMaxAlignment = uint64_t{1} << 20;
+constexpr uint64_t kMaxBuffer = uint64_t{1} << 30;
+
+bool is_power_of_two(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+}  // namespace
+
+OdirectTransport::OdirectTransport(const mp_host_api* host, const mp::Options& options)
+    : host_(host), log_(host, "odirect") {
+  const int64_t threads = options.get_int("threads");
+  if (threads < 1 || threads > kMaxThreads) {
+    throw mp::Error(MP_ERR_INVALID_ARG, mp::format("odirect: option threads = {}: expected 1 to {}", threads, kMaxThreads));
+  }
+  alignment_ = options.get_size("alignment");
+  if (!is_power_of_two(alignment_) || alignment_ < kMinAlignment || alignment_ > kMaxAlignment) {
+    throw mp::Error(MP_ERR_INVALID_ARG,
+                    mp::format("odirect: option alignment = {} bytes: expected a power of two from 512 to 1MiB", alignment_));
+  }
+  buffer_bytes_ = options.get_size("buffer");
+  if (buffer_bytes_ < alignment_ || buffer_bytes_ % alignment_ != 0 || buffer_bytes_ > kMaxBuffer) {
+    throw mp::Error(MP_ERR_INVALID_ARG,
+                    mp::format("odirect: option buffer = {} bytes: expected a multiple of alignment ({} bytes) up to 1GiB",
+                               buffer_bytes_, alignment_));
+  }
+  fallback_buffered_ = options.get_string("fallback") == "buffered";
+
+  workers_.resize(static_cast<size_t>(threads));
+  // Bounce buffers are made before any thread starts, so a failure leaves nothing running.
+  for (Worker& w : workers_) {
+    void* p = nullptr;
+    if (::posix_memalign(&p, alignment_, buffer_bytes_) != 0 || p == nullptr) {
+      for (Worker& made : workers_) std::free(made.bounce);
+      throw mp::Error(MP_ERR_OOM, mp::format("odirect: cannot allocate a {}-byte bounce buffer aligned to {}",
+                                             buffer_bytes_, alignment_));
+    }
+    w.bounce = static_cast<unsigned char*>(p);
+  }
+  for (Worker& w : workers_) w.thread = std::thread([this, &w] { work(w); });
+  log_.debug("{} threads, {}-byte bounce buffers, alignment {}", threads, buffer_bytes_, alignment_);
+}
+
+OdirectTransport::~OdirectTransport() {
+  {
+    std::lock_guard lock(queue_mutex_);
+    stopping_ = true;  // requests not started yet are dropped; their tickets never complete
+    demand_.clear();
+    prefetch_.clear();
+  }
+  queue_ready_.notify_all();
+  for (Worker& w : workers_) {
+    if (w.thread.joinable()) w.thread.join();
+  }
+  const mp_device_service* d = device_copies() ? host_->device : nullptr;
+  for (Worker& w : workers_) {
+    if (w.stream != nullptr && d != nullptr) d->stream_destroy(d->ctx, w.stream);
+    std::free(w.bounce);
+  }
+  for (File& f : files_) {
+    if (f.direct_fd >= 0) ::close(f.direct_fd);
+    if (f.buffered_fd >= 0) ::close(f.buffered_fd);
+  }
+}
+
+bool OdirectTransport::device_copies() const {
+  if (host_ == nullptr || !MP_HAS_FIELD(host_, mp_host_api, device) || host_->device == nullptr) return false;
+  const mp_device_service* d = host_->device;
+  return MP_HAS_FIELD(d, mp_device_service, copy_to_device_async) && d->stream_create && d->stream_destroy &&
+         d->stream_synchronize && d->copy_to_device_async;
+}
+
+uint64_t OdirectTransport::now_ns() const {
+  if (host_ != nullptr && MP_HAS_FIELD(host_, mp_host_api, now_ns) && host_->now_ns != nullptr) {
+    return host_->now_ns(host_->ctx);
+  }
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+mp_status OdirectTransport::open(const char* path, uint32_t* file) {
+  if (path == nullptr || file == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "odirect: open: path or file is NULL");
+  std::lock_guard lock(files_mutex_);
+  for (size_t i = 0; i < files_.size(); ++i) {
+    if (files_[i].path == path) {
+      *file = static_cast<uint32_t>(i);
+      return MP_OK;
+    }
+  }
+  const int direct = ::open(path, O_RDONLY | O_CLOEXEC | O_DIRECT);
+  const int direct_errno = errno;
+  if (direct < 0 && direct_errno != EINVAL) {
+    throw mp::Error(MP_ERR_IO, mp::format("odirect: cannot open {}: {}", path, std::strerror(direct_errno)));
+  }
+  if (direct < 0 && !fallback_buffered_) {
+    throw mp::Error(MP_ERR_UNSUPPORTED, mp::format("odirect: the filesystem of {} refuses O_DIRECT (EINVAL); use "
+                                                   "fallback: buffered or another transport",
+                                                   path));
+  }
+  int buffered = -1;
+  if (fallback_buffered_) {
+    buffered = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (buffered < 0) {
+      const int err = errno;
+      if (direct >= 0) ::close(direct);
+      throw mp::Error(MP_ERR_IO, mp::format("odirect: cannot open {}: {}", path, std::strerror(err)));
+    }
+  }
+  struct stat st {};
+  if (::fstat(direct >= 0 ? direct : buffered, &st) != 0 || S_ISDIR(st.st_mode)) {
+    if (direct >= 0) ::close(direct);
+    if (buffered >= 0) ::close(buffered);
+    throw mp::Error(MP_ERR_IO, mp::format("odirect: cannot read {}: not a regular file", path));
+  }
+  if (direct < 0) log_.warn("{}: the filesystem refuses O_DIRECT; reading it through the page cache", path);
+  File& f = files_.emplace_back();
+  f.path = path;
+  f.direct_fd = direct;
+  f.buffered_fd = buffered;
+  f.direct_refused = direct < 0;
+  *file = static_cast<uint32_t>(files_.size() - 1);
+  return MP_OK;
+}
+
+mp_status OdirectTransport::submit(const mp_read_request* requests, uint32_t n, mp_ticket* ticket) {
+  if (ticket == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "odirect: submit: ticket is NULL");
+  if (requests == nullptr && n > 0) throw mp::Error(MP_ERR_INVALID_ARG, "odirect: submit: requests is NULL");
+  // Everything is checked before anything is queued: a bad batch leaves no half-run ticket.
+  std::vector<Job> jobs;
+  jobs.reserve(n);
+  auto state = std::make_shared<Ticket>();
+  {
+    std::lock_guard lock(files_mutex_);
+    for (uint32_t i = 0; i < n; ++i) {
+      const mp_read_request& r = requests[i];
+      if (r.struct_size < sizeof(mp_read_request)) {
+        throw mp::Error(MP_ERR_INVALID_ARG, mp::format("odirect: request {}: struct_size {} is smaller than {}", i,
+                                                       r.struct_size, sizeof(mp_read_request)));
+      }
+      if (r.file >= files_.size()) {
+        throw mp::Error(MP_ERR_INVALID_ARG,
+                        mp::format("odirect: request {}: unknown file handle {} (opened: {})", i, r.file, files_.size()));
+      }
+      if (r.length > 0 && r.dst == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, mp::format("odirect: request {}: dst is NULL", i));
+      if (r.offset + r.length < r.offset) {
+        throw mp::Error(MP_ERR_INVALID_ARG, mp::format("odirect: request {}: offset + length overflows", i));
+      }
+      if (r.dst_kind != MP_MEM_HOST && r.dst_kind != MP_MEM_DEVICE) {
+        throw mp::Error(MP_ERR_INVALID_ARG, mp::format("odirect: request {}: unknown dst_kind {}", i, r.dst_kind));
+      }
+      if (r.dst_kind == MP_MEM_DEVICE && !device_copies()) {
+        throw mp::Error(MP_ERR_UNSUPPORTED,
+                        mp::format("odirect: request {}: device destination, but the host offers no device copies", i));
+      }
+      if (r.length > 0) jobs.push_back(Job{state, &files_[r.file], r});
+    }
+  }
+  state->left = static_cast<uint32_t>(jobs.size());
+  {
+    std::lock_guard lock(tickets_mutex_);
+    *ticket = next_ticket_++;
+    tickets_.emplace(*ticket, state);
+  }
+  requests_ += n - jobs.size();   // zero-length requests complete here
+  if (jobs.empty()) return MP_OK;  // nothing to read: complete at once
+  {
+    std::lock_guard lock(queue_mutex_);
+    for (Job& j : jobs) (j.request.priority == MP_READ_PREFETCH ? prefetch_ : demand_).push_back(std::move(j));
+  }
+  queue_ready_.notify_all();
+  return MP_OK;
+}
+
+void OdirectTransport::work(Worker& worker) {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock lock(queue_mutex_);
+      queue_ready_.wait(lock, [this] { return stopping_ || !demand_.empty() || !prefetch_.empty(); });
+      if (stopping_) return;
+      std::deque<Job>& q = !demand_.empty() ? demand_ : prefetch_;
+      job = std::move(q.front());
+      q.pop_front();
+    }
+    std::string error;
+    const mp_status s = run(worker, job, error);
+    if (s != MP_OK && job.request.tag != 0) error += mp::format(" [tag {}]", job.request.tag);
+    finish(*job.ticket, s, std::move(error));
+  }
+}
+
+mp_status OdirectTransport::run(Worker& worker, const Job& job, std::string& error) {
+  const mp_read_request& r = job.request;
+  File& f = *job.file;
+  const bool to_device = r.dst_kind == MP_MEM_DEVICE;
+  const mp_device_service* d = to_device ? host_->device : nullptr;
+  if (to_device && worker.stream == nullptr && d->stream_create(d->ctx, &worker.stream) != MP_OK) {
+    worker.stream = nullptr;
+    error = "odirect: cannot create a copy stream";
+    return MP_ERR_DEVICE;
+  }
+  unsigned char* dst = static_cast<unsigned char*>(r.dst) + r.dst_offset;
+  // The sink copies the requested part of each window out of the bounce buffer.
+  const Sink sink = [&](uint64_t at, const unsigned char* bytes, uint64_t count, std::string& err) -> mp_status {
+    if (!to_device) {
+      std::memcpy(dst + at, bytes, count);
+      return MP_OK;
+    }
+    const uint64_t start = now_ns();
+    mp_status s = d->copy_to_device_async(d->ctx, dst + at, bytes, count, worker.stream);
+    if (s == MP_OK) s = d->stream_synchronize(d->ctx, worker.stream);  // the bounce buffer is reused next
+    copy_ns_ += now_ns() - start;
+    if (s != MP_OK) err = mp::format("copying {} bytes to the device failed ({})", count, mp_status_name(s));
+    return s;
+  };
+  AlignedReadArgs args;
+  args.path = &f.path;
+  args.offset = r.offset;
+  args.length = r.length;
+  args.alignment = alignment_;
+  args.bounce = worker.bounce;
+  args.bounce_bytes = buffer_bytes_;
+
+  const uint64_t start = now_ns();
+  int err_no = 0;
+  WindowResult w;
+  if (!f.direct_refused) {
+    args.fd = f.direct_fd;
+    w = read_aligned(args, sink, &err_no);
+    bytes_read_ += w.bytes_from_disk;
+    // Some filesystems accept the O_DIRECT open and refuse the read itself.
+    if (w.status != MP_OK && err_no == EINVAL && fallback_buffered_) {
+      if (!f.direct_refused.exchange(true)) {
+        log_.warn("{}: O_DIRECT reads are refused (EINVAL); reading it through the page cache", f.path);
+      }
+    }
+  }
+  if (f.direct_refused) {
+    args.fd = f.buffered_fd;
+    w = read_aligned(args, sink, &err_no);
+    bytes_read_ += w.bytes_from_disk;
+  }
+  read_ns_ += now_ns() - start;
+  if (w.status != MP_OK) error = "odirect: " + w.message;
+  return w.status;
+}
+
+void OdirectTransport::finish(Ticket& ticket, mp_status status, std::string&& error) {
+  ++requests_;
+  if (status != MP_OK) ++errors_;
+  std::lock_guard lock(ticket.mutex);
+  if (status != MP_OK && ticket.status == MP_OK) {  // the first error is the ticket's error
+    ticket.status = status;
+    ticket.error = std::move(error);
+  }
+  if (--ticket.left == 0) ticket.finished.notify_all();
+}
+
+std::shared_ptr<OdirectTransport::Ticket> OdirectTransport::take(mp_ticket ticket, bool only_if_done, bool* pending) {
+  std::lock_guard lock(tickets_mutex_);
+  auto it = tickets_.find(ticket);
+  if (it == tickets_.end()) {
+    throw mp::Error(MP_ERR_INVALID_ARG,
+                    mp::format("odirect: unknown ticket {} (never submitted, or already completed)", ticket));
+  }
+  std::shared_ptr<Ticket> state = it->second;
+  if (only_if_done) {
+    std::lock_guard state_lock(state->mutex);
+    *pending = state->left != 0;
+    if (*pending) return state;
+  }
+  tickets_.erase(it);
+  return state;
+}
+
+mp_status OdirectTransport::wait(mp_ticket ticket) {
+  std::shared_ptr<Ticket> state = take(ticket, false, nullptr);
+  const uint64_t start = now_ns();
+  std::unique_lock lock(state->mutex);
+  state->finished.wait(lock, [&] { return state->left == 0; });
+  wait_ns_ += now_ns() - start;
+  if (state->status != MP_OK) throw mp::Error(state->status, state->error);
+  return MP_OK;
+}
+
+mp_status OdirectTransport::poll(mp_ticket ticket) {
+  bool pending = false;
+  std::shared_ptr<Ticket> state = take(ticket, true, &pending);
+  if (pending) return MP_PENDING;
+  std::lock_guard lock(state->mutex);
+  if (state->status != MP_OK) throw mp::Error(state->status, state->error);
+  return MP_OK;
+}
+
+mp_status OdirectTransport::stats(mp_transport_stats* out) {
+  if (out == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "odirect: stats: out is NULL");
+  mp_transport_stats s{};
+  s.requests = requests_;
+  s.bytes_read = bytes_read_;
+  s.read_ns = read_ns_;
+  s.copy_ns = copy_ns_;
+  s.wait_ns = wait_ns_;
+  s.errors = errors_;
+  // Write only the fields the caller's struct has room for, leaving its struct_size as declared.
+  const uint32_t size = std::min<uint32_t>(out->struct_size, sizeof s);
+  if (size > sizeof s.struct_size) {
+    std::memcpy(reinterpret_cast<char*>(out) + sizeof s.struct_size,
+                reinterpret_cast<const char*>(&s) + sizeof s.struct_size, size - sizeof s.struct_size);
+  }
+  return MP_OK;
+}
+
+}  // namespace odirect

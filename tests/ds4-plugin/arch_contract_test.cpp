@@ -1,0 +1,121 @@
+// The deepseek4 arch's side of the ABI contract: what describe() and summary() report, that
+// create() stays cheap and names what is wrong, and that misuse is a clear error, not a crash.
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include "plugin_stack.hpp"
+
+namespace fs = std::filesystem;
+using moepage::test::OptionValues;
+
+namespace {
+
+fs::path fixture(const char* name) { return fs::path(MOEPAGE_SOURCE_DIR) / "tests" / "fixtures" / name; }
+
+struct ArchOnly {
+  moepage::host::HostApi host;
+  moepage::host::Registry registry{host.get()};
+  const moepage::host::LoadedComponent* component = nullptr;
+  std::unique_ptr<OptionValues> values;
+  ArchOnly() {
+    registry.scan({MOEPAGE_PLUGIN_BUILD_DIR});
+    component = &registry.find(MP_KIND_ARCH, "deepseek4");
+  }
+  mp::ArchHandle create(const fs::path& dir, std::vector<std::pair<std::string, std::string>> set = {}) {
+    values = std::make_unique<OptionValues>(*component->descriptor, set);
+    const std::string d = dir.string();
+    mp_arch_create_args args{sizeof(mp_arch_create_args), host.get(), &values->options, d.c_str()};
+    return mp::ArchHandle::create(*component->descriptor, component->library, args);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("describe reports the geometry, the mapped dense bytes and the expert bytes of the catalog") {
+  ArchOnly a;
+  mp::ArchHandle arch = a.create(fixture("released-fp8-fp4"), {{"max_context", "100"}});
+  const mp_model_info info = arch.describe();
+  const mp_expert_catalog* cat = arch.expert_catalog();
+  CHECK(info.vocab_size == 256);
+  CHECK(info.n_experts == cat->n_experts);
+  CHECK(info.top_k == cat->top_k);
+  CHECK(info.d_model == cat->d_model);
+  CHECK(info.max_positions == 100);  // the option caps the sequence
+  uint64_t per_expert = 0;
+  for (uint32_t p = 0; p < cat->n_parts; ++p) per_expert += cat->part_bytes[p];
+  uint32_t layers = 0;
+  for (uint32_t l = 0; l < cat->n_layers; ++l) layers += cat->has_experts[l];
+  CHECK(info.expert_bytes == uint64_t(layers) * cat->n_experts * per_expert);
+  // Dense bytes: every checkpoint byte that is not an expert and not a header, as far as the
+  // forward pass reads it, so at most the files minus the experts.
+  uint64_t files = 0;
+  for (uint32_t f = 0; f < cat->n_files; ++f) files += fs::file_size(cat->files[f]);
+  CHECK(info.dense_bytes > 0);
+  CHECK(info.dense_bytes + info.expert_bytes <= files);
+  CHECK(info.dense_bytes + info.expert_bytes > files * 9 / 10);
+}
+
+TEST_CASE("summary shows the config, the layer schedule and the bytes per expert") {
+  ArchOnly a;
+  mp::ArchHandle arch = a.create(fixture("hc4-mixed"));
+  const auto text = arch.summary();
+  REQUIRE(text.has_value());
+  CHECK(text->find("layer schedule") != std::string::npos);
+  CHECK(text->find("compressed_sparse_attention") != std::string::npos);
+  CHECK(text->find("hash_moe") != std::string::npos);
+  CHECK(text->find("bytes per expert") != std::string::npos);
+}
+
+TEST_CASE("forward before bind_pager is an error that says to bind a pager first") {
+  ArchOnly a;
+  mp::ArchHandle arch = a.create(fixture("hc2-sigmoid"));
+  std::vector<float> logits(arch.describe().vocab_size);
+  const int32_t token = 3;
+  CHECK_THROWS_WITH_AS(arch.forward(std::span<const int32_t>(&token, 1), logits.data(), MP_FORWARD_LAST_LOGITS),
+                       doctest::Contains("forward before bind_pager"), mp::PluginError);
+}
+
+TEST_CASE("a token outside the vocabulary and a sequence past max_context are invalid-arg errors") {
+  moepage::test::PluginStack stack(fixture("hc2-sigmoid"), "resident", {{"max_context", "4"}});
+  std::vector<float> logits(size_t(stack.info.vocab_size) * 8);
+  const std::vector<int32_t> bad{1, int32_t(stack.info.vocab_size)};
+  CHECK_THROWS_WITH_AS(stack.arch.forward(bad, logits.data(), MP_FORWARD_LAST_LOGITS),
+                       doctest::Contains("outside the vocabulary"), mp::PluginError);
+  stack.arch.reset_sequence();
+  const std::vector<int32_t> five{1, 2, 3, 4, 5};
+  CHECK_THROWS_WITH_AS(stack.arch.forward(five, logits.data(), MP_FORWARD_LAST_LOGITS),
+                       doctest::Contains("exceed max_context 4"), mp::PluginError);
+}
+
+TEST_CASE("create on a folder without config.json names the missing file") {
+  ArchOnly a;
+  const fs::path dir = fs::temp_directory_path() / "moepage-ds4-plugin-test-empty";
+  fs::create_directories(dir);
+  fs::remove(dir / "config.json");
+  CHECK_THROWS_WITH_AS(a.create(dir), doctest::Contains("config.json"), mp::PluginError);
+}
+
+TEST_CASE("create names the config.json key that is wrong") {
+  ArchOnly a;
+  const fs::path dir = fs::temp_directory_path() / "moepage-ds4-plugin-test-badkey";
+  fs::create_directories(dir);
+  std::ifstream in(fixture("hc2-sigmoid") / "config.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string key = "\"hidden_size\":";
+  const size_t at = text.find(key);
+  REQUIRE(at != std::string::npos);
+  text.insert(at + key.size(), " \"wide\", \"unused_hidden_size\":");
+  std::ofstream(dir / "config.json") << text;
+  CHECK_THROWS_WITH_AS(a.create(dir), doctest::Contains("hidden_size"), mp::PluginError);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the arch declares it can synthesize and rejects an unknown expert dtype") {
+  ArchOnly a;
+  CHECK((a.component->descriptor->capabilities & MP_CAP_SYNTHESIZE) != 0);
+  const std::string out = (fs::temp_directory_path() / "moepage-ds4-plugin-test-synth").string();
+  mp_synth_request req{sizeof(mp_synth_request), "tiny", out.c_str(), 1, 0, 0, "fp5", 0};
+  CHECK_THROWS_WITH_AS(mp::ArchHandle::synthesize(*a.component->descriptor, a.host.get(), req),
+                       doctest::Contains("'fp5'"), mp::PluginError);
+}

@@ -1,0 +1,93 @@
+// The resident pager: every expert read at load through the transport, every access a hit,
+// slots holding exactly the catalog's bytes, traces and statistics that say so.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <fstream>
+
+#include "plugin_stack.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path fixture(const char* name) { return fs::path(MOEPAGE_SOURCE_DIR) / "tests" / "fixtures" / name; }
+
+std::vector<char> file_bytes(const char* path, uint64_t offset, uint64_t length) {
+  std::ifstream f(path, std::ios::binary);
+  f.seekg(std::streamoff(offset));
+  std::vector<char> out(length);
+  f.read(out.data(), std::streamsize(length));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the resident pager reads every expert at load and its slots hold the catalog's bytes") {
+  moepage::test::PluginStack stack(fixture("released-fp8-fp4"));
+  const mp_expert_catalog* cat = stack.arch.expert_catalog();
+  const mp_pager_stats s = stack.pager.stats();
+  CHECK(s.resident == 1);
+  CHECK(s.slots_per_layer == cat->n_experts);
+  CHECK(s.load_bytes_read == stack.info.expert_bytes);
+  uint32_t layers = 0;
+  for (uint32_t l = 0; l < cat->n_layers; ++l) layers += cat->has_experts[l];
+  CHECK(s.pool_bytes == uint64_t(layers) * cat->n_experts * cat->expert_bytes);
+
+  // The last expert of the last layer, every part, byte for byte against the file.
+  const uint32_t layer = cat->n_layers - 1, expert = cat->n_experts - 1;
+  std::vector<void*> slots(1);
+  mp_acquire_result r{sizeof(mp_acquire_result), slots.data(), nullptr, 0};
+  const int32_t id = int32_t(expert);
+  stack.pager.acquire(layer, std::span<const int32_t>(&id, 1), &r);
+  CHECK(r.ready == nullptr);
+  for (uint32_t p = 0; p < cat->n_parts; ++p) {
+    const mp_expert_segment& seg = cat->segments[(size_t(layer) * cat->n_experts + expert) * cat->n_parts + p];
+    const auto want = file_bytes(cat->files[seg.file], seg.offset, seg.length);
+    CHECK(std::memcmp(static_cast<const char*>(slots[0]) + cat->part_offset[p], want.data(), want.size()) == 0);
+  }
+}
+
+TEST_CASE("with the resident pager every access of a forward is a hit, in the stats and in the trace") {
+  moepage::test::PluginStack stack(fixture("hc4-mixed"));
+  struct Seen {
+    uint64_t events = 0, hits = 0;
+  } seen;
+  mp::PagerHandle& pager = stack.pager;
+  const mp_pager_vtable* v = pager.ref().vtable;
+  const bool traces = v->set_trace != nullptr;
+  REQUIRE(traces);
+  v->set_trace(pager.ref().self, [](void* ctx, const mp_trace_event* e) {
+    auto* s = static_cast<Seen*>(ctx);
+    ++s->events;
+    s->hits += e->hit;
+  }, &seen);
+  const std::vector<int32_t> prompt{5, 17, 42, 99, 3, 7};
+  std::vector<float> logits(stack.info.vocab_size);
+  stack.arch.forward(prompt, logits.data(), MP_FORWARD_LAST_LOGITS);
+  const mp_pager_stats s = pager.stats();
+  CHECK(s.accesses > 0);
+  CHECK(s.hits == s.accesses);
+  CHECK(s.misses == 0);
+  CHECK(seen.events == s.accesses);
+  CHECK(seen.hits == s.accesses);
+  uint64_t per_layer = 0;
+  for (uint32_t l = 0; l < stack.info.n_layers; ++l) {
+    mp_pager_layer_stats ls{};
+    ls.struct_size = sizeof ls;
+    REQUIRE(v->layer_stats(pager.ref().self, l, &ls) == MP_OK);
+    CHECK(ls.hits == ls.accesses);
+    per_layer += ls.accesses;
+  }
+  CHECK(per_layer == s.accesses);
+}
+
+TEST_CASE("acquiring an expert outside the layer's range names the layer and the expert") {
+  moepage::test::PluginStack stack(fixture("hc2-sigmoid"));
+  std::vector<void*> slots(1);
+  mp_acquire_result r{sizeof(mp_acquire_result), slots.data(), nullptr, 0};
+  const int32_t id = int32_t(stack.info.n_experts);
+  const std::string want = "layer 0 expert " + std::to_string(id);
+  CHECK_THROWS_WITH_AS(stack.pager.acquire(0, std::span<const int32_t>(&id, 1), &r), doctest::Contains(want.c_str()),
+                       mp::PluginError);
+}

@@ -1,0 +1,75 @@
+// The lru pager's honest budget: below top-k slots is an error with the minimum, a budget that
+// holds everything turns paging off and says so, and auto needs readable memory information.
+#include <doctest/doctest.h>
+
+#include "paging_fixture.hpp"
+
+using namespace moepage::test;
+
+TEST_CASE("a budget below top-k slots is a load error that names what it buys and the minimum") {
+  CapturingHost host;
+  Plugins plugins(host.get());
+  SyntheticCatalog model(4, 8, 2);
+  auto transport = plugins.transport("pread", {{"threads", "1"}});
+  const std::string budget = std::to_string(model.budget_for(1));
+  try {
+    plugins.pager("lru", {{"budget", budget}}, model.catalog, transport);
+    FAIL("create succeeded");
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    CHECK(what.find("buys 1 slot per layer over 3 paged layers") != std::string::npos);
+    CHECK(what.find("top-k needs 2 slots: minimum budget") != std::string::npos);
+  }
+}
+
+TEST_CASE("a budget that holds every expert loads them resident and says so in the log") {
+  CapturingHost host;
+  Plugins plugins(host.get());
+  SyntheticCatalog model(4, 8, 2);
+  auto transport = plugins.transport("pread", {{"threads", "2"}});
+  auto pager = plugins.pager("lru", {{"budget", "1GiB"}}, model.catalog, transport);
+  CHECK(host.logged("paging is off, experts load resident"));
+  const mp_pager_stats s = pager.stats();
+  CHECK(s.resident == 1);
+  CHECK(s.load_bytes_read == uint64_t(model.paged_layers()) * 8 * (1000 + 600));
+  auto a = acquire(pager, 2, {7, 0});
+  CHECK(model.slot_holds(a.slots[0], 2, 7));
+  CHECK(model.slot_holds(a.slots[1], 2, 0));
+  CHECK(a.result.table_changed == 1);
+  CHECK(acquire(pager, 2, {7, 0}).result.table_changed == 0);
+  CHECK(pager.stats().hits == 4);
+}
+
+TEST_CASE("auto budget with unreadable memory information is an error asking for an explicit size") {
+  CapturingHost host(moepage::host::make_cpu_device_service("/nonexistent/meminfo"));
+  Plugins plugins(host.get());
+  SyntheticCatalog model;
+  auto transport = plugins.transport("pread", {{"threads", "1"}});
+  try {
+    plugins.pager("lru", {{"budget", "auto"}}, model.catalog, transport);
+    FAIL("create succeeded");
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    CHECK(what.find("budget auto: cannot read the available memory") != std::string::npos);
+    CHECK(what.find("set an explicit budget") != std::string::npos);
+  }
+}
+
+TEST_CASE("auto budget is MemAvailable minus the reserve, in whole slots per layer") {
+  SyntheticCatalog model(4, 8, 2);
+  const auto meminfo = temp_path("meminfo");
+  // 10 KiB reserve + exactly 5 slots per layer of available memory (in kB, as the kernel writes it).
+  const uint64_t reserve = 10240, available = reserve + model.budget_for(5) + 100;
+  std::ofstream(meminfo) << "MemTotal: 99999999 kB\nMemAvailable: " << (available + 1023) / 1024 << " kB\n";
+  {
+    CapturingHost host(moepage::host::make_cpu_device_service(meminfo));
+    Plugins plugins(host.get());
+    auto transport = plugins.transport("pread", {{"threads", "1"}});
+    auto pager = plugins.pager("lru", {{"budget", "auto"}, {"reserve", std::to_string(reserve)}}, model.catalog, transport);
+    const mp_pager_stats s = pager.stats();
+    CHECK(s.resident == 0);
+    CHECK(s.slots_per_layer == 5);
+    CHECK(s.load_bytes_read == 0);
+  }
+  std::filesystem::remove(meminfo);
+}

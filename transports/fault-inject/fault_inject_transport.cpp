@@ -1,0 +1,163 @@
+// The `fault-inject` transport — FOR TESTS ONLY. It performs real positional reads, synchronously
+// inside submit(), and injects the faults its options choose, so tests can show that pagers fail
+// closed (a failed or short read never leaves a slot valid; the error names layer, expert, file
+// and offset; the next access reads again). Never put it in a production profile.
+//
+// A request is faulted when fault budget is left (fail_times; 0 = unlimited) and either
+//   fail_every = N > 0 and it is the N-th, 2N-th, ... request this instance sees, or
+//   fail_offset = O >= 0 and its file range [offset, offset + length) holds byte O.
+// fault = eio: nothing is written and the read fails as an I/O error;
+// fault = short: the first half of the range is written, then it fails as a short read.
+// delay_us delays every request (to widen race windows).
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "moepage/cpp/plugin_adapter.hpp"
+#include "range_read.hpp"
+
+namespace {
+
+using moepage::transport::FileTable;
+using moepage::transport::OpenFile;
+using moepage::transport::read_range;
+
+constexpr mp_option_def kOptions[] = {
+    mp::option(MP_OPT_INT, "fail_every", "0", "fault every N-th request (0: never by count)"),
+    mp::option(MP_OPT_INT, "fail_offset", "-1", "fault every request whose range holds this file offset (-1: none)"),
+    mp::option(MP_OPT_INT, "fail_times", "0", "faults to inject before reading normally again (0: unlimited)"),
+    mp::enum_option("fault", "eio|short", "eio", "eio: an I/O error, nothing written; short: half the bytes, then fail"),
+    mp::option(MP_OPT_INT, "delay_us", "0", "microseconds to sleep before every request"),
+};
+
+class FaultInjectTransport {
+ public:
+  FaultInjectTransport(const mp_host_api* host, const mp::Options& options)
+      : host_(host),
+        fail_every_(options.get_int("fail_every")),
+        fail_offset_(options.get_int("fail_offset")),
+        fail_times_(options.get_int("fail_times")),
+        short_reads_(options.get_string("fault") == "short"),
+        delay_us_(options.get_int("delay_us")) {
+    if (fail_every_ < 0 || fail_times_ < 0 || delay_us_ < 0)
+      throw mp::Error(MP_ERR_INVALID_ARG, "fault-inject: fail_every, fail_times and delay_us must be 0 or more");
+  }
+
+  mp_status open(const char* path, uint32_t* file) {
+    if (file == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "fault-inject: open: file is NULL");
+    *file = files_.open(path);
+    return MP_OK;
+  }
+
+  mp_status submit(const mp_read_request* requests, uint32_t n, mp_ticket* ticket) {
+    if (ticket == nullptr || (requests == nullptr && n > 0))
+      throw mp::Error(MP_ERR_INVALID_ARG, "fault-inject: submit: requests or ticket is NULL");
+    std::lock_guard lock(mutex_);
+    Result result;
+    for (uint32_t i = 0; i < n; ++i) {
+      const mp_read_request& r = requests[i];
+      const OpenFile* f = files_.find(r.file);
+      if (f == nullptr || r.dst == nullptr)
+        throw mp::Error(MP_ERR_INVALID_ARG, mp::format("fault-inject: request {}: unknown file {} or NULL dst", i, r.file));
+      if (delay_us_ > 0) std::this_thread::sleep_for(std::chrono::microseconds(delay_us_));
+      ++seen_;
+      const mp_status s = read_one(r, *f, result);
+      stats_.requests++;
+      if (s != MP_OK) stats_.errors++;
+    }
+    *ticket = next_ticket_++;
+    results_.emplace(*ticket, std::move(result));
+    return MP_OK;
+  }
+
+  mp_status wait(mp_ticket ticket) { return finish(ticket); }
+  mp_status poll(mp_ticket ticket) { return finish(ticket); }
+
+  mp_status stats(mp_transport_stats* out) {
+    std::lock_guard lock(mutex_);
+    mp_transport_stats s = stats_;
+    s.struct_size = sizeof s;
+    const uint32_t size = std::min<uint32_t>(out->struct_size, sizeof s);
+    if (size > sizeof(uint32_t))
+      std::memcpy(reinterpret_cast<char*>(out) + sizeof(uint32_t), reinterpret_cast<const char*>(&s) + sizeof(uint32_t),
+                  size - sizeof(uint32_t));
+    return MP_OK;
+  }
+
+ private:
+  struct Result {
+    mp_status status = MP_OK;
+    std::string error;
+  };
+
+  bool should_fault(const mp_read_request& r) const {
+    if (fail_times_ > 0 && injected_ >= fail_times_) return false;
+    if (fail_every_ > 0 && seen_ % uint64_t(fail_every_) == 0) return true;
+    return fail_offset_ >= 0 && uint64_t(fail_offset_) >= r.offset && uint64_t(fail_offset_) < r.offset + r.length;
+  }
+
+  mp_status read_one(const mp_read_request& r, const OpenFile& f, Result& result) {
+    unsigned char* dst = static_cast<unsigned char*>(r.dst) + r.dst_offset;
+    const bool to_device = r.dst_kind == MP_MEM_DEVICE;
+    if (to_device) bounce_.resize(r.length);
+    unsigned char* into = to_device ? bounce_.data() : dst;
+    uint64_t want = r.length;
+    std::string fault;
+    if (should_fault(r)) {
+      ++injected_;
+      want = short_reads_ ? r.length / 2 : 0;
+      fault = short_reads_ ? "injected short read" : "injected EIO";
+    }
+    moepage::transport::RangeRead rr = read_range("fault-inject", f.fd, f.path, r.offset, want, into);
+    stats_.bytes_read += rr.bytes_read;
+    if (rr.status == MP_OK && to_device && rr.bytes_read > 0) {
+      const mp_device_service* dev = host_->device;
+      if (dev->copy_to_device_async(dev->ctx, dst, into, rr.bytes_read, nullptr) != MP_OK ||
+          dev->stream_synchronize(dev->ctx, nullptr) != MP_OK)
+        rr = {MP_ERR_DEVICE, rr.bytes_read, "fault-inject: " + f.path + ": device copy failed"};
+    }
+    if (rr.status == MP_OK && !fault.empty())
+      rr = {MP_ERR_IO, want, mp::format("fault-inject: {}: read error at offset {} (wanted {} bytes, got {}): {}", f.path,
+                                        r.offset, r.length, want, fault)};
+    if (rr.status != MP_OK && result.status == MP_OK) {
+      result.status = rr.status;
+      result.error = rr.message;
+    }
+    return rr.status;
+  }
+
+  mp_status finish(mp_ticket ticket) {
+    std::lock_guard lock(mutex_);
+    const auto it = results_.find(ticket);
+    if (it == results_.end())
+      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("fault-inject: unknown or already retired ticket {}", ticket));
+    const Result r = std::move(it->second);
+    results_.erase(it);
+    if (r.status != MP_OK) throw mp::Error(r.status, r.error);
+    return MP_OK;
+  }
+
+  const mp_host_api* host_;
+  const int64_t fail_every_, fail_offset_, fail_times_;
+  const bool short_reads_;
+  const int64_t delay_us_;
+  FileTable files_{"fault-inject"};
+  std::mutex mutex_;
+  uint64_t seen_ = 0;
+  int64_t injected_ = 0;
+  mp_ticket next_ticket_ = 1;
+  std::unordered_map<mp_ticket, Result> results_;
+  std::vector<unsigned char> bounce_;
+  mp_transport_stats stats_{sizeof(mp_transport_stats), 0, 0, 0, 0, 0, 0};
+};
+
+}  // namespace
+
+MOEPAGE_PLUGIN("fault-inject", "0.1.0",
+               mp::make_transport_descriptor<FaultInjectTransport>(
+                   "fault-inject", "0.1.0", "FOR TESTS ONLY: real reads with injected EIO, short reads and delays",
+                   MP_CAP_CPU | MP_CAP_GPU, kOptions))
