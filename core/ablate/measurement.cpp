@@ -136,6 +136,11 @@ void apply_stats_json(const std::string& json_text, const std::string& where, Me
                                                  (*p)["resident"].get<bool>());
     m.pager = c;
   }
+  // `moepage run --stats-json` keeps the phase times at full precision under "run".
+  if (auto v = find_number(doc, "prefill_seconds")) m.prefill_seconds = *v;
+  if (auto v = find_number(doc, "decode_seconds")) m.decode_seconds = *v;
+  if (auto v = find_number(doc, "prompt_tokens")) m.prompt_tokens = uint32_t(*v);
+  if (auto v = find_number(doc, "generated_tokens")) m.generated = uint32_t(*v);
   if (auto v = find_number(doc, "load_seconds")) {
     m.load_seconds = *v;
     m.load_is_estimate = false;

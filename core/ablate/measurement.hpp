@@ -52,7 +52,8 @@ std::vector<int32_t> parse_token_ids(const std::string& stdout_text, const std::
 bool parse_timing_line(const std::string& log_text, Measurement& m);
 // Fills pager counters and times from a --stats-json document. Tolerant of layout: the pager
 // counters are the first object holding "hits" and "misses"; times are the first numbers named
-// load_seconds / prefill_seconds / decode_seconds / routed_compute_seconds found anywhere.
+// load_seconds, prefill_seconds, decode_seconds, prompt_tokens, generated_tokens and
+// routed_compute_seconds found anywhere (`moepage run` writes {"pager": {...}, "run": {...}}).
 // Throws std::runtime_error naming `where` when the text is not JSON.
 void apply_stats_json(const std::string& json_text, const std::string& where, Measurement& m);
 

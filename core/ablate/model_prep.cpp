@@ -5,6 +5,9 @@
 
 #include "ablate/runner.hpp"
 #include "deepseek4/model/synth.hpp"
+#include "moepage/pager_core/adapter_file.hpp"
+
+#include <nlohmann/json.hpp>
 
 namespace moepage::ablate {
 namespace fs = std::filesystem;
@@ -54,6 +57,35 @@ fs::path prepare_model(const Spec& spec, const fs::path& out_dir, bool progress)
   }
   std::ofstream(stamp) << wanted;
   return dir;
+}
+
+fs::path prepare_adapter(const Spec& spec, const fs::path& model, const fs::path& out_dir) {
+  if (!spec.random_adapter) return {};
+  const fs::path config_path = model / "config.json";
+  nlohmann::json config;
+  try {
+    config = nlohmann::json::parse(read_text(config_path));
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(config_path.string() + ": not valid JSON: " + e.what());
+  }
+  auto key = [&](const char* name) {
+    if (!config.contains(name) || !config[name].is_number_unsigned())
+      throw std::runtime_error(config_path.string() + ": key '" + name + "' is missing or not a non-negative integer");
+    return config[name].get<uint32_t>();
+  };
+  pager::AdapterModel geometry;
+  geometry.n_layers = key("num_hidden_layers");
+  geometry.d_model = key("hidden_size");
+  geometry.n_experts = key("n_routed_experts");
+  geometry.has_experts.assign(geometry.n_layers, 1);  // every DeepSeek-V4 layer has routed experts
+  if (spec.random_adapter->rank > geometry.d_model) {
+    throw SpecError(spec.source.string() + ": random_adapter.rank: " + std::to_string(spec.random_adapter->rank) +
+                    " exceeds the model's hidden size " + std::to_string(geometry.d_model));
+  }
+  const fs::path path = out_dir / "adapter.hfadpt";
+  pager::write_adapter_file(path.string(),
+                            pager::random_adapter(geometry, spec.random_adapter->rank, spec.random_adapter->seed));
+  return path;
 }
 
 }  // namespace moepage::ablate

@@ -68,13 +68,25 @@ std::string yaml_single_quoted(const std::string& text) {
   return out + "'";
 }
 
-std::vector<std::string> set_strings(const Arm& arm) {
-  std::vector<std::string> sets;
-  for (const auto& [key, value] : arm.sets) sets.push_back(key + "=" + value);
-  return sets;
+void replace_all(std::string& text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
 }
 
 }  // namespace
+
+std::vector<std::string> arm_sets(const Arm& arm, const Placeholders& vars) {
+  std::vector<std::string> sets;
+  for (const auto& [key, value] : arm.sets) {
+    std::string v = value;
+    replace_all(v, "${model}", vars.model.string());
+    replace_all(v, "${out}", vars.out.string());
+    replace_all(v, "${adapter}", vars.adapter.string());
+    sets.push_back(key + "=" + v);
+  }
+  return sets;
+}
 
 std::string describe_machine() {
   struct utsname u {};
@@ -93,10 +105,10 @@ std::string describe_machine() {
   return machine + ", " + std::to_string(cores) + " cores" + (cpu.empty() ? "" : ", " + cpu);
 }
 
-std::vector<ArmInfo> resolve_arms(const Spec& spec) {
+std::vector<ArmInfo> resolve_arms(const Spec& spec, const Placeholders& vars) {
   std::vector<ArmInfo> infos;
   for (const Arm& arm : spec.arms) {
-    const std::vector<std::string> sets = set_strings(arm);
+    const std::vector<std::string> sets = arm_sets(arm, vars);
     profile::Profile p;
     try {
       p = profile::load_profile(arm.profile, sets, spec.source.parent_path());
@@ -107,10 +119,14 @@ std::vector<ArmInfo> resolve_arms(const Spec& spec) {
     info.name = arm.name;
     info.pager = p.pager.plugin;
     info.transport = p.transport.plugin;
+    info.series = info.pager;
     for (const profile::OptionSetting& o : p.pager.options) {
-      if (o.name != "budget") continue;
-      info.budget_text = o.text;
-      info.budget = profile::parse_size(o.text);
+      if (o.name == "budget") {
+        info.budget_text = o.text;
+        info.budget = profile::parse_size(o.text);
+      }
+      // One pager under two eviction policies is two curves, not one zig-zag.
+      if (o.name == "policy" && o.text != "lru") info.series += " (" + o.text + ")";
     }
     infos.push_back(std::move(info));
   }
@@ -164,15 +180,19 @@ Executor spawn_executor(std::string moepage_exe, std::vector<std::string> plugin
 
 AblationResult run_ablation(const Spec& spec, const RunnerOptions& options, const Executor& execute) {
   AblationResult result;
-  result.arms = resolve_arms(spec);
   fs::create_directories(options.out_dir / "runs");
-  const fs::path model = prepare_model(spec, options.out_dir, options.progress);
+  Placeholders vars;
+  vars.out = fs::absolute(options.out_dir);
+  vars.model = fs::absolute(prepare_model(spec, vars.out, options.progress));
+  vars.adapter = prepare_adapter(spec, vars.model, vars.out);
+  const fs::path& model = vars.model;
+  result.arms = resolve_arms(spec, vars);
 
   auto invocation = [&](uint32_t arm, uint32_t prompt, uint32_t tokens, const std::string& tag) {
     Invocation inv;
     inv.arm = spec.arms[arm].name;
     inv.profile = spec.arms[arm].profile;
-    inv.sets = set_strings(spec.arms[arm]);
+    inv.sets = arm_sets(spec.arms[arm], vars);
     inv.model = model;
     inv.prompt = &spec.prompts[prompt];
     inv.max_tokens = tokens;

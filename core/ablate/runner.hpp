@@ -49,13 +49,26 @@ struct AblationResult {
   std::vector<std::vector<ArmRun>> runs;  // [arm]
 };
 
+// What ${model}, ${out} and ${adapter} in an arm's set values stand for.
+struct Placeholders {
+  std::filesystem::path model, out, adapter;
+};
+
+// key=value strings of an arm's sets with the placeholders filled in.
+std::vector<std::string> arm_sets(const Arm& arm, const Placeholders& vars);
+
 // The resolved pager/transport/budget of every arm (loads each arm's profile with its sets);
 // profile errors are rethrown as SpecError naming the spec and the arm.
-std::vector<ArmInfo> resolve_arms(const Spec& spec);
+std::vector<ArmInfo> resolve_arms(const Spec& spec, const Placeholders& vars);
 
 // The model folder the runs use: the spec's folder, or <out>/model synthesized (reused when a
 // previous run of the same synth options left it there).
 std::filesystem::path prepare_model(const Spec& spec, const std::filesystem::path& out_dir, bool progress);
+
+// Writes <out>/adapter.hfadpt (random weights, the model's geometry from its config.json) when the
+// spec asks for one; returns its path, or an empty path.
+std::filesystem::path prepare_adapter(const Spec& spec, const std::filesystem::path& model,
+                                      const std::filesystem::path& out_dir);
 
 AblationResult run_ablation(const Spec& spec, const RunnerOptions& options, const Executor& execute);
 

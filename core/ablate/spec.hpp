@@ -15,6 +15,10 @@
 //   max_tokens: 32
 //   order: interleaved | shuffled    ABAB... per repetition, or a seeded shuffle per repetition
 //   seed: 0
+//   random_adapter: {rank: 16, seed: 1}   writes <out>/adapter.hfadpt for the model (for
+//                                    adapter-prefetch arms: set: {pager.adapter: "${adapter}"})
+//
+// Set values may use ${model} (the model folder), ${out} (the output folder) and ${adapter}.
 //
 // Every error is a SpecError: one line naming the spec file, the key and what was expected.
 #pragma once
@@ -60,6 +64,11 @@ struct Prompt {
 
 enum class RunOrder { Interleaved, Shuffled };
 
+struct RandomAdapter {
+  uint32_t rank = 16;
+  uint64_t seed = 1;
+};
+
 struct Spec {
   std::filesystem::path source;  // absolute path of the spec file
   std::filesystem::path base;    // absolute
@@ -71,6 +80,7 @@ struct Spec {
   uint32_t max_tokens = 16;
   RunOrder order = RunOrder::Interleaved;
   uint64_t seed = 0;
+  std::optional<RandomAdapter> random_adapter;
 };
 
 // Parses YAML text; `source` names the file in errors and anchors relative paths (its folder).

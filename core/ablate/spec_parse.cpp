@@ -185,7 +185,7 @@ Spec parse_spec(const std::string& yaml_text, const fs::path& source) {
     throw SpecError(spec.source.string() + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
   }
   if (!root.IsMap()) r.fail(root, "(top level)", "expected a map with base, model, arms, ...");
-  r.only_keys(root, "", {"base", "model", "arms", "repetitions", "warmup_tokens", "prompts", "max_tokens", "order", "seed"});
+  r.only_keys(root, "", {"base", "model", "arms", "repetitions", "warmup_tokens", "prompts", "max_tokens", "order", "seed", "random_adapter"});
 
   if (!root["base"]) r.fail(root, "base", "missing: the profile every arm starts from");
   spec.base = r.existing_file(root["base"], "base");
@@ -217,6 +217,16 @@ Spec parse_spec(const std::string& yaml_text, const fs::path& source) {
     if (order == "interleaved") spec.order = RunOrder::Interleaved;
     else if (order == "shuffled") spec.order = RunOrder::Shuffled;
     else r.fail(root["order"], "order", "expected interleaved or shuffled, got '" + order + "'");
+  }
+
+  if (const YAML::Node a = root["random_adapter"]) {
+    if (!a.IsMap()) r.fail(a, "random_adapter", "expected a map such as {rank: 16, seed: 1}");
+    r.only_keys(a, "random_adapter", {"rank", "seed"});
+    RandomAdapter adapter;
+    if (a["rank"]) adapter.rank = uint32_t(r.unsigned_number(a["rank"], "random_adapter.rank", 1u << 16));
+    if (adapter.rank == 0) r.fail(a["rank"], "random_adapter.rank", "expected at least 1");
+    if (a["seed"]) adapter.seed = r.unsigned_number(a["seed"], "random_adapter.seed", UINT64_MAX >> 1);
+    spec.random_adapter = adapter;
   }
 
   const YAML::Node prompts = root["prompts"];

@@ -84,9 +84,9 @@ std::string ablation_svg(const std::vector<ArmRow>& rows, const std::string& tit
     return 20.0 + t * (kPanelW - 40.0);  // inset so end points are not on the frame
   };
 
-  std::map<std::string, const char*> colour;  // pager -> colour, in first-seen order
+  std::map<std::string, const char*> colour;  // series -> colour
   for (const ArmRow& r : rows) {
-    if (!colour.count(r.info.pager)) colour[r.info.pager] = kColours[colour.size() % std::size(kColours)];
+    if (!colour.count(r.info.series)) colour[r.info.series] = kColours[colour.size() % std::size(kColours)];
   }
 
   const double width = kLeft + 2 * kPanelW + kGap + 40;
@@ -150,7 +150,7 @@ std::string ablation_svg(const std::vector<ArmRow>& rows, const std::string& tit
     for (const auto& [pager, col] : colour) {
       std::vector<std::pair<double, Summary>> points;
       for (const ArmRow& r : rows) {
-        if (r.info.pager != pager) continue;
+        if (r.info.series != pager) continue;
         const Summary s = p.metric(r);
         if (s.n == 0) continue;
         if (r.info.budget && *r.info.budget > 0) {

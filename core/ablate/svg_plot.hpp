@@ -1,5 +1,5 @@
 // The ablation plot, hand-written SVG: two panels side by side, decode tok/s and hit rate
-// against the pager budget, one series (colour + marker line) per pager plugin; points are the
+// against the pager budget, one series (colour + marker line) per pager plugin (and policy); points are the
 // mean with a ±sd bar. Arms without a numeric budget (resident, `auto`) are drawn as a dashed
 // horizontal reference line across the panel, since they have no x position of their own.
 #pragma once

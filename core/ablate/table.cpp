@@ -128,7 +128,7 @@ std::string table_markdown(const TableContext& ctx, const std::vector<ArmRow>& r
   for (size_t i = 0; i < rows.size(); ++i) {
     const ArmRow& r = rows[i];
     const std::string n = " (n=" + std::to_string(r.decode_tok_s.n) + ")";
-    out << "| " << r.info.name << " | " << r.info.pager << " | " << (r.info.budget_text.empty() ? "-" : r.info.budget_text)
+    out << "| " << r.info.name << " | " << r.info.series << " | " << (r.info.budget_text.empty() ? "-" : r.info.budget_text)
         << " | " << format_summary(r.prefill_tok_s, 1) << " | " << format_summary(r.decode_tok_s, 2) << n << " | "
         << format_summary(r.ms_per_token, 1) << " | " << format_summary(r.expert_io_ms, 2) << " | "
         << format_summary(r.routed_ms, 2) << " | " << format_summary(r.rest_ms, 1) << " | " << percent(r.hit_rate)

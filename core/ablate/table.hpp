@@ -21,6 +21,7 @@ struct ArmInfo {
   std::string name;
   std::string pager;                  // the pager plugin
   std::string transport;              // the transport plugin
+  std::string series;                 // the plot's series: the pager, plus its policy when not lru
   std::optional<uint64_t> budget;     // pager.budget in bytes; nullopt: none or `auto`
   std::string budget_text;            // as written ("" when none)
 };

@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -151,8 +150,8 @@ int cmd_inspect(int argc, char** argv) {
   if (!vm) return kExitOk;
   const fs::path dir = fs::absolute((*vm)["dir"].as<std::string>());
   if (!fs::is_directory(dir)) throw std::runtime_error("checkpoint folder " + dir.string() + " does not exist");
-  const std::optional<uint64_t> budget =
-      vm->count("budget") ? std::optional<uint64_t>(parse_size((*vm)["budget"].as<std::string>())) : std::nullopt;
+  const bool has_budget = vm->count("budget") > 0;
+  const uint64_t budget = has_budget ? parse_size((*vm)["budget"].as<std::string>()) : 0;
 
   host::HostApi host;
   host::Registry registry(host.get());
@@ -172,7 +171,7 @@ int cmd_inspect(int argc, char** argv) {
   std::cout << "architecture " << arch.component->name() << "\n";
   if (const auto text = handle.summary()) std::cout << *text;
   print_tensor_table(dir);
-  if (budget) print_budget(*budget, info, *cat);
+  if (has_budget) print_budget(budget, info, *cat);
   return kExitOk;
 }
 

@@ -157,6 +157,9 @@ TEST_CASE("greedy ids are identical across resident, lru at every budget, adapte
                 (unsigned long long)out.stats.bytes_read);
     if (reference.empty()) {
       reference = out.ids;
+      std::printf("reference ids:");
+      for (size_t i = 0; i < 24; ++i) std::printf(" %d", reference[i]);
+      std::printf(" ...\n");
       continue;
     }
     CHECK(out.ids == reference);

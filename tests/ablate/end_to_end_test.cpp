@@ -1,0 +1,60 @@
+// `moepage ablate` for real: a synthesized tiny model, resident against a thrashing LRU pool, run
+// through the built `moepage` binary and plugins. Paging must not change a single token.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "svg_check.hpp"
+#include "temp_dir.hpp"
+
+namespace {
+
+std::string read(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("a tiny ablation of resident against lru runs end to end with identical ids") {
+  moepage::test::TempDir dir("ablate-e2e");
+  dir.write("spec.yaml",
+            "base: " MOEPAGE_SOURCE_DIR "/configs/default.yaml\n"
+            "model: {synth: {preset: tiny, seed: 2}}\n"
+            "arms:\n"
+            "  - {name: resident, set: {pager.plugin: resident}}\n"
+            "  - {name: lru-min, set: {pager.plugin: lru, pager.budget: 1MiB}}\n"
+            "repetitions: 2\n"
+            "prompts: [{ids: [1, 2, 3, 4]}]\n"
+            "max_tokens: 6\n");
+  const std::filesystem::path out = dir.path() / "out";
+  const std::string command = std::string(MOEPAGE_BINARY_DIR "/bin/moepage ablate ") + (dir.path() / "spec.yaml").string() +
+                              " --quiet --plugin-dir " MOEPAGE_PLUGIN_BUILD_DIR " --out " + out.string() + " 2>" +
+                              (dir.path() / "stderr.txt").string();
+  const int rc = std::system(command.c_str());
+  INFO("stderr: " << read(dir.path() / "stderr.txt"));
+  REQUIRE(rc == 0);
+  for (const char* name : {"table.md", "table.csv", "table.json", "plot.svg"}) CHECK(std::filesystem::exists(out / name));
+  const nlohmann::json table = nlohmann::json::parse(read(out / "table.json"));
+  REQUIRE(table["arms"].size() == 2);
+  CHECK(table["reloaded_per_repetition"] == true);
+  for (const auto& arm : table["arms"]) {
+    INFO("arm " << arm["name"]);
+    CHECK(arm["ids_eq_arm0"] == true);
+    CHECK(arm["decode_tok_s"]["n"] == 2);
+    CHECK(arm["runs"][0]["ids"].size() == 6);
+  }
+  if (table["pager_stats_available"] == true) {
+    CHECK(table["arms"][0]["hit_rate"]["mean"].get<double>() == doctest::Approx(1.0));
+    CHECK(table["arms"][1]["hit_rate"]["mean"].get<double>() < 1.0);
+  }
+  CHECK(moepage::test::svg_is_well_formed(read(out / "plot.svg")) == "");
+  CHECK(read(out / "table.md").find("| lru-min | lru | 1MiB |") != std::string::npos);
+}

@@ -1,0 +1,177 @@
+// `moepage simulate`: Belady is the floor on the recorded routing trace and on random traces, the
+// option parsers refuse nonsense, and the command's JSON matches the library's numbers.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "ablate/simulate_report.hpp"
+#include "ablate/trace_input.hpp"
+
+using namespace moepage;
+using ablate::SimulateReport;
+using ablate::SimulateRequest;
+
+namespace {
+
+const char* const kRecorded = MOEPAGE_SOURCE_DIR "/tests/data/ds4-debian-tiny-heldout.trace.xz";
+
+// The recorded trace, decompressed once for the whole suite.
+const pager::Trace& recorded() {
+  static const pager::Trace trace = ablate::load_trace(kRecorded);
+  return trace;
+}
+
+// Every non-Belady policy's misses against Belady's, per slot count, overall and per layer.
+void check_belady_is_the_floor(const SimulateReport& r) {
+  const size_t np = r.policies.size();
+  REQUIRE(r.policies.back().kind == pager::PolicyKind::Belady);
+  for (size_t s = 0; s < r.slots_requested.size(); ++s) {
+    const pager::SimResult& belady = r.cells[s * np + np - 1];
+    for (size_t p = 0; p + 1 < np; ++p) {
+      const pager::SimResult& other = r.cells[s * np + p];
+      INFO(ablate::policy_label(other.policy) << " at " << other.slots << " slots");
+      CHECK(belady.accesses == other.accesses);
+      CHECK(belady.misses <= other.misses);
+      for (size_t l = 0; l < belady.layers.size(); ++l) CHECK(belady.layers[l].misses <= other.layers[l].misses);
+    }
+  }
+}
+
+// Skewed routing whose hot set moves: `layers` x `tokens` requests of top_k distinct experts.
+pager::Trace random_trace(uint64_t seed, uint32_t layers, uint32_t experts, uint32_t top_k, uint32_t tokens) {
+  pager::Trace t;
+  t.meta = {layers, experts, top_k};
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 7;
+  auto next = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  std::vector<uint8_t> used(experts);
+  for (uint32_t tok = 0; tok < tokens; ++tok) {
+    for (uint32_t l = 0; l < layers; ++l) {
+      std::fill(used.begin(), used.end(), 0);
+      for (uint32_t k = 0; k < top_k; ++k) {
+        uint32_t e;
+        do {
+          const uint64_t r = next() % (uint64_t(experts) * experts);
+          e = uint32_t((r % experts) * (r / experts) / experts + tok / 8) % experts;  // skew + drift
+        } while (used[e]);
+        used[e] = 1;
+        t.rows.push_back({tok, l, e, 0, 0});
+      }
+    }
+  }
+  return t;
+}
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("the recorded routing trace decompresses and parses with its header's geometry") {
+  const pager::Trace& t = recorded();
+  CHECK(t.meta.layers == 8);
+  CHECK(t.meta.experts == 64);
+  CHECK(t.meta.top_k == 6);
+  CHECK(t.rows.size() % 6 == 0);
+  CHECK(t.rows.size() > 100000);
+}
+
+TEST_CASE("belady is never above lru, lfu or lfru on the recorded trace at any slot count") {
+  SimulateRequest req;
+  req.slots = {6, 12, 24, 48};
+  req.policies = ablate::parse_policy_list("lru,lfu,lfru,belady");
+  const SimulateReport r = ablate::run_simulation(recorded(), req);
+  check_belady_is_the_floor(r);
+  // With as many slots as a token uses, every policy keeps exactly the current request: equal.
+  // With more, learned routing leaves Belady strictly ahead of lru.
+  const SimulateReport six = ablate::run_simulation(recorded(), {{6}, req.policies, std::nullopt});
+  CHECK(six.cells[0].misses == six.cells[3].misses);
+  CHECK(r.cells[4 * 1 + 3].misses < r.cells[4 * 1 + 0].misses);
+}
+
+TEST_CASE("belady is never above the other policies on random traces of several shapes") {
+  const auto policies = ablate::parse_policy_list("lru,lfu,lfru,lfru:3,belady");
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    const uint32_t experts = 16 + uint32_t(seed % 4) * 16, top_k = 2 + uint32_t(seed % 5);
+    const pager::Trace t = random_trace(seed, 2, experts, top_k, 300);
+    SimulateRequest req;
+    req.slots = {top_k, top_k + 1, top_k * 2, experts / 2, experts};
+    req.policies = policies;
+    INFO("seed " << seed << ", " << experts << " experts, top-" << top_k);
+    check_belady_is_the_floor(ablate::run_simulation(t, req));
+  }
+}
+
+TEST_CASE("a layer range keeps only those layers' accesses") {
+  SimulateRequest req{{8}, ablate::parse_policy_list("lru"), std::make_pair(2u, 3u)};
+  const SimulateReport part = ablate::run_simulation(recorded(), req);
+  const SimulateReport all = ablate::run_simulation(recorded(), {{8}, req.policies, std::nullopt});
+  CHECK(part.rows == all.rows / 4);
+  CHECK(part.cells[0].misses == all.cells[0].layers[2].misses + all.cells[0].layers[3].misses);
+  req.layers = std::make_pair(0u, 8u);
+  CHECK_THROWS_WITH_AS(ablate::run_simulation(recorded(), req), "--layers: the trace has layers 0-7", std::invalid_argument);
+}
+
+TEST_CASE("slot, policy and layer lists refuse what they cannot mean") {
+  CHECK(ablate::parse_slot_list("6,12,24") == std::vector<uint32_t>{6, 12, 24});
+  CHECK_THROWS_WITH_AS(ablate::parse_slot_list("6,0"), "--slots: a slot count must be at least 1", std::invalid_argument);
+  CHECK_THROWS_AS(ablate::parse_slot_list("6,,8"), std::invalid_argument);
+  CHECK_THROWS_AS(ablate::parse_slot_list("many"), std::invalid_argument);
+  CHECK(ablate::parse_policy_list("lfru:32")[0].half_life == 32.0);
+  CHECK_THROWS_WITH_AS(ablate::parse_policy_list("lru,arc"),
+                       "--policies: unknown policy 'arc' (expected lru, lfu, lfru, belady)", std::invalid_argument);
+  CHECK_THROWS_AS(ablate::parse_policy_list("lru:4"), std::invalid_argument);
+  CHECK(ablate::parse_layer_range("3") == std::make_pair(3u, 3u));
+  CHECK(ablate::parse_layer_range("0-7") == std::make_pair(0u, 7u));
+  CHECK_THROWS_AS(ablate::parse_layer_range("5-2"), std::invalid_argument);
+}
+
+TEST_CASE("a missing or corrupt trace is an error naming the file") {
+  CHECK_THROWS_WITH_AS(ablate::load_trace("/nonexistent/t.trace"), "trace /nonexistent/t.trace does not exist",
+                       std::runtime_error);
+  const std::string bad = std::filesystem::temp_directory_path() / "moepage-simulate-bad.trace.xz";
+  std::ofstream(bad) << "not xz data";
+  std::string message;
+  try {
+    ablate::load_trace(bad);
+  } catch (const std::exception& e) {
+    message = e.what();
+  }
+  std::filesystem::remove(bad);
+  CHECK(message.find("cannot decompress trace " + bad) == 0);
+}
+
+TEST_CASE("moepage simulate prints the table and writes JSON equal to the library's numbers") {
+  const std::string dir = std::filesystem::temp_directory_path() / ("moepage-simulate-cli-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string json = dir + "/sim.json", out = dir + "/stdout.txt";
+  const std::string cmd = std::string(MOEPAGE_BINARY_DIR "/bin/moepage simulate ") + kRecorded +
+                          " --slots 8,16 --policies lru,belady --layers 4-7 --json " + json + " > " + out;
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  const std::string table = read(out);
+  CHECK(table.find("| slots | lru | belady | lru/belady |") != std::string::npos);
+  const nlohmann::json doc = nlohmann::json::parse(read(json));
+  const SimulateReport lib =
+      ablate::run_simulation(recorded(), {{8, 16}, ablate::parse_policy_list("lru,belady"), std::make_pair(4u, 7u)});
+  REQUIRE(doc["results"].size() == 4);
+  for (size_t i = 0; i < 4; ++i) {
+    CHECK(doc["results"][i]["misses"].get<uint64_t>() == lib.cells[i].misses);
+    CHECK(doc["results"][i]["slots"].get<uint32_t>() == lib.cells[i].slots);
+  }
+  CHECK(std::system((std::string(MOEPAGE_BINARY_DIR "/bin/moepage simulate ") + kRecorded + " --slots 0 2>/dev/null").c_str()) != 0);
+  std::filesystem::remove_all(dir);
+}
