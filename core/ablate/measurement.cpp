@@ -96,16 +96,17 @@ std::vector<int32_t> parse_token_ids(const std::string& stdout_text, const std::
 }
 
 bool parse_timing_line(const std::string& log_text, Measurement& m) {
+  // The decode count in that line has meant both "tokens generated" and "decode forwards" over
+  // time; the generated count comes from the ids instead, so only the times are taken here.
   static const std::regex pattern(
-      R"(prefill ([0-9]+) tokens in ([0-9.eE+-]+) s; decode ([0-9]+) tokens in ([0-9.eE+-]+) s)");
+      R"(prefill ([0-9]+) tokens in ([0-9.eE+-]+) s[^;\n]*; decode [0-9]+ tokens in ([0-9.eE+-]+) s)");
   std::smatch match;
   bool found = false;
   auto begin = log_text.cbegin();
   while (std::regex_search(begin, log_text.cend(), match, pattern)) {
     m.prompt_tokens = uint32_t(std::stoul(match[1].str()));
     m.prefill_seconds = std::stod(match[2].str());
-    m.generated = uint32_t(std::stoul(match[3].str()));
-    m.decode_seconds = std::stod(match[4].str());
+    m.decode_seconds = std::stod(match[3].str());
     found = true;
     begin = match.suffix().first;
   }
@@ -119,7 +120,10 @@ void apply_stats_json(const std::string& json_text, const std::string& where, Me
   } catch (const json::exception& e) {
     throw std::runtime_error(where + ": not valid JSON: " + e.what());
   }
-  if (const json* p = find_object_with(doc, "hits", "misses")) {
+  // `moepage run` puts the totals under "pager" (per layer objects also hold hits and misses).
+  const json* p = doc.is_object() && doc.contains("pager") && doc["pager"].is_object() ? &doc["pager"]
+                                                                                       : find_object_with(doc, "hits", "bytes_read");
+  if (p != nullptr) {
     PagerCounters c;
     c.accesses = count(*p, "accesses");
     c.hits = count(*p, "hits");

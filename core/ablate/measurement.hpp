@@ -27,7 +27,7 @@ struct PagerCounters {
 struct Measurement {
   std::vector<int32_t> ids;
   uint32_t prompt_tokens = 0;
-  uint32_t generated = 0;
+  uint32_t generated = 0;        // ids generated; the decode phase ran generated - 1 forwards
   double prefill_seconds = 0.0;
   double decode_seconds = 0.0;
   double wall_seconds = 0.0;     // the whole child process
@@ -48,10 +48,12 @@ struct Measurement {
 
 // "token ids: 1 2 3" (the last such line); throws std::runtime_error naming `where` when absent.
 std::vector<int32_t> parse_token_ids(const std::string& stdout_text, const std::string& where);
-// "prefill N tokens in X s; decode M tokens in Y s" from the run's log; false when absent.
+// Prompt tokens and both phase times from the run's log line "prefill N tokens in X s (...);
+// decode M tokens in Y s (...)"; false when absent. `generated` is left alone: set it from the ids.
 bool parse_timing_line(const std::string& log_text, Measurement& m);
 // Fills pager counters and times from a --stats-json document. Tolerant of layout: the pager
-// counters are the first object holding "hits" and "misses"; times are the first numbers named
+// counters are the top-level "pager" object, else the first object holding "hits" and
+// "bytes_read"; times are the first numbers named
 // load_seconds, prefill_seconds, decode_seconds, prompt_tokens, generated_tokens and
 // routed_compute_seconds found anywhere (`moepage run` writes {"pager": {...}, "run": {...}}).
 // Throws std::runtime_error naming `where` when the text is not JSON.

@@ -163,6 +163,7 @@ Executor spawn_executor(std::string moepage_exe, std::vector<std::string> plugin
     }
     Measurement m;
     m.ids = parse_token_ids(read_text(out), "arm '" + inv.arm + "' (" + out.string() + ")");
+    m.generated = uint32_t(m.ids.size());
     if (!parse_timing_line(err_text, m)) {
       throw std::runtime_error("arm '" + inv.arm + "': no 'prefill N tokens in X s; decode M tokens in Y s' line in " +
                                err.string());

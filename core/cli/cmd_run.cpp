@@ -1,6 +1,7 @@
 // `moepage run`: loads a profile (plus --set and the shortcut flags), checks the pager's and
 // transport's options against their plugins, builds arch -> transport -> pager, and generates.
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -52,6 +53,26 @@ std::vector<int32_t> prompt_ids(const profile::Profile& p, const std::optional<t
   return tok->encode(*p.generate.prompt, /*add_special_tokens=*/true);
 }
 
+// A float32 .npy of shape [rows, cols], C order (what numpy.load and the golden tests read).
+void write_npy_f32(const std::string& path, const std::vector<float>& data, uint32_t cols) {
+  const size_t rows = cols ? data.size() / cols : 0;
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " +
+                       std::to_string(cols) + "), }";
+  // Magic (6) + version (2) + length (2) + header + newline, padded to a multiple of 64.
+  const size_t unpadded = 10 + header.size() + 1;
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw std::runtime_error("--dump-logits: cannot write " + path);
+  const uint16_t len = static_cast<uint16_t>(header.size());
+  out.write("\x93NUMPY\x01\x00", 8);
+  const char len_le[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
+  out.write(len_le, 2);
+  out.write(header.data(), std::streamsize(header.size()));
+  out.write(reinterpret_cast<const char*>(data.data()), std::streamsize(data.size() * sizeof(float)));
+  if (!out) throw std::runtime_error("--dump-logits: writing " + path + " failed");
+}
+
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
@@ -71,6 +92,10 @@ int cmd_run(int argc, char** argv) {
       ("plugin-dir", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
        "a folder to search for plugins first (repeatable)")
       ("prompt-ids", po::value<std::string>()->value_name("IDS"), "prompt token ids, comma separated")
+      ("prompt", po::value<std::string>()->value_name("TEXT"),
+       "prompt text, encoded with the model's tokenizer.json (replaces the profile's prompt_ids)")
+      ("dump-logits", po::value<std::string>()->value_name("F.npy"),
+       "write float32 [P + N - 1, vocab] logits: row t = logits at position t (prompt, then fed-back tokens)")
       ("max-tokens", po::value<std::string>()->value_name("N"), "tokens to generate (overrides generate.max_tokens)")
       ("stats-json", po::value<std::string>()->value_name("FILE"), "write the pager's statistics (and per layer) as JSON")
       ("trace", po::value<std::string>()->value_name("FILE"), "write one row per expert access (moepage simulate reads it)");
@@ -87,6 +112,11 @@ int cmd_run(int argc, char** argv) {
   };
   shortcut("model", "model");
   shortcut("prompt-ids", "generate.prompt_ids");
+  if (vm->count("prompt")) {
+    // Text wins over the ids a base profile may carry: drop them, then set the text.
+    overrides.push_back({"generate.prompt_ids=", "--prompt"});
+    shortcut("prompt", "generate.prompt");
+  }
   shortcut("max-tokens", "generate.max_tokens");
   const profile::Profile prof = profile::load_profile((*vm)["profile"].as<std::string>(), overrides);
   if (!log_level_set_by_command_line()) {
@@ -143,18 +173,25 @@ int cmd_run(int argc, char** argv) {
   std::optional<tokenizer::StreamDecoder> text;
   if (tok) text.emplace(*tok);
   GenerationTimes times;
+  std::vector<float> dumped;  // rows for --dump-logits
+  LogitsSink sink;
+  if (vm->count("dump-logits"))
+    sink = [&](const float* rows, uint32_t n) { dumped.insert(dumped.end(), rows, rows + size_t(n) * info.vocab_size); };
   const std::vector<int32_t> generated = generate(
       stack.arch, info, prompt, prof.generate,
       [&](int32_t id) {
         if (text) std::cout << text->push(id) << std::flush;
       },
-      times);
+      times, sink);
+  if (vm->count("dump-logits")) write_npy_f32((*vm)["dump-logits"].as<std::string>(), dumped, info.vocab_size);
   if (text) std::cout << text->finish() << "\n";
   std::cout << "token ids:";
   for (int32_t id : generated) std::cout << " " << id;
   std::cout << "\n";
-  log->info("prefill {} tokens in {:.3f} s; decode {} tokens in {:.3f} s", prompt.size(), times.prefill_seconds,
-            generated.size(), times.decode_seconds);
+  const double prefill_tps = times.prefill_seconds > 0 ? double(prompt.size()) / times.prefill_seconds : 0.0;
+  const double decode_tps = times.decode_seconds > 0 ? double(times.decoded) / times.decode_seconds : 0.0;
+  log->info("prefill {} tokens in {:.3f} s ({:.1f} tok/s); decode {} tokens in {:.3f} s ({:.2f} tok/s)", prompt.size(),
+            times.prefill_seconds, prefill_tps, times.decoded, times.decode_seconds, decode_tps);
   log->info("{}", format_pager_stats(stack.pager.stats()));
   if (vm->count("stats-json")) {
     const RunTimes run_times{times.prefill_seconds, times.decode_seconds, uint32_t(prompt.size()),

@@ -1,5 +1,6 @@
 #include "cli/generate.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -17,7 +18,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 std::vector<int32_t> generate(mp::ArchHandle& arch, const mp_model_info& info, std::span<const int32_t> prompt,
                               const profile::GenerateSettings& settings, const std::function<void(int32_t)>& on_token,
-                              GenerationTimes& times) {
+                              GenerationTimes& times, const LogitsSink& on_logits) {
   if (prompt.empty()) throw std::runtime_error("the prompt is empty: set generate.prompt or generate.prompt_ids");
   for (int32_t id : prompt) {
     if (id < 0 || static_cast<uint32_t>(id) >= info.vocab_size) {
@@ -37,8 +38,16 @@ std::vector<int32_t> generate(mp::ArchHandle& arch, const mp_model_info& info, s
 
   arch.reset_sequence();
   auto start = std::chrono::steady_clock::now();
-  arch.forward(prompt, logits.data(), MP_FORWARD_LAST_LOGITS);
-  times.prefill_seconds = seconds_since(start);
+  if (on_logits) {
+    std::vector<float> rows(prompt.size() * info.vocab_size);
+    arch.forward(prompt, rows.data(), MP_FORWARD_ALL_LOGITS);
+    times.prefill_seconds = seconds_since(start);
+    on_logits(rows.data(), static_cast<uint32_t>(prompt.size()));
+    std::copy(rows.end() - info.vocab_size, rows.end(), logits.begin());
+  } else {
+    arch.forward(prompt, logits.data(), MP_FORWARD_LAST_LOGITS);
+    times.prefill_seconds = seconds_since(start);
+  }
 
   start = std::chrono::steady_clock::now();
   for (uint32_t step = 0; step < settings.max_tokens; ++step) {
@@ -48,6 +57,7 @@ std::vector<int32_t> generate(mp::ArchHandle& arch, const mp_model_info& info, s
     if (next == info.eos_token || step + 1 == settings.max_tokens) break;
     arch.forward(std::span<const int32_t>(&out.back(), 1), logits.data(), MP_FORWARD_LAST_LOGITS);
     ++times.decoded;
+    if (on_logits) on_logits(logits.data(), 1);
   }
   times.decode_seconds = seconds_since(start);
   return out;

@@ -17,10 +17,14 @@ struct GenerationTimes {
   uint32_t decoded = 0;  // forwards of one token
 };
 
+// Logits rows as they are computed: the prompt's P rows (row t = logits at position t), then one
+// row per decode forward. Setting it makes the prefill compute every prompt row.
+using LogitsSink = std::function<void(const float* rows, uint32_t n_rows)>;
+
 // Returns the generated ids (without the prompt); `on_token` sees each one as it is picked.
 // Throws std::runtime_error for a prompt id outside the vocabulary or an empty prompt.
 std::vector<int32_t> generate(mp::ArchHandle& arch, const mp_model_info& info, std::span<const int32_t> prompt,
                               const profile::GenerateSettings& settings, const std::function<void(int32_t)>& on_token,
-                              GenerationTimes& times);
+                              GenerationTimes& times, const LogitsSink& on_logits = {});
 
 }  // namespace moepage::cli

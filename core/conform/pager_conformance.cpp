@@ -1,5 +1,5 @@
 // Conformance checks for pager components: a synthetic expert catalog over two generated files
-// (every layer but one has experts; experts alternate between the files), read through a real
+// (the first layer has no experts; experts alternate between the files), read through a real
 // transport. Slot contents are compared part by part with the file bytes each segment names.
 #include <algorithm>
 #include <cstring>
@@ -16,7 +16,7 @@ namespace moepage::conform {
 namespace {
 
 constexpr uint32_t kLayers = 4;
-constexpr uint32_t kLayerWithoutExperts = 2;
+constexpr uint32_t kLayerWithoutExperts = 0;  // like a model whose first layers are dense
 constexpr uint32_t kExperts = 16;
 constexpr uint32_t kTopK = 4;
 constexpr uint64_t kPartBytes[] = {5000, 40, 3001};  // odd sizes: w1, its scale, w2
@@ -28,7 +28,7 @@ uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 // Owns everything an mp_expert_catalog points to.
 class SyntheticCatalog {
  public:
-  // `truncate_expert`: when >= 0, that expert of layer 0 gets a segment past the end of its file.
+  // `truncate_expert`: when >= 0, that expert of layer 1 gets a segment past the end of its file.
   SyntheticCatalog(const SampleFile& a, const SampleFile& b, int32_t truncate_expert = -1) {
     files_ = {a.path().string(), b.path().string()};
     samples_ = {&a, &b};
@@ -58,7 +58,7 @@ class SyntheticCatalog {
           s.offset = next[file];
           s.length = bytes;
           next[file] += bytes + 3;
-          if (layer == 0 && static_cast<int32_t>(e) == truncate_expert) s.offset = kFileBytes - bytes / 2;
+          if (layer == 1 && static_cast<int32_t>(e) == truncate_expert) s.offset = kFileBytes - bytes / 2;
           segments_.push_back(s);
         }
       }
@@ -231,8 +231,11 @@ void run_pager_checks(const Component& c, const Component& transport, const mp_h
                std::to_string(experts.size()) + " experts just acquired");
   });
 
-  list.run("acquire of a prefill band (more than top_k experts) is byte-exact", [&] {
-    const std::vector<int32_t> experts = random_experts(rng, kTopK * 2 + 1);
+  list.run("acquire of a prefill band (more than top_k experts, up to the slots per layer) is byte-exact", [&] {
+    // A band larger than a layer's slots cannot be held at once; pagers may refuse it.
+    const uint32_t slots = p.stats().slots_per_layer;
+    const uint32_t band = slots > 0 ? std::min(kTopK * 2 + 1, slots) : kTopK * 2 + 1;
+    const std::vector<int32_t> experts = random_experts(rng, band);
     acquire_and_verify(p, host, catalog, 3, experts);
     requested += experts.size();
   });
@@ -258,7 +261,7 @@ void run_pager_checks(const Component& c, const Component& transport, const mp_h
 
   list.run("acquiring an expert outside the catalog fails with a message", [&] {
     for (const int32_t bad : {static_cast<int32_t>(kExperts), -1}) {
-      const mp::PluginError e = expect_failure([&] { acquire_and_verify(p, host, catalog, 0, {bad}); },
+      const mp::PluginError e = expect_failure([&] { acquire_and_verify(p, host, catalog, 1, {bad}); },
                                                "acquiring expert " + std::to_string(bad));
       expect(std::string(e.what()).find("no message") == std::string::npos, "the failure carries no message");
     }
@@ -271,7 +274,7 @@ void run_pager_checks(const Component& c, const Component& transport, const mp_h
   });
 
   list.run("the pager keeps serving byte-exact experts after refused calls", [&] {
-    acquire_and_verify(p, host, catalog, 0, random_experts(rng, kTopK));
+    acquire_and_verify(p, host, catalog, 2, random_experts(rng, kTopK));
   });
 
   list.run("a trace, when supported, gets one event per expert access", [&] {
@@ -315,12 +318,12 @@ void run_pager_checks(const Component& c, const Component& transport, const mp_h
       return;
     }
     for (int attempt = 0; attempt < 2; ++attempt) {
-      const mp::PluginError e = expect_failure([&] { acquire_and_verify(s->pager, host, truncated, 0, {broken}); },
+      const mp::PluginError e = expect_failure([&] { acquire_and_verify(s->pager, host, truncated, 1, {broken}); },
                                                "acquiring the truncated expert (attempt " + std::to_string(attempt + 1) + ")");
       expect(std::string(e.what()).find(path) != std::string::npos, "the error does not name the file: " +
                                                                         std::string(e.what()));
     }
-    acquire_and_verify(s->pager, host, truncated, 0, {broken + 1});  // its neighbours still work
+    acquire_and_verify(s->pager, host, truncated, 1, {broken + 1});  // its neighbours still work
   });
 }
 

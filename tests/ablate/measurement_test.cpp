@@ -16,17 +16,22 @@ TEST_CASE("token ids come from the last 'token ids:' line") {
   CHECK_THROWS_AS(parse_token_ids("token ids: 1 x\n", "run"), std::runtime_error);
 }
 
-TEST_CASE("the timing line gives prompt tokens, generated tokens and both phase times") {
+TEST_CASE("the timing line gives prompt tokens and both phase times, in either log format") {
   Measurement m;
+  m.generated = 17;
   REQUIRE(parse_timing_line("[info] run: model x\n[info] run: prefill 8 tokens in 0.250 s; decode 17 tokens in 2.000 s\n", m));
   CHECK(m.prompt_tokens == 8);
-  CHECK(m.generated == 17);
   CHECK(m.prefill_seconds == doctest::Approx(0.25));
   CHECK(m.decode_seconds == doctest::Approx(2.0));
   // 16 decode forwards (the first token comes from the prefill's logits) in 2 s.
   CHECK(*m.decode_tok_s() == doctest::Approx(8.0));
   CHECK(*m.prefill_tok_s() == doctest::Approx(32.0));
   CHECK(*m.ms_per_token() == doctest::Approx(125.0));
+  Measurement rates;
+  REQUIRE(parse_timing_line("run: prefill 4 tokens in 0.018 s (223.6 tok/s); decode 5 tokens in 0.016 s (313.80 tok/s)", rates));
+  CHECK(rates.prompt_tokens == 4);
+  CHECK(rates.prefill_seconds == doctest::Approx(0.018));
+  CHECK(rates.decode_seconds == doctest::Approx(0.016));
   Measurement none;
   CHECK_FALSE(parse_timing_line("no timing here", none));
 }

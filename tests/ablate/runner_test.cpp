@@ -167,7 +167,7 @@ TEST_CASE("the plot of arms without budgets or measurements is still well-formed
 
 TEST_CASE("ticks are round numbers covering the range, and sizes print in binary units") {
   CHECK(nice_ticks(0, 10, 5) == std::vector<double>{0, 2, 4, 6, 8, 10});
-  const std::vector<double> small = nice_ticks(0, 0.9, 4);
+  const std::vector<double> small = nice_ticks(0, 0.9, 5);
   REQUIRE(small.size() == 5);
   CHECK(small[1] == doctest::Approx(0.2));
   CHECK(small.back() == doctest::Approx(0.8));

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <unistd.h>
 
 #include "plugin_stack.hpp"
 
@@ -90,4 +91,40 @@ TEST_CASE("acquiring an expert outside the layer's range names the layer and the
   const std::string want = "layer 0 expert " + std::to_string(id);
   CHECK_THROWS_WITH_AS(stack.pager.acquire(0, std::span<const int32_t>(&id, 1), &r), doctest::Contains(want.c_str()),
                        mp::PluginError);
+}
+
+TEST_CASE("a read past the end of an expert file fails the resident load naming layer, expert, file and offset") {
+  // A hand-made catalog: one layer of two single-part experts in a 64-byte file; expert 1's
+  // segment lies past the end, so pread comes back short.
+  const fs::path file = fs::temp_directory_path() / ("moepage-resident-short-" + std::to_string(::getpid()) + ".bin");
+  std::ofstream(file, std::ios::binary) << std::string(64, 'x');
+  const std::string path = file.string();
+  const char* files[] = {path.c_str()};
+  const uint64_t part_offset[] = {0}, part_bytes[] = {32};
+  const char* part_names[] = {"w1"};
+  const mp_expert_segment segments[] = {{sizeof(mp_expert_segment), 0, 0, 32},
+                                        {sizeof(mp_expert_segment), 0, 4096, 32}};
+  const uint8_t has_experts[] = {1}, hash_routed[] = {0};
+  const mp_expert_catalog cat{sizeof(mp_expert_catalog), 1, 2, 1, 1, 64, part_offset, part_bytes, part_names,
+                              1, files, segments, has_experts, hash_routed, 8};
+
+  moepage::host::HostApi host;
+  moepage::host::Registry registry(host.get());
+  registry.scan({MOEPAGE_PLUGIN_BUILD_DIR});
+  const auto& t = registry.find(MP_KIND_TRANSPORT, "pread");
+  const auto& p = registry.find(MP_KIND_PAGER, "resident");
+  moepage::test::OptionValues topts(*t.descriptor, {}), popts(*p.descriptor, {});
+  mp::TransportHandle transport = mp::TransportHandle::create(*t.descriptor, t.library, host.get(), &topts.options);
+  mp_pager_create_args args{sizeof(mp_pager_create_args), host.get(), &popts.options, &cat, transport.ref(), 0};
+  try {
+    mp::PagerHandle::create(*p.descriptor, p.library, args);
+    FAIL("the resident pager loaded an expert that lies past the end of its file");
+  } catch (const mp::PluginError& e) {
+    const std::string msg = e.what();
+    INFO(msg);
+    CHECK(msg.find("layer 0 expert 1") != std::string::npos);
+    CHECK(msg.find("offset 4096") != std::string::npos);
+    CHECK(msg.find(path) != std::string::npos);
+  }
+  fs::remove(file);
 }

@@ -10,8 +10,9 @@
 //                 every hash-routed layer, hint(layer, experts tid2eid gives these tokens).
 //                 Experts are then acquired layer by layer (pager_expert_source.hpp).
 //   reset         position 0 again.
-// observe() is not called yet: the forward Model has no per-layer hook to hand the hidden state
-// out (see the plugin README note in the report); a pager that needs it still works, unpredicted.
+// The pager's observe() is not called yet: the forward Model (arch/deepseek4/forward) has no
+// per-layer hook that hands the hidden state out. A pager with a predictor still runs, correctly,
+// without predictions until that hook exists.
 // After a failed forward() the sequence state is undefined: call reset() before the next one.
 #include <algorithm>
 #include <cstring>

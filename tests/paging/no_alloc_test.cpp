@@ -1,0 +1,35 @@
+// Nothing allocated after load: once warm, the lru pager's acquire path (hits, misses with reads
+// through pread, hints) makes no heap allocation. alloc_counter.cpp (shared with pager-core's
+// tests) replaces operator new in this binary; the plugins' calls resolve to it too.
+#include <doctest/doctest.h>
+
+#include "alloc_counter.hpp"
+#include "paging_fixture.hpp"
+
+using namespace moepage::test;
+
+TEST_CASE("once warm, acquire and hint allocate nothing, with misses and reads") {
+  CapturingHost host;
+  Plugins plugins(host.get());
+  SyntheticCatalog model(4, 8, 2);
+  auto transport = plugins.transport("pread", {{"threads", "1"}});
+  auto pager = plugins.pager("lru", {{"budget", std::to_string(model.budget_for(3))}}, model.catalog, transport);
+  std::vector<void*> slots(2);
+  mp_acquire_result result{sizeof(mp_acquire_result), slots.data(), nullptr, 0};
+  const int32_t requests[4][2] = {{0, 1}, {2, 3}, {4, 5}, {6, 7}};
+  const int32_t hints[4][1] = {{2}, {4}, {6}, {0}};
+  auto step = [&](uint64_t token) {
+    pager.begin_token(token);
+    for (uint32_t layer = 1; layer < 4; ++layer) {
+      pager.acquire(layer, requests[token % 4], &result);
+      pager.hint(layer, hints[token % 4]);
+    }
+  };
+  for (uint64_t t = 0; t < 8; ++t) step(t);  // warm-up: the transport's rings reach their size
+  const uint64_t misses = pager.stats().misses;
+  AllocationScope scope;
+  for (uint64_t t = 8; t < 40; ++t) step(t);
+  CHECK(scope.count() == 0);
+  CHECK(pager.stats().misses > misses);  // the measured steps really read
+  CHECK(model.slot_holds(slots[1], 3, 7));
+}
