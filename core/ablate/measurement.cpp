@@ -67,13 +67,15 @@ std::optional<double> Measurement::hit_rate() const {
 std::optional<double> Measurement::bytes_per_token() const {
   const uint32_t tokens = prompt_tokens + generated;
   if (!pager || tokens == 0) return std::nullopt;
-  return double(pager->bytes_read) / tokens;
+  const uint64_t generating = pager->bytes_read > pager->load_bytes_read ? pager->bytes_read - pager->load_bytes_read : 0;
+  return double(generating) / tokens;
 }
 
 std::optional<double> Measurement::expert_io_ms_per_token() const {
   const uint32_t tokens = prompt_tokens + generated;
   if (!pager || tokens == 0) return std::nullopt;
-  return double(pager->read_ns + pager->wait_ns) / 1e6 / tokens;
+  const uint64_t ns = pager->resident ? pager->wait_ns : pager->read_ns + pager->wait_ns;
+  return double(ns) / 1e6 / tokens;
 }
 
 std::vector<int32_t> parse_token_ids(const std::string& stdout_text, const std::string& where) {
@@ -130,6 +132,7 @@ void apply_stats_json(const std::string& json_text, const std::string& where, Me
     c.misses = count(*p, "misses");
     if (c.accesses == 0) c.accesses = c.hits + c.misses;
     c.bytes_read = count(*p, "bytes_read");
+    c.load_bytes_read = count(*p, "load_bytes_read");
     c.read_ns = count(*p, "read_ns");
     c.wait_ns = count(*p, "wait_ns");
     c.prefetch_issued = count(*p, "prefetch_issued");

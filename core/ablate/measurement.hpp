@@ -14,7 +14,8 @@ struct PagerCounters {
   uint64_t accesses = 0;
   uint64_t hits = 0;
   uint64_t misses = 0;
-  uint64_t bytes_read = 0;
+  uint64_t bytes_read = 0;       // demand + prefetch + load
+  uint64_t load_bytes_read = 0;  // read while the pager was created (resident: everything)
   uint64_t read_ns = 0;  // host time inside demand reads
   uint64_t wait_ns = 0;  // compute blocked on expert bytes
   uint64_t prefetch_issued = 0;
@@ -42,8 +43,11 @@ struct Measurement {
   std::optional<double> decode_tok_s() const;
   std::optional<double> ms_per_token() const;  // decode
   std::optional<double> hit_rate() const;
-  std::optional<double> bytes_per_token() const;     // over prefill + decode tokens
-  std::optional<double> expert_io_ms_per_token() const;  // (read + wait) / all tokens
+  // Expert bytes read while generating (load excluded) over prefill + decode tokens.
+  std::optional<double> bytes_per_token() const;
+  // The pager's read + wait time over all tokens; a resident pager's reads all happened at load,
+  // so only its wait (none) counts.
+  std::optional<double> expert_io_ms_per_token() const;
 };
 
 // "token ids: 1 2 3" (the last such line); throws std::runtime_error naming `where` when absent.

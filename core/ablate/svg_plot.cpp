@@ -63,8 +63,11 @@ std::vector<double> nice_ticks(double lo, double hi, int target) {
     step = m * mag;
     if (step >= raw) break;
   }
+  // From the last round value at or below lo to the first at or above hi, so the axis covers
+  // every point (and its error bar).
   std::vector<double> ticks;
-  for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) ticks.push_back(t == 0 ? 0 : t);
+  const long first = long(std::floor(lo / step + 1e-9)), last = long(std::ceil(hi / step - 1e-9));
+  for (long i = first; i <= last; ++i) ticks.push_back(double(i) * step);
   return ticks;
 }
 
@@ -115,7 +118,7 @@ std::string ablation_svg(const std::vector<ArmRow>& rows, const std::string& tit
     }
     if (p.scale == 100.0) ymax = 100.0;
     if (ymax <= 0.0) ymax = 1.0;
-    const std::vector<double> yt = nice_ticks(0.0, ymax * 1.05, 5);
+    const std::vector<double> yt = nice_ticks(0.0, ymax, 5);
     const double ytop = yt.back();
     auto ypos = [&](double v) { return kTop + kPanelH - (v / ytop) * kPanelH; };
     svg << "<g transform=\"translate(" << fmt(p.x0, 0) << ",0)\">\n";
@@ -170,8 +173,9 @@ std::string ablation_svg(const std::vector<ArmRow>& rows, const std::string& tit
       for (const auto& [b, s] : points) {
         const double x = xpos(b), y = ypos(s.mean * p.scale);
         if (s.n > 1 && s.sd > 0) {
-          svg << "<line x1=\"" << fmt(x) << "\" y1=\"" << fmt(ypos((s.mean - s.sd) * p.scale)) << "\" x2=\"" << fmt(x)
-              << "\" y2=\"" << fmt(ypos((s.mean + s.sd) * p.scale)) << "\" stroke=\"" << col << "\"/>\n";
+          const double lo_v = std::max(0.0, (s.mean - s.sd) * p.scale), hi_v = std::min(ytop, (s.mean + s.sd) * p.scale);
+          svg << "<line x1=\"" << fmt(x) << "\" y1=\"" << fmt(ypos(lo_v)) << "\" x2=\"" << fmt(x) << "\" y2=\""
+              << fmt(ypos(hi_v)) << "\" stroke=\"" << col << "\"/>\n";
         }
         svg << "<circle cx=\"" << fmt(x) << "\" cy=\"" << fmt(y) << "\" r=\"4\" fill=\"" << col << "\"/>\n";
       }

@@ -10,11 +10,6 @@ namespace {
 
 using nlohmann::json;
 
-std::optional<double> per_token(uint64_t ns, uint32_t tokens) {
-  if (tokens == 0) return std::nullopt;
-  return double(ns) / 1e6 / tokens;
-}
-
 std::string percent(const Summary& s) {
   Summary p = s;
   p.mean *= 100.0;
@@ -68,8 +63,8 @@ std::vector<ArmRow> summarize_arms(const std::vector<ArmInfo>& arms, const std::
       const std::optional<double> total_ms =
           tokens ? std::optional<double>((m.prefill_seconds + m.decode_seconds) * 1000.0 / tokens) : std::nullopt;
       total.push_back(total_ms);
-      std::optional<double> io_ms, routed_ms;
-      if (m.pager) io_ms = per_token(m.pager->wait_ns ? m.pager->wait_ns : m.pager->read_ns, tokens);
+      const std::optional<double> io_ms = m.expert_io_ms_per_token();
+      std::optional<double> routed_ms;
       if (m.routed_compute_seconds && tokens) routed_ms = *m.routed_compute_seconds * 1000.0 / tokens;
       io.push_back(io_ms);
       routed.push_back(routed_ms);
@@ -120,8 +115,9 @@ std::string table_markdown(const TableContext& ctx, const std::vector<ArmRow>& r
   if (!ctx.pager_stats_available)
     out << "- pager statistics: not available (this `moepage run` has no --stats-json), so hit rate, bytes, "
            "expert I/O and prefetch columns are n/a\n";
-  out << "- ms/token = (prefill + decode time) / all tokens, split into expert I/O (pager wait, else read time), "
-         "routed compute (n/a: not reported separately by the stats) and the rest\n\n";
+  out << "- ms/token = (prefill + decode time) / all tokens, split into expert I/O (the pager's read + wait time), "
+         "routed compute (n/a: the run statistics do not time it separately) and the rest; bytes/token excludes "
+         "what the pager read at load\n\n";
   out << "| arm | pager | budget | prefill tok/s | decode tok/s | ms/token | expert I/O ms | routed ms | rest ms | "
          "hit rate | bytes/token | prefetch used / wasted | load s | peak MiB | ids==arm0 |\n"
       << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";

@@ -2,9 +2,9 @@
 // that reported the quantity, with n), rendered as markdown, CSV and JSON.
 //
 // ms/token split: the whole generation (prefill + decode) divided by every token it handled,
-// split into expert I/O (the pager's wait_ns, the time compute was blocked on expert bytes; its
-// read_ns when the pager reports no wait), routed compute (only when the stats report it) and
-// the rest, which is whatever remains, so the three parts add up to the total.
+// split into expert I/O (the pager's read_ns + wait_ns; for a resident pager only wait_ns, as its
+// reads happened at load), routed compute (only when the stats report it) and the rest, which is
+// whatever remains, so the three parts add up to the total.
 #pragma once
 #include <cstdint>
 #include <optional>

@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 
 int cmd_ablate(int argc, char** argv) {
   CommandSpec spec;
-  spec.usage = "moepage ablate SPEC.yaml [--out DIR] [--plugin-dir DIR]... [--progress | --quiet]";
+  spec.usage = "moepage ablate SPEC.yaml [--out DIR] [--repetitions N] [--plugin-dir DIR]... [--progress | --quiet]";
   spec.summary =
       "Runs every arm of SPEC (a base profile plus --set-style overrides, or another profile) over the spec's\n"
       "repetitions and prompts, interleaved or shuffled, each run a fresh `moepage run` process (so every arm\n"
@@ -31,6 +31,7 @@ int cmd_ablate(int argc, char** argv) {
       ("out", po::value<std::string>()->value_name("DIR"), "output folder (default ablation-<spec name>)")
       ("plugin-dir", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
        "passed to every `moepage run` (repeatable)")
+      ("repetitions", po::value<uint32_t>()->value_name("N"), "override the spec's repetitions")
       ("progress", po::bool_switch(), "show progress even when stderr is not a terminal")
       ("quiet", po::bool_switch(), "no progress, and no table on stdout");
   spec.positional.add("spec", 1);
@@ -38,7 +39,11 @@ int cmd_ablate(int argc, char** argv) {
   if (!vm) return kExitOk;
 
   const fs::path spec_path = (*vm)["spec"].as<std::string>();
-  const ablate::Spec ablation = ablate::load_spec(spec_path);
+  ablate::Spec ablation = ablate::load_spec(spec_path);
+  if (vm->count("repetitions")) {
+    ablation.repetitions = (*vm)["repetitions"].as<uint32_t>();
+    if (ablation.repetitions == 0) throw UsageError("--repetitions must be at least 1");
+  }
   ablate::RunnerOptions options;
   options.out_dir = vm->count("out") ? fs::path((*vm)["out"].as<std::string>())
                                      : fs::path("ablation-" + spec_path.stem().string());

@@ -74,9 +74,6 @@ int cmd_conform(int argc, char** argv) {
   host::HostApi host;
   const host::LoadResult loaded = host::load_plugin(library, host.get());
   std::ostream& out = std::cout;
-  for (const host::Refusal& r : loaded.refusals) {
-    if (!r.quiet) out << "refused: " << r.message << "\n";
-  }
   std::vector<const host::LoadedComponent*> targets;
   std::string names;
   for (const host::LoadedComponent& c : loaded.components) {
@@ -86,8 +83,14 @@ int cmd_conform(int argc, char** argv) {
     targets.push_back(&c);
   }
   if (targets.empty()) {
+    // The loader logged each refusal; repeat them here so the one error line is complete.
+    std::string refused;
+    for (const host::Refusal& r : loaded.refusals) {
+      if (!r.quiet) refused += "; " + r.message;
+    }
     throw std::runtime_error(library + ": no " + (only.empty() ? "transport or pager component" : "transport or pager named '" + only + "'") +
-                             " to check (the library provides: " + (names.empty() ? "nothing usable" : names) + ")");
+                             " to check (the library provides: " + (names.empty() ? "nothing usable" : names) + ")" +
+                             refused);
   }
 
   // Pagers read through a working transport from the plugin folders, as in a real run.

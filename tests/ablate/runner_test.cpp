@@ -168,9 +168,10 @@ TEST_CASE("the plot of arms without budgets or measurements is still well-formed
 TEST_CASE("ticks are round numbers covering the range, and sizes print in binary units") {
   CHECK(nice_ticks(0, 10, 5) == std::vector<double>{0, 2, 4, 6, 8, 10});
   const std::vector<double> small = nice_ticks(0, 0.9, 5);
-  REQUIRE(small.size() == 5);
+  REQUIRE(small.size() == 6);
   CHECK(small[1] == doctest::Approx(0.2));
-  CHECK(small.back() == doctest::Approx(0.8));
+  CHECK(small.back() == doctest::Approx(1.0));  // the axis reaches past the largest value
+  CHECK(nice_ticks(0, 37.5, 4).back() == doctest::Approx(40.0));
   CHECK(short_size(8.0 * 1024 * 1024) == "8 MiB");
   CHECK(short_size(1.5 * 1024 * 1024 * 1024) == "1.5 GiB");
   CHECK(short_size(512) == "512 B");

@@ -1,6 +1,11 @@
 // The simulator's lru against the live lru pager: record a trace with `moepage run --trace` on the
 // committed tiny model, replay it with the slot count the pager reported, and require the same
 // misses, so a policy measured by `moepage simulate` is the policy a real run gets.
+//
+// Hash-routed layers (0-2 of this model) are different on purpose: the architecture knows their
+// experts from the token ids and hints them, so the live pager prefetches them and the trace marks
+// those accesses prefetched. The simulator replays demand paging only, so the equality is required
+// on every layer whose accesses were all demand accesses (the score-routed layers).
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -10,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -33,7 +39,7 @@ TEST_CASE("the simulated lru misses equal the live lru pager's on the trace of t
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("moepage-live-lru-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  for (const char* budget : {"1.5MiB", "3MiB"}) {
+  for (const std::string budget : {"1.5MiB", "3MiB"}) {
     INFO("budget " << budget);
     const std::filesystem::path trace_path = dir / "run.trace", stats_path = dir / "stats.json";
     const std::string cmd = std::string(MOEPAGE_BINARY_DIR "/bin/moepage --log-level warn run") +
@@ -56,13 +62,25 @@ TEST_CASE("the simulated lru misses equal the live lru pager's on the trace of t
     REQUIRE(trace.has_outcomes);
     CHECK(trace.rows.size() == stats["pager"]["accesses"].get<uint64_t>());
     CHECK(pager::recorded_result(trace).misses == live_misses);
+    std::vector<uint8_t> prefetched(trace.meta.layers, 0);
+    for (const pager::TraceRow& r : trace.rows) prefetched[r.layer] |= r.prefetched;
     const pager::SimResult sim = pager::simulate(trace, slots, {pager::PolicyKind::Lru, 0.0});
     CHECK(sim.accesses == trace.rows.size());
-    CHECK(sim.misses == live_misses);
+    uint32_t demand_layers = 0;
+    uint64_t sim_misses = 0, demand_live_misses = 0;
     for (uint32_t l = 0; l < trace.meta.layers; ++l) {
+      if (prefetched[l]) continue;
       INFO("layer " << l);
-      CHECK(sim.layers[l].misses == stats["layers"][l]["misses"].get<uint64_t>());
+      ++demand_layers;
+      const uint64_t live = stats["layers"][l]["misses"].get<uint64_t>();
+      CHECK(sim.layers[l].misses == live);
+      CHECK(sim.layers[l].accesses == stats["layers"][l]["accesses"].get<uint64_t>());
+      sim_misses += sim.layers[l].misses;
+      demand_live_misses += live;
     }
+    CHECK(demand_layers == 5);  // ds4-debian-tiny: 8 layers, the first 3 hash-routed
+    CHECK(sim_misses == demand_live_misses);
+    CHECK(demand_live_misses > 0);
   }
   std::filesystem::remove_all(dir);
 }
