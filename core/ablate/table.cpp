@@ -118,13 +118,13 @@ std::string table_markdown(const TableContext& ctx, const std::vector<ArmRow>& r
   out << "- ms/token = (prefill + decode time) / all tokens, split into expert I/O (the pager's read + wait time), "
          "routed compute (n/a: the run statistics do not time it separately) and the rest; bytes/token excludes "
          "what the pager read at load\n\n";
-  out << "| arm | pager | budget | prefill tok/s | decode tok/s | ms/token | expert I/O ms | routed ms | rest ms | "
+  out << "| arm | pager | transport | budget | prefill tok/s | decode tok/s | ms/token | expert I/O ms | routed ms | rest ms | "
          "hit rate | bytes/token | prefetch used / wasted | load s | peak MiB | ids==arm0 |\n"
-      << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+      << "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
   for (size_t i = 0; i < rows.size(); ++i) {
     const ArmRow& r = rows[i];
     const std::string n = " (n=" + std::to_string(r.decode_tok_s.n) + ")";
-    out << "| " << r.info.name << " | " << r.info.series << " | " << (r.info.budget_text.empty() ? "-" : r.info.budget_text)
+    out << "| " << r.info.name << " | " << r.info.series << " | " << r.info.transport << " | " << (r.info.budget_text.empty() ? "-" : r.info.budget_text)
         << " | " << format_summary(r.prefill_tok_s, 1) << " | " << format_summary(r.decode_tok_s, 2) << n << " | "
         << format_summary(r.ms_per_token, 1) << " | " << format_summary(r.expert_io_ms, 2) << " | "
         << format_summary(r.routed_ms, 2) << " | " << format_summary(r.rest_ms, 1) << " | " << percent(r.hit_rate)

@@ -56,5 +56,5 @@ TEST_CASE("a tiny ablation of resident against lru runs end to end with identica
     CHECK(table["arms"][1]["hit_rate"]["mean"].get<double>() < 1.0);
   }
   CHECK(moepage::test::svg_is_well_formed(read(out / "plot.svg")) == "");
-  CHECK(read(out / "table.md").find("| lru-min | lru | 1MiB |") != std::string::npos);
+  CHECK(read(out / "table.md").find("| lru-min | lru | pread | 1MiB |") != std::string::npos);
 }

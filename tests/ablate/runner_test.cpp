@@ -92,7 +92,7 @@ TEST_CASE("a fake ablation writes all four files with ids==arm0 per arm") {
   }
   const std::string md = read(options.out_dir / "table.md");
   CHECK(md.find("arms reloaded per repetition: yes") != std::string::npos);
-  CHECK(md.find("| lru-16MiB | lru | 16MiB |") != std::string::npos);
+  CHECK(md.find("| lru-16MiB | lru | pread | 16MiB |") != std::string::npos);
   CHECK(md.find("FALSE") != std::string::npos);
   const std::string csv = read(options.out_dir / "table.csv");
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 4);

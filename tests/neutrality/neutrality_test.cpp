@@ -2,9 +2,9 @@
 // DeepSeek-V4 model are identical across every pager x transport x budget, through the public ABI
 // only (registry + handles), with the arch plugin driving the pager as `moepage run` does.
 // Arms: resident; lru with a large budget (most but not all experts); lru at the minimum budget
-// (exactly top-k slots: every token thrashes) over pread and pinned-async; lfru over pinned-async;
-// adapter-prefetch with a random adapter. Each paged arm must actually have missed, so the gate
-// cannot pass vacuously.
+// (exactly top-k slots: every token thrashes) over pread and pinned-async; adapter-prefetch with a
+// random adapter. (Eviction policies are compared with each other in tests/pager-core.) Each paged
+// arm must actually have missed, so the gate cannot pass vacuously.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -55,7 +55,6 @@ TEST_CASE("greedy ids are identical across resident, lru at every budget, adapte
       {"lru large budget / pread", "lru", {}, info.n_experts * 3 / 4, "pread", pread},
       {"lru minimum budget (top-k slots) / pread", "lru", {}, k, "pread", pread},
       {"lru minimum budget / pinned-async", "lru", {}, k, "pinned-async", pinned},
-      {"lfru half budget / pinned-async", "lru", {{"policy", "lfru"}}, info.n_experts / 2, "pinned-async", pinned},
       {"adapter-prefetch / pinned-async", "adapter-prefetch", {{"adapter", adapter.string()}}, k + 2, "pinned-async",
        pinned},
   };

@@ -14,6 +14,17 @@ TEST_CASE("once warm, acquire and hint allocate nothing, with misses and reads")
   SyntheticCatalog model(4, 8, 2);
   auto transport = plugins.transport("pread", {{"threads", "1"}});
   auto pager = plugins.pager("lru", {{"budget", std::to_string(model.budget_for(3))}}, model.catalog, transport);
+  {
+    // Proof the counter sees allocations made inside the plugin: a refused call through the raw
+    // vtable allocates only there (its error message), so 0 below really means none.
+    const mp_pager_ref raw = pager.ref();
+    const int32_t expert = 0;
+    void* slot = nullptr;
+    mp_acquire_result r{sizeof(mp_acquire_result), &slot, nullptr, 0};
+    AllocationScope refused;
+    REQUIRE(raw.vtable->acquire(raw.self, 0, &expert, 1, &r) == MP_ERR_INVALID_ARG);
+    REQUIRE(refused.count() > 0);
+  }
   std::vector<void*> slots(2);
   mp_acquire_result result{sizeof(mp_acquire_result), slots.data(), nullptr, 0};
   const int32_t requests[4][2] = {{0, 1}, {2, 3}, {4, 5}, {6, 7}};

@@ -75,21 +75,22 @@ step "moepage conform passes on the installed pread transport"
 step "a profile selects the example by name; greedy ids match the resident baseline (neutrality)"
 model="$source/models/ds4-debian-tiny"
 run_ids() {  # prints the "token ids:" line of one greedy run
-  "$prefix/bin/moepage" --log-level warn run --model "$model" --max-tokens 12 --prompt "The package manager" "$@" \
+  "$prefix/bin/moepage" --log-level warn run --model "$model" --max-tokens 32 --prompt "The package manager" "$@" \
     2> "$work/run.err" | grep '^token ids:' || { cat "$work/run.err" >&2; return 1; }
 }
 if [ -f "$model/model.safetensors" ]; then
-  # The resident pager is the reference; while it is not built yet, lru with a budget that holds
-  # every expert (paging turns itself off) is the same thing.
-  baseline=$(run_ids --profile "$source/configs/default.yaml") \
-    || baseline=$(run_ids --profile "$source/configs/lru.yaml" --set pager.budget=8GiB) \
-    || fail "no baseline run"
-  # A 2 MiB budget holds about 10 of 64 experts per layer: every step pages through odirect.
-  paged=$(run_ids --profile "$source/configs/examples/odirect.yaml" --plugin-dir "$ex_build" --set pager.budget=2MiB) \
-    || fail "the odirect profile did not run"
-  echo "   baseline: $baseline"
-  echo "   odirect:  $paged"
-  [ -n "$baseline" ] && [ "$baseline" = "$paged" ] || fail "greedy ids with the odirect transport differ from resident"
+  # The reference: every expert resident, read with pread (configs/default.yaml).
+  baseline=$(run_ids --profile "$source/configs/default.yaml") || fail "the resident baseline did not run"
+  [ -n "$baseline" ] || fail "the resident baseline printed no token ids"
+  printf "   %-30s %s\n" "resident, pread:" "$baseline"
+  # 2 MiB holds about 10 of 64 experts per layer; 1300 KiB buys exactly top-k (6) slots per layer,
+  # the minimum: every step pages through odirect.
+  for budget in 2MiB 1300KiB; do
+    paged=$(run_ids --profile "$source/configs/examples/odirect.yaml" --plugin-dir "$ex_build" \
+              --set pager.budget=$budget) || fail "the odirect profile did not run with budget $budget"
+    printf "   %-30s %s\n" "odirect, lru budget $budget:" "$paged"
+    [ "$baseline" = "$paged" ] || fail "greedy ids with the odirect transport (budget $budget) differ from the baseline"
+  done
 else
   echo "   skipped: $model has no checkpoint"
 fi
