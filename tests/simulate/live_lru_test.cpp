@@ -46,7 +46,7 @@ TEST_CASE("the simulated lru misses equal the live lru pager's on the trace of t
                             " --profile " MOEPAGE_SOURCE_DIR "/configs/lru.yaml" +
                             " --model " MOEPAGE_SOURCE_DIR "/models/ds4-debian-tiny" +
                             " --plugin-dir " MOEPAGE_PLUGIN_BUILD_DIR + " --set pager.budget=" + budget +
-                            " --set pager.policy=lru --prompt-ids 1,20,300,4000,50,600,7000,80 --max-tokens 12" +
+                            " --set pager.policy=lru --prompt-ids 1,20,300,4000,50,600,7000,80 --max-tokens 8" +
                             " --trace " + trace_path.string() + " --stats-json " + stats_path.string() + " > " +
                             (dir / "stdout.txt").string() + " 2> " + (dir / "stderr.txt").string();
     const int rc = std::system(cmd.c_str());

@@ -112,8 +112,8 @@ TEST_CASE("the recorded routing trace decompresses and parses with its header's 
 }
 
 TEST_CASE("belady is never above lru, lfu or lfru on the recorded trace at any slot count") {
-  const pager::Trace slice = prefix(recorded(), 2048);  // 4 held-out windows of 512 tokens
-  REQUIRE(slice.rows.size() == 2048u * 8 * 6);
+  const pager::Trace slice = prefix(recorded(), 1024);  // 2 held-out windows of 512 tokens
+  REQUIRE(slice.rows.size() == 1024u * 8 * 6);
   SimulateRequest req;
   req.slots = {6, 12, 24, 48};
   req.policies = ablate::parse_policy_list("lru,lfu,lfru,belady");
@@ -121,9 +121,8 @@ TEST_CASE("belady is never above lru, lfu or lfru on the recorded trace at any s
   check_belady_is_the_floor(r);
   // With as many slots as a token uses, every policy keeps exactly the current request: equal.
   // With more, learned routing leaves Belady strictly ahead of lru.
-  const SimulateReport six = ablate::run_simulation(slice, {{6}, req.policies, std::nullopt});
-  CHECK(six.cells[0].misses == six.cells[3].misses);
-  CHECK(r.cells[4 * 1 + 3].misses < r.cells[4 * 1 + 0].misses);
+  CHECK(r.cells[0].misses == r.cells[3].misses);          // 6 slots: lru == belady
+  CHECK(r.cells[4 * 1 + 3].misses < r.cells[4 * 1 + 0].misses);  // 12 slots: belady < lru
 }
 
 TEST_CASE("belady is never above the other policies on random traces of several shapes") {
