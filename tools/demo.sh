@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# moepage demo: synthesizes the `small` DeepSeek-V4 preset into out/small (once) and runs it from
-# token ids, then runs the trained models/ds4-debian-tiny from a text prompt and streams text.
+# moepage demo: the ablation demo (a synthesized `small` DeepSeek-V4, resident vs LRU budgets vs
+# adapter-prefetch: one table with ids==arm0 per arm, plus an SVG plot), then the trained
+# models/ds4-debian-tiny from a text prompt, streaming text.
 #   tools/demo.sh BUILD_DIR
 # BUILD_DIR is a configured and built tree (cmake --build BUILD_DIR --target moepage
 # moepage-arch-deepseek4 moepage-pager-resident moepage-transport-pread).
@@ -18,12 +19,9 @@ if [[ ! -x "$moepage" ]]; then
 fi
 cd "$root"
 
-if [[ ! -f out/small/config.json ]]; then
-  echo "== synthesizing the small preset into out/small"
-  "$moepage" synth --preset small --seed 0 --out out/small
-fi
-echo "== out/small: 32 tokens from 8 prompt ids (random weights: the ids are not text)"
-"$moepage" run --profile configs/default.yaml --model out/small --prompt-ids 1,2,3,4,5,6,7,8 --max-tokens 32
+echo "== ablation: resident vs lru at several budgets vs adapter-prefetch (configs/ablations/demo.yaml)"
+"$moepage" ablate configs/ablations/demo.yaml --out out/ablation-demo
+echo "tables and plot: out/ablation-demo/table.md, table.csv, table.json, plot.svg"
 
 echo
 echo "== models/ds4-debian-tiny: trained on Debian documentation, prompted with text"
