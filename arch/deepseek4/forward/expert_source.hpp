@@ -18,6 +18,10 @@ struct ExpertSource {
                        const std::byte** slots) = 0;
   // The most experts one acquire() may ask for (at least num_experts_per_tok).
   virtual uint32_t max_batch() const = 0;
+  // Called once a layer is complete, with the hidden state a predictor of the next layer's
+  // routing sees: the mean of the hc_mult residual streams of the batch's last token (d floats,
+  // valid only during the call). Default: nobody is listening.
+  virtual void observe(uint32_t /*layer*/, const float* /*hidden*/, uint32_t /*d*/) {}
 };
 
 struct ExpertPart {

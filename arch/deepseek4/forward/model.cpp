@@ -98,6 +98,19 @@ void Model::forward(const int32_t* tokens, uint32_t n, float* logits_out, bool a
   }
 }
 
+// Hands the finished layer's state to the expert source (predictors stage the next layer from it).
+// sc.u is free between layers, so the mean of the streams needs no extra memory.
+void Model::observe_layer(uint32_t layer, const float* streams) {
+  const int64_t N = config_.hc_mult, D = config_.hidden_size;
+  float* mean = scratch_.u.data();
+  for (int64_t d = 0; d < D; ++d) {
+    float sum = 0.0f;
+    for (int64_t i = 0; i < N; ++i) sum += streams[i * D + d];
+    mean[d] = sum / float(N);
+  }
+  experts_->observe(layer, mean, uint32_t(D));
+}
+
 void Model::run_batch(const int32_t* tokens, int64_t S, float* logits, bool all_logits) {
   const Config& c = config_;
   const int64_t N = c.hc_mult, D = c.hidden_size;
@@ -127,6 +140,7 @@ void Model::run_batch(const int32_t* tokens, int64_t S, float* logits, bool all_
     moe(pool_, lp, c, l, tokens, S, sc.xn.data(), *experts_, layout_, sc, sc.block_out.data(), moe_stats_);
     hc_post(sc.block_out.data(), X, sc.post.data(), sc.comb.data(), S, c.hc_mult, c.hidden_size, X2);
     std::swap(X, X2);
+    observe_layer(l, X + (S - 1) * N * D);
   }
   position_ += uint64_t(S);
   if (!logits) return;

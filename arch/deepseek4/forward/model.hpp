@@ -46,6 +46,7 @@ class Model {
 
  private:
   void run_batch(const int32_t* tokens, int64_t S, float* logits, bool all_logits);
+  void observe_layer(uint32_t layer, const float* streams);
 
   Config config_;
   Weights weights_;

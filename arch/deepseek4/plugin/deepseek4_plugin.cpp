@@ -10,9 +10,9 @@
 //                 every hash-routed layer, hint(layer, experts tid2eid gives these tokens).
 //                 Experts are then acquired layer by layer (pager_expert_source.hpp).
 //   reset         position 0 again.
-// The pager's observe() is not called yet: the forward Model (arch/deepseek4/forward) has no
-// per-layer hook that hands the hidden state out. A pager with a predictor still runs, correctly,
-// without predictions until that hook exists.
+//                 After each layer, the pager's observe(layer, hidden) (when it has one) gets the
+//                 mean of the residual streams of the batch's last token, so a predictor can
+//                 stage the next layer's experts.
 // After a failed forward() the sequence state is undefined: call reset() before the next one.
 #include <algorithm>
 #include <cstring>

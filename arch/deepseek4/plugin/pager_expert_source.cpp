@@ -49,6 +49,12 @@ void PagerExpertSource::hint(uint32_t layer, const std::vector<int32_t>& experts
     fail("hint", s);
 }
 
+void PagerExpertSource::observe(uint32_t layer, const float* hidden, uint32_t d) {
+  const mp_pager_vtable* v = pager_.vtable;
+  if (!MP_HAS_FIELD(v, mp_pager_vtable, observe) || v->observe == nullptr) return;
+  if (const mp_status s = v->observe(pager_.self, layer, hidden, d, nullptr); s != MP_OK) fail("observe", s);
+}
+
 void PagerExpertSource::fail(const char* call, mp_status status) const {
   const char* msg = pager_.vtable->last_error ? pager_.vtable->last_error(pager_.self) : nullptr;
   throw std::runtime_error(std::string("pager ") + call + " failed (" + mp_status_name(status) +

@@ -28,6 +28,8 @@ class PagerExpertSource final : public ExpertSource {
 
   void acquire(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots) override;
   uint32_t max_batch() const override { return band_; }
+  // Forwards to the pager's observe() when it has one (a predictor stages layer + 1).
+  void observe(uint32_t layer, const float* hidden, uint32_t d) override;
 
   // Pass-throughs the plugin uses around a forward call; hint() does nothing when the pager has
   // no hint callback.
