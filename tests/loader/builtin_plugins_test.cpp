@@ -89,10 +89,9 @@ TEST_CASE("the lru pager declares budget, reserve and policy and checks them bef
   CHECK(option_table(*c.descriptor) ==
         std::vector<std::string>{"budget:5:auto", "reserve:4:8GiB", "policy:7:lru"});
   CHECK(std::string(c.descriptor->options[2].choices) == "lru|lfu|lfru");
-  CHECK(pager_create_error(b, "lru", {}).find("no expert catalog") != std::string::npos);
-  // Options are checked first, so a bad value is reported as itself.
-  CHECK(pager_create_error(b, "lru", {{"budget", "lots"}}) ==
-        "1 pager 'lru': create failed (invalid-arg): option 'budget' = 'lots' is not a byte count");
+  // Without an expert catalog there is nothing to size a pool for: a clear invalid-arg, no crash.
+  // (Option values are validated by the host against this table before create; see tests/profile.)
+  CHECK(pager_create_error(b, "lru", {}) == "1 pager 'lru': create failed (invalid-arg): pager create: no expert catalog");
 }
 
 TEST_CASE("the adapter-prefetch pager requires an adapter path, defaults top_m to 0 and observes hidden states") {
