@@ -1,0 +1,25 @@
+// How routed experts reach the GPU forward pass: the twin of forward/expert_source.hpp, with
+// device slots and a stream. acquire() returns device pointers to expert slots (layout as
+// ExpertLayout says) and makes `stream` wait until their bytes are there, without blocking the
+// host when nothing missed.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "deepseek4/hip/stream.hpp"
+
+namespace moepage::ds4::gpu {
+
+struct GpuExpertSource {
+  virtual ~GpuExpertSource() = default;
+  // slots[i] (host array) receives the device slot of experts[i]; valid until the next acquire()
+  // of the same layer. `stream` waits for pending fills.
+  virtual void acquire(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots,
+                       Stream stream) = 0;
+  virtual uint32_t max_batch() const = 0;
+  // After a layer: the predictor's view (mean of the streams of the batch's last token), device
+  // memory, d floats, ready once `stream` reaches this point.
+  virtual void observe(uint32_t /*layer*/, const float* /*hidden_device*/, uint32_t /*d*/, Stream /*stream*/) {}
+};
+
+}  // namespace moepage::ds4::gpu

@@ -1,0 +1,1 @@
+// Placeholder translation unit until the GPU model lands (keeps the library non-empty).

@@ -1,0 +1,14 @@
+// The output head on the GPU: hc_head collapse, final RMSNorm, lm head -> logits [S, vocab].
+#pragma once
+#include <cstdint>
+
+#include "deepseek4/hip/device_params.hpp"
+#include "deepseek4/hip/hc.hpp"
+
+namespace moepage::ds4::gpu {
+
+// u and xn are [S, D] work buffers.
+void output_head(const GpuModelParams& mp, const Config& c, const float* X, int64_t S, const GpuHcScratch& hs,
+                 float* u, float* xn, float* logits, Stream stream);
+
+}  // namespace moepage::ds4::gpu

@@ -1,0 +1,34 @@
+// The MoE block on the GPU, the twin of forward/moe.hpp. Router logits, scores and top-k run on
+// the device; the k ids per token come back to the host (one small copy; none at all on
+// hash-routed layers, whose experts the host knows from the token ids) for the pager. Routed
+// experts then run through the layer's device pointer table ([E] slot pointers per layer,
+// uploaded only when an entry changed), the shared expert alongside, and a fixed-order combine.
+#pragma once
+#include <cstdint>
+#include <memory>
+
+#include "deepseek4/forward/expert_source.hpp"
+#include "deepseek4/forward/moe.hpp"
+#include "deepseek4/hip/device_params.hpp"
+#include "deepseek4/hip/expert_source.hpp"
+
+namespace moepage::ds4::gpu {
+
+struct MoeScratch;  // defined in moe_scratch.hpp (owned by the MoE block)
+
+std::unique_ptr<MoeScratch> allocate_moe_scratch(const Config& c, int64_t max_batch, DeviceArena& arena, DeviceArena& pinned);
+
+// out [S, D] = shared expert + weighted routed experts of yn [S, D]. tokens_host / tokens (device)
+// are the batch's ids (hash routing). Counts acquires and routed expert uses into stats and
+// pointer-table uploads into *table_uploads.
+void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_t* tokens_host,
+         const int32_t* tokens, int64_t S, const float* yn, GpuExpertSource& source, const ExpertLayout& layout,
+         MoeScratch& sc, float* out, MoeStats& stats, Stream stream);
+
+// The routing of S tokens on the device (cpu route_token for each): scores, top-k (hash layers:
+// tid2eid), weights normalised and scaled. idx [S, k] int32, weights [S, k]. Exposed for the
+// kernel tests.
+void route(const GpuLayerParams& lp, const Config& c, const int32_t* tokens, int64_t S, const float* logits,
+           int32_t* idx, float* weights, Stream stream);
+
+}  // namespace moepage::ds4::gpu
