@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One entry point for people and CI. Every command installs what it needs first (Debian 12, root).
 #   ./moepage.sh demo   set-up, build, synthesize a model, run the demo
-#   ./moepage.sh test   set-up, build (plain and ASan+UBSan), run every test
+#   ./moepage.sh test   set-up, build (plain and ASan+UBSan), run every test, compile the GPU builds
 #   ./moepage.sh build  set-up and build into build/
+#   ./moepage.sh gpu-build  set-up, compile and link the hip-amd and hip-nvidia builds (no GPU needed)
 set -euo pipefail
 cd "$(dirname "$0")"
 jobs=$(nproc)
@@ -15,6 +16,31 @@ build_tree() {  # build_tree DIR [cmake args...]
   cmake --build "$dir" -j "$jobs"
 }
 
+stage() {  # stage NAME command...: runs it and prints one timing line
+  local name=$1 start=$SECONDS; shift
+  "$@"
+  echo "stage $name: $((SECONDS - start)) s"
+}
+
+# GPU builds compile and link only (CI has no GPU): the kernels, the core with the HIP device
+# service, the deepseek4 plugin, the CLI and every test labelled gpu. Release without debug info
+# keeps nvcc and hipcc within the CI time budget.
+build_gpu_tree() {  # build_gpu_tree DIR hip-amd|hip-nvidia
+  local dir=$1 backend=$2
+  cmake -S . -B "$dir" -DMOEPAGE_GPU="$backend" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  local targets=(moepage moepage-host moepage-device-hip moepage-ds4-hip-kernels moepage-arch-deepseek4)
+  # The gpu-labelled suites, by name (a suite's test and target share it), so new ones join by themselves.
+  mapfile -t -O ${#targets[@]} targets < <(cd "$dir" && ctest -N -L gpu | sed -n 's/^ *Test *#[0-9]*: *//p')
+  cmake --build "$dir" -j "$jobs" --target "${targets[@]}"
+}
+
+build_gpu_trees() {
+  if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi
+  command -v nvcc >/dev/null || { echo "moepage.sh: nvcc not found (install the CUDA toolkit) for the hip-nvidia build" >&2; exit 1; }
+  stage gpu-build-amd build_gpu_tree build-amd hip-amd
+  stage gpu-build-nv build_gpu_tree build-nv hip-nvidia
+}
+
 cmd=${1:-help}
 case "$cmd" in
   build)
@@ -22,16 +48,20 @@ case "$cmd" in
     build_tree build
     ;;
   test)
-    setup
-    build_tree build
+    stage setup setup
+    stage build build_tree build
     # Self-tests of the corpus and training scripts (standard library only; torch is not needed).
-    python3 tools/corpus/test_extract_text.py
-    python3 tools/train/selftest.py
-    (cd build && ctest --output-on-failure -j "$jobs")
+    stage script-selftests eval 'python3 tools/corpus/test_extract_text.py && python3 tools/train/selftest.py'
+    stage tests eval '(cd build && ctest --output-on-failure -j "$jobs")'
     # The same suites under AddressSanitizer + UndefinedBehaviorSanitizer.
-    build_tree build-asan -DMOEPAGE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
-    (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-       ctest --output-on-failure -j "$jobs" -LE slow)
+    stage build-asan build_tree build-asan -DMOEPAGE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+    stage tests-asan eval '(cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+       ctest --output-on-failure -j "$jobs" -LE slow)'
+    build_gpu_trees
+    ;;
+  gpu-build)
+    setup
+    build_gpu_trees
     ;;
   demo)
     setup
@@ -39,7 +69,7 @@ case "$cmd" in
     bash tools/demo.sh build
     ;;
   *)
-    sed -n '2,6p' "$0"
+    sed -n '2,7p' "$0"
     [ "$cmd" = help ] || exit 2
     ;;
 esac

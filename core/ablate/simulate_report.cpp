@@ -101,12 +101,26 @@ SimulateReport run_simulation(const pager::Trace& trace, const SimulateRequest& 
     report.last_layer = request.layers->second;
     filtered.meta = trace.meta;
     filtered.has_outcomes = trace.has_outcomes;
-    for (const auto& r : trace.rows) {
+    // Hints keep their place: before the same access row, counted among the kept rows.
+    size_t next_hint = 0;
+    auto keep_hints_before = [&](uint64_t row) {
+      for (; next_hint < trace.hints.size() && trace.hints[next_hint].before_row <= row; ++next_hint) {
+        pager::TraceHint h = trace.hints[next_hint];
+        if (h.layer < report.first_layer || h.layer > report.last_layer) continue;
+        h.before_row = filtered.rows.size();
+        filtered.hints.push_back(h);
+      }
+    };
+    for (size_t i = 0; i < trace.rows.size(); ++i) {
+      keep_hints_before(i);
+      const auto& r = trace.rows[i];
       if (r.layer >= report.first_layer && r.layer <= report.last_layer) filtered.rows.push_back(r);
     }
+    keep_hints_before(UINT64_MAX);
     selected = &filtered;
   }
   report.rows = selected->rows.size();
+  report.hint_rows = selected->hints.size();
   for (uint32_t slots : request.slots) {
     for (const PolicySpec& p : request.policies) report.cells.push_back(pager::simulate(*selected, slots, p));
   }
@@ -119,8 +133,11 @@ std::string simulate_table(const SimulateReport& r, bool per_layer) {
   const size_t np = r.policies.size();
   out << "trace: " << r.meta.layers << " layers, " << r.meta.experts << " experts"
       << (r.meta.top_k ? ", top-" + std::to_string(r.meta.top_k) : "") << "; layers " << r.first_layer << "-"
-      << r.last_layer << ", " << r.rows << " accesses\n";
-  out << "miss rate per policy (slots = per layer; belady is the optimal floor)\n\n";
+      << r.last_layer << ", " << r.rows << " accesses";
+  if (r.hint_rows > 0)
+    out << ", " << r.hint_rows << " hinted experts (replayed: lru/lfu/lfru prefetch them as the live pager did, "
+        << "belady takes them as free loads)";
+  out << "\nmiss rate per policy (slots = per layer; belady is the optimal floor)\n\n";
   const auto belady = std::find_if(r.policies.begin(), r.policies.end(),
                                    [](const PolicySpec& p) { return p.kind == PolicyKind::Belady; });
   const bool has_belady = belady != r.policies.end();
@@ -183,6 +200,7 @@ std::string simulate_json(const SimulateReport& r, const std::string& trace_name
   doc["top_k"] = r.meta.top_k;
   doc["layer_range"] = {r.first_layer, r.last_layer};
   doc["accesses"] = r.rows;
+  doc["hinted_experts"] = r.hint_rows;
   doc["results"] = nlohmann::json::array();
   for (const pager::SimResult& c : r.cells) {
     nlohmann::json layers = nlohmann::json::array();

@@ -21,6 +21,7 @@ struct SimulateRequest {
 struct SimulateReport {
   pager::TraceMeta meta;
   uint64_t rows = 0;            // accesses in the selected layers
+  uint64_t hint_rows = 0;       // hinted experts in the selected layers (trace v2)
   uint32_t first_layer = 0, last_layer = 0;
   std::vector<pager::SimResult> cells;               // slots-major: cells[s * policies + p]
   std::vector<uint32_t> slots_requested;

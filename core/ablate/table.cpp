@@ -117,7 +117,10 @@ std::string table_markdown(const TableContext& ctx, const std::vector<ArmRow>& r
            "expert I/O and prefetch columns are n/a\n";
   out << "- ms/token = (prefill + decode time) / all tokens, split into expert I/O (the pager's read + wait time), "
          "routed compute (n/a: the run statistics do not time it separately) and the rest; bytes/token excludes "
-         "what the pager read at load\n\n";
+         "what the pager read at load\n"
+      << "- load s = wall time `moepage run` spends creating the architecture, transport and pager and binding "
+         "them (measured by the run; a resident pager reads every expert here); peak MiB = the run's peak "
+         "resident memory\n\n";
   out << "| arm | pager | transport | budget | prefill tok/s | decode tok/s | ms/token | expert I/O ms | routed ms | rest ms | "
          "hit rate | bytes/token | prefetch used / wasted | load s | peak MiB | ids==arm0 |\n"
       << "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";

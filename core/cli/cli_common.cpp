@@ -29,6 +29,28 @@ void set_command_line_log_level(const std::string& level) {
   g_level_from_command_line = true;
 }
 
+std::unique_ptr<host::DeviceService> make_device_service(const std::string& device, const std::string& origin) {
+  if (device == "cpu") return host::make_cpu_device_service();
+  if (device != "hip") throw std::runtime_error(origin + ": '" + device + "' is not a device (expected cpu or hip)");
+#if defined(MOEPAGE_GPU_ENABLED)
+  try {
+    return host::make_hip_device_service();
+  } catch (const std::exception& e) {
+    throw std::runtime_error(origin + ": 'hip' cannot be used: " + e.what());
+  }
+#else
+  throw std::runtime_error(origin + ": 'hip' is not in this build (configure with -DMOEPAGE_GPU=hip-nvidia or hip-amd)");
+#endif
+}
+
+std::string built_devices_text() {
+#if defined(MOEPAGE_GPU_ENABLED)
+  return "cpu, hip (" + host::describe_hip_devices() + ")";
+#else
+  return "cpu (hip needs a build with -DMOEPAGE_GPU=hip-nvidia or hip-amd)";
+#endif
+}
+
 std::string command_help(const CommandSpec& spec) {
   std::ostringstream out;
   out << "usage: " << spec.usage << "\n\n" << spec.summary << "\n\n" << spec.options;

@@ -1,6 +1,7 @@
 // What every subcommand shares: exit codes, the usage-error type, the --help/--log-level
 // options, and command-line parsing that prints a command's help.
 #pragma once
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -8,6 +9,8 @@
 
 #include <boost/program_options.hpp>
 #include <spdlog/common.h>
+
+#include "host/device_service.hpp"
 
 namespace moepage::cli {
 
@@ -40,6 +43,13 @@ struct CommandSpec {
 // Adds --help and --log-level to `spec.options`, parses argv (argv[0] is the command name),
 // prints the help and returns nullopt for --help, applies --log-level, and returns the values.
 std::optional<boost::program_options::variables_map> parse_command(CommandSpec& spec, int argc, char** argv);
+
+// The device service a profile's `device:` value names (cpu | hip). `origin` names where the
+// value came from ("profile.yaml: device") for the errors: hip in a MOEPAGE_GPU=none build, or hip
+// with no usable GPU (the runtime's message).
+std::unique_ptr<host::DeviceService> make_device_service(const std::string& device, const std::string& origin);
+// The devices this build can run on, e.g. "cpu, hip (hip-nvidia build; 1 GPU(s): 0: NVIDIA H200 (140 GiB))"..
+std::string built_devices_text();
 
 // The text `--help` prints for a command.
 std::string command_help(const CommandSpec& spec);

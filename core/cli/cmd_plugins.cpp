@@ -78,6 +78,7 @@ int cmd_plugins(int argc, char** argv) {
   registry.scan(host::default_discovery_dirs(dirs));
 
   std::ostream& out = std::cout;
+  out << "devices: " << built_devices_text() << "\n\n";
   out << "plugin folders searched:\n";
   for (const auto& dir : registry.scanned_dirs()) out << "  " << dir.string() << "\n";
   out << "\n";

@@ -1,5 +1,6 @@
 // `moepage run`: loads a profile (plus --set and the shortcut flags), checks the pager's and
 // transport's options against their plugins, builds arch -> transport -> pager, and generates.
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -124,10 +125,8 @@ int cmd_run(int argc, char** argv) {
   }
   auto log = host::logger("run");
 
-  if (prof.device != "cpu") {
-    throw std::runtime_error(prof.source.string() + ": device '" + prof.device +
-                             "' is not available in this build (only the CPU device service exists)");
-  }
+  // First: a profile asking for a device this build or machine lacks fails before anything loads.
+  std::unique_ptr<host::DeviceService> device = make_device_service(prof.device, prof.source.string() + ": device");
   if (prof.model.empty()) {
     throw std::runtime_error(prof.source.string() + ": no model: set model: in the profile or pass --model DIR");
   }
@@ -135,7 +134,7 @@ int cmd_run(int argc, char** argv) {
     throw std::runtime_error("model folder " + prof.model.string() + " does not exist or is not a folder");
   }
 
-  host::HostApi host;
+  host::HostApi host(std::move(device));
   host::Registry registry(host.get());
   registry.scan(host::default_discovery_dirs(strings_of(*vm, "plugin-dir")));
 
@@ -150,7 +149,9 @@ int cmd_run(int argc, char** argv) {
   if (fs::exists(prof.model / "tokenizer.json")) tok = tokenizer::Tokenizer::load(prof.model / "tokenizer.json");
   const std::vector<int32_t> prompt = prompt_ids(prof, tok);
 
+  std::optional<TraceWriter> trace;  // before the stack: the architecture calls the pager through it
   host::PluginStack stack;
+  const auto load_start = std::chrono::steady_clock::now();
   const std::string model_dir = prof.model.string();
   mp_arch_create_args arch_args{sizeof(mp_arch_create_args), host.get(), arch.options.c_options(), model_dir.c_str()};
   stack.arch = mp::ArchHandle::create(*arch.component->descriptor, arch.component->library, arch_args);
@@ -162,13 +163,13 @@ int cmd_run(int argc, char** argv) {
   mp_pager_create_args pager_args{sizeof(mp_pager_create_args), host.get(), pager.options.c_options(), catalog,
                                   stack.transport.ref(), info.dense_bytes};
   stack.pager = mp::PagerHandle::create(*pager.component->descriptor, pager.component->library, pager_args);
-  stack.arch.bind_pager(stack.pager.ref());
-  std::optional<TraceWriter> trace;
   if (vm->count("trace")) {
     trace.emplace((*vm)["trace"].as<std::string>(), catalog->n_layers, catalog->n_experts, catalog->top_k);
     if (!stack.pager.set_trace(&TraceWriter::on_event, &*trace))
       log->warn("pager {} writes no traces", pager.component->name());
   }
+  stack.arch.bind_pager(trace ? trace->recording(stack.pager.ref()) : stack.pager.ref());
+  const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
 
   std::optional<tokenizer::StreamDecoder> text;
   if (tok) text.emplace(*tok);
@@ -194,7 +195,7 @@ int cmd_run(int argc, char** argv) {
             times.prefill_seconds, prefill_tps, times.decoded, times.decode_seconds, decode_tps);
   log->info("{}", format_pager_stats(stack.pager.stats()));
   if (vm->count("stats-json")) {
-    const RunTimes run_times{times.prefill_seconds, times.decode_seconds, uint32_t(prompt.size()),
+    const RunTimes run_times{times.prefill_seconds, times.decode_seconds, load_seconds, uint32_t(prompt.size()),
                              uint32_t(generated.size())};
     write_stats_json((*vm)["stats-json"].as<std::string>(), stack.pager, catalog->n_layers, run_times);
   }

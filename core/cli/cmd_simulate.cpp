@@ -20,7 +20,9 @@ int cmd_simulate(int argc, char** argv) {
       "Replays TRACE (written by `moepage run --trace`; plain text or .xz) per layer through each policy at each\n"
       "slot count, with the same slot pools and policies the live pagers use, and prints the miss rates.\n"
       "Belady (evict the expert used furthest in the future) needs the future, so it exists only here: it is\n"
-      "the floor no policy can beat. lfru takes a half-life in pool events as lfru:H (default 4 x slots).";
+      "the floor no policy can beat. Hint rows (v2 traces: what the architecture hinted to the live pager) are\n"
+      "replayed: lru, lfu and lfru prefetch them as the live pager did, belady takes them as free loads.\n"
+      "lfru takes a half-life in pool events as lfru:H (default 4 x slots).";
   spec.options.add_options()
       ("trace", po::value<std::string>()->required()->value_name("TRACE"), "the trace file")
       ("slots", po::value<std::string>()->required()->value_name("N,..."), "slots per layer, comma separated")

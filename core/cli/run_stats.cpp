@@ -1,5 +1,6 @@
 #include "cli/run_stats.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
@@ -20,6 +21,62 @@ TraceWriter::TraceWriter(const std::string& path, uint32_t layers, uint32_t expe
 
 TraceWriter::~TraceWriter() {
   if (file_ != nullptr) std::fclose(file_);
+}
+
+void TraceWriter::write_hint(uint32_t layer, const int32_t* experts, uint32_t n) {
+  for (uint32_t i = 0; i < n; ++i)
+    if (experts[i] < 0) return;  // the pager accepted it, but no trace can hold it
+  char buf[80];
+  for (uint32_t i = 0; i < n; ++i) {
+    const moepage::pager::TraceHint hint{token_, layer, uint32_t(experts[i]), i, 0};
+    std::fwrite(buf, 1, moepage::pager::format_trace_hint(hint, buf), file_);
+    ++rows_;
+  }
+}
+
+mp_pager_ref TraceWriter::recording(const mp_pager_ref& pager) {
+  inner_ = pager;
+  const mp_pager_vtable* v = pager.vtable;
+  vtable_ = mp_pager_vtable{};
+  std::memcpy(&vtable_, v, std::min<size_t>(v->struct_size, sizeof vtable_));
+  vtable_.struct_size = uint32_t(std::min<size_t>(v->struct_size, sizeof vtable_));
+  vtable_.destroy = nullptr;  // the architecture never owns the pager
+  // Each call the real pager offers is forwarded with its own self; absent ones (null, or past
+  // its struct_size and so zero here) stay absent.
+  if (vtable_.last_error != nullptr)
+    vtable_.last_error = [](void* self) { return of(self).inner_.vtable->last_error(of(self).inner_.self); };
+  if (vtable_.begin_token != nullptr)
+    vtable_.begin_token = [](void* self, uint64_t token) {
+      TraceWriter& w = of(self);
+      w.token_ = token;
+      return w.inner_.vtable->begin_token(w.inner_.self, token);
+    };
+  if (vtable_.acquire != nullptr)
+    vtable_.acquire = [](void* self, uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* out) {
+      return of(self).inner_.vtable->acquire(of(self).inner_.self, layer, experts, n, out);
+    };
+  if (vtable_.observe != nullptr)
+    vtable_.observe = [](void* self, uint32_t layer, const float* hidden, uint32_t d_model, mp_stream stream) {
+      return of(self).inner_.vtable->observe(of(self).inner_.self, layer, hidden, d_model, stream);
+    };
+  if (vtable_.hint != nullptr)
+    vtable_.hint = [](void* self, uint32_t layer, const int32_t* experts, uint32_t n) {
+      TraceWriter& w = of(self);
+      const mp_status s = w.inner_.vtable->hint(w.inner_.self, layer, experts, n);
+      if (s == MP_OK && experts != nullptr) w.write_hint(layer, experts, n);
+      return s;
+    };
+  if (vtable_.stats != nullptr)
+    vtable_.stats = [](void* self, mp_pager_stats* out) { return of(self).inner_.vtable->stats(of(self).inner_.self, out); };
+  if (vtable_.layer_stats != nullptr)
+    vtable_.layer_stats = [](void* self, uint32_t layer, mp_pager_layer_stats* out) {
+      return of(self).inner_.vtable->layer_stats(of(self).inner_.self, layer, out);
+    };
+  if (vtable_.set_trace != nullptr)
+    vtable_.set_trace = [](void* self, mp_trace_fn fn, void* ctx) {
+      return of(self).inner_.vtable->set_trace(of(self).inner_.self, fn, ctx);
+    };
+  return mp_pager_ref{sizeof(mp_pager_ref), &vtable_, this};
 }
 
 void TraceWriter::on_event(void* ctx, const mp_trace_event* e) {
@@ -79,7 +136,8 @@ void write_stats_json(const std::string& path, mp::PagerHandle& pager, uint32_t 
   j["run"] = {{"prompt_tokens", times.prompt_tokens},
               {"generated_tokens", times.generated_tokens},
               {"prefill_seconds", times.prefill_seconds},
-              {"decode_seconds", times.decode_seconds}};
+              {"decode_seconds", times.decode_seconds},
+              {"load_seconds", times.load_seconds}};
   std::ofstream out(path);
   out << j.dump(2) << "\n";
   if (!out) throw std::runtime_error("cannot write statistics to " + path);

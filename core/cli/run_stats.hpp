@@ -1,6 +1,7 @@
 // Expert paging statistics and traces for `moepage run`: --trace FILE writes one row per expert
-// access (the pager_core trace format, readable by `moepage simulate`), the run prints a summary
-// of the pager's statistics, and --stats-json FILE writes them (overall and per layer) as JSON.
+// access and one per hinted expert (the pager_core trace format, readable by `moepage simulate`),
+// the run prints a summary of the pager's statistics, and --stats-json FILE writes them (overall
+// and per layer) and the run's phase times as JSON.
 #pragma once
 #include <cstdio>
 #include <string>
@@ -11,6 +12,11 @@ namespace moepage::cli {
 
 // Receives the pager's trace events and writes them as rows; the file is flushed and closed when
 // the writer is destroyed. Rows are formatted into a fixed buffer: no allocation per access.
+//
+// Hints reach the pager from the architecture, not through the pager's trace events, so the
+// writer also stands between the two: recording() gives the architecture a pager ref that
+// forwards every call to the real pager and writes each successful hint() as hint rows (token =
+// the last begin_token). Then `moepage simulate` replays the prefetches the live pager made.
 class TraceWriter {
  public:
   // Throws std::runtime_error naming the file when it cannot be created.
@@ -22,14 +28,27 @@ class TraceWriter {
   static void on_event(void* ctx, const mp_trace_event* event);
   uint64_t rows() const { return rows_; }
 
+  // The ref to bind the architecture to; valid while this writer lives (declare the writer
+  // before the plugin stack so it outlives the architecture). destroy and create are not offered.
+  mp_pager_ref recording(const mp_pager_ref& pager);
+
  private:
+  static TraceWriter& of(void* self) { return *static_cast<TraceWriter*>(self); }
+  void write_hint(uint32_t layer, const int32_t* experts, uint32_t n);
+
   std::string path_;
   std::FILE* file_ = nullptr;
   uint64_t rows_ = 0;
+  mp_pager_ref inner_{};
+  mp_pager_vtable vtable_{};
+  uint64_t token_ = 0;  // from the last begin_token through recording()
 };
 
 struct RunTimes {
   double prefill_seconds = 0, decode_seconds = 0;
+  // Wall time from creating the architecture to binding the pager to it (arch, transport and
+  // pager creation included; the tokenizer and the prompt are not).
+  double load_seconds = 0;
   uint32_t prompt_tokens = 0, generated_tokens = 0;
 };
 

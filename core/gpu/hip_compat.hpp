@@ -14,9 +14,11 @@ using hipStream_t = cudaStream_t;
 using hipEvent_t = cudaEvent_t;
 using hipDeviceProp_t = cudaDeviceProp;
 using hipMemcpyKind = cudaMemcpyKind;
+using hipHostFn_t = cudaHostFn_t;
 
 #define hipSuccess cudaSuccess
 #define hipErrorNotReady cudaErrorNotReady
+#define hipErrorOutOfMemory cudaErrorMemoryAllocation
 #define hipMemcpyHostToDevice cudaMemcpyHostToDevice
 #define hipMemcpyDeviceToHost cudaMemcpyDeviceToHost
 #define hipMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
@@ -57,6 +59,7 @@ using hipMemcpyKind = cudaMemcpyKind;
 #define hipEventQuery cudaEventQuery
 #define hipEventSynchronize cudaEventSynchronize
 #define hipEventElapsedTime cudaEventElapsedTime
+#define hipLaunchHostFunc cudaLaunchHostFunc
 
 // Warp (wavefront) size and lane shuffles. CUDA needs an explicit lane mask; HIP has none.
 #define MP_WARP_SIZE 32
@@ -65,6 +68,27 @@ using hipMemcpyKind = cudaMemcpyKind;
 
 #elif defined(MOEPAGE_GPU_AMD)
 #include <hip/hip_runtime.h>
+
+// ROCm 5.2 declares hipLaunchHostFunc but libamdhip64 does not export it; run the host function
+// through the stream callback it does export (the callback's stream and status are not needed).
+namespace mp_hip_compat {
+struct HostFnCall {
+  hipHostFn_t fn;
+  void* user_data;
+};
+inline void run_host_fn(hipStream_t, hipError_t, void* call) {
+  const HostFnCall c = *static_cast<HostFnCall*>(call);
+  delete static_cast<HostFnCall*>(call);
+  c.fn(c.user_data);
+}
+inline hipError_t launch_host_func(hipStream_t stream, hipHostFn_t fn, void* user_data) {
+  auto* call = new HostFnCall{fn, user_data};
+  const hipError_t e = hipStreamAddCallback(stream, &run_host_fn, call, 0);
+  if (e != hipSuccess) delete call;
+  return e;
+}
+}  // namespace mp_hip_compat
+#define hipLaunchHostFunc ::mp_hip_compat::launch_host_func
 
 // Device passes know the wavefront of the target (32 on gfx10/11 by default, 64 on gfx9);
 // the host pass never uses it in a kernel, 64 keeps host-side sizing conservative.

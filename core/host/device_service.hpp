@@ -1,10 +1,11 @@
 // The core's device service: what plugins reach memory, streams, events and copies through.
-// Each backend lives in its own file (device_cpu.cpp now; a HIP one later) behind this interface.
+// Each backend lives in its own file (device_cpu.cpp; device_hip.hip in GPU builds) behind this interface.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <string>
 
 #include "moepage/host_api.h"
 
@@ -15,11 +16,25 @@ class DeviceService {
   virtual ~DeviceService() = default;
   // The C table handed to plugins; valid while this object lives.
   virtual const mp_device_service* table() const noexcept = 0;
+  // The message of the last call through table() on this thread that failed ("" if none). The C
+  // table has no message channel, so failures are also logged under the "device" logger.
+  virtual std::string last_error() const { return {}; }
 };
 
 // The CPU device: aligned host memory, synchronous copies, events complete at record.
 // memory_info reads `meminfo` (tests point it at a fake file).
 std::unique_ptr<DeviceService> make_cpu_device_service(std::filesystem::path meminfo = "/proc/meminfo");
+
+// The HIP device `device_index` (MOEPAGE_GPU=hip-nvidia or hip-amd builds only; defined in
+// device_hip.hip). mp_stream is the native hipStream_t and mp_event the hipEvent_t; a NULL stream
+// means a non-blocking compute stream the service creates. Throws std::runtime_error with the
+// runtime's message when there is no such device.
+std::unique_ptr<DeviceService> make_hip_device_service(int device_index = 0);
+
+// One line naming the build's backend and the HIP devices this process sees ("hip-nvidia build;
+// 1 GPU(s): 0: NVIDIA H200 (140 GiB)", or why there is none), for `moepage plugins`. GPU builds
+// only; never throws.
+std::string describe_hip_devices() noexcept;
 
 // Memory of the machine as /proc/meminfo reports it (MemAvailable, MemTotal), in bytes.
 struct MemInfo {

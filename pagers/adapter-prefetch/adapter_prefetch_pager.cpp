@@ -97,11 +97,13 @@ class AdapterPrefetchPager : public moepage::paging::PagedPager {
     const mp_device_service* dev = host()->device;
     const float* h = hidden;
     if (dev->kind != MP_DEVICE_CPU) {
-      // On a GPU the hidden state is device memory, written on `stream`.
-      if (dev->stream_synchronize(dev->ctx, stream) != MP_OK ||
-          dev->copy_to_host(dev->ctx, hidden_.data(), hidden, uint64_t(d_model) * sizeof(float)) != MP_OK)
+      // On a GPU the hidden state is device memory, written on `stream`: wait for it, then copy it
+      // into the buffer sized at create (nothing allocated per call).
+      mp_status s = dev->stream_synchronize(dev->ctx, stream);
+      if (s == MP_OK) s = dev->copy_to_host(dev->ctx, hidden_.data(), hidden, uint64_t(d_model) * sizeof(float));
+      if (s != MP_OK)
         throw mp::Error(MP_ERR_DEVICE, mp::format("pager 'adapter-prefetch': cannot copy layer {}'s hidden state to the "
-                                                  "host", layer));
+                                                  "host ({})", layer, mp_status_name(s)));
       h = hidden_.data();
     }
     scorer_.score(layer, {h, d_model}, {}, scores_);

@@ -17,9 +17,6 @@ using moepage::pager::Plan;
 
 namespace {
 
-// Prefetch tickets one layer may have in flight before a new one first settles the old ones.
-constexpr size_t kMaxPendingPerLayer = 4;
-
 const mp_device_service* device_of(const mp_host_api* host) {
   if (host == nullptr || !MP_HAS_FIELD(host, mp_host_api, device)) return nullptr;
   return host->device;
@@ -84,7 +81,7 @@ PagedPager::PagedPager(const mp_pager_create_args& args, const mp::Options& opti
   if (transport_.vtable->stats(transport_.self, &ts) == MP_OK) copy_ns_at_create_ = ts.copy_ns;
   pools_.assign(cat_.n_layers, nullptr);
   pending_.resize(cat_.n_layers);
-  for (auto& p : pending_) p.reserve(kMaxPendingPerLayer);
+  for (auto& p : pending_) p.reserve(moepage::pager::kMaxPendingPrefetchesPerLayer);
   try {
     decide_and_allocate(args, options);
   } catch (...) {
@@ -336,7 +333,7 @@ mp_status PagedPager::hint(uint32_t layer, const int32_t* experts, uint32_t n) {
   if (layer >= cat_.n_layers || !cat_.has_experts[layer])
     throw mp::Error(MP_ERR_INVALID_ARG,
                     mp::format("pager '{}': hint for layer {}, which has no routed experts", component_, layer));
-  if (pending_[layer].size() >= kMaxPendingPerLayer) settle_prefetches(layer);
+  if (pending_[layer].size() >= moepage::pager::kMaxPendingPrefetchesPerLayer) settle_prefetches(layer);
   const Plan* plan = nullptr;
   try {
     plan = &core_->prefetch(layer, {experts, n});

@@ -54,6 +54,13 @@ TEST_CASE("a tiny ablation of resident against lru runs end to end with identica
   if (table["pager_stats_available"] == true) {
     CHECK(table["arms"][0]["hit_rate"]["mean"].get<double>() == doctest::Approx(1.0));
     CHECK(table["arms"][1]["hit_rate"]["mean"].get<double>() < 1.0);
+    // Load time is measured by the run itself, not estimated from wall time.
+    for (const auto& arm : table["arms"]) {
+      INFO("arm " << arm["name"]);
+      CHECK(arm["load_seconds_estimated"] == false);
+      CHECK(arm["load_seconds"]["n"] == 2);
+      CHECK(arm["load_seconds"]["mean"].get<double>() > 0.0);
+    }
   }
   CHECK(moepage::test::svg_is_well_formed(read(out / "plot.svg")) == "");
   CHECK(read(out / "table.md").find("| lru-min | lru | pread | 1MiB |") != std::string::npos);

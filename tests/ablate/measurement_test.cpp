@@ -61,6 +61,17 @@ TEST_CASE("stats json fills the pager counters, the precise times and derived ra
   CHECK_FALSE(m.load_seconds);
 }
 
+TEST_CASE("the load time measured by the run replaces the wall-time estimate") {
+  Measurement m;
+  m.load_is_estimate = true;
+  apply_stats_json(R"({"pager": {"accesses": 1, "hits": 1}, "run": {"prefill_seconds": 0.5, "decode_seconds": 1.0,
+                       "load_seconds": 0.125}})",
+                   "stats.json", m);
+  REQUIRE(m.load_seconds);
+  CHECK(*m.load_seconds == doctest::Approx(0.125));
+  CHECK_FALSE(m.load_is_estimate);
+}
+
 TEST_CASE("malformed stats json is an error naming the file") {
   Measurement m;
   std::string message;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "host/host_api.hpp"
+#include "moepage/pager_core/adapter_file.hpp"
 #include "host/plugin_stack.hpp"
 #include "host/registry.hpp"
 #include "moepage/cpp/host_handles.hpp"
@@ -17,6 +18,13 @@
 namespace moepage::test {
 
 using OptionList = std::vector<std::pair<std::string, std::string>>;
+
+// A random adapter (rank 8, seed 42) that fits the model `info` describes, written to `path`: a
+// valid predictor whose prefetches must not change a token.
+inline void write_random_adapter(const mp_model_info& info, const std::filesystem::path& path) {
+  pager::AdapterModel m{info.n_layers, info.d_model, info.n_experts, std::vector<uint8_t>(info.n_layers, 1)};
+  pager::write_adapter_file(path.string(), pager::random_adapter(m, 8, 42));
+}
 
 class Harness {
  public:
@@ -45,11 +53,7 @@ class Harness {
     const mp_expert_catalog* catalog = stack.arch.expert_catalog();
     const auto& t = registry_.find(MP_KIND_TRANSPORT, transport);
     stack.transport = mp::TransportHandle::create(*t.descriptor, t.library, host_.get(), resolve(t, transport_options));
-    if (slots > 0) {
-      uint64_t paged_layers = 0;
-      for (uint32_t l = 0; l < catalog->n_layers; ++l) paged_layers += catalog->has_experts[l] ? 1 : 0;
-      pager_options.push_back({"budget", std::to_string(uint64_t(slots) * paged_layers * catalog->expert_bytes)});
-    }
+    if (slots > 0) pager_options.push_back({"budget", std::to_string(budget_for(*catalog, slots))});
     const auto& p = registry_.find(MP_KIND_PAGER, pager);
     const mp_pager_create_args pager_args{sizeof(mp_pager_create_args), host_.get(), resolve(p, pager_options),
                                           catalog, stack.transport.ref(), info_.dense_bytes};
@@ -87,6 +91,22 @@ class Harness {
     out.stats = stack.pager.stats();
     stack.shutdown();
     return out;
+  }
+
+  // Bytes of a pager budget that buys `slots` slots in every layer with routed experts.
+  static uint64_t budget_for(const mp_expert_catalog& catalog, uint32_t slots) {
+    uint64_t paged_layers = 0;
+    for (uint32_t l = 0; l < catalog.n_layers; ++l) paged_layers += catalog.has_experts[l] ? 1 : 0;
+    return uint64_t(slots) * paged_layers * catalog.expert_bytes;
+  }
+
+  uint64_t budget_for(const std::filesystem::path& dir, uint32_t slots) {
+    const auto& arch = registry_.find(MP_KIND_ARCH, "deepseek4");
+    const std::string dir_text = dir.string();
+    const mp_arch_create_args args{sizeof(mp_arch_create_args), host_.get(), resolve(arch, {{"threads", "1"}}),
+                                   dir_text.c_str()};
+    auto handle = mp::ArchHandle::create(*arch.descriptor, arch.library, args);
+    return budget_for(*handle.expert_catalog(), slots);
   }
 
   mp_model_info describe(const std::filesystem::path& dir) {

@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "moepage/pager_core/adapter_file.hpp"
 #include "neutrality_harness.hpp"
 
 namespace {
@@ -44,9 +43,8 @@ TEST_CASE("greedy ids are identical across resident, lru at every budget, adapte
   REQUIRE(info.n_experts > k + 2);
 
   // A random adapter is valid for the model, so prefetching by it must not change a token.
-  moepage::pager::AdapterModel m{info.n_layers, info.d_model, info.n_experts, std::vector<uint8_t>(info.n_layers, 1)};
   const fs::path adapter = fs::temp_directory_path() / ("moepage-neutrality-" + std::to_string(::getpid()) + ".hfadpt");
-  moepage::pager::write_adapter_file(adapter.string(), moepage::pager::random_adapter(m, 8, 42));
+  moepage::test::write_random_adapter(info, adapter);
 
   const OptionList pread = {{"threads", "2"}};
   const OptionList pinned = {{"threads", "2"}, {"staging", "256KiB"}};

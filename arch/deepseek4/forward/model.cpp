@@ -11,13 +11,11 @@
 #include "deepseek4/forward/head.hpp"
 
 namespace moepage::ds4 {
-namespace {
-
 cpu::RopeSpec rope_spec(const RopeParams& r) {
   return cpu::RopeSpec{r.theta, r.yarn, r.factor, r.original_max_position, r.beta_fast, r.beta_slow};
 }
 
-void check_layout(const ExpertLayout& l, const Config& c) {
+void check_expert_layout(const ExpertLayout& l, const Config& c) {
   auto bad = [](const std::string& what) { throw std::invalid_argument("ds4 expert layout: " + what); };
   if (l.hidden != c.hidden_size || l.intermediate != c.moe_intermediate_size)
     bad("experts are [" + std::to_string(l.intermediate) + " x " + std::to_string(l.hidden) +
@@ -34,8 +32,6 @@ void check_layout(const ExpertLayout& l, const Config& c) {
   }
 }
 
-}  // namespace
-
 Model::Model(const Config& config, Weights weights, ExpertLayout layout, ExpertSource* experts,
              cpu::ThreadPool& pool, ModelOptions options)
     : config_(config), weights_(std::move(weights)), layout_(layout), experts_(experts), pool_(pool),
@@ -44,7 +40,7 @@ Model::Model(const Config& config, Weights weights, ExpertLayout layout, ExpertS
   if (!experts_) throw std::invalid_argument("ds4 model: no expert source");
   if (options_.max_batch == 0 || options_.max_context == 0)
     throw std::invalid_argument("ds4 model: max_batch and max_context must be positive");
-  check_layout(layout_, config_);
+  check_expert_layout(layout_, config_);
   rope_main_ = std::make_unique<cpu::Rope>(rope_spec(config_.rope_main), int(config_.qk_rope_head_dim));
   rope_compress_ = std::make_unique<cpu::Rope>(rope_spec(config_.rope_compress), int(config_.qk_rope_head_dim));
   params_ = prepare_params(config_, weights_, *rope_main_, *rope_compress_);

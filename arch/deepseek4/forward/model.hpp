@@ -24,6 +24,13 @@ struct ModelOptions {
   uint32_t max_batch = 64;      // tokens processed together; longer inputs are split internally
 };
 
+// The rope of a config's rope parameters (main or compress).
+cpu::RopeSpec rope_spec(const RopeParams& r);
+
+// Throws std::invalid_argument when the expert layout does not fit the config (shapes, encodings,
+// parts past the slot). Shared by the CPU and GPU models.
+void check_expert_layout(const ExpertLayout& layout, const Config& config);
+
 class Model {
  public:
   // Checks every tensor against the config (std::invalid_argument naming the tensor) and sizes

@@ -19,6 +19,7 @@ namespace moepage::ds4 {
 struct MoeStats {
   uint64_t routed_experts = 0;  // (token, expert) pairs computed
   uint64_t acquires = 0;        // ExpertSource::acquire calls
+  uint64_t table_uploads = 0;   // GPU only: uploads of a layer's expert slot pointer table
 };
 
 // tokens: [S] ids (hash routing); yn: [S, D] after ffn_norm; out: [S, D].

@@ -23,7 +23,11 @@ void* DeviceArena::take_bytes(uint64_t bytes) {
     void* p = nullptr;
     if (kind_ == Kind::Device) MP_GPU_CHECK(hipMalloc(&p, size));
     else MP_GPU_CHECK(hipHostMalloc(&p, size, hipHostMallocDefault));
-    if (kind_ == Kind::Device) MP_GPU_CHECK(hipMemset(p, 0, size));
+    // The legacy default stream does not order non-blocking streams: finish the fill here.
+    if (kind_ == Kind::Device) {
+      MP_GPU_CHECK(hipMemset(p, 0, size));
+      MP_GPU_CHECK(hipDeviceSynchronize());
+    }
     else std::fill_n(static_cast<std::byte*>(p), size, std::byte{0});
     chunks_.push_back(p);
     cursor_ = static_cast<std::byte*>(p);
@@ -38,11 +42,23 @@ void* DeviceArena::take_bytes(uint64_t bytes) {
 }
 
 void upload(void* device_dst, const void* host_src, uint64_t bytes) {
-  if (bytes) MP_GPU_CHECK(hipMemcpy(device_dst, host_src, bytes, hipMemcpyHostToDevice));
+  if (!bytes) return;
+  MP_GPU_CHECK(hipMemcpy(device_dst, host_src, bytes, hipMemcpyHostToDevice));
+  // From pageable memory the copy may return before the DMA lands, and it runs on the legacy
+  // default stream, which non-blocking compute streams do not wait for: finish it here (load only).
+  MP_GPU_CHECK(hipDeviceSynchronize());
 }
 
 void download(void* host_dst, const void* device_src, uint64_t bytes) {
   if (bytes) MP_GPU_CHECK(hipMemcpy(host_dst, device_src, bytes, hipMemcpyDeviceToHost));
+}
+
+void upload_async(void* device_dst, const void* pinned_src, uint64_t bytes, Stream s) {
+  if (bytes) MP_GPU_CHECK(hipMemcpyAsync(device_dst, pinned_src, bytes, hipMemcpyHostToDevice, native(s)));
+}
+
+void download_async(void* pinned_dst, const void* device_src, uint64_t bytes, Stream s) {
+  if (bytes) MP_GPU_CHECK(hipMemcpyAsync(pinned_dst, device_src, bytes, hipMemcpyDeviceToHost, native(s)));
 }
 
 Stream create_stream() {

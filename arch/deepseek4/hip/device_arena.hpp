@@ -38,6 +38,10 @@ class DeviceArena {
 void upload(void* device_dst, const void* host_src, uint64_t bytes);
 // Copies device bytes to the host (synchronously; tests and load time).
 void download(void* host_dst, const void* device_src, uint64_t bytes);
+// The same copies ordered on stream `s` (decode path): the host side must be pinned memory (a
+// Kind::Pinned arena) or the copy silently turns synchronous.
+void upload_async(void* device_dst, const void* pinned_src, uint64_t bytes, Stream s);
+void download_async(void* pinned_dst, const void* device_src, uint64_t bytes, Stream s);
 // A new non-blocking stream, and its end.
 Stream create_stream();
 void destroy_stream(Stream s);

@@ -1,1 +1,145 @@
-// Placeholder translation unit until the GPU model lands (keeps the library non-empty).
+#include "deepseek4/hip/gpu_model.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "deepseek4/hip/attention.hpp"
+#include "deepseek4/hip/attention_scratch.hpp"
+#include "deepseek4/hip/head.hpp"
+#include "deepseek4/hip/moe.hpp"
+#include "deepseek4/hip/moe_scratch.hpp"
+#include "deepseek4/hip/ops.hpp"
+
+namespace moepage::ds4::gpu {
+
+GpuModel::GpuModel(const Config& config, const Weights& weights, ExpertLayout layout, GpuExpertSource* experts,
+                   Stream stream, ModelOptions options)
+    : config_(config), layout_(layout), experts_(experts), stream_(stream), options_(options) {
+  validate_config(config_);
+  if (!experts_) throw std::invalid_argument("ds4 gpu model: no expert source");
+  if (stream_ == nullptr) throw std::invalid_argument("ds4 gpu model: no compute stream");
+  if (options_.max_batch == 0 || options_.max_context == 0)
+    throw std::invalid_argument("ds4 gpu model: max_batch and max_context must be positive");
+  check_expert_layout(layout_, config_);
+  rope_main_ = std::make_unique<cpu::Rope>(rope_spec(config_.rope_main), int(config_.qk_rope_head_dim));
+  rope_compress_ = std::make_unique<cpu::Rope>(rope_spec(config_.rope_compress), int(config_.qk_rope_head_dim));
+  host_params_ = prepare_params(config_, weights, *rope_main_, *rope_compress_);
+  params_ = upload_params(host_params_, config_, *rope_main_, *rope_compress_, options_.max_context, device_);
+  // The assignment moved the rope tables' descriptors: point every layer at this object's copies.
+  for (GpuLayerParams& lp : params_.layers)
+    lp.rope = lp.kind == AttnKind::Sliding ? &params_.rope_main : &params_.rope_compress;
+  allocate_state(std::min<int64_t>(options_.max_batch, options_.max_context));
+}
+
+GpuModel::~GpuModel() {
+  // Kernels of a forward() that threw may still read the arenas: let them finish first.
+  try {
+    synchronize(stream_);
+  } catch (const GpuError&) {
+    // The runtime is already in error; freeing is all that is left.
+  }
+}
+
+void GpuModel::allocate_state(int64_t max_batch) {
+  const Config& c = config_;
+  const int64_t ctx = options_.max_context, N = c.hc_mult, D = c.hidden_size, V = c.vocab_size;
+  max_batch_ = max_batch;
+  ring_size_ = std::min<int64_t>(ctx, c.sliding_window + max_batch - 1);
+  states_.resize(c.num_hidden_layers);
+  for (uint32_t l = 0; l < c.num_hidden_layers; ++l) {
+    const GpuLayerParams& lp = params_.layers[l];
+    GpuLayerState& st = states_[l];
+    st.ring = device_.take<float>(uint64_t(ring_size_) * c.head_dim);
+    if (lp.kind == AttnKind::Sliding) continue;
+    const int64_t entries = ctx / lp.comp.ratio;
+    init_compressor_state(lp.comp, entries, device_, st.comp);
+    if (lp.kind == AttnKind::CSA) init_compressor_state(lp.index_comp, entries, device_, st.index_comp);
+  }
+  attention_scratch_ = allocate_attention_scratch(c, params_, max_batch, ctx, device_, pinned_);
+  moe_scratch_ = allocate_moe_scratch(c, max_batch, device_, pinned_);
+  hc_scratch_ = allocate_hc_scratch(c, max_batch, device_);
+  X_ = device_.take<float>(uint64_t(max_batch * N * D));
+  X2_ = device_.take<float>(uint64_t(max_batch * N * D));
+  post_ = device_.take<float>(uint64_t(max_batch * N));
+  comb_ = device_.take<float>(uint64_t(max_batch * N * N));
+  u_ = device_.take<float>(uint64_t(max_batch * D));
+  xn_ = device_.take<float>(uint64_t(max_batch * D));
+  block_out_ = device_.take<float>(uint64_t(max_batch * D));
+  observed_ = device_.take<float>(uint64_t(D));
+  logits_ = device_.take<float>(uint64_t(max_batch * V));
+  tokens_ = device_.take<int32_t>(uint64_t(ctx));
+  tokens_staging_ = pinned_.take<int32_t>(uint64_t(ctx));
+  logits_staging_ = pinned_.take<float>(uint64_t(max_batch * V));
+}
+
+void GpuModel::reset() {
+  for (auto& st : states_) st.reset();
+  position_ = 0;
+}
+
+void GpuModel::forward(const int32_t* tokens, uint32_t n, float* logits_out, bool all_logits) {
+  if (n == 0) return;
+  if (position_ + n > options_.max_context)
+    throw std::length_error("ds4 gpu model: " + std::to_string(position_ + n) + " positions exceed max_context " +
+                            std::to_string(options_.max_context));
+  for (uint32_t i = 0; i < n; ++i)
+    if (tokens[i] < 0 || uint32_t(tokens[i]) >= config_.vocab_size)
+      throw std::out_of_range("ds4 gpu model: token id " + std::to_string(tokens[i]) + " outside the vocabulary of " +
+                              std::to_string(config_.vocab_size));
+  if (stream_busy_) synchronize(stream_);
+  stream_busy_ = true;
+  // The whole call's ids go up in one copy (n <= max_context - position fits the buffers); the
+  // MoE block reads the host copy for hash routing.
+  std::copy(tokens, tokens + n, tokens_staging_);
+  upload_async(tokens_, tokens_staging_, uint64_t(n) * sizeof(int32_t), stream_);
+  const int64_t V = config_.vocab_size;
+  for (uint32_t at = 0; at < n;) {
+    const int64_t S = std::min<int64_t>(max_batch_, n - at);
+    const bool last = at + S == n;
+    float* logits = all_logits ? logits_out + int64_t(at) * V : last ? logits_out : nullptr;
+    run_batch(tokens_staging_ + at, tokens_ + at, S, logits, all_logits);
+    at += uint32_t(S);
+  }
+  stream_busy_ = false;
+}
+
+void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_device, int64_t S, float* logits_host,
+                         bool all_logits) {
+  const Config& c = config_;
+  const int64_t N = c.hc_mult, D = c.hidden_size, V = c.vocab_size;
+  const int64_t p0 = int64_t(position_);
+  const float eps = float(c.rms_norm_eps);
+  float* X = X_;
+  float* X2 = X2_;
+  embed(params_.embed, tokens_device, S, N, X, stream_);
+  for (uint32_t l = 0; l < c.num_hidden_layers; ++l) {
+    const GpuLayerParams& lp = params_.layers[l];
+    hc_pre(lp.hc_attn, c, X, S, hc_scratch_, post_, comb_, u_, stream_);
+    rms_norm(u_, S, D, D, lp.attn_norm, eps, xn_, stream_);
+    attention(lp, c, states_[l], ring_size_, p0, S, xn_, *attention_scratch_, block_out_, stream_);
+    hc_post(block_out_, X, post_, comb_, S, c.hc_mult, c.hidden_size, X2, stream_);
+    std::swap(X, X2);
+
+    hc_pre(lp.hc_ffn, c, X, S, hc_scratch_, post_, comb_, u_, stream_);
+    rms_norm(u_, S, D, D, lp.ffn_norm, eps, xn_, stream_);
+    moe(lp, c, l, tokens_host, tokens_device, S, xn_, *experts_, layout_, *moe_scratch_, block_out_, moe_stats_,
+        stream_);
+    hc_post(block_out_, X, post_, comb_, S, c.hc_mult, c.hidden_size, X2, stream_);
+    std::swap(X, X2);
+    // A predictor sees the mean of the streams of the batch's last token, as on the CPU.
+    stream_mean(X + (S - 1) * N * D, int32_t(N), D, observed_, stream_);
+    experts_->observe(l, observed_, uint32_t(D), stream_);
+  }
+  position_ += uint64_t(S);
+  if (!logits_host) return;
+  const int64_t rows = all_logits ? S : 1;
+  output_head(params_, c, all_logits ? X : X + (S - 1) * N * D, rows, hc_scratch_, u_, xn_, logits_, stream_);
+  download_async(logits_staging_, logits_, uint64_t(rows * V) * sizeof(float), stream_);
+  synchronize(stream_);
+  std::memcpy(logits_host, logits_staging_, size_t(rows * V) * sizeof(float));
+}
+
+}  // namespace moepage::ds4::gpu

@@ -1,11 +1,17 @@
-// The `deepseek4` architecture plugin: DeepSeek-V4 on the CPU through the plugin ABI.
+// The `deepseek4` architecture plugin: DeepSeek-V4 through the plugin ABI, on the CPU, or on a
+// GPU when the host's device service is a HIP device (plugins built with MOEPAGE_GPU != none;
+// a CPU-only build refuses a HIP device with an error naming the build option).
 //
 // Life cycle, and what each step costs:
 //   create        parse config.json, open the checkpoint (headers + read-only mappings), bind the
 //                 dense weights as views into the mappings (no dequantized copy), build the expert
 //                 catalog. Reads no expert bytes and allocates no forward state.
-//   bind_pager    builds the forward Model (decode state and scratch for `max_context` positions)
+//   bind_pager    builds the forward model (decode state and scratch for `max_context` positions)
 //                 on top of the pager; routed experts reach the forward pass only through it.
+//                 CPU device: the CPU Model, which waits on the pager's ready events on the host.
+//                 HIP device: the GpuModel (gpu_binding.hpp) on a compute stream taken from the
+//                 device service; dense weights are copied to the device here; the compute
+//                 stream waits on the pager's ready events on the device.
 //   forward       before the tokens run: pager begin_token(position of the first token) and, for
 //                 every hash-routed layer, hint(layer, experts tid2eid gives these tokens).
 //                 Experts are then acquired layer by layer (pager_expert_source.hpp).
@@ -31,7 +37,11 @@
 #include "deepseek4/model/synth.hpp"
 #include "loaded_checkpoint.hpp"
 #include "moepage/cpp/plugin_adapter.hpp"
+#include "pager_calls.hpp"
 #include "pager_expert_source.hpp"
+#ifdef MOEPAGE_GPU_ENABLED
+#include "gpu_binding.hpp"
+#endif
 
 namespace {
 
@@ -136,40 +146,78 @@ class Deepseek4Arch {
   void bind_pager(const mp_pager_ref* pager) {
     if (pager == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "bind_pager: pager is NULL");
     const ds4::Config& c = model_.config;
-    // Drop a previous binding first: the old Model must not outlive its expert source.
-    forward_model_.reset();
-    source_ = std::make_unique<ds4::PagerExpertSource>(host_, *pager, c.n_routed_experts, c.num_experts_per_tok);
-    if (!pool_) pool_ = std::make_unique<ds4::cpu::ThreadPool>(threads_);
-    forward_model_ = std::make_unique<ds4::Model>(c, model_.weights, ds4::expert_layout(*model_.catalog, c),
-                                                  source_.get(), *pool_, ds4::ModelOptions{max_context_, 64});
+    // Drop a previous binding first: the old model must not outlive its expert source.
+    cpu_model_.reset();
+    cpu_source_.reset();
+#ifdef MOEPAGE_GPU_ENABLED
+    gpu_.reset();
+#endif
+    pager_ = std::make_unique<ds4::PagerCalls>(host_, *pager, c.n_routed_experts, c.num_experts_per_tok);
     hint_scratch_.reserve(c.n_routed_experts);
+    const mp_device_service* dev = host_ ? host_->device : nullptr;
+    if (dev != nullptr && dev->kind == MP_DEVICE_HIP) {
+#ifdef MOEPAGE_GPU_ENABLED
+      try {
+        gpu_ = std::make_unique<ds4::GpuBinding>(host_, *pager_, model_, max_context_, kMaxBatch);
+      } catch (const ds4::gpu::GpuError& e) {
+        throw mp::Error(MP_ERR_DEVICE, std::string("arch 'deepseek4': loading the model onto the GPU: ") + e.what());
+      } catch (const std::invalid_argument& e) {
+        throw mp::Error(MP_ERR_INVALID_ARG, e.what());
+      }
+      mp::HostLog(host_, "deepseek4")
+          .info("GPU forward pass: {} bytes of dense weights and {} bytes in all on the device",
+                gpu_->model().dense_device_bytes(), gpu_->model().device_bytes());
+      return;
+#else
+      throw mp::Error(MP_ERR_UNSUPPORTED, "arch 'deepseek4': the host's device is a HIP device but this plugin was "
+                                          "built for the CPU only (configure with -DMOEPAGE_GPU=hip-nvidia or hip-amd)");
+#endif
+    }
+    cpu_source_ = std::make_unique<ds4::PagerExpertSource>(*pager_);
+    if (!pool_) pool_ = std::make_unique<ds4::cpu::ThreadPool>(threads_);
+    cpu_model_ = std::make_unique<ds4::Model>(c, model_.weights, ds4::expert_layout(*model_.catalog, c),
+                                              cpu_source_.get(), *pool_, ds4::ModelOptions{max_context_, kMaxBatch});
   }
 
   void reset() {
-    if (forward_model_) forward_model_->reset();
+    if (cpu_model_) cpu_model_->reset();
+#ifdef MOEPAGE_GPU_ENABLED
+    if (gpu_) gpu_->model().reset();
+#endif
   }
 
   void forward(const int32_t* tokens, uint32_t n, float* logits, uint32_t flags) {
-    if (!forward_model_)
+    if (!bound())
       throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': forward before bind_pager (no expert source yet)");
     if (n == 0) return;
     if (tokens == nullptr || logits == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "forward: tokens or logits is NULL");
     if (flags != MP_FORWARD_LAST_LOGITS && flags != MP_FORWARD_ALL_LOGITS)
       throw mp::Error(MP_ERR_INVALID_ARG, "forward: unknown flags " + std::to_string(flags));
-    source_->begin_token(forward_model_->position());
+    pager_->begin_token(position());
     // Hash-routed layers know their experts from the token ids: let the pager stage them now.
     const ds4::Config& c = model_.config;
     for (uint32_t l = 0; l < c.num_hidden_layers; ++l) {
       if (c.mlp_layer_types[l] != ds4::MlpKind::HashMoe) continue;
       ds4::hash_routed_experts(model_, l, tokens, n, hint_scratch_);
-      source_->hint(l, hint_scratch_);
+      pager_->hint(l, hint_scratch_);
     }
+    const bool all = flags == MP_FORWARD_ALL_LOGITS;
     try {
-      forward_model_->forward(tokens, n, logits, flags == MP_FORWARD_ALL_LOGITS);
+#ifdef MOEPAGE_GPU_ENABLED
+      if (gpu_) {
+        gpu_->model().forward(tokens, n, logits, all);
+        return;
+      }
+#endif
+      cpu_model_->forward(tokens, n, logits, all);
     } catch (const std::out_of_range& e) {
       throw mp::Error(MP_ERR_INVALID_ARG, e.what());
     } catch (const std::length_error& e) {
       throw mp::Error(MP_ERR_INVALID_ARG, e.what());
+#ifdef MOEPAGE_GPU_ENABLED
+    } catch (const ds4::gpu::GpuError& e) {
+      throw mp::Error(MP_ERR_DEVICE, e.what());
+#endif
     }
   }
 
@@ -188,18 +236,48 @@ class Deepseek4Arch {
   }
 
  private:
+  // A pager is bound and the forward model on top of it was built (bind_pager may have thrown).
+  bool bound() const {
+#ifdef MOEPAGE_GPU_ENABLED
+    if (gpu_) return true;
+#endif
+    return cpu_model_ != nullptr;
+  }
+
+  uint64_t position() const {
+#ifdef MOEPAGE_GPU_ENABLED
+    if (gpu_) return gpu_->model().position();
+#endif
+    return cpu_model_->position();
+  }
+
+  static constexpr uint32_t kMaxBatch = 64;  // tokens the forward pass processes together
   const mp_host_api* host_;
   uint32_t threads_ = 0;
   uint32_t max_context_ = 0;
   ds4::LoadedCheckpoint model_;
   std::unique_ptr<ds4::cpu::ThreadPool> pool_;
-  std::unique_ptr<ds4::PagerExpertSource> source_;
-  std::unique_ptr<ds4::Model> forward_model_;  // declared last: destroyed before its source and pool
+  // Declared in dependency order: models go before their sources, sources before the pager calls.
+  std::unique_ptr<ds4::PagerCalls> pager_;
+  std::unique_ptr<ds4::PagerExpertSource> cpu_source_;
+  std::unique_ptr<ds4::Model> cpu_model_;
+#ifdef MOEPAGE_GPU_ENABLED
+  std::unique_ptr<ds4::GpuBinding> gpu_;
+#endif
   std::vector<int32_t> hint_scratch_;
 };
 
 }  // namespace
 
+#ifdef MOEPAGE_GPU_ENABLED
+#define DS4_DEVICES "CPU or HIP GPU"
+#define DS4_CAPS (MP_CAP_CPU | MP_CAP_GPU | MP_CAP_SYNTHESIZE)
+#else
+#define DS4_DEVICES "CPU"
+#define DS4_CAPS (MP_CAP_CPU | MP_CAP_SYNTHESIZE)
+#endif
+
 MOEPAGE_PLUGIN("deepseek4", "0.2.0",
-               mp::make_arch_descriptor<Deepseek4Arch>("deepseek4", "0.2.0", "DeepSeek-V4 mixture of experts (CPU)",
-                                                       MP_CAP_CPU | MP_CAP_SYNTHESIZE, kOptions))
+               mp::make_arch_descriptor<Deepseek4Arch>("deepseek4", "0.2.0",
+                                                       "DeepSeek-V4 mixture of experts (" DS4_DEVICES ")", DS4_CAPS,
+                                                       kOptions))

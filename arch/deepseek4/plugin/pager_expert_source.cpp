@@ -1,64 +1,19 @@
 #include "pager_expert_source.hpp"
 
-#include <algorithm>
 #include <stdexcept>
+#include <string>
 
 namespace moepage::ds4 {
 
-PagerExpertSource::PagerExpertSource(const mp_host_api* host, const mp_pager_ref& pager, uint32_t n_experts,
-                                     uint32_t top_k)
-    : host_(host), pager_(pager) {
-  if (pager_.vtable == nullptr || pager_.self == nullptr)
-    throw std::invalid_argument("arch 'deepseek4': bind_pager was given no pager instance");
-  mp_pager_stats stats{};
-  stats.struct_size = sizeof stats;
-  if (const mp_status s = pager_.vtable->stats(pager_.self, &stats); s != MP_OK) fail("stats", s);
-  const bool everything_fits = stats.resident != 0 || stats.slots_per_layer == 0 || stats.slots_per_layer >= n_experts;
-  band_ = everything_fits ? n_experts : std::max(stats.slots_per_layer, std::min(top_k, n_experts));
-  raw_slots_.resize(band_);
-}
-
 void PagerExpertSource::acquire(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots) {
-  if (n > band_)
-    throw std::logic_error("arch 'deepseek4': asked the pager for " + std::to_string(n) + " experts at once, more than " +
-                           std::to_string(band_));
-  mp_acquire_result result{};
-  result.struct_size = sizeof result;
-  result.slots = raw_slots_.data();
-  if (const mp_status s = pager_.vtable->acquire(pager_.self, layer, experts, n, &result); s != MP_OK)
-    fail("acquire", s);
-  if (result.ready != nullptr) {
-    const mp_device_service* dev = host_ ? host_->device : nullptr;
-    if (dev == nullptr || dev->event_synchronize == nullptr)
-      throw std::runtime_error("arch 'deepseek4': the pager returned a ready event but the host has no event_synchronize");
-    if (const mp_status s = dev->event_synchronize(dev->ctx, result.ready); s != MP_OK)
-      throw std::runtime_error(std::string("arch 'deepseek4': waiting for layer ") + std::to_string(layer) +
-                               " experts failed: " + mp_status_name(s));
-  }
-  for (uint32_t i = 0; i < n; ++i) slots[i] = static_cast<const std::byte*>(raw_slots_[i]);
-}
-
-void PagerExpertSource::begin_token(uint64_t token) {
-  if (const mp_status s = pager_.vtable->begin_token(pager_.self, token); s != MP_OK) fail("begin_token", s);
-}
-
-void PagerExpertSource::hint(uint32_t layer, const std::vector<int32_t>& experts) {
-  const mp_pager_vtable* v = pager_.vtable;
-  if (experts.empty() || !MP_HAS_FIELD(v, mp_pager_vtable, hint) || v->hint == nullptr) return;
-  if (const mp_status s = v->hint(pager_.self, layer, experts.data(), uint32_t(experts.size())); s != MP_OK)
-    fail("hint", s);
-}
-
-void PagerExpertSource::observe(uint32_t layer, const float* hidden, uint32_t d) {
-  const mp_pager_vtable* v = pager_.vtable;
-  if (!MP_HAS_FIELD(v, mp_pager_vtable, observe) || v->observe == nullptr) return;
-  if (const mp_status s = v->observe(pager_.self, layer, hidden, d, nullptr); s != MP_OK) fail("observe", s);
-}
-
-void PagerExpertSource::fail(const char* call, mp_status status) const {
-  const char* msg = pager_.vtable->last_error ? pager_.vtable->last_error(pager_.self) : nullptr;
-  throw std::runtime_error(std::string("pager ") + call + " failed (" + mp_status_name(status) +
-                           "): " + (msg && *msg ? msg : "no message"));
+  const mp_event ready = pager_.acquire(layer, experts, n, slots);
+  if (ready == nullptr) return;
+  const mp_device_service* dev = pager_.host() ? pager_.host()->device : nullptr;
+  if (dev == nullptr || dev->event_synchronize == nullptr)
+    throw std::runtime_error("arch 'deepseek4': the pager returned a ready event but the host has no event_synchronize");
+  if (const mp_status s = dev->event_synchronize(dev->ctx, ready); s != MP_OK)
+    throw std::runtime_error(std::string("arch 'deepseek4': waiting for layer ") + std::to_string(layer) +
+                             " experts failed: " + mp_status_name(s));
 }
 
 }  // namespace moepage::ds4

@@ -38,7 +38,7 @@ std::string shown(std::string_view s) { return "'" + std::string(s.substr(0, 60)
 TraceMeta parse_header(std::string_view line, const LineError& err) {
   constexpr std::string_view kPrefix = "# moepage-trace ";
   if (line.substr(0, kPrefix.size()) != kPrefix)
-    err("expected the header '# moepage-trace v1 layers=L experts=E [top_k=K]', got " + shown(line));
+    err("expected the header '# moepage-trace v2 layers=L experts=E [top_k=K]', got " + shown(line));
   std::string_view rest = line.substr(kPrefix.size());
   bool version_seen = false, layers_seen = false, experts_seen = false;
   TraceMeta meta;
@@ -48,7 +48,8 @@ TraceMeta parse_header(std::string_view line, const LineError& err) {
     rest = sp == std::string_view::npos ? std::string_view{} : rest.substr(sp + 1);
     if (word.empty()) continue;
     if (!version_seen) {
-      if (word != "v1") err("trace format " + shown(word) + " is not supported (expected v1)");
+      if (word != "v1" && word != "v2") err("trace format " + shown(word) + " is not supported (expected v1 or v2)");
+      meta.version = word == "v1" ? 1 : 2;
       version_seen = true;
       continue;
     }
@@ -72,11 +73,38 @@ TraceMeta parse_header(std::string_view line, const LineError& err) {
       meta.top_k = uint32_t(v);
     }
   }
-  if (!version_seen) err("the header names no format version (expected v1)");
+  if (!version_seen) err("the header names no format version (expected v1 or v2)");
   if (!layers_seen || !experts_seen) err("the header needs layers=L and experts=E");
   if (meta.top_k > meta.experts)
     err("top_k=" + std::to_string(meta.top_k) + " exceeds experts=" + std::to_string(meta.experts));
   return meta;
+}
+
+// Splits at commas into at most `max` fields (one more means "too many"); returns the count.
+int split_fields(std::string_view line, std::string_view* field, int max) {
+  int count = 0;
+  while (count < max) {
+    const size_t comma = line.find(',');
+    field[count++] = line.substr(0, comma);
+    if (comma == std::string_view::npos) break;
+    line = line.substr(comma + 1);
+  }
+  return count;
+}
+
+uint32_t parse_layer(std::string_view s, const TraceMeta& meta, const LineError& err) {
+  uint64_t v = 0;
+  if (!parse_uint(s, UINT32_MAX, v)) err("layer " + shown(s) + " is not a number");
+  if (v >= meta.layers) err("layer " + std::to_string(v) + " is out of range (layers=" + std::to_string(meta.layers) + ")");
+  return uint32_t(v);
+}
+
+uint32_t parse_expert(std::string_view s, const TraceMeta& meta, const LineError& err) {
+  uint64_t v = 0;
+  if (!parse_uint(s, UINT32_MAX, v)) err("expert " + shown(s) + " is not a number");
+  if (v >= meta.experts)
+    err("expert " + std::to_string(v) + " is out of range (experts=" + std::to_string(meta.experts) + ")");
+  return uint32_t(v);
 }
 
 }  // namespace
@@ -89,6 +117,8 @@ Trace parse_trace(std::string_view text, std::string_view name) {
   std::vector<uint64_t> group_stamp;  // [expert] which request last named the expert
   uint64_t group = 0, last_token = 0;
   uint32_t last_layer = UINT32_MAX;
+  bool any_row = false;  // an access or hint row was read (last_token is set)
+  bool in_hint = false;  // the last row read was a hint row
   while (pos < text.size()) {
     size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
@@ -111,14 +141,39 @@ Trace parse_trace(std::string_view text, std::string_view name) {
     }
     first_data = false;
     std::string_view field[6];
-    int count = 0;
-    std::string_view rest = line;
-    while (count < 6) {
-      const size_t comma = rest.find(',');
-      field[count++] = rest.substr(0, comma);
-      if (comma == std::string_view::npos) break;
-      rest = rest.substr(comma + 1);
+    constexpr std::string_view kHint = "hint,";
+    if (line.substr(0, kHint.size()) == kHint) {
+      if (trace.meta.version < 2) err("hint rows need a v2 trace (the header says v1)");
+      if (split_fields(line.substr(kHint.size()), field, 5) != 4)
+        err("expected hint,token,layer,expert,rank, got " + shown(line));
+      TraceHint hint;
+      uint64_t v = 0;
+      if (!parse_uint(field[0], UINT64_MAX, hint.token)) err("token " + shown(field[0]) + " is not a number");
+      hint.layer = parse_layer(field[1], trace.meta, err);
+      hint.expert = parse_expert(field[2], trace.meta, err);
+      if (!parse_uint(field[3], UINT32_MAX, v)) err("rank " + shown(field[3]) + " is not a number");
+      hint.rank = uint32_t(v);
+      if (any_row && hint.token < last_token)
+        err("token " + std::to_string(hint.token) + " comes after token " + std::to_string(last_token) +
+            " (tokens must not decrease)");
+      const bool continues = in_hint && hint.token == last_token && hint.layer == last_layer;
+      if (hint.rank != 0 && (!continues || hint.rank != trace.hints.back().rank + 1))
+        err("hint rank " + std::to_string(hint.rank) + " continues no hint call (token " + std::to_string(hint.token) +
+            ", layer " + std::to_string(hint.layer) + "): a call starts at rank 0 and counts up by one");
+      if (hint.rank == 0) ++group;
+      if (group_stamp[hint.expert] == group)
+        err("expert " + std::to_string(hint.expert) + " appears twice in one hint (token " + std::to_string(hint.token) +
+            ", layer " + std::to_string(hint.layer) + ")");
+      group_stamp[hint.expert] = group;
+      hint.before_row = trace.rows.size();
+      last_token = hint.token;
+      last_layer = hint.layer;
+      in_hint = true;
+      any_row = true;
+      trace.hints.push_back(hint);
+      continue;
     }
+    const int count = split_fields(line, field, 6);
     if (count != 3 && count != 5) err("expected token,layer,expert[,hit,prefetched], got " + shown(line));
     if (fields_per_row == 0) {
       fields_per_row = count;
@@ -129,30 +184,27 @@ Trace parse_trace(std::string_view text, std::string_view name) {
     TraceRow row;
     uint64_t v = 0;
     if (!parse_uint(field[0], UINT64_MAX, row.token)) err("token " + shown(field[0]) + " is not a number");
-    if (!parse_uint(field[1], UINT32_MAX, v)) err("layer " + shown(field[1]) + " is not a number");
-    if (v >= trace.meta.layers)
-      err("layer " + std::to_string(v) + " is out of range (layers=" + std::to_string(trace.meta.layers) + ")");
-    row.layer = uint32_t(v);
-    if (!parse_uint(field[2], UINT32_MAX, v)) err("expert " + shown(field[2]) + " is not a number");
-    if (v >= trace.meta.experts)
-      err("expert " + std::to_string(v) + " is out of range (experts=" + std::to_string(trace.meta.experts) + ")");
-    row.expert = uint32_t(v);
+    row.layer = parse_layer(field[1], trace.meta, err);
+    row.expert = parse_expert(field[2], trace.meta, err);
     if (count == 5) {
       if (!parse_uint(field[3], 1, v)) err("hit " + shown(field[3]) + " must be 0 or 1");
       row.hit = uint8_t(v);
       if (!parse_uint(field[4], 1, v)) err("prefetched " + shown(field[4]) + " must be 0 or 1");
       row.prefetched = uint8_t(v);
     }
-    if (!trace.rows.empty() && row.token < last_token)
+    if (any_row && row.token < last_token)
       err("token " + std::to_string(row.token) + " comes after token " + std::to_string(last_token) +
           " (tokens must not decrease)");
-    if (trace.rows.empty() || row.token != last_token || row.layer != last_layer) ++group;
+    // A hint between two accesses means two acquires, even of the same layer and token.
+    if (in_hint || trace.rows.empty() || row.token != last_token || row.layer != last_layer) ++group;
     if (group_stamp[row.expert] == group)
       err("expert " + std::to_string(row.expert) + " appears twice in one request (token " + std::to_string(row.token) +
           ", layer " + std::to_string(row.layer) + ")");
     group_stamp[row.expert] = group;
     last_token = row.token;
     last_layer = row.layer;
+    in_hint = false;
+    any_row = true;
     trace.rows.push_back(row);
   }
   if (!header_done) throw PagerError(ErrorKind::Format, std::string(name) + ": empty trace (no header line)");
@@ -171,7 +223,7 @@ Trace read_trace_file(const std::string& path) {
 }
 
 std::string trace_header(const TraceMeta& meta) {
-  std::string s = "# moepage-trace v1 layers=" + std::to_string(meta.layers) + " experts=" + std::to_string(meta.experts);
+  std::string s = "# moepage-trace v" + std::to_string(meta.version) + " layers=" + std::to_string(meta.layers) + " experts=" + std::to_string(meta.experts);
   if (meta.top_k) s += " top_k=" + std::to_string(meta.top_k);
   return s + "\n";
 }
@@ -182,6 +234,13 @@ size_t format_trace_row(const TraceRow& row, bool with_outcomes, std::span<char>
                                     row.layer, row.expert, unsigned(row.hit), unsigned(row.prefetched))
                     : std::snprintf(buf.data(), buf.size(), "%llu,%u,%u\n", (unsigned long long)row.token, row.layer,
                                     row.expert);
+  if (n < 0 || size_t(n) >= buf.size()) return 0;
+  return size_t(n);
+}
+
+size_t format_trace_hint(const TraceHint& hint, std::span<char> buf) {
+  const int n = std::snprintf(buf.data(), buf.size(), "hint,%llu,%u,%u,%u\n", (unsigned long long)hint.token,
+                              hint.layer, hint.expert, hint.rank);
   if (n < 0 || size_t(n) >= buf.size()) return 0;
   return size_t(n);
 }

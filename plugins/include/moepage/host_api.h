@@ -32,6 +32,8 @@ typedef enum mp_device_kind {
   MP_DEVICE_HIP = 1  /* a HIP device (AMD, or NVIDIA through the project's HIP mapping) */
 } mp_device_kind;
 
+/* On MP_DEVICE_HIP an mp_stream is the native hipStream_t and an mp_event the hipEvent_t, so
+ * kernel-owning plugins may launch on it. */
 typedef struct mp_stream_s* mp_stream; /* opaque; NULL is the device's default compute stream */
 typedef struct mp_event_s* mp_event;   /* opaque */
 

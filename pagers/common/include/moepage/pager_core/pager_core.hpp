@@ -14,6 +14,7 @@
 //                   upload the pointer table only when plan.table_changed
 //                   prefetch(layer + 1, ranked predictions)        // optional; same fill protocol
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -21,6 +22,11 @@
 #include "moepage/pager_core/slot_pool.hpp"
 
 namespace moepage::pager {
+
+// Prefetch fills of one layer a pager keeps in flight: a hint that finds this many first settles
+// (waits for and commits) them, and every plan() of the layer is preceded by settling them all.
+// The live paged pager and the simulator both follow this rule, so they evict the same experts.
+inline constexpr size_t kMaxPendingPrefetchesPerLayer = 4;
 
 struct CoreGeometry {
   uint32_t n_layers = 0;

@@ -1,13 +1,26 @@
 // Replays an expert trace through slot pools, one pool per layer, under a policy: the core of
-// `moepage simulate`. It drives the same SlotPool (and so the same Policy classes and the same
-// request order) as the live pager, so the simulated lru equals the live lru pager on the trace
-// of a run without prefetch.
+// `moepage simulate`.
 //
-// Replay, per layer: the trace's requests (maximal runs of consecutive rows with the same token
-// and layer) in trace order. A request larger than the slot count is served as consecutive
-// chunks of at most `slots` experts. Each chunk is one SlotPool::demand (hits first, then misses,
-// see slot_pool.hpp) whose fill completes at once. Belady sees, before each chunk, the index of
-// the next chunk of the same layer that uses each of the chunk's experts.
+// Replay, per layer, in trace order: the trace's requests (maximal runs of consecutive access rows
+// with the same token and layer and no hint row between them) and its hint calls. A request larger
+// than the slot count is served as consecutive chunks of at most `slots` experts.
+//
+// lru, lfu, lfru: each layer is a one-layer PagerCore, the object the live paged pager drives, so
+// requests, hints, eviction and the policy classes are the live pager's own code. A new token calls
+// begin_token; a hint call is PagerCore::prefetch, its fill left pending like a live prefetch read;
+// a chunk first commits the layer's pending prefetch fills (and a hint does so when
+// kMaxPendingPrefetchesPerLayer are pending), then is one PagerCore::plan whose fill completes at
+// once. So the simulated lru equals the live lru pager on the trace of the same run, hash-routed
+// (hinted) layers included.
+//
+// belady: the offline floor. It uses a hint as a free load just in time: an access whose expert
+// was hinted (for its layer) since the expert's previous access costs no miss, since the hint made
+// the read free and a pager could have waited for the access to do it. Evictions pick the expert
+// whose next costly (unhinted) access lies furthest in the future; an expert whose next access is
+// hinted counts as never used again (reloading it will be free). This is optimal for that cost
+// model, and every policy above it replays hints as prefetches that the model counts as free
+// loads, so belady stays at or below every policy, hints or not. Without hints it is plain Belady.
+// Belady sees, before each chunk, the next-use index of each of the chunk's experts.
 #pragma once
 #include <cstdint>
 #include <vector>

@@ -1,14 +1,21 @@
 // Expert-access traces: what `moepage run --trace FILE` writes and `moepage simulate` reads.
 //
-// Format (text, one access per line, in the order the pager saw them):
-//   # moepage-trace v1 layers=43 experts=256 top_k=6      <- first line; top_k is optional,
+// Format (text, one event per line, in the order the pager saw them):
+//   # moepage-trace v2 layers=43 experts=256 top_k=6      <- first line; top_k is optional,
 //                                                            unknown key=value pairs are ignored
 //   token,layer,expert[,hit,prefetched]                     <- optional column-name line
-//   0,0,17,0,0                                              <- rows: 3 fields, or 5 with outcomes
+//   hint,0,0,17,0                                           <- v2 only: hint,token,layer,expert,rank
+//   0,0,17,0,0                                              <- access rows: 3 fields, or 5 with outcomes
 //   # any later line starting with '#' is a comment; blank lines are ignored
-// Rows all have the same field count. token never decreases. Consecutive rows with the same
-// (token, layer) are one request (one acquire) and may not repeat an expert. hit and
-// prefetched are 0 or 1: the live pager's outcome, kept so a simulation can be set beside it.
+// Access rows all have the same field count. token never decreases (over access and hint rows).
+// Consecutive access rows with the same (token, layer) and no hint row between them are one
+// request (one acquire) and may not repeat an expert. hit and prefetched are 0 or 1: the live
+// pager's outcome, kept so a simulation can be set beside it.
+// A hint row is one expert of one hint(layer, ranked experts) call the architecture made to the
+// pager (hash-routed layers know their experts from the token ids before the step): rank 0 starts
+// a call, and the rows of one call follow each other with ranks 1, 2, ... and distinct experts.
+// The simulator replays them where they were recorded, so a simulated pager prefetches what the
+// live one was told to. v1 is v2 without hint rows; both load.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -22,10 +29,13 @@ namespace moepage::pager {
 inline constexpr uint32_t kTraceMaxLayers = 1u << 16;
 inline constexpr uint32_t kTraceMaxExperts = 1u << 20;
 
+inline constexpr uint32_t kTraceVersion = 2;  // what trace_header writes
+
 struct TraceMeta {
   uint32_t layers = 0;
   uint32_t experts = 0;
   uint32_t top_k = 0;  // 0: not given
+  uint32_t version = kTraceVersion;
 };
 
 struct TraceRow {
@@ -36,20 +46,32 @@ struct TraceRow {
   uint8_t prefetched = 0;
 };
 
+// One expert of one recorded hint call.
+struct TraceHint {
+  uint64_t token = 0;
+  uint32_t layer = 0;
+  uint32_t expert = 0;
+  uint32_t rank = 0;        // position in the call's ranked list; 0 starts a call
+  uint64_t before_row = 0;  // index into Trace::rows of the first access row recorded after it
+};
+
 struct Trace {
   TraceMeta meta;
   bool has_outcomes = false;  // rows carry hit and prefetched
   std::vector<TraceRow> rows;
+  std::vector<TraceHint> hints;  // in trace order
 };
 
 // Throws PagerError(ErrorKind::Format) naming `name` and the line.
 Trace parse_trace(std::string_view text, std::string_view name);
 Trace read_trace_file(const std::string& path);
 
-// "# moepage-trace v1 layers=L experts=E top_k=K\n" (top_k left out when 0).
+// "# moepage-trace vV layers=L experts=E top_k=K\n" (top_k left out when 0).
 std::string trace_header(const TraceMeta& meta);
 // One row with its newline into buf, without allocating; returns the bytes written, 0 if buf is
 // too small (64 bytes always suffice).
 size_t format_trace_row(const TraceRow& row, bool with_outcomes, std::span<char> buf);
+// One hint row ("hint,token,layer,expert,rank\n"), the same way.
+size_t format_trace_hint(const TraceHint& hint, std::span<char> buf);
 
 }  // namespace moepage::pager

@@ -1,0 +1,238 @@
+// The attention block on the GPU (the twin of forward/attention.cpp): projections through the
+// shared ops, the compressors and the indexer (compressor.hip, indexer.hip), then one block per
+// (token, head) that attends over the sliding ring and the compressed entries with an online
+// softmax (no logits buffer, so scratch does not grow with the context), and the grouped output
+// projection.
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "deepseek4/hip/attention_parts.hpp"
+#include "deepseek4/hip/attention_reduce.hpp"
+#include "deepseek4/hip/attention_scratch.hpp"
+#include "deepseek4/hip/check.hpp"
+#include "deepseek4/hip/ops.hpp"
+
+namespace moepage::ds4::gpu {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kMaxWarps = kThreads / MP_MIN_WARP_SIZE;
+constexpr size_t kSharedBytes = 48 * 1024;  // what every target grants a block without opting in
+
+struct AttendArgs {
+  const float* q;        // [S, H, hd] (normed, roped)
+  const float* ring;     // [ring_size, hd]
+  const float* entries;  // [n, hd] compressed entries (CSA, HCA) or null
+  const int32_t* sel;    // CSA: [S, sel_stride] picked entries; null otherwise
+  const int32_t* n_sel;  // CSA: [S]
+  const float* sink;     // [H]
+  const float *cos, *sin;  // rope tables [positions, half]
+  float* out;            // [S, H, hd]
+  int64_t ring_size, p0, H, hd, window, sel_stride;
+  int32_t hca_ratio;     // HCA: every closed window is visible; 0 otherwise
+  int32_t half;
+  float scale;
+};
+
+// One block per (token, head); each warp folds a strided share of the keys into its own running
+// max, denominator and weighted sum (lanes own channels), then the warps merge with the sink.
+__global__ void __launch_bounds__(kThreads) attend_kernel(AttendArgs a) {
+  extern __shared__ float smem[];
+  const int64_t hd = a.hd;
+  float* acc_all = smem;                         // [kMaxWarps, hd]
+  float* merged = smem + kMaxWarps * hd;         // [hd]
+  float* warp_max = merged + hd;                 // [kMaxWarps]
+  float* warp_den = warp_max + kMaxWarps;        // [kMaxWarps]
+
+  const int64_t item = blockIdx.x, s = item / a.H, h = item % a.H, pos = a.p0 + s;
+  const int warps = int(blockDim.x) / MP_WARP_SIZE, warp = int(threadIdx.x) / MP_WARP_SIZE;
+  const int lane = int(threadIdx.x) % MP_WARP_SIZE;
+  const int64_t first = pos - a.window + 1 > 0 ? pos - a.window + 1 : 0;
+  const int64_t n_slide = pos - first + 1;
+  const int32_t* picked = a.sel ? a.sel + s * a.sel_stride : nullptr;
+  const int64_t n_comp = a.hca_ratio ? (pos + 1) / a.hca_ratio : (picked ? a.n_sel[s] : 0);
+  const float* q = a.q + item * hd;
+
+  float* acc = acc_all + warp * hd;
+  for (int64_t d = lane; d < hd; d += MP_WARP_SIZE) acc[d] = 0.0f;
+  float m = -INFINITY, den = 0.0f;
+  for (int64_t k = warp; k < n_slide + n_comp; k += warps) {
+    const float* key = k < n_slide ? a.ring + ((first + k) % a.ring_size) * hd
+                                   : a.entries + (picked ? int64_t(picked[k - n_slide]) : k - n_slide) * hd;
+    float dot = 0.0f;
+    for (int64_t d = lane; d < hd; d += MP_WARP_SIZE) dot += q[d] * key[d];
+    const float logit = warp_sum(dot) * a.scale;
+    const float m_new = fmaxf(m, logit);
+    const float keep = expf(m - m_new);  // 0 for the first key (m = -inf)
+    const float p = expf(logit - m_new);
+    den = den * keep + p;
+    for (int64_t d = lane; d < hd; d += MP_WARP_SIZE) acc[d] = acc[d] * keep + p * key[d];
+    m = m_new;
+  }
+  if (lane == 0) {
+    warp_max[warp] = m;
+    warp_den[warp] = den;
+  }
+  __syncthreads();
+
+  // The sink is one more logit in the denominator that carries no value.
+  const float sink = a.sink[h];
+  float top = sink;
+  for (int w = 0; w < warps; ++w) top = fmaxf(top, warp_max[w]);
+  float total = expf(sink - top);
+  for (int w = 0; w < warps; ++w) total += warp_den[w] * expf(warp_max[w] - top);
+  const float inv_total = 1.0f / total;
+  for (int64_t d = threadIdx.x; d < hd; d += blockDim.x) {
+    float o = 0.0f;
+    for (int w = 0; w < warps; ++w) o += acc_all[w * hd + d] * expf(warp_max[w] - top);
+    merged[d] = o * inv_total;
+  }
+  __syncthreads();
+
+  // V = K carried the keys' rotary phase: rotate the output's rope slice back by the query's angle.
+  const int64_t rope0 = hd - 2 * a.half;
+  float* out = a.out + item * hd;
+  for (int64_t d = threadIdx.x; d < hd; d += blockDim.x) {
+    if (d < rope0) {
+      out[d] = merged[d];
+      continue;
+    }
+    const int64_t i = (d - rope0) / 2;
+    const float c = a.cos[pos * a.half + i], sn = a.sin[pos * a.half + i];
+    const float x0 = merged[rope0 + 2 * i], x1 = merged[rope0 + 2 * i + 1];
+    out[d] = (d - rope0) % 2 == 0 ? x0 * c + x1 * sn : x1 * c - x0 * sn;
+  }
+}
+
+// Q, the shared KV head (written into the ring) and, for CSA/HCA, the main compressor.
+void project_qkv(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int64_t ring_size, int64_t p0,
+                 int64_t S, const float* xn, AttentionScratch& sc, Stream stream) {
+  const int64_t D = c.hidden_size, H = c.num_attention_heads, hd = c.head_dim, ql = c.q_lora_rank;
+  const int64_t rope = c.qk_rope_head_dim;
+  const float eps = float(c.rms_norm_eps);
+  const DeviceRope& r = *lp.rope;
+
+  matmul(lp.wq_a, xn, D, sc.q_lat, ql, S, stream);
+  rms_norm(sc.q_lat, S, ql, ql, lp.q_norm, eps, sc.q_lat, stream);
+  matmul(lp.wq_b, sc.q_lat, ql, sc.q, H * hd, S, stream);
+  rms_norm(sc.q, S * H, hd, hd, nullptr, eps, sc.q, stream);
+  rope_rotate(sc.q, S, H, H * hd, hd, hd - rope, int32_t(rope), r.cos, r.sin, p0, 1, false, stream);
+
+  matmul(lp.wkv, xn, D, sc.kv, hd, S, stream);
+  rms_norm(sc.kv, S, hd, hd, lp.kv_norm, eps, sc.kv, stream);
+  rope_rotate(sc.kv, S, 1, hd, hd, hd - rope, int32_t(rope), r.cos, r.sin, p0, 1, false, stream);
+  // Positions p0.. occupy consecutive slots up to the ring's end, then wrap once (S <= ring_size).
+  const int64_t slot0 = p0 % ring_size, before_wrap = std::min(S, ring_size - slot0);
+  MP_GPU_CHECK(hipMemcpyAsync(st.ring + slot0 * hd, sc.kv, uint64_t(before_wrap * hd) * sizeof(float),
+                              hipMemcpyDeviceToDevice, native(stream)));
+  if (before_wrap < S)
+    MP_GPU_CHECK(hipMemcpyAsync(st.ring, sc.kv + before_wrap * hd, uint64_t((S - before_wrap) * hd) * sizeof(float),
+                                hipMemcpyDeviceToDevice, native(stream)));
+
+  if (lp.kind == AttnKind::Sliding) return;
+  const GpuCompressorParams& cp = lp.comp;
+  matmul(cp.wkv, xn, D, sc.comp_kv, cp.width, S, stream);
+  matmul(cp.wgate, xn, D, sc.comp_gate, cp.width, S, stream);
+  compress_tokens(cp, r, eps, p0, S, sc.comp_kv, sc.comp_gate, st.comp, stream);
+}
+
+void check_shapes(const GpuLayerParams& lp, const Config& c, const GpuLayerState& st, int64_t ring_size, int64_t p0,
+                  int64_t S, const AttentionScratch& sc) {
+  auto fail = [](const std::string& what) { throw std::invalid_argument("gpu attention: " + what); };
+  if (S <= 0 || S > sc.max_batch || S > ring_size)
+    fail("batch of " + std::to_string(S) + " tokens, expected 1.." + std::to_string(std::min(sc.max_batch, ring_size)));
+  if (p0 < 0 || p0 + S > sc.max_context || !lp.rope || p0 + S > lp.rope->positions)
+    fail("positions " + std::to_string(p0) + ".." + std::to_string(p0 + S - 1) + " beyond the scratch's " +
+         std::to_string(sc.max_context) + " or the rope table's " + std::to_string(lp.rope ? lp.rope->positions : 0));
+  if (lp.rope->half * 2 != int32_t(c.qk_rope_head_dim) || c.qk_rope_head_dim > c.head_dim)
+    fail("rope table half " + std::to_string(lp.rope->half) + ", expected " + std::to_string(c.qk_rope_head_dim / 2));
+  if (!st.ring) fail("layer state has no ring");
+  if (lp.kind != AttnKind::Sliding && (!st.comp.entries || lp.comp.width > sc.comp_width))
+    fail("compressor state missing or its width " + std::to_string(lp.comp.width) + " exceeds the scratch's " +
+         std::to_string(sc.comp_width));
+  if (lp.kind == AttnKind::CSA && (!st.index_comp.entries || lp.index_comp.width > sc.index_width))
+    fail("indexer state missing or its width " + std::to_string(lp.index_comp.width) + " exceeds the scratch's " +
+         std::to_string(sc.index_width));
+  // Refuse a gap before anything is written, so a refused batch leaves the state as it was.
+  auto check_counter = [&](const GpuCompressorParams& p, const GpuCompressorState& s, const char* which) {
+    if (p.ratio == 0 || s.n_entries != p0 / p.ratio)
+      throw std::logic_error(std::string("gpu attention: ") + which + " has " + std::to_string(s.n_entries) +
+                             " entries, a batch at position " + std::to_string(p0) + " expects " +
+                             std::to_string(p.ratio ? p0 / p.ratio : 0) + " (tokens skipped?)");
+  };
+  if (lp.kind != AttnKind::Sliding) check_counter(lp.comp, st.comp, "compressor");
+  if (lp.kind == AttnKind::CSA) check_counter(lp.index_comp, st.index_comp, "indexer compressor");
+}
+
+}  // namespace
+
+std::unique_ptr<AttentionScratch> allocate_attention_scratch(const Config& c, const GpuModelParams& p, int64_t max_batch,
+                                                             int64_t max_context, DeviceArena& arena,
+                                                             DeviceArena& /*pinned: the block needs no host memory*/) {
+  if (max_batch <= 0 || max_context <= 0)
+    throw std::invalid_argument("attention scratch: max_batch and max_context must be positive, got " +
+                                std::to_string(max_batch) + " and " + std::to_string(max_context));
+  auto sc = std::make_unique<AttentionScratch>();
+  const uint64_t B = uint64_t(max_batch), H = c.num_attention_heads, hd = c.head_dim;
+  sc->max_batch = max_batch;
+  sc->max_context = max_context;
+  for (const GpuLayerParams& lp : p.layers) {
+    if (lp.kind == AttnKind::Sliding) continue;
+    sc->comp_width = std::max<int64_t>(sc->comp_width, lp.comp.width);
+    if (lp.kind != AttnKind::CSA) continue;
+    sc->index_width = std::max<int64_t>(sc->index_width, lp.index_comp.width);
+    sc->max_index_entries = std::max<int64_t>(sc->max_index_entries, max_context / std::max<uint32_t>(1, lp.index_comp.ratio));
+  }
+  sc->index_topk = std::max<int64_t>(1, c.index_topk);
+  const uint64_t nh = c.index_n_heads, ihd = c.index_head_dim, entries = uint64_t(sc->max_index_entries);
+  sc->q_lat = arena.take<float>(B * c.q_lora_rank);
+  sc->q = arena.take<float>(B * H * hd);
+  sc->kv = arena.take<float>(B * hd);
+  sc->comp_kv = arena.take<float>(B * uint64_t(sc->comp_width));
+  sc->comp_gate = arena.take<float>(B * uint64_t(sc->comp_width));
+  sc->idx_kv = arena.take<float>(B * uint64_t(sc->index_width));
+  sc->idx_gate = arena.take<float>(B * uint64_t(sc->index_width));
+  sc->idx_q = arena.take<float>(B * nh * ihd);
+  sc->idx_w = arena.take<float>(B * nh);
+  sc->idx_scores = arena.take<float>(B * entries);
+  sc->sel = arena.take<int32_t>(B * uint64_t(sc->index_topk));
+  sc->n_sel = arena.take<int32_t>(B);
+  sc->attn_out = arena.take<float>(B * H * hd);
+  sc->oa = arena.take<float>(B * uint64_t(c.o_groups) * c.o_lora_rank);
+  return sc;
+}
+
+void attention(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int64_t ring_size, int64_t p0,
+               int64_t S, const float* xn, AttentionScratch& sc, float* out, Stream stream) {
+  check_shapes(lp, c, st, ring_size, p0, S, sc);
+  const int64_t H = c.num_attention_heads, hd = c.head_dim;
+  project_qkv(lp, c, st, ring_size, p0, S, xn, sc, stream);
+  if (lp.kind == AttnKind::CSA) {
+    indexer_compress(lp, c, st, p0, S, xn, sc, stream);
+    indexer_select(lp, c, st, p0, S, sc.q_lat, xn, sc, stream);
+  }
+
+  AttendArgs a{sc.q,          st.ring,    lp.kind == AttnKind::Sliding ? nullptr : st.comp.entries,
+               lp.kind == AttnKind::CSA ? sc.sel : nullptr,
+               sc.n_sel,      lp.sink,    lp.rope->cos, lp.rope->sin, sc.attn_out, ring_size, p0, H, hd,
+               int64_t(c.sliding_window), sc.index_topk,
+               lp.kind == AttnKind::HCA ? int32_t(lp.comp.ratio) : 0, lp.rope->half,
+               float(1.0 / std::sqrt(double(hd)))};
+  const size_t smem = (size_t(kMaxWarps) * hd + hd + 2 * kMaxWarps) * sizeof(float);
+  if (smem > kSharedBytes)
+    throw std::invalid_argument("gpu attention: head_dim " + std::to_string(hd) + " needs " + std::to_string(smem) +
+                                " bytes of shared memory per block, at most " + std::to_string(kSharedBytes));
+  attend_kernel<<<unsigned(S * H), kThreads, smem, native(stream)>>>(a);
+  MP_GPU_CHECK_LAUNCH("attend_kernel");
+
+  // Grouped low-rank output projection: group g of the heads' outputs through rows
+  // [g*o_lora, (g+1)*o_lora) of wo_a, then wo_b over all groups.
+  const int64_t G = c.o_groups, ol = c.o_lora_rank, group_in = H * hd / G;
+  for (int64_t g = 0; g < G; ++g)
+    matmul(lp.wo_a.row_band(g * ol, ol), sc.attn_out + g * group_in, H * hd, sc.oa + g * ol, G * ol, S, stream);
+  matmul(lp.wo_b, sc.oa, G * ol, out, c.hidden_size, S, stream);
+}
+
+}  // namespace moepage::ds4::gpu

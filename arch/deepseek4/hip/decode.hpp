@@ -1,0 +1,99 @@
+// Device-side decoders of the checkpoint encodings, bit for bit those of core/dtype (NaN codes,
+// subnormals and signed zeros included): the GPU kernels must see exactly the weights the CPU
+// reference sees. Built from bit patterns rather than float arithmetic so no rounding or
+// flush-to-zero can creep in. For .hip files only.
+#pragma once
+#include <cstdint>
+
+#include "gpu/hip_compat.hpp"
+
+namespace moepage::ds4::gpu {
+
+__device__ inline float bits_as_float(uint32_t bits) { return __uint_as_float(bits); }
+
+__device__ inline float decode_bf16(uint16_t v) { return bits_as_float(uint32_t(v) << 16); }
+
+__device__ inline float decode_f16(uint16_t v) {
+  const uint32_t sign = uint32_t(v & 0x8000u) << 16;
+  const uint32_t exp = (v >> 10) & 0x1Fu;
+  const uint32_t man = v & 0x3FFu;
+  if (exp == 0) {  // subnormal or zero: man * 2^-24 is exact in float
+    const float m = float(man) * bits_as_float(0x33800000u);  // 2^-24
+    return sign ? -m : m;
+  }
+  if (exp == 31) return bits_as_float(sign | 0x7F800000u | (man << 13));
+  return bits_as_float(sign | ((exp + 112u) << 23) | (man << 13));
+}
+
+// e4m3fn: 0x7F / 0xFF are NaN (a positive quiet NaN, as std::numeric_limits gives on the host).
+__device__ inline float decode_e4m3(uint8_t v) {
+  const uint32_t exp = (v >> 3) & 0xFu;
+  const uint32_t man = v & 0x7u;
+  if (exp == 0xF && man == 0x7) return bits_as_float(0x7FC00000u);
+  float m;
+  if (exp == 0) m = float(man) * bits_as_float(0x3B000000u);  // man * 2^-9, exact
+  else m = bits_as_float(((exp + 120u) << 23) | (man << 20));   // (1 + man/8) * 2^(exp-7)
+  return (v & 0x80) ? -m : m;
+}
+
+// e8m0: 2^(v-127); v = 0 is the subnormal 2^-127; 0xFF is NaN.
+__device__ inline float decode_e8m0(uint8_t v) {
+  if (v == 0xFF) return bits_as_float(0x7FC00000u);
+  if (v == 0) return bits_as_float(0x00400000u);
+  return bits_as_float(uint32_t(v) << 23);
+}
+
+// e2m1: bit 3 sign, magnitudes {0, 0.5, 1, 1.5, 2, 3, 4, 6}.
+__device__ inline float decode_e2m1(uint8_t code) {
+  const uint32_t e = (code >> 1) & 3u, mant = code & 1u;
+  const float m = e == 0 ? 0.5f * float(mant) : bits_as_float(((e + 126u) << 23) | (mant << 22));
+  return (code & 8) ? -m : m;
+}
+
+// The stored encodings the kernels decode (the subset of moepage::Dtype a MatRef may hold), as
+// template parameters: the Dtype enum lives in a host header the device pass also sees.
+enum class WeightCode : int { F32, BF16, F16, FP8, FP4 };
+
+// One matrix as the kernels see it: the stored tensor's bytes and scales, and the view's band.
+struct DeviceMat {
+  const uint8_t* data = nullptr;
+  const uint8_t* scale = nullptr;
+  int64_t rows = 0, cols = 0;
+  int64_t row_offset = 0;
+};
+
+// Bytes of stored row `row` (of the full tensor) start at data + row * row_bytes.
+template <WeightCode W>
+__device__ inline int64_t row_bytes(int64_t cols) {
+  if constexpr (W == WeightCode::F32) return cols * 4;
+  else if constexpr (W == WeightCode::BF16 || W == WeightCode::F16) return cols * 2;
+  else if constexpr (W == WeightCode::FP8) return cols;
+  else return cols / 2;
+}
+
+// The scale bytes of stored row `row` start at scale + scale_row_offset (FP8: the block row).
+template <WeightCode W>
+__device__ inline int64_t scale_row_offset(int64_t row, int64_t cols) {
+  if constexpr (W == WeightCode::FP8) return (row / 128) * ((cols + 127) / 128);
+  else if constexpr (W == WeightCode::FP4) return row * (cols / 32);
+  else return 0;
+}
+
+// Element c of a stored row (scale applied). row_data / row_scale: the row's first byte / scale.
+template <WeightCode W>
+__device__ inline float decode_at(const uint8_t* row_data, const uint8_t* row_scale, int64_t c) {
+  if constexpr (W == WeightCode::F32) {
+    return reinterpret_cast<const float*>(row_data)[c];
+  } else if constexpr (W == WeightCode::BF16) {
+    return decode_bf16(reinterpret_cast<const uint16_t*>(row_data)[c]);
+  } else if constexpr (W == WeightCode::F16) {
+    return decode_f16(reinterpret_cast<const uint16_t*>(row_data)[c]);
+  } else if constexpr (W == WeightCode::FP8) {
+    return decode_e4m3(row_data[c]) * decode_e8m0(row_scale[c / 128]);
+  } else {
+    const uint8_t byte = row_data[c / 2];
+    return decode_e2m1((c & 1) ? uint8_t(byte >> 4) : uint8_t(byte & 0xF)) * decode_e8m0(row_scale[c / 32]);
+  }
+}
+
+}  // namespace moepage::ds4::gpu

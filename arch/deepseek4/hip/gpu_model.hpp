@@ -1,0 +1,99 @@
+// DeepSeek-V4 on a GPU: the twin of forward/model.hpp's Model with every block on the device.
+// Same contract: one sequence, appended to in chunks of any size; a whole prompt, the same prompt
+// cut anywhere, and token-by-token decode give the same logits (to float rounding).
+//
+// Memory: dense weights, rope tables, per-layer state, scratch, the device token buffer and the
+// pinned staging are all taken at construction from the model's own arenas; forward() allocates
+// nothing. Work runs on the caller's compute stream (the plugin passes the device service's
+// stream, which on a HIP device is the native stream). Per forward() call the host waits once, for
+// the logits (once per max_batch chunk with all_logits), plus what the MoE block needs: the
+// router's ids of a scored layer and a band of experts the pager must refill.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "deepseek4/cpu/rope.hpp"
+#include "deepseek4/forward/expert_source.hpp"
+#include "deepseek4/forward/model.hpp"
+#include "deepseek4/forward/moe.hpp"
+#include "deepseek4/forward/params.hpp"
+#include "deepseek4/forward/weights.hpp"
+#include "deepseek4/hip/device_arena.hpp"
+#include "deepseek4/hip/device_params.hpp"
+#include "deepseek4/hip/expert_source.hpp"
+#include "deepseek4/hip/hc.hpp"
+#include "deepseek4/hip/stream.hpp"
+#include "deepseek4/model/config.hpp"
+
+namespace moepage::ds4::gpu {
+
+struct AttentionScratch;
+struct MoeScratch;
+
+class GpuModel {
+ public:
+  // Checks every tensor against the config (std::invalid_argument naming the tensor), uploads the
+  // dense weights and sizes all state and scratch. `weights` is read only here; `experts` must
+  // outlive the model; `stream` stays the caller's (the model never destroys it).
+  GpuModel(const Config& config, const Weights& weights, ExpertLayout layout, GpuExpertSource* experts,
+           Stream stream, ModelOptions options = {});
+  ~GpuModel();
+  GpuModel(const GpuModel&) = delete;
+  GpuModel& operator=(const GpuModel&) = delete;
+
+  // Forget the sequence (position 0 again). Allocates nothing.
+  void reset();
+
+  // Append n tokens. logits_out (host memory) receives [n, vocab] floats when all_logits, else
+  // [vocab] for the last token. Throws std::length_error past max_context, std::out_of_range for
+  // a token id outside the vocabulary, GpuError when the runtime fails.
+  void forward(const int32_t* tokens, uint32_t n, float* logits_out, bool all_logits);
+
+  uint64_t position() const { return position_; }
+  const Config& config() const { return config_; }
+  const ModelOptions& options() const { return options_; }
+  const MoeStats& moe_stats() const { return moe_stats_; }
+  Stream stream() const { return stream_; }
+  // Bytes of dense weights on the device, and of everything the model took (weights, state,
+  // scratch) from the device.
+  uint64_t dense_device_bytes() const { return params_.device_bytes; }
+  uint64_t device_bytes() const { return device_.bytes_reserved(); }
+
+ private:
+  void allocate_state(int64_t max_batch);
+  void run_batch(const int32_t* tokens_host, const int32_t* tokens_device, int64_t S, float* logits_host,
+                 bool all_logits);
+
+  Config config_;
+  ExpertLayout layout_;
+  GpuExpertSource* experts_;
+  Stream stream_;
+  ModelOptions options_;
+  std::unique_ptr<cpu::Rope> rope_main_, rope_compress_;
+  ModelParams host_params_;  // kept for the host copy of hash routing tables (tid2eid_host)
+
+  // Arenas first: everything below points into them and must go before they do.
+  DeviceArena device_{DeviceArena::Kind::Device};
+  DeviceArena pinned_{DeviceArena::Kind::Pinned};
+  GpuModelParams params_;
+  std::vector<GpuLayerState> states_;
+  int64_t ring_size_ = 0;
+  int64_t max_batch_ = 0;
+  std::unique_ptr<AttentionScratch> attention_scratch_;
+  std::unique_ptr<MoeScratch> moe_scratch_;
+  GpuHcScratch hc_scratch_;
+  float *X_ = nullptr, *X2_ = nullptr;                  // [S, N, D]
+  float *post_ = nullptr, *comb_ = nullptr;             // [S, N], [S, N, N]
+  float *u_ = nullptr, *xn_ = nullptr, *block_out_ = nullptr;  // [S, D]
+  float* observed_ = nullptr;                           // [D]: what the expert source's observe() reads
+  float* logits_ = nullptr;                             // [S, vocab]
+  int32_t* tokens_ = nullptr;                           // [max_context] device copy of the call's ids
+  int32_t* tokens_staging_ = nullptr;                   // [max_context] pinned
+  float* logits_staging_ = nullptr;                     // [S, vocab] pinned
+  bool stream_busy_ = false;  // a forward() left work in flight (it threw): wait before reusing staging
+  uint64_t position_ = 0;
+  MoeStats moe_stats_;
+};
+
+}  // namespace moepage::ds4::gpu

@@ -1,0 +1,423 @@
+// The MoE block on the GPU (moe.hpp). One step of a layer:
+//   gate matmul -> route (device) -> [scored layers: ids to pinned host memory, event]
+//   -> shared expert queued (runs while the host waits for the ids, groups and acquires)
+//   -> per band of experts: acquire, pointer-table row upload if it changed, group upload,
+//      w1/w3 + SwiGLU kernel, w2 kernel (both find the slot through the device table)
+//   -> combine in j order (no atomics: the same bits every run).
+#include "deepseek4/hip/moe.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "deepseek4/hip/check.hpp"
+#include "deepseek4/hip/moe_scratch.hpp"
+#include "deepseek4/hip/ops.hpp"
+#include "deepseek4/hip/row_dot.hpp"
+
+namespace moepage::ds4::gpu {
+namespace {
+
+constexpr int kBlock = 256;
+constexpr int kRouteBlock = 128;
+
+unsigned blocks_for(int64_t n, int64_t per_block = kBlock) {
+  return unsigned(std::max<int64_t>(1, (n + per_block - 1) / per_block));
+}
+
+enum ScoringCode : int { kSqrtSoftplus = 0, kSigmoid = 1, kSoftmax = 2 };
+
+int scoring_code(ScoringFunc f) {
+  switch (f) {
+    case ScoringFunc::Sigmoid: return kSigmoid;
+    case ScoringFunc::Softmax: return kSoftmax;
+    default: return kSqrtSoftplus;
+  }
+}
+
+// "a ranks before b" of cpu::top_k: larger first, NaN last, lower index on ties.
+__device__ inline bool ranks_before(const float* v, int32_t a, int32_t b) {
+  const float va = v[a], vb = v[b];
+  const bool na = isnan(va), nb = isnan(vb);
+  if (na != nb) return nb;
+  if (!na && va != vb) return va > vb;
+  return a < b;
+}
+
+// One block per token. Scores in parallel; the softmax sum, the top-k insertion and the weight
+// normalisation on thread 0 in the CPU's order (E is a few hundred: microseconds).
+__global__ void route_kernel(const float* logits, int32_t E, int32_t k, int scoring, const int32_t* tid2eid,
+                             const int32_t* tokens, int32_t vocab, const float* bias, double scaling, int32_t* idx_out,
+                             float* w_out) {
+  extern __shared__ float shared[];
+  float* scores = shared;
+  float* biased = shared + E;
+  const int64_t s = blockIdx.x;
+  const float* l = logits + s * E;
+  if (scoring == kSoftmax) {
+    if (threadIdx.x == 0) {
+      float m = l[0];
+      for (int32_t i = 1; i < E; ++i) m = fmaxf(m, l[i]);
+      double sum = 0;
+      for (int32_t i = 0; i < E; ++i) {
+        const double e = exp(double(l[i]) - double(m));
+        scores[i] = float(e);
+        sum += e;
+      }
+      const double inv = 1.0 / sum;
+      for (int32_t i = 0; i < E; ++i) scores[i] = float(double(scores[i]) * inv);
+    }
+  } else {
+    for (int32_t i = threadIdx.x; i < E; i += blockDim.x) {
+      const double x = l[i];
+      if (scoring == kSigmoid) {
+        scores[i] = float(1.0 / (1.0 + exp(-x)));
+      } else {
+        const double sp = x > 20.0 ? x : log1p(exp(x));
+        scores[i] = float(sqrt(sp));
+      }
+    }
+  }
+  __syncthreads();
+  if (!tid2eid)
+    for (int32_t i = threadIdx.x; i < E; i += blockDim.x) biased[i] = scores[i] + bias[i];
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  int32_t* idx = idx_out + s * k;
+  float* w = w_out + s * k;
+  if (tid2eid) {
+    const int32_t tok = tokens[s];
+    // Ids are checked on the host; one outside the table must still not read out of bounds.
+    if (tok < 0 || tok >= vocab) {
+      for (int32_t j = 0; j < k; ++j) { idx[j] = -1; w[j] = 0.0f; }
+      return;
+    }
+    for (int32_t j = 0; j < k; ++j) idx[j] = tid2eid[int64_t(tok) * k + j];
+  } else {
+    int32_t have = 0;
+    for (int32_t i = 0; i < E; ++i) {
+      if (have == k && !ranks_before(biased, i, idx[k - 1])) continue;
+      int32_t pos = have < k ? have++ : k - 1;
+      while (pos > 0 && ranks_before(biased, i, idx[pos - 1])) {
+        idx[pos] = idx[pos - 1];
+        --pos;
+      }
+      idx[pos] = i;
+    }
+  }
+  double sum = 0;
+  for (int32_t j = 0; j < k; ++j) sum += scores[idx[j]];
+  const double scale = scaling / (sum + 1e-20);
+  for (int32_t j = 0; j < k; ++j) w[j] = float(double(scores[idx[j]]) * scale);
+}
+
+// Where one part of an expert sits inside its slot.
+struct PartArgs {
+  uint64_t offset = 0, scale_offset = 0;
+  bool has_scale = false;
+};
+
+__device__ inline DeviceMat part_mat(const std::byte* slot, const PartArgs& p, int64_t rows, int64_t cols) {
+  const auto* base = reinterpret_cast<const uint8_t*>(slot);
+  return DeviceMat{base + p.offset, p.has_scale ? base + p.scale_offset : nullptr, rows, cols, 0};
+}
+
+// The band's group record: experts [nb], starts [nb+1] (into the pair lists), tokens [np], pairs [np].
+struct Band {
+  const int32_t* groups;
+  int32_t nb, np;
+  __device__ const int32_t* experts() const { return groups; }
+  __device__ const int32_t* starts() const { return groups + nb; }
+  __device__ const int32_t* tokens() const { return groups + 2 * nb + 1; }
+  __device__ const int32_t* pairs() const { return groups + 2 * nb + 1 + np; }
+};
+
+__device__ inline float swiglu(float gate, float up, float limit) {
+  const double g = fmin(double(gate), double(limit));
+  const double u = fmin(fmax(double(up), -double(limit)), double(limit));
+  return float(g / (1.0 + exp(-g)) * u);
+}
+
+// act[pair, r] = swiglu(w1[r] . yn[token], w3[r] . yn[token]) for every pair of expert blockIdx.y
+// of the band: each warp streams rows r of w1 and w3 once per token tile.
+template <WeightCode W, int T>
+__global__ void expert_up_kernel(const std::byte* const* table_row, PartArgs w1, PartArgs w3, int64_t D, int64_t I,
+                                 Band band, const float* yn, bool x_vec, float limit, float* act) {
+  const int32_t b = blockIdx.y;
+  const std::byte* slot = table_row[band.experts()[b]];
+  const DeviceMat m1 = part_mat(slot, w1, I, D), m3 = part_mat(slot, w3, I, D);
+  const int32_t begin = band.starts()[b], end = band.starts()[b + 1];
+  const int64_t warps = blockDim.x / MP_WARP_SIZE;
+  const bool lane0 = threadIdx.x % MP_WARP_SIZE == 0;
+  for (int64_t r = blockIdx.x * warps + threadIdx.x / MP_WARP_SIZE; r < I; r += int64_t(gridDim.x) * warps) {
+    for (int32_t p0 = begin; p0 < end; p0 += T) {
+      const int32_t nt = end - p0 < T ? end - p0 : T;
+      const float* xs[T];
+#pragma unroll
+      for (int t = 0; t < T; ++t) xs[t] = yn + int64_t(band.tokens()[p0 + (t < nt ? t : 0)]) * D;
+      float g[T], u[T];
+      warp_row_dot<W, T>(m1, r, xs, x_vec, g);
+      warp_row_dot<W, T>(m3, r, xs, x_vec, u);
+      if (lane0) {
+#pragma unroll
+        for (int t = 0; t < T; ++t)
+          if (t < nt) act[int64_t(band.pairs()[p0 + t]) * I + r] = swiglu(g[t], u[t], limit);
+      }
+    }
+  }
+}
+
+// ex_out[pair, r] = w2[r] . act[pair] for every pair of expert blockIdx.y of the band.
+template <WeightCode W, int T>
+__global__ void expert_down_kernel(const std::byte* const* table_row, PartArgs w2, int64_t D, int64_t I, Band band,
+                                   const float* act, bool x_vec, float* ex_out) {
+  const int32_t b = blockIdx.y;
+  const std::byte* slot = table_row[band.experts()[b]];
+  const DeviceMat m2 = part_mat(slot, w2, D, I);
+  const int32_t begin = band.starts()[b], end = band.starts()[b + 1];
+  const int64_t warps = blockDim.x / MP_WARP_SIZE;
+  const bool lane0 = threadIdx.x % MP_WARP_SIZE == 0;
+  for (int64_t r = blockIdx.x * warps + threadIdx.x / MP_WARP_SIZE; r < D; r += int64_t(gridDim.x) * warps) {
+    for (int32_t p0 = begin; p0 < end; p0 += T) {
+      const int32_t nt = end - p0 < T ? end - p0 : T;
+      const float* xs[T];
+#pragma unroll
+      for (int t = 0; t < T; ++t) xs[t] = act + int64_t(band.pairs()[p0 + (t < nt ? t : 0)]) * I;
+      float acc[T];
+      warp_row_dot<W, T>(m2, r, xs, x_vec, acc);
+      if (lane0) {
+#pragma unroll
+        for (int t = 0; t < T; ++t)
+          if (t < nt) ex_out[int64_t(band.pairs()[p0 + t]) * D + r] = acc[t];
+      }
+    }
+  }
+}
+
+// out[s] (holding the shared expert) += sum_j w[s, j] * ex_out[s*k + j], j in order.
+__global__ void combine_kernel(const float* weights, const float* ex_out, int64_t S, int32_t k, int64_t D, float* out) {
+  const int64_t id = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (id >= S * D) return;
+  const int64_t s = id / D, d = id % D;
+  float acc = out[id];
+  for (int32_t j = 0; j < k; ++j) acc += weights[s * k + j] * ex_out[(s * k + j) * D + d];
+  out[id] = acc;
+}
+
+// The encoding of one expert part, checked as matmul checks a weight ([rows, cols] as stored;
+// the offset stands in for the slot's address, slots being at least 16-byte aligned).
+WeightCode part_code(const ExpertPart& p, int64_t rows, int64_t cols, uint32_t layer, const char* name) {
+  const cpu::MatRef probe{p.dtype, rows, cols, reinterpret_cast<const std::byte*>(uintptr_t(256) + p.offset),
+                          p.has_scale ? reinterpret_cast<const std::byte*>(uintptr_t(256) + p.scale_offset) : nullptr};
+  const std::string what = "gpu moe layer " + std::to_string(layer) + " expert part " + name;
+  return weight_code(probe, what.c_str());
+}
+
+PartArgs part_args(const ExpertPart& p) { return PartArgs{p.offset, p.scale_offset, p.has_scale}; }
+
+}  // namespace
+
+MoeScratch::~MoeScratch() {
+  if (idx_ready) (void)hipEventDestroy(static_cast<hipEvent_t>(idx_ready));
+  for (void* e : layer_copied)
+    if (e) (void)hipEventDestroy(static_cast<hipEvent_t>(e));
+}
+
+std::unique_ptr<MoeScratch> allocate_moe_scratch(const Config& c, int64_t max_batch, DeviceArena& arena,
+                                                 DeviceArena& pinned) {
+  auto sc = std::make_unique<MoeScratch>();
+  const int64_t S = max_batch, E = c.n_routed_experts, k = c.num_experts_per_tok, D = c.hidden_size,
+                I = c.moe_intermediate_size, L = c.num_hidden_layers;
+  sc->max_batch = S;
+  sc->n_layers = uint32_t(L);
+  sc->n_experts = uint32_t(E);
+  sc->top_k = uint32_t(k);
+  sc->logits = arena.take<float>(uint64_t(S * E));
+  sc->idx = arena.take<int32_t>(uint64_t(S * k));
+  sc->weights = arena.take<float>(uint64_t(S * k));
+  sc->h1 = arena.take<float>(uint64_t(S * I));
+  sc->h3 = arena.take<float>(uint64_t(S * I));
+  sc->act = arena.take<float>(uint64_t(S * k * I));
+  sc->ex_out = arena.take<float>(uint64_t(S * k * D));
+  sc->table = arena.take<const std::byte*>(uint64_t(L * E));
+  sc->group_ints = 2 * E + 1 + 2 * S * k;
+  sc->groups = arena.take<int32_t>(uint64_t(sc->group_ints));
+  sc->idx_host = pinned.take<int32_t>(uint64_t(S * k));
+  sc->mirror = pinned.take<const std::byte*>(uint64_t(L * E));
+  sc->staging = pinned.take<int32_t>(uint64_t(L * sc->group_ints));
+  sc->count.assign(size_t(E), 0);
+  sc->start.assign(size_t(E + 1), 0);
+  sc->used.assign(size_t(E), 0);
+  sc->pair_token.assign(size_t(S * k), 0);
+  sc->pair_dest.assign(size_t(S * k), 0);
+  sc->slots.assign(size_t(E), nullptr);
+  hipEvent_t e = nullptr;
+  MP_GPU_CHECK(hipEventCreateWithFlags(&e, hipEventDisableTiming));
+  sc->idx_ready = e;
+  sc->layer_copied.assign(size_t(L), nullptr);
+  for (auto& ev : sc->layer_copied) {
+    MP_GPU_CHECK(hipEventCreateWithFlags(&e, hipEventDisableTiming));
+    ev = e;
+  }
+  return sc;
+}
+
+void route(const GpuLayerParams& lp, const Config& c, const int32_t* tokens, int64_t S, const float* logits,
+           int32_t* idx, float* weights, Stream stream) {
+  if (S <= 0) return;
+  const int32_t E = int32_t(c.n_routed_experts), k = int32_t(c.num_experts_per_tok);
+  if (k <= 0 || k > E)
+    throw GpuError("gpu route: num_experts_per_tok " + std::to_string(k) + " must be in 1.." + std::to_string(E));
+  const bool hash = lp.mlp == MlpKind::HashMoe;
+  if (hash && !lp.tid2eid) throw GpuError("gpu route: hash-routed layer without its device tid2eid table");
+  if (!hash && !lp.gate_bias) throw GpuError("gpu route: scored layer without its device gate bias");
+  route_kernel<<<unsigned(S), kRouteBlock, size_t(2 * E) * sizeof(float), native(stream)>>>(
+      logits, E, k, scoring_code(c.scoring_func), hash ? lp.tid2eid : nullptr, tokens, int32_t(c.vocab_size),
+      lp.gate_bias, c.routed_scaling_factor, idx, weights);
+  MP_GPU_CHECK_LAUNCH("gpu route");
+}
+
+void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_t* tokens_host, const int32_t* tokens,
+         int64_t S, const float* yn, GpuExpertSource& source, const ExpertLayout& layout, MoeScratch& sc, float* out,
+         MoeStats& stats, Stream stream) {
+  if (S <= 0) return;
+  const int64_t D = c.hidden_size, I = c.moe_intermediate_size, E = c.n_routed_experts, k = c.num_experts_per_tok;
+  const std::string where = "gpu moe layer " + std::to_string(layer);
+  if (S > sc.max_batch)
+    throw GpuError(where + ": batch of " + std::to_string(S) + " tokens exceeds the scratch's " +
+                   std::to_string(sc.max_batch));
+  if (layer >= sc.n_layers || E != sc.n_experts || k != sc.top_k)
+    throw GpuError(where + ": scratch sized for " + std::to_string(sc.n_layers) + " layers of " +
+                   std::to_string(sc.n_experts) + " experts top-" + std::to_string(sc.top_k));
+  if (layout.hidden != D || layout.intermediate != I)
+    throw GpuError(where + ": expert layout is " + std::to_string(layout.hidden) + "x" +
+                   std::to_string(layout.intermediate) + ", expected hidden " + std::to_string(D) +
+                   " intermediate " + std::to_string(I));
+  if (layout.w1.dtype != layout.w3.dtype)
+    throw GpuError(where + ": w1 and w3 of an expert must share one encoding");
+  const WeightCode up_code = part_code(layout.w1, I, D, layer, "w1");
+  (void)part_code(layout.w3, I, D, layer, "w3");
+  const WeightCode down_code = part_code(layout.w2, D, I, layer, "w2");
+  const bool hash = lp.mlp == MlpKind::HashMoe;
+  hipStream_t st = native(stream);
+
+  matmul(lp.gate, yn, D, sc.logits, E, S, stream);
+  route(lp, c, tokens, S, sc.logits, sc.idx, sc.weights, stream);
+  if (!hash) {
+    MP_GPU_CHECK(hipMemcpyAsync(sc.idx_host, sc.idx, size_t(S * k) * sizeof(int32_t), hipMemcpyDeviceToHost, st));
+    MP_GPU_CHECK(hipEventRecord(static_cast<hipEvent_t>(sc.idx_ready), st));
+  }
+  // The shared expert writes `out`; the combine adds the routed experts to it.
+  matmul(lp.shared_w1, yn, D, sc.h1, I, S, stream);
+  matmul(lp.shared_w3, yn, D, sc.h3, I, S, stream);
+  swiglu_clamped(sc.h1, sc.h3, S * I, float(c.swiglu_limit), sc.h1, stream);
+  matmul(lp.shared_w2, sc.h1, I, out, D, S, stream);
+
+  if (hash) {
+    if (!tokens_host || !lp.tid2eid_host) throw GpuError(where + ": hash routing needs the host token ids and table");
+    for (int64_t s = 0; s < S; ++s) {
+      const int32_t tok = tokens_host[s];
+      if (tok < 0 || uint32_t(tok) >= c.vocab_size)
+        throw GpuError(where + ": token id " + std::to_string(tok) + " outside the vocabulary of " +
+                       std::to_string(c.vocab_size));
+      std::copy_n(lp.tid2eid_host + int64_t(tok) * k, k, sc.idx_host + s * k);
+    }
+  } else {
+    MP_GPU_CHECK(hipEventSynchronize(static_cast<hipEvent_t>(sc.idx_ready)));
+  }
+
+  // Group the (token, j) pairs by expert, experts ascending, tokens ascending inside (the CPU's
+  // counting sort).
+  std::fill(sc.count.begin(), sc.count.end(), 0);
+  for (int64_t i = 0; i < S * k; ++i) {
+    const int32_t e = sc.idx_host[i];
+    if (e < 0 || e >= E)
+      throw GpuError(where + ": token " + std::to_string(i / k) + " routed to expert " + std::to_string(e) +
+                     ", expected 0.." + std::to_string(E - 1));
+    ++sc.count[size_t(e)];
+  }
+  int32_t n_used = 0;
+  sc.start[0] = 0;
+  for (int64_t e = 0; e < E; ++e) {
+    sc.start[size_t(e + 1)] = sc.start[size_t(e)] + sc.count[size_t(e)];
+    if (sc.count[size_t(e)]) sc.used[size_t(n_used++)] = int32_t(e);
+    sc.count[size_t(e)] = 0;
+  }
+  for (int64_t s = 0; s < S; ++s)
+    for (int64_t j = 0; j < k; ++j) {
+      const int32_t e = sc.idx_host[s * k + j];
+      const int32_t at = sc.start[size_t(e)] + sc.count[size_t(e)]++;
+      sc.pair_token[size_t(at)] = int32_t(s);
+      sc.pair_dest[size_t(at)] = int32_t(s * k + j);
+    }
+
+  const uint32_t band = source.max_batch();
+  if (band == 0) throw GpuError(where + ": the expert source serves 0 experts per call");
+  hipEvent_t copied = static_cast<hipEvent_t>(sc.layer_copied[layer]);
+  const std::byte** mirror = sc.mirror + int64_t(layer) * E;
+  const std::byte** table_row = sc.table + int64_t(layer) * E;
+  int32_t* staging = sc.staging + int64_t(layer) * sc.group_ints;
+  for (int32_t b0 = 0; b0 < n_used; b0 += int32_t(band)) {
+    const int32_t nb = std::min<int32_t>(int32_t(band), n_used - b0);
+    // A second band may evict the first band's slots: their kernels must be done.
+    if (b0 > 0) MP_GPU_CHECK(hipStreamSynchronize(st));
+    source.acquire(layer, sc.used.data() + b0, uint32_t(nb), sc.slots.data(), stream);
+    ++stats.acquires;
+    // The previous copies out of this layer's pinned memory must be done before it is rewritten.
+    MP_GPU_CHECK(hipEventSynchronize(copied));
+    bool changed = false;
+    for (int32_t i = 0; i < nb; ++i) {
+      const int32_t e = sc.used[size_t(b0 + i)];
+      if (!sc.slots[size_t(i)])
+        throw GpuError(where + " expert " + std::to_string(e) + ": the expert source returned no slot");
+      if (mirror[e] != sc.slots[size_t(i)]) {
+        mirror[e] = sc.slots[size_t(i)];
+        changed = true;
+      }
+    }
+    if (changed) {
+      MP_GPU_CHECK(hipMemcpyAsync(table_row, mirror, size_t(E) * sizeof(const std::byte*), hipMemcpyHostToDevice, st));
+      ++stats.table_uploads;
+    }
+    const int32_t p_begin = sc.start[size_t(sc.used[size_t(b0)])];
+    const int32_t p_end = sc.start[size_t(sc.used[size_t(b0 + nb - 1)] + 1)];
+    const int32_t np = p_end - p_begin;
+    int32_t max_count = 0;
+    for (int32_t i = 0; i < nb; ++i) {
+      const int32_t e = sc.used[size_t(b0 + i)];
+      staging[i] = e;
+      staging[nb + i] = sc.start[size_t(e)] - p_begin;
+      max_count = std::max(max_count, sc.start[size_t(e + 1)] - sc.start[size_t(e)]);
+    }
+    staging[2 * nb] = np;
+    std::copy_n(sc.pair_token.data() + p_begin, np, staging + 2 * nb + 1);
+    std::copy_n(sc.pair_dest.data() + p_begin, np, staging + 2 * nb + 1 + np);
+    MP_GPU_CHECK(hipMemcpyAsync(sc.groups, staging, size_t(2 * nb + 1 + 2 * np) * sizeof(int32_t),
+                                hipMemcpyHostToDevice, st));
+    MP_GPU_CHECK(hipEventRecord(copied, st));
+
+    const Band bd{sc.groups, nb, np};
+    const bool up_vec = reinterpret_cast<uintptr_t>(yn) % 16 == 0 && D % 4 == 0;
+    const bool down_vec = reinterpret_cast<uintptr_t>(sc.act) % 16 == 0 && I % 4 == 0;
+    const float limit = float(c.swiglu_limit);
+    const dim3 up_grid(blocks_for(I, kBlock / MP_MIN_WARP_SIZE), unsigned(nb));
+    const dim3 down_grid(blocks_for(D, kBlock / MP_MIN_WARP_SIZE), unsigned(nb));
+    with_token_tile(max_count, [&](auto tile) {
+      constexpr int T = decltype(tile)::value;
+      with_weight_code(up_code, [&](auto wc) {
+        expert_up_kernel<decltype(wc)::value, T><<<up_grid, kBlock, 0, st>>>(
+            table_row, part_args(layout.w1), part_args(layout.w3), D, I, bd, yn, up_vec, limit, sc.act);
+      });
+      MP_GPU_CHECK_LAUNCH("gpu moe expert w1/w3");
+      with_weight_code(down_code, [&](auto wc) {
+        expert_down_kernel<decltype(wc)::value, T><<<down_grid, kBlock, 0, st>>>(
+            table_row, part_args(layout.w2), D, I, bd, sc.act, down_vec, sc.ex_out);
+      });
+      MP_GPU_CHECK_LAUNCH("gpu moe expert w2");
+    });
+    stats.routed_experts += uint64_t(np);
+  }
+  combine_kernel<<<blocks_for(S * D), kBlock, 0, st>>>(sc.weights, sc.ex_out, S, int32_t(k), D, out);
+  MP_GPU_CHECK_LAUNCH("gpu moe combine");
+}
+
+}  // namespace moepage::ds4::gpu

@@ -1,0 +1,172 @@
+// Launchers and kernels of ops.hpp. Each kernel mirrors its CPU twin's arithmetic (double where
+// the CPU reduces in double) so the kernel tests can hold them to tight tolerances.
+#include "deepseek4/hip/ops.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "deepseek4/hip/check.hpp"
+#include "deepseek4/hip/row_dot.hpp"
+
+namespace moepage::ds4::gpu {
+namespace {
+
+constexpr int kBlock = 256;
+constexpr int kMaxWarps = kBlock / MP_MIN_WARP_SIZE;
+
+unsigned blocks_for(int64_t n, int64_t per_block = kBlock) {
+  return unsigned(std::max<int64_t>(1, (n + per_block - 1) / per_block));
+}
+
+// One warp per output row (grid-stride, so the warp count per block may differ between targets),
+// the token tiles looped inside so the row is streamed from memory once and re-read from cache.
+template <WeightCode W, int T>
+__global__ void matmul_kernel(DeviceMat m, const float* x, int64_t ld_x, float* y, int64_t ld_y, int64_t n_tokens,
+                              bool x_vec) {
+  const int64_t warps = blockDim.x / MP_WARP_SIZE;
+  const int64_t warp = blockIdx.x * warps + threadIdx.x / MP_WARP_SIZE;
+  const bool lane0 = threadIdx.x % MP_WARP_SIZE == 0;
+  for (int64_t r = warp; r < m.rows; r += int64_t(gridDim.x) * warps) {
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += T) {
+      const int64_t nt = n_tokens - t0 < T ? n_tokens - t0 : T;
+      const float* xs[T];
+#pragma unroll
+      for (int t = 0; t < T; ++t) xs[t] = x + (t0 + (t < nt ? t : 0)) * ld_x;
+      float acc[T];
+      warp_row_dot<W, T>(m, m.row_offset + r, xs, x_vec, acc);
+      if (lane0) {
+#pragma unroll
+        for (int t = 0; t < T; ++t)
+          if (t < nt) y[(t0 + t) * ld_y + r] = acc[t];
+      }
+    }
+  }
+}
+
+// Double sums, like cpu::rms_norm. One block per row.
+__global__ void rms_norm_kernel(const float* x, int64_t n, int64_t ld, const float* weight, float eps, float* out) {
+  __shared__ double partial[kMaxWarps];
+  const float* row = x + int64_t(blockIdx.x) * ld;
+  double ss = 0;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) ss += double(row[i]) * double(row[i]);
+  for (int off = MP_WARP_SIZE / 2; off > 0; off >>= 1) ss += MP_SHFL_XOR(ss, off);
+  const int warp = threadIdx.x / MP_WARP_SIZE, warps = blockDim.x / MP_WARP_SIZE;
+  if (threadIdx.x % MP_WARP_SIZE == 0) partial[warp] = ss;
+  __syncthreads();
+  double total = 0;
+  for (int w = 0; w < warps; ++w) total += partial[w];
+  const double r = 1.0 / sqrt(total / double(n) + double(eps));
+  float* o = out + int64_t(blockIdx.x) * ld;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+    o[i] = weight ? float(double(row[i]) * r * double(weight[i])) : float(double(row[i]) * r);
+}
+
+__global__ void rope_kernel(float* x, int64_t S, int64_t heads, int64_t ld_token, int64_t ld_head, int64_t col0,
+                            int32_t half, const float* cos_t, const float* sin_t, int64_t pos0, int64_t pos_step,
+                            bool inverse) {
+  const int64_t id = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (id >= S * heads * half) return;
+  const int64_t i = id % half, h = (id / half) % heads, s = id / (half * heads);
+  const int64_t pos = pos0 + s * pos_step;
+  const float c = cos_t[pos * half + i], sn = inverse ? -sin_t[pos * half + i] : sin_t[pos * half + i];
+  float* p = x + s * ld_token + h * ld_head + col0 + 2 * i;
+  const float x0 = p[0], x1 = p[1];
+  p[0] = x0 * c - x1 * sn;
+  p[1] = x1 * c + x0 * sn;
+}
+
+__global__ void swiglu_kernel(const float* gate, const float* up, int64_t n, float limit, float* out) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const double g = fmin(double(gate[i]), double(limit));
+  const double u = fmin(fmax(double(up[i]), -double(limit)), double(limit));
+  out[i] = float(g / (1.0 + exp(-g)) * u);
+}
+
+// One block row per token, threads over the columns; the decoded row goes to every stream.
+template <WeightCode W>
+__global__ void embed_kernel(DeviceMat table, const int32_t* tokens, int64_t copies, float* X) {
+  const int64_t s = blockIdx.y;
+  const int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= table.cols) return;
+  const int32_t tok = tokens[s];
+  // Ids are validated on the host before they reach the device; an id outside the table still
+  // must not read out of bounds, so it embeds as zeros.
+  float v = 0.0f;
+  if (tok >= 0 && tok < table.rows) {
+    const int64_t row = table.row_offset + tok;
+    v = decode_at<W>(table.data + row * row_bytes<W>(table.cols),
+                     table.scale ? table.scale + scale_row_offset<W>(row, table.cols) : nullptr, c);
+  }
+  for (int64_t i = 0; i < copies; ++i) X[(s * copies + i) * table.cols + c] = v;
+}
+
+// Float sums in stream order, like the CPU Model's observe_layer.
+__global__ void stream_mean_kernel(const float* streams, int32_t n, int64_t d_model, float* mean) {
+  const int64_t d = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (d >= d_model) return;
+  float sum = 0.0f;
+  for (int32_t i = 0; i < n; ++i) sum += streams[i * d_model + d];
+  mean[d] = sum / float(n);
+}
+
+}  // namespace
+
+void matmul(const cpu::MatRef& w, const float* x, int64_t ld_x, float* y, int64_t ld_y, int64_t n_tokens,
+            Stream stream) {
+  if (n_tokens <= 0 || w.rows == 0) return;
+  const WeightCode code = weight_code(w, "gpu matmul");
+  const DeviceMat m = device_mat(w);
+  const bool x_vec = reinterpret_cast<uintptr_t>(x) % 16 == 0 && (n_tokens == 1 || ld_x % 4 == 0);
+  const unsigned grid = blocks_for(w.rows, kBlock / MP_MIN_WARP_SIZE);
+  with_weight_code(code, [&](auto wc) {
+    with_token_tile(n_tokens, [&](auto tile) {
+      matmul_kernel<decltype(wc)::value, decltype(tile)::value>
+          <<<grid, kBlock, 0, native(stream)>>>(m, x, ld_x, y, ld_y, n_tokens, x_vec);
+    });
+  });
+  MP_GPU_CHECK_LAUNCH("gpu matmul");
+}
+
+void rms_norm(const float* x, int64_t rows, int64_t n, int64_t ld, const float* weight, float eps, float* out,
+              Stream stream) {
+  if (rows <= 0) return;
+  rms_norm_kernel<<<unsigned(rows), kBlock, 0, native(stream)>>>(x, n, ld, weight, eps, out);
+  MP_GPU_CHECK_LAUNCH("gpu rms_norm");
+}
+
+void rope_rotate(float* x, int64_t S, int64_t heads, int64_t ld_token, int64_t ld_head, int64_t col0,
+                 int32_t rope_dim, const float* cos, const float* sin, int64_t pos0, int64_t pos_step,
+                 bool inverse, Stream stream) {
+  const int32_t half = rope_dim / 2;
+  const int64_t n = S * heads * half;
+  if (n <= 0) return;
+  rope_kernel<<<blocks_for(n), kBlock, 0, native(stream)>>>(x, S, heads, ld_token, ld_head, col0, half, cos, sin,
+                                                            pos0, pos_step, inverse);
+  MP_GPU_CHECK_LAUNCH("gpu rope_rotate");
+}
+
+void swiglu_clamped(const float* gate, const float* up, int64_t n, float limit, float* out, Stream stream) {
+  if (n <= 0) return;
+  swiglu_kernel<<<blocks_for(n), kBlock, 0, native(stream)>>>(gate, up, n, limit, out);
+  MP_GPU_CHECK_LAUNCH("gpu swiglu_clamped");
+}
+
+void embed(const cpu::MatRef& table, const int32_t* tokens, int64_t S, int64_t copies, float* X, Stream stream) {
+  if (S <= 0) return;
+  const WeightCode code = weight_code(table, "gpu embed table");
+  const DeviceMat m = device_mat(table);
+  const dim3 grid(blocks_for(table.cols), unsigned(S));
+  with_weight_code(code, [&](auto wc) {
+    embed_kernel<decltype(wc)::value><<<grid, kBlock, 0, native(stream)>>>(m, tokens, copies, X);
+  });
+  MP_GPU_CHECK_LAUNCH("gpu embed");
+}
+
+void stream_mean(const float* streams, int32_t n, int64_t d_model, float* mean, Stream stream) {
+  if (d_model <= 0) return;
+  stream_mean_kernel<<<blocks_for(d_model), kBlock, 0, native(stream)>>>(streams, n, d_model, mean);
+  MP_GPU_CHECK_LAUNCH("gpu stream_mean");
+}
+
+}  // namespace moepage::ds4::gpu

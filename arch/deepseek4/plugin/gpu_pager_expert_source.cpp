@@ -1,0 +1,28 @@
+#include "gpu_pager_expert_source.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace moepage::ds4 {
+
+GpuPagerExpertSource::GpuPagerExpertSource(PagerCalls& pager)
+    : pager_(pager), device_(pager.host() ? pager.host()->device : nullptr) {
+  if (device_ == nullptr || device_->kind != MP_DEVICE_HIP || device_->stream_wait_event == nullptr)
+    throw std::runtime_error("arch 'deepseek4': the GPU forward pass needs the host's HIP device service with "
+                             "stream_wait_event");
+}
+
+void GpuPagerExpertSource::acquire(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots,
+                                   gpu::Stream stream) {
+  const mp_event ready = pager_.acquire(layer, experts, n, slots);
+  if (ready == nullptr) return;
+  if (const mp_status s = device_->stream_wait_event(device_->ctx, static_cast<mp_stream>(stream), ready); s != MP_OK)
+    throw std::runtime_error(std::string("arch 'deepseek4': ordering the compute stream after layer ") +
+                             std::to_string(layer) + "'s expert fills failed: " + mp_status_name(s));
+}
+
+void GpuPagerExpertSource::observe(uint32_t layer, const float* hidden_device, uint32_t d, gpu::Stream stream) {
+  pager_.observe(layer, hidden_device, d, static_cast<mp_stream>(stream));
+}
+
+}  // namespace moepage::ds4

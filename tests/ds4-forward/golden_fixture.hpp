@@ -1,0 +1,98 @@
+// The transformers golden fixtures (tools/golden/make_fixtures.py -> tests/fixtures, or
+// $MOEPAGE_DS4_FIXTURES): finding them, loading one (checkpoint, config, expert catalog, prompt,
+// reference logits and greedy ids), and the comparisons the forward tests make. Shared by the
+// CPU suite (ds4-forward) and the GPU suite (ds4-hip-forward).
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "checkpoint/checkpoint.hpp"
+#include "deepseek4/forward/bind_weights.hpp"
+#include "deepseek4/model/config_json.hpp"
+#include "npy.hpp"
+
+namespace moepage::ds4::test {
+
+inline std::filesystem::path fixture_root() {
+  if (const char* env = std::getenv("MOEPAGE_DS4_FIXTURES")) return env;
+  return std::filesystem::path(MOEPAGE_SOURCE_DIR) / "tests" / "fixtures";
+}
+
+// DeepSeek-V4 golden fixtures: folders with a meta.json that lists prefill chunks.
+inline std::vector<std::filesystem::path> golden_fixtures() {
+  std::vector<std::filesystem::path> out;
+  if (!std::filesystem::is_directory(fixture_root())) return out;
+  for (const auto& entry : std::filesystem::directory_iterator(fixture_root())) {
+    const std::filesystem::path meta = entry.path() / "meta.json";
+    if (!std::filesystem::exists(meta)) continue;
+    std::ifstream f(meta);
+    const auto j = nlohmann::json::parse(f, nullptr, false);
+    if (!j.is_discarded() && j.contains("prefill_chunks") && j.contains("decode_steps")) out.push_back(entry.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// One fixture, opened and read. The checkpoint and resolver sit behind pointers because the
+// weights and catalog point into them.
+struct GoldenFixture {
+  std::filesystem::path dir;
+  Config cfg;
+  std::unique_ptr<ckpt::Checkpoint> checkpoint;
+  std::unique_ptr<TensorResolver> resolver;
+  std::unique_ptr<ExpertCatalog> catalog;
+  std::vector<int32_t> prompt, greedy;      // greedy: decode_steps + 1 ids
+  std::vector<uint32_t> chunks;             // the prompt cut into prefill chunks
+  moepage::test::NpyArray prefill, decode, teacher;       // [P, V], [n, V], [P + n, V]
+  size_t P = 0, n = 0, V = 0;
+
+  explicit GoldenFixture(const std::filesystem::path& d) : dir(d) {
+    std::ifstream mf(dir / "meta.json");
+    const auto meta = nlohmann::json::parse(mf);
+    cfg = load_config_json(dir).config;
+    checkpoint = std::make_unique<ckpt::Checkpoint>(ckpt::Checkpoint::open(dir));
+    resolver = std::make_unique<TensorResolver>(*checkpoint);
+    resolver->check_required(cfg);
+    catalog = ExpertCatalog::build(*resolver, cfg);
+    const auto prompt_npy = moepage::test::read_npy((dir / "prompt_ids.npy").string());
+    const auto greedy_npy = moepage::test::read_npy((dir / "greedy_ids.npy").string());
+    prompt.assign(prompt_npy.i64.begin(), prompt_npy.i64.end());
+    greedy.assign(greedy_npy.i64.begin(), greedy_npy.i64.end());
+    prefill = moepage::test::read_npy((dir / "prefill_logits.npy").string());
+    decode = moepage::test::read_npy((dir / "decode_logits.npy").string());
+    teacher = moepage::test::read_npy((dir / "teacher_forced_logits.npy").string());
+    chunks = meta["prefill_chunks"].get<std::vector<uint32_t>>();
+    P = prompt.size();
+    n = size_t(meta["decode_steps"].get<int>());
+    V = cfg.vocab_size;
+  }
+
+  // Every expert of every layer in host memory.
+  std::unique_ptr<ResidentExpertSource> resident_experts() const { return load_resident_experts(*resolver, *catalog, cfg); }
+  Weights weights() const { return bind_weights(*resolver, cfg); }
+  ExpertLayout layout() const { return expert_layout(*catalog, cfg); }
+};
+
+inline double max_abs_diff(const float* a, const float* b, size_t n) {
+  double d = 0;
+  for (size_t i = 0; i < n; ++i) d = std::max(d, double(std::fabs(a[i] - b[i])));
+  return d;
+}
+
+inline double max_abs(const float* a, size_t n) {
+  double m = 0;
+  for (size_t i = 0; i < n; ++i) m = std::max(m, double(std::fabs(a[i])));
+  return m;
+}
+
+inline int32_t argmax(const float* row, size_t n) { return int32_t(std::max_element(row, row + n) - row); }
+
+}  // namespace moepage::ds4::test

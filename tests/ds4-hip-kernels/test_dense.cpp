@@ -1,0 +1,284 @@
+// The dense GPU kernels against their CPU twins: matmul in every encoding, the element-wise and
+// normalisation ops, mHC and the output head.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "deepseek4/cpu/gemm.hpp"
+#include "deepseek4/cpu/ops.hpp"
+#include "deepseek4/cpu/rope.hpp"
+#include "deepseek4/forward/hc.hpp"
+#include "deepseek4/forward/head.hpp"
+#include "deepseek4/hip/hc.hpp"
+#include "deepseek4/hip/head.hpp"
+#include "deepseek4/hip/ops.hpp"
+#include "kernel_test_support.hpp"
+
+using namespace moepage;
+using namespace moepage::ds4;
+using namespace moepage::ds4::gpu::test;
+
+namespace {
+
+const Dtype kAllDtypes[] = {Dtype::F32, Dtype::BF16, Dtype::F16, Dtype::F8_E4M3, Dtype::I8};
+
+// The matmul of one configuration: w rows [band_start, band_start + band_rows) of a stored
+// [rows, cols] matrix (band_rows 0: the whole matrix), x rows ld_x apart, y rows ld_y apart.
+void check_matmul(Dtype dtype, int64_t rows, int64_t cols, int64_t n_tokens, int64_t band_start, int64_t band_rows,
+                  int64_t x_pad, uint64_t shift, uint64_t seed) {
+  Rng rng(seed);
+  gpu::test::Device dev;
+  cpu::ThreadPool pool(1);
+  const HostMat hm = random_mat(rng, dtype, rows, cols);
+  cpu::MatRef w = hm.ref(), wd = hm.on(dev, shift);
+  if (band_rows) {
+    w = w.row_band(band_start, band_rows);
+    wd = wd.row_band(band_start, band_rows);
+  }
+  const int64_t ld_x = cols + x_pad, ld_y = w.rows + 2;
+  const std::vector<float> x = rng.floats(size_t(n_tokens * ld_x));
+  std::vector<float> want(size_t(n_tokens * ld_y), 0.0f);
+  cpu::matmul(pool, w, x.data(), ld_x, want.data(), ld_y, n_tokens);
+  float* yd = dev.zeros<float>(want.size());
+  gpu::matmul(wd, dev.put(x), ld_x, yd, ld_y, n_tokens, dev.stream());
+  check_close("matmul " + std::string(dtype_name(dtype)) + " W" + shape_str({rows, cols}) + " band " +
+                  shape_str({band_start, band_rows}) + " tokens " + std::to_string(n_tokens) + " ld_x " +
+                  std::to_string(ld_x) + " shift " + std::to_string(shift),
+              dev.get(yd, want.size()), want, matmul_threshold(dtype));
+}
+
+}  // namespace
+
+TEST_CASE("gpu matmul matches cpu::matmul for every encoding, batch and shape") {
+  uint64_t seed = 1;
+  for (Dtype dtype : kAllDtypes) {
+    const bool fp4 = dtype == Dtype::I8;  // FP4 rows must be whole 32-column groups
+    const int64_t shapes[][2] = {{37, 64}, {130, fp4 ? 288 : 257}, {300, fp4 ? 1024 : 1000}, {5, fp4 ? 32 : 3}};
+    for (const auto& shape : shapes)
+      for (int64_t n_tokens : {1, 3, 8, 13})
+        for (int64_t x_pad : {0, 1}) check_matmul(dtype, shape[0], shape[1], n_tokens, 0, 0, x_pad, 0, seed++);
+    // A band crossing an FP8 128-row block boundary, and a weight whose rows start off alignment.
+    for (int64_t n_tokens : {1, 3, 8, 13}) {
+      check_matmul(dtype, 300, fp4 ? 512 : 520, n_tokens, 100, 150, 0, 0, seed++);
+      check_matmul(dtype, 67, fp4 ? 320 : 333, n_tokens, 0, 0, 0, 4, seed++);
+    }
+  }
+}
+
+TEST_CASE("gpu rms_norm matches cpu::rms_norm, with and without weight, in place") {
+  Rng rng(11);
+  gpu::test::Device dev;
+  const int64_t rows = 5, n = 1000, ld = 1024;
+  const std::vector<float> x = rng.floats(size_t(rows * ld), -3.0f, 3.0f), w = rng.floats(size_t(n), 0.5f, 1.5f);
+  for (bool weighted : {true, false}) {
+    std::vector<float> want = x;
+    for (int64_t r = 0; r < rows; ++r)
+      cpu::rms_norm(x.data() + r * ld, n, weighted ? w.data() : nullptr, 1e-6, want.data() + r * ld);
+    float* xd = dev.put(x);
+    gpu::rms_norm(xd, rows, n, ld, weighted ? dev.put(w) : nullptr, 1e-6f, xd, dev.stream());
+    check_close(std::string("rms_norm rows 5 n 1000 ld 1024 F32 ") + (weighted ? "weighted" : "unweighted"),
+                dev.get(xd, x.size()), want, 1e-6);
+  }
+}
+
+TEST_CASE("gpu rope_rotate matches cpu::Rope::rotate in both directions") {
+  Rng rng(12);
+  gpu::test::Device dev;
+  const int rope_dim = 16, half = rope_dim / 2;
+  const cpu::Rope rope(cpu::RopeSpec{160000.0, true, 16.0, 64.0, 32.0, 1.0}, rope_dim);
+  const int64_t positions = 40, S = 3, heads = 4, ld_head = 40, ld_token = heads * ld_head + 8, col0 = 24;
+  const int64_t pos0 = 7, pos_step = 4;
+  std::vector<float> cos(size_t(positions * half)), sin(cos.size());
+  for (int64_t p = 0; p < positions; ++p) rope.angles(p, cos.data() + p * half, sin.data() + p * half);
+  const float* cos_d = dev.put(cos);
+  const float* sin_d = dev.put(sin);
+  const std::vector<float> x = rng.floats(size_t(S * ld_token));
+  for (bool inverse : {false, true}) {
+    std::vector<float> want = x;
+    for (int64_t s = 0; s < S; ++s)
+      for (int64_t h = 0; h < heads; ++h) {
+        const int64_t pos = pos0 + s * pos_step;
+        rope.rotate(want.data() + s * ld_token + h * ld_head + col0, cos.data() + pos * half, sin.data() + pos * half,
+                    inverse);
+      }
+    float* xd = dev.put(x);
+    gpu::rope_rotate(xd, S, heads, ld_token, ld_head, col0, rope_dim, cos_d, sin_d, pos0, pos_step, inverse,
+                     dev.stream());
+    check_close(std::string("rope_rotate S 3 heads 4 rope 16 F32 ") + (inverse ? "inverse" : "forward"),
+                dev.get(xd, x.size()), want, 1e-6);
+  }
+}
+
+TEST_CASE("gpu swiglu_clamped matches cpu::swiglu_clamped across the clamp") {
+  Rng rng(13);
+  gpu::test::Device dev;
+  const int64_t n = 3001;
+  const std::vector<float> g = rng.floats(size_t(n), -20.0f, 20.0f), u = rng.floats(size_t(n), -20.0f, 20.0f);
+  std::vector<float> want(static_cast<size_t>(n));
+  cpu::swiglu_clamped(g.data(), u.data(), n, 7.0f, want.data());
+  float* out = dev.zeros<float>(uint64_t(n));
+  gpu::swiglu_clamped(dev.put(g), dev.put(u), n, 7.0f, out, dev.stream());
+  check_close("swiglu_clamped n 3001 limit 7 F32", dev.get(out, uint64_t(n)), want, 1e-6);
+}
+
+TEST_CASE("gpu embed decodes table rows bit for bit like cpu::decode_row (NaN and subnormal codes too)") {
+  uint64_t seed = 14;
+  for (Dtype dtype : kAllDtypes) {
+    Rng rng(seed++);
+    gpu::test::Device dev;
+    const int64_t vocab = 50, cols = dtype == Dtype::I8 ? 160 : 135, S = 4, copies = 3;
+    const HostMat table = random_mat(rng, dtype, vocab, cols, 1.0f, true);
+    const std::vector<int32_t> tokens = {3, 49, 0, 3};
+    float* X = dev.zeros<float>(uint64_t(S * copies * cols));
+    gpu::embed(table.on(dev), dev.put(tokens), S, copies, X, dev.stream());
+    const std::vector<float> got = dev.get(X, uint64_t(S * copies * cols));
+    std::vector<float> row(static_cast<size_t>(cols));
+    size_t mismatches = 0;
+    for (int64_t s = 0; s < S; ++s) {
+      cpu::decode_row(table.ref(), tokens[size_t(s)], 0, cols, row.data());
+      for (int64_t i = 0; i < copies; ++i)
+        for (int64_t c = 0; c < cols; ++c) {
+          const float a = got[size_t((s * copies + i) * cols + c)], b = row[size_t(c)];
+          // NaN payloads may differ between vendors' arithmetic; every other value is exact.
+          const bool same = (std::isnan(a) && std::isnan(b)) || float_to_bits(a) == float_to_bits(b);
+          mismatches += same ? 0 : 1;
+        }
+    }
+    INFO("embed " << dtype_name(dtype) << " table " << shape_str({vocab, cols}) << " S 4 copies 3");
+    CHECK(mismatches == 0);
+  }
+}
+
+TEST_CASE("gpu stream_mean matches the CPU Model's mean of the streams") {
+  Rng rng(15);
+  gpu::test::Device dev;
+  const int32_t n = 4;
+  const int64_t d = 777;
+  const std::vector<float> streams = rng.floats(size_t(n * d), -5.0f, 5.0f);
+  std::vector<float> want(static_cast<size_t>(d));
+  for (int64_t e = 0; e < d; ++e) {
+    float sum = 0.0f;
+    for (int32_t i = 0; i < n; ++i) sum += streams[size_t(i * d + e)];
+    want[size_t(e)] = sum / float(n);
+  }
+  float* mean = dev.zeros<float>(uint64_t(d));
+  gpu::stream_mean(dev.put(streams), n, d, mean, dev.stream());
+  check_close("stream_mean n 4 d 777 F32", dev.get(mean, uint64_t(d)), want, 1e-7);
+}
+
+namespace {
+
+Config hc_config() {
+  Config c;
+  c.hidden_size = 96;
+  c.hc_mult = 4;
+  c.hc_sinkhorn_iters = 20;
+  c.hc_eps = 1e-6;
+  c.rms_norm_eps = 1e-6;
+  c.vocab_size = 300;
+  c.num_attention_heads = 2;
+  c.head_dim = 16;
+  c.q_lora_rank = 8;
+  c.o_groups = 1;
+  c.o_lora_rank = 8;
+  c.n_routed_experts = 8;
+  c.num_experts_per_tok = 2;
+  c.moe_intermediate_size = 32;
+  c.index_n_heads = 2;
+  c.index_head_dim = 8;
+  c.index_topk = 2;
+  return c;
+}
+
+// Host params and their device twin for one mHC site with `n_mix` mixes.
+struct HcSite {
+  HostMat fn;
+  HcParams cpu;
+  gpu::GpuHcParams dev;
+  HcSite(Rng& rng, gpu::test::Device& d, const Config& c, int64_t n_mix, int64_t n_scale) {
+    const int64_t nd = int64_t(c.hc_mult) * c.hidden_size;
+    fn = random_mat(rng, Dtype::F32, n_mix, nd, 4.0f);
+    cpu.fn = fn.ref();
+    cpu.base = rng.floats(size_t(n_mix), -0.5f, 0.5f);
+    cpu.scale = rng.floats(size_t(n_scale), 0.8f, 1.2f);
+    dev.fn = fn.on(d);
+    dev.base = d.put(cpu.base);
+    dev.scale = d.put(cpu.scale);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("gpu hc_pre and hc_post match forward/hc.cpp") {
+  Rng rng(16);
+  gpu::test::Device dev;
+  cpu::ThreadPool pool(1);
+  const Config c = hc_config();
+  const int64_t S = 5, N = c.hc_mult, D = c.hidden_size, n_mix = (2 + N) * N;
+  const HcSite site(rng, dev, c, n_mix, 3);
+  const std::vector<float> X = rng.floats(size_t(S * N * D), -2.0f, 2.0f);
+  std::vector<float> flat(size_t(S * N * D)), mixes(size_t(S * n_mix)), pre(size_t(S * N));
+  std::vector<float> post(size_t(S * N)), comb(size_t(S * N * N)), u(size_t(S * D));
+  hc_pre(pool, site.cpu, c, X.data(), S, HcScratch{flat.data(), mixes.data(), pre.data()}, post.data(), comb.data(),
+         u.data());
+
+  const gpu::GpuHcScratch hs = gpu::allocate_hc_scratch(c, S, dev.arena());
+  float* Xd = dev.put(X);
+  float* post_d = dev.zeros<float>(post.size());
+  float* comb_d = dev.zeros<float>(comb.size());
+  float* u_d = dev.zeros<float>(u.size());
+  gpu::hc_pre(site.dev, c, Xd, S, hs, post_d, comb_d, u_d, dev.stream());
+  check_close("hc_pre post S 5 N 4 D 96", dev.get(post_d, post.size()), post, 1e-5);
+  check_close("hc_pre comb S 5 N 4 D 96", dev.get(comb_d, comb.size()), comb, 1e-5);
+  check_close("hc_pre u S 5 N 4 D 96", dev.get(u_d, u.size()), u, 1e-5);
+
+  // hc_post on the CPU's weights, so only the mixing itself is compared.
+  const std::vector<float> block_out = rng.floats(size_t(S * D));
+  std::vector<float> want(size_t(S * N * D));
+  hc_post(block_out.data(), X.data(), post.data(), comb.data(), S, uint32_t(N), uint32_t(D), want.data());
+  float* out_d = dev.zeros<float>(want.size());
+  gpu::hc_post(dev.put(block_out), Xd, dev.put(post), dev.put(comb), S, uint32_t(N), uint32_t(D), out_d,
+               dev.stream());
+  check_close("hc_post S 5 N 4 D 96", dev.get(out_d, want.size()), want, 1e-6);
+}
+
+TEST_CASE("gpu hc_head and output_head match forward/hc.cpp and forward/head.cpp") {
+  Rng rng(17);
+  gpu::test::Device dev;
+  cpu::ThreadPool pool(1);
+  const Config c = hc_config();
+  const int64_t S = 3, N = c.hc_mult, D = c.hidden_size, V = c.vocab_size;
+  const HcSite site(rng, dev, c, N, 1);
+  const std::vector<float> X = rng.floats(size_t(S * N * D), -2.0f, 2.0f);
+
+  std::vector<float> flat(size_t(S * N * D)), mixes(size_t(S * N)), pre(size_t(S * N)), h(size_t(S * D));
+  hc_head(pool, site.cpu, c, X.data(), S, HcScratch{flat.data(), mixes.data(), pre.data()}, h.data());
+  const gpu::GpuHcScratch hs = gpu::allocate_hc_scratch(c, S, dev.arena());
+  float* Xd = dev.put(X);
+  float* h_d = dev.zeros<float>(h.size());
+  gpu::hc_head(site.dev, c, Xd, S, hs, h_d, dev.stream());
+  check_close("hc_head S 3 N 4 D 96", dev.get(h_d, h.size()), h, 1e-5);
+
+  for (Dtype head_dtype : {Dtype::BF16, Dtype::F32}) {
+    const HostMat head = random_mat(rng, head_dtype, V, D);
+    ModelParams mp;
+    mp.head = head.ref();
+    mp.norm = rng.floats(size_t(D), 0.8f, 1.2f);
+    mp.hc_head = site.cpu;
+    Scratch sc;
+    sc.allocate(c, S, 1, 1, 1);
+    std::vector<float> want(size_t(S * V));
+    output_head(pool, mp, c, X.data(), S, sc, want.data());
+
+    gpu::GpuModelParams gp;
+    gp.head = head.on(dev);
+    gp.norm = dev.put(mp.norm);
+    gp.hc_head = site.dev;
+    float* u = dev.zeros<float>(uint64_t(S * D));
+    float* xn = dev.zeros<float>(uint64_t(S * D));
+    float* logits = dev.zeros<float>(want.size());
+    gpu::output_head(gp, c, Xd, S, hs, u, xn, logits, dev.stream());
+    check_close("output_head S 3 vocab 300 D 96 head " + std::string(dtype_name(head_dtype)),
+                dev.get(logits, want.size()), want, 2e-5);
+  }
+}

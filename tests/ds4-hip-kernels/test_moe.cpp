@@ -1,0 +1,272 @@
+// Routing and the MoE block on the GPU against forward/moe.cpp: every scoring function, hash and
+// scored layers, every expert encoding, experts served in one band or in several through slots
+// that move, and the pointer table uploaded only when a slot changed.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "deepseek4/forward/moe.hpp"
+#include "deepseek4/hip/moe.hpp"
+#include "deepseek4/hip/moe_scratch.hpp"
+#include "kernel_test_support.hpp"
+
+using namespace moepage;
+using namespace moepage::ds4;
+using namespace moepage::ds4::gpu::test;
+
+namespace {
+
+Config moe_config(ScoringFunc scoring) {
+  Config c;
+  c.vocab_size = 50;
+  c.hidden_size = 128;
+  c.moe_intermediate_size = 96;
+  c.num_hidden_layers = 2;
+  c.n_routed_experts = 16;
+  c.num_experts_per_tok = 4;
+  c.scoring_func = scoring;
+  c.routed_scaling_factor = 1.5;
+  c.swiglu_limit = 10.0;
+  c.num_attention_heads = 2;
+  c.head_dim = 16;
+  c.q_lora_rank = 8;
+  c.o_groups = 1;
+  c.o_lora_rank = 8;
+  c.index_n_heads = 2;
+  c.index_head_dim = 8;
+  c.index_topk = 2;
+  c.layer_types = {AttnKind::Sliding, AttnKind::Sliding};
+  c.mlp_layer_types = {MlpKind::HashMoe, MlpKind::Moe};
+  return c;
+}
+
+// One MoE layer's dense weights on the host and their device twin.
+struct MoeLayer {
+  HostMat gate, w1, w3, w2;
+  LayerParams cpu;
+  gpu::GpuLayerParams dev;
+  MoeLayer(Rng& rng, gpu::test::Device& d, const Config& c, MlpKind kind) {
+    const int64_t D = c.hidden_size, I = c.moe_intermediate_size, E = c.n_routed_experts, k = c.num_experts_per_tok;
+    gate = random_mat(rng, Dtype::BF16, E, D, 2.0f);
+    w1 = random_mat(rng, Dtype::BF16, I, D);
+    w3 = random_mat(rng, Dtype::BF16, I, D);
+    w2 = random_mat(rng, Dtype::BF16, D, I);
+    cpu.mlp = dev.mlp = kind;
+    cpu.gate = gate.ref();
+    cpu.shared_w1 = w1.ref();
+    cpu.shared_w3 = w3.ref();
+    cpu.shared_w2 = w2.ref();
+    cpu.gate_bias = rng.floats(size_t(E), -0.3f, 0.3f);
+    cpu.tid2eid.resize(size_t(c.vocab_size) * size_t(k));
+    for (auto& e : cpu.tid2eid) e = rng.below(int32_t(E));  // rows may repeat an expert
+    dev.gate = gate.on(d);
+    dev.shared_w1 = w1.on(d);
+    dev.shared_w3 = w3.on(d);
+    dev.shared_w2 = w2.on(d);
+    dev.gate_bias = d.put(cpu.gate_bias);
+    dev.tid2eid = d.put(cpu.tid2eid);
+    dev.tid2eid_host = cpu.tid2eid.data();
+  }
+};
+
+// Every expert of every layer in device memory, each in its own fixed slot.
+class ResidentDeviceExperts final : public gpu::GpuExpertSource {
+ public:
+  ResidentDeviceExperts(ResidentExpertSource& host, gpu::test::Device& d, uint32_t layers, uint32_t experts)
+      : experts_(experts), slot_bytes_(host.layout().slot_bytes) {
+    base_ = d.arena().take<std::byte>(slot_bytes_ * layers * experts);
+    for (uint32_t l = 0; l < layers; ++l)
+      for (uint32_t e = 0; e < experts; ++e) gpu::upload(slot_ptr(l, e), host.slot(l, e), slot_bytes_);
+    d.fence();
+  }
+  void acquire(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots, gpu::Stream) override {
+    for (uint32_t i = 0; i < n; ++i) slots[i] = slot_ptr(layer, uint32_t(experts[i]));
+    ++calls;
+  }
+  uint32_t max_batch() const override { return experts_; }
+  int calls = 0;
+
+ private:
+  std::byte* slot_ptr(uint32_t l, uint32_t e) const { return base_ + (uint64_t(l) * experts_ + e) * slot_bytes_; }
+  uint32_t experts_;
+  uint64_t slot_bytes_;
+  std::byte* base_;
+};
+
+// A pager in miniature: `n` device slots refilled on every acquire (slot i gets experts[i]), so
+// slot pointers move between bands and a stale table entry would read another expert.
+class FewDeviceSlots final : public gpu::GpuExpertSource {
+ public:
+  FewDeviceSlots(ResidentExpertSource& host, gpu::test::Device& d, uint32_t n)
+      : host_(host), dev_(d), n_(n), slot_bytes_(host.layout().slot_bytes) {
+    base_ = d.arena().take<std::byte>(slot_bytes_ * n);
+  }
+  void acquire(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots, gpu::Stream) override {
+    REQUIRE(n <= n_);
+    // Rotate which slot serves which position so pointers change from one band to the next.
+    for (uint32_t i = 0; i < n; ++i) {
+      std::byte* slot = base_ + uint64_t((i + rotation_) % n_) * slot_bytes_;
+      gpu::upload(slot, host_.slot(layer, uint32_t(experts[i])), slot_bytes_);
+      slots[i] = slot;
+    }
+    dev_.fence();
+    ++rotation_;
+  }
+  uint32_t max_batch() const override { return n_; }
+
+ private:
+  ResidentExpertSource& host_;
+  gpu::test::Device& dev_;
+  uint32_t n_;
+  uint64_t slot_bytes_;
+  std::byte* base_;
+  uint32_t rotation_ = 0;
+};
+
+// The CPU reference with the same band width as the GPU run.
+class BandedCpuSource final : public ExpertSource {
+ public:
+  BandedCpuSource(ResidentExpertSource& r, uint32_t band) : r_(r), band_(band) {}
+  void acquire(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots) override {
+    r_.acquire(layer, experts, n, slots);
+  }
+  uint32_t max_batch() const override { return band_; }
+
+ private:
+  ResidentExpertSource& r_;
+  uint32_t band_;
+};
+
+// Random experts of every layer in the host source, encoded as asked.
+void fill_experts(Rng& rng, ResidentExpertSource& src, const Config& c) {
+  const ExpertLayout& L = src.layout();
+  const int64_t D = c.hidden_size, I = c.moe_intermediate_size;
+  auto place = [&](std::byte* slot, const ExpertPart& p, int64_t rows, int64_t cols) {
+    const HostMat m = random_mat(rng, p.dtype, rows, cols);
+    std::memcpy(slot + p.offset, m.data.data(), m.data.size());
+    if (p.has_scale) std::memcpy(slot + p.scale_offset, m.scale.data(), m.scale.size());
+  };
+  for (uint32_t l = 0; l < c.num_hidden_layers; ++l)
+    for (uint32_t e = 0; e < c.n_routed_experts; ++e) {
+      std::byte* slot = src.slot(l, e);
+      place(slot, L.w1, I, D);
+      place(slot, L.w3, I, D);
+      place(slot, L.w2, D, I);
+    }
+}
+
+std::string scoring_name(ScoringFunc f) {
+  return f == ScoringFunc::Sigmoid ? "sigmoid" : f == ScoringFunc::Softmax ? "softmax" : "sqrtsoftplus";
+}
+
+}  // namespace
+
+TEST_CASE("gpu route matches route_token for every scoring function, hash and scored") {
+  uint64_t seed = 100;
+  for (ScoringFunc scoring : {ScoringFunc::SqrtSoftplus, ScoringFunc::Sigmoid, ScoringFunc::Softmax}) {
+    for (MlpKind kind : {MlpKind::HashMoe, MlpKind::Moe}) {
+      Rng rng(seed++);
+      gpu::test::Device dev;
+      const Config c = moe_config(scoring);
+      const MoeLayer layer(rng, dev, c, kind);
+      const int64_t S = 7, E = c.n_routed_experts, k = c.num_experts_per_tok;
+      // Logits past 20 take softplus's linear branch.
+      std::vector<float> logits = rng.floats(size_t(S * E), -6.0f, 6.0f);
+      logits[3] = 25.0f;
+      std::vector<int32_t> tokens(static_cast<size_t>(S));
+      for (auto& t : tokens) t = rng.below(int32_t(c.vocab_size));
+      std::vector<int32_t> want_idx(size_t(S * k));
+      std::vector<float> want_w(size_t(S * k)), scores(static_cast<size_t>(E)), biased(static_cast<size_t>(E));
+      for (int64_t s = 0; s < S; ++s)
+        route_token(layer.cpu, c, tokens[size_t(s)], logits.data() + s * E, scores.data(), biased.data(),
+                    want_idx.data() + s * k, want_w.data() + s * k);
+      int32_t* idx = dev.zeros<int32_t>(uint64_t(S * k));
+      float* w = dev.zeros<float>(uint64_t(S * k));
+      gpu::route(layer.dev, c, dev.put(tokens), S, dev.put(logits), idx, w, dev.stream());
+      const std::string what = "route " + scoring_name(scoring) + (kind == MlpKind::HashMoe ? " hash" : " scored") +
+                               " S 7 E 16 k 4";
+      INFO(what);
+      CHECK(dev.get(idx, uint64_t(S * k)) == want_idx);
+      check_close(what + " weights", dev.get(w, uint64_t(S * k)), want_w, 1e-6);
+    }
+  }
+}
+
+namespace {
+
+// One GPU moe() call against the CPU's, with experts in the given encodings, band width `band`
+// (0: all experts in one acquire, from fixed slots), then the same call again.
+void check_moe(Dtype w13, Dtype w2, uint32_t layer_id, int64_t S, uint32_t band, uint64_t seed) {
+  Rng rng(seed);
+  gpu::test::Device dev;
+  cpu::ThreadPool pool(1);
+  const Config c = moe_config(ScoringFunc::SqrtSoftplus);
+  const int64_t D = c.hidden_size, E = c.n_routed_experts;
+  const MoeLayer layer(rng, dev, c, c.mlp_layer_types[layer_id]);
+  const ExpertLayout layout = ExpertLayout::packed(c.hidden_size, c.moe_intermediate_size, w13, w2);
+  ResidentExpertSource host_experts(layout, c.num_hidden_layers, c.n_routed_experts);
+  fill_experts(rng, host_experts, c);
+
+  std::vector<int32_t> tokens(static_cast<size_t>(S));
+  for (auto& t : tokens) t = rng.below(int32_t(c.vocab_size));
+  const std::vector<float> yn = rng.floats(size_t(S * D), -2.0f, 2.0f);
+
+  Scratch sc;
+  sc.allocate(c, S, 1, 1, 1);
+  std::vector<float> want(size_t(S * D));
+  MoeStats want_stats;
+  BandedCpuSource cpu_source(host_experts, band ? band : uint32_t(E));
+  moe(pool, layer.cpu, c, layer_id, tokens.data(), S, yn.data(), cpu_source, layout, sc, want.data(), want_stats);
+
+  std::unique_ptr<gpu::GpuExpertSource> source;
+  if (band) source = std::make_unique<FewDeviceSlots>(host_experts, dev, band);
+  else source = std::make_unique<ResidentDeviceExperts>(host_experts, dev, c.num_hidden_layers, uint32_t(E));
+  auto msc = gpu::allocate_moe_scratch(c, S, dev.arena(), dev.pinned());
+  const int32_t* tokens_d = dev.put(tokens);
+  const float* yn_d = dev.put(yn);
+  float* out = dev.zeros<float>(want.size());
+  MoeStats stats;
+  gpu::moe(layer.dev, c, layer_id, tokens.data(), tokens_d, S, yn_d, *source, layout, *msc, out, stats, dev.stream());
+  const std::vector<float> got = dev.get(out, want.size());
+
+  const std::string what = "moe experts " + std::string(dtype_name(w13)) + "/" + std::string(dtype_name(w2)) +
+                           (layer_id == 0 ? " hash" : " scored") + " S " + std::to_string(S) + " D 128 I 96 E 16 k 4" +
+                           " band " + std::to_string(band);
+  INFO(what);
+  check_close(what, got, want, 5e-5);
+  CHECK(stats.acquires == want_stats.acquires);
+  CHECK(stats.routed_experts == want_stats.routed_experts);
+  CHECK(stats.table_uploads >= 1);
+
+  // The same call again: identical bits; with fixed slots, no table upload.
+  const uint64_t uploads = stats.table_uploads;
+  gpu::moe(layer.dev, c, layer_id, tokens.data(), tokens_d, S, yn_d, *source, layout, *msc, out, stats, dev.stream());
+  const std::vector<float> again = dev.get(out, want.size());
+  CHECK(std::memcmp(again.data(), got.data(), got.size() * sizeof(float)) == 0);
+  CHECK(stats.acquires == 2 * want_stats.acquires);
+  if (!band) CHECK(stats.table_uploads == uploads);
+}
+
+}  // namespace
+
+TEST_CASE("gpu moe matches forward/moe.cpp for every expert encoding, hash and scored layers") {
+  const Dtype pairs[][2] = {{Dtype::F32, Dtype::F32},         {Dtype::BF16, Dtype::BF16}, {Dtype::F16, Dtype::F16},
+                            {Dtype::F8_E4M3, Dtype::F8_E4M3}, {Dtype::I8, Dtype::I8},     {Dtype::I8, Dtype::BF16}};
+  uint64_t seed = 200;
+  for (const auto& p : pairs)
+    for (uint32_t layer : {0u, 1u})
+      for (int64_t S : {1, 6, 13}) check_moe(p[0], p[1], layer, S, 0, seed++);
+}
+
+TEST_CASE("gpu moe serves experts in bands through moving slots like the CPU") {
+  uint64_t seed = 300;
+  for (uint32_t layer : {0u, 1u})
+    for (int64_t S : {6, 13}) {
+      check_moe(Dtype::I8, Dtype::I8, layer, S, 4, seed++);
+      check_moe(Dtype::BF16, Dtype::F8_E4M3, layer, S, 5, seed++);
+    }
+}

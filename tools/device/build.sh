@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Builds build-gpu here (no GPU needed) for the GPU machine: hip-nvidia, Release, only what runs
+# there (the CLI, every plugin, the gpu-labelled test suites, gpu_bandwidth), stripped, plus
+# build-gpu/carry-lib: every shared library those binaries need that a stock Ubuntu 24.04 with
+# CUDA 13 lacks. Then carry build-gpu and run tools/device/run_all.sh there.
+#
+# build-gpu must stay small (it travels with the working tree), so between builds the
+# intermediates (objects, static libraries, CMake's files) wait in build-gpu.objects and come
+# back before the next build, which then stays incremental.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+dir=build-gpu
+stash=build-gpu.objects
+keep=(bin lib carry-lib)
+jobs=${JOBS:-2}
+limit_mib=${LIMIT_MIB:-50}
+
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi
+command -v nvcc >/dev/null || { echo "build.sh: nvcc not found (install the CUDA toolkit)" >&2; exit 1; }
+
+# Bring the intermediates back so make sees what is up to date.
+if [ -d "$stash" ]; then
+  mkdir -p "$dir"
+  for entry in "$stash"/* "$stash"/.[!.]*; do
+    [ -e "$entry" ] || continue
+    rm -rf "${dir:?}/$(basename "$entry")"
+    mv "$entry" "$dir/"
+  done
+  rmdir "$stash"
+fi
+
+start=$SECONDS
+cmake -S . -B "$dir" -DMOEPAGE_GPU=hip-nvidia -DCMAKE_BUILD_TYPE=Release >/dev/null
+# Plugins by target name (every moepage_add_plugin target), gpu suites by their ctest label.
+mapfile -t plugins < <(cmake --build "$dir" --target help | sed -n 's/^\.\.\. \(moepage-\(arch\|pager\|transport\)-[A-Za-z0-9_-]*\).*/\1/p')
+mapfile -t suites < <(cd "$dir" && ctest -N -L gpu | sed -n 's/^ *Test *#[0-9]*: *//p')
+targets=(moepage gpu_bandwidth "${plugins[@]}" "${suites[@]}")
+echo "build.sh: building ${targets[*]}"
+cmake --build "$dir" -j "$jobs" --target "${targets[@]}"
+echo "build.sh: built in $((SECONDS - start)) s"
+
+# Binaries the GPU machine runs.
+mapfile -t binaries < <(find "$dir/bin" "$dir/lib" -type f \( -perm -u+x -o -name '*.so*' \) 2>/dev/null)
+for b in "${binaries[@]}"; do
+  if file -b "$b" | grep -q '^ELF'; then strip --strip-unneeded "$b"; fi
+done
+
+# Libraries a stock Ubuntu 24.04 + CUDA 13 already has (or that must come from its driver):
+# the C/C++ runtime, the dynamic loader, and CUDA's own.
+system_lib='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|librt\.|libpthread\.|libstdc\+\+\.|libgcc_s\.|libcuda\.|libcudart\.|libnvidia)'
+rm -rf "$dir/carry-lib"
+mkdir -p "$dir/carry-lib"
+for b in "${binaries[@]}"; do
+  file -b "$b" | grep -q '^ELF' || continue
+  # "libyaml-cpp.so.0.7 => /lib/x86_64-linux-gnu/libyaml-cpp.so.0.7 (0x...)": copy under the soname.
+  ldd "$b" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | while read -r soname path; do
+    [[ "$soname" =~ $system_lib ]] && continue
+    [ -e "$dir/carry-lib/$soname" ] || cp -L "$path" "$dir/carry-lib/$soname"
+  done
+  if ldd "$b" | grep -q 'not found'; then
+    echo "build.sh: $b has unresolved libraries here:" >&2
+    ldd "$b" | grep 'not found' >&2
+    exit 1
+  fi
+done
+echo "build.sh: carry-lib: $(cd "$dir/carry-lib" && ls | tr '\n' ' ')"
+
+# Park everything else until the next build.
+mkdir -p "$stash"
+for entry in "$dir"/* "$dir"/.[!.]*; do
+  [ -e "$entry" ] || continue
+  name=$(basename "$entry")
+  printf '%s\n' "${keep[@]}" | grep -qx "$name" && continue
+  mv "$entry" "$stash/"
+done
+# ...except the small files the test binaries or a curious reader may look at.
+cp "$stash/CMakeCache.txt" "$dir/"
+
+size_mib=$(du -sm "$dir" | cut -f1)
+echo "build.sh: $dir is $size_mib MiB (limit $limit_mib)"
+if [ "$size_mib" -gt "$limit_mib" ]; then
+  du -sm "$dir"/*/* 2>/dev/null | sort -rn | head -10 >&2
+  echo "build.sh: $dir is over $limit_mib MiB; it will not travel" >&2
+  exit 1
+fi
