@@ -32,7 +32,8 @@ def main():
         "prefill_tok_s": round(run["prompt_tokens"] / run["prefill_seconds"], 2) if run["prefill_seconds"] > 0 else None,
         "hit_rate": round(pager["hit_rate"], 4),
         "misses": pager["misses"],
-        "bytes_read_per_token": int(pager["bytes_read"] / max(1, tokens)),
+        # Expert bytes read while running (not those a resident pager reads at load).
+        "bytes_read_per_token": int((pager["bytes_read"] - pager["load_bytes_read"]) / max(1, tokens)),
         "slots_per_layer": pager["slots_per_layer"],
         "resident": pager["resident"],
         "wait_share": round(pager["wait_ns"] / 1e9 / max(1e-12, decode_s + run["prefill_seconds"]), 4),
@@ -45,7 +46,7 @@ def main():
         extra_ms = ms_per_token - base_ms
         line["io_share"] = round(extra_ms / ms_per_token, 4)
         # Miss-path throughput: the bytes paged in per decode token over the extra time they cost.
-        per_token = pager["bytes_read"] / max(1, tokens)
+        per_token = (pager["bytes_read"] - pager["load_bytes_read"]) / max(1, tokens)
         line["miss_path_bytes_per_s"] = round(per_token / (extra_ms / 1e3)) if extra_ms > 0 else None
     print(json.dumps(line))
 
