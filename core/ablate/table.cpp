@@ -116,7 +116,8 @@ std::string table_markdown(const TableContext& ctx, const std::vector<ArmRow>& r
     out << "- pager statistics: not available (this `moepage run` has no --stats-json), so hit rate, bytes, "
            "expert I/O and prefetch columns are n/a\n";
   out << "- ms/token = (prefill + decode time) / all tokens, split into expert I/O (the pager's read + wait time), "
-         "routed compute (n/a: the run statistics do not time it separately) and the rest; bytes/token excludes "
+         "routed compute (the architecture's wall time in the routed experts' MLPs, waits for their bytes excluded; "
+         "n/a where the architecture cannot time it, e.g. asynchronous GPU kernels) and the rest; bytes/token excludes "
          "what the pager read at load\n"
       << "- load s = wall time `moepage run` spends creating the architecture, transport and pager and binding "
          "them (measured by the run; a resident pager reads every expert here); peak MiB = the run's peak "

@@ -195,8 +195,10 @@ int cmd_run(int argc, char** argv) {
             times.prefill_seconds, prefill_tps, times.decoded, times.decode_seconds, decode_tps);
   log->info("{}", format_pager_stats(stack.pager.stats()));
   if (vm->count("stats-json")) {
-    const RunTimes run_times{times.prefill_seconds, times.decode_seconds, load_seconds, uint32_t(prompt.size()),
-                             uint32_t(generated.size())};
+    RunTimes run_times{times.prefill_seconds, times.decode_seconds, load_seconds, uint32_t(prompt.size()),
+                       uint32_t(generated.size())};
+    if (const auto arch_stats = stack.arch.stats(); arch_stats && arch_stats->routed_timed)
+      run_times.routed_compute_seconds = double(arch_stats->routed_ns) / 1e9;
     write_stats_json((*vm)["stats-json"].as<std::string>(), stack.pager, catalog->n_layers, run_times);
   }
   if (trace) stack.pager.set_trace(nullptr, nullptr);

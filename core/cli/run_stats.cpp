@@ -138,6 +138,7 @@ void write_stats_json(const std::string& path, mp::PagerHandle& pager, uint32_t 
               {"prefill_seconds", times.prefill_seconds},
               {"decode_seconds", times.decode_seconds},
               {"load_seconds", times.load_seconds}};
+  if (times.routed_compute_seconds) j["run"]["routed_compute_seconds"] = *times.routed_compute_seconds;
   std::ofstream out(path);
   out << j.dump(2) << "\n";
   if (!out) throw std::runtime_error("cannot write statistics to " + path);

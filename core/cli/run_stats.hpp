@@ -3,6 +3,7 @@
 // the run prints a summary of the pager's statistics, and --stats-json FILE writes them (overall
 // and per layer) and the run's phase times as JSON.
 #pragma once
+#include <optional>
 #include <cstdio>
 #include <string>
 
@@ -50,6 +51,8 @@ struct RunTimes {
   // pager creation included; the tokenizer and the prompt are not).
   double load_seconds = 0;
   uint32_t prompt_tokens = 0, generated_tokens = 0;
+  // Time the architecture spent computing routed experts (prefill and decode), when it measures it.
+  std::optional<double> routed_compute_seconds;
 };
 
 // One line per fact, for the log: accesses, hit rate, bytes, times, prefetch and predictions.

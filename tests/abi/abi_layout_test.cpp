@@ -220,7 +220,7 @@ constexpr bool layouts_pinned() {
   static_assert(offsetof(mp_synth_request, expert_dtype) == 40);
   static_assert(offsetof(mp_synth_request, show_progress) == 48);
 
-  static_assert(sizeof(mp_arch_vtable) == 96);
+  static_assert(sizeof(mp_arch_vtable) == 104);  // 96 in 1.0; 1.1 appended stats
   static_assert(offsetof(mp_arch_vtable, struct_size) == 0);
   static_assert(offsetof(mp_arch_vtable, probe) == 8);
   static_assert(offsetof(mp_arch_vtable, create) == 16);
@@ -233,6 +233,13 @@ constexpr bool layouts_pinned() {
   static_assert(offsetof(mp_arch_vtable, forward) == 72);
   static_assert(offsetof(mp_arch_vtable, summary) == 80);
   static_assert(offsetof(mp_arch_vtable, synthesize) == 88);
+  static_assert(offsetof(mp_arch_vtable, stats) == 96);  // 1.1
+  static_assert(sizeof(mp_arch_stats) == 32);
+  static_assert(offsetof(mp_arch_stats, struct_size) == 0);
+  static_assert(offsetof(mp_arch_stats, routed_timed) == 4);
+  static_assert(offsetof(mp_arch_stats, tokens) == 8);
+  static_assert(offsetof(mp_arch_stats, routed_experts) == 16);
+  static_assert(offsetof(mp_arch_stats, routed_ns) == 24);
 
   static_assert(sizeof(mp_component_descriptor) == 88);
   static_assert(offsetof(mp_component_descriptor, struct_size) == 0);
@@ -263,9 +270,9 @@ constexpr bool layouts_pinned() {
 
 TEST_CASE("every v1 struct has the layout the ABI froze") { CHECK(layouts_pinned()); }
 
-TEST_CASE("the ABI version is 1.0 and every struct starts with a 32-bit struct_size") {
+TEST_CASE("the ABI version is 1.1 and every struct starts with a 32-bit struct_size") {
   CHECK(MP_ABI_MAJOR == 1);
-  CHECK(MP_ABI_MINOR == 0);
+  CHECK(MP_ABI_MINOR == 1);
   CHECK(sizeof(mp_host_api{}.struct_size) == 4);
   CHECK(sizeof(mp_component_descriptor{}.struct_size) == 4);
   CHECK(sizeof(mp_plugin_manifest{}.struct_size) == 4);

@@ -60,6 +60,8 @@ TEST_CASE("a tiny ablation of resident against lru runs end to end with identica
       CHECK(arm["load_seconds_estimated"] == false);
       CHECK(arm["load_seconds"]["n"] == 2);
       CHECK(arm["load_seconds"]["mean"].get<double>() > 0.0);
+      CHECK(arm["routed_compute_ms_per_token"]["n"] == 2);
+      CHECK(arm["routed_compute_ms_per_token"]["mean"].get<double>() > 0.0);
     }
   }
   CHECK(moepage::test::svg_is_well_formed(read(out / "plot.svg")) == "");

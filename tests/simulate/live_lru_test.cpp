@@ -70,6 +70,11 @@ TEST_CASE("the simulated lru misses equal the live lru pager's on every layer of
   const nlohmann::json stats = run_lru(dir, budget, trace_path.string());
   REQUIRE(stats["pager"]["slots_per_layer"].get<uint32_t>() == kSlots);
   CHECK(stats["run"]["load_seconds"].get<double>() > 0.0);
+  // The CPU architecture times its routed experts (ABI 1.1 arch stats).
+  REQUIRE(stats["run"].contains("routed_compute_seconds"));
+  CHECK(stats["run"]["routed_compute_seconds"].get<double>() > 0.0);
+  CHECK(stats["run"]["routed_compute_seconds"].get<double>() <
+        stats["run"]["prefill_seconds"].get<double>() + stats["run"]["decode_seconds"].get<double>());
 
   const pager::Trace trace = ablate::load_trace(trace_path);
   REQUIRE(trace.meta.layers == kLayers);

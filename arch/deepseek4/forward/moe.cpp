@@ -1,6 +1,7 @@
 #include "deepseek4/forward/moe.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 #include <string>
 
@@ -88,6 +89,7 @@ void moe(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, uint32_t
     const uint32_t nb = uint32_t(std::min<int32_t>(int32_t(band), n_used - b0));
     source.acquire(layer, sc.experts_used.data() + b0, nb, sc.expert_slots.data());
     ++stats.acquires;
+    const auto band_start = std::chrono::steady_clock::now();
     for (uint32_t i = 0; i < nb; ++i) {
       const int32_t e = sc.experts_used[size_t(b0 + i)];
       const std::byte* slot = sc.expert_slots[i];
@@ -106,6 +108,8 @@ void moe(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, uint32_t
                   out + int64_t(sc.expert_tokens[size_t(start + r)]) * D);
       stats.routed_experts += uint64_t(cnt);
     }
+    stats.routed_ns += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::steady_clock::now() - band_start).count());
   }
 }
 

@@ -20,6 +20,7 @@ struct MoeStats {
   uint64_t routed_experts = 0;  // (token, expert) pairs computed
   uint64_t acquires = 0;        // ExpertSource::acquire calls
   uint64_t table_uploads = 0;   // GPU only: uploads of a layer's expert slot pointer table
+  uint64_t routed_ns = 0;       // CPU only: wall time in the routed experts' MLPs (acquire excluded)
 };
 
 // tokens: [S] ids (hash routing); yn: [S, D] after ffn_norm; out: [S, D].

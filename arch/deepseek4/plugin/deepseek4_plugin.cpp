@@ -148,6 +148,7 @@ class Deepseek4Arch {
     const ds4::Config& c = model_.config;
     // Drop a previous binding first: the old model must not outlive its expert source.
     cpu_model_.reset();
+    tokens_ = 0;
     cpu_source_.reset();
 #ifdef MOEPAGE_GPU_ENABLED
     gpu_.reset();
@@ -206,10 +207,12 @@ class Deepseek4Arch {
 #ifdef MOEPAGE_GPU_ENABLED
       if (gpu_) {
         gpu_->model().forward(tokens, n, logits, all);
+        tokens_ += n;
         return;
       }
 #endif
       cpu_model_->forward(tokens, n, logits, all);
+      tokens_ += n;
     } catch (const std::out_of_range& e) {
       throw mp::Error(MP_ERR_INVALID_ARG, e.what());
     } catch (const std::length_error& e) {
@@ -219,6 +222,26 @@ class Deepseek4Arch {
       throw mp::Error(MP_ERR_DEVICE, e.what());
 #endif
     }
+  }
+
+  // Counters since bind_pager. Routed-expert time is measured on the CPU only: on a GPU the
+  // expert kernels run asynchronously and timing them would need a sync per layer.
+  void stats(mp_arch_stats* out) {
+    if (out == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "stats: out is NULL");
+    mp_arch_stats s{};
+    s.struct_size = sizeof s;
+    s.tokens = tokens_;
+    if (cpu_model_) {
+      s.routed_timed = 1;
+      s.routed_experts = cpu_model_->moe_stats().routed_experts;
+      s.routed_ns = cpu_model_->moe_stats().routed_ns;
+    }
+#ifdef MOEPAGE_GPU_ENABLED
+    if (gpu_) s.routed_experts = gpu_->model().moe_stats().routed_experts;
+#endif
+    const uint32_t size = out->struct_size ? std::min<uint32_t>(out->struct_size, sizeof s) : sizeof s;
+    std::memcpy(out, &s, size);
+    out->struct_size = size;
   }
 
   // The checkpoint report of `moepage inspect` without its tensor table (the host prints tensors
@@ -255,6 +278,7 @@ class Deepseek4Arch {
   const mp_host_api* host_;
   uint32_t threads_ = 0;
   uint32_t max_context_ = 0;
+  uint64_t tokens_ = 0;  // through forward() since bind_pager
   ds4::LoadedCheckpoint model_;
   std::unique_ptr<ds4::cpu::ThreadPool> pool_;
   // Declared in dependency order: models go before their sources, sources before the pager calls.

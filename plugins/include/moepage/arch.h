@@ -49,6 +49,15 @@ typedef enum mp_forward_flags {
   MP_FORWARD_ALL_LOGITS = 1   /* logits for every token: [n, vocab] */
 } mp_forward_flags;
 
+/* Work counters of an architecture instance since its last bind_pager (ABI 1.1). */
+typedef struct mp_arch_stats {
+  uint32_t struct_size;
+  uint32_t routed_timed;    /* 1: routed_ns was measured; 0: this build cannot time it (e.g. async GPU) */
+  uint64_t tokens;          /* tokens run through forward() */
+  uint64_t routed_experts;  /* (token, routed expert) pairs computed */
+  uint64_t routed_ns;       /* wall time computing routed experts, their I/O waits excluded */
+} mp_arch_stats;
+
 typedef struct mp_arch_vtable {
   uint32_t struct_size;
   /* 0: cannot run this checkpoint (skip quietly); higher is a better match. */
@@ -70,6 +79,8 @@ typedef struct mp_arch_vtable {
   mp_status (*summary)(void* self, char* buf, uint32_t cap);
   /* Optional: writes a synthetic checkpoint. Static: needs no instance. */
   mp_status (*synthesize)(const mp_host_api* host, const mp_synth_request* request, char* err, uint32_t err_cap);
+  /* Optional (ABI 1.1): counters since bind_pager; the host sets out->struct_size first. */
+  mp_status (*stats)(void* self, mp_arch_stats* out);
 } mp_arch_vtable;
 
 #ifdef __cplusplus

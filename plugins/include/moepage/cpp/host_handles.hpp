@@ -320,6 +320,16 @@ class ArchHandle {
     buf.back() = '\0';
     return std::string(buf.data());
   }
+  // nullopt when the architecture keeps no counters (an ABI 1.0 plugin, or no stats()).
+  std::optional<mp_arch_stats> stats() {
+    o_.require_live("stats");
+    const mp_arch_vtable* v = o_.vtable();
+    if (!MP_HAS_FIELD(v, mp_arch_vtable, stats) || v->stats == nullptr) return std::nullopt;
+    mp_arch_stats out{};
+    out.struct_size = sizeof out;
+    o_.check(v->stats(o_.self(), &out), "stats");
+    return out;
+  }
   const std::string& label() const noexcept { return o_.label(); }
   explicit operator bool() const noexcept { return static_cast<bool>(o_); }
   // Destroys the instance (not to be confused with reset_sequence, the ABI's reset()).

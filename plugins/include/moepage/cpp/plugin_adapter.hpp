@@ -517,6 +517,11 @@ const mp_arch_vtable* arch_vtable() noexcept {
         return call<T>(self, "summary", [&](T& t) { return t.summary(buf, cap); });
       };
     }
+    if constexpr (requires(T& t, mp_arch_stats* out) { t.stats(out); }) {
+      v.stats = [](void* self, mp_arch_stats* out) noexcept {
+        return call<T>(self, "stats", [&](T& t) { return t.stats(out); });
+      };
+    }
     if constexpr (requires(const mp_host_api* h, const mp_synth_request* r) { T::synthesize(h, r); }) {
       v.synthesize = [](const mp_host_api* host, const mp_synth_request* request, char* err, uint32_t cap) noexcept {
         return guarded(
