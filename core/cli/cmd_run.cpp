@@ -196,7 +196,7 @@ int cmd_run(int argc, char** argv) {
   log->info("{}", format_pager_stats(stack.pager.stats()));
   if (vm->count("stats-json")) {
     RunTimes run_times{times.prefill_seconds, times.decode_seconds, load_seconds, uint32_t(prompt.size()),
-                       uint32_t(generated.size())};
+                       uint32_t(generated.size()), std::nullopt};
     if (const auto arch_stats = stack.arch.stats(); arch_stats && arch_stats->routed_timed)
       run_times.routed_compute_seconds = double(arch_stats->routed_ns) / 1e9;
     write_stats_json((*vm)["stats-json"].as<std::string>(), stack.pager, catalog->n_layers, run_times);

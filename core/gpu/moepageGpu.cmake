@@ -6,7 +6,7 @@
 #               (gfx1030;gfx90a); links libamdhip64
 # moepage_gpu_sources(TARGET t SOURCES a.hip ... [INCLUDES dir ...]) adds kernel sources to a
 # target and links the runtime. Plain .cpp files of the target stay with the C++ compiler.
-set(MOEPAGE_CUDA_ARCHS "90" CACHE STRING "CUDA architectures for hip-nvidia builds")
+set(MOEPAGE_CUDA_ARCHS "90-real" CACHE STRING "CUDA architectures for hip-nvidia builds (90-real: H100/H200 code, no PTX)")
 set(MOEPAGE_AMD_ARCHS "gfx1030;gfx90a" CACHE STRING "AMD targets for hip-amd builds")
 set(MOEPAGE_ROCM_DEVICE_LIBS "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode" CACHE PATH "ROCm device bitcode (Debian's rocm-device-libs)")
 

@@ -57,6 +57,8 @@ TEST_CASE("gpu matmul matches cpu::matmul for every encoding, batch and shape") 
     for (const auto& shape : shapes)
       for (int64_t n_tokens : {1, 3, 8, 13})
         for (int64_t x_pad : {0, 1}) check_matmul(dtype, shape[0], shape[1], n_tokens, 0, 0, x_pad, 0, seed++);
+    // Enough rows that the launcher gives each tile of rows one warp instead of one block.
+    for (int64_t n_tokens : {1, 3, 8}) check_matmul(dtype, 20000, 64, n_tokens, 0, 0, 0, 0, seed++);
     // A band crossing an FP8 128-row block boundary, and a weight whose rows start off alignment.
     for (int64_t n_tokens : {1, 3, 8, 13}) {
       check_matmul(dtype, 300, fp4 ? 512 : 520, n_tokens, 100, 150, 0, 0, seed++);
@@ -68,16 +70,21 @@ TEST_CASE("gpu matmul matches cpu::matmul for every encoding, batch and shape") 
 TEST_CASE("gpu rms_norm matches cpu::rms_norm, with and without weight, in place") {
   Rng rng(11);
   gpu::test::Device dev;
-  const int64_t rows = 5, n = 1000, ld = 1024;
-  const std::vector<float> x = rng.floats(size_t(rows * ld), -3.0f, 3.0f), w = rng.floats(size_t(n), 0.5f, 1.5f);
-  for (bool weighted : {true, false}) {
-    std::vector<float> want = x;
-    for (int64_t r = 0; r < rows; ++r)
-      cpu::rms_norm(x.data() + r * ld, n, weighted ? w.data() : nullptr, 1e-6, want.data() + r * ld);
-    float* xd = dev.put(x);
-    gpu::rms_norm(xd, rows, n, ld, weighted ? dev.put(w) : nullptr, 1e-6f, xd, dev.stream());
-    check_close(std::string("rms_norm rows 5 n 1000 ld 1024 F32 ") + (weighted ? "weighted" : "unweighted"),
-                dev.get(xd, x.size()), want, 1e-6);
+  // Rows of whole float4s (short and mHC-long) and rows that are neither whole nor aligned.
+  const int64_t shapes[][3] = {{5, 1000, 1024}, {3, 16384, 16384}, {4, 513, 515}};
+  for (const auto& shape : shapes) {
+    const int64_t rows = shape[0], n = shape[1], ld = shape[2];
+    const std::vector<float> x = rng.floats(size_t(rows * ld), -3.0f, 3.0f), w = rng.floats(size_t(n), 0.5f, 1.5f);
+    for (bool weighted : {true, false}) {
+      std::vector<float> want = x;
+      for (int64_t r = 0; r < rows; ++r)
+        cpu::rms_norm(x.data() + r * ld, n, weighted ? w.data() : nullptr, 1e-6, want.data() + r * ld);
+      float* xd = dev.put(x);
+      gpu::rms_norm(xd, rows, n, ld, weighted ? dev.put(w) : nullptr, 1e-6f, xd, dev.stream());
+      check_close("rms_norm rows " + std::to_string(rows) + " n " + std::to_string(n) + " ld " + std::to_string(ld) +
+                      " F32 " + (weighted ? "weighted" : "unweighted"),
+                  dev.get(xd, x.size()), want, 1e-6);
+    }
   }
 }
 

@@ -30,11 +30,13 @@ if [ -d "$stash" ]; then
 fi
 
 start=$SECONDS
-cmake -S . -B "$dir" -DMOEPAGE_GPU=hip-nvidia -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B "$dir" -DMOEPAGE_GPU=hip-nvidia -DMOEPAGE_CUDA_ARCHS=90-real -DCMAKE_BUILD_TYPE=Release >/dev/null
 # Plugins by target name (every moepage_add_plugin target), gpu suites by their ctest label.
 mapfile -t plugins < <(cmake --build "$dir" --target help | sed -n 's/^\.\.\. \(moepage-\(arch\|pager\|transport\)-[A-Za-z0-9_-]*\).*/\1/p')
 mapfile -t suites < <(cd "$dir" && ctest -N -L gpu | sed -n 's/^ *Test *#[0-9]*: *//p')
 targets=(moepage gpu_bandwidth "${plugins[@]}" "${suites[@]}")
+# Developer tools that are not tests, when this tree has them.
+if [ -f tools/device/kernel-bench/CMakeLists.txt ]; then targets+=(ds4-hip-bench); fi
 echo "build.sh: building ${targets[*]}"
 cmake --build "$dir" -j "$jobs" --target "${targets[@]}"
 echo "build.sh: built in $((SECONDS - start)) s"

@@ -106,36 +106,79 @@ __global__ void __launch_bounds__(kThreads) attend_kernel(AttendArgs a) {
   }
 }
 
-// Q, the shared KV head (written into the ring) and, for CSA/HCA, the main compressor.
-void project_qkv(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int64_t ring_size, int64_t p0,
-                 int64_t S, const float* xn, AttentionScratch& sc, Stream stream) {
+struct NormRopeArgs {
+  const float* x;        // [rows, n]
+  float* out;            // [rows, n] (may be x), or the ring [ring_size, n]
+  const float* weight;   // [n] or null
+  const float *cos, *sin;  // rope tables [positions, half]
+  int64_t n, rows_per_token, p0, ring_size;  // ring_size 0: row r goes to out row r
+  int32_t half;
+  float eps;
+};
+
+// One block per row: cpu::rms_norm (double sums, the same reduction as the shared rms_norm
+// kernel), then the rope of the row's last 2*half columns at its token's position, written to
+// its row of `out` or to its position's ring slot. Each thread writes only what it read itself.
+__global__ void __launch_bounds__(kThreads) norm_rope_kernel(NormRopeArgs a) {
+  __shared__ double partials[kMaxWarps];
+  const int64_t row = blockIdx.x, pos = a.p0 + row / a.rows_per_token;
+  const float* x = a.x + row * a.n;
+  float* o = a.out + (a.ring_size ? pos % a.ring_size : row) * a.n;
+  double ss = 0;
+  for (int64_t i = threadIdx.x; i < a.n; i += blockDim.x) ss += double(x[i]) * double(x[i]);
+  const double r = 1.0 / sqrt(block_sum(ss, partials) / double(a.n) + double(a.eps));
+  auto normed = [&](int64_t i) {
+    return a.weight ? float(double(x[i]) * r * double(a.weight[i])) : float(double(x[i]) * r);
+  };
+  const int64_t rope0 = a.n - 2 * a.half;
+  for (int64_t i = threadIdx.x; i < rope0; i += blockDim.x) o[i] = normed(i);
+  for (int64_t i = threadIdx.x; i < a.half; i += blockDim.x) {
+    const float c = a.cos[pos * a.half + i], sn = a.sin[pos * a.half + i];
+    const float x0 = normed(rope0 + 2 * i), x1 = normed(rope0 + 2 * i + 1);
+    o[rope0 + 2 * i] = x0 * c - x1 * sn;
+    o[rope0 + 2 * i + 1] = x1 * c + x0 * sn;
+  }
+}
+
+void norm_rope(const NormRopeArgs& a, int64_t rows, Stream stream) {
+  norm_rope_kernel<<<unsigned(rows), kThreads, 0, native(stream)>>>(a);
+  MP_GPU_CHECK_LAUNCH("gpu attention norm_rope_kernel");
+}
+
+// Q, the shared KV head (written into the ring), the compressors and, for CSA, the indexer's
+// compressor and (when it must score) its projections.
+void project(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int64_t ring_size, int64_t p0,
+             int64_t S, const float* xn, AttentionScratch& sc, Stream stream) {
   const int64_t D = c.hidden_size, H = c.num_attention_heads, hd = c.head_dim, ql = c.q_lora_rank;
-  const int64_t rope = c.qk_rope_head_dim;
   const float eps = float(c.rms_norm_eps);
   const DeviceRope& r = *lp.rope;
+  const bool csa = lp.kind == AttnKind::CSA, compressed = lp.kind != AttnKind::Sliding;
+  const bool scored = csa && indexer_scores(lp, c, p0, S);
+  const int64_t nh = c.index_n_heads, ihd = c.index_head_dim;
 
   matmul(lp.wq_a, xn, D, sc.q_lat, ql, S, stream);
   rms_norm(sc.q_lat, S, ql, ql, lp.q_norm, eps, sc.q_lat, stream);
   matmul(lp.wq_b, sc.q_lat, ql, sc.q, H * hd, S, stream);
-  rms_norm(sc.q, S * H, hd, hd, nullptr, eps, sc.q, stream);
-  rope_rotate(sc.q, S, H, H * hd, hd, hd - rope, int32_t(rope), r.cos, r.sin, p0, 1, false, stream);
-
+  // Per-head norm + rope of q in place; kv norm + rope straight into its ring slot.
+  norm_rope(NormRopeArgs{sc.q, sc.q, nullptr, r.cos, r.sin, hd, H, p0, 0, r.half, eps}, S * H, stream);
   matmul(lp.wkv, xn, D, sc.kv, hd, S, stream);
-  rms_norm(sc.kv, S, hd, hd, lp.kv_norm, eps, sc.kv, stream);
-  rope_rotate(sc.kv, S, 1, hd, hd, hd - rope, int32_t(rope), r.cos, r.sin, p0, 1, false, stream);
-  // Positions p0.. occupy consecutive slots up to the ring's end, then wrap once (S <= ring_size).
-  const int64_t slot0 = p0 % ring_size, before_wrap = std::min(S, ring_size - slot0);
-  MP_GPU_CHECK(hipMemcpyAsync(st.ring + slot0 * hd, sc.kv, uint64_t(before_wrap * hd) * sizeof(float),
-                              hipMemcpyDeviceToDevice, native(stream)));
-  if (before_wrap < S)
-    MP_GPU_CHECK(hipMemcpyAsync(st.ring, sc.kv + before_wrap * hd, uint64_t((S - before_wrap) * hd) * sizeof(float),
-                                hipMemcpyDeviceToDevice, native(stream)));
+  norm_rope(NormRopeArgs{sc.kv, st.ring, lp.kv_norm, r.cos, r.sin, hd, 1, p0, ring_size, r.half, eps}, S, stream);
 
-  if (lp.kind == AttnKind::Sliding) return;
-  const GpuCompressorParams& cp = lp.comp;
-  matmul(cp.wkv, xn, D, sc.comp_kv, cp.width, S, stream);
-  matmul(cp.wgate, xn, D, sc.comp_gate, cp.width, S, stream);
-  compress_tokens(cp, r, eps, p0, S, sc.comp_kv, sc.comp_gate, st.comp, stream);
+  if (compressed) {
+    matmul(lp.comp.wkv, xn, D, sc.comp_kv, lp.comp.width, S, stream);
+    matmul(lp.comp.wgate, xn, D, sc.comp_gate, lp.comp.width, S, stream);
+    compress_tokens(lp.comp, r, eps, p0, S, sc.comp_kv, sc.comp_gate, st.comp, stream);
+  }
+  if (csa) {
+    const GpuCompressorParams& ic = lp.index_comp;
+    matmul(ic.wkv, xn, D, sc.idx_kv, ic.width, S, stream);
+    matmul(ic.wgate, xn, D, sc.idx_gate, ic.width, S, stream);
+    compress_tokens(ic, r, eps, p0, S, sc.idx_kv, sc.idx_gate, st.index_comp, stream);
+    if (scored) {
+      matmul(lp.index_wq_b, sc.q_lat, ql, sc.idx_q, nh * ihd, S, stream);
+      matmul(lp.index_weights_proj, xn, D, sc.idx_w, nh, S, stream);
+    }
+  }
 }
 
 void check_shapes(const GpuLayerParams& lp, const Config& c, const GpuLayerState& st, int64_t ring_size, int64_t p0,
@@ -208,11 +251,8 @@ void attention(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int
                int64_t S, const float* xn, AttentionScratch& sc, float* out, Stream stream) {
   check_shapes(lp, c, st, ring_size, p0, S, sc);
   const int64_t H = c.num_attention_heads, hd = c.head_dim;
-  project_qkv(lp, c, st, ring_size, p0, S, xn, sc, stream);
-  if (lp.kind == AttnKind::CSA) {
-    indexer_compress(lp, c, st, p0, S, xn, sc, stream);
-    indexer_select(lp, c, st, p0, S, sc.q_lat, xn, sc, stream);
-  }
+  project(lp, c, st, ring_size, p0, S, xn, sc, stream);
+  if (lp.kind == AttnKind::CSA) indexer_select(lp, c, st, p0, S, sc, stream);
 
   AttendArgs a{sc.q,          st.ring,    lp.kind == AttnKind::Sliding ? nullptr : st.comp.entries,
                lp.kind == AttnKind::CSA ? sc.sel : nullptr,

@@ -1,5 +1,5 @@
 // The pieces the attention block composes, each in its own .hip file (no HIP header here):
-// the compressors (compressor.hip) and the CSA indexer (indexer.hip).
+// the compressors (compressor.hip) and the CSA indexer's selection (indexer.hip).
 #pragma once
 #include <cstdint>
 
@@ -14,14 +14,15 @@ namespace moepage::ds4::gpu {
 void compress_tokens(const GpuCompressorParams& p, const DeviceRope& rope, float eps, int64_t p0, int64_t S,
                      const float* kv, const float* gate, GpuCompressorState& s, Stream stream);
 
-// Feeds the batch (xn: [S, D]) into the CSA indexer's compressor.
-void indexer_compress(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int64_t p0, int64_t S,
-                      const float* xn, AttentionScratch& sc, Stream stream);
+// True when some token of the batch sees more indexer entries than index_topk, so the entries
+// must be scored: the attention block then fills sc.idx_q (index_wq_b @ q_lat, not yet roped) and
+// sc.idx_w (index_weights_proj @ xn) before indexer_select.
+bool indexer_scores(const GpuLayerParams& lp, const Config& c, int64_t p0, int64_t S);
 
-// Fills sc.sel / sc.n_sel for every token of the batch (q_lat: [S, q_lora], normed), as
-// indexer_select on the CPU: all visible entries when they are at most index_topk, otherwise the
-// top index_topk by score (ties to the lower index), listed in ascending order.
+// Fills sc.sel / sc.n_sel for every token of the batch, as indexer_select on the CPU: all visible
+// entries when they are at most index_topk, otherwise the top index_topk by score (ties to the
+// lower index), listed in ascending order. The indexer's compressor has taken the batch already.
 void indexer_select(const GpuLayerParams& lp, const Config& c, const GpuLayerState& st, int64_t p0, int64_t S,
-                    const float* q_lat, const float* xn, AttentionScratch& sc, Stream stream);
+                    AttentionScratch& sc, Stream stream);
 
 }  // namespace moepage::ds4::gpu

@@ -50,6 +50,37 @@ __device__ inline float decode_e2m1(uint8_t code) {
   return (code & 8) ? -m : m;
 }
 
+// Branch-free decoders for the hot loops of the weight products, exact like the ones above: the
+// code's magnitude bits are placed where a float keeps them and the bias is restored by one
+// multiply by a power of two (exact for normals and subnormals alike, as long as subnormals are
+// not flushed, which no kernel of ours asks for). B / K: the byte / nibble of `word` holding it.
+// e4m3: the NaN codes (magnitude 0x7F) decode as 480 here; callers test fp8_has_nan() per word.
+template <int B>
+__device__ inline float fp8_from_word(uint32_t word) {
+  constexpr int pos = 8 * B;
+  uint32_t mag;
+  if constexpr (pos <= 20) mag = (word << (20 - pos)) & 0x07F00000u;
+  else mag = (word >> (pos - 20)) & 0x07F00000u;
+  const uint32_t sign = (word << (24 - pos)) & 0x80000000u;
+  return bits_as_float(mag | sign) * 0x1p120f;
+}
+
+// Non-zero when one of the four e4m3 codes of `word` is a NaN code (magnitude bits all ones).
+__device__ inline uint32_t fp8_has_nan(uint32_t word) {
+  return ((word & 0x7F7F7F7Fu) + 0x01010101u) & 0x80808080u;
+}
+
+// e2m1, nibble K of `word` (low nibble first).
+template <int K>
+__device__ inline float fp4_from_word(uint32_t word) {
+  constexpr int pos = 4 * K;
+  uint32_t mag;
+  if constexpr (pos <= 22) mag = (word << (22 - pos)) & 0x01C00000u;
+  else mag = (word >> (pos - 22)) & 0x01C00000u;
+  const uint32_t sign = (word << (28 - pos)) & 0x80000000u;
+  return bits_as_float(mag | sign) * 0x1p126f;
+}
+
 // The stored encodings the kernels decode (the subset of moepage::Dtype a MatRef may hold), as
 // template parameters: the Dtype enum lives in a host header the device pass also sees.
 enum class WeightCode : int { F32, BF16, F16, FP8, FP4 };
@@ -64,7 +95,7 @@ struct DeviceMat {
 
 // Bytes of stored row `row` (of the full tensor) start at data + row * row_bytes.
 template <WeightCode W>
-__device__ inline int64_t row_bytes(int64_t cols) {
+__host__ __device__ inline int64_t row_bytes(int64_t cols) {
   if constexpr (W == WeightCode::F32) return cols * 4;
   else if constexpr (W == WeightCode::BF16 || W == WeightCode::F16) return cols * 2;
   else if constexpr (W == WeightCode::FP8) return cols;

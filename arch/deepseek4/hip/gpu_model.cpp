@@ -63,8 +63,10 @@ void GpuModel::allocate_state(int64_t max_batch) {
   hc_scratch_ = allocate_hc_scratch(c, max_batch, device_);
   X_ = device_.take<float>(uint64_t(max_batch * N * D));
   X2_ = device_.take<float>(uint64_t(max_batch * N * D));
-  post_ = device_.take<float>(uint64_t(max_batch * N));
-  comb_ = device_.take<float>(uint64_t(max_batch * N * N));
+  for (int i = 0; i < 2; ++i) {
+    post_[i] = device_.take<float>(uint64_t(max_batch * N));
+    comb_[i] = device_.take<float>(uint64_t(max_batch * N * N));
+  }
   u_ = device_.take<float>(uint64_t(max_batch * D));
   xn_ = device_.take<float>(uint64_t(max_batch * D));
   block_out_ = device_.take<float>(uint64_t(max_batch * D));
@@ -115,28 +117,62 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
   float* X = X_;
   float* X2 = X2_;
   embed(params_.embed, tokens_device, S, N, X, stream_);
+  // Each block's hc_post is folded into the next mHC site's weights kernel (which reads X, mixes
+  // in block_out_ and writes X2), the last one into the head's. `cur` names the post/comb pair of
+  // the block whose hc_post is pending.
+  bool post_pending = false;
+  int cur = 0;
+  auto hc_site = [&](const GpuHcParams& hp, const float* norm, float* last_mean) {
+    HcInput in;
+    in.X = X;
+    if (post_pending) {
+      in.block_out = block_out_;
+      in.post = post_[cur];
+      in.comb = comb_[cur];
+      in.Xout = X2;
+      in.last_mean = last_mean;
+      std::swap(X, X2);
+    }
+    cur ^= 1;
+    hc_site_weights(hp, c, in, S, hc_scratch_, post_[cur], comb_[cur], stream_);
+    hc_collapse_norm(X, hc_scratch_, S, uint32_t(N), uint32_t(D), norm, eps, nullptr, xn_, stream_);
+    post_pending = true;
+  };
   for (uint32_t l = 0; l < c.num_hidden_layers; ++l) {
     const GpuLayerParams& lp = params_.layers[l];
-    hc_pre(lp.hc_attn, c, X, S, hc_scratch_, post_, comb_, u_, stream_);
-    rms_norm(u_, S, D, D, lp.attn_norm, eps, xn_, stream_);
+    // A predictor sees the mean of the streams of the batch's last token after each layer, as on
+    // the CPU: for layer l - 1 the site below computes it while finishing that layer's hc_post.
+    hc_site(lp.hc_attn, lp.attn_norm, l > 0 ? observed_ : nullptr);
+    if (l > 0) experts_->observe(l - 1, observed_, uint32_t(D), stream_);
     attention(lp, c, states_[l], ring_size_, p0, S, xn_, *attention_scratch_, block_out_, stream_);
-    hc_post(block_out_, X, post_, comb_, S, c.hc_mult, c.hidden_size, X2, stream_);
-    std::swap(X, X2);
-
-    hc_pre(lp.hc_ffn, c, X, S, hc_scratch_, post_, comb_, u_, stream_);
-    rms_norm(u_, S, D, D, lp.ffn_norm, eps, xn_, stream_);
+    hc_site(lp.hc_ffn, lp.ffn_norm, nullptr);
     moe(lp, c, l, tokens_host, tokens_device, S, xn_, *experts_, layout_, *moe_scratch_, block_out_, moe_stats_,
         stream_);
-    hc_post(block_out_, X, post_, comb_, S, c.hc_mult, c.hidden_size, X2, stream_);
-    std::swap(X, X2);
-    // A predictor sees the mean of the streams of the batch's last token, as on the CPU.
-    stream_mean(X + (S - 1) * N * D, int32_t(N), D, observed_, stream_);
-    experts_->observe(l, observed_, uint32_t(D), stream_);
   }
   position_ += uint64_t(S);
-  if (!logits_host) return;
-  const int64_t rows = all_logits ? S : 1;
-  output_head(params_, c, all_logits ? X : X + (S - 1) * N * D, rows, hc_scratch_, u_, xn_, logits_, stream_);
+  const int64_t rows = all_logits ? S : 1, first = S - rows;
+  const uint32_t last_layer = c.num_hidden_layers - 1;
+  if (!logits_host) {
+    if (post_pending) {  // no head: the last block's hc_post runs alone for the predictor's view
+      hc_post(block_out_, X, post_[cur], comb_[cur], S, c.hc_mult, c.hidden_size, X2, stream_);
+      stream_mean(X2 + (S - 1) * N * D, int32_t(N), D, observed_, stream_);
+      experts_->observe(last_layer, observed_, uint32_t(D), stream_);
+    }
+    return;
+  }
+  // The head reads only its rows' streams after this batch, so the last block's hc_post folds into
+  // the head's mHC kernel for those rows (and gives the predictor its mean on the way).
+  HcInput in;
+  in.X = X + first * N * D;
+  if (post_pending) {
+    in.block_out = block_out_ + first * D;
+    in.post = post_[cur] + first * N;
+    in.comb = comb_[cur] + first * N * N;
+    in.Xout = X2 + first * N * D;
+    in.last_mean = observed_;
+  }
+  output_head(params_, c, in, rows, hc_scratch_, u_, xn_, logits_, stream_);
+  if (post_pending) experts_->observe(last_layer, observed_, uint32_t(D), stream_);
   download_async(logits_staging_, logits_, uint64_t(rows * V) * sizeof(float), stream_);
   synchronize(stream_);
   std::memcpy(logits_host, logits_staging_, size_t(rows * V) * sizeof(float));

@@ -84,7 +84,9 @@ class GpuModel {
   std::unique_ptr<MoeScratch> moe_scratch_;
   GpuHcScratch hc_scratch_;
   float *X_ = nullptr, *X2_ = nullptr;                  // [S, N, D]
-  float *post_ = nullptr, *comb_ = nullptr;             // [S, N], [S, N, N]
+  // [S, N], [S, N, N] twice: a site's weights are written while the previous site's hc_post,
+  // folded into the same kernel, still reads the other pair.
+  float *post_[2] = {nullptr, nullptr}, *comb_[2] = {nullptr, nullptr};
   float *u_ = nullptr, *xn_ = nullptr, *block_out_ = nullptr;  // [S, D]
   float* observed_ = nullptr;                           // [D]: what the expert source's observe() reads
   float* logits_ = nullptr;                             // [S, vocab]

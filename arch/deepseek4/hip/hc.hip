@@ -1,82 +1,251 @@
-// mHC on the GPU (hc.hpp): the RMS norm and fn projection reuse the shared kernels; the per-token
-// weights (sigmoids, row softmax, Sinkhorn) run one thread per token in double, the same
-// sequence of operations as forward/hc.cpp hc_weights, so they agree with it to float rounding.
+// mHC on the GPU (hc.hpp). At batch 1 a site is a chain of tiny dependent steps, so launches and
+// serial latency are the cost, not bytes:
+// - the RMS norm of the flattened streams is never materialised: fn @ (x * r) = (fn @ x) * r, so
+//   the blocks of hc_mix_kernel each take a chunk of the N*D columns (dot products with every fn
+//   row plus the chunk's sum of squares) and the last block of a token to finish (a ticket counter)
+//   adds the chunks up, applies r and computes the weights;
+// - the Sinkhorn runs one lane per matrix entry in double (row/column sums by shuffles), so it
+//   agrees with forward/hc.cpp hc_weights to float rounding;
+// - collapse_norm_kernel fuses the collapse with the block's input RMSNorm.
 #include "deepseek4/hip/hc.hpp"
 
 #include <algorithm>
 #include <string>
 
+#include "deepseek4/hip/attention_reduce.hpp"
 #include "deepseek4/hip/check.hpp"
-#include "deepseek4/hip/ops.hpp"
+#include "deepseek4/hip/row_dot.hpp"
 
 namespace moepage::ds4::gpu {
 namespace {
 
 constexpr int kBlock = 256;
+constexpr int kMixThreads = 256;
+constexpr int kChunk = 256;  // flattened columns per block of hc_mix_kernel
+constexpr int kCollapseThreads = 1024;
 constexpr uint32_t kMaxStreams = 16;  // the CPU's hc_weights holds a 16x16 matrix
+constexpr int kMaxMixes = int((2 + kMaxStreams) * kMaxStreams);
 
 unsigned blocks_for(int64_t n) { return unsigned(std::max<int64_t>(1, (n + kBlock - 1) / kBlock)); }
+int64_t chunks_for(int64_t nd) { return (nd + kChunk - 1) / kChunk; }
 
 __device__ inline double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
-__global__ void hc_weights_kernel(const float* mixes, const float* base, const float* scale, int64_t S, uint32_t n,
-                                  uint32_t iters, double eps, float* pre_out, float* post_out, float* comb_out) {
-  const int64_t s = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (s >= S) return;
-  const float* mx = mixes + s * (2 + n) * n;
-  float* pre = pre_out + s * n;
-  float* post = post_out + s * n;
-  float* comb = comb_out + s * n * n;
-  for (uint32_t i = 0; i < n; ++i) {
-    pre[i] = float(sigmoid(double(mx[i]) * scale[0] + base[i]) + eps);
-    post[i] = float(2.0 * sigmoid(double(mx[n + i]) * scale[1] + base[n + i]));
+// 1/x to double precision without a double division on the Sinkhorn's serial path: a float seed
+// (24 bits) and two Newton steps (48, then all 53 bits).
+__device__ inline double recip(double x) {
+  double y = double(1.0f / float(x));
+  y = fma(y, fma(-x, y, 1.0), y);
+  return fma(y, fma(-x, y, 1.0), y);
+}
+
+// Xout[s, k, e] of hc_post, in the CPU's order of operations (shared by the fused and plain paths).
+__device__ inline float post_mix(const float* block_out, const float* X, const float* post, const float* comb,
+                                 int64_t s, uint32_t n, uint32_t d, uint32_t k, uint32_t e) {
+  const float* cb = comb + s * n * n;
+  double acc = double(post[s * n + k]) * double(block_out[s * d + e]);
+  for (uint32_t j = 0; j < n; ++j) acc += double(cb[j * n + k]) * double(X[(s * n + j) * d + e]);
+  return float(acc);
+}
+
+struct MixArgs {
+  DeviceMat fn;                                          // [R, N*D]
+  const float *X, *block_out, *prev_post, *prev_comb;    // see HcInput
+  float *Xout, *last_mean;
+  const float *base, *scale;
+  float *mixes, *partials, *pre, *post, *comb;  // post null: the head (pre only)
+  uint32_t* tickets;
+  int64_t nd, chunks;
+  int32_t n, d, R, iters;
+  double hc_eps, rms_eps;
+};
+
+// Sum of v over the lanes j*n + 0..n-1 (columns = false) or 0..n-1 * n + k (columns = true) of
+// lane j*n + k. A power-of-two n takes an xor butterfly, which never leaves the row (column) and
+// never mixes the cells (lanes < n*n) with the idle lanes; any other n walks the row (column).
+// Double sums: the order differs from the CPU's only far below float rounding.
+__device__ inline double line_sum(double v, int n, int j, int k, bool columns) {
+  if ((n & (n - 1)) == 0) {
+    const int step = columns ? n : 1, end = columns ? n * n : n;
+    for (int off = step; off < end; off <<= 1) v += MP_SHFL_XOR(v, off);
+    return v;
   }
-  double m[kMaxStreams * kMaxStreams];
-  for (uint32_t j = 0; j < n; ++j) {
-    double row_max = -INFINITY;
-    for (uint32_t k = 0; k < n; ++k) {
-      m[j * n + k] = double(mx[2 * n + j * n + k]) * scale[2] + base[2 * n + j * n + k];
-      row_max = fmax(row_max, m[j * n + k]);
-    }
-    double sum = 0;
-    for (uint32_t k = 0; k < n; ++k) sum += (m[j * n + k] = exp(m[j * n + k] - row_max));
-    for (uint32_t k = 0; k < n; ++k) m[j * n + k] = m[j * n + k] / sum + eps;
+  double sum = 0;
+  for (int i = 0; i < n; ++i) sum += MP_SHFL(v, columns ? i * n + k : j * n + i);
+  return sum;
+}
+
+// Warp 0 of the finishing block, lane j*n+k holding entry (j, k); needs n*n <= warp size.
+__device__ void sinkhorn_warp(const MixArgs& a, int64_t s, const float* mx) {
+  const int n = a.n, lane = int(threadIdx.x % MP_WARP_SIZE);
+  const bool cell = lane < n * n;
+  const int j = cell ? lane / n : 0, k = cell ? lane % n : 0;
+  double v = cell ? double(mx[2 * n + lane]) * a.scale[2] + a.base[2 * n + lane] : -INFINITY;
+  double row_max = -INFINITY;
+  for (int kk = 0; kk < n; ++kk) row_max = fmax(row_max, MP_SHFL(v, j * n + kk));
+  const double ex = cell ? exp(v - row_max) : 0.0;
+  v = ex / line_sum(ex, n, j, k, false) + a.hc_eps;
+  // A column normalisation, then iters-1 rounds of (rows, columns), like the CPU.
+  for (int it = 0; it < (a.iters > 0 ? a.iters : 1); ++it) {
+    if (it > 0) v *= recip(line_sum(v, n, j, k, false) + a.hc_eps);
+    v *= recip(line_sum(v, n, j, k, true) + a.hc_eps);
   }
-  // Sinkhorn: a column normalisation, then iters-1 rounds of (rows, columns).
-  for (uint32_t it = 0; it < iters; ++it) {
-    if (it > 0) {
-      for (uint32_t j = 0; j < n; ++j) {
-        double sum = 0;
-        for (uint32_t k = 0; k < n; ++k) sum += m[j * n + k];
-        for (uint32_t k = 0; k < n; ++k) m[j * n + k] /= sum + eps;
-      }
-    }
-    for (uint32_t k = 0; k < n; ++k) {
+  if (cell) a.comb[s * n * n + lane] = float(v);
+}
+
+// The same for n*n above the warp size: thread j*n+k of the block, the matrix in shared memory.
+// All threads of the block must call it.
+__device__ void sinkhorn_block(const MixArgs& a, int64_t s, const float* mx, double* m) {
+  const int n = a.n, t = int(threadIdx.x);
+  const bool cell = t < n * n;
+  const int j = cell ? t / n : 0, k = cell ? t % n : 0;
+  if (cell) m[t] = double(mx[2 * n + t]) * a.scale[2] + a.base[2 * n + t];
+  __syncthreads();
+  double v = 0;
+  if (cell) {
+    double row_max = -INFINITY, sum = 0;
+    for (int kk = 0; kk < n; ++kk) row_max = fmax(row_max, m[j * n + kk]);
+    for (int kk = 0; kk < n; ++kk) sum += exp(m[j * n + kk] - row_max);
+    v = exp(m[t] - row_max) / sum + a.hc_eps;
+  }
+  __syncthreads();
+  if (cell) m[t] = v;
+  __syncthreads();
+  for (int it = 0; it < (a.iters > 0 ? a.iters : 1); ++it) {
+    for (int pass = it > 0 ? 0 : 1; pass < 2; ++pass) {  // 0: rows, 1: columns
       double sum = 0;
-      for (uint32_t j = 0; j < n; ++j) sum += m[j * n + k];
-      for (uint32_t j = 0; j < n; ++j) m[j * n + k] /= sum + eps;
+      if (cell)
+        for (int i = 0; i < n; ++i) sum += pass == 0 ? m[j * n + i] : m[i * n + k];
+      __syncthreads();
+      if (cell) m[t] *= recip(sum + a.hc_eps);
+      __syncthreads();
     }
   }
-  for (uint32_t i = 0; i < n * n; ++i) comb[i] = float(m[i]);
+  if (cell) a.comb[s * n * n + t] = float(m[t]);
 }
 
-// The head's weights: pre only.
-__global__ void hc_head_weights_kernel(const float* mixes, const float* base, const float* scale, int64_t S,
-                                       uint32_t n, double eps, float* pre_out) {
-  const int64_t id = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (id >= S * n) return;
-  const int64_t s = id / n, i = id % n;
-  pre_out[id] = float(sigmoid(double(mixes[s * n + i]) * scale[0] + base[i]) + eps);
+// grid (chunks, S). Each block: its chunk of the token's (possibly post-mixed) streams, the dot
+// product of every fn row with it, and its sum of squares; the token's last block finishes.
+template <WeightCode W>
+__global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
+  __shared__ float xs[kChunk];
+  __shared__ double red[kMixThreads / MP_MIN_WARP_SIZE];
+  __shared__ double sums[kMaxMixes + 1];
+  __shared__ float mx[kMaxMixes];
+  __shared__ double m[kMaxStreams * kMaxStreams];
+  __shared__ bool last;
+  const int64_t s = blockIdx.y, c0 = int64_t(blockIdx.x) * kChunk;
+  const int64_t cols = a.nd - c0 < kChunk ? a.nd - c0 : kChunk;
+  const int t = int(threadIdx.x), warps = int(blockDim.x) / MP_WARP_SIZE, warp = t / MP_WARP_SIZE;
+  const int lane = t % MP_WARP_SIZE;
+
+  double ss = 0;
+  for (int64_t i = t; i < cols; i += blockDim.x) {
+    const int64_t f = c0 + i;
+    float v;
+    if (a.block_out) {
+      v = post_mix(a.block_out, a.X, a.prev_post, a.prev_comb, s, uint32_t(a.n), uint32_t(a.d), uint32_t(f / a.d),
+                   uint32_t(f % a.d));
+      a.Xout[s * a.nd + f] = v;
+      if (a.last_mean && f < a.d && s == int64_t(gridDim.y) - 1) {
+        float sum = v;  // stream 0; the other streams' values are recomputed bit-identically
+        for (int32_t k = 1; k < a.n; ++k)
+          sum += post_mix(a.block_out, a.X, a.prev_post, a.prev_comb, s, uint32_t(a.n), uint32_t(a.d), uint32_t(k),
+                          uint32_t(f));
+        a.last_mean[f] = sum / float(a.n);
+      }
+    } else {
+      v = a.X[s * a.nd + f];
+    }
+    xs[i] = v;
+    ss += double(v) * double(v);
+  }
+  ss = block_sum(ss, red);  // its barrier also publishes xs
+
+  float* part = a.partials + s * (a.R + 1) * a.chunks;
+  for (int r = warp; r < a.R; r += warps) {
+    const int64_t row = a.fn.row_offset + r;
+    const uint8_t* rd = a.fn.data + row * row_bytes<W>(a.fn.cols);
+    const uint8_t* rs = a.fn.scale ? a.fn.scale + scale_row_offset<W>(row, a.fn.cols) : nullptr;
+    float acc = 0.0f;
+    for (int64_t i = lane; i < cols; i += MP_WARP_SIZE) acc += decode_at<W>(rd, rs, c0 + i) * xs[i];
+    acc = warp_sum(acc);
+    if (lane == 0) part[r * a.chunks + blockIdx.x] = acc;
+  }
+  if (t == 0) part[a.R * a.chunks + blockIdx.x] = float(ss);
+
+  // The fence orders this block's partials before its ticket; the block drawing the last ticket
+  // sees every other block's partials.
+  __threadfence();
+  __syncthreads();
+  if (t == 0) last = atomicAdd(a.tickets + s, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  const volatile float* vp = part;  // written by other blocks: bypass this SM's L1
+  // Four rows per warp at a time, so their loads are in flight together.
+  constexpr int kRowsAtOnce = 4;
+  for (int r0 = warp; r0 <= a.R; r0 += kRowsAtOnce * warps) {
+    double sum[kRowsAtOnce] = {};
+    for (int64_t ch = lane; ch < a.chunks; ch += MP_WARP_SIZE)
+#pragma unroll
+      for (int q = 0; q < kRowsAtOnce; ++q)
+        if (r0 + q * warps <= a.R) sum[q] += double(vp[(r0 + q * warps) * a.chunks + ch]);
+#pragma unroll
+    for (int q = 0; q < kRowsAtOnce; ++q) {
+      const double total = warp_sum(sum[q]);
+      if (lane == 0 && r0 + q * warps <= a.R) sums[r0 + q * warps] = total;
+    }
+  }
+  __syncthreads();
+  const double inv_rms = 1.0 / sqrt(sums[a.R] / double(a.nd) + a.rms_eps);
+  for (int r = t; r < a.R; r += blockDim.x) {
+    mx[r] = float(sums[r] * inv_rms);
+    a.mixes[s * a.R + r] = mx[r];
+  }
+  if (t == 0) a.tickets[s] = 0;  // ready for the next launch (stream order publishes it)
+  __syncthreads();
+
+  const int n = a.n;
+  if (t < n) {
+    a.pre[s * n + t] = float(sigmoid(double(mx[t]) * a.scale[0] + a.base[t]) + a.hc_eps);
+    if (a.post) a.post[s * n + t] = float(2.0 * sigmoid(double(mx[n + t]) * a.scale[1] + a.base[n + t]));
+  }
+  if (!a.post) return;
+  if (n * n <= MP_WARP_SIZE) {
+    if (warp == 0) sinkhorn_warp(a, s, mx);
+  } else {
+    sinkhorn_block(a, s, mx, m);
+  }
 }
 
-// u[s, e] = sum_i pre[s, i] X[s, i, e], in double like the CPU collapse.
-__global__ void collapse_kernel(const float* X, const float* pre, int64_t S, uint32_t n, uint32_t d, float* u) {
-  const int64_t id = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (id >= S * d) return;
-  const int64_t s = id / d, e = id % d;
-  double acc = 0;
-  for (uint32_t i = 0; i < n; ++i) acc += double(pre[s * n + i]) * double(X[(s * n + i) * d + e]);
-  u[id] = float(acc);
+// One block per token: u = sum_i pre_i X[s, i] (double, stream order, like the CPU collapse),
+// then optionally xn = rms_norm(u) * norm (double sums, like cpu::rms_norm).
+__global__ void __launch_bounds__(kCollapseThreads) collapse_norm_kernel(const float* X, const float* pre, uint32_t n,
+                                                                         uint32_t d, const float* norm, float eps,
+                                                                         float* u, float* xn) {
+  __shared__ double red[kCollapseThreads / MP_MIN_WARP_SIZE];
+  const int64_t s = blockIdx.x;
+  const float* x = X + s * n * d;
+  const float* p = pre + s * n;
+  auto collapse = [&](uint32_t e) {
+    double acc = 0;
+    for (uint32_t i = 0; i < n; ++i) acc += double(p[i]) * double(x[i * d + e]);
+    return float(acc);
+  };
+  double ss = 0;
+  for (uint32_t e = threadIdx.x; e < d; e += blockDim.x) {
+    const float v = collapse(e);
+    if (u) u[s * d + e] = v;
+    ss += double(v) * double(v);
+  }
+  if (!xn) return;
+  ss = block_sum(ss, red);
+  const double r = 1.0 / sqrt(ss / double(d) + double(eps));
+  for (uint32_t e = threadIdx.x; e < d; e += blockDim.x) {
+    const double v = double(collapse(e));
+    xn[s * d + e] = norm ? float(v * r * double(norm[e])) : float(v * r);
+  }
 }
 
 __global__ void hc_post_kernel(const float* block_out, const float* X, const float* post, const float* comb, int64_t S,
@@ -84,10 +253,7 @@ __global__ void hc_post_kernel(const float* block_out, const float* X, const flo
   const int64_t id = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (id >= S * n * d) return;
   const int64_t e = id % d, k = (id / d) % n, s = id / (int64_t(d) * n);
-  const float* cb = comb + s * n * n;
-  double acc = double(post[s * n + k]) * double(block_out[s * d + e]);
-  for (uint32_t j = 0; j < n; ++j) acc += double(cb[j * n + k]) * double(X[(s * n + j) * d + e]);
-  Xout[id] = float(acc);
+  Xout[id] = post_mix(block_out, X, post, comb, s, n, d, uint32_t(k), uint32_t(e));
 }
 
 void check_streams(const Config& c) {
@@ -95,37 +261,66 @@ void check_streams(const Config& c) {
     throw GpuError("gpu mHC: hc_mult " + std::to_string(c.hc_mult) + " is outside 1.." + std::to_string(kMaxStreams));
 }
 
-// flat = rms-normalised X (all N*D values of each token); mixes = fn @ flat.
-void project(const GpuHcParams& p, const Config& c, const float* X, int64_t S, const GpuHcScratch& sc,
-             Stream stream) {
-  const int64_t nd = int64_t(c.hc_mult) * c.hidden_size;
-  rms_norm(X, S, nd, nd, nullptr, float(c.rms_norm_eps), sc.flat, stream);
-  matmul(p.fn, sc.flat, nd, sc.mixes, p.fn.rows, S, stream);
+// hc_mix_kernel for a block site (post/comb set) or the head (pre only).
+void launch_mix(const GpuHcParams& p, const Config& c, const HcInput& in, int64_t S, const GpuHcScratch& sc,
+                float* post, float* comb, Stream stream) {
+  check_streams(c);
+  const int64_t n = c.hc_mult, d = c.hidden_size, nd = n * d;
+  const int64_t R = post ? (2 + n) * n : n;
+  if (p.fn.rows != R || p.fn.cols != nd)
+    throw GpuError("gpu mHC: fn is [" + std::to_string(p.fn.rows) + ", " + std::to_string(p.fn.cols) +
+                   "], expected [" + std::to_string(R) + ", " + std::to_string(nd) + "]");
+  if (S > sc.max_batch)
+    throw GpuError("gpu mHC: batch of " + std::to_string(S) + " tokens, scratch sized for " +
+                   std::to_string(sc.max_batch));
+  if (in.block_out && (!in.post || !in.comb || !in.Xout || in.Xout == in.X))
+    throw GpuError("gpu mHC: a fused hc_post needs post, comb and an Xout apart from X");
+  MixArgs a{device_mat(p.fn), in.X,       in.block_out, in.post,     in.comb,          in.Xout,
+            in.last_mean,
+            p.base,           p.scale,    sc.mixes,     sc.partials, sc.pre,           post,
+            comb,             sc.tickets, nd,           chunks_for(nd), int32_t(n),    int32_t(d),
+            int32_t(R),       int32_t(c.hc_sinkhorn_iters), c.hc_eps, double(float(c.rms_norm_eps))};
+  const dim3 grid(unsigned(chunks_for(nd)), unsigned(S));
+  with_weight_code(weight_code(p.fn, "gpu mHC fn"), [&](auto wc) {
+    hc_mix_kernel<decltype(wc)::value><<<grid, kMixThreads, 0, native(stream)>>>(a);
+  });
+  MP_GPU_CHECK_LAUNCH("gpu mHC hc_mix_kernel");
 }
 
 }  // namespace
 
 GpuHcScratch allocate_hc_scratch(const Config& c, int64_t max_batch, DeviceArena& arena) {
   check_streams(c);
-  const int64_t n = c.hc_mult, nd = n * c.hidden_size;
+  const int64_t n = c.hc_mult, nd = n * c.hidden_size, R = (2 + n) * n;
   GpuHcScratch sc;
-  sc.flat = arena.take<float>(uint64_t(max_batch * nd));
-  sc.mixes = arena.take<float>(uint64_t(max_batch * (2 + n) * n));
+  sc.mixes = arena.take<float>(uint64_t(max_batch * R));
   sc.pre = arena.take<float>(uint64_t(max_batch * n));
+  sc.partials = arena.take<float>(uint64_t(max_batch * (R + 1) * chunks_for(nd)));
+  sc.tickets = arena.take<uint32_t>(uint64_t(max_batch));  // zero-filled by the arena
+  sc.max_batch = max_batch;
   return sc;
+}
+
+void hc_site_weights(const GpuHcParams& p, const Config& c, const HcInput& in, int64_t S, const GpuHcScratch& sc,
+                     float* post, float* comb, Stream stream) {
+  if (S <= 0) return;
+  if (!post || !comb) throw GpuError("gpu mHC: a block site needs post and comb outputs");
+  launch_mix(p, c, in, S, sc, post, comb, stream);
+}
+
+void hc_collapse_norm(const float* X, const GpuHcScratch& sc, int64_t S, uint32_t n, uint32_t d, const float* norm,
+                      float eps, float* u, float* xn, Stream stream) {
+  if (S <= 0 || (!u && !xn)) return;
+  collapse_norm_kernel<<<unsigned(S), kCollapseThreads, 0, native(stream)>>>(X, sc.pre, n, d, norm, eps, u, xn);
+  MP_GPU_CHECK_LAUNCH("gpu mHC collapse_norm_kernel");
 }
 
 void hc_pre(const GpuHcParams& p, const Config& c, const float* X, int64_t S, const GpuHcScratch& sc, float* post,
             float* comb, float* u, Stream stream) {
-  if (S <= 0) return;
-  check_streams(c);
-  const uint32_t n = c.hc_mult, d = c.hidden_size;
-  project(p, c, X, S, sc, stream);
-  hc_weights_kernel<<<blocks_for(S), kBlock, 0, native(stream)>>>(sc.mixes, p.base, p.scale, S, n,
-                                                                   c.hc_sinkhorn_iters, c.hc_eps, sc.pre, post, comb);
-  MP_GPU_CHECK_LAUNCH("gpu hc_pre weights");
-  collapse_kernel<<<blocks_for(S * d), kBlock, 0, native(stream)>>>(X, sc.pre, S, n, d, u);
-  MP_GPU_CHECK_LAUNCH("gpu hc_pre collapse");
+  HcInput in;
+  in.X = X;
+  hc_site_weights(p, c, in, S, sc, post, comb, stream);
+  hc_collapse_norm(X, sc, S, c.hc_mult, c.hidden_size, nullptr, 0.0f, u, nullptr, stream);
 }
 
 void hc_post(const float* block_out, const float* X, const float* post, const float* comb, int64_t S, uint32_t n,
@@ -136,16 +331,18 @@ void hc_post(const float* block_out, const float* X, const float* post, const fl
 }
 
 void hc_head(const GpuHcParams& p, const Config& c, const float* X, int64_t S, const GpuHcScratch& sc, float* h,
-             Stream stream) {
+             Stream stream, const float* norm, float* norm_out) {
+  HcInput in;
+  in.X = X;
+  hc_head(p, c, in, S, sc, h, stream, norm, norm_out);
+}
+
+void hc_head(const GpuHcParams& p, const Config& c, const HcInput& in, int64_t S, const GpuHcScratch& sc, float* h,
+             Stream stream, const float* norm, float* norm_out) {
   if (S <= 0) return;
-  check_streams(c);
-  const uint32_t n = c.hc_mult, d = c.hidden_size;
-  project(p, c, X, S, sc, stream);
-  hc_head_weights_kernel<<<blocks_for(S * n), kBlock, 0, native(stream)>>>(sc.mixes, p.base, p.scale, S, n,
-                                                                            c.hc_eps, sc.pre);
-  MP_GPU_CHECK_LAUNCH("gpu hc_head weights");
-  collapse_kernel<<<blocks_for(S * d), kBlock, 0, native(stream)>>>(X, sc.pre, S, n, d, h);
-  MP_GPU_CHECK_LAUNCH("gpu hc_head collapse");
+  launch_mix(p, c, in, S, sc, nullptr, nullptr, stream);
+  hc_collapse_norm(in.block_out ? in.Xout : in.X, sc, S, c.hc_mult, c.hidden_size, norm, float(c.rms_norm_eps), h,
+                   norm_out, stream);
 }
 
 }  // namespace moepage::ds4::gpu

@@ -1,6 +1,6 @@
-// The CSA lightning indexer on the GPU (the twin of forward/indexer.cpp): its compressor, the
-// scores of the visible entries and the top-k selection, all on the device so the picked entries
-// never travel to the host.
+// The CSA lightning indexer on the GPU (the twin of forward/indexer.cpp): the scores of the
+// visible entries and the top-k selection, all on the device so the picked entries never travel
+// to the host (its compressor and projections run with the attention block's, attention.hip).
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -9,7 +9,6 @@
 #include "deepseek4/hip/attention_parts.hpp"
 #include "deepseek4/hip/attention_reduce.hpp"
 #include "deepseek4/hip/check.hpp"
-#include "deepseek4/hip/ops.hpp"
 
 namespace moepage::ds4::gpu {
 namespace {
@@ -17,35 +16,57 @@ namespace {
 constexpr int kThreads = 256;
 // The host sizes grids without knowing the device's warp size; kernels stride over the work.
 constexpr int kMaxScoreBlocks = 4096;
+constexpr int64_t kEntriesPerBlock = 16;
+constexpr size_t kSharedBytes = 48 * 1024;  // what every target grants a block without opting in
 
 struct ScoreArgs {
-  const float *q, *w, *keys;  // [S, nh*ihd] (roped), [S, nh], [entries, ihd]
+  const float *q, *w, *keys;  // [S, nh*ihd] (not yet roped), [S, nh], [entries, ihd]
+  const float *cos, *sin;     // rope tables [positions, half]
   float* scores;              // [S, stride]
   int64_t p0, stride, topk;
-  int32_t ratio, nh, ihd;
+  int32_t ratio, nh, ihd, half;
   float head_scale, score_scale;
 };
 
-// One warp per (token, entry): I = sum_h relu(q_h . k) * (w_h * nh^-0.5) * ihd^-0.5.
-// Tokens that see at most top-k entries take them all and are skipped.
+// I = sum_h relu(q_h . k) * (w_h * nh^-0.5) * ihd^-0.5 for every visible entry of a token; tokens
+// that see at most top-k entries take them all and are skipped. A block first puts the token's
+// queries, roped (the rope of the indexer's q is folded in here), in shared memory with rows
+// padded by one float, so lanes reading one head each hit distinct banks. Then one warp per entry:
+// lane h accumulates q_h . k over the dims (each key element broadcast to all lanes), and the
+// heads' terms meet in one warp sum, not one per head.
 __global__ void __launch_bounds__(kThreads) index_scores_kernel(ScoreArgs a) {
+  extern __shared__ float qs[];  // [nh, ihd + 1]
   const int64_t s = blockIdx.y;
   const int64_t visible = (a.p0 + s + 1) / a.ratio;
-  if (visible <= a.topk) return;
+  if (visible <= a.topk) return;  // uniform over the block
+  const int64_t pos = a.p0 + s;
+  const int32_t ihd = a.ihd, row = ihd + 1, rope0 = ihd - 2 * a.half;
+  const float* q = a.q + s * a.nh * ihd;
+  for (int32_t idx = threadIdx.x; idx < a.nh * ihd; idx += blockDim.x) {
+    const int32_t h = idx / ihd, i = idx % ihd;
+    float v = q[idx];
+    if (i >= rope0) {  // the same rotation as rope_rotate
+      const int32_t k = (i - rope0) / 2;
+      const float c = a.cos[pos * a.half + k], sn = a.sin[pos * a.half + k];
+      const float x0 = q[h * ihd + rope0 + 2 * k], x1 = q[h * ihd + rope0 + 2 * k + 1];
+      v = (i - rope0) % 2 == 0 ? x0 * c - x1 * sn : x1 * c + x0 * sn;
+    }
+    qs[h * row + i] = v;
+  }
+  __syncthreads();
   const int lane = threadIdx.x % MP_WARP_SIZE;
   const int64_t warps = blockDim.x / MP_WARP_SIZE;
-  const float* q = a.q + s * a.nh * a.ihd;
   const float* wts = a.w + s * a.nh;
   for (int64_t e = blockIdx.x * warps + threadIdx.x / MP_WARP_SIZE; e < visible; e += gridDim.x * warps) {
-    const float* key = a.keys + e * a.ihd;
+    const float* key = a.keys + e * ihd;
     float acc = 0.0f;
-    for (int32_t h = 0; h < a.nh; ++h) {
-      const float* qh = q + h * a.ihd;
+    for (int32_t h = lane; h < a.nh; h += MP_WARP_SIZE) {
+      const float* qh = qs + h * row;
       float d = 0.0f;
-      for (int32_t i = lane; i < a.ihd; i += MP_WARP_SIZE) d += qh[i] * key[i];
-      d = warp_sum(d);
+      for (int32_t i = 0; i < ihd; ++i) d += qh[i] * key[i];
       if (d > 0.0f) acc += (wts[h] * a.head_scale) * d * a.score_scale;
     }
+    acc = warp_sum(acc);
     if (lane == 0) a.scores[s * a.stride + e] = acc;
   }
 }
@@ -60,9 +81,8 @@ __device__ inline uint32_t order_key(float v) {
 }
 
 // Exclusive prefix sums of two counters over the block's threads (Hillis-Steele in shared
-// memory); `total_*` receive the block's sums. All threads must call it.
-__device__ void block_exclusive_scan2(int32_t& a, int32_t& b, int32_t& total_a, int32_t& total_b, int32_t* sh_a,
-                                      int32_t* sh_b) {
+// memory). All threads must call it.
+__device__ void block_exclusive_scan2(int32_t& a, int32_t& b, int32_t* sh_a, int32_t* sh_b) {
   const int t = int(threadIdx.x), n = int(blockDim.x);
   sh_a[t] = a;
   sh_b[t] = b;
@@ -76,9 +96,34 @@ __device__ void block_exclusive_scan2(int32_t& a, int32_t& b, int32_t& total_a, 
   }
   a = sh_a[t] - a;
   b = sh_b[t] - b;
-  total_a = sh_a[n - 1];
-  total_b = sh_b[n - 1];
-  __syncthreads();  // the arrays are reused by the next call
+}
+
+constexpr int kDigitBits = 8, kBins = 1 << kDigitBits;
+
+// Warp 0 only: the digit d (scanning from the largest) at which the keys with digits > d number
+// fewer than `want` and those >= d at least `want`; *want_left becomes want minus the keys above d.
+__device__ void find_digit(const int32_t* hist, int32_t want, uint32_t* digit, int32_t* want_left) {
+  const int lane = int(threadIdx.x % MP_WARP_SIZE);
+  constexpr int per_lane = kBins / MP_WARP_SIZE;  // lane l holds the bins kBins-1-l*per_lane downwards
+  int32_t own = 0;
+  for (int i = 0; i < per_lane; ++i) own += hist[kBins - 1 - lane * per_lane - i];
+  int32_t incl = own;  // inclusive scan over the lanes, from the largest bins
+  for (int off = 1; off < MP_WARP_SIZE; off <<= 1) {
+    const int32_t y = MP_SHFL(incl, lane >= off ? lane - off : lane);
+    if (lane >= off) incl += y;
+  }
+  int32_t before = incl - own;
+  if (before < want && want <= incl) {
+    for (int i = 0; i < per_lane; ++i) {
+      const int d = kBins - 1 - lane * per_lane - i;
+      if (before + hist[d] >= want) {
+        *digit = uint32_t(d);
+        *want_left = want - before;
+        return;
+      }
+      before += hist[d];
+    }
+  }
 }
 
 struct SelectArgs {
@@ -88,12 +133,15 @@ struct SelectArgs {
   int32_t ratio;
 };
 
-// One block per token. The k-th largest key T is found bit by bit (32 block-wide counts, linear
-// in the visible entries); the picks are every key above T plus the lowest-indexed entries equal
-// to T, written in ascending index order by a running prefix count.
+// One block per token. The k-th largest key T is found a byte at a time (4 histogram passes over
+// the visible entries); the picks are every key above T plus the lowest-indexed entries equal to
+// T. Each thread owns a contiguous range of entries, so one block-wide scan of its counts places
+// its picks in ascending index order.
 __global__ void __launch_bounds__(kThreads) index_select_kernel(SelectArgs a) {
-  __shared__ int32_t partials[kThreads / MP_MIN_WARP_SIZE];
+  __shared__ int32_t hist[kBins];
   __shared__ int32_t scan_above[kThreads], scan_equal[kThreads];
+  __shared__ uint32_t digit;
+  __shared__ int32_t want;
   const int64_t s = blockIdx.x;
   const int64_t visible = (a.p0 + s + 1) / a.ratio;
   int32_t* sel = a.sel + s * a.sel_stride;
@@ -103,69 +151,77 @@ __global__ void __launch_bounds__(kThreads) index_select_kernel(SelectArgs a) {
     return;
   }
   const float* v = a.scores + s * a.stride;
-  uint32_t kth = 0;  // the largest key with at least topk keys >= it
-  for (int bit = 31; bit >= 0; --bit) {
-    const uint32_t candidate = kth | (1u << bit);
-    int32_t count = 0;
-    for (int64_t e = threadIdx.x; e < visible; e += blockDim.x) count += order_key(v[e]) >= candidate ? 1 : 0;
-    if (block_sum(count, partials) >= a.topk) kth = candidate;
+  uint32_t prefix = 0, mask = 0;
+  if (threadIdx.x == 0) want = int32_t(a.topk);
+  for (int shift = 32 - kDigitBits; shift >= 0; shift -= kDigitBits) {
+    for (int b = threadIdx.x; b < kBins; b += blockDim.x) hist[b] = 0;
+    __syncthreads();
+    for (int64_t e = threadIdx.x; e < visible; e += blockDim.x) {
+      const uint32_t key = order_key(v[e]);
+      if ((key & mask) == prefix) atomicAdd(&hist[(key >> shift) & (kBins - 1)], 1);
+    }
+    __syncthreads();
+    if (threadIdx.x < MP_WARP_SIZE) find_digit(hist, want, &digit, &want);
+    __syncthreads();
+    prefix |= digit << shift;
+    mask |= uint32_t(kBins - 1) << shift;
   }
-  int32_t above = 0;
-  for (int64_t e = threadIdx.x; e < visible; e += blockDim.x) above += order_key(v[e]) > kth ? 1 : 0;
-  const int32_t equal_wanted = int32_t(a.topk) - block_sum(above, partials);
+  const uint32_t kth = prefix;      // the topk-th largest key
+  const int32_t equal_wanted = want;  // how many entries equal to it are picked (lowest indices)
 
-  int32_t above_before = 0, equal_before = 0;  // over the chunks already walked
-  for (int64_t chunk = 0; chunk < visible; chunk += blockDim.x) {
-    const int64_t e = chunk + threadIdx.x;
-    const uint32_t key = e < visible ? order_key(v[e]) : 0u;
-    const bool is_above = e < visible && key > kth, is_equal = e < visible && key == kth;
-    int32_t a_rank = is_above ? 1 : 0, e_rank = is_equal ? 1 : 0, a_total = 0, e_total = 0;
-    block_exclusive_scan2(a_rank, e_rank, a_total, e_total, scan_above, scan_equal);
-    a_rank += above_before;
-    e_rank += equal_before;
+  const int64_t per = (visible + blockDim.x - 1) / blockDim.x;
+  const int64_t lo = int64_t(threadIdx.x) * per < visible ? int64_t(threadIdx.x) * per : visible;
+  const int64_t hi = lo + per < visible ? lo + per : visible;
+  int32_t above = 0, equal = 0;
+  for (int64_t e = lo; e < hi; ++e) {
+    const uint32_t key = order_key(v[e]);
+    above += key > kth ? 1 : 0;
+    equal += key == kth ? 1 : 0;
+  }
+  block_exclusive_scan2(above, equal, scan_above, scan_equal);
+  for (int64_t e = lo; e < hi; ++e) {
+    const uint32_t key = order_key(v[e]);
     // Picked entries before e: all those above T, and the first equal_wanted of those equal to T.
-    const int32_t at = a_rank + (e_rank < equal_wanted ? e_rank : equal_wanted);
-    if (is_above || (is_equal && e_rank < equal_wanted)) sel[at] = int32_t(e);
-    above_before += a_total;
-    equal_before += e_total;
+    if (key > kth || (key == kth && equal < equal_wanted))
+      sel[above + (equal < equal_wanted ? equal : equal_wanted)] = int32_t(e);
+    above += key > kth ? 1 : 0;
+    equal += key == kth ? 1 : 0;
   }
   if (threadIdx.x == 0) a.n_sel[s] = int32_t(a.topk);
 }
 
 }  // namespace
 
-void indexer_compress(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int64_t p0, int64_t S,
-                      const float* xn, AttentionScratch& sc, Stream stream) {
-  const GpuCompressorParams& p = lp.index_comp;
-  matmul(p.wkv, xn, c.hidden_size, sc.idx_kv, p.width, S, stream);
-  matmul(p.wgate, xn, c.hidden_size, sc.idx_gate, p.width, S, stream);
-  compress_tokens(p, *lp.rope, float(c.rms_norm_eps), p0, S, sc.idx_kv, sc.idx_gate, st.index_comp, stream);
+bool indexer_scores(const GpuLayerParams& lp, const Config& c, int64_t p0, int64_t S) {
+  // Visible entries grow with the position: the batch's last token sees the most.
+  return lp.index_comp.ratio > 0 && (p0 + S) / int64_t(lp.index_comp.ratio) > int64_t(c.index_topk);
 }
 
 void indexer_select(const GpuLayerParams& lp, const Config& c, const GpuLayerState& st, int64_t p0, int64_t S,
-                    const float* q_lat, const float* xn, AttentionScratch& sc, Stream stream) {
+                    AttentionScratch& sc, Stream stream) {
   if (S <= 0) return;
   const int64_t ratio = lp.index_comp.ratio, topk = c.index_topk;
-  const int64_t nh = c.index_n_heads, ihd = c.index_head_dim, rope = c.qk_rope_head_dim;
+  const int64_t nh = c.index_n_heads, ihd = c.index_head_dim;
   // Visible entries grow with the position: the batch's last token sees the most.
   const int64_t most_visible = (p0 + S) / ratio;
   if (most_visible > sc.max_index_entries || most_visible > st.index_comp.n_entries)
     throw std::length_error("indexer: " + std::to_string(most_visible) + " visible entries, but scratch holds " +
                             std::to_string(sc.max_index_entries) + " and the indexer compressor emitted " +
                             std::to_string(st.index_comp.n_entries));
-  if (most_visible > topk) {
-    matmul(lp.index_wq_b, q_lat, c.q_lora_rank, sc.idx_q, nh * ihd, S, stream);
-    matmul(lp.index_weights_proj, xn, c.hidden_size, sc.idx_w, nh, S, stream);
-    rope_rotate(sc.idx_q, S, nh, nh * ihd, ihd, ihd - rope, int32_t(rope), lp.rope->cos, lp.rope->sin, p0, 1, false,
-                stream);
-    ScoreArgs a{sc.idx_q, sc.idx_w, st.index_comp.entries, sc.idx_scores, p0, sc.max_index_entries, topk,
-                int32_t(ratio), int32_t(nh), int32_t(ihd), float(1.0 / std::sqrt(double(nh))),
-                float(1.0 / std::sqrt(double(ihd)))};
-    // Enough blocks for one entry per warp on wave64 targets (half a block's worth on wave32).
-    const int64_t per_block = kThreads / 64;
-    const dim3 grid(unsigned(std::clamp<int64_t>((most_visible + per_block - 1) / per_block, 1, kMaxScoreBlocks)),
+  if (indexer_scores(lp, c, p0, S)) {
+    const size_t smem = size_t(nh) * size_t(ihd + 1) * sizeof(float);
+    if (smem > kSharedBytes)
+      throw std::invalid_argument("indexer: " + std::to_string(nh) + " heads of " + std::to_string(ihd) +
+                                  " dims need " + std::to_string(smem) + " bytes of shared memory, at most " +
+                                  std::to_string(kSharedBytes));
+    ScoreArgs a{sc.idx_q, sc.idx_w, st.index_comp.entries, lp.rope->cos, lp.rope->sin, sc.idx_scores, p0,
+                sc.max_index_entries, topk, int32_t(ratio), int32_t(nh), int32_t(ihd), lp.rope->half,
+                float(1.0 / std::sqrt(double(nh))), float(1.0 / std::sqrt(double(ihd)))};
+    // Each block pays for staging the queries, so it takes a few entries per warp.
+    const dim3 grid(unsigned(std::clamp<int64_t>((most_visible + kEntriesPerBlock - 1) / kEntriesPerBlock, 1,
+                                                 kMaxScoreBlocks)),
                     unsigned(S));
-    index_scores_kernel<<<grid, kThreads, 0, native(stream)>>>(a);
+    index_scores_kernel<<<grid, kThreads, smem, native(stream)>>>(a);
     MP_GPU_CHECK_LAUNCH("index_scores_kernel");
   }
   SelectArgs a{sc.idx_scores, sc.sel, sc.n_sel, p0, sc.max_index_entries, topk, sc.index_topk, int32_t(ratio)};

@@ -81,9 +81,28 @@ __global__ void route_kernel(const float* logits, int32_t E, int32_t k, int scor
   if (!tid2eid)
     for (int32_t i = threadIdx.x; i < E; i += blockDim.x) biased[i] = scores[i] + bias[i];
   __syncthreads();
-  if (threadIdx.x != 0) return;
   int32_t* idx = idx_out + s * k;
   float* w = w_out + s * k;
+  // Scored top-k by the first warp: k rounds of a warp argmax under ranks_before (a strict total
+  // order, so the k winners and their order are the CPU insertion sort's). Lane l owns experts
+  // l, l + warp, ...; `taken` marks its winners (up to 64 per lane, E <= 64 * warp).
+  const bool warp_top_k = !tid2eid && E <= 64 * MP_WARP_SIZE;
+  if (warp_top_k && threadIdx.x < MP_WARP_SIZE) {
+    const int32_t lane = int32_t(threadIdx.x);
+    uint64_t taken = 0;
+    for (int32_t j = 0; j < k; ++j) {
+      int32_t best = -1;
+      for (int32_t i = lane, m = 0; i < E; i += MP_WARP_SIZE, ++m)
+        if (!((taken >> m) & 1u) && (best < 0 || ranks_before(biased, i, best))) best = i;
+      for (int off = MP_WARP_SIZE / 2; off > 0; off >>= 1) {
+        const int32_t other = MP_SHFL_XOR(best, off);
+        if (other >= 0 && (best < 0 || ranks_before(biased, other, best))) best = other;
+      }
+      if (best % MP_WARP_SIZE == lane) taken |= uint64_t(1) << (best / MP_WARP_SIZE);
+      if (lane == 0) idx[j] = best;
+    }
+  }
+  if (threadIdx.x != 0) return;
   if (tid2eid) {
     const int32_t tok = tokens[s];
     // Ids are checked on the host; one outside the table must still not read out of bounds.
@@ -92,7 +111,7 @@ __global__ void route_kernel(const float* logits, int32_t E, int32_t k, int scor
       return;
     }
     for (int32_t j = 0; j < k; ++j) idx[j] = tid2eid[int64_t(tok) * k + j];
-  } else {
+  } else if (!warp_top_k) {
     int32_t have = 0;
     for (int32_t i = 0; i < E; ++i) {
       if (have == k && !ranks_before(biased, i, idx[k - 1])) continue;
@@ -190,6 +209,106 @@ __global__ void expert_down_kernel(const std::byte* const* table_row, PartArgs w
           if (t < nt) ex_out[int64_t(band.pairs()[p0 + t]) * D + r] = acc[t];
       }
     }
+  }
+}
+
+// The aligned fast path of the expert products (row_dot.hpp). A tile is RR rows of w1 and the
+// same RR rows of w3, so the SwiGLU of a row is formed where both dot products end.
+template <WeightCode W, int T, int RR, bool Block>
+__global__ void __launch_bounds__(kMaxTileThreads)
+    expert_up_tile_kernel(const std::byte* const* table_row, PartArgs w1, PartArgs w3, int64_t D, int64_t I,
+                          Band band, const float* yn, float limit, float* act) {
+  constexpr int R = 2 * RR;
+  __shared__ float red[(Block ? kMaxTileThreads / MP_MIN_WARP_SIZE : 1) * R * T];
+  constexpr int U = tile_unroll(T, R);
+  const TileGroup<Block> g;
+  const int32_t b = blockIdx.y;
+  const std::byte* slot = table_row[band.experts()[b]];
+  const DeviceMat m1 = part_mat(slot, w1, I, D), m3 = part_mat(slot, w3, I, D);
+  const int32_t begin = band.starts()[b], end = band.starts()[b + 1];
+  const int64_t rb = row_bytes<W>(D), n_chunks = rb / 16;
+  const int64_t n_tiles = (I + RR - 1) / RR;
+  for (int64_t tile = g.id; tile < n_tiles; tile += g.count) {
+    const uint4* rd[R];
+    const uint8_t* rs[R];
+#pragma unroll
+    for (int i = 0; i < RR; ++i) {
+      const int64_t row = tile * RR + i < I ? tile * RR + i : I - 1;
+      rd[i] = reinterpret_cast<const uint4*>(m1.data + row * rb);
+      rd[RR + i] = reinterpret_cast<const uint4*>(m3.data + row * rb);
+      rs[i] = has_block_scale<W>() ? m1.scale + scale_row_offset<W>(row, D) : nullptr;
+      rs[RR + i] = has_block_scale<W>() ? m3.scale + scale_row_offset<W>(row, D) : nullptr;
+    }
+    for (int32_t p0 = begin; p0 < end; p0 += T) {
+      const int32_t nt = end - p0 < T ? end - p0 : T;
+      const float* xs[T];
+#pragma unroll
+      for (int t = 0; t < T; ++t) xs[t] = yn + int64_t(band.tokens()[p0 + (t < nt ? t : 0)]) * D;
+      float acc[R * T];
+      tile_dot<W, T, R, U>(rd, rs, n_chunks, xs, g.first, g.stride, acc);
+      group_sum<R * T, Block>(acc, red);
+#pragma unroll
+      for (int i = 0; i < RR; ++i)
+#pragma unroll
+        for (int t = 0; t < T; ++t)
+          if (g.first == i * T + t && tile * RR + i < I && t < nt)
+            act[int64_t(band.pairs()[p0 + t]) * I + tile * RR + i] = swiglu(acc[i * T + t], acc[(RR + i) * T + t], limit);
+    }
+  }
+}
+
+template <WeightCode W, int T, int R, bool Block>
+__global__ void __launch_bounds__(kMaxTileThreads)
+    expert_down_tile_kernel(const std::byte* const* table_row, PartArgs w2, int64_t D, int64_t I, Band band,
+                            const float* act, float* ex_out) {
+  __shared__ float red[(Block ? kMaxTileThreads / MP_MIN_WARP_SIZE : 1) * R * T];
+  constexpr int U = tile_unroll(T, R);
+  const TileGroup<Block> g;
+  const int32_t b = blockIdx.y;
+  const std::byte* slot = table_row[band.experts()[b]];
+  const DeviceMat m2 = part_mat(slot, w2, D, I);
+  const int32_t begin = band.starts()[b], end = band.starts()[b + 1];
+  const int64_t rb = row_bytes<W>(I), n_chunks = rb / 16;
+  const int64_t n_tiles = (D + R - 1) / R;
+  for (int64_t tile = g.id; tile < n_tiles; tile += g.count) {
+    const uint4* rd[R];
+    const uint8_t* rs[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int64_t row = tile * R + r < D ? tile * R + r : D - 1;
+      rd[r] = reinterpret_cast<const uint4*>(m2.data + row * rb);
+      rs[r] = has_block_scale<W>() ? m2.scale + scale_row_offset<W>(row, I) : nullptr;
+    }
+    for (int32_t p0 = begin; p0 < end; p0 += T) {
+      const int32_t nt = end - p0 < T ? end - p0 : T;
+      const float* xs[T];
+#pragma unroll
+      for (int t = 0; t < T; ++t) xs[t] = act + int64_t(band.pairs()[p0 + (t < nt ? t : 0)]) * I;
+      float acc[R * T];
+      tile_dot<W, T, R, U>(rd, rs, n_chunks, xs, g.first, g.stride, acc);
+      group_sum<R * T, Block>(acc, red);
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int t = 0; t < T; ++t)
+          if (g.first == r * T + t && tile * R + r < D && t < nt)
+            ex_out[int64_t(band.pairs()[p0 + t]) * D + tile * R + r] = acc[r * T + t];
+    }
+  }
+}
+
+// Rows of w1 (and of w3) per wide up tile, and rows of w2 per wide down tile, for T tokens.
+constexpr int up_wide_rows(int T) { return T <= 2 ? 2 : 1; }
+constexpr int down_wide_rows(int T) { return T == 1 ? 4 : T <= 4 ? 2 : 1; }
+
+// Bytes of one stored row of an expert part.
+int64_t part_row_bytes(WeightCode code, int64_t cols) {
+  switch (code) {
+    case WeightCode::F32: return cols * 4;
+    case WeightCode::BF16:
+    case WeightCode::F16: return cols * 2;
+    case WeightCode::FP8: return cols;
+    default: return cols / 2;
   }
 }
 
@@ -399,19 +518,65 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     const bool up_vec = reinterpret_cast<uintptr_t>(yn) % 16 == 0 && D % 4 == 0;
     const bool down_vec = reinterpret_cast<uintptr_t>(sc.act) % 16 == 0 && I % 4 == 0;
     const float limit = float(c.swiglu_limit);
+    bool slots_aligned = !legacy_gemv_forced();
+    for (int32_t i = 0; i < nb; ++i) slots_aligned = slots_aligned && reinterpret_cast<uintptr_t>(sc.slots[size_t(i)]) % 16 == 0;
+    const bool up_tiles = slots_aligned && up_vec && up_code != WeightCode::F16 && layout.w1.offset % 16 == 0 &&
+                          layout.w3.offset % 16 == 0 && part_row_bytes(up_code, D) % 16 == 0;
+    const bool down_tiles = slots_aligned && down_vec && down_code != WeightCode::F16 && layout.w2.offset % 16 == 0 &&
+                            part_row_bytes(down_code, I) % 16 == 0;
     const dim3 up_grid(blocks_for(I, kBlock / MP_MIN_WARP_SIZE), unsigned(nb));
     const dim3 down_grid(blocks_for(D, kBlock / MP_MIN_WARP_SIZE), unsigned(nb));
     with_token_tile(max_count, [&](auto tile) {
       constexpr int T = decltype(tile)::value;
-      with_weight_code(up_code, [&](auto wc) {
-        expert_up_kernel<decltype(wc)::value, T><<<up_grid, kBlock, 0, st>>>(
-            table_row, part_args(layout.w1), part_args(layout.w3), D, I, bd, yn, up_vec, limit, sc.act);
-      });
+      using Yes = std::true_type;
+      using No = std::false_type;
+      if (up_tiles) {
+        with_weight_code(up_code, [&](auto wc) {
+          constexpr WeightCode W = decltype(wc)::value;
+          if constexpr (W != WeightCode::F16) {
+            constexpr int RW = up_wide_rows(T);
+            const TilePlan p = plan_tiles(I, part_row_bytes(W, D) / 16, RW, tile_unroll(T, 2 * RW), tile_unroll(T, 2), nb);
+            auto launch = [&](auto rows, auto block) {
+              expert_up_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>
+                  <<<dim3(p.grid, unsigned(nb)), p.threads, 0, st>>>(table_row, part_args(layout.w1),
+                                                                     part_args(layout.w3), D, I, bd, yn, limit, sc.act);
+            };
+            using Wide = std::integral_constant<int, RW>;
+            using One = std::integral_constant<int, 1>;
+            if (p.wide) p.block ? launch(Wide{}, Yes{}) : launch(Wide{}, No{});
+            else p.block ? launch(One{}, Yes{}) : launch(One{}, No{});
+          }
+        });
+      } else {
+        with_weight_code(up_code, [&](auto wc) {
+          expert_up_kernel<decltype(wc)::value, T><<<up_grid, kBlock, 0, st>>>(
+              table_row, part_args(layout.w1), part_args(layout.w3), D, I, bd, yn, up_vec, limit, sc.act);
+        });
+      }
       MP_GPU_CHECK_LAUNCH("gpu moe expert w1/w3");
-      with_weight_code(down_code, [&](auto wc) {
-        expert_down_kernel<decltype(wc)::value, T><<<down_grid, kBlock, 0, st>>>(
-            table_row, part_args(layout.w2), D, I, bd, sc.act, down_vec, sc.ex_out);
-      });
+      if (down_tiles) {
+        with_weight_code(down_code, [&](auto wc) {
+          constexpr WeightCode W = decltype(wc)::value;
+          if constexpr (W != WeightCode::F16) {
+            constexpr int RW = down_wide_rows(T);
+            const TilePlan p = plan_tiles(D, part_row_bytes(W, I) / 16, RW, tile_unroll(T, RW), tile_unroll(T, 1), nb);
+            auto launch = [&](auto rows, auto block) {
+              expert_down_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>
+                  <<<dim3(p.grid, unsigned(nb)), p.threads, 0, st>>>(table_row, part_args(layout.w2), D, I, bd,
+                                                                     sc.act, sc.ex_out);
+            };
+            using Wide = std::integral_constant<int, RW>;
+            using One = std::integral_constant<int, 1>;
+            if (p.wide) p.block ? launch(Wide{}, Yes{}) : launch(Wide{}, No{});
+            else p.block ? launch(One{}, Yes{}) : launch(One{}, No{});
+          }
+        });
+      } else {
+        with_weight_code(down_code, [&](auto wc) {
+          expert_down_kernel<decltype(wc)::value, T><<<down_grid, kBlock, 0, st>>>(
+              table_row, part_args(layout.w2), D, I, bd, sc.act, down_vec, sc.ex_out);
+        });
+      }
       MP_GPU_CHECK_LAUNCH("gpu moe expert w2");
     });
     stats.routed_experts += uint64_t(np);

@@ -12,7 +12,6 @@ namespace moepage::ds4::gpu {
 namespace {
 
 constexpr int kBlock = 256;
-constexpr int kMaxWarps = kBlock / MP_MIN_WARP_SIZE;
 
 unsigned blocks_for(int64_t n, int64_t per_block = kBlock) {
   return unsigned(std::max<int64_t>(1, (n + per_block - 1) / per_block));
@@ -43,12 +42,65 @@ __global__ void matmul_kernel(DeviceMat m, const float* x, int64_t ld_x, float* 
   }
 }
 
-// Double sums, like cpu::rms_norm. One block per row.
-__global__ void rms_norm_kernel(const float* x, int64_t n, int64_t ld, const float* weight, float eps, float* out) {
-  __shared__ double partial[kMaxWarps];
+// The aligned fast path (row_dot.hpp): R rows per tile, one warp or one block per tile; the
+// token tiles looped inside so the rows are streamed from memory once.
+template <WeightCode W, int T, int R, bool Block>
+__global__ void __launch_bounds__(kMaxTileThreads)
+    matmul_tile_kernel(DeviceMat m, const float* x, int64_t ld_x, float* y, int64_t ld_y, int64_t n_tokens) {
+  __shared__ float red[(Block ? kMaxTileThreads / MP_MIN_WARP_SIZE : 1) * R * T];
+  constexpr int U = tile_unroll(T, R);
+  const TileGroup<Block> g;
+  const int64_t rb = row_bytes<W>(m.cols), n_chunks = rb / 16;
+  const int64_t n_tiles = (m.rows + R - 1) / R;
+  for (int64_t tile = g.id; tile < n_tiles; tile += g.count) {
+    const uint4* rd[R];
+    const uint8_t* rs[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int64_t row = m.row_offset + (tile * R + r < m.rows ? tile * R + r : m.rows - 1);
+      rd[r] = reinterpret_cast<const uint4*>(m.data + row * rb);
+      rs[r] = has_block_scale<W>() ? m.scale + scale_row_offset<W>(row, m.cols) : nullptr;
+    }
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += T) {
+      const int64_t nt = n_tokens - t0 < T ? n_tokens - t0 : T;
+      const float* xs[T];
+#pragma unroll
+      for (int t = 0; t < T; ++t) xs[t] = x + (t0 + (t < nt ? t : 0)) * ld_x;
+      float acc[R * T];
+      tile_dot<W, T, R, U>(rd, rs, n_chunks, xs, g.first, g.stride, acc);
+      group_sum<R * T, Block>(acc, red);
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int t = 0; t < T; ++t)
+          if (g.first == r * T + t && tile * R + r < m.rows && t < nt) y[(t0 + t) * ld_y + tile * R + r] = acc[r * T + t];
+    }
+  }
+}
+
+// The wide tile of T tokens: R * T accumulators per thread at most 8.
+constexpr int wide_rows(int T) { return T == 1 ? 4 : T <= 4 ? 2 : 1; }
+
+// Double sums, like cpu::rms_norm. One block per row (as many threads as the row has float4s
+// to spread, up to 1024, so the 16384-wide mHC rows are read by a whole block at once); rows of
+// whole, aligned float4s are read 16 bytes at a time.
+constexpr int kMaxNormThreads = 1024;
+
+__global__ void __launch_bounds__(kMaxNormThreads)
+    rms_norm_kernel(const float* x, int64_t n, int64_t ld, const float* weight, float eps, float* out, bool vec) {
+  __shared__ double partial[kMaxNormThreads / MP_MIN_WARP_SIZE];
   const float* row = x + int64_t(blockIdx.x) * ld;
+  float* o = out + int64_t(blockIdx.x) * ld;
   double ss = 0;
-  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) ss += double(row[i]) * double(row[i]);
+  if (vec) {
+    const float4* r4 = reinterpret_cast<const float4*>(row);
+    for (int64_t i = threadIdx.x; i < n / 4; i += blockDim.x) {
+      const float4 v = r4[i];
+      ss += double(v.x) * double(v.x) + double(v.y) * double(v.y) + double(v.z) * double(v.z) + double(v.w) * double(v.w);
+    }
+  } else {
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) ss += double(row[i]) * double(row[i]);
+  }
   for (int off = MP_WARP_SIZE / 2; off > 0; off >>= 1) ss += MP_SHFL_XOR(ss, off);
   const int warp = threadIdx.x / MP_WARP_SIZE, warps = blockDim.x / MP_WARP_SIZE;
   if (threadIdx.x % MP_WARP_SIZE == 0) partial[warp] = ss;
@@ -56,9 +108,26 @@ __global__ void rms_norm_kernel(const float* x, int64_t n, int64_t ld, const flo
   double total = 0;
   for (int w = 0; w < warps; ++w) total += partial[w];
   const double r = 1.0 / sqrt(total / double(n) + double(eps));
-  float* o = out + int64_t(blockIdx.x) * ld;
-  for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
-    o[i] = weight ? float(double(row[i]) * r * double(weight[i])) : float(double(row[i]) * r);
+  if (vec) {
+    const float4* r4 = reinterpret_cast<const float4*>(row);
+    const float4* w4 = reinterpret_cast<const float4*>(weight);
+    float4* o4 = reinterpret_cast<float4*>(o);
+    for (int64_t i = threadIdx.x; i < n / 4; i += blockDim.x) {
+      const float4 v = r4[i];
+      float4 y;
+      if (weight) {
+        const float4 g = w4[i];
+        y = make_float4(float(double(v.x) * r * double(g.x)), float(double(v.y) * r * double(g.y)),
+                        float(double(v.z) * r * double(g.z)), float(double(v.w) * r * double(g.w)));
+      } else {
+        y = make_float4(float(double(v.x) * r), float(double(v.y) * r), float(double(v.z) * r), float(double(v.w) * r));
+      }
+      o4[i] = y;
+    }
+  } else {
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+      o[i] = weight ? float(double(row[i]) * r * double(weight[i])) : float(double(row[i]) * r);
+  }
 }
 
 __global__ void rope_kernel(float* x, int64_t S, int64_t heads, int64_t ld_token, int64_t ld_head, int64_t col0,
@@ -112,11 +181,46 @@ __global__ void stream_mean_kernel(const float* streams, int32_t n, int64_t d_mo
 
 }  // namespace
 
+int device_sm_count() {
+  static const int count = [] {
+    int device = 0;
+    MP_GPU_CHECK(hipGetDevice(&device));
+    hipDeviceProp_t prop;
+    MP_GPU_CHECK(hipGetDeviceProperties(&prop, device));
+    return prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
+  }();
+  return count;
+}
+
 void matmul(const cpu::MatRef& w, const float* x, int64_t ld_x, float* y, int64_t ld_y, int64_t n_tokens,
             Stream stream) {
   if (n_tokens <= 0 || w.rows == 0) return;
   const WeightCode code = weight_code(w, "gpu matmul");
   const DeviceMat m = device_mat(w);
+  if (code != WeightCode::F16 && tiles_apply(m, code, x, ld_x, n_tokens)) {
+    with_weight_code(code, [&](auto wc) {
+      constexpr WeightCode W = decltype(wc)::value;
+      if constexpr (W != WeightCode::F16) {
+        with_token_tile(n_tokens, [&](auto tile) {
+          constexpr int T = decltype(tile)::value, RW = wide_rows(T);
+          const int64_t n_chunks = row_bytes<W>(m.cols) / 16;
+          const TilePlan p = plan_tiles(m.rows, n_chunks, RW, tile_unroll(T, RW), tile_unroll(T, 1));
+          auto launch = [&](auto rows, auto block) {
+            matmul_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>
+                <<<p.grid, p.threads, 0, native(stream)>>>(m, x, ld_x, y, ld_y, n_tokens);
+          };
+          using Wide = std::integral_constant<int, RW>;
+          using One = std::integral_constant<int, 1>;
+          using Yes = std::true_type;
+          using No = std::false_type;
+          if (p.wide) p.block ? launch(Wide{}, Yes{}) : launch(Wide{}, No{});
+          else p.block ? launch(One{}, Yes{}) : launch(One{}, No{});
+        });
+      }
+    });
+    MP_GPU_CHECK_LAUNCH("gpu matmul");
+    return;
+  }
   const bool x_vec = reinterpret_cast<uintptr_t>(x) % 16 == 0 && (n_tokens == 1 || ld_x % 4 == 0);
   const unsigned grid = blocks_for(w.rows, kBlock / MP_MIN_WARP_SIZE);
   with_weight_code(code, [&](auto wc) {
@@ -131,7 +235,12 @@ void matmul(const cpu::MatRef& w, const float* x, int64_t ld_x, float* y, int64_
 void rms_norm(const float* x, int64_t rows, int64_t n, int64_t ld, const float* weight, float eps, float* out,
               Stream stream) {
   if (rows <= 0) return;
-  rms_norm_kernel<<<unsigned(rows), kBlock, 0, native(stream)>>>(x, n, ld, weight, eps, out);
+  auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  const bool vec = aligned(x) && aligned(out) && ld % 4 == 0 && n % 4 == 0 && (!weight || aligned(weight));
+  const int64_t per_thread = 4 * (vec ? 4 : 1);  // elements a thread reads at least
+  int threads = 64;
+  while (threads < kMaxNormThreads && int64_t(threads) * per_thread < n) threads *= 2;
+  rms_norm_kernel<<<unsigned(rows), unsigned(threads), 0, native(stream)>>>(x, n, ld, weight, eps, out, vec);
   MP_GPU_CHECK_LAUNCH("gpu rms_norm");
 }
 

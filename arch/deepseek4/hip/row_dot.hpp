@@ -7,8 +7,10 @@
 // the last whole chunk a scalar tail. For .hip files only.
 #pragma once
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "deepseek4/cpu/matref.hpp"
 #include "deepseek4/hip/decode.hpp"
@@ -157,6 +159,183 @@ __device__ inline void warp_row_dot(const DeviceMat& m, int64_t row, const float
     for (int off = MP_WARP_SIZE / 2; off > 0; off >>= 1) acc[t] += MP_SHFL_XOR(acc[t], off);
 }
 
+// ---- The aligned fast path ----------------------------------------------------------------
+// When every row starts 16-byte aligned and is a whole number of 16-byte chunks (the normal case
+// for every projection of the model), chunk i of a row holds columns [i*epc, (i+1)*epc): an FP8
+// chunk lies inside one 128-column scale block and an FP4 chunk is exactly one 32-column scale
+// group, so a chunk's partial dot product is scaled once. A thread streams R rows side by side:
+// each 16 bytes of x read from cache serve R rows, and R*U 16-byte loads are in flight per lane.
+
+template <class F, int... I>
+__device__ inline void static_for_impl(F& f, std::integer_sequence<int, I...>) {
+  (f(std::integral_constant<int, I>{}), ...);
+}
+// f(integral_constant<int, i>) for i < N, unrolled with i a compile-time constant.
+template <int N, class F>
+__device__ inline void static_for(F&& f) {
+  static_for_impl(f, std::make_integer_sequence<int, N>{});
+}
+
+template <int I>
+__device__ inline uint32_t word_of(const uint4& q) {
+  if constexpr (I == 0) return q.x;
+  else if constexpr (I == 1) return q.y;
+  else if constexpr (I == 2) return q.z;
+  else return q.w;
+}
+
+template <WeightCode W>
+__device__ constexpr bool has_block_scale() { return W == WeightCode::FP8 || W == WeightCode::FP4; }
+
+// Elements [4S, 4S+4) of chunk q, decoded without the block scale.
+template <WeightCode W, int S>
+__device__ inline void decode4(const uint4& q, float (&w)[4]) {
+  if constexpr (W == WeightCode::F32) {
+    w[0] = bits_as_float(q.x); w[1] = bits_as_float(q.y); w[2] = bits_as_float(q.z); w[3] = bits_as_float(q.w);
+  } else if constexpr (W == WeightCode::BF16) {
+    const uint32_t a = word_of<2 * S>(q), b = word_of<2 * S + 1>(q);
+    w[0] = bits_as_float(a << 16); w[1] = bits_as_float(a & 0xFFFF0000u);
+    w[2] = bits_as_float(b << 16); w[3] = bits_as_float(b & 0xFFFF0000u);
+  } else if constexpr (W == WeightCode::F16) {
+    const uint32_t a = word_of<2 * S>(q), b = word_of<2 * S + 1>(q);
+    w[0] = decode_f16(uint16_t(a & 0xFFFFu)); w[1] = decode_f16(uint16_t(a >> 16));
+    w[2] = decode_f16(uint16_t(b & 0xFFFFu)); w[3] = decode_f16(uint16_t(b >> 16));
+  } else if constexpr (W == WeightCode::FP8) {
+    const uint32_t a = word_of<S>(q);
+    w[0] = fp8_from_word<0>(a); w[1] = fp8_from_word<1>(a); w[2] = fp8_from_word<2>(a); w[3] = fp8_from_word<3>(a);
+  } else {
+    const uint32_t a = word_of<S / 2>(q);
+    constexpr int k = 4 * (S % 2);
+    w[0] = fp4_from_word<k>(a); w[1] = fp4_from_word<k + 1>(a); w[2] = fp4_from_word<k + 2>(a);
+    w[3] = fp4_from_word<k + 3>(a);
+  }
+}
+
+// acc[r*T + t] += row r's chunk i (q[r]) . the chunk's columns of xs[t], scale applied once.
+template <WeightCode W, int T, int R>
+__device__ inline void tile_chunk(const uint4 (&q)[R], const uint8_t* const (&rs)[R], int64_t i,
+                                  const float* const (&xs)[T], float (&acc)[R * T]) {
+  constexpr int epc = elems_per_chunk<W>();
+  const int64_t c0 = i * epc;
+  float part[R * T];
+#pragma unroll
+  for (int j = 0; j < R * T; ++j) part[j] = 0.0f;
+  static_for<epc / 4>([&](auto seg) {
+    constexpr int S = decltype(seg)::value;
+    float4 xv[T];
+#pragma unroll
+    for (int t = 0; t < T; ++t) xv[t] = *reinterpret_cast<const float4*>(xs[t] + c0 + 4 * S);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      float w[4];
+      decode4<W, S>(q[r], w);
+#pragma unroll
+      for (int t = 0; t < T; ++t) {
+        float p = part[r * T + t];
+        p = fmaf(w[0], xv[t].x, p);
+        p = fmaf(w[1], xv[t].y, p);
+        p = fmaf(w[2], xv[t].z, p);
+        p = fmaf(w[3], xv[t].w, p);
+        part[r * T + t] = p;
+      }
+    }
+  });
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    float s = 1.0f;
+    if constexpr (W == WeightCode::FP8) {
+      s = decode_e8m0(rs[r][i >> 3]);
+      // A NaN code anywhere in the chunk makes the product NaN, as NaN * x does on the CPU.
+      if (fp8_has_nan(q[r].x) | fp8_has_nan(q[r].y) | fp8_has_nan(q[r].z) | fp8_has_nan(q[r].w))
+        s = bits_as_float(0x7FC00000u);
+    } else if constexpr (W == WeightCode::FP4) {
+      s = decode_e8m0(rs[r][i]);
+    }
+#pragma unroll
+    for (int t = 0; t < T; ++t) {
+      if constexpr (has_block_scale<W>()) acc[r * T + t] = fmaf(part[r * T + t], s, acc[r * T + t]);
+      else acc[r * T + t] += part[r * T + t];
+    }
+  }
+}
+
+// This thread's share of R rows (rd: their first chunks, rs: their scale rows) times T token
+// vectors: chunks first, first + stride, ... of n_chunks, U chunks of every row loaded before
+// any is used. acc[r*T + t] is zeroed first.
+template <WeightCode W, int T, int R, int U>
+__device__ inline void tile_dot(const uint4* const (&rd)[R], const uint8_t* const (&rs)[R], int64_t n_chunks,
+                                const float* const (&xs)[T], int64_t first, int64_t stride, float (&acc)[R * T]) {
+#pragma unroll
+  for (int j = 0; j < R * T; ++j) acc[j] = 0.0f;
+  int64_t i = first;
+  for (; i + (U - 1) * stride < n_chunks; i += U * stride) {
+    uint4 q[U][R];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int r = 0; r < R; ++r) q[u][r] = rd[r][i + u * stride];
+#pragma unroll
+    for (int u = 0; u < U; ++u) tile_chunk<W, T, R>(q[u], rs, i + u * stride, xs, acc);
+  }
+  for (; i < n_chunks; i += stride) {
+    uint4 q[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) q[r] = rd[r][i];
+    tile_chunk<W, T, R>(q, rs, i, xs, acc);
+  }
+}
+
+// Chunks a lane keeps in flight per row: enough bytes in flight for a memory-bound stream, fewer
+// when many rows or tokens already fill the registers.
+constexpr int tile_unroll(int T, int R) { return R * T >= 4 ? 2 : 8 / (R * T); }
+
+// The most threads a block of the tiled kernels has (block-per-tile mode).
+constexpr int kMaxTileThreads = 512;
+
+// v[n] summed over the group, every thread of the group holding the same bits afterwards (fixed
+// order: a butterfly is the same sum on every lane because a + b == b + a). The group is one
+// warp, or the whole block when Block (then red is shared memory of N floats per warp).
+template <int N, bool Block>
+__device__ inline void group_sum(float (&v)[N], float* red) {
+#pragma unroll
+  for (int n = 0; n < N; ++n)
+    for (int off = MP_WARP_SIZE / 2; off > 0; off >>= 1) v[n] += MP_SHFL_XOR(v[n], off);
+  if constexpr (Block) {
+    const int warp = int(threadIdx.x / MP_WARP_SIZE), warps = int(blockDim.x / MP_WARP_SIZE);
+    if (threadIdx.x % MP_WARP_SIZE == 0)
+#pragma unroll
+      for (int n = 0; n < N; ++n) red[warp * N + n] = v[n];
+    __syncthreads();
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+      float s = 0.0f;
+      for (int w = 0; w < warps; ++w) s += red[w * N + n];
+      v[n] = s;
+    }
+    __syncthreads();
+  }
+}
+
+// Where a thread stands in its group: a warp, or the whole block (Block), and which group it is.
+template <bool Block>
+struct TileGroup {
+  int64_t id, count, first, stride;
+  __device__ TileGroup() {
+    if constexpr (Block) {
+      id = blockIdx.x;
+      count = gridDim.x;
+      first = threadIdx.x;
+      stride = blockDim.x;
+    } else {
+      const int64_t warps = blockDim.x / MP_WARP_SIZE;
+      id = int64_t(blockIdx.x) * warps + threadIdx.x / MP_WARP_SIZE;
+      count = int64_t(gridDim.x) * warps;
+      first = threadIdx.x % MP_WARP_SIZE;
+      stride = MP_WARP_SIZE;
+    }
+  }
+};
+
 // Host side: the kernels' view of a MatRef, after checking what the CPU kernel checks plus the
 // alignment the device loads need (each element at a multiple of its size). `what` names the
 // matrix in the error.
@@ -203,6 +382,63 @@ void with_token_tile(int64_t n_tokens, F&& f) {
   else if (n_tokens <= 2) f(std::integral_constant<int, 2>{});
   else if (n_tokens <= 4) f(std::integral_constant<int, 4>{});
   else f(std::integral_constant<int, 8>{});
+}
+
+// Host side of the aligned fast path.
+// MOEPAGE_GPU_LEGACY_GEMV=1 sends every product through the general one-warp-per-row kernels:
+// the before/after comparison of ds4-hip-bench, and a way to bisect a suspected fast-path bug.
+inline bool legacy_gemv_forced() {
+  static const bool forced = [] {
+    const char* v = std::getenv("MOEPAGE_GPU_LEGACY_GEMV");
+    return v && *v && std::string(v) != "0";
+  }();
+  return forced;
+}
+
+// True when every row of w starts 16-byte aligned and is whole chunks, and x rows (ld_x floats
+// apart) can be read as float4.
+inline bool tiles_apply(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_x, int64_t n_tokens) {
+  int64_t row_bytes = m.cols;
+  if (code == WeightCode::F32) row_bytes = m.cols * 4;
+  else if (code == WeightCode::BF16 || code == WeightCode::F16) row_bytes = m.cols * 2;
+  else if (code == WeightCode::FP4) row_bytes = m.cols / 2;
+  return !legacy_gemv_forced() && reinterpret_cast<uintptr_t>(m.data) % 16 == 0 && row_bytes % 16 == 0 && row_bytes > 0 &&
+         reinterpret_cast<uintptr_t>(x) % 16 == 0 && (n_tokens == 1 || ld_x % 4 == 0);
+}
+
+// Streaming multiprocessors (compute units) of the current device, asked once.
+int device_sm_count();
+
+// How a tiled kernel is launched: R rows per tile (the launcher's template choice: wide or 1),
+// one warp per tile when there are enough tiles to fill the device, else one block per tile
+// with the columns split over its threads.
+struct TilePlan {
+  bool wide = false;   // R = the kernel's wide tile, else 1
+  bool block = false;  // one block per tile
+  unsigned grid = 1, threads = 256;
+};
+
+// rows: output rows of one matrix; n_chunks: 16-byte chunks per row; wide_rows: R of the wide
+// tile; unroll: chunks per lane in flight; copies: matrices launched side by side (experts).
+inline TilePlan plan_tiles(int64_t rows, int64_t n_chunks, int wide_rows, int unroll_wide, int unroll_narrow,
+                           int64_t copies = 1) {
+  const int64_t sm = device_sm_count();
+  TilePlan p;
+  p.wide = wide_rows > 1 && rows * copies >= 4 * sm * wide_rows / 2;
+  const int64_t R = p.wide ? wide_rows : 1;
+  const int64_t tiles = (rows + R - 1) / R;
+  p.block = tiles * copies < 16 * sm;
+  if (p.block) {
+    const int64_t per_thread = p.wide ? unroll_wide : unroll_narrow;
+    int64_t t = 64;
+    while (t < kMaxTileThreads && t * per_thread < n_chunks) t *= 2;
+    p.threads = unsigned(t);
+    p.grid = unsigned(tiles);
+  } else {
+    p.threads = 256;
+    p.grid = unsigned((tiles + 256 / MP_MIN_WARP_SIZE - 1) / (256 / MP_MIN_WARP_SIZE));
+  }
+  return p;
 }
 
 }  // namespace moepage::ds4::gpu
