@@ -34,10 +34,21 @@ struct AttendArgs {
   int32_t hca_ratio;     // HCA: every closed window is visible; 0 otherwise
   int32_t half;
   float scale;
+  float* part;           // split: [items, kMaxSplits, hd + 2] partial sums, max, denominator
+  uint32_t* tickets;     // split: [items], zero between launches
 };
 
-// One block per (token, head); each warp folds a strided share of the keys into its own running
-// max, denominator and weighted sum (lanes own channels), then the warps merge with the sink.
+// A batch of few (token, head) items (decode) spreads each item's keys over up to kMaxSplits
+// blocks (grid.y) so more of the device works; the last block of an item merges the partials.
+constexpr int kMaxSplits = 4;
+constexpr int kKeyRegs = 16;  // a head of up to 16 elements per lane is held in registers
+constexpr int64_t kSplitItems = 128;   // split only batches of at most this many items
+constexpr int64_t kKeysPerSplit = 8;   // and give every block at least this many keys
+
+// One block per (token, head) and split of its keys; each warp folds a strided share of the
+// block's keys into its own running max, denominator and weighted sum (lanes own channels), then
+// the warps merge with the sink (one split), or into the block's partial that the item's last
+// block merges with the others and the sink.
 __global__ void __launch_bounds__(kThreads) attend_kernel(AttendArgs a) {
   extern __shared__ float smem[];
   const int64_t hd = a.hd;
@@ -58,18 +69,61 @@ __global__ void __launch_bounds__(kThreads) attend_kernel(AttendArgs a) {
   float* acc = acc_all + warp * hd;
   for (int64_t d = lane; d < hd; d += MP_WARP_SIZE) acc[d] = 0.0f;
   float m = -INFINITY, den = 0.0f;
-  for (int64_t k = warp; k < n_slide + n_comp; k += warps) {
-    const float* key = k < n_slide ? a.ring + ((first + k) % a.ring_size) * hd
-                                   : a.entries + (picked ? int64_t(picked[k - n_slide]) : k - n_slide) * hd;
-    float dot = 0.0f;
-    for (int64_t d = lane; d < hd; d += MP_WARP_SIZE) dot += q[d] * key[d];
-    const float logit = warp_sum(dot) * a.scale;
-    const float m_new = fmaxf(m, logit);
-    const float keep = expf(m - m_new);  // 0 for the first key (m = -inf)
-    const float p = expf(logit - m_new);
-    den = den * keep + p;
-    for (int64_t d = lane; d < hd; d += MP_WARP_SIZE) acc[d] = acc[d] * keep + p * key[d];
-    m = m_new;
+  const int64_t n_keys = n_slide + n_comp, per_split = (n_keys + gridDim.y - 1) / gridDim.y;
+  const int64_t k_begin = int64_t(blockIdx.y) * per_split;
+  const int64_t k_end = k_begin + per_split < n_keys ? k_begin + per_split : n_keys;
+  auto key_of = [&](int64_t k) {
+    return k < n_slide ? a.ring + ((first + k) % a.ring_size) * hd
+                       : a.entries + (picked ? int64_t(picked[k - n_slide]) : k - n_slide) * hd;
+  };
+  if (hd <= kKeyRegs * MP_WARP_SIZE) {
+    // The head fits in registers: q once, and each key's elements all loaded before the dot, so
+    // a key costs one memory round trip (a load used at once costs one per element).
+    float qv[kKeyRegs], av[kKeyRegs];
+#pragma unroll
+    for (int u = 0; u < kKeyRegs; ++u) {
+      const int64_t d = lane + int64_t(u) * MP_WARP_SIZE;
+      qv[u] = d < hd ? q[d] : 0.0f;
+      av[u] = 0.0f;
+    }
+    for (int64_t k = k_begin + warp; k < k_end; k += warps) {
+      const float* key = key_of(k);
+      float kv[kKeyRegs];
+#pragma unroll
+      for (int u = 0; u < kKeyRegs; ++u) {
+        const int64_t d = lane + int64_t(u) * MP_WARP_SIZE;
+        kv[u] = d < hd ? key[d] : 0.0f;
+      }
+      float dot = 0.0f;
+#pragma unroll
+      for (int u = 0; u < kKeyRegs; ++u) dot += qv[u] * kv[u];
+      const float logit = warp_sum(dot) * a.scale;
+      const float m_new = fmaxf(m, logit);
+      const float keep = expf(m - m_new);  // 0 for the first key (m = -inf)
+      const float p = expf(logit - m_new);
+      den = den * keep + p;
+#pragma unroll
+      for (int u = 0; u < kKeyRegs; ++u) av[u] = av[u] * keep + p * kv[u];
+      m = m_new;
+    }
+#pragma unroll
+    for (int u = 0; u < kKeyRegs; ++u) {
+      const int64_t d = lane + int64_t(u) * MP_WARP_SIZE;
+      if (d < hd) acc[d] = av[u];
+    }
+  } else {
+    for (int64_t k = k_begin + warp; k < k_end; k += warps) {
+      const float* key = key_of(k);
+      float dot = 0.0f;
+      for (int64_t d = lane; d < hd; d += MP_WARP_SIZE) dot += q[d] * key[d];
+      const float logit = warp_sum(dot) * a.scale;
+      const float m_new = fmaxf(m, logit);
+      const float keep = expf(m - m_new);  // 0 for the first key (m = -inf)
+      const float p = expf(logit - m_new);
+      den = den * keep + p;
+      for (int64_t d = lane; d < hd; d += MP_WARP_SIZE) acc[d] = acc[d] * keep + p * key[d];
+      m = m_new;
+    }
   }
   if (lane == 0) {
     warp_max[warp] = m;
@@ -79,15 +133,57 @@ __global__ void __launch_bounds__(kThreads) attend_kernel(AttendArgs a) {
 
   // The sink is one more logit in the denominator that carries no value.
   const float sink = a.sink[h];
-  float top = sink;
-  for (int w = 0; w < warps; ++w) top = fmaxf(top, warp_max[w]);
-  float total = expf(sink - top);
-  for (int w = 0; w < warps; ++w) total += warp_den[w] * expf(warp_max[w] - top);
-  const float inv_total = 1.0f / total;
-  for (int64_t d = threadIdx.x; d < hd; d += blockDim.x) {
-    float o = 0.0f;
-    for (int w = 0; w < warps; ++w) o += acc_all[w * hd + d] * expf(warp_max[w] - top);
-    merged[d] = o * inv_total;
+  if (gridDim.y == 1) {
+    float top = sink;
+    for (int w = 0; w < warps; ++w) top = fmaxf(top, warp_max[w]);
+    float total = expf(sink - top);
+    for (int w = 0; w < warps; ++w) total += warp_den[w] * expf(warp_max[w] - top);
+    const float inv_total = 1.0f / total;
+    for (int64_t d = threadIdx.x; d < hd; d += blockDim.x) {
+      float o = 0.0f;
+      for (int w = 0; w < warps; ++w) o += acc_all[w * hd + d] * expf(warp_max[w] - top);
+      merged[d] = o * inv_total;
+    }
+  } else {
+    // This split's partial, without the sink; a split with no keys leaves max -inf and zeros.
+    float top = -INFINITY;
+    for (int w = 0; w < warps; ++w) top = fmaxf(top, warp_max[w]);
+    float* part = a.part + (item * kMaxSplits + blockIdx.y) * (hd + 2);
+    for (int64_t d = threadIdx.x; d < hd; d += blockDim.x) {
+      float o = 0.0f;
+      if (top != -INFINITY)
+        for (int w = 0; w < warps; ++w) o += acc_all[w * hd + d] * expf(warp_max[w] - top);
+      part[d] = o;
+    }
+    if (threadIdx.x == 0) {
+      float total = 0.0f;
+      if (top != -INFINITY)
+        for (int w = 0; w < warps; ++w) total += warp_den[w] * expf(warp_max[w] - top);
+      part[hd] = top;
+      part[hd + 1] = total;
+    }
+    // The fence orders this block's partial before its ticket; the last block sees them all.
+    __shared__ bool last;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(a.tickets + item, 1u) == gridDim.y - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    const volatile float* parts = a.part + item * kMaxSplits * (hd + 2);  // other blocks' writes
+    float top_all = sink;
+    for (unsigned sp = 0; sp < gridDim.y; ++sp) top_all = fmaxf(top_all, parts[sp * (hd + 2) + hd]);
+    float total = expf(sink - top_all);
+    for (unsigned sp = 0; sp < gridDim.y; ++sp)
+      total += parts[sp * (hd + 2) + hd + 1] * expf(parts[sp * (hd + 2) + hd] - top_all);
+    const float inv_total = 1.0f / total;
+    for (int64_t d = threadIdx.x; d < hd; d += blockDim.x) {
+      float o = 0.0f;
+      for (unsigned sp = 0; sp < gridDim.y; ++sp)
+        o += parts[sp * (hd + 2) + d] * expf(parts[sp * (hd + 2) + hd] - top_all);
+      merged[d] = o * inv_total;
+    }
+    if (threadIdx.x == 0) a.tickets[item] = 0;  // ready for the next launch
   }
   __syncthreads();
 
@@ -116,31 +212,55 @@ struct NormRopeArgs {
   float eps;
 };
 
-// One block per row: cpu::rms_norm (double sums, the same reduction as the shared rms_norm
-// kernel), then the rope of the row's last 2*half columns at its token's position, written to
-// its row of `out` or to its position's ring slot. Each thread writes only what it read itself.
+// One block per row: cpu::rms_norm (double sums), then the rope of the row's last 2*half columns
+// at its token's position, written to its row of `out` or to its position's ring slot. Thread t
+// owns the column pairs t + k*blockDim (k < kNormRopePairs): all its loads, the rope angles
+// included, go out before the reduction, and it writes only what it read itself.
+constexpr int kNormRopePairs = 4;  // rows of up to 2048 floats
+
 __global__ void __launch_bounds__(kThreads) norm_rope_kernel(NormRopeArgs a) {
   __shared__ double partials[kMaxWarps];
   const int64_t row = blockIdx.x, pos = a.p0 + row / a.rows_per_token;
   const float* x = a.x + row * a.n;
   float* o = a.out + (a.ring_size ? pos % a.ring_size : row) * a.n;
+  const int64_t pairs = a.n / 2, rope_pair0 = pairs - a.half;
+  float v[kNormRopePairs][2], cs[kNormRopePairs], sn[kNormRopePairs];
   double ss = 0;
-  for (int64_t i = threadIdx.x; i < a.n; i += blockDim.x) ss += double(x[i]) * double(x[i]);
+#pragma unroll
+  for (int k = 0; k < kNormRopePairs; ++k) {
+    const int64_t p = threadIdx.x + int64_t(k) * blockDim.x;
+    const bool in = p < pairs, rot = in && p >= rope_pair0;
+    v[k][0] = in ? x[2 * p] : 0.0f;
+    v[k][1] = in ? x[2 * p + 1] : 0.0f;
+    cs[k] = rot ? a.cos[pos * a.half + (p - rope_pair0)] : 1.0f;
+    sn[k] = rot ? a.sin[pos * a.half + (p - rope_pair0)] : 0.0f;
+    ss += double(v[k][0]) * double(v[k][0]) + double(v[k][1]) * double(v[k][1]);
+  }
   const double r = 1.0 / sqrt(block_sum(ss, partials) / double(a.n) + double(a.eps));
-  auto normed = [&](int64_t i) {
-    return a.weight ? float(double(x[i]) * r * double(a.weight[i])) : float(double(x[i]) * r);
-  };
-  const int64_t rope0 = a.n - 2 * a.half;
-  for (int64_t i = threadIdx.x; i < rope0; i += blockDim.x) o[i] = normed(i);
-  for (int64_t i = threadIdx.x; i < a.half; i += blockDim.x) {
-    const float c = a.cos[pos * a.half + i], sn = a.sin[pos * a.half + i];
-    const float x0 = normed(rope0 + 2 * i), x1 = normed(rope0 + 2 * i + 1);
-    o[rope0 + 2 * i] = x0 * c - x1 * sn;
-    o[rope0 + 2 * i + 1] = x1 * c + x0 * sn;
+#pragma unroll
+  for (int k = 0; k < kNormRopePairs; ++k) {
+    const int64_t p = threadIdx.x + int64_t(k) * blockDim.x;
+    if (p >= pairs) continue;
+    float y[2];
+    for (int j = 0; j < 2; ++j) {
+      const int64_t i = 2 * p + j;
+      y[j] = a.weight ? float(double(v[k][j]) * r * double(a.weight[i])) : float(double(v[k][j]) * r);
+    }
+    if (p >= rope_pair0) {  // the same rotation as rope_rotate
+      o[2 * p] = y[0] * cs[k] - y[1] * sn[k];
+      o[2 * p + 1] = y[1] * cs[k] + y[0] * sn[k];
+    } else {
+      o[2 * p] = y[0];
+      o[2 * p + 1] = y[1];
+    }
   }
 }
 
 void norm_rope(const NormRopeArgs& a, int64_t rows, Stream stream) {
+  if (a.n % 2 || a.n > 2 * kNormRopePairs * kThreads || 2 * int64_t(a.half) > a.n)
+    throw std::invalid_argument("gpu attention: rows of " + std::to_string(a.n) + " floats with a rope of " +
+                                std::to_string(2 * a.half) + ", expected an even width of at most " +
+                                std::to_string(2 * kNormRopePairs * kThreads));
   norm_rope_kernel<<<unsigned(rows), kThreads, 0, native(stream)>>>(a);
   MP_GPU_CHECK_LAUNCH("gpu attention norm_rope_kernel");
 }
@@ -157,7 +277,7 @@ void project(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int64
   const int64_t nh = c.index_n_heads, ihd = c.index_head_dim;
 
   matmul(lp.wq_a, xn, D, sc.q_lat, ql, S, stream);
-  rms_norm(sc.q_lat, S, ql, ql, lp.q_norm, eps, sc.q_lat, stream);
+  norm_rope(NormRopeArgs{sc.q_lat, sc.q_lat, lp.q_norm, r.cos, r.sin, ql, 1, p0, 0, 0, eps}, S, stream);  // no rope
   matmul(lp.wq_b, sc.q_lat, ql, sc.q, H * hd, S, stream);
   // Per-head norm + rope of q in place; kv norm + rope straight into its ring slot.
   norm_rope(NormRopeArgs{sc.q, sc.q, nullptr, r.cos, r.sin, hd, H, p0, 0, r.half, eps}, S * H, stream);
@@ -244,6 +364,9 @@ std::unique_ptr<AttentionScratch> allocate_attention_scratch(const Config& c, co
   sc->n_sel = arena.take<int32_t>(B);
   sc->attn_out = arena.take<float>(B * H * hd);
   sc->oa = arena.take<float>(B * uint64_t(c.o_groups) * c.o_lora_rank);
+  const uint64_t split_items = uint64_t(std::min<int64_t>(int64_t(B * H), kSplitItems));
+  sc->attend_part = arena.take<float>(split_items * kMaxSplits * (hd + 2));
+  sc->attend_tickets = arena.take<uint32_t>(split_items);  // zero-filled by the arena
   return sc;
 }
 
@@ -259,19 +382,25 @@ void attention(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int
                sc.n_sel,      lp.sink,    lp.rope->cos, lp.rope->sin, sc.attn_out, ring_size, p0, H, hd,
                int64_t(c.sliding_window), sc.index_topk,
                lp.kind == AttnKind::HCA ? int32_t(lp.comp.ratio) : 0, lp.rope->half,
-               float(1.0 / std::sqrt(double(hd)))};
+               float(1.0 / std::sqrt(double(hd))), sc.attend_part, sc.attend_tickets};
+  // Split the keys when the batch has few items: the most keys a token of it sees, by kind.
+  const int64_t last_pos = p0 + S - 1;
+  int64_t max_keys = std::min<int64_t>(int64_t(c.sliding_window), last_pos + 1);
+  if (lp.kind == AttnKind::HCA) max_keys += (last_pos + 1) / lp.comp.ratio;
+  if (lp.kind == AttnKind::CSA) max_keys += std::min<int64_t>(c.index_topk, (last_pos + 1) / lp.comp.ratio);
+  const int64_t splits =
+      S * H <= kSplitItems ? std::clamp<int64_t>(max_keys / kKeysPerSplit, 1, kMaxSplits) : 1;
   const size_t smem = (size_t(kMaxWarps) * hd + hd + 2 * kMaxWarps) * sizeof(float);
   if (smem > kSharedBytes)
     throw std::invalid_argument("gpu attention: head_dim " + std::to_string(hd) + " needs " + std::to_string(smem) +
                                 " bytes of shared memory per block, at most " + std::to_string(kSharedBytes));
-  attend_kernel<<<unsigned(S * H), kThreads, smem, native(stream)>>>(a);
+  attend_kernel<<<dim3(unsigned(S * H), unsigned(splits)), kThreads, smem, native(stream)>>>(a);
   MP_GPU_CHECK_LAUNCH("attend_kernel");
 
   // Grouped low-rank output projection: group g of the heads' outputs through rows
   // [g*o_lora, (g+1)*o_lora) of wo_a, then wo_b over all groups.
   const int64_t G = c.o_groups, ol = c.o_lora_rank, group_in = H * hd / G;
-  for (int64_t g = 0; g < G; ++g)
-    matmul(lp.wo_a.row_band(g * ol, ol), sc.attn_out + g * group_in, H * hd, sc.oa + g * ol, G * ol, S, stream);
+  matmul_grouped(lp.wo_a, sc.attn_out, H * hd, group_in, ol, G, sc.oa, G * ol, S, stream);
   matmul(lp.wo_b, sc.oa, G * ol, out, c.hidden_size, S, stream);
 }
 

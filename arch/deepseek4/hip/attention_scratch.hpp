@@ -22,6 +22,8 @@ struct AttentionScratch {
   int32_t* sel = nullptr;                               // [B, index_topk]: picked entries, ascending
   int32_t* n_sel = nullptr;                             // [B]
   float *attn_out = nullptr, *oa = nullptr;             // [B, H*hd], [B, groups*o_lora]
+  float* attend_part = nullptr;                         // split decode: per (token, head, split) partials
+  uint32_t* attend_tickets = nullptr;                   // split decode: blocks done per (token, head)
 };
 
 }  // namespace moepage::ds4::gpu

@@ -50,19 +50,20 @@ __device__ inline float decode_e2m1(uint8_t code) {
   return (code & 8) ? -m : m;
 }
 
-// Branch-free decoders for the hot loops of the weight products, exact like the ones above: the
-// code's magnitude bits are placed where a float keeps them and the bias is restored by one
-// multiply by a power of two (exact for normals and subnormals alike, as long as subnormals are
-// not flushed, which no kernel of ours asks for). B / K: the byte / nibble of `word` holding it.
-// e4m3: the NaN codes (magnitude 0x7F) decode as 480 here; callers test fp8_has_nan() per word.
+// Branch-free decoders for the hot loops of the weight products. The code is shifted to the top
+// of a word, an arithmetic shift right copies the sign down while placing the magnitude bits
+// where a float keeps them, and a mask keeps sign and magnitude: three integer operations, exact
+// for normals and subnormals alike. The result is the code's value times 2^-FP8_RAW_SHIFT
+// (2^-FP4_RAW_SHIFT): callers restore the power of two on the other factor (exact, since
+// subnormals are never flushed in our kernels). B / K: the byte / nibble of `word` holding it.
+// e4m3: the NaN codes (magnitude 0x7F) decode as a number here; callers test fp8_has_nan().
+constexpr int kFp8RawShift = 120;
+constexpr int kFp4RawShift = 126;
+
 template <int B>
-__device__ inline float fp8_from_word(uint32_t word) {
-  constexpr int pos = 8 * B;
-  uint32_t mag;
-  if constexpr (pos <= 20) mag = (word << (20 - pos)) & 0x07F00000u;
-  else mag = (word >> (pos - 20)) & 0x07F00000u;
-  const uint32_t sign = (word << (24 - pos)) & 0x80000000u;
-  return bits_as_float(mag | sign) * 0x1p120f;
+__device__ inline float fp8_raw_from_word(uint32_t word) {
+  const int32_t top = int32_t(word << (24 - 8 * B));  // sign at bit 31, magnitude at 24..30
+  return bits_as_float(uint32_t(top >> 4) & 0x87F00000u);
 }
 
 // Non-zero when one of the four e4m3 codes of `word` is a NaN code (magnitude bits all ones).
@@ -72,13 +73,9 @@ __device__ inline uint32_t fp8_has_nan(uint32_t word) {
 
 // e2m1, nibble K of `word` (low nibble first).
 template <int K>
-__device__ inline float fp4_from_word(uint32_t word) {
-  constexpr int pos = 4 * K;
-  uint32_t mag;
-  if constexpr (pos <= 22) mag = (word << (22 - pos)) & 0x01C00000u;
-  else mag = (word >> (pos - 22)) & 0x01C00000u;
-  const uint32_t sign = (word << (28 - pos)) & 0x80000000u;
-  return bits_as_float(mag | sign) * 0x1p126f;
+__device__ inline float fp4_raw_from_word(uint32_t word) {
+  const int32_t top = int32_t(word << (28 - 4 * K));  // sign at bit 31, magnitude at 28..30
+  return bits_as_float(uint32_t(top >> 6) & 0x81C00000u);
 }
 
 // The stored encodings the kernels decode (the subset of moepage::Dtype a MatRef may hold), as

@@ -25,6 +25,7 @@ constexpr int kChunk = 256;  // flattened columns per block of hc_mix_kernel
 constexpr int kCollapseThreads = 1024;
 constexpr uint32_t kMaxStreams = 16;  // the CPU's hc_weights holds a 16x16 matrix
 constexpr int kMaxMixes = int((2 + kMaxStreams) * kMaxStreams);
+constexpr uint32_t kFastStreams = 4;  // hc_mult of every released model: kernels unrolled for it
 
 unsigned blocks_for(int64_t n) { return unsigned(std::max<int64_t>(1, (n + kBlock - 1) / kBlock)); }
 int64_t chunks_for(int64_t nd) { return (nd + kChunk - 1) / kChunk; }
@@ -39,13 +40,29 @@ __device__ inline double recip(double x) {
   return fma(y, fma(-x, y, 1.0), y);
 }
 
-// Xout[s, k, e] of hc_post, in the CPU's order of operations (shared by the fused and plain paths).
+// Xout[s, k, e] of hc_post, in the CPU's order of operations (shared by the fused and plain
+// paths). NS > 0: exactly NS streams, every load issued before the first use (a load used at once
+// costs a full memory round trip each); NS == 0: any n.
+template <int NS>
 __device__ inline float post_mix(const float* block_out, const float* X, const float* post, const float* comb,
                                  int64_t s, uint32_t n, uint32_t d, uint32_t k, uint32_t e) {
   const float* cb = comb + s * n * n;
-  double acc = double(post[s * n + k]) * double(block_out[s * d + e]);
-  for (uint32_t j = 0; j < n; ++j) acc += double(cb[j * n + k]) * double(X[(s * n + j) * d + e]);
-  return float(acc);
+  if constexpr (NS > 0) {
+    float cv[NS], xv[NS];
+#pragma unroll
+    for (int j = 0; j < NS; ++j) {
+      cv[j] = cb[j * NS + k];
+      xv[j] = X[(s * NS + j) * d + e];
+    }
+    double acc = double(post[s * NS + k]) * double(block_out[s * d + e]);
+#pragma unroll
+    for (int j = 0; j < NS; ++j) acc += double(cv[j]) * double(xv[j]);
+    return float(acc);
+  } else {
+    double acc = double(post[s * n + k]) * double(block_out[s * d + e]);
+    for (uint32_t j = 0; j < n; ++j) acc += double(cb[j * n + k]) * double(X[(s * n + j) * d + e]);
+    return float(acc);
+  }
 }
 
 struct MixArgs {
@@ -126,7 +143,7 @@ __device__ void sinkhorn_block(const MixArgs& a, int64_t s, const float* mx, dou
 
 // grid (chunks, S). Each block: its chunk of the token's (possibly post-mixed) streams, the dot
 // product of every fn row with it, and its sum of squares; the token's last block finishes.
-template <WeightCode W>
+template <WeightCode W, int NS>
 __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
   __shared__ float xs[kChunk];
   __shared__ double red[kMixThreads / MP_MIN_WARP_SIZE];
@@ -144,14 +161,24 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
     const int64_t f = c0 + i;
     float v;
     if (a.block_out) {
-      v = post_mix(a.block_out, a.X, a.prev_post, a.prev_comb, s, uint32_t(a.n), uint32_t(a.d), uint32_t(f / a.d),
+      v = post_mix<NS>(a.block_out, a.X, a.prev_post, a.prev_comb, s, uint32_t(a.n), uint32_t(a.d), uint32_t(f / a.d),
                    uint32_t(f % a.d));
       a.Xout[s * a.nd + f] = v;
       if (a.last_mean && f < a.d && s == int64_t(gridDim.y) - 1) {
         float sum = v;  // stream 0; the other streams' values are recomputed bit-identically
-        for (int32_t k = 1; k < a.n; ++k)
-          sum += post_mix(a.block_out, a.X, a.prev_post, a.prev_comb, s, uint32_t(a.n), uint32_t(a.d), uint32_t(k),
-                          uint32_t(f));
+        if constexpr (NS > 0) {
+          float others[NS];
+#pragma unroll
+          for (int k = 1; k < NS; ++k)  // all loads out before the sums
+            others[k] = post_mix<NS>(a.block_out, a.X, a.prev_post, a.prev_comb, s, uint32_t(NS), uint32_t(a.d),
+                                     uint32_t(k), uint32_t(f));
+#pragma unroll
+          for (int k = 1; k < NS; ++k) sum += others[k];
+        } else {
+          for (int32_t k = 1; k < a.n; ++k)
+            sum += post_mix<0>(a.block_out, a.X, a.prev_post, a.prev_comb, s, uint32_t(a.n), uint32_t(a.d),
+                               uint32_t(k), uint32_t(f));
+        }
         a.last_mean[f] = sum / float(a.n);
       }
     } else {
@@ -162,15 +189,35 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
   }
   ss = block_sum(ss, red);  // its barrier also publishes xs
 
+  // Every fn element this warp needs for kRowsAtOnce rows is loaded before any is used: at
+  // batch 1 the cost is memory round trips, not bytes.
   float* part = a.partials + s * (a.R + 1) * a.chunks;
-  for (int r = warp; r < a.R; r += warps) {
-    const int64_t row = a.fn.row_offset + r;
-    const uint8_t* rd = a.fn.data + row * row_bytes<W>(a.fn.cols);
-    const uint8_t* rs = a.fn.scale ? a.fn.scale + scale_row_offset<W>(row, a.fn.cols) : nullptr;
-    float acc = 0.0f;
-    for (int64_t i = lane; i < cols; i += MP_WARP_SIZE) acc += decode_at<W>(rd, rs, c0 + i) * xs[i];
-    acc = warp_sum(acc);
-    if (lane == 0) part[r * a.chunks + blockIdx.x] = acc;
+  constexpr int kPerLane = kChunk / MP_WARP_SIZE, kRowsAtOnce = 4;
+  for (int r0 = warp; r0 < a.R; r0 += kRowsAtOnce * warps) {
+    float w[kRowsAtOnce][kPerLane];
+#pragma unroll
+    for (int q = 0; q < kRowsAtOnce; ++q) {
+      const int r = r0 + q * warps;
+      const int64_t row = a.fn.row_offset + (r < a.R ? r : 0);
+      const uint8_t* rd = a.fn.data + row * row_bytes<W>(a.fn.cols);
+      const uint8_t* rs = a.fn.scale ? a.fn.scale + scale_row_offset<W>(row, a.fn.cols) : nullptr;
+#pragma unroll
+      for (int k = 0; k < kPerLane; ++k) {
+        const int64_t i = lane + k * MP_WARP_SIZE;
+        w[q][k] = r < a.R && i < cols ? decode_at<W>(rd, rs, c0 + i) : 0.0f;
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < kRowsAtOnce; ++q) {
+      float acc = 0.0f;
+#pragma unroll
+      for (int k = 0; k < kPerLane; ++k) {
+        const int64_t i = lane + k * MP_WARP_SIZE;
+        if (i < cols) acc += w[q][k] * xs[i];
+      }
+      acc = warp_sum(acc);
+      if (lane == 0 && r0 + q * warps < a.R) part[(r0 + q * warps) * a.chunks + blockIdx.x] = acc;
+    }
   }
   if (t == 0) part[a.R * a.chunks + blockIdx.x] = float(ss);
 
@@ -184,13 +231,16 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
   __threadfence();
   const volatile float* vp = part;  // written by other blocks: bypass this SM's L1
   // Four rows per warp at a time, so their loads are in flight together.
-  constexpr int kRowsAtOnce = 4;
   for (int r0 = warp; r0 <= a.R; r0 += kRowsAtOnce * warps) {
     double sum[kRowsAtOnce] = {};
-    for (int64_t ch = lane; ch < a.chunks; ch += MP_WARP_SIZE)
+    for (int64_t ch = lane; ch < a.chunks; ch += MP_WARP_SIZE) {
+      float got[kRowsAtOnce];
 #pragma unroll
       for (int q = 0; q < kRowsAtOnce; ++q)
-        if (r0 + q * warps <= a.R) sum[q] += double(vp[(r0 + q * warps) * a.chunks + ch]);
+        got[q] = r0 + q * warps <= a.R ? vp[(r0 + q * warps) * a.chunks + ch] : 0.0f;
+#pragma unroll
+      for (int q = 0; q < kRowsAtOnce; ++q) sum[q] += double(got[q]);
+    }
 #pragma unroll
     for (int q = 0; q < kRowsAtOnce; ++q) {
       const double total = warp_sum(sum[q]);
@@ -220,40 +270,84 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
 }
 
 // One block per token: u = sum_i pre_i X[s, i] (double, stream order, like the CPU collapse),
-// then optionally xn = rms_norm(u) * norm (double sums, like cpu::rms_norm).
-__global__ void __launch_bounds__(kCollapseThreads) collapse_norm_kernel(const float* X, const float* pre, uint32_t n,
-                                                                         uint32_t d, const float* norm, float eps,
-                                                                         float* u, float* xn) {
+// then optionally xn = rms_norm(u) * norm (double sums, like cpu::rms_norm). Each thread takes
+// kCollapsePerThread columns at once with every load issued before any sum (one memory round
+// trip, not one per column), and keeps them in registers for the norm when they cover d.
+constexpr int kCollapsePerThread = 4;
+
+template <int NS>
+__device__ inline void collapse_columns(const float* __restrict__ x, const float* __restrict__ p, uint32_t n,
+                                        uint32_t d, uint32_t e0, float (&v)[kCollapsePerThread]) {
+  if constexpr (NS > 0) {  // exactly NS streams: every load first, then the sums
+    float pv[NS], xv[kCollapsePerThread][NS];
+#pragma unroll
+    for (int i = 0; i < NS; ++i) pv[i] = p[i];
+#pragma unroll
+    for (int k = 0; k < kCollapsePerThread; ++k) {
+      const uint32_t e = e0 + threadIdx.x + uint32_t(k) * blockDim.x;
+#pragma unroll
+      for (int i = 0; i < NS; ++i) xv[k][i] = e < d ? x[uint32_t(i) * d + e] : 0.0f;
+    }
+#pragma unroll
+    for (int k = 0; k < kCollapsePerThread; ++k) {
+      double acc = 0;
+#pragma unroll
+      for (int i = 0; i < NS; ++i) acc += double(pv[i]) * double(xv[k][i]);
+      v[k] = float(acc);
+    }
+  } else {
+    for (int k = 0; k < kCollapsePerThread; ++k) {
+      const uint32_t e = e0 + threadIdx.x + uint32_t(k) * blockDim.x;
+      double acc = 0;
+      for (uint32_t i = 0; i < n && e < d; ++i) acc += double(p[i]) * double(x[i * d + e]);
+      v[k] = float(acc);
+    }
+  }
+}
+
+template <int NS>
+__global__ void __launch_bounds__(kCollapseThreads) collapse_norm_kernel(const float* __restrict__ X,
+                                                                         const float* __restrict__ pre, uint32_t n,
+                                                                         uint32_t d, const float* __restrict__ norm,
+                                                                         float eps, float* __restrict__ u,
+                                                                         float* __restrict__ xn) {
   __shared__ double red[kCollapseThreads / MP_MIN_WARP_SIZE];
   const int64_t s = blockIdx.x;
   const float* x = X + s * n * d;
   const float* p = pre + s * n;
-  auto collapse = [&](uint32_t e) {
-    double acc = 0;
-    for (uint32_t i = 0; i < n; ++i) acc += double(p[i]) * double(x[i * d + e]);
-    return float(acc);
-  };
+  const uint32_t span = kCollapsePerThread * blockDim.x;
+  float v[kCollapsePerThread];
   double ss = 0;
-  for (uint32_t e = threadIdx.x; e < d; e += blockDim.x) {
-    const float v = collapse(e);
-    if (u) u[s * d + e] = v;
-    ss += double(v) * double(v);
+  for (uint32_t e0 = 0; e0 < d; e0 += span) {
+    collapse_columns<NS>(x, p, n, d, e0, v);
+#pragma unroll
+    for (int k = 0; k < kCollapsePerThread; ++k) {
+      const uint32_t e = e0 + threadIdx.x + uint32_t(k) * blockDim.x;
+      if (e >= d) continue;
+      if (u) u[s * d + e] = v[k];
+      ss += double(v[k]) * double(v[k]);
+    }
   }
   if (!xn) return;
   ss = block_sum(ss, red);
   const double r = 1.0 / sqrt(ss / double(d) + double(eps));
-  for (uint32_t e = threadIdx.x; e < d; e += blockDim.x) {
-    const double v = double(collapse(e));
-    xn[s * d + e] = norm ? float(v * r * double(norm[e])) : float(v * r);
+  for (uint32_t e0 = 0; e0 < d; e0 += span) {
+    if (d > span) collapse_columns<NS>(x, p, n, d, e0, v);  // else v still holds the only span
+#pragma unroll
+    for (int k = 0; k < kCollapsePerThread; ++k) {
+      const uint32_t e = e0 + threadIdx.x + uint32_t(k) * blockDim.x;
+      if (e < d) xn[s * d + e] = norm ? float(double(v[k]) * r * double(norm[e])) : float(double(v[k]) * r);
+    }
   }
 }
 
+template <int NS>
 __global__ void hc_post_kernel(const float* block_out, const float* X, const float* post, const float* comb, int64_t S,
                                uint32_t n, uint32_t d, float* Xout) {
   const int64_t id = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (id >= S * n * d) return;
   const int64_t e = id % d, k = (id / d) % n, s = id / (int64_t(d) * n);
-  Xout[id] = post_mix(block_out, X, post, comb, s, n, d, uint32_t(k), uint32_t(e));
+  Xout[id] = post_mix<NS>(block_out, X, post, comb, s, n, d, uint32_t(k), uint32_t(e));
 }
 
 void check_streams(const Config& c) {
@@ -282,7 +376,10 @@ void launch_mix(const GpuHcParams& p, const Config& c, const HcInput& in, int64_
             int32_t(R),       int32_t(c.hc_sinkhorn_iters), c.hc_eps, double(float(c.rms_norm_eps))};
   const dim3 grid(unsigned(chunks_for(nd)), unsigned(S));
   with_weight_code(weight_code(p.fn, "gpu mHC fn"), [&](auto wc) {
-    hc_mix_kernel<decltype(wc)::value><<<grid, kMixThreads, 0, native(stream)>>>(a);
+    if (n == kFastStreams)
+      hc_mix_kernel<decltype(wc)::value, kFastStreams><<<grid, kMixThreads, 0, native(stream)>>>(a);
+    else
+      hc_mix_kernel<decltype(wc)::value, 0><<<grid, kMixThreads, 0, native(stream)>>>(a);
   });
   MP_GPU_CHECK_LAUNCH("gpu mHC hc_mix_kernel");
 }
@@ -311,7 +408,11 @@ void hc_site_weights(const GpuHcParams& p, const Config& c, const HcInput& in, i
 void hc_collapse_norm(const float* X, const GpuHcScratch& sc, int64_t S, uint32_t n, uint32_t d, const float* norm,
                       float eps, float* u, float* xn, Stream stream) {
   if (S <= 0 || (!u && !xn)) return;
-  collapse_norm_kernel<<<unsigned(S), kCollapseThreads, 0, native(stream)>>>(X, sc.pre, n, d, norm, eps, u, xn);
+  if (n == kFastStreams)
+    collapse_norm_kernel<kFastStreams>
+        <<<unsigned(S), kCollapseThreads, 0, native(stream)>>>(X, sc.pre, n, d, norm, eps, u, xn);
+  else
+    collapse_norm_kernel<0><<<unsigned(S), kCollapseThreads, 0, native(stream)>>>(X, sc.pre, n, d, norm, eps, u, xn);
   MP_GPU_CHECK_LAUNCH("gpu mHC collapse_norm_kernel");
 }
 
@@ -326,7 +427,11 @@ void hc_pre(const GpuHcParams& p, const Config& c, const float* X, int64_t S, co
 void hc_post(const float* block_out, const float* X, const float* post, const float* comb, int64_t S, uint32_t n,
              uint32_t d, float* Xout, Stream stream) {
   if (S <= 0) return;
-  hc_post_kernel<<<blocks_for(S * n * d), kBlock, 0, native(stream)>>>(block_out, X, post, comb, S, n, d, Xout);
+  if (n == kFastStreams)
+    hc_post_kernel<kFastStreams><<<blocks_for(S * n * d), kBlock, 0, native(stream)>>>(block_out, X, post, comb, S, n,
+                                                                                       d, Xout);
+  else
+    hc_post_kernel<0><<<blocks_for(S * n * d), kBlock, 0, native(stream)>>>(block_out, X, post, comb, S, n, d, Xout);
   MP_GPU_CHECK_LAUNCH("gpu hc_post");
 }
 

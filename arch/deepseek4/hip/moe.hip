@@ -518,7 +518,7 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     const bool up_vec = reinterpret_cast<uintptr_t>(yn) % 16 == 0 && D % 4 == 0;
     const bool down_vec = reinterpret_cast<uintptr_t>(sc.act) % 16 == 0 && I % 4 == 0;
     const float limit = float(c.swiglu_limit);
-    bool slots_aligned = !legacy_gemv_forced();
+    bool slots_aligned = true;
     for (int32_t i = 0; i < nb; ++i) slots_aligned = slots_aligned && reinterpret_cast<uintptr_t>(sc.slots[size_t(i)]) % 16 == 0;
     const bool up_tiles = slots_aligned && up_vec && up_code != WeightCode::F16 && layout.w1.offset % 16 == 0 &&
                           layout.w3.offset % 16 == 0 && part_row_bytes(up_code, D) % 16 == 0;

@@ -46,7 +46,8 @@ __global__ void matmul_kernel(DeviceMat m, const float* x, int64_t ld_x, float* 
 // token tiles looped inside so the rows are streamed from memory once.
 template <WeightCode W, int T, int R, bool Block>
 __global__ void __launch_bounds__(kMaxTileThreads)
-    matmul_tile_kernel(DeviceMat m, const float* x, int64_t ld_x, float* y, int64_t ld_y, int64_t n_tokens) {
+    matmul_tile_kernel(DeviceMat m, const float* x, int64_t ld_x, float* y, int64_t ld_y, int64_t n_tokens,
+                       int64_t rows_per_group, int64_t x_group_stride) {
   __shared__ float red[(Block ? kMaxTileThreads / MP_MIN_WARP_SIZE : 1) * R * T];
   constexpr int U = tile_unroll(T, R);
   const TileGroup<Block> g;
@@ -61,11 +62,13 @@ __global__ void __launch_bounds__(kMaxTileThreads)
       rd[r] = reinterpret_cast<const uint4*>(m.data + row * rb);
       rs[r] = has_block_scale<W>() ? m.scale + scale_row_offset<W>(row, m.cols) : nullptr;
     }
+    // A tile never straddles two groups (the launcher keeps R a divisor of rows_per_group).
+    const float* xg = x + (tile * R / rows_per_group) * x_group_stride;
     for (int64_t t0 = 0; t0 < n_tokens; t0 += T) {
       const int64_t nt = n_tokens - t0 < T ? n_tokens - t0 : T;
       const float* xs[T];
 #pragma unroll
-      for (int t = 0; t < T; ++t) xs[t] = x + (t0 + (t < nt ? t : 0)) * ld_x;
+      for (int t = 0; t < T; ++t) xs[t] = xg + (t0 + (t < nt ? t : 0)) * ld_x;
       float acc[R * T];
       tile_dot<W, T, R, U>(rd, rs, n_chunks, xs, g.first, g.stride, acc);
       group_sum<R * T, Block>(acc, red);
@@ -192,35 +195,46 @@ int device_sm_count() {
   return count;
 }
 
+namespace {
+
+// The tiled launch of matmul / matmul_grouped when its preconditions hold; false otherwise.
+bool matmul_tiles(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_x, int64_t x_group_stride,
+                  int64_t rows_per_group, float* y, int64_t ld_y, int64_t n_tokens, Stream stream) {
+  if (code == WeightCode::F16 || !tiles_apply(m, code, x, ld_x, n_tokens) || x_group_stride % 4 != 0) return false;
+  with_weight_code(code, [&](auto wc) {
+    constexpr WeightCode W = decltype(wc)::value;
+    if constexpr (W != WeightCode::F16) {
+      with_token_tile(n_tokens, [&](auto tile) {
+        constexpr int T = decltype(tile)::value, RW = wide_rows(T);
+        const int64_t n_chunks = row_bytes<W>(m.cols) / 16;
+        TilePlan p = plan_tiles(m.rows, n_chunks, rows_per_group % RW == 0 ? RW : 1, tile_unroll(T, RW),
+                                tile_unroll(T, 1));
+        auto launch = [&](auto rows, auto block) {
+          matmul_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>
+              <<<p.grid, p.threads, 0, native(stream)>>>(m, x, ld_x, y, ld_y, n_tokens, rows_per_group,
+                                                          x_group_stride);
+        };
+        using Wide = std::integral_constant<int, RW>;
+        using One = std::integral_constant<int, 1>;
+        using Yes = std::true_type;
+        using No = std::false_type;
+        if (p.wide) p.block ? launch(Wide{}, Yes{}) : launch(Wide{}, No{});
+        else p.block ? launch(One{}, Yes{}) : launch(One{}, No{});
+      });
+    }
+  });
+  MP_GPU_CHECK_LAUNCH("gpu matmul");
+  return true;
+}
+
+}  // namespace
+
 void matmul(const cpu::MatRef& w, const float* x, int64_t ld_x, float* y, int64_t ld_y, int64_t n_tokens,
             Stream stream) {
   if (n_tokens <= 0 || w.rows == 0) return;
   const WeightCode code = weight_code(w, "gpu matmul");
   const DeviceMat m = device_mat(w);
-  if (code != WeightCode::F16 && tiles_apply(m, code, x, ld_x, n_tokens)) {
-    with_weight_code(code, [&](auto wc) {
-      constexpr WeightCode W = decltype(wc)::value;
-      if constexpr (W != WeightCode::F16) {
-        with_token_tile(n_tokens, [&](auto tile) {
-          constexpr int T = decltype(tile)::value, RW = wide_rows(T);
-          const int64_t n_chunks = row_bytes<W>(m.cols) / 16;
-          const TilePlan p = plan_tiles(m.rows, n_chunks, RW, tile_unroll(T, RW), tile_unroll(T, 1));
-          auto launch = [&](auto rows, auto block) {
-            matmul_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>
-                <<<p.grid, p.threads, 0, native(stream)>>>(m, x, ld_x, y, ld_y, n_tokens);
-          };
-          using Wide = std::integral_constant<int, RW>;
-          using One = std::integral_constant<int, 1>;
-          using Yes = std::true_type;
-          using No = std::false_type;
-          if (p.wide) p.block ? launch(Wide{}, Yes{}) : launch(Wide{}, No{});
-          else p.block ? launch(One{}, Yes{}) : launch(One{}, No{});
-        });
-      }
-    });
-    MP_GPU_CHECK_LAUNCH("gpu matmul");
-    return;
-  }
+  if (matmul_tiles(m, code, x, ld_x, 0, m.rows, y, ld_y, n_tokens, stream)) return;
   const bool x_vec = reinterpret_cast<uintptr_t>(x) % 16 == 0 && (n_tokens == 1 || ld_x % 4 == 0);
   const unsigned grid = blocks_for(w.rows, kBlock / MP_MIN_WARP_SIZE);
   with_weight_code(code, [&](auto wc) {
@@ -230,6 +244,19 @@ void matmul(const cpu::MatRef& w, const float* x, int64_t ld_x, float* y, int64_
     });
   });
   MP_GPU_CHECK_LAUNCH("gpu matmul");
+}
+
+void matmul_grouped(const cpu::MatRef& w, const float* x, int64_t ld_x, int64_t x_group_stride,
+                    int64_t rows_per_group, int64_t groups, float* y, int64_t ld_y, int64_t n_tokens, Stream stream) {
+  if (n_tokens <= 0 || groups <= 0 || rows_per_group <= 0) return;
+  if (rows_per_group * groups != w.rows)
+    throw GpuError("gpu matmul_grouped: " + std::to_string(groups) + " groups of " + std::to_string(rows_per_group) +
+                   " rows, expected " + std::to_string(w.rows) + " rows in all");
+  const WeightCode code = weight_code(w, "gpu matmul_grouped");
+  if (matmul_tiles(device_mat(w), code, x, ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens, stream)) return;
+  for (int64_t g = 0; g < groups; ++g)
+    matmul(w.row_band(g * rows_per_group, rows_per_group), x + g * x_group_stride, ld_x, y + g * rows_per_group, ld_y,
+           n_tokens, stream);
 }
 
 void rms_norm(const float* x, int64_t rows, int64_t n, int64_t ld, const float* weight, float eps, float* out,

@@ -17,6 +17,12 @@ namespace moepage::ds4::gpu {
 void matmul(const cpu::MatRef& w, const float* x, int64_t ld_x, float* y, int64_t ld_y, int64_t n_tokens,
             Stream stream);
 
+// `groups` row bands of w in one launch: band g (rows [g*rows_per_group, (g+1)*rows_per_group))
+// times the x block at x + g*x_group_stride, into y columns [g*rows_per_group, ...) — the same as
+// `groups` matmul() calls on w.row_band(g * rows_per_group, rows_per_group) (mHC-grouped wo_a).
+void matmul_grouped(const cpu::MatRef& w, const float* x, int64_t ld_x, int64_t x_group_stride,
+                    int64_t rows_per_group, int64_t groups, float* y, int64_t ld_y, int64_t n_tokens, Stream stream);
+
 // cpu::rms_norm on `rows` rows of n floats, `ld` floats apart; weight may be null; out may alias x.
 void rms_norm(const float* x, int64_t rows, int64_t n, int64_t ld, const float* weight, float eps, float* out,
               Stream stream);

@@ -6,8 +6,8 @@
 // 16-byte aligned (odd column counts) take a scalar head up to the alignment, and columns past
 // the last whole chunk a scalar tail. For .hip files only.
 #pragma once
+#include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -184,10 +184,13 @@ __device__ inline uint32_t word_of(const uint4& q) {
   else return q.w;
 }
 
+// 2^e as a float, for 0 <= e <= 127.
+__device__ constexpr float pow2(int e) { return e == 0 ? 1.0f : 2.0f * pow2(e - 1); }
+
 template <WeightCode W>
 __device__ constexpr bool has_block_scale() { return W == WeightCode::FP8 || W == WeightCode::FP4; }
 
-// Elements [4S, 4S+4) of chunk q, decoded without the block scale.
+// Elements [4S, 4S+4) of chunk q, decoded without the block scale (FP8 / FP4: times 2^-raw_shift).
 template <WeightCode W, int S>
 __device__ inline void decode4(const uint4& q, float (&w)[4]) {
   if constexpr (W == WeightCode::F32) {
@@ -202,12 +205,13 @@ __device__ inline void decode4(const uint4& q, float (&w)[4]) {
     w[2] = decode_f16(uint16_t(b & 0xFFFFu)); w[3] = decode_f16(uint16_t(b >> 16));
   } else if constexpr (W == WeightCode::FP8) {
     const uint32_t a = word_of<S>(q);
-    w[0] = fp8_from_word<0>(a); w[1] = fp8_from_word<1>(a); w[2] = fp8_from_word<2>(a); w[3] = fp8_from_word<3>(a);
+    w[0] = fp8_raw_from_word<0>(a); w[1] = fp8_raw_from_word<1>(a); w[2] = fp8_raw_from_word<2>(a);
+    w[3] = fp8_raw_from_word<3>(a);
   } else {
     const uint32_t a = word_of<S / 2>(q);
     constexpr int k = 4 * (S % 2);
-    w[0] = fp4_from_word<k>(a); w[1] = fp4_from_word<k + 1>(a); w[2] = fp4_from_word<k + 2>(a);
-    w[3] = fp4_from_word<k + 3>(a);
+    w[0] = fp4_raw_from_word<k>(a); w[1] = fp4_raw_from_word<k + 1>(a); w[2] = fp4_raw_from_word<k + 2>(a);
+    w[3] = fp4_raw_from_word<k + 3>(a);
   }
 }
 
@@ -217,6 +221,11 @@ __device__ inline void tile_chunk(const uint4 (&q)[R], const uint8_t* const (&rs
                                   const float* const (&xs)[T], float (&acc)[R * T]) {
   constexpr int epc = elems_per_chunk<W>();
   const int64_t c0 = i * epc;
+  // Raw FP8 / FP4 codes are 2^-shift too small; x is lifted by 2^(shift/2) as it is read and the
+  // chunk's partial sum by the rest, so every product and sum is the exact one scaled by a power
+  // of two (identical rounding) while x stays far from overflow (|x| < 2^64).
+  constexpr int raw_shift = W == WeightCode::FP8 ? kFp8RawShift : kFp4RawShift;
+  constexpr float x_lift = pow2(raw_shift / 2), part_lift = pow2(raw_shift - raw_shift / 2);
   float part[R * T];
 #pragma unroll
   for (int j = 0; j < R * T; ++j) part[j] = 0.0f;
@@ -224,7 +233,12 @@ __device__ inline void tile_chunk(const uint4 (&q)[R], const uint8_t* const (&rs
     constexpr int S = decltype(seg)::value;
     float4 xv[T];
 #pragma unroll
-    for (int t = 0; t < T; ++t) xv[t] = *reinterpret_cast<const float4*>(xs[t] + c0 + 4 * S);
+    for (int t = 0; t < T; ++t) {
+      xv[t] = *reinterpret_cast<const float4*>(xs[t] + c0 + 4 * S);
+      if constexpr (has_block_scale<W>()) {  // x carries half of the raw decode's missing power of two
+        xv[t].x *= x_lift; xv[t].y *= x_lift; xv[t].z *= x_lift; xv[t].w *= x_lift;
+      }
+    }
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       float w[4];
@@ -253,7 +267,7 @@ __device__ inline void tile_chunk(const uint4 (&q)[R], const uint8_t* const (&rs
     }
 #pragma unroll
     for (int t = 0; t < T; ++t) {
-      if constexpr (has_block_scale<W>()) acc[r * T + t] = fmaf(part[r * T + t], s, acc[r * T + t]);
+      if constexpr (has_block_scale<W>()) acc[r * T + t] = fmaf(part[r * T + t] * part_lift, s, acc[r * T + t]);
       else acc[r * T + t] += part[r * T + t];
     }
   }
@@ -385,16 +399,6 @@ void with_token_tile(int64_t n_tokens, F&& f) {
 }
 
 // Host side of the aligned fast path.
-// MOEPAGE_GPU_LEGACY_GEMV=1 sends every product through the general one-warp-per-row kernels:
-// the before/after comparison of ds4-hip-bench, and a way to bisect a suspected fast-path bug.
-inline bool legacy_gemv_forced() {
-  static const bool forced = [] {
-    const char* v = std::getenv("MOEPAGE_GPU_LEGACY_GEMV");
-    return v && *v && std::string(v) != "0";
-  }();
-  return forced;
-}
-
 // True when every row of w starts 16-byte aligned and is whole chunks, and x rows (ld_x floats
 // apart) can be read as float4.
 inline bool tiles_apply(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_x, int64_t n_tokens) {
@@ -402,7 +406,7 @@ inline bool tiles_apply(const DeviceMat& m, WeightCode code, const float* x, int
   if (code == WeightCode::F32) row_bytes = m.cols * 4;
   else if (code == WeightCode::BF16 || code == WeightCode::F16) row_bytes = m.cols * 2;
   else if (code == WeightCode::FP4) row_bytes = m.cols / 2;
-  return !legacy_gemv_forced() && reinterpret_cast<uintptr_t>(m.data) % 16 == 0 && row_bytes % 16 == 0 && row_bytes > 0 &&
+  return reinterpret_cast<uintptr_t>(m.data) % 16 == 0 && row_bytes % 16 == 0 && row_bytes > 0 &&
          reinterpret_cast<uintptr_t>(x) % 16 == 0 && (n_tokens == 1 || ld_x % 4 == 0);
 }
 
@@ -429,7 +433,11 @@ inline TilePlan plan_tiles(int64_t rows, int64_t n_chunks, int wide_rows, int un
   const int64_t tiles = (rows + R - 1) / R;
   p.block = tiles * copies < 16 * sm;
   if (p.block) {
-    const int64_t per_thread = p.wide ? unroll_wide : unroll_narrow;
+    // Chunks per thread: as few as keep about 1024 threads per SM busy (a small matrix is one
+    // round trip to memory, spread as wide as the device), at most the unroll.
+    const int64_t unroll = p.wide ? unroll_wide : unroll_narrow;
+    const int64_t total_chunks = tiles * copies * n_chunks;
+    const int64_t per_thread = std::clamp<int64_t>((total_chunks + sm * 1024 - 1) / (sm * 1024), 1, unroll);
     int64_t t = 64;
     while (t < kMaxTileThreads && t * per_thread < n_chunks) t *= 2;
     p.threads = unsigned(t);

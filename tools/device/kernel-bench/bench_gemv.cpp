@@ -93,6 +93,36 @@ void bench_matmul(const Options& o, const Shape& sh, int64_t n_tokens) {
   report(name, read_bytes, us);
 }
 
+// The 8 wo_a bands of attention in one launch: band g reads its own 4096 columns of x.
+void bench_wo_a_grouped(const Options& o, int64_t n_tokens) {
+  const std::string name = "matmul_grouped wo_a 8 x 1024x4096 F8_E4M3 T=" + std::to_string(n_tokens);
+  if (!selected(o, name)) return;
+  const int64_t groups = 8, rpg = 1024, cols = 4096, rows = groups * rpg;
+  const uint64_t data_bytes = ds4::ExpertLayout::weight_bytes(Dtype::F8_E4M3, uint64_t(rows), uint64_t(cols));
+  const uint64_t scale_bytes = ds4::ExpertLayout::scale_bytes(Dtype::F8_E4M3, uint64_t(rows), uint64_t(cols));
+  const int copies = int(std::clamp<uint64_t>(kRotateBytes / (data_bytes + scale_bytes), 1, 256));
+  gpu::DeviceArena arena(gpu::DeviceArena::Kind::Device, uint64_t(256) << 20);
+  std::vector<MatRef> mats;
+  for (int i = 0; i < copies; ++i) {
+    MatRef m{Dtype::F8_E4M3, rows, cols, arena.take<std::byte>(data_bytes), arena.take<std::byte>(scale_bytes)};
+    fill(const_cast<std::byte*>(m.data), data_bytes);
+    fill(const_cast<std::byte*>(m.scale), scale_bytes, 118);
+    mats.push_back(m);
+  }
+  const int64_t ld_x = groups * cols;
+  std::vector<float> xh(size_t(n_tokens * ld_x));
+  for (size_t i = 0; i < xh.size(); ++i) xh[i] = float(int(i % 17) - 8) / 8.0f;
+  float* x = arena.take<float>(xh.size());
+  gpu::upload(x, xh.data(), xh.size() * sizeof(float));
+  float* y = arena.take<float>(uint64_t(n_tokens * rows));
+  const gpu::Stream st = gpu::create_stream();
+  const double us = time_us(st, o.reps, [&](int i) {
+    gpu::matmul_grouped(mats[size_t(i % copies)], x, ld_x, cols, rpg, groups, y, rows, n_tokens, st);
+  });
+  gpu::destroy_stream(st);
+  report(name, data_bytes + scale_bytes, us);
+}
+
 // Six device slots per set, several sets so consecutive calls read different bytes; the k
 // experts of a call land in the slots of that call's set in order (the routing of a bench input
 // does not matter, only that six experts are read).
@@ -204,6 +234,7 @@ void run_gemv(const Options& o) {
   };
   for (int64_t n_tokens : {1, 8})
     for (const Shape& sh : shapes) bench_matmul(o, sh, n_tokens);
+  for (int64_t n_tokens : {1, 8}) bench_wo_a_grouped(o, n_tokens);
   bench_moe(o);
 }
 
