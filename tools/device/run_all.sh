@@ -55,7 +55,7 @@ else
   # Any other gpu suite that was built (a suite added later) runs before the bandwidth stage.
   for bin in "$dir"/bin/*; do
     name=$(basename "$bin")
-    case " ${default_stages[*]} gpu_bandwidth moepage " in *" $name "*) continue ;; esac
+    case " ${default_stages[*]} gpu_bandwidth moepage ds4-hip-bench " in *" $name "*) continue ;; esac
     stages=("${stages[@]:0:${#stages[@]}-1}" "$name" bandwidth)
   done
 fi
