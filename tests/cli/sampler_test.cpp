@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
+#include <string>
 #include <stdexcept>
 #include <vector>
 
@@ -45,4 +47,26 @@ TEST_CASE("a NaN logit or a wrong logit count is an error, not a silent pick") {
   CHECK_THROWS_WITH_AS(sampler.pick(std::vector<float>{0.0f, std::numeric_limits<float>::quiet_NaN(), 1.0f}),
                        "sampler: logit 1 is NaN", std::runtime_error);
   CHECK_THROWS_AS(sampler.pick(std::vector<float>{0.0f, 1.0f}), std::runtime_error);
+}
+
+TEST_CASE("greedy sampling over long vocabularies agrees with a plain first-maximum scan, ties and infinities included") {
+  std::mt19937 rng(5);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int round = 0; round < 400; ++round) {
+    const uint32_t n = 1 + rng() % 300;
+    std::vector<float> logits(n);
+    // Few distinct values, so equal maxima land in every lane and in the tail.
+    for (float& v : logits) v = rng() % 11 == 0 ? (rng() % 2 ? inf : -inf) : float(int(rng() % 7) - 3);
+    if (round % 5 == 0) std::fill(logits.begin(), logits.end(), -inf);
+    size_t expected = 0;
+    for (size_t i = 1; i < n; ++i)
+      if (logits[i] > logits[expected]) expected = i;
+    Sampler sampler(SamplerSettings{}, n);
+    CHECK(sampler.pick(logits) == int32_t(expected));
+    // A NaN anywhere (lanes or tail) is reported at its index.
+    const size_t at = rng() % n;
+    logits[at] = std::numeric_limits<float>::quiet_NaN();
+    CHECK_THROWS_WITH_AS(sampler.pick(logits), ("sampler: logit " + std::to_string(at) + " is NaN").c_str(),
+                         std::runtime_error);
+  }
 }
