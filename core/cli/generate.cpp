@@ -35,29 +35,44 @@ std::vector<int32_t> generate(mp::ArchHandle& arch, const mp_model_info& info, s
   std::vector<float> logits(info.vocab_size);
   std::vector<int32_t> out;
   out.reserve(settings.max_tokens);
+  // Greedy decoding without a logits consumer lets the architecture pick the token itself (a GPU
+  // build then copies 8 bytes per step instead of the vocabulary's logits).
+  const bool arch_picks = settings.temperature <= 0.0 && !on_logits && arch.has_forward_greedy();
+  // One decode step: the token after `tokens`.
+  auto next_after = [&](std::span<const int32_t> tokens) {
+    if (arch_picks) {
+      const int32_t next = arch.forward_greedy(tokens);
+      if (next < 0 || static_cast<uint32_t>(next) >= info.vocab_size)
+        throw std::runtime_error("the architecture picked token " + std::to_string(next) + ", outside the vocabulary");
+      return next;
+    }
+    arch.forward(tokens, logits.data(), MP_FORWARD_LAST_LOGITS);
+    if (on_logits) on_logits(logits.data(), 1);
+    return sampler.pick(logits);
+  };
 
   arch.reset_sequence();
   auto start = std::chrono::steady_clock::now();
+  int32_t next;
   if (on_logits) {
     std::vector<float> rows(prompt.size() * info.vocab_size);
     arch.forward(prompt, rows.data(), MP_FORWARD_ALL_LOGITS);
     times.prefill_seconds = seconds_since(start);
     on_logits(rows.data(), static_cast<uint32_t>(prompt.size()));
     std::copy(rows.end() - info.vocab_size, rows.end(), logits.begin());
+    next = sampler.pick(logits);
   } else {
-    arch.forward(prompt, logits.data(), MP_FORWARD_LAST_LOGITS);
+    next = next_after(prompt);
     times.prefill_seconds = seconds_since(start);
   }
 
   start = std::chrono::steady_clock::now();
   for (uint32_t step = 0; step < settings.max_tokens; ++step) {
-    const int32_t next = sampler.pick(logits);
     out.push_back(next);
     on_token(next);
     if (next == info.eos_token || step + 1 == settings.max_tokens) break;
-    arch.forward(std::span<const int32_t>(&out.back(), 1), logits.data(), MP_FORWARD_LAST_LOGITS);
+    next = next_after(std::span<const int32_t>(&out.back(), 1));
     ++times.decoded;
-    if (on_logits) on_logits(logits.data(), 1);
   }
   times.decode_seconds = seconds_since(start);
   return out;

@@ -220,7 +220,7 @@ constexpr bool layouts_pinned() {
   static_assert(offsetof(mp_synth_request, expert_dtype) == 40);
   static_assert(offsetof(mp_synth_request, show_progress) == 48);
 
-  static_assert(sizeof(mp_arch_vtable) == 104);  // 96 in 1.0; 1.1 appended stats
+  static_assert(sizeof(mp_arch_vtable) == 112);  // 96 in 1.0; 1.1 appended stats, 1.2 forward_greedy
   static_assert(offsetof(mp_arch_vtable, struct_size) == 0);
   static_assert(offsetof(mp_arch_vtable, probe) == 8);
   static_assert(offsetof(mp_arch_vtable, create) == 16);
@@ -234,6 +234,7 @@ constexpr bool layouts_pinned() {
   static_assert(offsetof(mp_arch_vtable, summary) == 80);
   static_assert(offsetof(mp_arch_vtable, synthesize) == 88);
   static_assert(offsetof(mp_arch_vtable, stats) == 96);  // 1.1
+  static_assert(offsetof(mp_arch_vtable, forward_greedy) == 104);  // 1.2
   static_assert(sizeof(mp_arch_stats) == 32);
   static_assert(offsetof(mp_arch_stats, struct_size) == 0);
   static_assert(offsetof(mp_arch_stats, routed_timed) == 4);
@@ -270,9 +271,9 @@ constexpr bool layouts_pinned() {
 
 TEST_CASE("every v1 struct has the layout the ABI froze") { CHECK(layouts_pinned()); }
 
-TEST_CASE("the ABI version is 1.1 and every struct starts with a 32-bit struct_size") {
+TEST_CASE("the ABI version is 1.2 and every struct starts with a 32-bit struct_size") {
   CHECK(MP_ABI_MAJOR == 1);
-  CHECK(MP_ABI_MINOR == 1);
+  CHECK(MP_ABI_MINOR == 2);
   CHECK(sizeof(mp_host_api{}.struct_size) == 4);
   CHECK(sizeof(mp_component_descriptor{}.struct_size) == 4);
   CHECK(sizeof(mp_plugin_manifest{}.struct_size) == 4);

@@ -75,6 +75,12 @@ TEST_CASE("GPU and CPU Models give identical greedy ids on models/ds4-debian-tin
   CHECK(gpu_ids == cpu_ids);
   CHECK(gpu_model.moe_stats().routed_experts == cpu_model.moe_stats().routed_experts);
   CHECK(experts.acquired() > 0);
+
+  // The device's greedy pick (forward_greedy) gives the same ids without copying logits back.
+  gpu_model.reset();
+  std::vector<int32_t> picked{gpu_model.forward_greedy(prompt.data(), uint32_t(prompt.size()))};
+  while (picked.size() < kTokens) picked.push_back(gpu_model.forward_greedy(&picked.back(), 1));
+  CHECK(picked == cpu_ids);
 }
 
 TEST_CASE("the GPU Model refuses bad input as the CPU Model does and allocates nothing per call") {

@@ -64,6 +64,13 @@ TEST_CASE("gpu matmul matches cpu::matmul for every encoding, batch and shape") 
       check_matmul(dtype, 300, fp4 ? 512 : 520, n_tokens, 100, 150, 0, 0, seed++);
       check_matmul(dtype, 67, fp4 ? 320 : 333, n_tokens, 0, 0, 0, 4, seed++);
     }
+     // Rows of whole 32-chunk groups: one token takes the kernel with x in registers (1 to 8
+    // slices, 1 to 8 chunks per thread by encoding), a band of it crossing FP8 scale blocks, and
+    // enough rows for many blocks.
+    for (int64_t cols : {1024, 4096, 8192})
+      for (int64_t n_tokens : {1, 2}) check_matmul(dtype, 70, cols, n_tokens, 0, 0, 0, 0, seed++);
+    check_matmul(dtype, 300, 1024, 1, 100, 150, 0, 0, seed++);
+    check_matmul(dtype, 20000, 1024, 1, 0, 0, 0, 0, seed++);
   }
 }
 
@@ -100,6 +107,8 @@ TEST_CASE("gpu matmul_grouped matches cpu::matmul on every band") {
       check_matmul_grouped(dtype, 4, 160, 256, n_tokens, 0, seed++);
       check_matmul_grouped(dtype, 8, 2048, 64, n_tokens, 0, seed++);
       check_matmul_grouped(dtype, 3, 40, dtype == Dtype::I8 ? 96 : 100, n_tokens, 4, seed++);
+      // Single-token rows of whole 32-chunk groups, groups of a row count no block size divides evenly.
+      check_matmul_grouped(dtype, 3, 100, 1024, n_tokens, 0, seed++);
     }
 }
 

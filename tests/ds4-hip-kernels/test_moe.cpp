@@ -20,11 +20,11 @@ using namespace moepage::ds4::gpu::test;
 
 namespace {
 
-Config moe_config(ScoringFunc scoring) {
+Config moe_config(ScoringFunc scoring, int64_t hidden = 128, int64_t intermediate = 96) {
   Config c;
   c.vocab_size = 50;
-  c.hidden_size = 128;
-  c.moe_intermediate_size = 96;
+  c.hidden_size = uint32_t(hidden);
+  c.moe_intermediate_size = uint32_t(intermediate);
   c.num_hidden_layers = 2;
   c.n_routed_experts = 16;
   c.num_experts_per_tok = 4;
@@ -200,11 +200,12 @@ namespace {
 
 // One GPU moe() call against the CPU's, with experts in the given encodings, band width `band`
 // (0: all experts in one acquire, from fixed slots), then the same call again.
-void check_moe(Dtype w13, Dtype w2, uint32_t layer_id, int64_t S, uint32_t band, uint64_t seed) {
+void check_moe(Dtype w13, Dtype w2, uint32_t layer_id, int64_t S, uint32_t band, uint64_t seed, int64_t hidden = 128,
+               int64_t intermediate = 96) {
   Rng rng(seed);
   gpu::test::Device dev;
   cpu::ThreadPool pool(1);
-  const Config c = moe_config(ScoringFunc::SqrtSoftplus);
+  const Config c = moe_config(ScoringFunc::SqrtSoftplus, hidden, intermediate);
   const int64_t D = c.hidden_size, E = c.n_routed_experts;
   const MoeLayer layer(rng, dev, c, c.mlp_layer_types[layer_id]);
   const ExpertLayout layout = ExpertLayout::packed(c.hidden_size, c.moe_intermediate_size, w13, w2);
@@ -234,7 +235,8 @@ void check_moe(Dtype w13, Dtype w2, uint32_t layer_id, int64_t S, uint32_t band,
   const std::vector<float> got = dev.get(out, want.size());
 
   const std::string what = "moe experts " + std::string(dtype_name(w13)) + "/" + std::string(dtype_name(w2)) +
-                           (layer_id == 0 ? " hash" : " scored") + " S " + std::to_string(S) + " D 128 I 96 E 16 k 4" +
+                           (layer_id == 0 ? " hash" : " scored") + " S " + std::to_string(S) + " D " + std::to_string(D) + " I " +
+                           std::to_string(intermediate) + " E 16 k 4" +
                            " band " + std::to_string(band);
   INFO(what);
   check_close(what, got, want, 5e-5);
@@ -268,5 +270,18 @@ TEST_CASE("gpu moe serves experts in bands through moving slots like the CPU") {
     for (int64_t S : {6, 13}) {
       check_moe(Dtype::I8, Dtype::I8, layer, S, 4, seed++);
       check_moe(Dtype::BF16, Dtype::F8_E4M3, layer, S, 5, seed++);
+    }
+}
+
+TEST_CASE("gpu moe's single-token expert products (x in registers) match forward/moe.cpp for every encoding") {
+  // Rows of 1024 columns are whole groups of 32 16-byte chunks in every encoding but F16, so a
+  // token whose experts serve only it takes the single-token kernels; two tokens may share one.
+  const Dtype pairs[][2] = {{Dtype::F32, Dtype::F32}, {Dtype::BF16, Dtype::BF16}, {Dtype::F8_E4M3, Dtype::F8_E4M3},
+                            {Dtype::I8, Dtype::I8}, {Dtype::I8, Dtype::F8_E4M3}};
+  uint64_t seed = 400;
+  for (const auto& p : pairs)
+    for (uint32_t layer : {0u, 1u}) {
+      for (int64_t S : {1, 2}) check_moe(p[0], p[1], layer, S, 0, seed++, 1024, 1024);
+      check_moe(p[0], p[1], layer, 1, 2, seed++, 1024, 1024);  // two bands of two experts
     }
 }

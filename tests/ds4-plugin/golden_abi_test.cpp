@@ -72,6 +72,13 @@ void check_fixture(const char* name) {
   stack.arch.reset_sequence();
   stack.arch.forward(prompt, row.data(), MP_FORWARD_LAST_LOGITS);
   CHECK(max_diff(row.data(), prefill.f32.data() + (P - 1) * V, V) < kTolerance);
+
+  // forward_greedy (ABI 1.2) picks the same ids without handing out logits.
+  REQUIRE(stack.arch.has_forward_greedy());
+  stack.arch.reset_sequence();
+  std::vector<int32_t> picked{stack.arch.forward_greedy(prompt)};
+  for (size_t i = 0; i < steps; ++i) picked.push_back(stack.arch.forward_greedy(std::span<const int32_t>(&picked.back(), 1)));
+  CHECK(picked == greedy);
   MESSAGE(std::string(name), " through the ABI: prefill max |diff| ", prefill_diff, ", decode ", decode_diff);
 }
 

@@ -99,6 +99,17 @@ __host__ __device__ inline int64_t row_bytes(int64_t cols) {
   else return cols / 2;
 }
 
+// The same for an encoding known only at run time.
+__host__ __device__ inline int64_t row_bytes_of(WeightCode code, int64_t cols) {
+  switch (code) {
+    case WeightCode::F32: return cols * 4;
+    case WeightCode::BF16:
+    case WeightCode::F16: return cols * 2;
+    case WeightCode::FP8: return cols;
+    default: return cols / 2;
+  }
+}
+
 // The scale bytes of stored row `row` start at scale + scale_row_offset (FP8: the block row).
 template <WeightCode W>
 __device__ inline int64_t scale_row_offset(int64_t row, int64_t cols) {

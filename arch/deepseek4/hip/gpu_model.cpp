@@ -75,6 +75,8 @@ void GpuModel::allocate_state(int64_t max_batch) {
   tokens_ = device_.take<int32_t>(uint64_t(ctx));
   tokens_staging_ = pinned_.take<int32_t>(uint64_t(ctx));
   logits_staging_ = pinned_.take<float>(uint64_t(max_batch * V));
+  greedy_ = device_.take<int32_t>(2);
+  greedy_staging_ = pinned_.take<int32_t>(2);
 }
 
 void GpuModel::reset() {
@@ -83,6 +85,18 @@ void GpuModel::reset() {
 }
 
 void GpuModel::forward(const int32_t* tokens, uint32_t n, float* logits_out, bool all_logits) {
+  run(tokens, n, logits_out, all_logits, false);
+}
+
+int32_t GpuModel::forward_greedy(const int32_t* tokens, uint32_t n) {
+  if (n == 0) throw std::invalid_argument("ds4 gpu model: a greedy pick needs at least one token");
+  run(tokens, n, nullptr, false, true);
+  if (greedy_staging_[1] >= 0)
+    throw GpuError("ds4 gpu model: logit " + std::to_string(greedy_staging_[1]) + " is NaN");
+  return greedy_staging_[0];
+}
+
+void GpuModel::run(const int32_t* tokens, uint32_t n, float* logits_out, bool all_logits, bool greedy) {
   if (n == 0) return;
   if (position_ + n > options_.max_context)
     throw std::length_error("ds4 gpu model: " + std::to_string(position_ + n) + " positions exceed max_context " +
@@ -101,15 +115,17 @@ void GpuModel::forward(const int32_t* tokens, uint32_t n, float* logits_out, boo
   for (uint32_t at = 0; at < n;) {
     const int64_t S = std::min<int64_t>(max_batch_, n - at);
     const bool last = at + S == n;
-    float* logits = all_logits ? logits_out + int64_t(at) * V : last ? logits_out : nullptr;
-    run_batch(tokens_staging_ + at, tokens_ + at, S, logits, all_logits);
+    Output out;
+    out.logits_host = all_logits ? logits_out + int64_t(at) * V : last ? logits_out : nullptr;
+    out.all_logits = all_logits;
+    out.greedy = greedy && last;
+    run_batch(tokens_staging_ + at, tokens_ + at, S, out);
     at += uint32_t(S);
   }
   stream_busy_ = false;
 }
 
-void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_device, int64_t S, float* logits_host,
-                         bool all_logits) {
+void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_device, int64_t S, const Output& out) {
   const Config& c = config_;
   const int64_t N = c.hc_mult, D = c.hidden_size, V = c.vocab_size;
   const int64_t p0 = int64_t(position_);
@@ -150,9 +166,9 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
         stream_);
   }
   position_ += uint64_t(S);
-  const int64_t rows = all_logits ? S : 1, first = S - rows;
+  const int64_t rows = out.all_logits ? S : 1, first = S - rows;
   const uint32_t last_layer = c.num_hidden_layers - 1;
-  if (!logits_host) {
+  if (!out.logits_host && !out.greedy) {
     if (post_pending) {  // no head: the last block's hc_post runs alone for the predictor's view
       hc_post(block_out_, X, post_[cur], comb_[cur], S, c.hc_mult, c.hidden_size, X2, stream_);
       stream_mean(X2 + (S - 1) * N * D, int32_t(N), D, observed_, stream_);
@@ -173,9 +189,15 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
   }
   output_head(params_, c, in, rows, hc_scratch_, u_, xn_, logits_, stream_);
   if (post_pending) experts_->observe(last_layer, observed_, uint32_t(D), stream_);
+  if (out.greedy) {
+    greedy_token(logits_ + (rows - 1) * V, V, greedy_, stream_);
+    download_async(greedy_staging_, greedy_, 2 * sizeof(int32_t), stream_);
+    synchronize(stream_);
+    return;
+  }
   download_async(logits_staging_, logits_, uint64_t(rows * V) * sizeof(float), stream_);
   synchronize(stream_);
-  std::memcpy(logits_host, logits_staging_, size_t(rows * V) * sizeof(float));
+  std::memcpy(out.logits_host, logits_staging_, size_t(rows * V) * sizeof(float));
 }
 
 }  // namespace moepage::ds4::gpu

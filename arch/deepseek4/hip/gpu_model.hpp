@@ -49,6 +49,10 @@ class GpuModel {
   // [vocab] for the last token. Throws std::length_error past max_context, std::out_of_range for
   // a token id outside the vocabulary, GpuError when the runtime fails.
   void forward(const int32_t* tokens, uint32_t n, float* logits_out, bool all_logits);
+  // forward() of n tokens, returning the greedy next token (the first index of the largest logit
+  // of the last token), picked on the device: only 8 bytes come back instead of the logits.
+  // Throws GpuError when a logit is NaN.
+  int32_t forward_greedy(const int32_t* tokens, uint32_t n);
 
   uint64_t position() const { return position_; }
   const Config& config() const { return config_; }
@@ -62,8 +66,14 @@ class GpuModel {
 
  private:
   void allocate_state(int64_t max_batch);
-  void run_batch(const int32_t* tokens_host, const int32_t* tokens_device, int64_t S, float* logits_host,
-                 bool all_logits);
+  // The last chunk's output: logits to the host (all rows or the last), or the greedy pick.
+  struct Output {
+    float* logits_host = nullptr;  // null and !greedy: no head at all (an inner chunk)
+    bool all_logits = false;
+    bool greedy = false;
+  };
+  void run(const int32_t* tokens, uint32_t n, float* logits_out, bool all_logits, bool greedy);
+  void run_batch(const int32_t* tokens_host, const int32_t* tokens_device, int64_t S, const Output& out);
 
   Config config_;
   ExpertLayout layout_;
@@ -93,6 +103,8 @@ class GpuModel {
   int32_t* tokens_ = nullptr;                           // [max_context] device copy of the call's ids
   int32_t* tokens_staging_ = nullptr;                   // [max_context] pinned
   float* logits_staging_ = nullptr;                     // [S, vocab] pinned
+  int32_t* greedy_ = nullptr;                           // [2] device: greedy_token's pick and first NaN
+  int32_t* greedy_staging_ = nullptr;                   // [2] pinned
   bool stream_busy_ = false;  // a forward() left work in flight (it threw): wait before reusing staging
   uint64_t position_ = 0;
   MoeStats moe_stats_;

@@ -14,4 +14,8 @@ void output_head(const GpuModelParams& mp, const Config& c, const float* X, int6
 void output_head(const GpuModelParams& mp, const Config& c, const HcInput& in, int64_t S, const GpuHcScratch& hs,
                  float* u, float* xn, float* logits, Stream stream);
 
+// The greedy pick on the device: out[0] = the first index of the largest of logits[0..V), out[1] =
+// the first index of a NaN (-1: none). One block; a few microseconds for a 129,280 vocabulary.
+void greedy_token(const float* logits, int64_t V, int32_t* out, Stream stream);
+
 }  // namespace moepage::ds4::gpu

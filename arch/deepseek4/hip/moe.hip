@@ -13,6 +13,7 @@
 #include "deepseek4/hip/moe_scratch.hpp"
 #include "deepseek4/hip/ops.hpp"
 #include "deepseek4/hip/row_dot.hpp"
+#include "deepseek4/hip/row_gemv.hpp"
 
 namespace moepage::ds4::gpu {
 namespace {
@@ -297,20 +298,82 @@ __global__ void __launch_bounds__(kMaxTileThreads)
   }
 }
 
+PartArgs part_args(const ExpertPart& p) { return PartArgs{p.offset, p.scale_offset, p.has_scale}; }
+
+// The single-token expert products (row_gemv.hpp), for bands whose experts each serve one token
+// (every decode step): block (x, b) finishes rows [x*rows_per_block, ...) of expert b's w1 and w3
+// together, so SwiGLU is applied where both sums end.
+template <WeightCode W, int CPT>
+__global__ void __launch_bounds__(kGemvMaxSlices * kGemvLanes)
+    expert_up_gemv_kernel(const std::byte* const* table_row, PartArgs w1, PartArgs w3, int64_t D, int64_t I,
+                          Band band, const float* yn, float limit, float* act, int64_t rows_per_block) {
+  __shared__ float partial[2 * kGemvMaxSlices * kGemvMaxRows];
+  const int32_t b = blockIdx.y, pair = band.starts()[b];  // the expert's only (token, j) pair
+  const std::byte* slot = table_row[band.experts()[b]];
+  const DeviceMat mats[2] = {part_mat(slot, w1, I, D), part_mat(slot, w3, I, D)};
+  const int64_t r0 = int64_t(blockIdx.x) * rows_per_block, r1 = r0 + rows_per_block < I ? r0 + rows_per_block : I;
+  float xv[CPT][elems_per_chunk<W>()];
+  gemv_load_x<W, CPT>(yn + int64_t(band.tokens()[pair]) * D, threadIdx.x, blockDim.x, xv);
+  gemv_rows<W, CPT, 2>(mats, r0, r1, xv, partial);
+  __syncthreads();
+  float* out = act + int64_t(band.pairs()[pair]) * I + r0;
+  for (int64_t i = threadIdx.x; i < r1 - r0; i += blockDim.x)
+    out[i] = swiglu(gemv_total(partial, 0, i), gemv_total(partial, 1, i), limit);
+}
+
+template <WeightCode W, int CPT>
+__global__ void __launch_bounds__(kGemvMaxSlices * kGemvLanes)
+    expert_down_gemv_kernel(const std::byte* const* table_row, PartArgs w2, int64_t D, int64_t I, Band band,
+                            const float* act, float* ex_out, int64_t rows_per_block) {
+  __shared__ float partial[kGemvMaxSlices * kGemvMaxRows];
+  const int32_t b = blockIdx.y, pair = band.starts()[b];
+  const std::byte* slot = table_row[band.experts()[b]];
+  const DeviceMat mats[1] = {part_mat(slot, w2, D, I)};
+  const int64_t r0 = int64_t(blockIdx.x) * rows_per_block, r1 = r0 + rows_per_block < D ? r0 + rows_per_block : D;
+  const int64_t dest = band.pairs()[pair];
+  float xv[CPT][elems_per_chunk<W>()];
+  gemv_load_x<W, CPT>(act + dest * I, threadIdx.x, blockDim.x, xv);
+  gemv_rows<W, CPT, 1>(mats, r0, r1, xv, partial);
+  __syncthreads();
+  for (int64_t i = threadIdx.x; i < r1 - r0; i += blockDim.x) ex_out[dest * D + r0 + i] = gemv_total(partial, 0, i);
+}
+
+// Launches both single-token expert products when their shapes apply; false otherwise.
+bool launch_expert_gemv(const std::byte* const* table_row, const ExpertLayout& layout, WeightCode up_code,
+                        WeightCode down_code, int64_t D, int64_t I, const Band& band, int32_t nb, const float* yn,
+                        float limit, float* act, float* ex_out, hipStream_t st) {
+  const GemvShape up = gemv_shape(up_code, row_bytes_of(up_code, D) / 16);
+  const GemvShape down = gemv_shape(down_code, row_bytes_of(down_code, I) / 16);
+  if (up.slices == 0 || down.slices == 0) return false;
+  const int64_t up_rows = gemv_rows_per_block(I, nb, up.slices), down_rows = gemv_rows_per_block(D, nb, down.slices);
+  with_weight_code(up_code, [&](auto wc) {
+    constexpr WeightCode W = decltype(wc)::value;
+    with_gemv_cpt(up.cpt, [&](auto c) {
+      constexpr int CPT = decltype(c)::value;
+      if constexpr (W != WeightCode::F16 && CPT <= gemv_max_cpt(W))
+        expert_up_gemv_kernel<W, CPT>
+            <<<dim3(unsigned((I + up_rows - 1) / up_rows), unsigned(nb)), unsigned(up.slices * kGemvLanes), 0, st>>>(
+                table_row, part_args(layout.w1), part_args(layout.w3), D, I, band, yn, limit, act, up_rows);
+    });
+  });
+  MP_GPU_CHECK_LAUNCH("gpu moe expert w1/w3 (single token)");
+  with_weight_code(down_code, [&](auto wc) {
+    constexpr WeightCode W = decltype(wc)::value;
+    with_gemv_cpt(down.cpt, [&](auto c) {
+      constexpr int CPT = decltype(c)::value;
+      if constexpr (W != WeightCode::F16 && CPT <= gemv_max_cpt(W))
+        expert_down_gemv_kernel<W, CPT><<<dim3(unsigned((D + down_rows - 1) / down_rows), unsigned(nb)),
+                                          unsigned(down.slices * kGemvLanes), 0, st>>>(
+            table_row, part_args(layout.w2), D, I, band, act, ex_out, down_rows);
+    });
+  });
+  MP_GPU_CHECK_LAUNCH("gpu moe expert w2 (single token)");
+  return true;
+}
+
 // Rows of w1 (and of w3) per wide up tile, and rows of w2 per wide down tile, for T tokens.
 constexpr int up_wide_rows(int T) { return T <= 2 ? 2 : 1; }
 constexpr int down_wide_rows(int T) { return T == 1 ? 4 : T <= 4 ? 2 : 1; }
-
-// Bytes of one stored row of an expert part.
-int64_t part_row_bytes(WeightCode code, int64_t cols) {
-  switch (code) {
-    case WeightCode::F32: return cols * 4;
-    case WeightCode::BF16:
-    case WeightCode::F16: return cols * 2;
-    case WeightCode::FP8: return cols;
-    default: return cols / 2;
-  }
-}
 
 // out[s] (holding the shared expert) += sum_j w[s, j] * ex_out[s*k + j], j in order.
 __global__ void combine_kernel(const float* weights, const float* ex_out, int64_t S, int32_t k, int64_t D, float* out) {
@@ -331,7 +394,6 @@ WeightCode part_code(const ExpertPart& p, int64_t rows, int64_t cols, uint32_t l
   return weight_code(probe, what.c_str());
 }
 
-PartArgs part_args(const ExpertPart& p) { return PartArgs{p.offset, p.scale_offset, p.has_scale}; }
 
 }  // namespace
 
@@ -521,11 +583,16 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     bool slots_aligned = true;
     for (int32_t i = 0; i < nb; ++i) slots_aligned = slots_aligned && reinterpret_cast<uintptr_t>(sc.slots[size_t(i)]) % 16 == 0;
     const bool up_tiles = slots_aligned && up_vec && up_code != WeightCode::F16 && layout.w1.offset % 16 == 0 &&
-                          layout.w3.offset % 16 == 0 && part_row_bytes(up_code, D) % 16 == 0;
+                          layout.w3.offset % 16 == 0 && row_bytes_of(up_code, D) % 16 == 0;
     const bool down_tiles = slots_aligned && down_vec && down_code != WeightCode::F16 && layout.w2.offset % 16 == 0 &&
-                            part_row_bytes(down_code, I) % 16 == 0;
+                            row_bytes_of(down_code, I) % 16 == 0;
     const dim3 up_grid(blocks_for(I, kBlock / MP_MIN_WARP_SIZE), unsigned(nb));
     const dim3 down_grid(blocks_for(D, kBlock / MP_MIN_WARP_SIZE), unsigned(nb));
+    if (max_count == 1 && up_tiles && down_tiles &&
+        launch_expert_gemv(table_row, layout, up_code, down_code, D, I, bd, nb, yn, limit, sc.act, sc.ex_out, st)) {
+      stats.routed_experts += uint64_t(np);
+      continue;
+    }
     with_token_tile(max_count, [&](auto tile) {
       constexpr int T = decltype(tile)::value;
       using Yes = std::true_type;
@@ -535,7 +602,7 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
           constexpr WeightCode W = decltype(wc)::value;
           if constexpr (W != WeightCode::F16) {
             constexpr int RW = up_wide_rows(T);
-            const TilePlan p = plan_tiles(I, part_row_bytes(W, D) / 16, RW, tile_unroll(T, 2 * RW), tile_unroll(T, 2), nb);
+            const TilePlan p = plan_tiles(I, row_bytes_of(W, D) / 16, RW, tile_unroll(T, 2 * RW), tile_unroll(T, 2), nb);
             auto launch = [&](auto rows, auto block) {
               expert_up_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>
                   <<<dim3(p.grid, unsigned(nb)), p.threads, 0, st>>>(table_row, part_args(layout.w1),
@@ -559,7 +626,7 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
           constexpr WeightCode W = decltype(wc)::value;
           if constexpr (W != WeightCode::F16) {
             constexpr int RW = down_wide_rows(T);
-            const TilePlan p = plan_tiles(D, part_row_bytes(W, I) / 16, RW, tile_unroll(T, RW), tile_unroll(T, 1), nb);
+            const TilePlan p = plan_tiles(D, row_bytes_of(W, I) / 16, RW, tile_unroll(T, RW), tile_unroll(T, 1), nb);
             auto launch = [&](auto rows, auto block) {
               expert_down_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>
                   <<<dim3(p.grid, unsigned(nb)), p.threads, 0, st>>>(table_row, part_args(layout.w2), D, I, bd,

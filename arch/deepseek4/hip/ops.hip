@@ -7,6 +7,7 @@
 
 #include "deepseek4/hip/check.hpp"
 #include "deepseek4/hip/row_dot.hpp"
+#include "deepseek4/hip/row_gemv.hpp"
 
 namespace moepage::ds4::gpu {
 namespace {
@@ -79,6 +80,24 @@ __global__ void __launch_bounds__(kMaxTileThreads)
           if (g.first == r * T + t && tile * R + r < m.rows && t < nt) y[(t0 + t) * ld_y + tile * R + r] = acc[r * T + t];
     }
   }
+}
+
+// The single-token product with x in registers (row_gemv.hpp): block blockIdx.x finishes rows
+// [r0, r0 + rows_per_block), all inside one group of the grouped product.
+template <WeightCode W, int CPT>
+__global__ void __launch_bounds__(kGemvMaxSlices * kGemvLanes)
+    matmul_gemv_kernel(DeviceMat m, const float* x, float* y, int64_t rows_per_group, int64_t x_group_stride,
+                       int64_t rows_per_block) {
+  __shared__ float partial[kGemvMaxSlices * kGemvMaxRows];
+  const int64_t r0 = int64_t(blockIdx.x) * rows_per_block;
+  const int64_t r1 = r0 + rows_per_block < m.rows ? r0 + rows_per_block : m.rows;
+  const int64_t slices = blockDim.x / kGemvLanes;
+  float xv[CPT][elems_per_chunk<W>()];
+  gemv_load_x<W, CPT>(x + (r0 / rows_per_group) * x_group_stride, threadIdx.x, slices * kGemvLanes, xv);
+  const DeviceMat mats[1] = {m};
+  gemv_rows<W, CPT, 1>(mats, r0, r1, xv, partial);
+  __syncthreads();
+  for (int64_t i = threadIdx.x; i < r1 - r0; i += blockDim.x) y[r0 + i] = gemv_total(partial, 0, i);
 }
 
 // The wide tile of T tokens: R * T accumulators per thread at most 8.
@@ -197,10 +216,36 @@ int device_sm_count() {
 
 namespace {
 
+// Rows above which a 16-bit product stays on the tiled kernels: the output head (129,280 BF16
+// rows) already streams at about the copy rate there.
+constexpr int64_t kGemvMaxBf16Rows = 65536;
+
+// The single-token launch (row_gemv.hpp) when its shape applies; false otherwise.
+bool matmul_gemv(const DeviceMat& m, WeightCode code, const float* x, int64_t x_group_stride, int64_t rows_per_group,
+                 float* y, Stream stream) {
+  const GemvShape shape = gemv_shape(code, row_bytes_of(code, m.cols) / 16);
+  if (shape.slices == 0 || (code == WeightCode::BF16 && m.rows > kGemvMaxBf16Rows)) return false;
+  int64_t per_block = gemv_rows_per_block(m.rows, 1, shape.slices);
+  while (rows_per_group % per_block != 0) --per_block;  // a block's rows share one group's x
+  const unsigned grid = unsigned((m.rows + per_block - 1) / per_block);
+  with_weight_code(code, [&](auto wc) {
+    constexpr WeightCode W = decltype(wc)::value;
+    with_gemv_cpt(shape.cpt, [&](auto c) {
+      constexpr int CPT = decltype(c)::value;
+      if constexpr (W != WeightCode::F16 && CPT <= gemv_max_cpt(W))
+        matmul_gemv_kernel<W, CPT><<<grid, unsigned(shape.slices * kGemvLanes), 0, native(stream)>>>(
+            m, x, y, rows_per_group, x_group_stride, per_block);
+    });
+  });
+  MP_GPU_CHECK_LAUNCH("gpu matmul (single token)");
+  return true;
+}
+
 // The tiled launch of matmul / matmul_grouped when its preconditions hold; false otherwise.
 bool matmul_tiles(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_x, int64_t x_group_stride,
                   int64_t rows_per_group, float* y, int64_t ld_y, int64_t n_tokens, Stream stream) {
   if (code == WeightCode::F16 || !tiles_apply(m, code, x, ld_x, n_tokens) || x_group_stride % 4 != 0) return false;
+  if (n_tokens == 1 && matmul_gemv(m, code, x, x_group_stride, rows_per_group, y, stream)) return true;
   with_weight_code(code, [&](auto wc) {
     constexpr WeightCode W = decltype(wc)::value;
     if constexpr (W != WeightCode::F16) {

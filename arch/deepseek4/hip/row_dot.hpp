@@ -402,10 +402,7 @@ void with_token_tile(int64_t n_tokens, F&& f) {
 // True when every row of w starts 16-byte aligned and is whole chunks, and x rows (ld_x floats
 // apart) can be read as float4.
 inline bool tiles_apply(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_x, int64_t n_tokens) {
-  int64_t row_bytes = m.cols;
-  if (code == WeightCode::F32) row_bytes = m.cols * 4;
-  else if (code == WeightCode::BF16 || code == WeightCode::F16) row_bytes = m.cols * 2;
-  else if (code == WeightCode::FP4) row_bytes = m.cols / 2;
+  const int64_t row_bytes = row_bytes_of(code, m.cols);
   return reinterpret_cast<uintptr_t>(m.data) % 16 == 0 && row_bytes % 16 == 0 && row_bytes > 0 &&
          reinterpret_cast<uintptr_t>(x) % 16 == 0 && (n_tokens == 1 || ld_x % 4 == 0);
 }

@@ -15,12 +15,15 @@
 //   forward       before the tokens run: pager begin_token(position of the first token) and, for
 //                 every hash-routed layer, hint(layer, experts tid2eid gives these tokens).
 //                 Experts are then acquired layer by layer (pager_expert_source.hpp).
+//   forward_greedy  forward of the tokens, then the greedy next token instead of the logits: on a
+//                 GPU the pick runs on the device and 8 bytes come back instead of the vocabulary.
 //   reset         position 0 again.
 //                 After each layer, the pager's observe(layer, hidden) (when it has one) gets the
 //                 mean of the residual streams of the batch's last token, so a predictor can
 //                 stage the next layer's experts.
 // After a failed forward() the sequence state is undefined: call reset() before the next one.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -155,6 +158,7 @@ class Deepseek4Arch {
 #endif
     pager_ = std::make_unique<ds4::PagerCalls>(host_, *pager, c.n_routed_experts, c.num_experts_per_tok);
     hint_scratch_.reserve(c.n_routed_experts);
+    greedy_logits_.assign(c.vocab_size, 0.0f);
     const mp_device_service* dev = host_ ? host_->device : nullptr;
     if (dev != nullptr && dev->kind == MP_DEVICE_HIP) {
 #ifdef MOEPAGE_GPU_ENABLED
@@ -194,34 +198,16 @@ class Deepseek4Arch {
     if (tokens == nullptr || logits == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "forward: tokens or logits is NULL");
     if (flags != MP_FORWARD_LAST_LOGITS && flags != MP_FORWARD_ALL_LOGITS)
       throw mp::Error(MP_ERR_INVALID_ARG, "forward: unknown flags " + std::to_string(flags));
-    pager_->begin_token(position());
-    // Hash-routed layers know their experts from the token ids: let the pager stage them now.
-    const ds4::Config& c = model_.config;
-    for (uint32_t l = 0; l < c.num_hidden_layers; ++l) {
-      if (c.mlp_layer_types[l] != ds4::MlpKind::HashMoe) continue;
-      ds4::hash_routed_experts(model_, l, tokens, n, hint_scratch_);
-      pager_->hint(l, hint_scratch_);
-    }
-    const bool all = flags == MP_FORWARD_ALL_LOGITS;
-    try {
-#ifdef MOEPAGE_GPU_ENABLED
-      if (gpu_) {
-        gpu_->model().forward(tokens, n, logits, all);
-        tokens_ += n;
-        return;
-      }
-#endif
-      cpu_model_->forward(tokens, n, logits, all);
-      tokens_ += n;
-    } catch (const std::out_of_range& e) {
-      throw mp::Error(MP_ERR_INVALID_ARG, e.what());
-    } catch (const std::length_error& e) {
-      throw mp::Error(MP_ERR_INVALID_ARG, e.what());
-#ifdef MOEPAGE_GPU_ENABLED
-    } catch (const ds4::gpu::GpuError& e) {
-      throw mp::Error(MP_ERR_DEVICE, e.what());
-#endif
-    }
+    run_tokens(tokens, n, logits, flags == MP_FORWARD_ALL_LOGITS, nullptr);
+  }
+
+  // The GPU picks on the device; the CPU computes the last token's logits and scans them.
+  void forward_greedy(const int32_t* tokens, uint32_t n, int32_t* next) {
+    if (!bound())
+      throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': forward_greedy before bind_pager (no expert source yet)");
+    if (tokens == nullptr || next == nullptr || n == 0)
+      throw mp::Error(MP_ERR_INVALID_ARG, "forward_greedy: tokens or next_token is NULL, or no tokens");
+    run_tokens(tokens, n, greedy_logits_.data(), false, next);
   }
 
   // Counters since bind_pager. Routed-expert time is measured on the CPU only: on a GPU the
@@ -259,6 +245,39 @@ class Deepseek4Arch {
   }
 
  private:
+  // forward() and forward_greedy(): pager notices, then the model; `next` set: the greedy pick.
+  void run_tokens(const int32_t* tokens, uint32_t n, float* logits, bool all, int32_t* next) {
+    pager_->begin_token(position());
+    // Hash-routed layers know their experts from the token ids: let the pager stage them now.
+    const ds4::Config& c = model_.config;
+    for (uint32_t l = 0; l < c.num_hidden_layers; ++l) {
+      if (c.mlp_layer_types[l] != ds4::MlpKind::HashMoe) continue;
+      ds4::hash_routed_experts(model_, l, tokens, n, hint_scratch_);
+      pager_->hint(l, hint_scratch_);
+    }
+    try {
+#ifdef MOEPAGE_GPU_ENABLED
+      if (gpu_) {
+        if (next) *next = gpu_->model().forward_greedy(tokens, n);
+        else gpu_->model().forward(tokens, n, logits, all);
+        tokens_ += n;
+        return;
+      }
+#endif
+      cpu_model_->forward(tokens, n, logits, all);
+      tokens_ += n;
+      if (next) *next = first_max(greedy_logits_);
+    } catch (const std::out_of_range& e) {
+      throw mp::Error(MP_ERR_INVALID_ARG, e.what());
+    } catch (const std::length_error& e) {
+      throw mp::Error(MP_ERR_INVALID_ARG, e.what());
+#ifdef MOEPAGE_GPU_ENABLED
+    } catch (const ds4::gpu::GpuError& e) {
+      throw mp::Error(MP_ERR_DEVICE, e.what());
+#endif
+    }
+  }
+
   // A pager is bound and the forward model on top of it was built (bind_pager may have thrown).
   bool bound() const {
 #ifdef MOEPAGE_GPU_ENABLED
@@ -272,6 +291,16 @@ class Deepseek4Arch {
     if (gpu_) return gpu_->model().position();
 #endif
     return cpu_model_->position();
+  }
+
+  // The first index of the largest logit; a NaN is an error (the host's sampler refuses them too).
+  static int32_t first_max(const std::vector<float>& logits) {
+    size_t best = 0;
+    for (size_t i = 0; i < logits.size(); ++i) {
+      if (std::isnan(logits[i])) throw mp::Error(MP_ERR_INVALID_ARG, "forward_greedy: logit " + std::to_string(i) + " is NaN");
+      if (logits[i] > logits[best]) best = i;
+    }
+    return int32_t(best);
   }
 
   static constexpr uint32_t kMaxBatch = 64;  // tokens the forward pass processes together
@@ -289,6 +318,7 @@ class Deepseek4Arch {
   std::unique_ptr<ds4::GpuBinding> gpu_;
 #endif
   std::vector<int32_t> hint_scratch_;
+  std::vector<float> greedy_logits_;  // [vocab]: the CPU's last logits for forward_greedy
 };
 
 }  // namespace

@@ -81,6 +81,10 @@ typedef struct mp_arch_vtable {
   mp_status (*synthesize)(const mp_host_api* host, const mp_synth_request* request, char* err, uint32_t err_cap);
   /* Optional (ABI 1.1): counters since bind_pager; the host sets out->struct_size first. */
   mp_status (*stats)(void* self, mp_arch_stats* out);
+  /* Optional (ABI 1.2): forward() of n tokens, then, instead of the logits, the greedy next token:
+   * the first index of the largest logit of the last token. A NaN logit is an error. Lets a GPU
+   * build pick on the device and skip copying the vocabulary's logits to the host every step. */
+  mp_status (*forward_greedy)(void* self, const int32_t* tokens, uint32_t n, int32_t* next_token);
 } mp_arch_vtable;
 
 #ifdef __cplusplus

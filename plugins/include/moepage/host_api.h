@@ -13,7 +13,7 @@ extern "C" {
 #endif
 
 #define MP_ABI_MAJOR 1
-#define MP_ABI_MINOR 1 /* 1.1: mp_arch_vtable.stats */
+#define MP_ABI_MINOR 2 /* 1.1: mp_arch_vtable.stats; 1.2: mp_arch_vtable.forward_greedy */
 
 /* True when `field` of the struct at `ptr` lies inside the size the other side declared. */
 #define MP_HAS_FIELD(ptr, type, field) \

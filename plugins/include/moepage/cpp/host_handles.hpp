@@ -310,6 +310,21 @@ class ArchHandle {
     o_.check(o_.vtable()->forward(o_.self(), tokens.data(), static_cast<uint32_t>(tokens.size()), logits, flags),
              "forward");
   }
+  // True when the architecture picks greedy tokens itself (ABI 1.2 forward_greedy).
+  bool has_forward_greedy() const {
+    const mp_arch_vtable* v = o_.vtable();
+    return v != nullptr && MP_HAS_FIELD(v, mp_arch_vtable, forward_greedy) && v->forward_greedy != nullptr;
+  }
+  // forward() of the tokens, returning the greedy next token instead of logits; only when
+  // has_forward_greedy().
+  int32_t forward_greedy(std::span<const int32_t> tokens) {
+    o_.require_live("forward_greedy");
+    if (!has_forward_greedy()) throw PluginError(MP_ERR_UNSUPPORTED, o_.label() + ": forward_greedy is not provided");
+    int32_t next = -1;
+    o_.check(o_.vtable()->forward_greedy(o_.self(), tokens.data(), static_cast<uint32_t>(tokens.size()), &next),
+             "forward_greedy");
+    return next;
+  }
   // nullopt when the architecture gives no summary.
   std::optional<std::string> summary() {
     o_.require_live("summary");

@@ -522,6 +522,13 @@ const mp_arch_vtable* arch_vtable() noexcept {
         return call<T>(self, "stats", [&](T& t) { return t.stats(out); });
       };
     }
+    if constexpr (requires(T& t, const int32_t* tokens, uint32_t n, int32_t* next) {
+                    t.forward_greedy(tokens, n, next);
+                  }) {
+      v.forward_greedy = [](void* self, const int32_t* tokens, uint32_t n, int32_t* next) noexcept {
+        return call<T>(self, "forward_greedy", [&](T& t) { return t.forward_greedy(tokens, n, next); });
+      };
+    }
     if constexpr (requires(const mp_host_api* h, const mp_synth_request* r) { T::synthesize(h, r); }) {
       v.synthesize = [](const mp_host_api* host, const mp_synth_request* request, char* err, uint32_t cap) noexcept {
         return guarded(

@@ -1,0 +1,180 @@
+// The single-token weight product with x held in registers (.hip files only).
+//
+// At batch 1 the tiled kernels of row_dot.hpp re-read x from L1 for every 16 weight bytes (four
+// rows share each read), and on the H200 that L1 traffic, not DRAM, bounded the FP4 expert and
+// FP8 projection products (ncu: L1 78% busy, DRAM 30%). Here the columns are split instead: a
+// block is `slices` groups of 32 threads, thread (slice, lane) owns the 16-byte chunks
+// slice*32 + lane + k*slices*32 (k < CPT) of every row, holds the x values of those chunks in
+// registers for the whole kernel, and streams its chunk of each of the block's rows. A row's
+// partial sum is reduced over the 32 lanes by shuffles (xor offsets below 32, so wave64 works
+// too) and parked in shared memory per slice; after the last row the slices' partials are added
+// in slice order (the same bits every run). DRAM then carries the weights and nothing else
+// touches L1 per weight byte but the weight load itself.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+
+#include "deepseek4/hip/row_dot.hpp"
+
+namespace moepage::ds4::gpu {
+
+constexpr int kGemvLanes = 32;      // threads of a slice: the shuffle width, on every target
+constexpr int kGemvMaxSlices = 8;   // 256 threads per block at most
+constexpr int kGemvMaxRows = 64;    // rows (or row pairs) one block finishes
+
+// Chunks per thread the x registers allow (32 floats of x per thread at most).
+__host__ __device__ constexpr int gemv_max_cpt(WeightCode w) {
+  return w == WeightCode::FP4 ? 1 : w == WeightCode::FP8 ? 2 : w == WeightCode::F32 ? 8 : 4;
+}
+template <WeightCode W>
+__device__ constexpr int gemv_rows_in_flight(int cpt) { return cpt >= 2 ? 2 : 4; }
+
+// How the columns of a row of n_chunks 16-byte chunks split: slices of 32 threads, chunks per
+// thread. slices == 0: this path does not apply (the row is not a whole number of 32-chunk
+// groups, or x would not fit in registers).
+struct GemvShape {
+  int slices = 0, cpt = 0;
+};
+
+inline GemvShape gemv_shape(WeightCode code, int64_t n_chunks) {
+  GemvShape s;
+  if (code == WeightCode::F16 || n_chunks <= 0 || n_chunks % kGemvLanes != 0) return s;
+  const int64_t groups = n_chunks / kGemvLanes;
+  const int64_t slices = std::min<int64_t>(groups, kGemvMaxSlices);
+  const int64_t cpt = groups / slices;
+  if (groups % slices != 0 || cpt > gemv_max_cpt(code) || (cpt & (cpt - 1)) != 0) return s;
+  s.slices = int(slices);
+  s.cpt = int(cpt);
+  return s;
+}
+
+// Rows per block for `rows` rows in each of `copies` matrices side by side: enough blocks to give
+// every multiprocessor about 1024 threads' worth of loads in flight, at most kGemvMaxRows rows.
+inline int gemv_rows_per_block(int64_t rows, int64_t copies, int slices) {
+  const int64_t sm = device_sm_count();
+  const int64_t blocks_wanted = sm * 1024 / (int64_t(slices) * kGemvLanes);
+  const int64_t per_block = (rows * copies + blocks_wanted - 1) / blocks_wanted;
+  return int(std::clamp<int64_t>(per_block, 1, kGemvMaxRows));
+}
+
+// This thread's x: the elements of its chunks, lifted by the raw decode's missing power of two
+// (half of it; see tile_chunk) for the block-scaled encodings.
+template <WeightCode W, int CPT>
+__device__ inline void gemv_load_x(const float* x, int64_t first, int64_t stride,
+                                   float (&xv)[CPT][elems_per_chunk<W>()]) {
+  constexpr int epc = elems_per_chunk<W>();
+  constexpr int raw_shift = W == WeightCode::FP8 ? kFp8RawShift : kFp4RawShift;
+  constexpr float lift = has_block_scale<W>() ? pow2(raw_shift / 2) : 1.0f;
+#pragma unroll
+  for (int k = 0; k < CPT; ++k) {
+    const float4* p = reinterpret_cast<const float4*>(x + (first + k * stride) * epc);
+#pragma unroll
+    for (int e = 0; e < epc / 4; ++e) {
+      const float4 v = p[e];
+      xv[k][4 * e] = v.x * lift;
+      xv[k][4 * e + 1] = v.y * lift;
+      xv[k][4 * e + 2] = v.z * lift;
+      xv[k][4 * e + 3] = v.w * lift;
+    }
+  }
+}
+
+// This thread's share of one row: chunks q[k] (chunk index first + k*stride) against its x.
+template <WeightCode W, int CPT>
+__device__ inline float gemv_partial(const uint4 (&q)[CPT], const uint8_t* row_scale, int64_t first, int64_t stride,
+                                     const float (&xv)[CPT][elems_per_chunk<W>()]) {
+  constexpr int epc = elems_per_chunk<W>();
+  constexpr int raw_shift = W == WeightCode::FP8 ? kFp8RawShift : kFp4RawShift;
+  constexpr float part_lift = pow2(raw_shift - raw_shift / 2);
+  float acc = 0.0f;
+#pragma unroll
+  for (int k = 0; k < CPT; ++k) {
+    float part = 0.0f;
+    static_for<epc / 4>([&](auto seg) {
+      constexpr int S = decltype(seg)::value;
+      float w[4];
+      decode4<W, S>(q[k], w);
+      part = fmaf(w[0], xv[k][4 * S], part);
+      part = fmaf(w[1], xv[k][4 * S + 1], part);
+      part = fmaf(w[2], xv[k][4 * S + 2], part);
+      part = fmaf(w[3], xv[k][4 * S + 3], part);
+    });
+    if constexpr (has_block_scale<W>()) {
+      const int64_t i = first + k * stride;
+      float s;
+      if constexpr (W == WeightCode::FP8) {
+        s = decode_e8m0(row_scale[i >> 3]);
+        // A NaN code anywhere in the chunk makes the product NaN, as NaN * x does on the CPU.
+        if (fp8_has_nan(q[k].x) | fp8_has_nan(q[k].y) | fp8_has_nan(q[k].z) | fp8_has_nan(q[k].w))
+          s = bits_as_float(0x7FC00000u);
+      } else {
+        s = decode_e8m0(row_scale[i]);
+      }
+      acc = fmaf(part * part_lift, s, acc);
+    } else {
+      acc += part;
+    }
+  }
+  return acc;
+}
+
+// Sum over the 32 lanes of a slice; every lane gets it.
+__device__ inline float slice_sum(float v) {
+#pragma unroll
+  for (int off = kGemvLanes / 2; off > 0; off >>= 1) v += MP_SHFL_XOR(v, off);
+  return v;
+}
+
+// Streams rows [r0, r1) of the NM matrices mats (row r of each, as stored: data + row * rb,
+// scales per scale_row_offset) against this thread's x and leaves in partial[m][slice][r - r0]
+// the slice sums. The caller syncs the block before reading them.
+template <WeightCode W, int CPT, int NM>
+__device__ inline void gemv_rows(const DeviceMat (&mats)[NM], int64_t r0, int64_t r1,
+                                 const float (&xv)[CPT][elems_per_chunk<W>()], float* partial) {
+  constexpr int U = gemv_rows_in_flight<W>(CPT);
+  const int slice = int(threadIdx.x) / kGemvLanes, lane = int(threadIdx.x) % kGemvLanes;
+  const int slices = int(blockDim.x) / kGemvLanes;
+  const int64_t first = int64_t(slice) * kGemvLanes + lane, stride = int64_t(slices) * kGemvLanes;
+  for (int64_t r = r0; r < r1; r += U) {
+    uint4 q[NM][U][CPT];
+    const uint8_t* rs[NM][U];
+#pragma unroll
+    for (int m = 0; m < NM; ++m)
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int64_t row = mats[m].row_offset + (r + u < r1 ? r + u : r1 - 1);
+        const uint4* rd = reinterpret_cast<const uint4*>(mats[m].data + row * row_bytes<W>(mats[m].cols));
+#pragma unroll
+        for (int k = 0; k < CPT; ++k) q[m][u][k] = rd[first + k * stride];
+        rs[m][u] = has_block_scale<W>() ? mats[m].scale + scale_row_offset<W>(row, mats[m].cols) : nullptr;
+      }
+#pragma unroll
+    for (int m = 0; m < NM; ++m)
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const float p = slice_sum(gemv_partial<W, CPT>(q[m][u], rs[m][u], first, stride, xv));
+        if (lane == 0 && r + u < r1) partial[(m * kGemvMaxSlices + slice) * kGemvMaxRows + (r + u - r0)] = p;
+      }
+  }
+}
+
+// Row i's total over the slices, in slice order.
+__device__ inline float gemv_total(const float* partial, int m, int64_t i) {
+  const int slices = int(blockDim.x) / kGemvLanes;
+  float s = 0.0f;
+  for (int sl = 0; sl < slices; ++sl) s += partial[(m * kGemvMaxSlices + sl) * kGemvMaxRows + i];
+  return s;
+}
+
+// Calls f(integral_constant<int, cpt>) for the chunk counts gemv_shape can return.
+template <class F>
+void with_gemv_cpt(int cpt, F&& f) {
+  switch (cpt) {
+    case 1: f(std::integral_constant<int, 1>{}); return;
+    case 2: f(std::integral_constant<int, 2>{}); return;
+    case 4: f(std::integral_constant<int, 4>{}); return;
+    default: f(std::integral_constant<int, 8>{}); return;
+  }
+}
+
+}  // namespace moepage::ds4::gpu
