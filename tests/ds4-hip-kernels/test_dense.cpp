@@ -2,6 +2,7 @@
 // normalisation ops, mHC and the output head.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "deepseek4/cpu/gemm.hpp"
@@ -161,6 +162,31 @@ TEST_CASE("gpu rope_rotate matches cpu::Rope::rotate in both directions") {
   }
 }
 
+TEST_CASE("gpu matmul_swiglu matches cpu::matmul twice then cpu::swiglu_clamped, fused or not") {
+  uint64_t seed = 700;
+  for (Dtype dtype : kAllDtypes)
+    for (int64_t cols : {1024, 1000})      // whole 32-chunk rows (one fused launch at one token) or not
+      for (int64_t n_tokens : {1, 3}) {
+        Rng rng(seed++);
+        gpu::test::Device dev;
+        cpu::ThreadPool pool(1);
+        const int64_t rows = 200;
+        if (dtype == Dtype::I8 && cols % 32) continue;  // FP4 rows are whole 32-column groups
+        const HostMat w1 = random_mat(rng, dtype, rows, cols), w3 = random_mat(rng, dtype, rows, cols);
+        const std::vector<float> x = rng.floats(size_t(n_tokens * cols));
+        std::vector<float> g(size_t(n_tokens * rows)), u(g.size()), want(g.size());
+        cpu::matmul(pool, w1.ref(), x.data(), cols, g.data(), rows, n_tokens);
+        cpu::matmul(pool, w3.ref(), x.data(), cols, u.data(), rows, n_tokens);
+        cpu::swiglu_clamped(g.data(), u.data(), int64_t(g.size()), 3.0f, want.data());
+        float* h1 = dev.zeros<float>(g.size());
+        float* h3 = dev.zeros<float>(g.size());
+        gpu::matmul_swiglu(w1.on(dev, 0), w3.on(dev, 0), dev.put(x), cols, n_tokens, 3.0f, h1, h3, dev.stream());
+        check_close("matmul_swiglu " + std::string(dtype_name(dtype)) + " W" + shape_str({rows, cols}) + " tokens " +
+                        std::to_string(n_tokens),
+                    dev.get(h1, want.size()), want, matmul_threshold(dtype));
+      }
+}
+
 TEST_CASE("gpu swiglu_clamped matches cpu::swiglu_clamped across the clamp") {
   Rng rng(13);
   gpu::test::Device dev;
@@ -284,6 +310,19 @@ TEST_CASE("gpu hc_pre and hc_post match forward/hc.cpp") {
   check_close("hc_pre comb S 5 N 4 D 96", dev.get(comb_d, comb.size()), comb, 1e-5);
   check_close("hc_pre u S 5 N 4 D 96", dev.get(u_d, u.size()), u, 1e-5);
 
+  // hc_site: the same weights and, in the same launch, rms_norm(u) * norm from the finishing block.
+  const std::vector<float> norm = rng.floats(size_t(D), 0.5f, 1.5f);
+  std::vector<float> xn_want(u.size());
+  for (int64_t s = 0; s < S; ++s)
+    cpu::rms_norm(u.data() + s * D, D, norm.data(), double(float(c.rms_norm_eps)), xn_want.data() + s * D);
+  float* xn_d = dev.zeros<float>(u.size());
+  gpu::HcInput in;
+  in.X = Xd;
+  gpu::hc_site(site.dev, c, in, S, hs, post_d, comb_d, dev.put(norm), xn_d, dev.stream());
+  check_close("hc_site post S 5 N 4 D 96", dev.get(post_d, post.size()), post, 1e-5);
+  check_close("hc_site comb S 5 N 4 D 96", dev.get(comb_d, comb.size()), comb, 1e-5);
+  check_close("hc_site xn S 5 N 4 D 96", dev.get(xn_d, u.size()), xn_want, 1e-5);
+
   // hc_post on the CPU's weights, so only the mixing itself is compared.
   const std::vector<float> block_out = rng.floats(size_t(S * D));
   std::vector<float> want(size_t(S * N * D));
@@ -332,5 +371,33 @@ TEST_CASE("gpu hc_head and output_head match forward/hc.cpp and forward/head.cpp
     gpu::output_head(gp, c, Xd, S, hs, u, xn, logits, dev.stream());
     check_close("output_head S 3 vocab 300 D 96 head " + std::string(dtype_name(head_dtype)),
                 dev.get(logits, want.size()), want, 2e-5);
+  }
+}
+
+TEST_CASE("gpu greedy_token picks the first largest logit across its blocks and reports the first NaN") {
+  Rng rng(31);
+  gpu::test::Device dev;
+  int32_t* work = dev.zeros<int32_t>(uint64_t(gpu::kGreedyWorkInts));
+  for (int64_t V : {int64_t(1), int64_t(300), int64_t(129280), int64_t(1000003)}) {
+    for (int round = 0; round < 4; ++round) {
+      // Few distinct values: the maximum repeats in many blocks, so only the index order decides.
+      std::vector<float> logits(static_cast<size_t>(V));
+      for (float& v : logits) v = float(rng.below(5)) - (round == 3 ? INFINITY : 0.0f);
+      int64_t nan_at = -1;
+      if (round == 2) {
+        nan_at = rng.below(int32_t(V));
+        logits[size_t(nan_at)] = NAN;
+      }
+      int64_t want = 0;
+      for (int64_t i = 0; i < V; ++i)
+        if (!std::isnan(logits[size_t(i)]) && (std::isnan(logits[size_t(want)]) || logits[size_t(i)] > logits[size_t(want)]))
+          want = i;
+      gpu::greedy_token(dev.put(logits), V, work, dev.stream());
+      const std::vector<int32_t> got = dev.get(work, 3);
+      INFO("V ", V, " round ", round);
+      if (nan_at < 0) CHECK(got[0] == want);
+      CHECK(got[1] == nan_at);
+      CHECK(got[2] == 0);  // the ticket is ready for the next call
+    }
   }
 }

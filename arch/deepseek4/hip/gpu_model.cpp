@@ -75,7 +75,7 @@ void GpuModel::allocate_state(int64_t max_batch) {
   tokens_ = device_.take<int32_t>(uint64_t(ctx));
   tokens_staging_ = pinned_.take<int32_t>(uint64_t(ctx));
   logits_staging_ = pinned_.take<float>(uint64_t(max_batch * V));
-  greedy_ = device_.take<int32_t>(2);
+  greedy_ = device_.take<int32_t>(uint64_t(kGreedyWorkInts));  // zero-filled by the arena
   greedy_staging_ = pinned_.take<int32_t>(2);
 }
 
@@ -129,7 +129,6 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
   const Config& c = config_;
   const int64_t N = c.hc_mult, D = c.hidden_size, V = c.vocab_size;
   const int64_t p0 = int64_t(position_);
-  const float eps = float(c.rms_norm_eps);
   float* X = X_;
   float* X2 = X2_;
   embed(params_.embed, tokens_device, S, N, X, stream_);
@@ -138,7 +137,7 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
   // the block whose hc_post is pending.
   bool post_pending = false;
   int cur = 0;
-  auto hc_site = [&](const GpuHcParams& hp, const float* norm, float* last_mean) {
+  auto mhc_site = [&](const GpuHcParams& hp, const float* norm, float* last_mean) {
     HcInput in;
     in.X = X;
     if (post_pending) {
@@ -150,18 +149,17 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
       std::swap(X, X2);
     }
     cur ^= 1;
-    hc_site_weights(hp, c, in, S, hc_scratch_, post_[cur], comb_[cur], stream_);
-    hc_collapse_norm(X, hc_scratch_, S, uint32_t(N), uint32_t(D), norm, eps, nullptr, xn_, stream_);
+    ds4::gpu::hc_site(hp, c, in, S, hc_scratch_, post_[cur], comb_[cur], norm, xn_, stream_);
     post_pending = true;
   };
   for (uint32_t l = 0; l < c.num_hidden_layers; ++l) {
     const GpuLayerParams& lp = params_.layers[l];
     // A predictor sees the mean of the streams of the batch's last token after each layer, as on
     // the CPU: for layer l - 1 the site below computes it while finishing that layer's hc_post.
-    hc_site(lp.hc_attn, lp.attn_norm, l > 0 ? observed_ : nullptr);
+    mhc_site(lp.hc_attn, lp.attn_norm, l > 0 ? observed_ : nullptr);
     if (l > 0) experts_->observe(l - 1, observed_, uint32_t(D), stream_);
     attention(lp, c, states_[l], ring_size_, p0, S, xn_, *attention_scratch_, block_out_, stream_);
-    hc_site(lp.hc_ffn, lp.ffn_norm, nullptr);
+    mhc_site(lp.hc_ffn, lp.ffn_norm, nullptr);
     moe(lp, c, l, tokens_host, tokens_device, S, xn_, *experts_, layout_, *moe_scratch_, block_out_, moe_stats_,
         stream_);
   }

@@ -103,7 +103,7 @@ class GpuModel {
   int32_t* tokens_ = nullptr;                           // [max_context] device copy of the call's ids
   int32_t* tokens_staging_ = nullptr;                   // [max_context] pinned
   float* logits_staging_ = nullptr;                     // [S, vocab] pinned
-  int32_t* greedy_ = nullptr;                           // [2] device: greedy_token's pick and first NaN
+  int32_t* greedy_ = nullptr;                           // greedy_token's work area; [0..1]: pick, first NaN
   int32_t* greedy_staging_ = nullptr;                   // [2] pinned
   bool stream_busy_ = false;  // a forward() left work in flight (it threw): wait before reusing staging
   uint64_t position_ = 0;

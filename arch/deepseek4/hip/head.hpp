@@ -14,8 +14,12 @@ void output_head(const GpuModelParams& mp, const Config& c, const float* X, int6
 void output_head(const GpuModelParams& mp, const Config& c, const HcInput& in, int64_t S, const GpuHcScratch& hs,
                  float* u, float* xn, float* logits, Stream stream);
 
-// The greedy pick on the device: out[0] = the first index of the largest of logits[0..V), out[1] =
-// the first index of a NaN (-1: none). One block; a few microseconds for a 129,280 vocabulary.
-void greedy_token(const float* logits, int64_t V, int32_t* out, Stream stream);
+// The greedy pick on the device: work[0] = the first index of the largest of logits[0..V), work[1] =
+// the first index of a NaN (-1: none). `work` holds kGreedyWorkInts ints, zero-filled before the
+// first call (the kernel leaves it ready for the next). Blocks split the vocabulary; the last to
+// finish reduces their picks.
+constexpr int64_t kGreedyMaxBlocks = 128;
+constexpr int64_t kGreedyWorkInts = 3 + 3 * kGreedyMaxBlocks;
+void greedy_token(const float* logits, int64_t V, int32_t* work, Stream stream);
 
 }  // namespace moepage::ds4::gpu

@@ -14,6 +14,7 @@
 #include "deepseek4/hip/ops.hpp"
 #include "deepseek4/hip/row_dot.hpp"
 #include "deepseek4/hip/row_gemv.hpp"
+#include "deepseek4/hip/swiglu.hpp"
 
 namespace moepage::ds4::gpu {
 namespace {
@@ -151,11 +152,6 @@ struct Band {
   __device__ const int32_t* pairs() const { return groups + 2 * nb + 1 + np; }
 };
 
-__device__ inline float swiglu(float gate, float up, float limit) {
-  const double g = fmin(double(gate), double(limit));
-  const double u = fmin(fmax(double(up), -double(limit)), double(limit));
-  return float(g / (1.0 + exp(-g)) * u);
-}
 
 // act[pair, r] = swiglu(w1[r] . yn[token], w3[r] . yn[token]) for every pair of expert blockIdx.y
 // of the band: each warp streams rows r of w1 and w3 once per token tile.
@@ -180,7 +176,7 @@ __global__ void expert_up_kernel(const std::byte* const* table_row, PartArgs w1,
       if (lane0) {
 #pragma unroll
         for (int t = 0; t < T; ++t)
-          if (t < nt) act[int64_t(band.pairs()[p0 + t]) * I + r] = swiglu(g[t], u[t], limit);
+          if (t < nt) act[int64_t(band.pairs()[p0 + t]) * I + r] = swiglu_value(g[t], u[t], limit);
       }
     }
   }
@@ -253,7 +249,7 @@ __global__ void __launch_bounds__(kMaxTileThreads)
 #pragma unroll
         for (int t = 0; t < T; ++t)
           if (g.first == i * T + t && tile * RR + i < I && t < nt)
-            act[int64_t(band.pairs()[p0 + t]) * I + tile * RR + i] = swiglu(acc[i * T + t], acc[(RR + i) * T + t], limit);
+            act[int64_t(band.pairs()[p0 + t]) * I + tile * RR + i] = swiglu_value(acc[i * T + t], acc[(RR + i) * T + t], limit);
     }
   }
 }
@@ -318,7 +314,7 @@ __global__ void __launch_bounds__(kGemvMaxSlices * kGemvLanes)
   __syncthreads();
   float* out = act + int64_t(band.pairs()[pair]) * I + r0;
   for (int64_t i = threadIdx.x; i < r1 - r0; i += blockDim.x)
-    out[i] = swiglu(gemv_total(partial, 0, i), gemv_total(partial, 1, i), limit);
+    out[i] = swiglu_value(gemv_total(partial, 0, i), gemv_total(partial, 1, i), limit);
 }
 
 template <WeightCode W, int CPT>
@@ -488,9 +484,7 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     MP_GPU_CHECK(hipEventRecord(static_cast<hipEvent_t>(sc.idx_ready), st));
   }
   // The shared expert writes `out`; the combine adds the routed experts to it.
-  matmul(lp.shared_w1, yn, D, sc.h1, I, S, stream);
-  matmul(lp.shared_w3, yn, D, sc.h3, I, S, stream);
-  swiglu_clamped(sc.h1, sc.h3, S * I, float(c.swiglu_limit), sc.h1, stream);
+  matmul_swiglu(lp.shared_w1, lp.shared_w3, yn, D, S, float(c.swiglu_limit), sc.h1, sc.h3, stream);
   matmul(lp.shared_w2, sc.h1, I, out, D, S, stream);
 
   if (hash) {

@@ -8,6 +8,7 @@
 #include "deepseek4/hip/check.hpp"
 #include "deepseek4/hip/row_dot.hpp"
 #include "deepseek4/hip/row_gemv.hpp"
+#include "deepseek4/hip/swiglu.hpp"
 
 namespace moepage::ds4::gpu {
 namespace {
@@ -100,6 +101,23 @@ __global__ void __launch_bounds__(kGemvMaxSlices * kGemvLanes)
   for (int64_t i = threadIdx.x; i < r1 - r0; i += blockDim.x) y[r0 + i] = gemv_total(partial, 0, i);
 }
 
+// out[r] = swiglu(w1[r] . x, w3[r] . x) for one token: both products and the activation in one
+// launch (the shared expert's up half at decode).
+template <WeightCode W, int CPT>
+__global__ void __launch_bounds__(kGemvMaxSlices * kGemvLanes)
+    swiglu_gemv_kernel(DeviceMat w1, DeviceMat w3, const float* x, float limit, float* out, int64_t rows_per_block) {
+  __shared__ float partial[2 * kGemvMaxSlices * kGemvMaxRows];
+  const int64_t r0 = int64_t(blockIdx.x) * rows_per_block;
+  const int64_t r1 = r0 + rows_per_block < w1.rows ? r0 + rows_per_block : w1.rows;
+  float xv[CPT][elems_per_chunk<W>()];
+  gemv_load_x<W, CPT>(x, threadIdx.x, blockDim.x, xv);
+  const DeviceMat mats[2] = {w1, w3};
+  gemv_rows<W, CPT, 2>(mats, r0, r1, xv, partial);
+  __syncthreads();
+  for (int64_t i = threadIdx.x; i < r1 - r0; i += blockDim.x)
+    out[r0 + i] = swiglu_value(gemv_total(partial, 0, i), gemv_total(partial, 1, i), limit);
+}
+
 // The wide tile of T tokens: R * T accumulators per thread at most 8.
 constexpr int wide_rows(int T) { return T == 1 ? 4 : T <= 4 ? 2 : 1; }
 
@@ -168,10 +186,7 @@ __global__ void rope_kernel(float* x, int64_t S, int64_t heads, int64_t ld_token
 
 __global__ void swiglu_kernel(const float* gate, const float* up, int64_t n, float limit, float* out) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const double g = fmin(double(gate[i]), double(limit));
-  const double u = fmin(fmax(double(up[i]), -double(limit)), double(limit));
-  out[i] = float(g / (1.0 + exp(-g)) * u);
+  if (i < n) out[i] = swiglu_value(gate[i], up[i], limit);
 }
 
 // One block row per token, threads over the columns; the decoded row goes to every stream.
@@ -325,6 +340,38 @@ void rope_rotate(float* x, int64_t S, int64_t heads, int64_t ld_token, int64_t l
   rope_kernel<<<blocks_for(n), kBlock, 0, native(stream)>>>(x, S, heads, ld_token, ld_head, col0, half, cos, sin,
                                                             pos0, pos_step, inverse);
   MP_GPU_CHECK_LAUNCH("gpu rope_rotate");
+}
+
+void matmul_swiglu(const cpu::MatRef& w1, const cpu::MatRef& w3, const float* x, int64_t ld_x, int64_t n_tokens,
+                   float limit, float* h1, float* h3, Stream stream) {
+  if (n_tokens <= 0) return;
+  if (w1.rows != w3.rows || w1.cols != w3.cols || w1.dtype != w3.dtype)
+    throw GpuError("gpu matmul_swiglu: w1 " + std::to_string(w1.rows) + "x" + std::to_string(w1.cols) + " and w3 " +
+                   std::to_string(w3.rows) + "x" + std::to_string(w3.cols) + " must share shape and encoding");
+  const WeightCode code = weight_code(w1, "gpu matmul_swiglu w1");
+  (void)weight_code(w3, "gpu matmul_swiglu w3");
+  const DeviceMat m1 = device_mat(w1), m3 = device_mat(w3);
+  const GemvShape shape = gemv_shape(code, row_bytes_of(code, m1.cols) / 16);
+  const bool fused = n_tokens == 1 && shape.slices > 0 && tiles_apply(m1, code, x, ld_x, 1) &&
+                     tiles_apply(m3, code, x, ld_x, 1);
+  if (!fused) {
+    matmul(w1, x, ld_x, h1, w1.rows, n_tokens, stream);
+    matmul(w3, x, ld_x, h3, w3.rows, n_tokens, stream);
+    swiglu_clamped(h1, h3, n_tokens * w1.rows, limit, h1, stream);
+    return;
+  }
+  const int64_t per_block = gemv_rows_per_block(m1.rows, 2, shape.slices);
+  const unsigned grid = unsigned((m1.rows + per_block - 1) / per_block);
+  with_weight_code(code, [&](auto wc) {
+    constexpr WeightCode W = decltype(wc)::value;
+    with_gemv_cpt(shape.cpt, [&](auto c) {
+      constexpr int CPT = decltype(c)::value;
+      if constexpr (W != WeightCode::F16 && CPT <= gemv_max_cpt(W))
+        swiglu_gemv_kernel<W, CPT><<<grid, unsigned(shape.slices * kGemvLanes), 0, native(stream)>>>(m1, m3, x, limit,
+                                                                                                     h1, per_block);
+    });
+  });
+  MP_GPU_CHECK_LAUNCH("gpu matmul_swiglu (single token)");
 }
 
 void swiglu_clamped(const float* gate, const float* up, int64_t n, float limit, float* out, Stream stream) {

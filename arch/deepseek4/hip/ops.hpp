@@ -34,6 +34,11 @@ void rope_rotate(float* x, int64_t S, int64_t heads, int64_t ld_token, int64_t l
                  int32_t rope_dim, const float* cos, const float* sin, int64_t pos0, int64_t pos_step,
                  bool inverse, Stream stream);
 
+// h1 = swiglu_clamped(w1 x, w3 x) for n_tokens rows of x (ld_x apart), h1/h3 [n_tokens, rows]
+// (h3 is scratch). One token whose rows suit the single-token kernel runs as one launch.
+void matmul_swiglu(const cpu::MatRef& w1, const cpu::MatRef& w3, const float* x, int64_t ld_x, int64_t n_tokens,
+                   float limit, float* h1, float* h3, Stream stream);
+
 // cpu::swiglu_clamped, element-wise over n.
 void swiglu_clamped(const float* gate, const float* up, int64_t n, float limit, float* out, Stream stream);
 
