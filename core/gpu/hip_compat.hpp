@@ -65,8 +65,6 @@ using hipHostFn_t = cudaHostFn_t;
 #define MP_WARP_SIZE 32
 #define MP_SHFL_XOR(value, lane_mask) __shfl_xor_sync(0xffffffffu, (value), (lane_mask))
 #define MP_SHFL(value, src_lane) __shfl_sync(0xffffffffu, (value), (src_lane))
-// A load that skips this multiprocessor's L1: data other blocks of the same launch wrote.
-#define MP_LOAD_L2(ptr) __ldcg(ptr)
 
 #elif defined(MOEPAGE_GPU_AMD)
 #include <hip/hip_runtime.h>
@@ -101,7 +99,6 @@ inline hipError_t launch_host_func(hipStream_t stream, hipHostFn_t fn, void* use
 #endif
 #define MP_SHFL_XOR(value, lane_mask) __shfl_xor((value), (lane_mask))
 #define MP_SHFL(value, src_lane) __shfl((value), (src_lane))
-#define MP_LOAD_L2(ptr) (*static_cast<const volatile float*>(ptr))
 
 #else
 #error "hip_compat.hpp: build with MOEPAGE_GPU=hip-nvidia or hip-amd (defines MOEPAGE_GPU_NVIDIA or MOEPAGE_GPU_AMD)"

@@ -276,6 +276,21 @@ void project(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int64
   const bool scored = csa && indexer_scores(lp, c, p0, S);
   const int64_t nh = c.index_n_heads, ihd = c.index_head_dim;
 
+  // The compressors read only xn and their own state: they run on the side stream, joined before
+  // the indexer and the attention read their entries.
+  if (compressed) {
+    const Stream side = sc.side.fork(stream);
+    matmul(lp.comp.wkv, xn, D, sc.comp_kv, lp.comp.width, S, side);
+    matmul(lp.comp.wgate, xn, D, sc.comp_gate, lp.comp.width, S, side);
+    compress_tokens(lp.comp, r, eps, p0, S, sc.comp_kv, sc.comp_gate, st.comp, side);
+    if (csa) {
+      const GpuCompressorParams& ic = lp.index_comp;
+      matmul(ic.wkv, xn, D, sc.idx_kv, ic.width, S, side);
+      matmul(ic.wgate, xn, D, sc.idx_gate, ic.width, S, side);
+      compress_tokens(ic, r, eps, p0, S, sc.idx_kv, sc.idx_gate, st.index_comp, side);
+      if (scored) matmul(lp.index_weights_proj, xn, D, sc.idx_w, nh, S, side);
+    }
+  }
   matmul(lp.wq_a, xn, D, sc.q_lat, ql, S, stream);
   norm_rope(NormRopeArgs{sc.q_lat, sc.q_lat, lp.q_norm, r.cos, r.sin, ql, 1, p0, 0, 0, eps}, S, stream);  // no rope
   matmul(lp.wq_b, sc.q_lat, ql, sc.q, H * hd, S, stream);
@@ -283,22 +298,8 @@ void project(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int64
   norm_rope(NormRopeArgs{sc.q, sc.q, nullptr, r.cos, r.sin, hd, H, p0, 0, r.half, eps}, S * H, stream);
   matmul(lp.wkv, xn, D, sc.kv, hd, S, stream);
   norm_rope(NormRopeArgs{sc.kv, st.ring, lp.kv_norm, r.cos, r.sin, hd, 1, p0, ring_size, r.half, eps}, S, stream);
-
-  if (compressed) {
-    matmul(lp.comp.wkv, xn, D, sc.comp_kv, lp.comp.width, S, stream);
-    matmul(lp.comp.wgate, xn, D, sc.comp_gate, lp.comp.width, S, stream);
-    compress_tokens(lp.comp, r, eps, p0, S, sc.comp_kv, sc.comp_gate, st.comp, stream);
-  }
-  if (csa) {
-    const GpuCompressorParams& ic = lp.index_comp;
-    matmul(ic.wkv, xn, D, sc.idx_kv, ic.width, S, stream);
-    matmul(ic.wgate, xn, D, sc.idx_gate, ic.width, S, stream);
-    compress_tokens(ic, r, eps, p0, S, sc.idx_kv, sc.idx_gate, st.index_comp, stream);
-    if (scored) {
-      matmul(lp.index_wq_b, sc.q_lat, ql, sc.idx_q, nh * ihd, S, stream);
-      matmul(lp.index_weights_proj, xn, D, sc.idx_w, nh, S, stream);
-    }
-  }
+  if (scored) matmul(lp.index_wq_b, sc.q_lat, ql, sc.idx_q, nh * ihd, S, stream);
+  if (compressed) sc.side.join(stream);
 }
 
 void check_shapes(const GpuLayerParams& lp, const Config& c, const GpuLayerState& st, int64_t ring_size, int64_t p0,

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "deepseek4/hip/attention.hpp"
+#include "deepseek4/hip/side_stream.hpp"
 
 namespace moepage::ds4::gpu {
 
@@ -24,6 +25,8 @@ struct AttentionScratch {
   float *attn_out = nullptr, *oa = nullptr;             // [B, H*hd], [B, groups*o_lora]
   float* attend_part = nullptr;                         // split decode: per (token, head, split) partials
   uint32_t* attend_tickets = nullptr;                   // split decode: blocks done per (token, head)
+  // The compressors (and the indexer's weights projection) run beside the query and key chain.
+  SideStream side;
 };
 
 }  // namespace moepage::ds4::gpu

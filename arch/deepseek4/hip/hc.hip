@@ -75,74 +75,7 @@ struct MixArgs {
   int64_t nd, chunks;
   int32_t n, d, R, iters;
   double hc_eps, rms_eps;
-  // The collapse (+ RMSNorm) folded into the finishing block, when cu or cxn is set.
-  const float* cnorm;
-  float *cu, *cxn;
-  double ceps;
 };
-
-// u = sum_i pre_i X[i] over the token's streams, then xn = rms_norm(u) * norm: the arithmetic of
-// collapse_norm_kernel, by the finishing block of hc_mix_kernel. Each thread holds kFusedColumns
-// columns of every stream in registers, all loaded before any is used (one memory round trip
-// covers D = kFusedColumns * kMixThreads), and keeps them for the norm. The streams may have been
-// written by other blocks of the launch (the folded hc_post), so they are read from L2.
-constexpr int kFusedColumns = 16;
-
-template <int NS>
-__device__ void collapse_norm_block(const MixArgs& a, int64_t s, const float* pre, double* red) {
-  const float* X = (a.block_out ? a.Xout : a.X) + s * a.nd;
-  const int n = NS > 0 ? NS : a.n;
-  const int64_t d = a.d, span = kFusedColumns * int64_t(blockDim.x);
-  float v[kFusedColumns];
-  auto columns = [&](int64_t e0) {
-    if constexpr (NS > 0) {
-      float xv[kFusedColumns][NS > 0 ? NS : 1];
-#pragma unroll
-      for (int k = 0; k < kFusedColumns; ++k)
-#pragma unroll
-        for (int i = 0; i < NS; ++i) {
-          const int64_t e = e0 + threadIdx.x + k * int64_t(blockDim.x);
-          xv[k][i] = e < d ? MP_LOAD_L2(X + i * d + e) : 0.0f;
-        }
-#pragma unroll
-      for (int k = 0; k < kFusedColumns; ++k) {
-        double acc = 0;
-#pragma unroll
-        for (int i = 0; i < NS; ++i) acc += double(pre[i]) * double(xv[k][i]);
-        v[k] = float(acc);
-      }
-    } else {
-      for (int k = 0; k < kFusedColumns; ++k) {
-        const int64_t e = e0 + threadIdx.x + k * int64_t(blockDim.x);
-        double acc = 0;
-        for (int i = 0; i < n && e < d; ++i) acc += double(pre[i]) * double(MP_LOAD_L2(X + i * d + e));
-        v[k] = float(acc);
-      }
-    }
-  };
-  double ss = 0;
-  for (int64_t e0 = 0; e0 < d; e0 += span) {
-    columns(e0);
-#pragma unroll
-    for (int k = 0; k < kFusedColumns; ++k) {
-      const int64_t e = e0 + threadIdx.x + k * int64_t(blockDim.x);
-      if (e >= d) continue;
-      if (a.cu) a.cu[s * d + e] = v[k];
-      ss += double(v[k]) * double(v[k]);
-    }
-  }
-  if (!a.cxn) return;
-  ss = block_sum(ss, red);
-  const double r = 1.0 / sqrt(ss / double(d) + a.ceps);
-  for (int64_t e0 = 0; e0 < d; e0 += span) {
-    if (d > span) columns(e0);  // else v still holds the only span
-#pragma unroll
-    for (int k = 0; k < kFusedColumns; ++k) {
-      const int64_t e = e0 + threadIdx.x + k * int64_t(blockDim.x);
-      if (e < d) a.cxn[s * d + e] = a.cnorm ? float(double(v[k]) * r * double(a.cnorm[e])) : float(double(v[k]) * r);
-    }
-  }
-}
 
 // Sum of v over the lanes j*n + 0..n-1 (columns = false) or 0..n-1 * n + k (columns = true) of
 // lane j*n + k. A power-of-two n takes an xor butterfly, which never leaves the row (column) and
@@ -324,15 +257,9 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
   __syncthreads();
 
   const int n = a.n;
-  __shared__ float pre[kMaxStreams];
   if (t < n) {
-    pre[t] = float(sigmoid(double(mx[t]) * a.scale[0] + a.base[t]) + a.hc_eps);
-    a.pre[s * n + t] = pre[t];
+    a.pre[s * n + t] = float(sigmoid(double(mx[t]) * a.scale[0] + a.base[t]) + a.hc_eps);
     if (a.post) a.post[s * n + t] = float(2.0 * sigmoid(double(mx[n + t]) * a.scale[1] + a.base[n + t]));
-  }
-  if (a.cu || a.cxn) {
-    __syncthreads();
-    collapse_norm_block<NS>(a, s, pre, red);
   }
   if (!a.post) return;
   if (n * n <= MP_WARP_SIZE) {
@@ -429,16 +356,8 @@ void check_streams(const Config& c) {
 }
 
 // hc_mix_kernel for a block site (post/comb set) or the head (pre only).
-// Where the finishing block writes the collapse: u and/or xn = rms_norm(u) * norm (both null: no
-// collapse in this launch).
-struct CollapseOut {
-  const float* norm = nullptr;
-  float eps = 0.0f;
-  float *u = nullptr, *xn = nullptr;
-};
-
 void launch_mix(const GpuHcParams& p, const Config& c, const HcInput& in, int64_t S, const GpuHcScratch& sc,
-                float* post, float* comb, Stream stream, const CollapseOut& collapse = {}) {
+                float* post, float* comb, Stream stream) {
   check_streams(c);
   const int64_t n = c.hc_mult, d = c.hidden_size, nd = n * d;
   const int64_t R = post ? (2 + n) * n : n;
@@ -454,8 +373,7 @@ void launch_mix(const GpuHcParams& p, const Config& c, const HcInput& in, int64_
             in.last_mean,
             p.base,           p.scale,    sc.mixes,     sc.partials, sc.pre,           post,
             comb,             sc.tickets, nd,           chunks_for(nd), int32_t(n),    int32_t(d),
-            int32_t(R),       int32_t(c.hc_sinkhorn_iters), c.hc_eps, double(float(c.rms_norm_eps)),
-            collapse.norm,    collapse.u, collapse.xn, double(collapse.eps)};
+            int32_t(R),       int32_t(c.hc_sinkhorn_iters), c.hc_eps, double(float(c.rms_norm_eps))};
   const dim3 grid(unsigned(chunks_for(nd)), unsigned(S));
   with_weight_code(weight_code(p.fn, "gpu mHC fn"), [&](auto wc) {
     if (n == kFastStreams)
@@ -491,11 +409,11 @@ void hc_site(const GpuHcParams& p, const Config& c, const HcInput& in, int64_t S
              float* comb, const float* norm, float* xn, Stream stream) {
   if (S <= 0) return;
   if (!post || !comb || !xn) throw GpuError("gpu mHC: a block site needs post, comb and xn outputs");
-  CollapseOut out;
-  out.norm = norm;
-  out.eps = float(c.rms_norm_eps);
-  out.xn = xn;
-  launch_mix(p, c, in, S, sc, post, comb, stream, out);
+  // Two launches: folding the collapse into the finishing block made that one block's serial
+  // tail longer (H200: 30 us per site) than a second launch spread over 1024 threads (24 us).
+  launch_mix(p, c, in, S, sc, post, comb, stream);
+  hc_collapse_norm(in.block_out ? in.Xout : in.X, sc, S, c.hc_mult, c.hidden_size, norm, float(c.rms_norm_eps),
+                   nullptr, xn, stream);
 }
 
 void hc_collapse_norm(const float* X, const GpuHcScratch& sc, int64_t S, uint32_t n, uint32_t d, const float* norm,
@@ -538,12 +456,9 @@ void hc_head(const GpuHcParams& p, const Config& c, const float* X, int64_t S, c
 void hc_head(const GpuHcParams& p, const Config& c, const HcInput& in, int64_t S, const GpuHcScratch& sc, float* h,
              Stream stream, const float* norm, float* norm_out) {
   if (S <= 0) return;
-  CollapseOut out;
-  out.norm = norm;
-  out.eps = float(c.rms_norm_eps);
-  out.u = h;
-  out.xn = norm_out;
-  launch_mix(p, c, in, S, sc, nullptr, nullptr, stream, out);
+  launch_mix(p, c, in, S, sc, nullptr, nullptr, stream);
+  hc_collapse_norm(in.block_out ? in.Xout : in.X, sc, S, c.hc_mult, c.hidden_size, norm, float(c.rms_norm_eps), h,
+                   norm_out, stream);
 }
 
 }  // namespace moepage::ds4::gpu

@@ -1,9 +1,9 @@
 // mHC on the GPU, the twin of forward/hc.hpp. N = hc_mult streams of D floats per token.
 //
-// At batch 1 a site is latency bound, so it runs as one launch (hc_site): the fn projection split
-// over many blocks, the last block of each token finishing the RMS scale, the collapse fused with
-// the block's input RMSNorm and the Sinkhorn weights. The previous site's hc_post can be folded
-// into its read of the streams (HcInput).
+// At batch 1 a site is latency bound, so it runs as two launches: hc_site_weights (the fn
+// projection split over many blocks, the last block of each token finishing the RMS scale and the
+// Sinkhorn weights) and hc_collapse_norm (collapse fused with the block's input RMSNorm). The
+// previous site's hc_post can be folded into hc_site_weights' read of the streams (HcInput).
 #pragma once
 #include <cstdint>
 
@@ -37,9 +37,8 @@ struct HcInput {
 // The site's weights: sc.pre, post [S, N] and comb [S, N, N] (Sinkhorn on the device).
 void hc_site_weights(const GpuHcParams& p, const Config& c, const HcInput& in, int64_t S, const GpuHcScratch& sc,
                      float* post, float* comb, Stream stream);
-// hc_site_weights and then hc_collapse_norm(Xin, ..., norm, rms_norm_eps, nullptr, xn) in one launch
-// (the collapse runs in the block that finishes each token's weights); Xin is in.Xout when the
-// previous hc_post is folded in, else in.X.
+// hc_site_weights, then hc_collapse_norm(Xin, ..., norm, rms_norm_eps, nullptr, xn); Xin is in.Xout
+// when the previous hc_post is folded in, else in.X.
 void hc_site(const GpuHcParams& p, const Config& c, const HcInput& in, int64_t S, const GpuHcScratch& sc, float* post,
              float* comb, const float* norm, float* xn, Stream stream);
 // u[s] = sum_i pre_i X[s, i] with sc.pre; then, when xn is given, xn = rms_norm(u) * norm (norm may

@@ -1,6 +1,6 @@
 // The MoE block on the GPU (moe.hpp). One step of a layer:
 //   gate matmul -> route (device) -> [scored layers: ids to pinned host memory, event]
-//   -> shared expert queued (runs while the host waits for the ids, groups and acquires)
+//   (the shared expert on a side stream from the start, joined before the combine)
 //   -> per band of experts: acquire, pointer-table row upload if it changed, group upload,
 //      w1/w3 + SwiGLU kernel, w2 kernel (both find the slot through the device table)
 //   -> combine in j order (no atomics: the same bits every run).
@@ -477,15 +477,18 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
   const bool hash = lp.mlp == MlpKind::HashMoe;
   hipStream_t st = native(stream);
 
+  // The shared expert writes `out` on the side stream; the combine, after the join, adds the
+  // routed experts to it.
+  const Stream side = sc.side.fork(stream);
+  matmul_swiglu(lp.shared_w1, lp.shared_w3, yn, D, S, float(c.swiglu_limit), sc.h1, sc.h3, side);
+  matmul(lp.shared_w2, sc.h1, I, out, D, S, side);
+
   matmul(lp.gate, yn, D, sc.logits, E, S, stream);
   route(lp, c, tokens, S, sc.logits, sc.idx, sc.weights, stream);
   if (!hash) {
     MP_GPU_CHECK(hipMemcpyAsync(sc.idx_host, sc.idx, size_t(S * k) * sizeof(int32_t), hipMemcpyDeviceToHost, st));
     MP_GPU_CHECK(hipEventRecord(static_cast<hipEvent_t>(sc.idx_ready), st));
   }
-  // The shared expert writes `out`; the combine adds the routed experts to it.
-  matmul_swiglu(lp.shared_w1, lp.shared_w3, yn, D, S, float(c.swiglu_limit), sc.h1, sc.h3, stream);
-  matmul(lp.shared_w2, sc.h1, I, out, D, S, stream);
 
   if (hash) {
     if (!tokens_host || !lp.tid2eid_host) throw GpuError(where + ": hash routing needs the host token ids and table");
@@ -642,6 +645,7 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     });
     stats.routed_experts += uint64_t(np);
   }
+  sc.side.join(stream);
   combine_kernel<<<blocks_for(S * D), kBlock, 0, st>>>(sc.weights, sc.ex_out, S, int32_t(k), D, out);
   MP_GPU_CHECK_LAUNCH("gpu moe combine");
 }

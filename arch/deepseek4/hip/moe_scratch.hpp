@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "deepseek4/hip/side_stream.hpp"
+
 namespace moepage::ds4::gpu {
 
 struct MoeScratch {
@@ -42,6 +44,9 @@ struct MoeScratch {
   // rewriting them).
   void* idx_ready = nullptr;
   std::vector<void*> layer_copied;
+  // The shared expert runs beside the router (one multiprocessor), the host's wait for the ids and
+  // the routed experts' ramp and tail.
+  SideStream side;
 };
 
 }  // namespace moepage::ds4::gpu
