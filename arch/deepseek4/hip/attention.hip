@@ -276,10 +276,13 @@ void project(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int64
   const bool scored = csa && indexer_scores(lp, c, p0, S);
   const int64_t nh = c.index_n_heads, ihd = c.index_head_dim;
 
-  // The compressors read only xn and their own state: they run on the side stream, joined before
-  // the indexer and the attention read their entries.
+  // The shared KV head (into its ring slot) and the compressors read only xn and their own state:
+  // they run on the side stream beside the query chain, joined before the indexer and the
+  // attention read them.
+  const Stream side = sc.side.fork(stream);
+  matmul(lp.wkv, xn, D, sc.kv, hd, S, side);
+  norm_rope(NormRopeArgs{sc.kv, st.ring, lp.kv_norm, r.cos, r.sin, hd, 1, p0, ring_size, r.half, eps}, S, side);
   if (compressed) {
-    const Stream side = sc.side.fork(stream);
     matmul(lp.comp.wkv, xn, D, sc.comp_kv, lp.comp.width, S, side);
     matmul(lp.comp.wgate, xn, D, sc.comp_gate, lp.comp.width, S, side);
     compress_tokens(lp.comp, r, eps, p0, S, sc.comp_kv, sc.comp_gate, st.comp, side);
@@ -294,12 +297,10 @@ void project(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int64
   matmul(lp.wq_a, xn, D, sc.q_lat, ql, S, stream);
   norm_rope(NormRopeArgs{sc.q_lat, sc.q_lat, lp.q_norm, r.cos, r.sin, ql, 1, p0, 0, 0, eps}, S, stream);  // no rope
   matmul(lp.wq_b, sc.q_lat, ql, sc.q, H * hd, S, stream);
-  // Per-head norm + rope of q in place; kv norm + rope straight into its ring slot.
+  // Per-head norm + rope of q in place.
   norm_rope(NormRopeArgs{sc.q, sc.q, nullptr, r.cos, r.sin, hd, H, p0, 0, r.half, eps}, S * H, stream);
-  matmul(lp.wkv, xn, D, sc.kv, hd, S, stream);
-  norm_rope(NormRopeArgs{sc.kv, st.ring, lp.kv_norm, r.cos, r.sin, hd, 1, p0, ring_size, r.half, eps}, S, stream);
   if (scored) matmul(lp.index_wq_b, sc.q_lat, ql, sc.idx_q, nh * ihd, S, stream);
-  if (compressed) sc.side.join(stream);
+  sc.side.join(stream);
 }
 
 void check_shapes(const GpuLayerParams& lp, const Config& c, const GpuLayerState& st, int64_t ring_size, int64_t p0,
