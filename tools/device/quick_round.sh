@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A short measuring round for kernel work on the GPU machine (build-gpu carried and unpacked):
-# the gpu correctness suites, two resident decodes of the 4-layer flash model and the kernel-time
-# table of 16 decode steps. Everything lands in OUT/round.tar.gz (one file comes back).
+# the gpu correctness suites, two resident decodes of the 4-layer flash model, the single-token
+# kernel benchmarks and the kernel-time table of 16 decode steps. Everything lands in OUT/round.tar.gz (one file comes back).
 #   tools/device/quick_round.sh OUT
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -16,6 +16,7 @@ for i in 1 2; do
     --max-tokens 128 > "$work/resident-$i.txt" 2>&1
   grep -h "decode" "$work/resident-$i.txt" | cut -c1-160
 done
+$b/ds4-hip-bench --reps 50 --filter "T=1" 2>&1 | grep -v "T=8" | tee "$work/bench.txt" | grep -i "wq_b\|wo_b\|wq_a\|moe\|shared"
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 "$ncu" --clock-control none --cache-control none --csv --metrics gpu__time_duration.sum --log-file "$work/steps.csv" \
   $b/moepage run --profile configs/default.yaml --model "$model" --set device=hip --prompt-ids 11 --max-tokens 16 \

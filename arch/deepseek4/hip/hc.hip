@@ -156,26 +156,6 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
   const int t = int(threadIdx.x), warps = int(blockDim.x) / MP_WARP_SIZE, warp = t / MP_WARP_SIZE;
   const int lane = t % MP_WARP_SIZE;
 
-  // The fn rows of this warp's first group do not depend on the streams: their loads go out before
-  // the streams' (one memory round trip less on the site's serial path).
-  constexpr int kPerLane = kChunk / MP_WARP_SIZE, kRowsAtOnce = 4;
-  auto load_fn_rows = [&](int r0, float (&w)[kRowsAtOnce][kPerLane]) {
-#pragma unroll
-    for (int q = 0; q < kRowsAtOnce; ++q) {
-      const int r = r0 + q * warps;
-      const int64_t row = a.fn.row_offset + (r < a.R ? r : 0);
-      const uint8_t* rd = a.fn.data + row * row_bytes<W>(a.fn.cols);
-      const uint8_t* rs = a.fn.scale ? a.fn.scale + scale_row_offset<W>(row, a.fn.cols) : nullptr;
-#pragma unroll
-      for (int k = 0; k < kPerLane; ++k) {
-        const int64_t i = lane + k * MP_WARP_SIZE;
-        w[q][k] = r < a.R && i < cols ? decode_at<W>(rd, rs, c0 + i) : 0.0f;
-      }
-    }
-  };
-  float w_first[kRowsAtOnce][kPerLane];
-  load_fn_rows(warp, w_first);
-
   double ss = 0;
   for (int64_t i = t; i < cols; i += blockDim.x) {
     const int64_t f = c0 + i;
@@ -212,15 +192,20 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
   // Every fn element this warp needs for kRowsAtOnce rows is loaded before any is used: at
   // batch 1 the cost is memory round trips, not bytes.
   float* part = a.partials + s * (a.R + 1) * a.chunks;
-  for (int r0 = warp, group = 0; r0 < a.R; r0 += kRowsAtOnce * warps, ++group) {
+  constexpr int kPerLane = kChunk / MP_WARP_SIZE, kRowsAtOnce = 4;
+  for (int r0 = warp; r0 < a.R; r0 += kRowsAtOnce * warps) {
     float w[kRowsAtOnce][kPerLane];
-    if (group == 0) {
 #pragma unroll
-      for (int q = 0; q < kRowsAtOnce; ++q)
+    for (int q = 0; q < kRowsAtOnce; ++q) {
+      const int r = r0 + q * warps;
+      const int64_t row = a.fn.row_offset + (r < a.R ? r : 0);
+      const uint8_t* rd = a.fn.data + row * row_bytes<W>(a.fn.cols);
+      const uint8_t* rs = a.fn.scale ? a.fn.scale + scale_row_offset<W>(row, a.fn.cols) : nullptr;
 #pragma unroll
-        for (int k = 0; k < kPerLane; ++k) w[q][k] = w_first[q][k];
-    } else {
-      load_fn_rows(r0, w);
+      for (int k = 0; k < kPerLane; ++k) {
+        const int64_t i = lane + k * MP_WARP_SIZE;
+        w[q][k] = r < a.R && i < cols ? decode_at<W>(rd, rs, c0 + i) : 0.0f;
+      }
     }
 #pragma unroll
     for (int q = 0; q < kRowsAtOnce; ++q) {

@@ -334,47 +334,10 @@ __global__ void __launch_bounds__(kGemvMaxSlices * kGemvLanes)
   for (int64_t i = threadIdx.x; i < r1 - r0; i += blockDim.x) ex_out[dest * D + r0 + i] = gemv_total(partial, 0, i);
 }
 
-// One token's w2 products and the combine in one launch: block x finishes rows [x*rows_per_block,
-// ...) of every expert of the token, in j order, and adds them to the shared expert's output as
-// combine_kernel would: out[r] += w[j] * (w2_j[r] . act[j]) for j = 0..k-1, the same bits.
-constexpr int kCombineMaxK = 8;
-
-template <WeightCode W, int CPT>
-__global__ void __launch_bounds__(kGemvMaxSlices * kGemvLanes)
-    expert_down_combine_gemv_kernel(const std::byte* const* table_row, PartArgs w2, int64_t D, int64_t I, Band band,
-                                    int32_t k, const float* weights, const float* act, float* out,
-                                    int64_t rows_per_block) {
-  __shared__ float partial[kCombineMaxK * kGemvMaxSlices * kGemvMaxRows];
-  const int64_t r0 = int64_t(blockIdx.x) * rows_per_block, r1 = r0 + rows_per_block < D ? r0 + rows_per_block : D;
-  for (int32_t j = 0; j < k; ++j) {
-    int32_t b = 0;  // the band entry of the token's j-th expert (its pair is j)
-    while (b + 1 < band.nb && band.pairs()[band.starts()[b]] != j) ++b;
-    const DeviceMat mats[1] = {part_mat(table_row[band.experts()[b]], w2, D, I)};
-    float xv[CPT][elems_per_chunk<W>()];
-    gemv_load_x<W, CPT>(act + int64_t(j) * I, threadIdx.x, blockDim.x, xv);
-    gemv_rows<W, CPT, 1>(mats, r0, r1, xv, partial + j * kGemvMaxSlices * kGemvMaxRows);
-  }
-  __syncthreads();
-  for (int64_t i = threadIdx.x; i < r1 - r0; i += blockDim.x) {
-    float acc = out[r0 + i];
-    for (int32_t j = 0; j < k; ++j) acc += weights[j] * gemv_total(partial + j * kGemvMaxSlices * kGemvMaxRows, 0, i);
-    out[r0 + i] = acc;
-  }
-}
-
-// Launches both single-token expert products when their shapes apply; false otherwise. With
-// `combine` (one token, all its experts in this band, the shared expert's output already in out),
-// the w2 products also do the combine.
-struct FusedCombine {
-  bool on = false;
-  int32_t k = 0;
-  const float* weights = nullptr;
-  float* out = nullptr;
-  SideStream* shared_expert = nullptr;  // joined into the compute stream before the w2 launch
-};
+// Launches both single-token expert products when their shapes apply; false otherwise.
 bool launch_expert_gemv(const std::byte* const* table_row, const ExpertLayout& layout, WeightCode up_code,
                         WeightCode down_code, int64_t D, int64_t I, const Band& band, int32_t nb, const float* yn,
-                        float limit, float* act, float* ex_out, hipStream_t st, const FusedCombine& combine) {
+                        float limit, float* act, float* ex_out, hipStream_t st) {
   const GemvShape up = gemv_shape(up_code, row_bytes_of(up_code, D) / 16);
   const GemvShape down = gemv_shape(down_code, row_bytes_of(down_code, I) / 16);
   if (up.slices == 0 || down.slices == 0) return false;
@@ -390,22 +353,6 @@ bool launch_expert_gemv(const std::byte* const* table_row, const ExpertLayout& l
     });
   });
   MP_GPU_CHECK_LAUNCH("gpu moe expert w1/w3 (single token)");
-  if (combine.on) {
-    combine.shared_expert->join(st);
-    const int64_t rows = std::max<int64_t>(4, gemv_rows_per_block(D, 1, down.slices));
-    with_weight_code(down_code, [&](auto wc) {
-      constexpr WeightCode W = decltype(wc)::value;
-      with_gemv_cpt(down.cpt, [&](auto c) {
-        constexpr int CPT = decltype(c)::value;
-        if constexpr (W != WeightCode::F16 && CPT <= gemv_max_cpt(W))
-          expert_down_combine_gemv_kernel<W, CPT>
-              <<<unsigned((D + rows - 1) / rows), unsigned(down.slices * kGemvLanes), 0, st>>>(
-                  table_row, part_args(layout.w2), D, I, band, combine.k, combine.weights, act, combine.out, rows);
-      });
-    });
-    MP_GPU_CHECK_LAUNCH("gpu moe expert w2 + combine (single token)");
-    return true;
-  }
   with_weight_code(down_code, [&](auto wc) {
     constexpr WeightCode W = decltype(wc)::value;
     with_gemv_cpt(down.cpt, [&](auto c) {
@@ -638,19 +585,9 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
                             row_bytes_of(down_code, I) % 16 == 0;
     const dim3 up_grid(blocks_for(I, kBlock / MP_MIN_WARP_SIZE), unsigned(nb));
     const dim3 down_grid(blocks_for(D, kBlock / MP_MIN_WARP_SIZE), unsigned(nb));
-    // One token whose experts all sit in this band: its w2 products also do the combine, once the
-    // shared expert (side stream) has written `out`.
-    FusedCombine fused;
-    fused.on = S == 1 && b0 == 0 && nb == n_used && k <= kCombineMaxK;
-    fused.k = int32_t(k);
-    fused.weights = sc.weights;
-    fused.out = out;
-    fused.shared_expert = &sc.side;
     if (max_count == 1 && up_tiles && down_tiles &&
-        launch_expert_gemv(table_row, layout, up_code, down_code, D, I, bd, nb, yn, limit, sc.act, sc.ex_out, st,
-                           fused)) {
+        launch_expert_gemv(table_row, layout, up_code, down_code, D, I, bd, nb, yn, limit, sc.act, sc.ex_out, st)) {
       stats.routed_experts += uint64_t(np);
-      if (fused.on) return;
       continue;
     }
     with_token_tile(max_count, [&](auto tile) {
