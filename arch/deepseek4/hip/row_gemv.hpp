@@ -26,10 +26,8 @@ constexpr int kGemvMaxRows = 64;    // rows (or row pairs) one block finishes
 __host__ __device__ constexpr int gemv_max_cpt(WeightCode w) {
   return w == WeightCode::FP4 ? 1 : w == WeightCode::FP8 ? 2 : w == WeightCode::F32 ? 8 : 4;
 }
-// Rows whose chunks one register set holds: four 16-byte loads per thread per set.
-__device__ constexpr int gemv_rows_in_flight(int cpt, int matrices) {
-  return 4 / (cpt * matrices) > 0 ? 4 / (cpt * matrices) : 1;
-}
+template <WeightCode W>
+__device__ constexpr int gemv_rows_in_flight(int cpt) { return cpt >= 2 ? 2 : 4; }
 
 // How the columns of a row of n_chunks 16-byte chunks split: slices of 32 threads, chunks per
 // thread. slices == 0: this path does not apply (the row is not a whole number of 32-chunk
@@ -127,60 +125,36 @@ __device__ inline float slice_sum(float v) {
   return v;
 }
 
-// U rows of the NM matrices from row r (rows past r1 repeat the last one): this thread's chunks
-// and the rows' scale rows.
-template <WeightCode W, int CPT, int NM, int U>
-__device__ inline void gemv_load_rows(const DeviceMat (&mats)[NM], int64_t r, int64_t r1, int64_t first, int64_t stride,
-                                      uint4 (&q)[NM][U][CPT], const uint8_t* (&rs)[NM][U]) {
-#pragma unroll
-  for (int m = 0; m < NM; ++m)
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int64_t row = mats[m].row_offset + (r + u < r1 ? r + u : r1 - 1);
-      const uint4* rd = reinterpret_cast<const uint4*>(mats[m].data + row * row_bytes<W>(mats[m].cols));
-#pragma unroll
-      for (int k = 0; k < CPT; ++k) q[m][u][k] = rd[first + k * stride];
-      rs[m][u] = has_block_scale<W>() ? mats[m].scale + scale_row_offset<W>(row, mats[m].cols) : nullptr;
-    }
-}
-
-// The slice sums of the U rows from r into partial (rows past r1 skipped).
-template <WeightCode W, int CPT, int NM, int U>
-__device__ inline void gemv_sum_rows(const uint4 (&q)[NM][U][CPT], const uint8_t* const (&rs)[NM][U], int64_t r,
-                                     int64_t r0, int64_t r1, int64_t first, int64_t stride,
-                                     const float (&xv)[CPT][elems_per_chunk<W>()], float* partial) {
-  const int slice = int(threadIdx.x) / kGemvLanes, lane = int(threadIdx.x) % kGemvLanes;
-#pragma unroll
-  for (int m = 0; m < NM; ++m)
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const float p = slice_sum(gemv_partial<W, CPT>(q[m][u], rs[m][u], first, stride, xv));
-      if (lane == 0 && r + u < r1) partial[(m * kGemvMaxSlices + slice) * kGemvMaxRows + (r + u - r0)] = p;
-    }
-}
-
 // Streams rows [r0, r1) of the NM matrices mats (row r of each, as stored: data + row * rb,
 // scales per scale_row_offset) against this thread's x and leaves in partial[m][slice][r - r0]
-// the slice sums. Software-pipelined: the next U rows' loads go out before this U rows' sums, so
-// a thread keeps two groups of loads in flight. The caller syncs the block before reading them.
+// the slice sums. The caller syncs the block before reading them.
 template <WeightCode W, int CPT, int NM>
 __device__ inline void gemv_rows(const DeviceMat (&mats)[NM], int64_t r0, int64_t r1,
                                  const float (&xv)[CPT][elems_per_chunk<W>()], float* partial) {
-  constexpr int U = gemv_rows_in_flight(CPT, NM);
+  constexpr int U = gemv_rows_in_flight<W>(CPT);
   const int slice = int(threadIdx.x) / kGemvLanes, lane = int(threadIdx.x) % kGemvLanes;
   const int slices = int(blockDim.x) / kGemvLanes;
   const int64_t first = int64_t(slice) * kGemvLanes + lane, stride = int64_t(slices) * kGemvLanes;
-  if (r0 >= r1) return;
-  // Two register sets, A and B, named statically (an index chosen at run time would spill them).
-  uint4 qa[NM][U][CPT], qb[NM][U][CPT];
-  const uint8_t *sa[NM][U], *sb[NM][U];
-  gemv_load_rows<W, CPT, NM, U>(mats, r0, r1, first, stride, qa, sa);
-  for (int64_t r = r0; r < r1; r += 2 * U) {
-    if (r + U < r1) gemv_load_rows<W, CPT, NM, U>(mats, r + U, r1, first, stride, qb, sb);
-    gemv_sum_rows<W, CPT, NM, U>(qa, sa, r, r0, r1, first, stride, xv, partial);
-    if (r + U >= r1) break;
-    if (r + 2 * U < r1) gemv_load_rows<W, CPT, NM, U>(mats, r + 2 * U, r1, first, stride, qa, sa);
-    gemv_sum_rows<W, CPT, NM, U>(qb, sb, r + U, r0, r1, first, stride, xv, partial);
+  for (int64_t r = r0; r < r1; r += U) {
+    uint4 q[NM][U][CPT];
+    const uint8_t* rs[NM][U];
+#pragma unroll
+    for (int m = 0; m < NM; ++m)
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int64_t row = mats[m].row_offset + (r + u < r1 ? r + u : r1 - 1);
+        const uint4* rd = reinterpret_cast<const uint4*>(mats[m].data + row * row_bytes<W>(mats[m].cols));
+#pragma unroll
+        for (int k = 0; k < CPT; ++k) q[m][u][k] = rd[first + k * stride];
+        rs[m][u] = has_block_scale<W>() ? mats[m].scale + scale_row_offset<W>(row, mats[m].cols) : nullptr;
+      }
+#pragma unroll
+    for (int m = 0; m < NM; ++m)
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const float p = slice_sum(gemv_partial<W, CPT>(q[m][u], rs[m][u], first, stride, xv));
+        if (lane == 0 && r + u < r1) partial[(m * kGemvMaxSlices + slice) * kGemvMaxRows + (r + u - r0)] = p;
+      }
   }
 }
 
