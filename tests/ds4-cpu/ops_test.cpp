@@ -54,6 +54,13 @@ TEST_CASE("top_k returns the largest values in order, ties to the lower index, N
   CHECK(all[5] == 4);
 }
 
+TEST_CASE("top_k of zero keeps nothing and touches nothing, not even the slot before out") {
+  const float v[3] = {1, 2, 3};
+  std::vector<int32_t> out(1, -7);  // on the heap: a read of out[-1] is an ASan error in CI
+  top_k(v, 3, 0, out.data());
+  CHECK(out[0] == -7);
+}
+
 TEST_CASE("swiglu clamps the gate from above and the up projection on both sides") {
   const float gate[3] = {20, -3, 1};
   const float up[3] = {-20, 2, 30};

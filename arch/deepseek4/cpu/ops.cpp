@@ -60,6 +60,7 @@ void top_k(const float* v, int64_t n, int64_t k, int32_t* out) {
   };
   // Insertion into a sorted prefix of size <= k: k is small (experts) or the scan is over the
   // indexer's visible entries, where k is at most a few hundred.
+  if (k <= 0) return;  // nothing to keep (index_topk 0); out may be empty
   int64_t have = 0;
   for (int32_t i = 0; i < int32_t(n); ++i) {
     if (have == k && !before(i, out[k - 1])) continue;
