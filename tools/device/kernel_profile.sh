@@ -23,9 +23,6 @@ done
 steps=${STEPS:-16}
 $b/moepage run --profile configs/default.yaml --model "$model" --set device=hip --prompt-ids 11 \
   --max-tokens "$steps" --stats-json "$out/wall.json" > "$out/wall-run.txt" 2>&1
-"$ncu" --clock-control none --cache-control none --csv --metrics gpu__time_duration.sum --log-file "$out/steps.csv" \
-  $b/moepage run --profile configs/default.yaml --model "$model" --set device=hip --prompt-ids 11 \
-  --max-tokens "$steps" > "$out/steps-run.txt" 2>&1
-python3 tools/device/ncu_table.py "$out/steps.csv" > "$out/steps-table.txt" 2>&1
+tools/device/step_kernels.sh "$b" "$model" "$out" "$steps"
 head -30 "$out/steps-table.txt"
 grep -o '"decode[^,]*' "$out/wall.json" | head -5

@@ -19,7 +19,4 @@ $b/ds4-hip-bench --reps 100 --filter attention > "$out/bench-attention.txt" 2>&1
 $b/moepage run --profile configs/default.yaml --model "$model" --set device=hip --prompt-ids 11,12,13,14 \
   --max-tokens 128 > "$out/e2e.txt" 2>&1
 grep -h "decode\|token ids" "$out/e2e.txt" | cut -c1-200
-ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-"$ncu" --csv --metrics gpu__time_duration.sum --log-file "$out/ncu.csv" $b/moepage run --profile configs/default.yaml \
-  --model "$model" --set device=hip --prompt-ids 11 --max-tokens 3 > "$out/ncu-run.txt" 2>&1
-python3 tools/device/ncu_table.py "$out/ncu.csv" > "$out/ncu-table.txt" 2>&1; head -30 "$out/ncu-table.txt"
+tools/device/step_kernels.sh "$b" "$model" "$out" 16; head -30 "$out/steps-table.txt"

@@ -17,9 +17,5 @@ for i in 1 2; do
   grep -h "decode" "$work/resident-$i.txt" | cut -c1-160
 done
 $b/ds4-hip-bench --reps 50 --filter "T=1" 2>&1 | grep -v "T=8" | tee "$work/bench.txt" | grep -i "wq_b\|wo_b\|wq_a\|moe\|shared"
-ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-"$ncu" --clock-control none --cache-control none --csv --metrics gpu__time_duration.sum --log-file "$work/steps.csv" \
-  $b/moepage run --profile configs/default.yaml --model "$model" --set device=hip --prompt-ids 11 --max-tokens 16 \
-  > "$work/steps-run.txt" 2>&1
-python3 tools/device/ncu_table.py "$work/steps.csv" > "$work/steps-table.txt" 2>&1; head -24 "$work/steps-table.txt"
+tools/device/step_kernels.sh "$b" "$model" "$work" 16; head -24 "$work/steps-table.txt"
 tar czf "$out/round.tar.gz" -C "$work" .

@@ -25,7 +25,8 @@ struct AttentionScratch {
   float *attn_out = nullptr, *oa = nullptr;             // [B, H*hd], [B, groups*o_lora]
   float* attend_part = nullptr;                         // split decode: per (token, head, split) partials
   uint32_t* attend_tickets = nullptr;                   // split decode: blocks done per (token, head)
-  // The compressors (and the indexer's weights projection) run beside the query and key chain.
+  // The shared KV head, the compressors and the indexer's weights projection run beside the query
+  // chain.
   SideStream side;
 };
 

@@ -90,17 +90,8 @@ struct DeviceMat {
   int64_t row_offset = 0;
 };
 
-// Bytes of stored row `row` (of the full tensor) start at data + row * row_bytes.
-template <WeightCode W>
-__host__ __device__ inline int64_t row_bytes(int64_t cols) {
-  if constexpr (W == WeightCode::F32) return cols * 4;
-  else if constexpr (W == WeightCode::BF16 || W == WeightCode::F16) return cols * 2;
-  else if constexpr (W == WeightCode::FP8) return cols;
-  else return cols / 2;
-}
-
-// The same for an encoding known only at run time.
-__host__ __device__ inline int64_t row_bytes_of(WeightCode code, int64_t cols) {
+// Bytes of one stored row of `cols` elements in the given encoding.
+__host__ __device__ constexpr int64_t row_bytes_of(WeightCode code, int64_t cols) {
   switch (code) {
     case WeightCode::F32: return cols * 4;
     case WeightCode::BF16:
@@ -108,6 +99,13 @@ __host__ __device__ inline int64_t row_bytes_of(WeightCode code, int64_t cols) {
     case WeightCode::FP8: return cols;
     default: return cols / 2;
   }
+}
+
+// The same for an encoding fixed at compile time: row `row` (of the full tensor) starts at
+// data + row * row_bytes.
+template <WeightCode W>
+__host__ __device__ constexpr int64_t row_bytes(int64_t cols) {
+  return row_bytes_of(W, cols);
 }
 
 // The scale bytes of stored row `row` start at scale + scale_row_offset (FP8: the block row).

@@ -384,6 +384,17 @@ void launch_mix(const GpuHcParams& p, const Config& c, const HcInput& in, int64_
   MP_GPU_CHECK_LAUNCH("gpu mHC hc_mix_kernel");
 }
 
+// A site's (or the head's) weights, then the collapse of the streams they read (in.Xout when the
+// previous hc_post is folded in) with its RMSNorm. Two launches: folding the collapse into the
+// finishing block made that one block's serial tail longer (H200: 30 us per site) than a second
+// launch spread over 1024 threads (24 us).
+void mix_and_collapse(const GpuHcParams& p, const Config& c, const HcInput& in, int64_t S, const GpuHcScratch& sc,
+                      float* post, float* comb, const float* norm, float* u, float* xn, Stream stream) {
+  launch_mix(p, c, in, S, sc, post, comb, stream);
+  hc_collapse_norm(in.block_out ? in.Xout : in.X, sc, S, c.hc_mult, c.hidden_size, norm, float(c.rms_norm_eps), u, xn,
+                   stream);
+}
+
 }  // namespace
 
 GpuHcScratch allocate_hc_scratch(const Config& c, int64_t max_batch, DeviceArena& arena) {
@@ -409,11 +420,7 @@ void hc_site(const GpuHcParams& p, const Config& c, const HcInput& in, int64_t S
              float* comb, const float* norm, float* xn, Stream stream) {
   if (S <= 0) return;
   if (!post || !comb || !xn) throw GpuError("gpu mHC: a block site needs post, comb and xn outputs");
-  // Two launches: folding the collapse into the finishing block made that one block's serial
-  // tail longer (H200: 30 us per site) than a second launch spread over 1024 threads (24 us).
-  launch_mix(p, c, in, S, sc, post, comb, stream);
-  hc_collapse_norm(in.block_out ? in.Xout : in.X, sc, S, c.hc_mult, c.hidden_size, norm, float(c.rms_norm_eps),
-                   nullptr, xn, stream);
+  mix_and_collapse(p, c, in, S, sc, post, comb, norm, nullptr, xn, stream);
 }
 
 void hc_collapse_norm(const float* X, const GpuHcScratch& sc, int64_t S, uint32_t n, uint32_t d, const float* norm,
@@ -456,9 +463,7 @@ void hc_head(const GpuHcParams& p, const Config& c, const float* X, int64_t S, c
 void hc_head(const GpuHcParams& p, const Config& c, const HcInput& in, int64_t S, const GpuHcScratch& sc, float* h,
              Stream stream, const float* norm, float* norm_out) {
   if (S <= 0) return;
-  launch_mix(p, c, in, S, sc, nullptr, nullptr, stream);
-  hc_collapse_norm(in.block_out ? in.Xout : in.X, sc, S, c.hc_mult, c.hidden_size, norm, float(c.rms_norm_eps), h,
-                   norm_out, stream);
+  mix_and_collapse(p, c, in, S, sc, nullptr, nullptr, norm, h, norm_out, stream);
 }
 
 }  // namespace moepage::ds4::gpu

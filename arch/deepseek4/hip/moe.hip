@@ -152,7 +152,6 @@ struct Band {
   __device__ const int32_t* pairs() const { return groups + 2 * nb + 1 + np; }
 };
 
-
 // act[pair, r] = swiglu(w1[r] . yn[token], w3[r] . yn[token]) for every pair of expert blockIdx.y
 // of the band: each warp streams rows r of w1 and w3 once per token tile.
 template <WeightCode W, int T>
@@ -307,7 +306,8 @@ __global__ void __launch_bounds__(kGemvMaxSlices * kGemvLanes)
   const int32_t b = blockIdx.y, pair = band.starts()[b];  // the expert's only (token, j) pair
   const std::byte* slot = table_row[band.experts()[b]];
   const DeviceMat mats[2] = {part_mat(slot, w1, I, D), part_mat(slot, w3, I, D)};
-  const int64_t r0 = int64_t(blockIdx.x) * rows_per_block, r1 = r0 + rows_per_block < I ? r0 + rows_per_block : I;
+  int64_t r1;
+  const int64_t r0 = gemv_block_rows(I, rows_per_block, r1);
   float xv[CPT][elems_per_chunk<W>()];
   gemv_load_x<W, CPT>(yn + int64_t(band.tokens()[pair]) * D, threadIdx.x, blockDim.x, xv);
   gemv_rows<W, CPT, 2>(mats, r0, r1, xv, partial);
@@ -325,7 +325,8 @@ __global__ void __launch_bounds__(kGemvMaxSlices * kGemvLanes)
   const int32_t b = blockIdx.y, pair = band.starts()[b];
   const std::byte* slot = table_row[band.experts()[b]];
   const DeviceMat mats[1] = {part_mat(slot, w2, D, I)};
-  const int64_t r0 = int64_t(blockIdx.x) * rows_per_block, r1 = r0 + rows_per_block < D ? r0 + rows_per_block : D;
+  int64_t r1;
+  const int64_t r0 = gemv_block_rows(D, rows_per_block, r1);
   const int64_t dest = band.pairs()[pair];
   float xv[CPT][elems_per_chunk<W>()];
   gemv_load_x<W, CPT>(act + dest * I, threadIdx.x, blockDim.x, xv);
@@ -342,26 +343,16 @@ bool launch_expert_gemv(const std::byte* const* table_row, const ExpertLayout& l
   const GemvShape down = gemv_shape(down_code, row_bytes_of(down_code, I) / 16);
   if (up.slices == 0 || down.slices == 0) return false;
   const int64_t up_rows = gemv_rows_per_block(I, nb, up.slices), down_rows = gemv_rows_per_block(D, nb, down.slices);
-  with_weight_code(up_code, [&](auto wc) {
-    constexpr WeightCode W = decltype(wc)::value;
-    with_gemv_cpt(up.cpt, [&](auto c) {
-      constexpr int CPT = decltype(c)::value;
-      if constexpr (W != WeightCode::F16 && CPT <= gemv_max_cpt(W))
-        expert_up_gemv_kernel<W, CPT>
-            <<<dim3(unsigned((I + up_rows - 1) / up_rows), unsigned(nb)), unsigned(up.slices * kGemvLanes), 0, st>>>(
-                table_row, part_args(layout.w1), part_args(layout.w3), D, I, band, yn, limit, act, up_rows);
-    });
+  with_gemv_kernel(up_code, up, [&](auto wc, auto c) {
+    expert_up_gemv_kernel<decltype(wc)::value, decltype(c)::value>
+        <<<dim3(unsigned((I + up_rows - 1) / up_rows), unsigned(nb)), unsigned(up.slices * kGemvLanes), 0, st>>>(
+            table_row, part_args(layout.w1), part_args(layout.w3), D, I, band, yn, limit, act, up_rows);
   });
   MP_GPU_CHECK_LAUNCH("gpu moe expert w1/w3 (single token)");
-  with_weight_code(down_code, [&](auto wc) {
-    constexpr WeightCode W = decltype(wc)::value;
-    with_gemv_cpt(down.cpt, [&](auto c) {
-      constexpr int CPT = decltype(c)::value;
-      if constexpr (W != WeightCode::F16 && CPT <= gemv_max_cpt(W))
-        expert_down_gemv_kernel<W, CPT><<<dim3(unsigned((D + down_rows - 1) / down_rows), unsigned(nb)),
-                                          unsigned(down.slices * kGemvLanes), 0, st>>>(
-            table_row, part_args(layout.w2), D, I, band, act, ex_out, down_rows);
-    });
+  with_gemv_kernel(down_code, down, [&](auto wc, auto c) {
+    expert_down_gemv_kernel<decltype(wc)::value, decltype(c)::value>
+        <<<dim3(unsigned((D + down_rows - 1) / down_rows), unsigned(nb)), unsigned(down.slices * kGemvLanes), 0,
+           st>>>(table_row, part_args(layout.w2), D, I, band, act, ex_out, down_rows);
   });
   MP_GPU_CHECK_LAUNCH("gpu moe expert w2 (single token)");
   return true;
@@ -389,7 +380,6 @@ WeightCode part_code(const ExpertPart& p, int64_t rows, int64_t cols, uint32_t l
   const std::string what = "gpu moe layer " + std::to_string(layer) + " expert part " + name;
   return weight_code(probe, what.c_str());
 }
-
 
 }  // namespace
 

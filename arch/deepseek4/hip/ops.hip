@@ -90,11 +90,10 @@ __global__ void __launch_bounds__(kGemvMaxSlices * kGemvLanes)
     matmul_gemv_kernel(DeviceMat m, const float* x, float* y, int64_t rows_per_group, int64_t x_group_stride,
                        int64_t rows_per_block) {
   __shared__ float partial[kGemvMaxSlices * kGemvMaxRows];
-  const int64_t r0 = int64_t(blockIdx.x) * rows_per_block;
-  const int64_t r1 = r0 + rows_per_block < m.rows ? r0 + rows_per_block : m.rows;
-  const int64_t slices = blockDim.x / kGemvLanes;
+  int64_t r1;
+  const int64_t r0 = gemv_block_rows(m.rows, rows_per_block, r1);
   float xv[CPT][elems_per_chunk<W>()];
-  gemv_load_x<W, CPT>(x + (r0 / rows_per_group) * x_group_stride, threadIdx.x, slices * kGemvLanes, xv);
+  gemv_load_x<W, CPT>(x + (r0 / rows_per_group) * x_group_stride, threadIdx.x, blockDim.x, xv);
   const DeviceMat mats[1] = {m};
   gemv_rows<W, CPT, 1>(mats, r0, r1, xv, partial);
   __syncthreads();
@@ -107,8 +106,8 @@ template <WeightCode W, int CPT>
 __global__ void __launch_bounds__(kGemvMaxSlices * kGemvLanes)
     swiglu_gemv_kernel(DeviceMat w1, DeviceMat w3, const float* x, float limit, float* out, int64_t rows_per_block) {
   __shared__ float partial[2 * kGemvMaxSlices * kGemvMaxRows];
-  const int64_t r0 = int64_t(blockIdx.x) * rows_per_block;
-  const int64_t r1 = r0 + rows_per_block < w1.rows ? r0 + rows_per_block : w1.rows;
+  int64_t r1;
+  const int64_t r0 = gemv_block_rows(w1.rows, rows_per_block, r1);
   float xv[CPT][elems_per_chunk<W>()];
   gemv_load_x<W, CPT>(x, threadIdx.x, blockDim.x, xv);
   const DeviceMat mats[2] = {w1, w3};
@@ -241,16 +240,13 @@ bool matmul_gemv(const DeviceMat& m, WeightCode code, const float* x, int64_t x_
   const GemvShape shape = gemv_shape(code, row_bytes_of(code, m.cols) / 16);
   if (shape.slices == 0 || (code == WeightCode::BF16 && m.rows > kGemvMaxBf16Rows)) return false;
   int64_t per_block = gemv_rows_per_block(m.rows, 1, shape.slices);
-  while (rows_per_group % per_block != 0) --per_block;  // a block's rows share one group's x
+  if (rows_per_group < m.rows)  // grouped: a block's rows share one group's x
+    while (rows_per_group % per_block != 0) --per_block;
   const unsigned grid = unsigned((m.rows + per_block - 1) / per_block);
-  with_weight_code(code, [&](auto wc) {
-    constexpr WeightCode W = decltype(wc)::value;
-    with_gemv_cpt(shape.cpt, [&](auto c) {
-      constexpr int CPT = decltype(c)::value;
-      if constexpr (W != WeightCode::F16 && CPT <= gemv_max_cpt(W))
-        matmul_gemv_kernel<W, CPT><<<grid, unsigned(shape.slices * kGemvLanes), 0, native(stream)>>>(
-            m, x, y, rows_per_group, x_group_stride, per_block);
-    });
+  with_gemv_kernel(code, shape, [&](auto wc, auto c) {
+    matmul_gemv_kernel<decltype(wc)::value, decltype(c)::value>
+        <<<grid, unsigned(shape.slices * kGemvLanes), 0, native(stream)>>>(m, x, y, rows_per_group, x_group_stride,
+                                                                           per_block);
   });
   MP_GPU_CHECK_LAUNCH("gpu matmul (single token)");
   return true;
@@ -362,14 +358,9 @@ void matmul_swiglu(const cpu::MatRef& w1, const cpu::MatRef& w3, const float* x,
   }
   const int64_t per_block = gemv_rows_per_block(m1.rows, 2, shape.slices);
   const unsigned grid = unsigned((m1.rows + per_block - 1) / per_block);
-  with_weight_code(code, [&](auto wc) {
-    constexpr WeightCode W = decltype(wc)::value;
-    with_gemv_cpt(shape.cpt, [&](auto c) {
-      constexpr int CPT = decltype(c)::value;
-      if constexpr (W != WeightCode::F16 && CPT <= gemv_max_cpt(W))
-        swiglu_gemv_kernel<W, CPT><<<grid, unsigned(shape.slices * kGemvLanes), 0, native(stream)>>>(m1, m3, x, limit,
-                                                                                                     h1, per_block);
-    });
+  with_gemv_kernel(code, shape, [&](auto wc, auto c) {
+    swiglu_gemv_kernel<decltype(wc)::value, decltype(c)::value>
+        <<<grid, unsigned(shape.slices * kGemvLanes), 0, native(stream)>>>(m1, m3, x, limit, h1, per_block);
   });
   MP_GPU_CHECK_LAUNCH("gpu matmul_swiglu (single token)");
 }

@@ -26,7 +26,6 @@ constexpr int kGemvMaxRows = 64;    // rows (or row pairs) one block finishes
 __host__ __device__ constexpr int gemv_max_cpt(WeightCode w) {
   return w == WeightCode::FP4 ? 1 : w == WeightCode::FP8 ? 2 : w == WeightCode::F32 ? 8 : 4;
 }
-template <WeightCode W>
 __device__ constexpr int gemv_rows_in_flight(int cpt) { return cpt >= 2 ? 2 : 4; }
 
 // How the columns of a row of n_chunks 16-byte chunks split: slices of 32 threads, chunks per
@@ -131,7 +130,7 @@ __device__ inline float slice_sum(float v) {
 template <WeightCode W, int CPT, int NM>
 __device__ inline void gemv_rows(const DeviceMat (&mats)[NM], int64_t r0, int64_t r1,
                                  const float (&xv)[CPT][elems_per_chunk<W>()], float* partial) {
-  constexpr int U = gemv_rows_in_flight<W>(CPT);
+  constexpr int U = gemv_rows_in_flight(CPT);
   const int slice = int(threadIdx.x) / kGemvLanes, lane = int(threadIdx.x) % kGemvLanes;
   const int slices = int(blockDim.x) / kGemvLanes;
   const int64_t first = int64_t(slice) * kGemvLanes + lane, stride = int64_t(slices) * kGemvLanes;
@@ -166,15 +165,31 @@ __device__ inline float gemv_total(const float* partial, int m, int64_t i) {
   return s;
 }
 
-// Calls f(integral_constant<int, cpt>) for the chunk counts gemv_shape can return.
+// The rows [r0, r1) block blockIdx.x of a single-token kernel finishes, of `rows` in all.
+__device__ inline int64_t gemv_block_rows(int64_t rows, int64_t rows_per_block, int64_t& r1) {
+  const int64_t r0 = int64_t(blockIdx.x) * rows_per_block;
+  r1 = r0 + rows_per_block < rows ? r0 + rows_per_block : rows;
+  return r0;
+}
+
+// Calls f(integral_constant<WeightCode, W>, integral_constant<int, CPT>) for the encoding and
+// chunk count of `shape` (as gemv_shape returned them), instantiating only the pairs whose x fits
+// in registers: every single-token launcher dispatches through here.
 template <class F>
-void with_gemv_cpt(int cpt, F&& f) {
-  switch (cpt) {
-    case 1: f(std::integral_constant<int, 1>{}); return;
-    case 2: f(std::integral_constant<int, 2>{}); return;
-    case 4: f(std::integral_constant<int, 4>{}); return;
-    default: f(std::integral_constant<int, 8>{}); return;
-  }
+void with_gemv_kernel(WeightCode code, const GemvShape& shape, F&& f) {
+  auto for_cpt = [&](auto wc) {
+    constexpr WeightCode W = decltype(wc)::value;
+    auto call = [&](auto c) {
+      if constexpr (W != WeightCode::F16 && decltype(c)::value <= gemv_max_cpt(W)) f(wc, c);
+    };
+    switch (shape.cpt) {
+      case 1: call(std::integral_constant<int, 1>{}); return;
+      case 2: call(std::integral_constant<int, 2>{}); return;
+      case 4: call(std::integral_constant<int, 4>{}); return;
+      default: call(std::integral_constant<int, 8>{}); return;
+    }
+  };
+  with_weight_code(code, for_cpt);
 }
 
 }  // namespace moepage::ds4::gpu

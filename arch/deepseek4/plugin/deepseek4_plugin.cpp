@@ -158,7 +158,6 @@ class Deepseek4Arch {
 #endif
     pager_ = std::make_unique<ds4::PagerCalls>(host_, *pager, c.n_routed_experts, c.num_experts_per_tok);
     hint_scratch_.reserve(c.n_routed_experts);
-    greedy_logits_.assign(c.vocab_size, 0.0f);
     const mp_device_service* dev = host_ ? host_->device : nullptr;
     if (dev != nullptr && dev->kind == MP_DEVICE_HIP) {
 #ifdef MOEPAGE_GPU_ENABLED
@@ -182,6 +181,7 @@ class Deepseek4Arch {
     if (!pool_) pool_ = std::make_unique<ds4::cpu::ThreadPool>(threads_);
     cpu_model_ = std::make_unique<ds4::Model>(c, model_.weights, ds4::expert_layout(*model_.catalog, c),
                                               cpu_source_.get(), *pool_, ds4::ModelOptions{max_context_, kMaxBatch});
+    greedy_logits_.assign(c.vocab_size, 0.0f);  // the GPU picks on the device and needs none
   }
 
   void reset() {
@@ -318,7 +318,7 @@ class Deepseek4Arch {
   std::unique_ptr<ds4::GpuBinding> gpu_;
 #endif
   std::vector<int32_t> hint_scratch_;
-  std::vector<float> greedy_logits_;  // [vocab]: the CPU's last logits for forward_greedy
+  std::vector<float> greedy_logits_;  // [vocab] on the CPU: the last logits for forward_greedy
 };
 
 }  // namespace
