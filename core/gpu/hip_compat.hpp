@@ -66,6 +66,23 @@ using hipHostFn_t = cudaHostFn_t;
 #define MP_SHFL_XOR(value, lane_mask) __shfl_xor_sync(0xffffffffu, (value), (lane_mask))
 #define MP_SHFL(value, src_lane) __shfl_sync(0xffffffffu, (value), (src_lane))
 
+// Two e4m3 codes (the low 16 bits of `two_codes`, low byte first) to floats with the hardware
+// conversion of sm_89 and newer: one instruction per pair to f16 (exact: every e4m3 value is an
+// f16, NaN codes stay NaN) and one per value to float. MP_FP8_PAIR_CVT says whether this pass
+// has it (0 in the host pass, on older NVIDIA targets and on AMD).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#define MP_FP8_PAIR_CVT 1
+__device__ inline void mp_e4m3x2_to_float2(unsigned two_codes, float& lo, float& hi) {
+  unsigned halves;
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(halves) : "h"(static_cast<unsigned short>(two_codes)));
+  asm("{\n.reg .f16 l, h;\nmov.b32 {l, h}, %2;\ncvt.f32.f16 %0, l;\ncvt.f32.f16 %1, h;\n}"
+      : "=f"(lo), "=f"(hi)
+      : "r"(halves));
+}
+#else
+#define MP_FP8_PAIR_CVT 0
+#endif
+
 #elif defined(MOEPAGE_GPU_AMD)
 #include <hip/hip_runtime.h>
 
@@ -99,6 +116,7 @@ inline hipError_t launch_host_func(hipStream_t stream, hipHostFn_t fn, void* use
 #endif
 #define MP_SHFL_XOR(value, lane_mask) __shfl_xor((value), (lane_mask))
 #define MP_SHFL(value, src_lane) __shfl((value), (src_lane))
+#define MP_FP8_PAIR_CVT 0  // gfx1030 / gfx90a have no FP8 conversion
 
 #else
 #error "hip_compat.hpp: build with MOEPAGE_GPU=hip-nvidia or hip-amd (defines MOEPAGE_GPU_NVIDIA or MOEPAGE_GPU_AMD)"

@@ -57,13 +57,30 @@ __device__ inline float decode_e2m1(uint8_t code) {
 // (2^-FP4_RAW_SHIFT): callers restore the power of two on the other factor (exact, since
 // subnormals are never flushed in our kernels). B / K: the byte / nibble of `word` holding it.
 // e4m3: the NaN codes (magnitude 0x7F) decode as a number here; callers test fp8_has_nan().
-constexpr int kFp8RawShift = 120;
+// Where the target converts e4m3 in hardware (MP_FP8_PAIR_CVT) the FP8 decode is the exact value
+// (shift 0) and NaN codes come out as NaN, so callers need no NaN test (kFp8RawKeepsNan).
+constexpr int kFp8RawShift = MP_FP8_PAIR_CVT ? 0 : 120;
+constexpr bool kFp8RawKeepsNan = MP_FP8_PAIR_CVT != 0;
 constexpr int kFp4RawShift = 126;
 
 template <int B>
 __device__ inline float fp8_raw_from_word(uint32_t word) {
   const int32_t top = int32_t(word << (24 - 8 * B));  // sign at bit 31, magnitude at 24..30
   return bits_as_float(uint32_t(top >> 4) & 0x87F00000u);
+}
+
+// The four e4m3 codes of `word` (low byte first), times 2^-kFp8RawShift: half the instructions
+// of the bit decode where the hardware converts pairs.
+__device__ inline void fp8_raw4_from_word(uint32_t word, float (&w)[4]) {
+#if MP_FP8_PAIR_CVT
+  mp_e4m3x2_to_float2(word, w[0], w[1]);
+  mp_e4m3x2_to_float2(word >> 16, w[2], w[3]);
+#else
+  w[0] = fp8_raw_from_word<0>(word);
+  w[1] = fp8_raw_from_word<1>(word);
+  w[2] = fp8_raw_from_word<2>(word);
+  w[3] = fp8_raw_from_word<3>(word);
+#endif
 }
 
 // Non-zero when one of the four e4m3 codes of `word` is a NaN code (magnitude bits all ones).

@@ -204,9 +204,7 @@ __device__ inline void decode4(const uint4& q, float (&w)[4]) {
     w[0] = decode_f16(uint16_t(a & 0xFFFFu)); w[1] = decode_f16(uint16_t(a >> 16));
     w[2] = decode_f16(uint16_t(b & 0xFFFFu)); w[3] = decode_f16(uint16_t(b >> 16));
   } else if constexpr (W == WeightCode::FP8) {
-    const uint32_t a = word_of<S>(q);
-    w[0] = fp8_raw_from_word<0>(a); w[1] = fp8_raw_from_word<1>(a); w[2] = fp8_raw_from_word<2>(a);
-    w[3] = fp8_raw_from_word<3>(a);
+    fp8_raw4_from_word(word_of<S>(q), w);
   } else {
     const uint32_t a = word_of<S / 2>(q);
     constexpr int k = 4 * (S % 2);
@@ -260,7 +258,8 @@ __device__ inline void tile_chunk(const uint4 (&q)[R], const uint8_t* const (&rs
     if constexpr (W == WeightCode::FP8) {
       s = decode_e8m0(rs[r][i >> 3]);
       // A NaN code anywhere in the chunk makes the product NaN, as NaN * x does on the CPU.
-      if (fp8_has_nan(q[r].x) | fp8_has_nan(q[r].y) | fp8_has_nan(q[r].z) | fp8_has_nan(q[r].w))
+      if (!kFp8RawKeepsNan &&
+          (fp8_has_nan(q[r].x) | fp8_has_nan(q[r].y) | fp8_has_nan(q[r].z) | fp8_has_nan(q[r].w)))
         s = bits_as_float(0x7FC00000u);
     } else if constexpr (W == WeightCode::FP4) {
       s = decode_e8m0(rs[r][i]);

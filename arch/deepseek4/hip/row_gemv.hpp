@@ -104,7 +104,8 @@ __device__ inline float gemv_partial(const uint4 (&q)[CPT], const uint8_t* row_s
       if constexpr (W == WeightCode::FP8) {
         s = decode_e8m0(row_scale[i >> 3]);
         // A NaN code anywhere in the chunk makes the product NaN, as NaN * x does on the CPU.
-        if (fp8_has_nan(q[k].x) | fp8_has_nan(q[k].y) | fp8_has_nan(q[k].z) | fp8_has_nan(q[k].w))
+        if (!kFp8RawKeepsNan &&
+            (fp8_has_nan(q[k].x) | fp8_has_nan(q[k].y) | fp8_has_nan(q[k].z) | fp8_has_nan(q[k].w)))
           s = bits_as_float(0x7FC00000u);
       } else {
         s = decode_e8m0(row_scale[i]);
@@ -117,11 +118,31 @@ __device__ inline float gemv_partial(const uint4 (&q)[CPT], const uint8_t* row_s
   return acc;
 }
 
-// Sum over the 32 lanes of a slice; every lane gets it.
-__device__ inline float slice_sum(float v) {
+// The 32-lane sums of U values at once (U a power of two up to 32): while a lane holds several,
+// the lanes whose bit `off` is set keep the upper half and send the lower half to their partner,
+// which does the opposite, so each exchange halves the values held; then plain butterflies. Lane
+// l ends with the total of value l / (32 / U): U-1 fewer shuffles and adds per value than U
+// separate sums (the adds are in another order, a float rounding apart).
+template <int U>
+__device__ inline float slice_sums(const float (&v)[U], int lane) {
+  float held[U];
 #pragma unroll
-  for (int off = kGemvLanes / 2; off > 0; off >>= 1) v += MP_SHFL_XOR(v, off);
-  return v;
+  for (int i = 0; i < U; ++i) held[i] = v[i];
+  int off = kGemvLanes / 2;
+#pragma unroll
+  for (int n = U; n > 1; n >>= 1, off >>= 1) {
+    const bool upper = (lane & off) != 0;
+#pragma unroll
+    for (int i = 0; i < n / 2; ++i) {
+      const float send = upper ? held[i] : held[i + n / 2];
+      const float keep = upper ? held[i + n / 2] : held[i];
+      held[i] = keep + MP_SHFL_XOR(send, off);
+    }
+  }
+  float total = held[0];
+#pragma unroll
+  for (; off > 0; off >>= 1) total += MP_SHFL_XOR(total, off);
+  return total;
 }
 
 // Streams rows [r0, r1) of the NM matrices mats (row r of each, as stored: data + row * rb,
@@ -147,13 +168,17 @@ __device__ inline void gemv_rows(const DeviceMat (&mats)[NM], int64_t r0, int64_
         for (int k = 0; k < CPT; ++k) q[m][u][k] = rd[first + k * stride];
         rs[m][u] = has_block_scale<W>() ? mats[m].scale + scale_row_offset<W>(row, mats[m].cols) : nullptr;
       }
+    constexpr int lanes_per_row = kGemvLanes / U;
+    const int u_of_lane = lane / lanes_per_row;
 #pragma unroll
-    for (int m = 0; m < NM; ++m)
+    for (int m = 0; m < NM; ++m) {
+      float p[U];
 #pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const float p = slice_sum(gemv_partial<W, CPT>(q[m][u], rs[m][u], first, stride, xv));
-        if (lane == 0 && r + u < r1) partial[(m * kGemvMaxSlices + slice) * kGemvMaxRows + (r + u - r0)] = p;
-      }
+      for (int u = 0; u < U; ++u) p[u] = gemv_partial<W, CPT>(q[m][u], rs[m][u], first, stride, xv);
+      const float sum = slice_sums<U>(p, lane);
+      if (lane % lanes_per_row == 0 && r + u_of_lane < r1)
+        partial[(m * kGemvMaxSlices + slice) * kGemvMaxRows + (r + u_of_lane - r0)] = sum;
+    }
   }
 }
 
