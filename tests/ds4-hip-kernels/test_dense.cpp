@@ -333,6 +333,70 @@ TEST_CASE("gpu hc_pre and hc_post match forward/hc.cpp") {
   check_close("hc_post S 5 N 4 D 96", dev.get(out_d, want.size()), want, 1e-6);
 }
 
+TEST_CASE("gpu hc_site and hc_head for one token collapse in the weights launch and match forward/hc.cpp") {
+  // One token takes the fused path (every block collapses its own columns after the finisher's
+  // weights): 4 streams (the unrolled kernel) and 2 or 3 (the general one), widths that leave the
+  // last block partly empty, each site launched twice so the ticket and flag are reused.
+  struct Shape {
+    uint32_t n;
+    int64_t d;
+  };
+  for (const Shape shape : {Shape{4, 96}, Shape{4, 200}, Shape{3, 130}, Shape{2, 64}}) {
+    Rng rng(40 + shape.n * 7 + uint64_t(shape.d));
+    gpu::test::Device dev;
+    cpu::ThreadPool pool(1);
+    Config c = hc_config();
+    c.hc_mult = shape.n;
+    c.hidden_size = shape.d;
+    const int64_t N = c.hc_mult, D = c.hidden_size, n_mix = (2 + N) * N;
+    const std::string tag = "N " + std::to_string(N) + " D " + std::to_string(D);
+    const HcSite site(rng, dev, c, n_mix, 3);
+    const HcSite head(rng, dev, c, N, 1);
+    const gpu::GpuHcScratch hs = gpu::allocate_hc_scratch(c, 1, dev.arena());
+    const std::vector<float> norm = rng.floats(size_t(D), 0.5f, 1.5f);
+    const float* norm_d = dev.put(norm);
+    std::vector<float> flat(size_t(N * D)), mixes(static_cast<size_t>(n_mix)), pre(static_cast<size_t>(N));
+    for (int rep = 0; rep < 2; ++rep) {
+      // The previous site's hc_post folded into the read of the streams.
+      const std::vector<float> X = rng.floats(size_t(N * D), -2.0f, 2.0f);
+      const std::vector<float> block_out = rng.floats(size_t(D), -1.0f, 1.0f);
+      const std::vector<float> prev_post = rng.floats(size_t(N), 0.1f, 1.9f);
+      const std::vector<float> prev_comb = rng.floats(size_t(N * N), 0.0f, 0.5f);
+      std::vector<float> Xout(size_t(N * D));
+      hc_post(block_out.data(), X.data(), prev_post.data(), prev_comb.data(), 1, uint32_t(N), uint32_t(D), Xout.data());
+      std::vector<float> post(static_cast<size_t>(N)), comb(size_t(N * N)), u(static_cast<size_t>(D)), xn_want(static_cast<size_t>(D));
+      hc_pre(pool, site.cpu, c, Xout.data(), 1, HcScratch{flat.data(), mixes.data(), pre.data()}, post.data(),
+             comb.data(), u.data());
+      cpu::rms_norm(u.data(), D, norm.data(), double(float(c.rms_norm_eps)), xn_want.data());
+
+      gpu::HcInput in;
+      in.X = dev.put(X);
+      in.block_out = dev.put(block_out);
+      in.post = dev.put(prev_post);
+      in.comb = dev.put(prev_comb);
+      in.Xout = dev.zeros<float>(Xout.size());
+      float* post_d = dev.zeros<float>(post.size());
+      float* comb_d = dev.zeros<float>(comb.size());
+      float* xn_d = dev.zeros<float>(xn_want.size());
+      gpu::hc_site(site.dev, c, in, 1, hs, post_d, comb_d, norm_d, xn_d, dev.stream());
+      check_close("one-token hc_site Xout " + tag, dev.get(in.Xout, Xout.size()), Xout, 1e-6);
+      check_close("one-token hc_site post " + tag, dev.get(post_d, post.size()), post, 1e-5);
+      check_close("one-token hc_site comb " + tag, dev.get(comb_d, comb.size()), comb, 1e-5);
+      check_close("one-token hc_site xn " + tag, dev.get(xn_d, xn_want.size()), xn_want, 1e-5);
+
+      // The head on the same streams: h and the final norm of h.
+      std::vector<float> head_mixes(static_cast<size_t>(N)), h(static_cast<size_t>(D)), hn_want(static_cast<size_t>(D));
+      hc_head(pool, head.cpu, c, Xout.data(), 1, HcScratch{flat.data(), head_mixes.data(), pre.data()}, h.data());
+      cpu::rms_norm(h.data(), D, norm.data(), double(float(c.rms_norm_eps)), hn_want.data());
+      float* h_d = dev.zeros<float>(h.size());
+      float* hn_d = dev.zeros<float>(h.size());
+      gpu::hc_head(head.dev, c, in.Xout, 1, hs, h_d, dev.stream(), norm_d, hn_d);
+      check_close("one-token hc_head h " + tag, dev.get(h_d, h.size()), h, 1e-5);
+      check_close("one-token hc_head norm " + tag, dev.get(hn_d, h.size()), hn_want, 1e-5);
+    }
+  }
+}
+
 TEST_CASE("gpu hc_head and output_head match forward/hc.cpp and forward/head.cpp") {
   Rng rng(17);
   gpu::test::Device dev;

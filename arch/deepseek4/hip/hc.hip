@@ -6,7 +6,13 @@
 //   adds the chunks up, applies r and computes the weights;
 // - the Sinkhorn runs one lane per matrix entry in double (row/column sums by shuffles), so it
 //   agrees with forward/hc.cpp hc_weights to float rounding;
-// - collapse_norm_kernel fuses the collapse with the block's input RMSNorm.
+// - collapse_norm_kernel fuses the collapse with the block's input RMSNorm;
+// - for one token on a GPU with a multiprocessor per block, the collapse runs in hc_mix_kernel
+//   itself: a block holds every stream of its columns, so once the finishing block has published
+//   pre and the collapse's RMS scale (from the streams' Gram matrix, which the blocks add up with
+//   the fn products: |u|^2 = pre' G pre), each block writes its columns of u and xn. The other
+//   blocks wait for that on a flag; all of them are resident at once (one per multiprocessor at
+//   most), so the wait cannot starve the finisher. This saves the second launch and its wait.
 #include "deepseek4/hip/hc.hpp"
 
 #include <algorithm>
@@ -25,10 +31,15 @@ constexpr int kChunk = 256;  // flattened columns per block of hc_mix_kernel
 constexpr int kCollapseThreads = 1024;
 constexpr uint32_t kMaxStreams = 16;  // the CPU's hc_weights holds a 16x16 matrix
 constexpr int kMaxMixes = int((2 + kMaxStreams) * kMaxStreams);
+constexpr int kMaxGram = int(kMaxStreams * (kMaxStreams + 1) / 2);  // entries j <= k of the Gram matrix
 constexpr uint32_t kFastStreams = 4;  // hc_mult of every released model: kernels unrolled for it
 
 unsigned blocks_for(int64_t n) { return unsigned(std::max<int64_t>(1, (n + kBlock - 1) / kBlock)); }
-int64_t chunks_for(int64_t nd) { return (nd + kChunk - 1) / kChunk; }
+// A block of hc_mix_kernel takes kChunk / n columns of every stream (so the collapse of its
+// columns needs no other block's values).
+int64_t cols_per_chunk(int64_t n) { return kChunk / n; }
+int64_t chunks_for(int64_t n, int64_t d) { return (d + cols_per_chunk(n) - 1) / cols_per_chunk(n); }
+__host__ __device__ inline int64_t gram_entries(int64_t n) { return n * (n + 1) / 2; }
 
 __device__ inline double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
@@ -73,9 +84,42 @@ struct MixArgs {
   float *mixes, *partials, *pre, *post, *comb;  // post null: the head (pre only)
   uint32_t* tickets;
   int64_t nd, chunks;
-  int32_t n, d, R, iters;
+  int32_t n, d, R, iters, cols;  // cols: columns of every stream per block
   double hc_eps, rms_eps;
+  // The collapse in the same launch (fused, one token): u and/or xn = rms_norm(u) * norm.
+  bool fused;
+  const float* norm;
+  float *u, *xn;
+  double norm_eps;
+  double* u_inv_rms;  // [S] the finisher's RMS scale of u
+  uint32_t* flags;    // [S] bumped by the finisher once pre and u_inv_rms are out
 };
+
+// Position in the flattened [N*D] streams of value i of a block (stream i / cols, column
+// c0 + i % cols); -1 past the last column.
+template <int NS>
+__device__ inline int64_t flat_index(const MixArgs& a, int64_t c0, int i) {
+  const int cols = NS > 0 ? kChunk / NS : a.cols;
+  const int64_t e = c0 + i % cols;
+  return e < a.d ? int64_t(i / cols) * a.d + e : -1;
+}
+
+// The fused collapse of this block's columns: u = sum_i pre_i X_i (double, stream order, like
+// collapse_norm_kernel) and xn = u * r * norm with the finisher's r.
+template <int NS>
+__device__ void collapse_block_columns(const MixArgs& a, int64_t s, int64_t c0, const float* xs) {
+  const int n = NS > 0 ? NS : a.n, cols = NS > 0 ? kChunk / NS : a.cols;
+  const volatile float* pre = a.pre + s * n;  // written by the finishing block: bypass L1
+  const double r = *static_cast<const volatile double*>(a.u_inv_rms + s);
+  for (int j = int(threadIdx.x); j < cols && c0 + j < a.d; j += int(blockDim.x)) {
+    double acc = 0;
+    for (int i = 0; i < n; ++i) acc += double(pre[i]) * double(xs[i * cols + j]);
+    const float v = float(acc);
+    const int64_t e = c0 + j;
+    if (a.u) a.u[s * a.d + e] = v;
+    if (a.xn) a.xn[s * a.d + e] = a.norm ? float(double(v) * r * double(a.norm[e])) : float(double(v) * r);
+  }
+}
 
 // Sum of v over the lanes j*n + 0..n-1 (columns = false) or 0..n-1 * n + k (columns = true) of
 // lane j*n + k. A power-of-two n takes an xor butterfly, which never leaves the row (column) and
@@ -141,28 +185,33 @@ __device__ void sinkhorn_block(const MixArgs& a, int64_t s, const float* mx, dou
   if (cell) a.comb[s * n * n + t] = float(m[t]);
 }
 
-// grid (chunks, S). Each block: its chunk of the token's (possibly post-mixed) streams, the dot
-// product of every fn row with it, and its sum of squares; the token's last block finishes.
+// grid (chunks, S). Each block: every stream of its columns (possibly post-mixed), the dot
+// product of every fn row with them, their sum of squares and (fused) their Gram matrix; the
+// token's last block finishes the weights, and (fused) every block then collapses its columns.
 template <WeightCode W, int NS>
 __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
   __shared__ float xs[kChunk];
   __shared__ double red[kMixThreads / MP_MIN_WARP_SIZE];
-  __shared__ double sums[kMaxMixes + 1];
+  __shared__ double sums[kMaxMixes + 1 + kMaxGram];
   __shared__ float mx[kMaxMixes];
   __shared__ double m[kMaxStreams * kMaxStreams];
   __shared__ bool last;
-  const int64_t s = blockIdx.y, c0 = int64_t(blockIdx.x) * kChunk;
-  const int64_t cols = a.nd - c0 < kChunk ? a.nd - c0 : kChunk;
+  const int64_t s = blockIdx.y;
+  const int n = NS > 0 ? NS : a.n, cols = NS > 0 ? kChunk / NS : a.cols, vals = n * cols;
+  const int64_t c0 = int64_t(blockIdx.x) * cols;
   const int t = int(threadIdx.x), warps = int(blockDim.x) / MP_WARP_SIZE, warp = t / MP_WARP_SIZE;
   const int lane = t % MP_WARP_SIZE;
+  // The flag before this block's ticket: the finisher bumps it only after every ticket is in.
+  uint32_t flag0 = 0;
+  if (a.fused && t == 0) flag0 = *static_cast<volatile uint32_t*>(a.flags + s);
 
   double ss = 0;
-  for (int64_t i = t; i < cols; i += blockDim.x) {
-    const int64_t f = c0 + i;
-    float v;
-    if (a.block_out) {
+  for (int i = t; i < vals; i += blockDim.x) {
+    const int64_t f = flat_index<NS>(a, c0, i);
+    float v = 0.0f;
+    if (f >= 0 && a.block_out) {
       v = post_mix<NS>(a.block_out, a.X, a.prev_post, a.prev_comb, s, uint32_t(a.n), uint32_t(a.d), uint32_t(f / a.d),
-                   uint32_t(f % a.d));
+                       uint32_t(f % a.d));
       a.Xout[s * a.nd + f] = v;
       if (a.last_mean && f < a.d && s == int64_t(gridDim.y) - 1) {
         float sum = v;  // stream 0; the other streams' values are recomputed bit-identically
@@ -181,7 +230,7 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
         }
         a.last_mean[f] = sum / float(a.n);
       }
-    } else {
+    } else if (f >= 0) {
       v = a.X[s * a.nd + f];
     }
     xs[i] = v;
@@ -191,7 +240,8 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
 
   // Every fn element this warp needs for kRowsAtOnce rows is loaded before any is used: at
   // batch 1 the cost is memory round trips, not bytes.
-  float* part = a.partials + s * (a.R + 1) * a.chunks;
+  const int64_t part_rows = a.R + 1 + (a.fused ? gram_entries(n) : 0);
+  float* part = a.partials + s * part_rows * a.chunks;
   constexpr int kPerLane = kChunk / MP_WARP_SIZE, kRowsAtOnce = 4;
   for (int r0 = warp; r0 < a.R; r0 += kRowsAtOnce * warps) {
     float w[kRowsAtOnce][kPerLane];
@@ -203,8 +253,9 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
       const uint8_t* rs = a.fn.scale ? a.fn.scale + scale_row_offset<W>(row, a.fn.cols) : nullptr;
 #pragma unroll
       for (int k = 0; k < kPerLane; ++k) {
-        const int64_t i = lane + k * MP_WARP_SIZE;
-        w[q][k] = r < a.R && i < cols ? decode_at<W>(rd, rs, c0 + i) : 0.0f;
+        const int i = lane + k * MP_WARP_SIZE;
+        const int64_t f = i < vals ? flat_index<NS>(a, c0, i) : -1;
+        w[q][k] = r < a.R && f >= 0 ? decode_at<W>(rd, rs, f) : 0.0f;
       }
     }
 #pragma unroll
@@ -212,14 +263,25 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
       float acc = 0.0f;
 #pragma unroll
       for (int k = 0; k < kPerLane; ++k) {
-        const int64_t i = lane + k * MP_WARP_SIZE;
-        if (i < cols) acc += w[q][k] * xs[i];
+        const int i = lane + k * MP_WARP_SIZE;
+        if (i < vals) acc += w[q][k] * xs[i];
       }
       acc = warp_sum(acc);
       if (lane == 0 && r0 + q * warps < a.R) part[(r0 + q * warps) * a.chunks + blockIdx.x] = acc;
     }
   }
   if (t == 0) part[a.R * a.chunks + blockIdx.x] = float(ss);
+  if (a.fused) {  // Gram entry (j, k), j <= k, of this block's columns: one warp each
+    for (int g = warp; g < gram_entries(n); g += warps) {
+      int j = 0, rest = g;
+      while (rest >= n - j) rest -= n - j++;
+      const int k = j + rest;
+      double acc = 0;
+      for (int c = lane; c < cols; c += MP_WARP_SIZE) acc += double(xs[j * cols + c]) * double(xs[k * cols + c]);
+      acc = warp_sum(acc);
+      if (lane == 0) part[(a.R + 1 + g) * a.chunks + blockIdx.x] = float(acc);
+    }
+  }
 
   // The fence orders this block's partials before its ticket; the block drawing the last ticket
   // sees every other block's partials.
@@ -227,24 +289,33 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
   __syncthreads();
   if (t == 0) last = atomicAdd(a.tickets + s, 1u) == gridDim.x - 1;
   __syncthreads();
-  if (!last) return;
+  if (!last) {
+    if (!a.fused) return;
+    if (t == 0)
+      while (*static_cast<volatile uint32_t*>(a.flags + s) == flag0) {
+      }
+    __syncthreads();
+    __threadfence();
+    collapse_block_columns<NS>(a, s, c0, xs);
+    return;
+  }
   __threadfence();
   const volatile float* vp = part;  // written by other blocks: bypass this SM's L1
   // Four rows per warp at a time, so their loads are in flight together.
-  for (int r0 = warp; r0 <= a.R; r0 += kRowsAtOnce * warps) {
+  for (int r0 = warp; r0 < part_rows; r0 += kRowsAtOnce * warps) {
     double sum[kRowsAtOnce] = {};
     for (int64_t ch = lane; ch < a.chunks; ch += MP_WARP_SIZE) {
       float got[kRowsAtOnce];
 #pragma unroll
       for (int q = 0; q < kRowsAtOnce; ++q)
-        got[q] = r0 + q * warps <= a.R ? vp[(r0 + q * warps) * a.chunks + ch] : 0.0f;
+        got[q] = r0 + q * warps < part_rows ? vp[(r0 + q * warps) * a.chunks + ch] : 0.0f;
 #pragma unroll
       for (int q = 0; q < kRowsAtOnce; ++q) sum[q] += double(got[q]);
     }
 #pragma unroll
     for (int q = 0; q < kRowsAtOnce; ++q) {
       const double total = warp_sum(sum[q]);
-      if (lane == 0 && r0 + q * warps <= a.R) sums[r0 + q * warps] = total;
+      if (lane == 0 && r0 + q * warps < part_rows) sums[r0 + q * warps] = total;
     }
   }
   __syncthreads();
@@ -256,16 +327,35 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
   if (t == 0) a.tickets[s] = 0;  // ready for the next launch (stream order publishes it)
   __syncthreads();
 
-  const int n = a.n;
   if (t < n) {
     a.pre[s * n + t] = float(sigmoid(double(mx[t]) * a.scale[0] + a.base[t]) + a.hc_eps);
     if (a.post) a.post[s * n + t] = float(2.0 * sigmoid(double(mx[n + t]) * a.scale[1] + a.base[n + t]));
   }
-  if (!a.post) return;
-  if (n * n <= MP_WARP_SIZE) {
-    if (warp == 0) sinkhorn_warp(a, s, mx);
-  } else {
-    sinkhorn_block(a, s, mx, m);
+  if (a.fused) {
+    // |u|^2 = sum_jk pre_j pre_k G_jk, then the RMS scale for every block's collapse. Each
+    // writer of pre fences, so the flag below publishes pre as well.
+    __threadfence();
+    __syncthreads();
+    if (t == 0) {
+      const volatile float* pre = a.pre + s * n;
+      double uu = 0;
+      for (int j = 0, g = 0; j < n; ++j)
+        for (int k = j; k < n; ++k, ++g) uu += (j == k ? 1.0 : 2.0) * double(pre[j]) * double(pre[k]) * sums[a.R + 1 + g];
+      a.u_inv_rms[s] = 1.0 / sqrt(uu / double(a.d) + a.norm_eps);
+      __threadfence();
+      atomicAdd(a.flags + s, 1u);
+    }
+  }
+  if (a.post) {
+    if (n * n <= MP_WARP_SIZE) {
+      if (warp == 0) sinkhorn_warp(a, s, mx);
+    } else {
+      sinkhorn_block(a, s, mx, m);
+    }
+  }
+  if (a.fused) {
+    __syncthreads();
+    collapse_block_columns<NS>(a, s, c0, xs);
   }
 }
 
@@ -355,9 +445,16 @@ void check_streams(const Config& c) {
     throw GpuError("gpu mHC: hc_mult " + std::to_string(c.hc_mult) + " is outside 1.." + std::to_string(kMaxStreams));
 }
 
-// hc_mix_kernel for a block site (post/comb set) or the head (pre only).
+// Where the collapse `fused` asks for goes: u and/or xn = rms_norm(u) * norm.
+struct FusedCollapse {
+  const float* norm = nullptr;
+  float *u = nullptr, *xn = nullptr;
+};
+
+// hc_mix_kernel for a block site (post/comb set) or the head (pre only); with `fused`, also the
+// collapse of the streams it read (one token only).
 void launch_mix(const GpuHcParams& p, const Config& c, const HcInput& in, int64_t S, const GpuHcScratch& sc,
-                float* post, float* comb, Stream stream) {
+                float* post, float* comb, Stream stream, const FusedCollapse* fused = nullptr) {
   check_streams(c);
   const int64_t n = c.hc_mult, d = c.hidden_size, nd = n * d;
   const int64_t R = post ? (2 + n) * n : n;
@@ -369,12 +466,42 @@ void launch_mix(const GpuHcParams& p, const Config& c, const HcInput& in, int64_
                    std::to_string(sc.max_batch));
   if (in.block_out && (!in.post || !in.comb || !in.Xout || in.Xout == in.X))
     throw GpuError("gpu mHC: a fused hc_post needs post, comb and an Xout apart from X");
-  MixArgs a{device_mat(p.fn), in.X,       in.block_out, in.post,     in.comb,          in.Xout,
-            in.last_mean,
-            p.base,           p.scale,    sc.mixes,     sc.partials, sc.pre,           post,
-            comb,             sc.tickets, nd,           chunks_for(nd), int32_t(n),    int32_t(d),
-            int32_t(R),       int32_t(c.hc_sinkhorn_iters), c.hc_eps, double(float(c.rms_norm_eps))};
-  const dim3 grid(unsigned(chunks_for(nd)), unsigned(S));
+  if (fused && S != 1) throw GpuError("gpu mHC: the collapse runs in the weights launch for one token only");
+  MixArgs a{};
+  a.fn = device_mat(p.fn);
+  a.X = in.X;
+  a.block_out = in.block_out;
+  a.prev_post = in.post;
+  a.prev_comb = in.comb;
+  a.Xout = in.Xout;
+  a.last_mean = in.last_mean;
+  a.base = p.base;
+  a.scale = p.scale;
+  a.mixes = sc.mixes;
+  a.partials = sc.partials;
+  a.pre = sc.pre;
+  a.post = post;
+  a.comb = comb;
+  a.tickets = sc.tickets;
+  a.nd = nd;
+  a.chunks = chunks_for(n, d);
+  a.n = int32_t(n);
+  a.d = int32_t(d);
+  a.R = int32_t(R);
+  a.iters = int32_t(c.hc_sinkhorn_iters);
+  a.cols = int32_t(cols_per_chunk(n));
+  a.hc_eps = c.hc_eps;
+  a.rms_eps = double(float(c.rms_norm_eps));
+  a.fused = fused != nullptr;
+  if (fused) {
+    a.norm = fused->norm;
+    a.u = fused->u;
+    a.xn = fused->xn;
+    a.norm_eps = double(float(c.rms_norm_eps));
+    a.u_inv_rms = sc.u_inv_rms;
+    a.flags = sc.flags;
+  }
+  const dim3 grid(unsigned(a.chunks), unsigned(S));
   with_weight_code(weight_code(p.fn, "gpu mHC fn"), [&](auto wc) {
     if (n == kFastStreams)
       hc_mix_kernel<decltype(wc)::value, kFastStreams><<<grid, kMixThreads, 0, native(stream)>>>(a);
@@ -385,11 +512,17 @@ void launch_mix(const GpuHcParams& p, const Config& c, const HcInput& in, int64_
 }
 
 // A site's (or the head's) weights, then the collapse of the streams they read (in.Xout when the
-// previous hc_post is folded in) with its RMSNorm. Two launches: folding the collapse into the
-// finishing block made that one block's serial tail longer (H200: 30 us per site) than a second
-// launch spread over 1024 threads (24 us).
+// previous hc_post is folded in) with its RMSNorm. One token on a GPU with a multiprocessor for
+// every block: one launch (the blocks wait for the finisher; see the top). Otherwise two: folding
+// the collapse into the finishing block alone made its serial tail longer (H200: 30 us per site)
+// than a second launch spread over 1024 threads (24 us).
 void mix_and_collapse(const GpuHcParams& p, const Config& c, const HcInput& in, int64_t S, const GpuHcScratch& sc,
                       float* post, float* comb, const float* norm, float* u, float* xn, Stream stream) {
+  if (S == 1 && chunks_for(c.hc_mult, c.hidden_size) <= device_sm_count()) {
+    const FusedCollapse fused{norm, u, xn};
+    launch_mix(p, c, in, S, sc, post, comb, stream, &fused);
+    return;
+  }
   launch_mix(p, c, in, S, sc, post, comb, stream);
   hc_collapse_norm(in.block_out ? in.Xout : in.X, sc, S, c.hc_mult, c.hidden_size, norm, float(c.rms_norm_eps), u, xn,
                    stream);
@@ -399,12 +532,14 @@ void mix_and_collapse(const GpuHcParams& p, const Config& c, const HcInput& in, 
 
 GpuHcScratch allocate_hc_scratch(const Config& c, int64_t max_batch, DeviceArena& arena) {
   check_streams(c);
-  const int64_t n = c.hc_mult, nd = n * c.hidden_size, R = (2 + n) * n;
+  const int64_t n = c.hc_mult, R = (2 + n) * n;
   GpuHcScratch sc;
   sc.mixes = arena.take<float>(uint64_t(max_batch * R));
   sc.pre = arena.take<float>(uint64_t(max_batch * n));
-  sc.partials = arena.take<float>(uint64_t(max_batch * (R + 1) * chunks_for(nd)));
+  sc.partials = arena.take<float>(uint64_t(max_batch * (R + 1 + gram_entries(n)) * chunks_for(n, c.hidden_size)));
   sc.tickets = arena.take<uint32_t>(uint64_t(max_batch));  // zero-filled by the arena
+  sc.u_inv_rms = arena.take<double>(uint64_t(max_batch));
+  sc.flags = arena.take<uint32_t>(uint64_t(max_batch));
   sc.max_batch = max_batch;
   return sc;
 }

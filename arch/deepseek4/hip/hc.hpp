@@ -1,9 +1,10 @@
 // mHC on the GPU, the twin of forward/hc.hpp. N = hc_mult streams of D floats per token.
 //
-// At batch 1 a site is latency bound, so it runs as two launches: hc_site_weights (the fn
-// projection split over many blocks, the last block of each token finishing the RMS scale and the
-// Sinkhorn weights) and hc_collapse_norm (collapse fused with the block's input RMSNorm). The
-// previous site's hc_post can be folded into hc_site_weights' read of the streams (HcInput).
+// At batch 1 a site is latency bound: the fn projection is split over many blocks, the last block
+// of each token finishing the RMS scale and the Sinkhorn weights, and for one token the blocks then
+// collapse their columns in the same launch (hc_site, hc_head); otherwise hc_collapse_norm (the
+// collapse fused with the block's input RMSNorm) is a second launch. The previous site's hc_post
+// can be folded into the read of the streams (HcInput).
 #pragma once
 #include <cstdint>
 
@@ -14,8 +15,11 @@ namespace moepage::ds4::gpu {
 struct GpuHcScratch {
   float* mixes = nullptr;       // [S, (2+N)N]: fn @ rms-normalised X, as the CPU's mixes
   float* pre = nullptr;         // [S, N]
-  float* partials = nullptr;    // [S, (2+N)N + 1, chunks]: per-chunk dot products and sum of squares
+  float* partials = nullptr;    // [S, (2+N)N + 1 + N(N+1)/2, chunks]: per-chunk dot products, sum of
+                                // squares and (fused collapse) Gram matrix of the streams
   uint32_t* tickets = nullptr;  // [S]: blocks of a token done (zero between launches)
+  double* u_inv_rms = nullptr;  // [S]: the fused collapse's RMS scale of u
+  uint32_t* flags = nullptr;    // [S]: bumped once per fused launch when pre and u_inv_rms are out
   int64_t max_batch = 0;
 };
 GpuHcScratch allocate_hc_scratch(const Config& c, int64_t max_batch, DeviceArena& arena);
