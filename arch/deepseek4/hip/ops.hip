@@ -230,15 +230,11 @@ int device_sm_count() {
 
 namespace {
 
-// Rows above which a 16-bit product stays on the tiled kernels: the output head (129,280 BF16
-// rows) already streams at about the copy rate there.
-constexpr int64_t kGemvMaxBf16Rows = 65536;
-
 // The single-token launch (row_gemv.hpp) when its shape applies; false otherwise.
 bool matmul_gemv(const DeviceMat& m, WeightCode code, const float* x, int64_t x_group_stride, int64_t rows_per_group,
                  float* y, Stream stream) {
   const GemvShape shape = gemv_shape(code, row_bytes_of(code, m.cols) / 16);
-  if (shape.slices == 0 || (code == WeightCode::BF16 && m.rows > kGemvMaxBf16Rows)) return false;
+  if (shape.slices == 0) return false;
   int64_t per_block = gemv_rows_per_block(m.rows, 1, shape.slices);
   if (rows_per_group < m.rows)  // grouped: a block's rows share one group's x
     while (rows_per_group % per_block != 0) --per_block;

@@ -138,8 +138,7 @@ void bench_hc(const Options& o, int64_t S) {
              in.comb = comb[i & 1];
              in.Xout = X2;
              in.last_mean = mean;
-             gpu::hc_site_weights(site, c, in, S, hs, post[(i + 1) & 1], comb[(i + 1) & 1], st);
-             gpu::hc_collapse_norm(X2, hs, S, uint32_t(N), uint32_t(D), norm, float(c.rms_norm_eps), nullptr, xn, st);
+             gpu::hc_site(site, c, in, S, hs, post[(i + 1) & 1], comb[(i + 1) & 1], norm, xn, st);
            }));
   name = "hc_post alone" + t;
   if (selected(o, name))
