@@ -336,7 +336,8 @@ TEST_CASE("gpu hc_pre and hc_post match forward/hc.cpp") {
 TEST_CASE("gpu hc_site and hc_head for one token collapse in the weights launch and match forward/hc.cpp") {
   // One token takes the fused path (every block collapses its own columns after the finisher's
   // weights): 4 streams (the unrolled kernel) and 2 or 3 (the general one), widths that leave the
-  // last block partly empty, each site launched twice so the ticket and flag are reused.
+  // last block partly empty, each site launched twice so the ticket and flag are reused (the second
+  // time with the Sinkhorn on a side stream).
   struct Shape {
     uint32_t n;
     int64_t d;
@@ -378,7 +379,10 @@ TEST_CASE("gpu hc_site and hc_head for one token collapse in the weights launch 
       float* post_d = dev.zeros<float>(post.size());
       float* comb_d = dev.zeros<float>(comb.size());
       float* xn_d = dev.zeros<float>(xn_want.size());
-      gpu::hc_site(site.dev, c, in, 1, hs, post_d, comb_d, norm_d, xn_d, dev.stream());
+      // The second time the Sinkhorn runs on a side stream, joined before comb is read.
+      gpu::SideStream comb_side;
+      gpu::hc_site(site.dev, c, in, 1, hs, post_d, comb_d, norm_d, xn_d, dev.stream(), rep == 1 ? &comb_side : nullptr);
+      comb_side.join(dev.stream());
       check_close("one-token hc_site Xout " + tag, dev.get(in.Xout, Xout.size()), Xout, 1e-6);
       check_close("one-token hc_site post " + tag, dev.get(post_d, post.size()), post, 1e-5);
       check_close("one-token hc_site comb " + tag, dev.get(comb_d, comb.size()), comb, 1e-5);

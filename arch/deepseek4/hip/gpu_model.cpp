@@ -61,6 +61,7 @@ void GpuModel::allocate_state(int64_t max_batch) {
   attention_scratch_ = allocate_attention_scratch(c, params_, max_batch, ctx, device_, pinned_);
   moe_scratch_ = allocate_moe_scratch(c, max_batch, device_, pinned_);
   hc_scratch_ = allocate_hc_scratch(c, max_batch, device_);
+  comb_side_ = std::make_unique<SideStream>();
   X_ = device_.take<float>(uint64_t(max_batch * N * D));
   X2_ = device_.take<float>(uint64_t(max_batch * N * D));
   for (int i = 0; i < 2; ++i) {
@@ -137,7 +138,15 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
   // the block whose hc_post is pending.
   bool post_pending = false;
   int cur = 0;
+  // A site's Sinkhorn runs on comb_side_ beside the block after it; whatever reads its comb (the
+  // next site, the head, a lone hc_post) joins first.
+  bool comb_pending = false;
+  auto join_comb = [&] {
+    if (comb_pending) comb_side_->join(stream_);
+    comb_pending = false;
+  };
   auto mhc_site = [&](const GpuHcParams& hp, const float* norm, float* last_mean) {
+    join_comb();
     HcInput in;
     in.X = X;
     if (post_pending) {
@@ -149,8 +158,9 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
       std::swap(X, X2);
     }
     cur ^= 1;
-    ds4::gpu::hc_site(hp, c, in, S, hc_scratch_, post_[cur], comb_[cur], norm, xn_, stream_);
+    ds4::gpu::hc_site(hp, c, in, S, hc_scratch_, post_[cur], comb_[cur], norm, xn_, stream_, comb_side_.get());
     post_pending = true;
+    comb_pending = true;
   };
   for (uint32_t l = 0; l < c.num_hidden_layers; ++l) {
     const GpuLayerParams& lp = params_.layers[l];
@@ -163,6 +173,7 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
     moe(lp, c, l, tokens_host, tokens_device, S, xn_, *experts_, layout_, *moe_scratch_, block_out_, moe_stats_,
         stream_);
   }
+  join_comb();
   position_ += uint64_t(S);
   const int64_t rows = out.all_logits ? S : 1, first = S - rows;
   const uint32_t last_layer = c.num_hidden_layers - 1;

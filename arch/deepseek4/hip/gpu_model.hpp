@@ -93,6 +93,7 @@ class GpuModel {
   std::unique_ptr<AttentionScratch> attention_scratch_;
   std::unique_ptr<MoeScratch> moe_scratch_;
   GpuHcScratch hc_scratch_;
+  std::unique_ptr<SideStream> comb_side_;  // the mHC sites' Sinkhorn, beside the blocks
   float *X_ = nullptr, *X2_ = nullptr;                  // [S, N, D]
   // [S, N], [S, N, N] twice: a site's weights are written while the previous site's hc_post,
   // folded into the same kernel, still reads the other pair.

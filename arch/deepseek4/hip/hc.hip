@@ -93,6 +93,7 @@ struct MixArgs {
   double norm_eps;
   double* u_inv_rms;  // [S] the finisher's RMS scale of u
   uint32_t* flags;    // [S] bumped by the finisher once pre and u_inv_rms are out
+  bool comb_later;    // the Sinkhorn runs in sinkhorn_kernel on another stream (from `mixes`)
 };
 
 // Position in the flattened [N*D] streams of value i of a block (stream i / cols, column
@@ -356,7 +357,7 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
       atomicAdd(a.flags + s, 1u);
     }
   }
-  if (a.post) {
+  if (a.post && !a.comb_later) {
     if (n * n <= MP_WARP_SIZE) {
       if (warp == 0) sinkhorn_warp(a, s, mx);
     } else {
@@ -366,6 +367,19 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
   if (a.fused) {
     __syncthreads();
     collapse_block_columns<NS>(a, s, c0, xs);
+  }
+}
+
+// The Sinkhorn of a site whose weights kernel left it out (comb_later): one block per token from
+// the mixes that kernel wrote, so it can run beside the block that follows the site.
+__global__ void __launch_bounds__(kMaxStreams * kMaxStreams) sinkhorn_kernel(MixArgs a) {
+  __shared__ double m[kMaxStreams * kMaxStreams];
+  const int64_t s = blockIdx.x;
+  const float* mx = a.mixes + s * a.R;
+  if (a.n * a.n <= MP_WARP_SIZE) {
+    if (threadIdx.x < MP_WARP_SIZE) sinkhorn_warp(a, s, mx);
+  } else {
+    sinkhorn_block(a, s, mx, m);
   }
 }
 
@@ -464,7 +478,8 @@ struct FusedCollapse {
 // hc_mix_kernel for a block site (post/comb set) or the head (pre only); with `fused`, also the
 // collapse of the streams it read (one token only).
 void launch_mix(const GpuHcParams& p, const Config& c, const HcInput& in, int64_t S, const GpuHcScratch& sc,
-                float* post, float* comb, Stream stream, const FusedCollapse* fused = nullptr) {
+                float* post, float* comb, Stream stream, const FusedCollapse* fused = nullptr,
+                SideStream* comb_side = nullptr) {
   check_streams(c);
   const int64_t n = c.hc_mult, d = c.hidden_size, nd = n * d;
   const int64_t R = post ? (2 + n) * n : n;
@@ -511,6 +526,7 @@ void launch_mix(const GpuHcParams& p, const Config& c, const HcInput& in, int64_
     a.u_inv_rms = sc.u_inv_rms;
     a.flags = sc.flags;
   }
+  a.comb_later = post && comb_side;
   const dim3 grid(unsigned(a.chunks), unsigned(S));
   with_weight_code(weight_code(p.fn, "gpu mHC fn"), [&](auto wc) {
     if (n == kFastStreams)
@@ -519,6 +535,12 @@ void launch_mix(const GpuHcParams& p, const Config& c, const HcInput& in, int64_
       hc_mix_kernel<decltype(wc)::value, 0><<<grid, kMixThreads, 0, native(stream)>>>(a);
   });
   MP_GPU_CHECK_LAUNCH("gpu mHC hc_mix_kernel");
+  if (a.comb_later) {
+    const int cells = int(n * n), threads = (cells + MP_MIN_WARP_SIZE - 1) / MP_MIN_WARP_SIZE * MP_MIN_WARP_SIZE;
+    sinkhorn_kernel<<<unsigned(S), unsigned(std::max(threads, int(MP_WARP_SIZE))), 0,
+                      native(comb_side->fork(stream))>>>(a);
+    MP_GPU_CHECK_LAUNCH("gpu mHC sinkhorn_kernel");
+  }
 }
 
 // A site's (or the head's) weights, then the collapse of the streams they read (in.Xout when the
@@ -527,13 +549,14 @@ void launch_mix(const GpuHcParams& p, const Config& c, const HcInput& in, int64_
 // the collapse into the finishing block alone made its serial tail longer (H200: 30 us per site)
 // than a second launch spread over 1024 threads (24 us).
 void mix_and_collapse(const GpuHcParams& p, const Config& c, const HcInput& in, int64_t S, const GpuHcScratch& sc,
-                      float* post, float* comb, const float* norm, float* u, float* xn, Stream stream) {
+                      float* post, float* comb, const float* norm, float* u, float* xn, Stream stream,
+                      SideStream* comb_side = nullptr) {
   if (S == 1 && chunks_for(c.hc_mult, c.hidden_size) <= device_sm_count()) {
     const FusedCollapse fused{norm, u, xn};
-    launch_mix(p, c, in, S, sc, post, comb, stream, &fused);
+    launch_mix(p, c, in, S, sc, post, comb, stream, &fused, comb_side);
     return;
   }
-  launch_mix(p, c, in, S, sc, post, comb, stream);
+  launch_mix(p, c, in, S, sc, post, comb, stream, nullptr, comb_side);
   hc_collapse_norm(in.block_out ? in.Xout : in.X, sc, S, c.hc_mult, c.hidden_size, norm, float(c.rms_norm_eps), u, xn,
                    stream);
 }
@@ -562,10 +585,10 @@ void hc_site_weights(const GpuHcParams& p, const Config& c, const HcInput& in, i
 }
 
 void hc_site(const GpuHcParams& p, const Config& c, const HcInput& in, int64_t S, const GpuHcScratch& sc, float* post,
-             float* comb, const float* norm, float* xn, Stream stream) {
+             float* comb, const float* norm, float* xn, Stream stream, SideStream* comb_side) {
   if (S <= 0) return;
   if (!post || !comb || !xn) throw GpuError("gpu mHC: a block site needs post, comb and xn outputs");
-  mix_and_collapse(p, c, in, S, sc, post, comb, norm, nullptr, xn, stream);
+  mix_and_collapse(p, c, in, S, sc, post, comb, norm, nullptr, xn, stream, comb_side);
 }
 
 void hc_collapse_norm(const float* X, const GpuHcScratch& sc, int64_t S, uint32_t n, uint32_t d, const float* norm,

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "deepseek4/hip/device_params.hpp"
+#include "deepseek4/hip/side_stream.hpp"
 
 namespace moepage::ds4::gpu {
 
@@ -42,9 +43,11 @@ struct HcInput {
 void hc_site_weights(const GpuHcParams& p, const Config& c, const HcInput& in, int64_t S, const GpuHcScratch& sc,
                      float* post, float* comb, Stream stream);
 // hc_site_weights, then hc_collapse_norm(Xin, ..., norm, rms_norm_eps, nullptr, xn); Xin is in.Xout
-// when the previous hc_post is folded in, else in.X.
+// when the previous hc_post is folded in, else in.X. With comb_side, comb (the Sinkhorn) is
+// computed on that stream after a fork from `stream`, off the main chain: the caller joins it
+// before anything reads comb (the next site's hc_post, the head).
 void hc_site(const GpuHcParams& p, const Config& c, const HcInput& in, int64_t S, const GpuHcScratch& sc, float* post,
-             float* comb, const float* norm, float* xn, Stream stream);
+             float* comb, const float* norm, float* xn, Stream stream, SideStream* comb_side = nullptr);
 // u[s] = sum_i pre_i X[s, i] with sc.pre; then, when xn is given, xn = rms_norm(u) * norm (norm may
 // be null). u may be null when only xn is wanted.
 void hc_collapse_norm(const float* X, const GpuHcScratch& sc, int64_t S, uint32_t n, uint32_t d, const float* norm,
