@@ -365,7 +365,8 @@ TEST_CASE("gpu hc_site and hc_head for one token collapse in the weights launch 
       const std::vector<float> prev_comb = rng.floats(size_t(N * N), 0.0f, 0.5f);
       std::vector<float> Xout(size_t(N * D));
       hc_post(block_out.data(), X.data(), prev_post.data(), prev_comb.data(), 1, uint32_t(N), uint32_t(D), Xout.data());
-      std::vector<float> post(static_cast<size_t>(N)), comb(size_t(N * N)), u(static_cast<size_t>(D)), xn_want(static_cast<size_t>(D));
+      std::vector<float> post(static_cast<size_t>(N)), comb(size_t(N * N));
+      std::vector<float> u(static_cast<size_t>(D)), xn_want(static_cast<size_t>(D));
       hc_pre(pool, site.cpu, c, Xout.data(), 1, HcScratch{flat.data(), mixes.data(), pre.data()}, post.data(),
              comb.data(), u.data());
       cpu::rms_norm(u.data(), D, norm.data(), double(float(c.rms_norm_eps)), xn_want.data());

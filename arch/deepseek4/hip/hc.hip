@@ -5,7 +5,9 @@
 //   row plus the chunk's sum of squares) and the last block of a token to finish (a ticket counter)
 //   adds the chunks up, applies r and computes the weights;
 // - the Sinkhorn runs one lane per matrix entry in double (row/column sums by shuffles), so it
-//   agrees with forward/hc.cpp hc_weights to float rounding;
+//   agrees with forward/hc.cpp hc_weights to float rounding. Its 39 dependent normalisations take
+//   about 10 us on the H200, so a site may leave it to sinkhorn_kernel on a side stream, where it
+//   runs beside the attention or MoE block that follows (nothing there reads comb);
 // - collapse_norm_kernel fuses the collapse with the block's input RMSNorm;
 // - for one token on a GPU with a multiprocessor per block, the collapse runs in hc_mix_kernel
 //   itself: a block holds every stream of its columns, so once the finishing block has published
@@ -27,7 +29,7 @@ namespace {
 
 constexpr int kBlock = 256;
 constexpr int kMixThreads = 256;
-constexpr int kChunk = 256;  // flattened columns per block of hc_mix_kernel
+constexpr int kChunk = 256;  // values per block of hc_mix_kernel: kChunk / n columns of each stream
 constexpr int kCollapseThreads = 1024;
 constexpr uint32_t kMaxStreams = 16;  // the CPU's hc_weights holds a 16x16 matrix
 constexpr int kMaxMixes = int((2 + kMaxStreams) * kMaxStreams);
@@ -351,7 +353,8 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
       const volatile float* pre = a.pre + s * n;
       double uu = 0;
       for (int j = 0, g = 0; j < n; ++j)
-        for (int k = j; k < n; ++k, ++g) uu += (j == k ? 1.0 : 2.0) * double(pre[j]) * double(pre[k]) * sums[a.R + 1 + g];
+        for (int k = j; k < n; ++k, ++g)
+          uu += (j == k ? 1.0 : 2.0) * double(pre[j]) * double(pre[k]) * sums[a.R + 1 + g];
       a.u_inv_rms[s] = 1.0 / sqrt(uu / double(a.d) + a.norm_eps);
       __threadfence();
       atomicAdd(a.flags + s, 1u);
