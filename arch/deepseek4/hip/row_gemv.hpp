@@ -5,11 +5,11 @@
 // FP8 projection products (ncu: L1 78% busy, DRAM 30%). Here the columns are split instead: a
 // block is `slices` groups of 32 threads, thread (slice, lane) owns the 16-byte chunks
 // slice*32 + lane + k*slices*32 (k < CPT) of every row, holds the x values of those chunks in
-// registers for the whole kernel, and streams its chunk of each of the block's rows. A row's
-// partial sum is reduced over the 32 lanes by shuffles (xor offsets below 32, so wave64 works
-// too) and parked in shared memory per slice; after the last row the slices' partials are added
-// in slice order (the same bits every run). DRAM then carries the weights and nothing else
-// touches L1 per weight byte but the weight load itself.
+// registers for the whole kernel, and streams its chunk of each of the block's rows. The partial
+// sums of the rows in flight are reduced over the 32 lanes together (slice_sums: xor offsets
+// below 32, so wave64 works too) and parked in shared memory per slice; after the last row the
+// slices' partials are added in slice order (the same bits every run). DRAM then carries the
+// weights and nothing else touches L1 per weight byte but the weight load itself.
 #pragma once
 #include <algorithm>
 #include <cstdint>
