@@ -92,17 +92,26 @@ struct MixArgs {
   bool fused;
   const float* norm;
   float *u, *xn;
-  double norm_eps;
   double* u_inv_rms;  // [S] the finisher's RMS scale of u
   uint32_t* flags;    // [S] bumped by the finisher once pre and u_inv_rms are out
   bool comb_later;    // the Sinkhorn runs in sinkhorn_kernel on another stream (from `mixes`)
 };
 
+// Streams, and columns of each stream per block: compile-time constants for exactly NS streams.
+template <int NS>
+__device__ inline int mix_streams(const MixArgs& a) {
+  return NS > 0 ? NS : a.n;
+}
+template <int NS>
+__device__ inline int mix_cols(const MixArgs& a) {
+  return NS > 0 ? kChunk / NS : a.cols;
+}
+
 // Position in the flattened [N*D] streams of value i of a block (stream i / cols, column
 // c0 + i % cols); -1 past the last column.
 template <int NS>
 __device__ inline int64_t flat_index(const MixArgs& a, int64_t c0, int i) {
-  const int cols = NS > 0 ? kChunk / NS : a.cols;
+  const int cols = mix_cols<NS>(a);
   const int64_t e = c0 + i % cols;
   return e < a.d ? int64_t(i / cols) * a.d + e : -1;
 }
@@ -111,7 +120,7 @@ __device__ inline int64_t flat_index(const MixArgs& a, int64_t c0, int i) {
 // collapse_norm_kernel) and xn = u * r * norm with the finisher's r.
 template <int NS>
 __device__ void collapse_block_columns(const MixArgs& a, int64_t s, int64_t c0, const float* xs) {
-  const int n = NS > 0 ? NS : a.n, cols = NS > 0 ? kChunk / NS : a.cols;
+  const int n = mix_streams<NS>(a), cols = mix_cols<NS>(a);
   const volatile float* pre = a.pre + s * n;  // written by the finishing block: bypass L1
   const double r = *static_cast<const volatile double*>(a.u_inv_rms + s);
   for (int j = int(threadIdx.x); j < cols && c0 + j < a.d; j += int(blockDim.x)) {
@@ -200,7 +209,7 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
   __shared__ double m[kMaxStreams * kMaxStreams];
   __shared__ bool last;
   const int64_t s = blockIdx.y;
-  const int n = NS > 0 ? NS : a.n, cols = NS > 0 ? kChunk / NS : a.cols, vals = n * cols;
+  const int n = mix_streams<NS>(a), cols = mix_cols<NS>(a), vals = n * cols;
   const int64_t c0 = int64_t(blockIdx.x) * cols;
   const int t = int(threadIdx.x), warps = int(blockDim.x) / MP_WARP_SIZE, warp = t / MP_WARP_SIZE;
   const int lane = t % MP_WARP_SIZE;
@@ -355,7 +364,7 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
       for (int j = 0, g = 0; j < n; ++j)
         for (int k = j; k < n; ++k, ++g)
           uu += (j == k ? 1.0 : 2.0) * double(pre[j]) * double(pre[k]) * sums[a.R + 1 + g];
-      a.u_inv_rms[s] = 1.0 / sqrt(uu / double(a.d) + a.norm_eps);
+      a.u_inv_rms[s] = 1.0 / sqrt(uu / double(a.d) + a.rms_eps);  // the blocks' RMSNorm eps too
       __threadfence();
       atomicAdd(a.flags + s, 1u);
     }
@@ -525,10 +534,9 @@ void launch_mix(const GpuHcParams& p, const Config& c, const HcInput& in, int64_
     a.norm = fused->norm;
     a.u = fused->u;
     a.xn = fused->xn;
-    a.norm_eps = double(float(c.rms_norm_eps));
-    a.u_inv_rms = sc.u_inv_rms;
-    a.flags = sc.flags;
   }
+  a.u_inv_rms = sc.u_inv_rms;
+  a.flags = sc.flags;
   a.comb_later = post && comb_side;
   const dim3 grid(unsigned(a.chunks), unsigned(S));
   with_weight_code(weight_code(p.fn, "gpu mHC fn"), [&](auto wc) {

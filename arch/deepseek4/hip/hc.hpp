@@ -42,8 +42,9 @@ struct HcInput {
 // The site's weights: sc.pre, post [S, N] and comb [S, N, N] (Sinkhorn on the device).
 void hc_site_weights(const GpuHcParams& p, const Config& c, const HcInput& in, int64_t S, const GpuHcScratch& sc,
                      float* post, float* comb, Stream stream);
-// hc_site_weights, then hc_collapse_norm(Xin, ..., norm, rms_norm_eps, nullptr, xn); Xin is in.Xout
-// when the previous hc_post is folded in, else in.X. With comb_side, comb (the Sinkhorn) is
+// The site's weights and xn = rms_norm(collapse of Xin) * norm, Xin being in.Xout when the previous
+// hc_post is folded in, else in.X: one launch for one token, else hc_site_weights then
+// hc_collapse_norm(Xin, ..., norm, rms_norm_eps, nullptr, xn). With comb_side, comb (the Sinkhorn) is
 // computed on that stream after a fork from `stream`, off the main chain: the caller joins it
 // before anything reads comb (the next site's hc_post, the head).
 void hc_site(const GpuHcParams& p, const Config& c, const HcInput& in, int64_t S, const GpuHcScratch& sc, float* post,

@@ -190,6 +190,23 @@ __device__ constexpr float pow2(int e) { return e == 0 ? 1.0f : 2.0f * pow2(e - 
 template <WeightCode W>
 __device__ constexpr bool has_block_scale() { return W == WeightCode::FP8 || W == WeightCode::FP4; }
 
+// The scale of 16-byte chunk i of a block-scaled row whose scales start at row_scale (FP8: one per
+// 128 columns, FP4: one per 32), 1 otherwise. Where the raw FP8 decode turns NaN codes into
+// numbers, a NaN code anywhere in the chunk makes the scale NaN, so the product is NaN as NaN * x
+// is on the CPU.
+template <WeightCode W>
+__device__ inline float chunk_scale(const uint4& q, const uint8_t* row_scale, int64_t i) {
+  if constexpr (W == WeightCode::FP8) {
+    if (!kFp8RawKeepsNan && (fp8_has_nan(q.x) | fp8_has_nan(q.y) | fp8_has_nan(q.z) | fp8_has_nan(q.w)))
+      return bits_as_float(0x7FC00000u);
+    return decode_e8m0(row_scale[i >> 3]);
+  } else if constexpr (W == WeightCode::FP4) {
+    return decode_e8m0(row_scale[i]);
+  } else {
+    return 1.0f;
+  }
+}
+
 // Elements [4S, 4S+4) of chunk q, decoded without the block scale (FP8 / FP4: times 2^-raw_shift).
 template <WeightCode W, int S>
 __device__ inline void decode4(const uint4& q, float (&w)[4]) {
@@ -254,16 +271,7 @@ __device__ inline void tile_chunk(const uint4 (&q)[R], const uint8_t* const (&rs
   });
 #pragma unroll
   for (int r = 0; r < R; ++r) {
-    float s = 1.0f;
-    if constexpr (W == WeightCode::FP8) {
-      s = decode_e8m0(rs[r][i >> 3]);
-      // A NaN code anywhere in the chunk makes the product NaN, as NaN * x does on the CPU.
-      if (!kFp8RawKeepsNan &&
-          (fp8_has_nan(q[r].x) | fp8_has_nan(q[r].y) | fp8_has_nan(q[r].z) | fp8_has_nan(q[r].w)))
-        s = bits_as_float(0x7FC00000u);
-    } else if constexpr (W == WeightCode::FP4) {
-      s = decode_e8m0(rs[r][i]);
-    }
+    const float s = chunk_scale<W>(q[r], rs[r], i);
 #pragma unroll
     for (int t = 0; t < T; ++t) {
       if constexpr (has_block_scale<W>()) acc[r * T + t] = fmaf(part[r * T + t] * part_lift, s, acc[r * T + t]);

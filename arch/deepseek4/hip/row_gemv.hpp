@@ -99,18 +99,7 @@ __device__ inline float gemv_partial(const uint4 (&q)[CPT], const uint8_t* row_s
       part = fmaf(w[3], xv[k][4 * S + 3], part);
     });
     if constexpr (has_block_scale<W>()) {
-      const int64_t i = first + k * stride;
-      float s;
-      if constexpr (W == WeightCode::FP8) {
-        s = decode_e8m0(row_scale[i >> 3]);
-        // A NaN code anywhere in the chunk makes the product NaN, as NaN * x does on the CPU.
-        if (!kFp8RawKeepsNan &&
-            (fp8_has_nan(q[k].x) | fp8_has_nan(q[k].y) | fp8_has_nan(q[k].z) | fp8_has_nan(q[k].w)))
-          s = bits_as_float(0x7FC00000u);
-      } else {
-        s = decode_e8m0(row_scale[i]);
-      }
-      acc = fmaf(part * part_lift, s, acc);
+      acc = fmaf(part * part_lift, chunk_scale<W>(q[k], row_scale, first + k * stride), acc);
     } else {
       acc += part;
     }
