@@ -70,29 +70,41 @@ ChildResult run_child(const std::vector<std::string>& argv, const fs::path& stdo
 }
 
 std::string capture_stdout(const std::vector<std::string>& argv) {
-  char out_name[] = "/tmp/moepage-capture-XXXXXX";
-  const int fd = ::mkstemp(out_name);
-  if (fd < 0) throw std::runtime_error(std::string("cannot create a temporary file: ") + std::strerror(errno));
-  ::close(fd);
-  const fs::path out_path(out_name);
+  auto temp_file = [] {
+    char name[] = "/tmp/moepage-capture-XXXXXX";
+    const int fd = ::mkstemp(name);
+    if (fd < 0) throw std::runtime_error(std::string("cannot create a temporary file: ") + std::strerror(errno));
+    ::close(fd);
+    return fs::path(name);
+  };
+  auto slurp = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  const fs::path out_path = temp_file();
+  fs::path err_path;
   ChildResult r;
   try {
-    r = run_child(argv, out_path, "/dev/null");
+    err_path = temp_file();
+    r = run_child(argv, out_path, err_path);
   } catch (...) {
     fs::remove(out_path);
+    if (!err_path.empty()) fs::remove(err_path);
     throw;
   }
-  std::ifstream in(out_path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  in.close();
+  std::string text = slurp(out_path);
+  const std::string err = slurp(err_path);
   fs::remove(out_path);
+  fs::remove(err_path);
   if (!r.ok()) {
     std::string cmd;
     for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
-    throw std::runtime_error("'" + cmd + "' failed: " + r.describe());
+    const std::string first_line = err.substr(0, err.find('\n'));
+    throw std::runtime_error("'" + cmd + "' failed: " + r.describe() + (first_line.empty() ? "" : ": " + first_line));
   }
-  return text.str();
+  return text;
 }
 
 }  // namespace moepage::ablate

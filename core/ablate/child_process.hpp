@@ -22,8 +22,8 @@ struct ChildResult {
 ChildResult run_child(const std::vector<std::string>& argv, const std::filesystem::path& stdout_path,
                       const std::filesystem::path& stderr_path);
 
-// The program's stdout as a string (stderr discarded); throws naming the program and its
-// failure when it does not exit 0.
+// The program's stdout as a string; throws naming the program, its failure and the first line
+// it wrote to stderr (its own explanation) when it does not exit 0.
 std::string capture_stdout(const std::vector<std::string>& argv);
 
 }  // namespace moepage::ablate

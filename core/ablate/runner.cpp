@@ -16,6 +16,7 @@
 #include "ablate/child_process.hpp"
 #include "ablate/schedule.hpp"
 #include "ablate/svg_plot.hpp"
+#include "output/output_file.hpp"
 #include "profile/profile.hpp"
 #include "profile/size.hpp"
 
@@ -30,11 +31,7 @@ std::string read_text(const fs::path& path) {
   return text.str();
 }
 
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) throw std::runtime_error("cannot write " + path.string());
-}
+void write_text(const fs::path& path, const std::string& text) { output::write_file(path, text, "ablate"); }
 
 std::string last_line(const std::string& text) {
   size_t end = text.find_last_not_of("\n ");

@@ -13,7 +13,11 @@ pager::Trace load_trace(const std::filesystem::path& path) {
   try {
     text = capture_stdout({"xz", "-dc", "--", path.string()});
   } catch (const std::exception& e) {
-    throw std::runtime_error("cannot decompress trace " + path.string() + " (is xz-utils installed?): " + e.what());
+    // xz's own message says what is wrong with the file; only a missing xz gets the install hint.
+    const std::string what = e.what();
+    const bool no_xz = what.find("exit code 127: exec failed") != std::string::npos;
+    throw std::runtime_error("cannot decompress trace " + path.string() + ": " +
+                             (no_xz ? "xz cannot be run (install xz-utils)" : what));
   }
   return pager::parse_trace(text, path.string());
 }

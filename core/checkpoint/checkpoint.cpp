@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <new>
 #include <set>
 #include <sstream>
 
@@ -16,6 +17,20 @@ uint64_t TensorInfo::elements() const {
   for (uint64_t d : shape) n *= d;
   return n;
 }
+
+struct Checkpoint::Viewed {
+  std::mutex mutex;
+  // 64-byte aligned like the kernels' vector loads want; a tensor's bytes never move once read.
+  struct AlignedFree {
+    void operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t(64)); }
+  };
+  std::vector<std::unique_ptr<uint8_t[], AlignedFree>> bytes;  // by tensor index
+};
+
+Checkpoint::Checkpoint() : viewed_(std::make_unique<Viewed>()) {}
+Checkpoint::Checkpoint(Checkpoint&&) noexcept = default;
+Checkpoint& Checkpoint::operator=(Checkpoint&&) noexcept = default;
+Checkpoint::~Checkpoint() = default;
 
 namespace {
 
@@ -126,6 +141,7 @@ Checkpoint Checkpoint::open(const fs::path& path) {
   }
   std::sort(ck.tensors_.begin(), ck.tensors_.end(), [](const TensorInfo& a, const TensorInfo& b) { return a.name < b.name; });
   for (size_t i = 0; i < ck.tensors_.size(); ++i) ck.by_name_.emplace(ck.tensors_[i].name, i);
+  ck.viewed_->bytes.resize(ck.tensors_.size());
   return ck;
 }
 
@@ -145,7 +161,29 @@ const TensorInfo& Checkpoint::at(std::string_view name) const {
 std::span<const uint8_t> Checkpoint::view(std::string_view name) const { return view(at(name)); }
 
 std::span<const uint8_t> Checkpoint::view(const TensorInfo& t) const {
-  return files_.at(t.file_index)->mapping().subspan(t.offset, t.nbytes);
+  const auto it = by_name_.find(t.name);
+  if (it == by_name_.end()) throw CheckpointError(dir_.string() + ": missing tensor '" + t.name + "'");
+  const size_t index = it->second;
+  std::lock_guard lock(viewed_->mutex);
+  auto& slot = viewed_->bytes[index];
+  if (!slot) {
+    std::unique_ptr<uint8_t[], Viewed::AlignedFree> bytes(
+        static_cast<uint8_t*>(::operator new[](std::max<uint64_t>(t.nbytes, 1), std::align_val_t(64))));
+    files_.at(t.file_index)->pread_exact(t.offset, {bytes.get(), t.nbytes});
+    slot = std::move(bytes);
+  }
+  return {slot.get(), t.nbytes};
+}
+
+const uint8_t* Checkpoint::viewed_data(const TensorInfo& t) const {
+  const auto it = by_name_.find(t.name);
+  if (it == by_name_.end()) return nullptr;
+  std::lock_guard lock(viewed_->mutex);
+  return viewed_->bytes[it->second].get();
+}
+
+void Checkpoint::check_unchanged() const {
+  for (const auto& f : files_) f->check_unchanged();
 }
 
 ByteRange Checkpoint::byte_range(std::string_view name) const {

@@ -1,12 +1,14 @@
 // A Hugging Face safetensors checkpoint folder: config.json plus model.safetensors, or shards
 // listed by model.safetensors.index.json. Opening validates every header and the index against
-// the files; no tensor bytes are read. Dense tensors are viewed through a read-only mapping;
-// routed experts are addressed as byte ranges for positional reads.
+// the files; no tensor bytes are read. Dense tensors are read into memory on first view (a mapping
+// would turn a file truncated under the run into SIGBUS); routed experts are addressed as byte
+// ranges for positional reads.
 #pragma once
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -43,8 +45,9 @@ class Checkpoint {
   // .safetensors file. Throws CheckpointError with a one-line message naming the file and tensor.
   static Checkpoint open(const std::filesystem::path& path);
 
-  Checkpoint(Checkpoint&&) noexcept = default;
-  Checkpoint& operator=(Checkpoint&&) noexcept = default;
+  Checkpoint(Checkpoint&&) noexcept;
+  Checkpoint& operator=(Checkpoint&&) noexcept;
+  ~Checkpoint();
 
   const std::filesystem::path& dir() const { return dir_; }
   bool sharded() const { return sharded_; }
@@ -57,22 +60,32 @@ class Checkpoint {
   // Like find, but a missing tensor is a CheckpointError naming the folder and the tensor.
   const TensorInfo& at(std::string_view name) const;
 
-  // Read-only bytes of a dense tensor through the file's mapping (mapped once, on first use).
+  // Read-only bytes of a dense tensor, read into memory on the first view (thread-safe) and kept
+  // until the checkpoint is destroyed: the span stays valid whatever happens to the file.
   std::span<const uint8_t> view(std::string_view name) const;
   std::span<const uint8_t> view(const TensorInfo& t) const;
+  // The bytes of `t` when an earlier view() read them, else nullptr (reads nothing).
+  const uint8_t* viewed_data(const TensorInfo& t) const;
+  // Throws CheckpointError naming the file when a checkpoint file was replaced, truncated or
+  // modified since open().
   ByteRange byte_range(std::string_view name) const;
 
   // Positional read of a whole tensor (tests and tools; the hot path reads through a transport).
   void read(const TensorInfo& t, std::span<uint8_t> out) const;
 
+  void check_unchanged() const;
+
  private:
-  Checkpoint() = default;
+  Checkpoint();
   std::filesystem::path dir_;
   bool sharded_ = false;
   std::vector<std::filesystem::path> paths_;
   std::vector<std::unique_ptr<MappedFile>> files_;
   std::vector<TensorInfo> tensors_;
   std::map<std::string, size_t, std::less<>> by_name_;
+  // view()'s buffers, one per tensor index; the mutex lives on the heap so the checkpoint moves.
+  struct Viewed;
+  std::unique_ptr<Viewed> viewed_;
 };
 
 }  // namespace moepage::ckpt

@@ -36,7 +36,7 @@ struct FloatTensor {
 // The name of a weight's scale sidecar: "x.weight" -> "x.scale", anything else -> name + ".scale".
 std::string scale_name_for(std::string_view weight_name);
 
-// Dequantizes a whole tensor through the checkpoint's mapping. FP8 and FP4 need their sidecar;
+// Dequantizes a whole tensor through the checkpoint's view of it. FP8 and FP4 need their sidecar;
 // its shape must match. Errors name the file and the tensor.
 FloatTensor dequantize_tensor(const Checkpoint& ck, std::string_view name);
 

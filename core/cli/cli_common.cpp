@@ -1,5 +1,6 @@
 #include "cli/cli_common.hpp"
 
+#include <charconv>
 #include <iostream>
 #include <sstream>
 
@@ -22,6 +23,18 @@ spdlog::level::level_enum log_level_from_name(const std::string& level, std::str
   }
   throw UsageError(std::string(origin) + ": unknown log level '" + level +
                    "' (expected trace, debug, info, warn, error or off)");
+}
+
+std::optional<int64_t> integer_option(const po::variables_map& vm, const char* key, int64_t low, int64_t high) {
+  if (!vm.count(key)) return std::nullopt;
+  const std::string text = vm[key].as<std::string>();
+  int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < low || value > high) {
+    throw UsageError("--" + std::string(key) + ": expected an integer from " + std::to_string(low) + " to " +
+                     std::to_string(high) + ", got '" + text + "'");
+  }
+  return value;
 }
 
 void set_command_line_log_level(const std::string& level) {

@@ -51,6 +51,12 @@ std::unique_ptr<host::DeviceService> make_device_service(const std::string& devi
 // The devices this build can run on, e.g. "cpu, hip (hip-nvidia build; 1 GPU(s): 0: NVIDIA H200 (140 GiB))"..
 std::string built_devices_text();
 
+// The integer option `key` (declared as po::value<std::string>, so "-1" is never wrapped to a huge
+// unsigned value), parsed as a signed decimal and checked against [low, high]; nullopt when the
+// option is absent. Throws UsageError "--key: expected an integer from low to high, got 'text'".
+std::optional<int64_t> integer_option(const boost::program_options::variables_map& vm, const char* key, int64_t low,
+                                      int64_t high);
+
 // The text `--help` prints for a command.
 std::string command_help(const CommandSpec& spec);
 

@@ -31,7 +31,7 @@ int cmd_ablate(int argc, char** argv) {
       ("out", po::value<std::string>()->value_name("DIR"), "output folder (default ablation-<spec name>)")
       ("plugin-dir", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
        "passed to every `moepage run` (repeatable)")
-      ("repetitions", po::value<uint32_t>()->value_name("N"), "override the spec's repetitions")
+      ("repetitions", po::value<std::string>()->value_name("N"), "override the spec's repetitions (1 to 1000)")
       ("progress", po::bool_switch(), "show progress even when stderr is not a terminal")
       ("quiet", po::bool_switch(), "no progress, and no table on stdout");
   spec.positional.add("spec", 1);
@@ -40,10 +40,7 @@ int cmd_ablate(int argc, char** argv) {
 
   const fs::path spec_path = (*vm)["spec"].as<std::string>();
   ablate::Spec ablation = ablate::load_spec(spec_path);
-  if (vm->count("repetitions")) {
-    ablation.repetitions = (*vm)["repetitions"].as<uint32_t>();
-    if (ablation.repetitions == 0) throw UsageError("--repetitions must be at least 1");
-  }
+  if (const auto n = integer_option(*vm, "repetitions", 1, 1000)) ablation.repetitions = uint32_t(*n);
   ablate::RunnerOptions options;
   options.out_dir = vm->count("out") ? fs::path((*vm)["out"].as<std::string>())
                                      : fs::path("ablation-" + spec_path.stem().string());

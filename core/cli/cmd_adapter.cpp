@@ -2,6 +2,7 @@
 // tests and the neutrality gate (a predictor only steers prefetch, so any valid adapter must leave
 // the generated tokens unchanged). The geometry comes from a model's config.json (--model DIR) or
 // from --layers, --d-model and --experts. Every DeepSeek-V4 layer has routed experts.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -12,10 +13,19 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "moepage/pager_core/adapter_file.hpp"
+#include "output/output_paths.hpp"
 
 namespace moepage::cli {
 namespace po = boost::program_options;
 namespace {
+
+// Bounds on a random adapter's geometry (the released models: 43 layers, d_model 4096, 256
+// experts) and on the file it makes.
+constexpr int64_t kMaxLayers = 256;
+constexpr int64_t kMaxDModel = 65536;
+constexpr int64_t kMaxExperts = 4096;
+constexpr int64_t kMaxRank = 1024;
+constexpr uint64_t kMaxFileBytes = uint64_t(1) << 30;
 
 uint32_t config_u32(const nlohmann::json& config, const char* key, const std::filesystem::path& file) {
   if (!config.contains(key) || !config[key].is_number_unsigned())
@@ -35,11 +45,11 @@ int cmd_adapter(int argc, char** argv) {
       ("random", po::bool_switch(), "random weights (the only mode for now)")
       ("out", po::value<std::string>(), "the adapter file to write")
       ("model", po::value<std::string>(), "a checkpoint folder whose config.json gives the geometry")
-      ("layers", po::value<uint32_t>(), "decoder layers (without --model)")
-      ("d-model", po::value<uint32_t>(), "hidden width (without --model)")
-      ("experts", po::value<uint32_t>(), "routed experts per layer (without --model)")
-      ("rank", po::value<uint32_t>()->default_value(16), "rank of the low-rank predictor (1..d_model)")
-      ("seed", po::value<uint64_t>()->default_value(1), "seed of the random weights");
+      ("layers", po::value<std::string>(), "decoder layers, 2 to 256 (without --model)")
+      ("d-model", po::value<std::string>(), "hidden width, 1 to 65536 (without --model)")
+      ("experts", po::value<std::string>(), "routed experts per layer, 1 to 4096 (without --model)")
+      ("rank", po::value<std::string>()->default_value("16"), "rank of the low-rank predictor (1..min(d_model, 1024))")
+      ("seed", po::value<std::string>()->default_value("1"), "seed of the random weights");
   const auto parsed = parse_command(spec, argc, argv);
   if (!parsed) return kExitOk;
   const po::variables_map& vm = *parsed;
@@ -63,18 +73,29 @@ int cmd_adapter(int argc, char** argv) {
   } else {
     if (!vm.count("layers") || !vm.count("d-model") || !vm.count("experts"))
       throw UsageError("adapter: give --model DIR, or all of --layers, --d-model and --experts");
-    model.n_layers = vm["layers"].as<uint32_t>();
-    model.d_model = vm["d-model"].as<uint32_t>();
-    model.n_experts = vm["experts"].as<uint32_t>();
+    model.n_layers = uint32_t(*integer_option(vm, "layers", 2, kMaxLayers));
+    model.d_model = uint32_t(*integer_option(vm, "d-model", 1, kMaxDModel));
+    model.n_experts = uint32_t(*integer_option(vm, "experts", 1, kMaxExperts));
   }
-  if (model.n_layers < 2 || model.d_model == 0 || model.n_experts == 0)
-    throw UsageError("adapter: the model needs at least 2 layers, a d_model and experts");
+  // The same bounds for a config.json's geometry: the file holds layers x (d_model + experts) x rank.
+  if (model.n_layers < 2 || model.n_layers > kMaxLayers || model.d_model == 0 || model.d_model > kMaxDModel ||
+      model.n_experts == 0 || model.n_experts > kMaxExperts)
+    throw UsageError("adapter: the model needs 2 to " + std::to_string(kMaxLayers) + " layers, a d_model of 1 to " +
+                     std::to_string(kMaxDModel) + " and 1 to " + std::to_string(kMaxExperts) + " experts");
   model.has_experts.assign(model.n_layers, 1);
-  const uint32_t rank = vm["rank"].as<uint32_t>();
-  if (rank == 0 || rank > model.d_model)
-    throw UsageError("adapter: --rank " + std::to_string(rank) + " must be 1.." + std::to_string(model.d_model));
+  const uint32_t rank = uint32_t(*integer_option(vm, "rank", 1, std::min<int64_t>(model.d_model, kMaxRank)));
+  const uint64_t seed = uint64_t(*integer_option(vm, "seed", 0, INT64_MAX));
+  // Half-precision A (rank x d_model) and B (experts x rank) per layer after the first.
+  const uint64_t file_bytes = uint64_t(model.n_layers - 1) * rank * (uint64_t(model.d_model) + model.n_experts) * 2;
+  if (file_bytes > kMaxFileBytes)
+    throw UsageError("adapter: " + std::to_string(model.n_layers) + " layers, d_model " + std::to_string(model.d_model) +
+                     ", " + std::to_string(model.n_experts) + " experts and rank " + std::to_string(rank) + " make a " +
+                     std::to_string(file_bytes >> 20) + " MiB file; the limit is 1024 MiB (lower --rank)");
   const std::string out = vm["out"].as<std::string>();
-  moepage::pager::write_adapter_file(out, moepage::pager::random_adapter(model, rank, vm["seed"].as<uint64_t>()));
+  std::vector<output::NamedPath> inputs;
+  if (vm.count("model")) inputs = output::files_in(vm["model"].as<std::string>(), "the model's");
+  output::check_output_paths({{"--out", out}}, inputs);
+  moepage::pager::write_adapter_file(out, moepage::pager::random_adapter(model, rank, seed));
   std::cout << "wrote " << out << ": " << (model.n_layers - 1) << " entries, d_model " << model.d_model << ", "
             << model.n_experts << " experts, rank " << rank << "\n";
   return kExitOk;

@@ -55,7 +55,7 @@ int cmd_conform(int argc, char** argv) {
        "the transport pagers read through, found in the plugin folders")
       ("plugin-dir", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
        "a folder to search first for --transport (repeatable)")
-      ("seed", po::value<uint64_t>()->default_value(1), "seed of the generated files and random ranges")
+      ("seed", po::value<std::string>()->default_value("1"), "seed of the generated files and random ranges")
       ("scratch", po::value<std::string>()->value_name("DIR"),
        "where the temporary sample files go (default: the system's temporary folder); choose the disk to test");
   spec.positional.add("library", 1);
@@ -67,7 +67,7 @@ int cmd_conform(int argc, char** argv) {
   if (!std::filesystem::is_regular_file(library)) throw std::runtime_error(library + ": no such plugin library");
   conform::ConformConfig config;
   config.options = parse_assignments(strings_of(*vm, "option"));
-  config.seed = (*vm)["seed"].as<uint64_t>();
+  config.seed = uint64_t(*integer_option(*vm, "seed", 0, INT64_MAX));
   if (vm->count("scratch")) config.scratch = (*vm)["scratch"].as<std::string>();
   const std::string only = vm->count("component") ? (*vm)["component"].as<std::string>() : std::string();
 

@@ -13,11 +13,15 @@
 #include "cli/commands.hpp"
 #include "cli/component_resolution.hpp"
 #include "cli/generate.hpp"
+#include "cli/generation_config.hpp"
+#include "cli/interrupt.hpp"
 #include "cli/run_stats.hpp"
 #include "host/host_api.hpp"
 #include "host/log.hpp"
 #include "host/plugin_stack.hpp"
 #include "host/registry.hpp"
+#include "output/output_file.hpp"
+#include "output/output_paths.hpp"
 #include "profile/profile.hpp"
 #include "tokenizer/tokenizer.hpp"
 
@@ -54,6 +58,19 @@ std::vector<int32_t> prompt_ids(const profile::Profile& p, const std::optional<t
   return tok->encode(*p.generate.prompt, /*add_special_tokens=*/true);
 }
 
+// The profile used without --profile: default.yaml in share/moepage/configs beside the binary's
+// bin/ folder (the build tree and an installed tree have the same layout).
+fs::path default_profile_path() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  const fs::path path = exe.parent_path().parent_path() / "share" / "moepage" / "configs" / "default.yaml";
+  if (ec || !fs::is_regular_file(path)) {
+    throw UsageError("no --profile given and the default profile " + path.string() +
+                     " does not exist; pass --profile P");
+  }
+  return path;
+}
+
 // A float32 .npy of shape [rows, cols], C order (what numpy.load and the golden tests read).
 void write_npy_f32(const std::string& path, const std::vector<float>& data, uint32_t cols) {
   const size_t rows = cols ? data.size() / cols : 0;
@@ -63,30 +80,31 @@ void write_npy_f32(const std::string& path, const std::vector<float>& data, uint
   const size_t unpadded = 10 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
   header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw std::runtime_error("--dump-logits: cannot write " + path);
+  output::OutputFile out(path, "--dump-logits");
   const uint16_t len = static_cast<uint16_t>(header.size());
-  out.write("\x93NUMPY\x01\x00", 8);
+  out.write(std::string_view("\x93NUMPY\x01\x00", 8));
   const char len_le[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
-  out.write(len_le, 2);
-  out.write(header.data(), std::streamsize(header.size()));
-  out.write(reinterpret_cast<const char*>(data.data()), std::streamsize(data.size() * sizeof(float)));
-  if (!out) throw std::runtime_error("--dump-logits: writing " + path + " failed");
+  out.write(std::string_view(len_le, 2));
+  out.write(header);
+  out.write(std::string_view(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(float)));
+  out.commit();
 }
 
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
   CommandSpec spec;
-  spec.usage = "moepage run --profile P [--model DIR] [--set key.path=value]... [--plugin-dir DIR]... "
-               "[--prompt-ids 1,2,3] [--max-tokens N]";
+  spec.usage = "moepage run [--profile P] [--model DIR] [--set key.path=value]... [--plugin-dir DIR]... "
+               "[--prompt TEXT | --prompt-ids 1,2,3] [--max-tokens N]";
   spec.summary =
-      "Loads profile P (with its base: chain), applies each --set in order and then --model, --prompt-ids and\n"
-      "--max-tokens, validates the pager's and transport's options against their plugins, creates the\n"
-      "architecture, the transport and the pager, and generates tokens. Generated ids (and text, when the model\n"
-      "has a tokenizer.json) go to stdout; logs go to stderr.";
+      "Loads profile P (with its base: chain; the default profile without --profile), applies each --set in\n"
+      "order and then --model, --prompt-ids and --max-tokens, fills the sampling settings nobody set from the\n"
+      "model's generation_config.json, validates the pager's and transport's options against their plugins,\n"
+      "creates the architecture, the transport and the pager, and generates tokens. Generated ids (and text,\n"
+      "when the model has a tokenizer.json) go to stdout; logs go to stderr. SIGINT or SIGTERM finishes the\n"
+      "token being computed, writes the trace and statistics, and exits 130 or 143.";
   spec.options.add_options()
-      ("profile,p", po::value<std::string>()->required()->value_name("P"), "the YAML profile to run")
+      ("profile,p", po::value<std::string>()->value_name("P"), "the YAML profile to run (default: the default profile)")
       ("model", po::value<std::string>()->value_name("DIR"), "the checkpoint folder (overrides model:)")
       ("set", po::value<std::vector<std::string>>()->composing()->value_name("K=V"),
        "override one profile key, e.g. pager.budget=8GiB (repeatable; an empty value removes the key)")
@@ -112,6 +130,7 @@ int cmd_run(int argc, char** argv) {
     overrides.push_back({std::string(key) + "=" + yaml_quote(value), "--" + std::string(flag) + " " + value});
   };
   shortcut("model", "model");
+  if (vm->count("prompt") && vm->count("prompt-ids")) throw UsageError("--prompt and --prompt-ids both given; pass one");
   shortcut("prompt-ids", "generate.prompt_ids");
   if (vm->count("prompt")) {
     // Text wins over the ids a base profile may carry: drop them, then set the text.
@@ -119,11 +138,14 @@ int cmd_run(int argc, char** argv) {
     shortcut("prompt", "generate.prompt");
   }
   shortcut("max-tokens", "generate.max_tokens");
-  const profile::Profile prof = profile::load_profile((*vm)["profile"].as<std::string>(), overrides);
+  const bool default_profile = !vm->count("profile");
+  const fs::path profile_path = default_profile ? default_profile_path() : fs::path((*vm)["profile"].as<std::string>());
+  profile::Profile prof = profile::load_profile(profile_path, overrides);
   if (!log_level_set_by_command_line()) {
     host::set_log_level(log_level_from_name(prof.log_level, prof.source.string() + ": log.level"));
   }
   auto log = host::logger("run");
+  if (default_profile) log->info("profile {} (the default; --profile picks another)", prof.source.string());
 
   // First: a profile asking for a device this build or machine lacks fails before anything loads.
   std::unique_ptr<host::DeviceService> device = make_device_service(prof.device, prof.source.string() + ": device");
@@ -133,6 +155,22 @@ int cmd_run(int argc, char** argv) {
   if (!fs::is_directory(prof.model)) {
     throw std::runtime_error("model folder " + prof.model.string() + " does not exist or is not a folder");
   }
+  // Values the user wrote (a profile of theirs, --set, the flags) win over generation_config.json;
+  // the default profile's values are defaults like the model's.
+  const auto user_set = [&](const std::string& key) {
+    const auto it = prof.generate.where.find(key);
+    return it != prof.generate.where.end() && !(default_profile && it->second.rfind(prof.source.string(), 0) == 0);
+  };
+  for (const std::string& key : apply_generation_config(prof.model, prof.generate, user_set))
+    log->info("generate.{} from {}", key, (prof.model / "generation_config.json").string());
+
+  // Outputs are checked before anything loads: a long run must not end by failing to write them,
+  // nor by overwriting the model or the profile it read.
+  std::vector<output::NamedPath> outputs, inputs = output::files_in(prof.model, "the model's");
+  inputs.push_back({"the profile", prof.source});
+  for (const char* flag : {"dump-logits", "stats-json", "trace"})
+    if (vm->count(flag)) outputs.push_back({"--" + std::string(flag), (*vm)[flag].as<std::string>()});
+  output::check_output_paths(outputs, inputs);
 
   host::HostApi host(std::move(device));
   host::Registry registry(host.get());
@@ -178,17 +216,24 @@ int cmd_run(int argc, char** argv) {
   LogitsSink sink;
   if (vm->count("dump-logits"))
     sink = [&](const float* rows, uint32_t n) { dumped.insert(dumped.end(), rows, rows + size_t(n) * info.vocab_size); };
+  std::optional<InterruptGuard> interrupt(std::in_place);
   const std::vector<int32_t> generated = generate(
       stack.arch, info, prompt, prof.generate,
       [&](int32_t id) {
-        if (text) std::cout << text->push(id) << std::flush;
+        if (!text) return;
+        std::cout << text->push(id) << std::flush;
+        output::check_stdout();  // a full disk or a closed terminal ends the run now, not at the end
       },
-      times, sink);
+      times, sink, [] { return InterruptGuard::received() != 0; });
+  const int signal = InterruptGuard::received();
+  interrupt.reset();  // from here a signal acts as usual
+  if (signal != 0) log->warn("interrupted by signal {} after {} tokens; writing the outputs", signal, generated.size());
   if (vm->count("dump-logits")) write_npy_f32((*vm)["dump-logits"].as<std::string>(), dumped, info.vocab_size);
   if (text) std::cout << text->finish() << "\n";
   std::cout << "token ids:";
   for (int32_t id : generated) std::cout << " " << id;
   std::cout << "\n";
+  output::check_stdout();
   const double prefill_tps = times.prefill_seconds > 0 ? double(prompt.size()) / times.prefill_seconds : 0.0;
   const double decode_tps = times.decode_seconds > 0 ? double(times.decoded) / times.decode_seconds : 0.0;
   log->info("prefill {} tokens in {:.3f} s ({:.1f} tok/s); decode {} tokens in {:.3f} s ({:.2f} tok/s)", prompt.size(),
@@ -201,9 +246,12 @@ int cmd_run(int argc, char** argv) {
       run_times.routed_compute_seconds = double(arch_stats->routed_ns) / 1e9;
     write_stats_json((*vm)["stats-json"].as<std::string>(), stack.pager, catalog->n_layers, run_times);
   }
-  if (trace) stack.pager.set_trace(nullptr, nullptr);
+  if (trace) {
+    stack.pager.set_trace(nullptr, nullptr);
+    trace->finish();
+  }
   stack.shutdown();
-  return kExitOk;
+  return signal != 0 ? 128 + signal : kExitOk;
 }
 
 }  // namespace moepage::cli

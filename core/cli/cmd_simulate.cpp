@@ -8,6 +8,8 @@
 #include "ablate/trace_input.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
+#include "output/output_file.hpp"
+#include "output/output_paths.hpp"
 
 namespace moepage::cli {
 namespace po = boost::program_options;
@@ -44,6 +46,7 @@ int cmd_simulate(int argc, char** argv) {
     throw UsageError(e.what());
   }
   const std::string trace_path = (*vm)["trace"].as<std::string>();
+  if (vm->count("json")) output::check_output_paths({{"--json", (*vm)["json"].as<std::string>()}}, {{"the trace", trace_path}});
   const pager::Trace trace = ablate::load_trace(trace_path);
   ablate::SimulateReport report;
   try {
@@ -53,10 +56,7 @@ int cmd_simulate(int argc, char** argv) {
   }
   std::cout << ablate::simulate_table(report, (*vm)["per-layer"].as<bool>());
   if (vm->count("json")) {
-    const std::string path = (*vm)["json"].as<std::string>();
-    std::ofstream out(path, std::ios::binary);
-    out << ablate::simulate_json(report, trace_path);
-    if (!out) throw std::runtime_error("cannot write " + path);
+    output::write_file((*vm)["json"].as<std::string>(), ablate::simulate_json(report, trace_path), "--json");
   }
   return kExitOk;
 }

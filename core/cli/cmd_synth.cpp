@@ -30,18 +30,37 @@ const host::LoadedComponent& synthesizing_arch(const host::Registry& registry, c
                                 : "several architectures can synthesize (" + names + "); pick one with --arch");
 }
 
-int32_t positive_or_zero(const po::variables_map& vm, const char* key) {
-  if (!vm.count(key)) return 0;
-  const int64_t v = vm[key].as<int64_t>();
-  if (v < 1 || v > (int64_t(1) << 20)) throw UsageError(std::string("--") + key + " must be 1 or more, got " + std::to_string(v));
-  return int32_t(v);
+// Bounds on what a synthetic checkpoint may hold: the released models have tens of layers and
+// hundreds of experts, and every expert more is bytes on disk.
+constexpr int64_t kMaxLayers = 256;
+constexpr int64_t kMaxExperts = 1024;
+
+// The folder synthesize() may write: absent, empty, or (with --force) one to replace. A folder that
+// holds a model would otherwise end as a mix of the old files and the random ones.
+void check_out_folder(const fs::path& out, bool force) {
+  std::error_code ec;
+  if (!fs::exists(out, ec)) return;
+  if (!fs::is_directory(out, ec)) throw UsageError("--out " + out.string() + " exists and is not a folder");
+  if (fs::is_empty(out, ec)) return;
+  if (!force) throw UsageError("--out " + out.string() + " is not empty; pass --force to replace what it holds");
+  // A model folder is flat: a folder with subfolders is not one to empty on a flag.
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(out)) {
+    if (e.is_directory(ec) && !e.is_symlink(ec))
+      throw UsageError("--out " + out.string() + " holds the folder " + e.path().filename().string() +
+                       "; --force replaces only a folder of files");
+    files.push_back(e.path());
+  }
+  for (const fs::path& f : files) {
+    if (!fs::remove(f, ec) || ec) throw std::runtime_error("--out: cannot remove " + f.string() + ": " + ec.message());
+  }
 }
 
 }  // namespace
 
 int cmd_synth(int argc, char** argv) {
   CommandSpec spec;
-  spec.usage = "moepage synth --preset tiny|small|flash --out DIR [--layers N] [--experts E] "
+  spec.usage = "moepage synth --preset tiny|small|flash --out DIR [--force] [--layers N] [--experts E] "
                "[--expert-dtype fp4|fp8|bf16] [--seed S] [--arch NAME]";
   spec.summary =
       "Writes a checkpoint with random weights (deterministic per seed) in the architecture's layout, so the\n"
@@ -50,15 +69,20 @@ int cmd_synth(int argc, char** argv) {
   spec.options.add_options()
       ("preset", po::value<std::string>()->default_value("tiny")->value_name("NAME"), "geometry preset")
       ("out", po::value<std::string>()->required()->value_name("DIR"), "folder to write (created)")
-      ("layers", po::value<int64_t>()->value_name("N"), "decoder layers (default: the preset's)")
-      ("experts", po::value<int64_t>()->value_name("E"), "routed experts per layer (default: the preset's)")
+      ("force", po::bool_switch(), "replace what a non-empty --out folder holds")
+      ("layers", po::value<std::string>()->value_name("N"), "decoder layers, 1 to 256 (default: the preset's)")
+      ("experts", po::value<std::string>()->value_name("E"), "routed experts per layer, 1 to 1024 (default: the preset's)")
       ("expert-dtype", po::value<std::string>()->value_name("T"), "routed expert weights: fp4, fp8 or bf16")
-      ("seed", po::value<uint64_t>()->default_value(0)->value_name("S"), "random seed")
+      ("seed", po::value<std::string>()->default_value("0")->value_name("S"), "random seed")
       ("arch", po::value<std::string>()->value_name("NAME"), "architecture plugin (default: the only one that synthesizes)")
       ("plugin-dir", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
        "a folder to search for plugins first (repeatable)");
   auto vm = parse_command(spec, argc, argv);
   if (!vm) return kExitOk;
+  const int64_t layers = integer_option(*vm, "layers", 1, kMaxLayers).value_or(0);
+  const int64_t experts = integer_option(*vm, "experts", 1, kMaxExperts).value_or(0);
+  const uint64_t seed = uint64_t(*integer_option(*vm, "seed", 0, INT64_MAX));
+  check_out_folder((*vm)["out"].as<std::string>(), (*vm)["force"].as<bool>());
 
   host::HostApi host;
   host::Registry registry(host.get());
@@ -74,9 +98,9 @@ int cmd_synth(int argc, char** argv) {
   req.struct_size = sizeof req;
   req.preset = preset.c_str();
   req.out_dir = out.c_str();
-  req.seed = (*vm)["seed"].as<uint64_t>();
-  req.layers = positive_or_zero(*vm, "layers");
-  req.experts = positive_or_zero(*vm, "experts");
+  req.seed = seed;
+  req.layers = int32_t(layers);
+  req.experts = int32_t(experts);
   req.expert_dtype = dtype.c_str();
   req.show_progress = 1;
   mp::ArchHandle::synthesize(*arch.descriptor, host.get(), req);

@@ -18,7 +18,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 std::vector<int32_t> generate(mp::ArchHandle& arch, const mp_model_info& info, std::span<const int32_t> prompt,
                               const profile::GenerateSettings& settings, const std::function<void(int32_t)>& on_token,
-                              GenerationTimes& times, const LogitsSink& on_logits) {
+                              GenerationTimes& times, const LogitsSink& on_logits, const StopRequested& stop) {
   if (prompt.empty()) throw std::runtime_error("the prompt is empty: set generate.prompt or generate.prompt_ids");
   for (int32_t id : prompt) {
     if (id < 0 || static_cast<uint32_t>(id) >= info.vocab_size) {
@@ -70,7 +70,7 @@ std::vector<int32_t> generate(mp::ArchHandle& arch, const mp_model_info& info, s
   for (uint32_t step = 0; step < settings.max_tokens; ++step) {
     out.push_back(next);
     on_token(next);
-    if (next == info.eos_token || step + 1 == settings.max_tokens) break;
+    if (next == info.eos_token || step + 1 == settings.max_tokens || (stop && stop())) break;
     next = next_after(std::span<const int32_t>(&out.back(), 1));
     ++times.decoded;
   }

@@ -21,10 +21,14 @@ struct GenerationTimes {
 // row per decode forward. Setting it makes the prefill compute every prompt row.
 using LogitsSink = std::function<void(const float* rows, uint32_t n_rows)>;
 
+// Asked after each token is picked; true ends generation there (an interrupted run).
+using StopRequested = std::function<bool()>;
+
 // Returns the generated ids (without the prompt); `on_token` sees each one as it is picked.
 // Throws std::runtime_error for a prompt id outside the vocabulary or an empty prompt.
 std::vector<int32_t> generate(mp::ArchHandle& arch, const mp_model_info& info, std::span<const int32_t> prompt,
                               const profile::GenerateSettings& settings, const std::function<void(int32_t)>& on_token,
-                              GenerationTimes& times, const LogitsSink& on_logits = {});
+                              GenerationTimes& times, const LogitsSink& on_logits = {},
+                              const StopRequested& stop = {});
 
 }  // namespace moepage::cli

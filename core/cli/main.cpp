@@ -11,6 +11,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "moepage/host_api.h"
+#include "output/output_file.hpp"
 
 #ifndef MOEPAGE_VERSION
 #define MOEPAGE_VERSION "unknown"
@@ -83,7 +84,10 @@ int dispatch(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
-    return dispatch(argc, argv);
+    const int code = dispatch(argc, argv);
+    // Tables and text go to stdout: output lost to a full disk or a closed pipe is an error.
+    moepage::output::check_stdout();
+    return code;
   } catch (const UsageError& e) {
     std::cerr << "moepage: usage error: " << one_line(e.what()) << "\n";
     return kExitUsage;

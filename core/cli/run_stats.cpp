@@ -12,15 +12,9 @@
 
 namespace moepage::cli {
 
-TraceWriter::TraceWriter(const std::string& path, uint32_t layers, uint32_t experts, uint32_t top_k) : path_(path) {
-  file_ = std::fopen(path.c_str(), "w");
-  if (file_ == nullptr) throw std::runtime_error("cannot create trace file " + path + ": " + std::strerror(errno));
-  const std::string header = moepage::pager::trace_header({layers, experts, top_k}) + "token,layer,expert,hit,prefetched\n";
-  std::fputs(header.c_str(), file_);
-}
-
-TraceWriter::~TraceWriter() {
-  if (file_ != nullptr) std::fclose(file_);
+TraceWriter::TraceWriter(const std::string& path, uint32_t layers, uint32_t experts, uint32_t top_k)
+    : out_(path, "--trace"), file_(out_.stream()) {
+  out_.write(moepage::pager::trace_header({layers, experts, top_k}) + "token,layer,expert,hit,prefetched\n");
 }
 
 void TraceWriter::write_hint(uint32_t layer, const int32_t* experts, uint32_t n) {
@@ -139,9 +133,7 @@ void write_stats_json(const std::string& path, mp::PagerHandle& pager, uint32_t 
               {"decode_seconds", times.decode_seconds},
               {"load_seconds", times.load_seconds}};
   if (times.routed_compute_seconds) j["run"]["routed_compute_seconds"] = *times.routed_compute_seconds;
-  std::ofstream out(path);
-  out << j.dump(2) << "\n";
-  if (!out) throw std::runtime_error("cannot write statistics to " + path);
+  output::write_file(path, j.dump(2) + "\n", "--stats-json");
 }
 
 }  // namespace moepage::cli

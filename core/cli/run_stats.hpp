@@ -7,12 +7,15 @@
 #include <cstdio>
 #include <string>
 
+#include "output/output_file.hpp"
+
 #include "moepage/cpp/host_handles.hpp"
 
 namespace moepage::cli {
 
-// Receives the pager's trace events and writes them as rows; the file is flushed and closed when
-// the writer is destroyed. Rows are formatted into a fixed buffer: no allocation per access.
+// Receives the pager's trace events and writes them as rows into a temporary file that finish()
+// checks and renames into place (a run that fails leaves no trace file). Rows are formatted into
+// a fixed buffer: no allocation per access.
 //
 // Hints reach the pager from the architecture, not through the pager's trace events, so the
 // writer also stands between the two: recording() gives the architecture a pager ref that
@@ -22,12 +25,13 @@ class TraceWriter {
  public:
   // Throws std::runtime_error naming the file when it cannot be created.
   TraceWriter(const std::string& path, uint32_t layers, uint32_t experts, uint32_t top_k);
-  ~TraceWriter();
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
 
   static void on_event(void* ctx, const mp_trace_event* event);
   uint64_t rows() const { return rows_; }
+  // Flushes, closes and renames the file into place; throws output::OutputError naming it.
+  void finish() { out_.commit(); }
 
   // The ref to bind the architecture to; valid while this writer lives (declare the writer
   // before the plugin stack so it outlives the architecture). destroy and create are not offered.
@@ -37,8 +41,8 @@ class TraceWriter {
   static TraceWriter& of(void* self) { return *static_cast<TraceWriter*>(self); }
   void write_hint(uint32_t layer, const int32_t* experts, uint32_t n);
 
-  std::string path_;
-  std::FILE* file_ = nullptr;
+  output::OutputFile out_;
+  std::FILE* file_ = nullptr;  // out_'s stream
   uint64_t rows_ = 0;
   mp_pager_ref inner_{};
   mp_pager_vtable vtable_{};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <stdexcept>
 #include <system_error>
 
 #include "host/log.hpp"
@@ -48,6 +49,11 @@ fs::path current_executable() {
 fs::path install_plugin_dir() { return fs::path(MOEPAGE_INSTALL_PLUGIN_DIR); }
 
 std::vector<fs::path> default_discovery_dirs(const std::vector<std::string>& cli_dirs) {
+  // A folder the user named that does not exist is a typo to report, not one to skip quietly.
+  for (const std::string& d : cli_dirs) {
+    std::error_code ec;
+    if (!fs::is_directory(d, ec)) throw std::invalid_argument("--plugin-dir " + d + ": no such folder");
+  }
   std::optional<std::string> env;
   if (const char* v = std::getenv("MOEPAGE_PLUGIN_PATH"); v != nullptr) env = v;
   return discovery_dirs(cli_dirs, env, current_executable(), install_plugin_dir());

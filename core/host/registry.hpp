@@ -32,7 +32,8 @@ std::vector<std::filesystem::path> discovery_dirs(const std::vector<std::string>
                                                   const std::filesystem::path& executable,
                                                   const std::filesystem::path& install_dir);
 
-// discovery_dirs() with the real environment, /proc/self/exe and the install-time default.
+// discovery_dirs() with the real environment, /proc/self/exe and the install-time default. Throws
+// std::invalid_argument naming a --plugin-dir folder (cli_dirs) that does not exist.
 std::vector<std::filesystem::path> default_discovery_dirs(const std::vector<std::string>& cli_dirs);
 
 // The running executable (/proc/self/exe); empty if it cannot be read.

@@ -11,6 +11,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -50,6 +51,9 @@ struct GenerateSettings {
   uint32_t top_k = 0;        // 0: no top-k cut
   double top_p = 1.0;        // 1: no nucleus cut
   uint64_t seed = 0;
+  // Where each generate key present was set ("file:line:column" or the command-line flag), so a
+  // caller can tell the user's values from defaults (generation_config.json fills the rest).
+  std::map<std::string, std::string> where;
 };
 
 struct Profile {

@@ -138,6 +138,8 @@ Profile load_profile(const fs::path& path, std::span<const Override> overrides, 
   if (const Setting* s = find(settings, "generate.seed")) {
     gen.seed = read_number<uint64_t>(*s, "generate.seed", "an integer >= 0", parse_uint, 0ull, UINT64_MAX);
   }
+  for (auto it = settings.lower_bound("generate."); it != settings.end() && it->first.rfind("generate.", 0) == 0; ++it)
+    gen.where[it->first.substr(9)] = it->second.where;
   if (const Setting* s = find(settings, "log.level")) {
     constexpr std::array<std::string_view, 5> kLevels{"trace", "debug", "info", "warn", "error"};
     profile.log_level = read_choice(*s, "log.level", kLevels);

@@ -2,6 +2,7 @@
 // stderr. MOEPAGE_PLUGIN_PATH is cleared so only this build's plugin folder is found.
 #pragma once
 #include <sys/wait.h>
+#include <csignal>
 #include <unistd.h>
 
 #include <atomic>
@@ -16,7 +17,8 @@
 namespace moepage::test {
 
 struct ChildResult {
-  int exit_code = -1;
+  int exit_code = -1;  // -1 when killed by a signal
+  int signal = 0;      // the signal that killed it, or 0
   std::string out;
   std::string err;
 };
@@ -27,7 +29,8 @@ inline std::string shell_quote(const std::string& text) {
   return out + "'";
 }
 
-inline ChildResult run_moepage(const std::vector<std::string>& args) {
+// `stdout_to`, when not empty, is a file the child's stdout is redirected to (e.g. /dev/full).
+inline ChildResult run_moepage(const std::vector<std::string>& args, const std::string& stdout_to = "") {
   static std::atomic<int> counter{0};
   const std::filesystem::path err_file = std::filesystem::temp_directory_path() /
                                          ("moepage-cli-test-" + std::to_string(::getpid()) + "-" +
@@ -35,6 +38,7 @@ inline ChildResult run_moepage(const std::vector<std::string>& args) {
   std::string command = "env -u MOEPAGE_PLUGIN_PATH " + shell_quote(std::string(MOEPAGE_BINARY_DIR) + "/bin/moepage");
   for (const std::string& a : args) command += " " + shell_quote(a);
   command += " 2>" + shell_quote(err_file.string());
+  if (!stdout_to.empty()) command += " >" + shell_quote(stdout_to);
 
   ChildResult result;
   FILE* pipe = ::popen(command.c_str(), "r");
@@ -50,5 +54,81 @@ inline ChildResult run_moepage(const std::vector<std::string>& args) {
   std::filesystem::remove(err_file);
   return result;
 }
+
+// A `moepage` child that runs while the test watches its stdout: to send it a signal, or change
+// its files, once it has started generating.
+class RunningMoepage {
+ public:
+  explicit RunningMoepage(const std::vector<std::string>& args) {
+    static std::atomic<int> counter{0};
+    err_file_ = std::filesystem::temp_directory_path() /
+                ("moepage-cli-running-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".err");
+    int fds[2];
+    if (::pipe(fds) != 0) return;
+    std::vector<std::string> argv{std::string(MOEPAGE_BINARY_DIR) + "/bin/moepage"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> cargv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(fds[1], STDOUT_FILENO);
+      std::FILE* err = std::fopen(err_file_.c_str(), "w");
+      if (err) ::dup2(::fileno(err), STDERR_FILENO);
+      ::close(fds[0]);
+      ::close(fds[1]);
+      ::unsetenv("MOEPAGE_PLUGIN_PATH");
+      ::execv(cargv[0], cargv.data());
+      ::_exit(127);
+    }
+    ::close(fds[1]);
+    out_fd_ = fds[0];
+  }
+  ~RunningMoepage() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    if (out_fd_ >= 0) ::close(out_fd_);
+    std::filesystem::remove(err_file_);
+  }
+  RunningMoepage(const RunningMoepage&) = delete;
+  RunningMoepage& operator=(const RunningMoepage&) = delete;
+
+  // Reads stdout until it holds `text` (true) or ends (false); an empty `text` waits for any byte.
+  bool wait_for_output(const std::string& text) {
+    char buffer[4096];
+    while (out_.empty() || out_.find(text) == std::string::npos) {
+      const ssize_t n = ::read(out_fd_, buffer, sizeof buffer);
+      if (n <= 0) return false;
+      out_.append(buffer, size_t(n));
+    }
+    return true;
+  }
+  void send(int signo) { ::kill(pid_, signo); }
+  // Reads the rest of stdout and waits for the exit.
+  ChildResult finish() {
+    ChildResult r;
+    char buffer[4096];
+    ssize_t n;
+    while ((n = ::read(out_fd_, buffer, sizeof buffer)) > 0) out_.append(buffer, size_t(n));
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    r.out = out_;
+    std::ostringstream err;
+    err << std::ifstream(err_file_).rdbuf();
+    r.err = err.str();
+    return r;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int out_fd_ = -1;
+  std::string out_;
+  std::filesystem::path err_file_;
+};
 
 }  // namespace moepage::test

@@ -53,9 +53,9 @@ TEST_CASE("no command, an unknown command or an unknown option is a usage error 
   auto level = run_moepage({"--log-level", "loud", "plugins"});
   CHECK(level.exit_code == 2);
   CHECK(contains(level.err, "unknown log level 'loud'"));
-  auto missing = run_moepage({"run"});
+  auto missing = run_moepage({"simulate"});
   CHECK(missing.exit_code == 2);
-  CHECK(contains(missing.err, "'--profile' is required"));
+  CHECK(contains(missing.err, "'--trace' is required"));
 }
 
 TEST_CASE("a profile that cannot be read is one error line and exit 1") {

@@ -186,3 +186,31 @@ TEST_CASE("malformed config JSON names the file") {
   CHECK_THROWS_WITH_AS(parse_config_json("{\"hidden_size\": ", "/m/config.json"), "/m/config.json: malformed JSON", CheckpointError);
   CHECK_THROWS_WITH_AS(parse_config_json("[1]", "/m/config.json"), "/m/config.json: config must be a JSON object", CheckpointError);
 }
+
+TEST_CASE("scales, limits and iteration counts out of range are refused naming config.json and the key") {
+  const std::string path = "/models/x/config.json: key '";
+  nlohmann::json j = small_config();
+  j["routed_scaling_factor"] = 0;
+  CHECK(error_of(j) == path + "routed_scaling_factor': must be a positive finite number, got 0.000000");
+  j = small_config();
+  j["routed_scaling_factor"] = -1.5;
+  CHECK(error_of(j).find(path + "routed_scaling_factor'") == 0);
+  j = small_config();
+  j["swiglu_limit"] = 0;
+  CHECK(error_of(j) == path + "swiglu_limit': must be a positive finite number, got 0.000000");
+  j = small_config();
+  j["swiglu_limit"] = -10;
+  CHECK(error_of(j).find(path + "swiglu_limit'") == 0);
+  j = small_config();
+  j["rms_norm_eps"] = 1e309;  // parses as infinity
+  CHECK(error_of(j).find(path + "rms_norm_eps'") == 0);
+  j = small_config();
+  j["hc_sinkhorn_iters"] = 2000000000;
+  CHECK(error_of(j) == path + "hc_sinkhorn_iters': must be from 1 to 1000, got 2000000000");
+  j = small_config();
+  j["hc_sinkhorn_iters"] = 0;
+  CHECK(error_of(j) == path + "hc_sinkhorn_iters': must be from 1 to 1000, got 0");
+  j = small_config();
+  j["hc_mult"] = 100000;
+  CHECK(error_of(j) == path + "hc_mult': must be from 1 to 64");
+}

@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "dtype/dtype.hpp"
 #include "moepage/pager_core/adapter_file.hpp"
 #include "moepage/pager_core/adapter_scorer.hpp"
@@ -185,4 +188,32 @@ TEST_CASE("the scorer computes B (A h) + gate bias and picks the top M") {
   CHECK(scorer.top_m(tied, 3, top) == 3);
   CHECK(top == std::vector<int32_t>{0, 2, 3});
   CHECK_THROWS_WITH(scorer.score(0, h, bias, scores), "adapter scorer: no entry predicts the layer after layer 0");
+}
+
+TEST_CASE("reading an adapter refuses a device, a FIFO and a file larger than any adapter of the model") {
+  auto read_error = [](const std::string& path) {
+    try {
+      read_adapter_file(path, tiny_model());
+    } catch (const PagerError& e) {
+      return std::string(e.what());
+    }
+    FAIL("read " << path);
+    return std::string();
+  };
+  // /dev/zero never ends: read whole, it would fill the memory.
+  CHECK(read_error("/dev/zero") == "/dev/zero: not a regular file");
+  const std::string fifo = "/tmp/moepage-adapter-fifo-" + std::to_string(::getpid());
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(read_error(fifo) == fifo + ": not a regular file");  // and the open did not wait for a writer
+  ::unlink(fifo.c_str());
+  const std::string big = "/tmp/moepage-adapter-big-" + std::to_string(::getpid());
+  {
+    std::FILE* f = std::fopen(big.c_str(), "wb");
+    REQUIRE(f != nullptr);
+    std::fseek(f, 1 << 20, SEEK_SET);
+    std::fputc(0, f);
+    std::fclose(f);
+  }
+  CHECK(read_error(big).find(big + ": file is 1048577 bytes, more than any adapter for this model") == 0);
+  std::remove(big.c_str());
 }

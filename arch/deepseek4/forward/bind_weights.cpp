@@ -124,8 +124,8 @@ std::unique_ptr<ResidentExpertSource> load_resident_experts(const TensorResolver
         const std::string weight = prefix + (is_scale ? names[p].substr(0, names[p].size() - 6) : names[p]) + ".weight";
         const ckpt::TensorInfo* t = is_scale ? r.find_scale(weight) : &r.require(weight);
         if (!t) throw std::invalid_argument("expert scale of '" + weight + "' vanished after cataloguing");
-        const auto bytes = r.checkpoint().view(*t);
-        std::memcpy(slot + cat.part_offsets()[p], bytes.data(), bytes.size());
+        // Straight into the slot: a view would keep a second copy of every expert.
+        r.checkpoint().read(*t, {reinterpret_cast<uint8_t*>(slot + cat.part_offsets()[p]), t->nbytes});
       }
     }
   return source;

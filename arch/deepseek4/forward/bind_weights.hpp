@@ -1,5 +1,5 @@
 // From a checkpoint to what the forward pass needs: dense tensors as WeightRef views into the
-// checkpoint's mappings (resolved in either spelling), the ExpertLayout of the expert catalog's
+// checkpoint's in-memory copies (resolved in either spelling), the ExpertLayout of the expert catalog's
 // slots, and, for tests and small models, every expert loaded into a ResidentExpertSource.
 #pragma once
 #include <memory>

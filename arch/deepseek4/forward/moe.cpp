@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -33,6 +34,21 @@ void mlp(cpu::ThreadPool& pool, const cpu::MatRef& w1, const cpu::MatRef& w3, co
   cpu::matmul(pool, w2, sc.ex_h1.data(), I, y, D, S);
 }
 
+// A NaN or Inf score would pick experts by the quirks of the comparisons in top-k and weight them
+// with NaN: the output is wrong with no sign. The scores (and the biased ones that choose) must
+// be finite; the check costs 2E comparisons per token and layer.
+void check_finite_scores(uint32_t layer, int64_t position, int32_t token, const float* scores, const float* biased,
+                         int64_t E) {
+  for (int64_t e = 0; e < E; ++e) {
+    const float bad = !std::isfinite(scores[e]) ? scores[e] : (biased && !std::isfinite(biased[e])) ? biased[e] : 0.0f;
+    if (bad == 0.0f) continue;
+    throw std::runtime_error("router of layer " + std::to_string(layer) + ": token " + std::to_string(position) +
+                             " of the batch (id " + std::to_string(token) + ") has a non-finite " +
+                             (std::isfinite(scores[e]) ? "biased score " : "score ") + std::to_string(bad) +
+                             " for expert " + std::to_string(e));
+  }
+}
+
 }  // namespace
 
 void route_token(const LayerParams& lp, const Config& c, int32_t token, const float* logits, float* scores,
@@ -58,9 +74,12 @@ void moe(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, uint32_t
   const int64_t D = c.hidden_size, I = c.moe_intermediate_size, E = c.n_routed_experts;
   const int64_t k = c.num_experts_per_tok;
   cpu::matmul(pool, lp.gate, yn, D, sc.router_logits.data(), E, S);
-  for (int64_t s = 0; s < S; ++s)
+  for (int64_t s = 0; s < S; ++s) {
     route_token(lp, c, tokens[s], sc.router_logits.data() + s * E, sc.router_scores.data() + s * E,
                 sc.router_biased.data(), sc.route_idx.data() + s * k, sc.route_w.data() + s * k);
+    check_finite_scores(layer, s, tokens[s], sc.router_scores.data() + s * E,
+                        lp.mlp == MlpKind::HashMoe ? nullptr : sc.router_biased.data(), E);
+  }
 
   // Group the (token, weight) pairs by expert (counting sort), experts in ascending id order.
   std::fill(sc.expert_count.begin(), sc.expert_count.end(), 0);

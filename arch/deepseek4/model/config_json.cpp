@@ -14,6 +14,8 @@ using nlohmann::json;
 using ckpt::CheckpointError;
 
 constexpr uint32_t kMaxLayers = 4096;
+constexpr uint32_t kMaxSinkhornIters = 1000;
+constexpr uint32_t kMaxHcMult = 64;
 constexpr const char* kSliding = "sliding_attention";
 constexpr const char* kCsa = "compressed_sparse_attention";
 constexpr const char* kHca = "heavily_compressed_attention";
@@ -358,8 +360,25 @@ void validate_config(const Config& c, const std::string& label) {
     }
   }
   if (any_hca) positive("compress_rate_hca", c.compress_rate_hca);
-  if (!(c.rms_norm_eps > 0)) fail("rms_norm_eps", "must be positive");
-  if (!(c.hc_eps >= 0)) fail("hc_eps", "must not be negative");
+  const auto finite_positive = [&](std::string_view key, double v) {
+    if (!(v > 0) || !std::isfinite(v)) fail(key, "must be a positive finite number, got " + std::to_string(v));
+  };
+  finite_positive("rms_norm_eps", c.rms_norm_eps);
+  // Scales the routed experts' sum: zero or negative silently removes or inverts them.
+  finite_positive("routed_scaling_factor", c.routed_scaling_factor);
+  // Clamps the SwiGLU inputs to [-limit, limit]: zero or negative zeroes every expert's output.
+  finite_positive("swiglu_limit", c.swiglu_limit);
+  if (!(c.hc_eps >= 0) || !std::isfinite(c.hc_eps)) fail("hc_eps", "must be a finite number >= 0");
+  // Every token runs the Sinkhorn iterations at every mixing site; the released models use 20.
+  if (c.hc_sinkhorn_iters == 0 || c.hc_sinkhorn_iters > kMaxSinkhornIters)
+    fail("hc_sinkhorn_iters", "must be from 1 to " + std::to_string(kMaxSinkhornIters) + ", got " +
+                                  std::to_string(c.hc_sinkhorn_iters));
+  if (c.hc_mult > kMaxHcMult) fail("hc_mult", "must be from 1 to " + std::to_string(kMaxHcMult));
+  for (const auto& [name, rope] : {std::pair{"rope_parameters.main", &c.rope_main}, std::pair{"rope_parameters.compress", &c.rope_compress}}) {
+    if (!std::isfinite(rope->theta) || !std::isfinite(rope->factor) || !std::isfinite(rope->original_max_position) ||
+        !std::isfinite(rope->beta_fast) || !std::isfinite(rope->beta_slow))
+      fail(name, "holds a value that is not a finite number");
+  }
   if (c.bos_token_id >= int64_t(c.vocab_size)) fail("bos_token_id", "is outside vocab_size " + std::to_string(c.vocab_size));
   if (c.eos_token_id >= int64_t(c.vocab_size)) fail("eos_token_id", "is outside vocab_size " + std::to_string(c.vocab_size));
 }

@@ -26,7 +26,8 @@ std::string shard_file_name(uint32_t index, uint32_t count) {
 void write_text(const fs::path& p, const std::string& text) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
   out << text;
-  if (!out) throw ckpt::CheckpointError(p.string() + ": cannot write");
+  out.close();  // a full disk shows at the close
+  if (!out) throw ckpt::CheckpointError(p.string() + ": cannot write: " + std::strerror(errno));
 }
 
 // A progress line on stderr, only when stderr is a terminal, at most a few times a second.

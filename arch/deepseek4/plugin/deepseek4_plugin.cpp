@@ -3,9 +3,10 @@
 // a CPU-only build refuses a HIP device with an error naming the build option).
 //
 // Life cycle, and what each step costs:
-//   create        parse config.json, open the checkpoint (headers + read-only mappings), bind the
-//                 dense weights as views into the mappings (no dequantized copy), build the expert
-//                 catalog. Reads no expert bytes and allocates no forward state.
+//   create        parse config.json, open the checkpoint (headers), read the dense weights into
+//                 memory as stored (no dequantized copy; no mapping, so a file changed under the
+//                 run is an error, never SIGBUS), build the expert catalog. Reads no expert bytes
+//                 and allocates no forward state.
 //   bind_pager    builds the forward model (decode state and scratch for `max_context` positions)
 //                 on top of the pager; routed experts reach the forward pass only through it.
 //                 CPU device: the CPU Model, which waits on the pager's ready events on the host.

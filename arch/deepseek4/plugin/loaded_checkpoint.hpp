@@ -1,7 +1,7 @@
 // What the deepseek4 plugin holds after create(): the parsed config, the open checkpoint (dense
-// tensors mapped, never copied), the dense weights bound as views, the expert catalog, and the
-// hash-routing tables. Building it reads headers and maps files; it reads no expert bytes and
-// allocates no forward state, so `moepage inspect` and `describe` stay cheap.
+// tensors read into memory as stored, never dequantized), the dense weights bound as views, the
+// expert catalog, and the hash-routing tables. Building it reads headers and the dense tensors
+// (checking the small ones for NaN/Inf); it reads no expert bytes and allocates no forward state.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -24,7 +24,7 @@ struct LoadedCheckpoint {
   std::unique_ptr<TensorResolver> resolver;
   Weights weights;
   std::unique_ptr<ExpertCatalog> catalog;
-  uint64_t dense_bytes = 0;   // bytes of the mapped tensors (and scales) the forward pass reads
+  uint64_t dense_bytes = 0;   // bytes of the dense tensors (and scales) the forward pass reads
   uint64_t expert_bytes = 0;  // every routed expert as stored in the files
 
   // Throws ckpt::CheckpointError / std::invalid_argument with a message naming the file or

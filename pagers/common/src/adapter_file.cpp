@@ -1,6 +1,9 @@
 #include "moepage/pager_core/adapter_file.hpp"
 
 #include <cerrno>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -114,8 +117,22 @@ Adapter parse_adapter(std::span<const uint8_t> bytes, const AdapterModel& model,
 }
 
 Adapter read_adapter_file(const std::string& path, const AdapterModel& model) {
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f) fail(path, std::string("cannot open the adapter file (") + std::strerror(errno) + ")");
+  // O_NONBLOCK: a FIFO must not block the open; only a regular file of a possible size is read.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) fail(path, std::string("cannot open the adapter file (") + std::strerror(errno) + ")");
+  std::unique_ptr<FILE, int (*)(FILE*)> f(::fdopen(fd, "rb"), &std::fclose);
+  if (!f) {
+    ::close(fd);
+    fail(path, std::string("cannot open the adapter file (") + std::strerror(errno) + ")");
+  }
+  struct stat st{};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) fail(path, "not a regular file");
+  // The largest valid adapter for this model: an entry per predicted layer at rank d_model.
+  const uint64_t largest = kAdapterHeaderBytes + uint64_t(model.n_layers) *
+                                                     (4 + 2 * uint64_t(model.d_model) * (uint64_t(model.d_model) + model.n_experts));
+  if (uint64_t(st.st_size) > largest)
+    fail(path, "file is " + n(uint64_t(st.st_size)) + " bytes, more than any adapter for this model (" + n(largest) + ")");
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   std::vector<uint8_t> bytes;
   uint8_t buf[1 << 16];
   size_t got;
@@ -165,6 +182,7 @@ void write_adapter_file(const std::string& path, const Adapter& adapter) {
   if (!f) fail(path, std::string("cannot create the adapter file (") + std::strerror(errno) + ")");
   if (std::fwrite(bytes.data(), 1, bytes.size(), f.get()) != bytes.size() || std::fflush(f.get()) != 0)
     fail(path, std::string("write failed (") + std::strerror(errno) + ")");
+  if (std::fclose(f.release()) != 0) fail(path, std::string("close failed (") + std::strerror(errno) + ")");
 }
 
 Adapter random_adapter(const AdapterModel& model, uint32_t rank, uint64_t seed) {

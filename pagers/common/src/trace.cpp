@@ -1,6 +1,9 @@
 #include "moepage/pager_core/trace.hpp"
 
 #include <cerrno>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -212,8 +215,20 @@ Trace parse_trace(std::string_view text, std::string_view name) {
 }
 
 Trace read_trace_file(const std::string& path) {
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f) throw PagerError(ErrorKind::Format, path + ": cannot open the trace (" + std::strerror(errno) + ")");
+  // O_NONBLOCK: a FIFO must not block the open; only a regular file of a bounded size is read.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw PagerError(ErrorKind::Format, path + ": cannot open the trace (" + std::strerror(errno) + ")");
+  std::unique_ptr<FILE, int (*)(FILE*)> f(::fdopen(fd, "rb"), &std::fclose);
+  if (!f) {
+    ::close(fd);
+    throw PagerError(ErrorKind::Format, path + ": cannot open the trace (" + std::strerror(errno) + ")");
+  }
+  struct stat st{};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw PagerError(ErrorKind::Format, path + ": not a regular file");
+  if (uint64_t(st.st_size) > kMaxTraceFileBytes)
+    throw PagerError(ErrorKind::Format, path + ": the trace is " + std::to_string(st.st_size) + " bytes; at most " +
+                                            std::to_string(kMaxTraceFileBytes) + " are read");
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   std::string text;
   char buf[1 << 16];
   size_t got;

@@ -64,6 +64,9 @@ struct Trace {
 
 // Throws PagerError(ErrorKind::Format) naming `name` and the line.
 Trace parse_trace(std::string_view text, std::string_view name);
+// The largest trace file read (4 GiB of text is about 300 million rows, 7 GiB parsed).
+inline constexpr uint64_t kMaxTraceFileBytes = uint64_t(4) << 30;
+// Reads a regular file of at most kMaxTraceFileBytes (a device or FIFO is refused) and parses it.
 Trace read_trace_file(const std::string& path);
 
 // "# moepage-trace vV layers=L experts=E top_k=K\n" (top_k left out when 0).
