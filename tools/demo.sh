@@ -3,8 +3,7 @@
 # adapter-prefetch: one table with ids==arm0 per arm, plus an SVG plot), then the trained
 # models/ds4-debian-tiny from a text prompt, streaming text.
 #   tools/demo.sh BUILD_DIR
-# BUILD_DIR is a configured and built tree (cmake --build BUILD_DIR --target moepage
-# moepage-arch-deepseek4 moepage-pager-resident moepage-transport-pread).
+# BUILD_DIR is a configured tree with the moepage-runtime target built (the CLI and the plugins).
 set -euo pipefail
 if [[ $# -ne 1 ]]; then
   echo "usage: tools/demo.sh BUILD_DIR" >&2
@@ -14,7 +13,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$(cd "$1" && pwd)"
 moepage="$build/bin/moepage"
 if [[ ! -x "$moepage" ]]; then
-  echo "demo: $moepage does not exist; build the moepage target in $build first" >&2
+  echo "demo: $moepage does not exist; build the moepage-runtime target in $build first" >&2
   exit 1
 fi
 cd "$root"
@@ -25,5 +24,4 @@ echo "tables and plot: out/ablation-demo/table.md, table.csv, table.json, plot.s
 
 echo
 echo "== models/ds4-debian-tiny: trained on Debian documentation, prompted with text"
-"$moepage" run --profile configs/default.yaml --model models/ds4-debian-tiny \
-  --prompt "To install the package, run" --max-tokens 48
+"$moepage" run --model models/ds4-debian-tiny --prompt "To install the package, run" --max-tokens 48

@@ -3,6 +3,7 @@
 #include <span>
 #include <stdexcept>
 
+#include "host/log.hpp"
 #include "moepage/cpp/host_handles.hpp"
 
 namespace moepage::cli {
@@ -46,9 +47,11 @@ ResolvedComponent resolve_component(const host::Registry& registry, const profil
 }
 
 ResolvedComponent resolve_arch(const host::Registry& registry, const profile::Profile& profile) {
-  // Architectures take no options from the profile yet; their table still gets defaults filled
-  // and required options reported.
-  profile::ComponentSpec spec{"arch", profile.arch, profile.source.string(), {}};
+  // The profile's arch options (arch: {plugin: NAME, threads: 8}) are checked against the table
+  // of the architecture picked, by name or by probing.
+  profile::ComponentSpec spec = profile.arch_spec;
+  spec.plugin = profile.arch;
+  if (spec.plugin_where.empty()) spec.plugin_where = profile.source.string();
   ResolvedComponent out;
   if (!profile.arch.empty()) {
     try {
@@ -58,17 +61,28 @@ ResolvedComponent resolve_arch(const host::Registry& registry, const profile::Pr
     }
   } else {
     int32_t best = 0;
+    std::string declined;  // "name: why; name: why" from what each probe logged
     for (const host::LoadedComponent& c : registry.components()) {
       if (c.kind() != MP_KIND_ARCH) continue;
+      host::LogCapture capture(spdlog::level::debug);
       const int32_t score = mp::ArchHandle::probe(*c.descriptor, registry.host(), profile.model.string());
       if (score > best) {
         best = score;
         out.component = &c;
       }
+      if (score <= 0) {
+        std::string why;
+        for (const std::string& line : capture.lines()) {
+          const size_t colon = line.find(": ");
+          why += (why.empty() ? "" : "; ") + (colon == std::string::npos ? line : line.substr(colon + 2));
+        }
+        declined += (declined.empty() ? "" : "; ") + c.name() + ": " + (why.empty() ? "declined without a reason" : why);
+      }
     }
     if (out.component == nullptr) {
       throw std::runtime_error("no architecture plugin recognises the model folder " + profile.model.string() +
-                               " (probed: " + list_names(registry, MP_KIND_ARCH) + "); name one with arch:");
+                               " (" + (declined.empty() ? "no architecture plugin found" : declined) +
+                               "); name one with arch:");
     }
     spec.plugin = out.component->name();
   }

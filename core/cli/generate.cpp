@@ -70,7 +70,7 @@ std::vector<int32_t> generate(mp::ArchHandle& arch, const mp_model_info& info, s
   for (uint32_t step = 0; step < settings.max_tokens; ++step) {
     out.push_back(next);
     on_token(next);
-    if (next == info.eos_token || step + 1 == settings.max_tokens || (stop && stop())) break;
+    if ((next == info.eos_token && !settings.ignore_eos) || step + 1 == settings.max_tokens || (stop && stop())) break;
     next = next_after(std::span<const int32_t>(&out.back(), 1));
     ++times.decoded;
   }

@@ -51,6 +51,7 @@ struct GenerateSettings {
   uint32_t top_k = 0;        // 0: no top-k cut
   double top_p = 1.0;        // 1: no nucleus cut
   uint64_t seed = 0;
+  bool ignore_eos = false;  // generate max_tokens whatever the model emits (benchmarks, soak runs)
   // Where each generate key present was set ("file:line:column" or the command-line flag), so a
   // caller can tell the user's values from defaults (generation_config.json fills the rest).
   std::map<std::string, std::string> where;
@@ -61,6 +62,7 @@ struct Profile {
   std::filesystem::path model;   // absolute; empty when the profile names none
   std::string device = "cpu";    // cpu | hip
   std::string arch;              // empty: the best-scoring architecture probe picks
+  ComponentSpec arch_spec{"arch", {}, {}, {}};  // `arch: NAME` or `arch: {plugin: NAME, threads: 8, ...}`
   ComponentSpec pager{"pager", {}, {}, {}};
   ComponentSpec transport{"transport", {}, {}, {}};
   GenerateSettings generate;

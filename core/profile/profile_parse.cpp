@@ -113,7 +113,8 @@ Profile load_profile(const fs::path& path, std::span<const Override> overrides, 
     constexpr std::array<std::string_view, 2> kDevices{"cpu", "hip"};
     profile.device = read_choice(*s, "device", kDevices);
   }
-  if (const Setting* s = find(settings, "arch")) profile.arch = scalar(*s, "arch", "an architecture name");
+  read_component(settings, profile.arch_spec);
+  profile.arch = profile.arch_spec.plugin;
   read_component(settings, profile.pager);
   read_component(settings, profile.transport);
 
@@ -137,6 +138,11 @@ Profile load_profile(const fs::path& path, std::span<const Override> overrides, 
   }
   if (const Setting* s = find(settings, "generate.seed")) {
     gen.seed = read_number<uint64_t>(*s, "generate.seed", "an integer >= 0", parse_uint, 0ull, UINT64_MAX);
+  }
+  if (const Setting* s = find(settings, "generate.ignore_eos")) {
+    const std::string text = scalar(*s, "generate.ignore_eos", "true or false");
+    if (text != "true" && text != "false") fail(*s, "generate.ignore_eos", "true or false");
+    gen.ignore_eos = text == "true";
   }
   for (auto it = settings.lower_bound("generate."); it != settings.end() && it->first.rfind("generate.", 0) == 0; ++it)
     gen.where[it->first.substr(9)] = it->second.where;

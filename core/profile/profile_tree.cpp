@@ -15,8 +15,8 @@ namespace {
 
 constexpr std::array<std::string_view, 8> kTopLevel{"base",      "model",    "device", "arch",
                                                     "pager",     "transport", "generate", "log"};
-constexpr std::array<std::string_view, 7> kGenerateKeys{"prompt", "prompt_ids", "max_tokens", "temperature",
-                                                        "top_k",  "top_p",      "seed"};
+constexpr std::array<std::string_view, 8> kGenerateKeys{"prompt", "prompt_ids", "max_tokens", "temperature",
+                                                        "top_k",  "top_p",      "seed",       "ignore_eos"};
 constexpr std::array<std::string_view, 1> kLogKeys{"level"};
 // Settings that exclude each other: setting one drops the other inherited from a base.
 constexpr std::array<std::pair<std::string_view, std::string_view>, 1> kAlternatives{
@@ -32,7 +32,7 @@ bool contains(const std::array<std::string_view, N>& words, std::string_view wor
   return std::find(words.begin(), words.end(), word) != words.end();
 }
 
-bool is_scalar_section(std::string_view key) { return key == "model" || key == "device" || key == "arch"; }
+bool is_scalar_section(std::string_view key) { return key == "model" || key == "device"; }
 
 // Why `dotted` is not a key a profile can hold, or nullopt when it is.
 std::optional<std::string> key_problem(std::string_view dotted) {
@@ -195,6 +195,11 @@ FileContents read_one_file(const fs::path& path) {
       add(key, top.first, value);
       continue;
     }
+    // `arch: NAME` is short for `arch: {plugin: NAME}`; the map form also sets the arch's options.
+    if (key == "arch" && (value.IsScalar() || value.IsNull())) {
+      add("arch.plugin", top.first, value);
+      continue;
+    }
     // A section: a map of keys, or empty.
     if (!seen.insert(key).second) {
       throw ProfileError(fmt::format("{}: duplicate key '{}'", where_of(file, top.first.Mark()), key));
@@ -238,7 +243,9 @@ void read_chain(const fs::path& path, std::vector<fs::path>& chain, std::vector<
 
 }  // namespace
 
-bool is_component_section(std::string_view section) { return section == "pager" || section == "transport"; }
+bool is_component_section(std::string_view section) {
+  return section == "pager" || section == "transport" || section == "arch";
+}
 
 Settings read_profile_chain(const fs::path& path) {
   std::vector<fs::path> chain;
@@ -257,7 +264,8 @@ void apply_override(Settings& settings, std::string_view assignment, const fs::p
   if (eq == std::string_view::npos || eq == 0) {
     throw ProfileError(fmt::format("{}: expected key.path=value, like pager.budget=8GiB", where));
   }
-  const std::string key(assignment.substr(0, eq));
+  std::string key(assignment.substr(0, eq));
+  if (key == "arch") key = "arch.plugin";  // --set arch=NAME, as `arch: NAME` in a file
   if (key == "base") throw ProfileError(fmt::format("{}: base can only be set inside a profile file", where));
   if (auto problem = key_problem(key)) throw ProfileError(fmt::format("{}: {}", where, *problem));
   YAML::Node value;

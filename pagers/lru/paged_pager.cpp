@@ -316,14 +316,13 @@ void PagedPager::fail_read(uint32_t layer, const Plan& plan, const std::string& 
       const std::string& file = cat_.files[s.file];
       if (at && *at >= s.offset && *at < s.offset + s.length && why.find(file) != std::string::npos)
         throw mp::Error(MP_ERR_IO, mp::format("pager '{}': layer {} expert {} ({}): read of {} at offset {} ({} bytes) "
-                                              "failed; the slot stays empty and the next access reads again: {}",
+                                              "failed (the slot was left empty): {}",
                                               component_, layer, e, cat_.part_names[p], file, s.offset, s.length, why));
     }
     const mp_expert_segment& s0 = cat_.segment(layer, e, 0);
     missing += mp::format("{}expert {} ({} at offset {})", missing.empty() ? "" : ", ", e, cat_.files[s0.file], s0.offset);
   }
-  throw mp::Error(MP_ERR_IO, mp::format("pager '{}': layer {}: reading {} failed; the slots stay empty and the next "
-                                        "access reads again: {}",
+  throw mp::Error(MP_ERR_IO, mp::format("pager '{}': layer {}: reading {} failed (the slots were left empty): {}",
                                         component_, layer, missing, why));
 }
 

@@ -304,3 +304,28 @@ TEST_CASE("a --plugin-dir that does not exist is an error") {
   CHECK(r.exit_code == 1);
   CHECK(contains(r.err, "moepage: error: --plugin-dir /no/such/plugins: no such folder"));
 }
+
+TEST_CASE("when no architecture takes a folder, each says why it declined") {
+  TempFolder dir;
+  dir.write("llama/config.json", R"({"model_type": "llama"})");
+  fs::create_directories(dir.path() / "empty");
+  const std::string defaults = std::string(MOEPAGE_SOURCE_DIR) + "/configs/default.yaml";
+  auto r = run_moepage({"run", "--profile", defaults, "--model", (dir.path() / "llama").string()});
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "(deepseek4: declines " + (dir.path() / "llama").string() + ": " +
+                            (dir.path() / "llama" / "config.json").string() +
+                            ": model_type is \"llama\", not \"deepseek_v4\")"));
+  r = run_moepage({"run", "--profile", defaults, "--model", (dir.path() / "empty").string()});
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, (dir.path() / "empty" / "config.json").string() + " cannot be read"));
+}
+
+TEST_CASE("the architecture's options are set from the profile or --set") {
+  auto r = run_moepage({"run", "--model", kTinyModel, "--prompt-ids", "5,6,7", "--max-tokens", "8", "--set",
+                        "arch.max_context=4"});
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "exceeds the model's 4 positions"));
+  r = run_moepage({"run", "--model", kTinyModel, "--prompt-ids", "5", "--set", "arch.threadz=2"});
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "unknown key 'arch.threadz' for arch plugin 'deepseek4'"));
+}

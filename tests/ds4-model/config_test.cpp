@@ -214,3 +214,15 @@ TEST_CASE("scales, limits and iteration counts out of range are refused naming c
   j["hc_mult"] = 100000;
   CHECK(error_of(j) == path + "hc_mult': must be from 1 to 64");
 }
+
+TEST_CASE("keys the parser never reads are listed, those read only in some cases too") {
+  nlohmann::json j = small_config();
+  j["torch_dtype"] = "bfloat16";
+  j["zzz_custom"] = 1;
+  CHECK(parse_config_json(j.dump(), "/m/config.json").ignored_keys == std::vector<std::string>{"torch_dtype", "zzz_custom"});
+  // layer_types wins over compress_ratios: the ratios are ignored, and said to be.
+  j = small_config();
+  j["layer_types"] = {"sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention",
+                      "compressed_sparse_attention"};
+  CHECK(parse_config_json(j.dump(), "/m/config.json").ignored_keys == std::vector<std::string>{"compress_ratios"});
+}

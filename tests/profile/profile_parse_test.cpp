@@ -239,3 +239,20 @@ TEST_CASE("a bad --set names the override and what was wrong") {
   CHECK(load_error(file, {"pager.budget={a: 1}"}).find("expected a single value") != std::string::npos);
   CHECK(load_error(file, {"base=x.yaml"}).find("base can only be set inside a profile file") != std::string::npos);
 }
+
+TEST_CASE("arch takes a name or a map with the architecture's options, and --set reaches them") {
+  TempFolder dir;
+  auto file = dir.write("p.yaml", "arch: {plugin: deepseek4, threads: 2, max_context: 16384}\n");
+  Profile p = load_profile(file, std::vector<std::string>{"arch.threads=3"});
+  CHECK(p.arch == "deepseek4");
+  REQUIRE(option_text(p.arch_spec, "threads") != nullptr);
+  CHECK(*option_text(p.arch_spec, "threads") == "3");
+  CHECK(*option_text(p.arch_spec, "max_context") == "16384");
+  // Options without a name: the probe picks the architecture, the options still apply.
+  p = load_profile(dir.write("q.yaml", "arch: {max_context: 8192}\n"));
+  CHECK(p.arch.empty());
+  CHECK(*option_text(p.arch_spec, "max_context") == "8192");
+  p = load_profile(file, std::vector<std::string>{"arch=other"});
+  CHECK(p.arch == "other");
+  CHECK(p.arch_spec.options.empty());  // another plugin: the options given for deepseek4 are dropped
+}

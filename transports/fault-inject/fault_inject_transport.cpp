@@ -6,6 +6,8 @@
 // A request is faulted when fault budget is left (fail_times; 0 = unlimited) and either
 //   fail_every = N > 0 and it is the N-th, 2N-th, ... request this instance sees, or
 //   fail_offset = O >= 0 and its file range [offset, offset + length) holds byte O.
+// reads = prefetch faults only speculative reads (a run then never fails, and its tokens must
+// equal a clean run's: the soak benchmark's check); all (the default) faults any read.
 // fault = eio: nothing is written and the read fails as an I/O error;
 // fault = short: the first half of the range is written, then it fails as a short read.
 // delay_us delays every request (to widen race windows).
@@ -32,6 +34,7 @@ constexpr mp_option_def kOptions[] = {
     mp::option(MP_OPT_INT, "fail_times", "0", "faults to inject before reading normally again (0: unlimited)"),
     mp::enum_option("fault", "eio|short", "eio", "eio: an I/O error, nothing written; short: half the bytes, then fail"),
     mp::option(MP_OPT_INT, "delay_us", "0", "microseconds to sleep before every request"),
+    mp::enum_option("reads", "all|prefetch", "all", "which reads may be faulted: all, or prefetch reads only"),
 };
 
 class FaultInjectTransport {
@@ -42,7 +45,8 @@ class FaultInjectTransport {
         fail_offset_(options.get_int("fail_offset")),
         fail_times_(options.get_int("fail_times")),
         short_reads_(options.get_string("fault") == "short"),
-        delay_us_(options.get_int("delay_us")) {
+        delay_us_(options.get_int("delay_us")),
+        prefetch_only_(options.get_string("reads") == "prefetch") {
     if (fail_every_ < 0 || fail_times_ < 0 || delay_us_ < 0)
       throw mp::Error(MP_ERR_INVALID_ARG, "fault-inject: fail_every, fail_times and delay_us must be 0 or more");
   }
@@ -96,6 +100,7 @@ class FaultInjectTransport {
 
   bool should_fault(const mp_read_request& r) const {
     if (fail_times_ > 0 && injected_ >= fail_times_) return false;
+    if (prefetch_only_ && r.priority != MP_READ_PREFETCH) return false;
     if (fail_every_ > 0 && seen_ % uint64_t(fail_every_) == 0) return true;
     return fail_offset_ >= 0 && uint64_t(fail_offset_) >= r.offset && uint64_t(fail_offset_) < r.offset + r.length;
   }
@@ -145,6 +150,7 @@ class FaultInjectTransport {
   const int64_t fail_every_, fail_offset_, fail_times_;
   const bool short_reads_;
   const int64_t delay_us_;
+  const bool prefetch_only_;
   FileTable files_{"fault-inject"};
   std::mutex mutex_;
   uint64_t seen_ = 0;

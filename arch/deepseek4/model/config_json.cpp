@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "checkpoint/checkpoint_error.hpp"
@@ -35,10 +36,18 @@ class Reader {
     throw CheckpointError(label_ + ": key '" + prefix_ + std::string(key) + "': " + what);
   }
   const json* get(std::string_view key) const {
+    read_.emplace(key);
     const auto it = obj_.find(key);
     return (it == obj_.end() || it->is_null()) ? nullptr : &*it;
   }
   bool has(std::string_view key) const { return get(key) != nullptr; }
+  // The keys of the object never asked for through get().
+  std::vector<std::string> unread_keys() const {
+    std::vector<std::string> out;
+    for (const auto& [key, value] : obj_.items())
+      if (!read_.count(key)) out.push_back(key);
+    return out;
+  }
 
   uint64_t u64(std::string_view key, uint64_t def) const {
     const json* v = get(key);
@@ -93,6 +102,7 @@ class Reader {
   const json& obj_;
   const std::string& label_;
   std::string prefix_;
+  mutable std::set<std::string, std::less<>> read_;
 };
 
 AttnKind attn_kind_from(const Reader& r, std::string_view key, const json& v) {
@@ -302,6 +312,7 @@ ParsedConfig parse_config_json(std::string_view text, const std::string& label) 
   }
 
   validate_config(c, label);
+  out.ignored_keys = r.unread_keys();
   return out;
 }
 

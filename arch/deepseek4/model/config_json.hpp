@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "deepseek4/model/config.hpp"
 
@@ -13,6 +14,9 @@ namespace moepage::ds4 {
 struct ParsedConfig {
   Config config;
   ConfigExtras extras;
+  // Top-level keys of the file the parser never looked at (sorted): the engine ignores them. A key
+  // read only in some cases (rope_scaling when rope_parameters holds both parts) is listed too.
+  std::vector<std::string> ignored_keys;
 };
 
 // `label` is the path used in error messages. Throws ckpt::CheckpointError.

@@ -79,21 +79,38 @@ class Deepseek4Arch {
     }
     max_context_ = uint32_t(std::min<uint64_t>(uint64_t(max_context), model_.config.max_position_embeddings));
     mp::HostLog(host_, "deepseek4")
-        .info("{}: {} layers, {} experts x {} bytes, dense {} bytes mapped", model_.dir.string(),
+        .info("{}: {} layers, {} experts x {} bytes, dense {} bytes read", model_.dir.string(),
               model_.config.num_hidden_layers, model_.catalog->n_experts(), model_.catalog->expert_file_bytes(),
               model_.dense_bytes);
+    if (!model_.ignored_config_keys.empty()) {
+      std::string keys;
+      for (const std::string& k : model_.ignored_config_keys) keys += (keys.empty() ? "" : ", ") + k;
+      mp::HostLog(host_, "deepseek4").info("{}/config.json: keys the engine ignores: {}", model_.dir.string(), keys);
+    }
   }
 
   // 10 for a DeepSeek-V4 config.json, 0 for anything else (including unreadable or malformed
   // files: probing only ranks candidates, it never reports errors).
-  static int32_t probe(const mp_host_api*, const char* checkpoint_dir) {
+  // Declining says why (at debug level; the host shows it when no architecture takes the folder).
+  static int32_t probe(const mp_host_api* host, const char* checkpoint_dir) {
+    const mp::HostLog log(host, "deepseek4");
     if (checkpoint_dir == nullptr) return 0;
-    std::ifstream in(std::filesystem::path(checkpoint_dir) / "config.json");
-    if (!in) return 0;
+    const std::filesystem::path path = std::filesystem::path(checkpoint_dir) / "config.json";
+    std::ifstream in(path);
+    if (!in) {
+      log.debug("declines {}: {} cannot be read", checkpoint_dir, path.string());
+      return 0;
+    }
     const nlohmann::json config = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (!config.is_object()) return 0;
+    if (!config.is_object()) {
+      log.debug("declines {}: {} is not a JSON object", checkpoint_dir, path.string());
+      return 0;
+    }
     const auto type = config.find("model_type");
-    return type != config.end() && type->is_string() && type->get<std::string>() == "deepseek_v4" ? 10 : 0;
+    if (type != config.end() && type->is_string() && type->get<std::string>() == "deepseek_v4") return 10;
+    log.debug("declines {}: {}: model_type is {}, not \"deepseek_v4\"", checkpoint_dir, path.string(),
+              type == config.end() ? std::string("absent") : type->dump());
+    return 0;
   }
 
   static void synthesize(const mp_host_api*, const mp_synth_request* request) {

@@ -128,7 +128,9 @@ void check_finite_weights(const ckpt::Checkpoint& ck, const Weights& w) {
 LoadedCheckpoint LoadedCheckpoint::load(const std::filesystem::path& dir) {
   LoadedCheckpoint m;
   m.dir = dir;
-  m.config = load_config_json(dir).config;
+  ParsedConfig parsed = load_config_json(dir);
+  m.config = parsed.config;
+  m.ignored_config_keys = std::move(parsed.ignored_keys);
   m.checkpoint = std::make_unique<ckpt::Checkpoint>(ckpt::Checkpoint::open(dir));
   m.resolver = std::make_unique<TensorResolver>(*m.checkpoint);
   m.resolver->check_required(m.config);

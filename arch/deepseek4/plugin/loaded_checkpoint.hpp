@@ -24,6 +24,7 @@ struct LoadedCheckpoint {
   std::unique_ptr<TensorResolver> resolver;
   Weights weights;
   std::unique_ptr<ExpertCatalog> catalog;
+  std::vector<std::string> ignored_config_keys;  // config.json keys the engine does not read
   uint64_t dense_bytes = 0;   // bytes of the dense tensors (and scales) the forward pass reads
   uint64_t expert_bytes = 0;  // every routed expert as stored in the files
 
