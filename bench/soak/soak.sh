@@ -20,7 +20,7 @@ fail_every="${4:-200}"
 mkdir -p "$out"
 cd "$root"
 
-common=(run --profile configs/lru.yaml --model models/ds4-debian-tiny --set pager.budget=1MiB
+common=(run --profile configs/lru.yaml --model models/ds4-debian-tiny --set pager.budget=2MiB
         --set "arch.max_context=$((tokens + 16))" --set generate.ignore_eos=true --prompt-ids 5,6,7
         --max-tokens "$tokens" --log-level info)
 

@@ -64,10 +64,10 @@ int cmd_conform(int argc, char** argv) {
   if (!vm->count("library")) throw UsageError("conform needs the plugin library to check (PLUGIN.so)");
 
   const std::string library = (*vm)["library"].as<std::string>();
-  if (!std::filesystem::is_regular_file(library)) throw std::runtime_error(library + ": no such plugin library");
   conform::ConformConfig config;
-  config.options = parse_assignments(strings_of(*vm, "option"));
   config.seed = uint64_t(*integer_option(*vm, "seed", 0, INT64_MAX));
+  if (!std::filesystem::is_regular_file(library)) throw std::runtime_error(library + ": no such plugin library");
+  config.options = parse_assignments(strings_of(*vm, "option"));
   if (vm->count("scratch")) config.scratch = (*vm)["scratch"].as<std::string>();
   const std::string only = vm->count("component") ? (*vm)["component"].as<std::string>() : std::string();
 

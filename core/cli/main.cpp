@@ -83,6 +83,7 @@ int dispatch(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  moepage::output::install_checked_stdout();
   try {
     const int code = dispatch(argc, argv);
     // Tables and text go to stdout: output lost to a full disk or a closed pipe is an error.

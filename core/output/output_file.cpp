@@ -73,16 +73,61 @@ void write_file(const fs::path& path, std::string_view bytes, const std::string&
   out.commit();
 }
 
+namespace {
+
+// std::cout's buffer once install_checked_stdout() ran: 64 KiB, written with write(2); the first
+// failure's errno is kept and later output is dropped (the command fails at check_stdout()).
+class CheckedStdoutBuf final : public std::streambuf {
+ public:
+  CheckedStdoutBuf() { setp(buffer_, buffer_ + sizeof buffer_); }
+  int first_error() const { return error_; }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!drain()) return traits_type::eof();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(c);
+      pbump(1);
+    }
+    return traits_type::not_eof(c);
+  }
+  int sync() override { return drain() ? 0 : -1; }
+
+ private:
+  bool drain() {
+    const char* p = pbase();
+    while (error_ == 0 && p < pptr()) {
+      const ssize_t n = ::write(STDOUT_FILENO, p, size_t(pptr() - p));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) error_ = n < 0 ? errno : EIO;
+      else p += n;
+    }
+    setp(buffer_, buffer_ + sizeof buffer_);
+    return error_ == 0;
+  }
+
+  char buffer_[1 << 16];
+  int error_ = 0;
+};
+
+CheckedStdoutBuf* g_stdout_buf = nullptr;
+
+}  // namespace
+
+void install_checked_stdout() {
+  // Never destroyed: std::cout is flushed at exit, after every static of this program is gone.
+  g_stdout_buf = new CheckedStdoutBuf;
+  std::cout.rdbuf(g_stdout_buf);
+}
+
 void check_stdout() {
   std::cout.flush();
   errno = 0;
-  const bool flushed = std::fflush(stdout) == 0;
-  const int err = errno;
-  if (!flushed || std::ferror(stdout) || !std::cout) {
-    std::clearerr(stdout);
-    std::cout.clear();
-    throw OutputError(std::string("standard output: cannot write: ") + std::strerror(err ? err : EIO));
-  }
+  const bool flushed = std::fflush(stdout) == 0;  // anything written through stdio
+  int err = g_stdout_buf != nullptr ? g_stdout_buf->first_error() : 0;
+  if (err == 0 && (!flushed || std::ferror(stdout))) err = errno ? errno : EIO;
+  if (err == 0 && !std::cout) err = EIO;
+  if (err != 0) throw OutputError(std::string("standard output: cannot write: ") + std::strerror(err));
 }
 
 }  // namespace moepage::output

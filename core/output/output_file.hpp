@@ -45,8 +45,12 @@ class OutputFile {
 // Writes `bytes` to `path` through an OutputFile and commits it.
 void write_file(const std::filesystem::path& path, std::string_view bytes, const std::string& what);
 
-// Flushes standard output and throws OutputError ("standard output: No space left on device")
-// when any write to it failed; every command ends with it.
+// Routes std::cout through a buffer that writes with write(2) and keeps the errno of the first
+// failed write (stdio's buffered stdout loses it by the time the failure is noticed). Call once,
+// first thing in main.
+void install_checked_stdout();
+// Flushes standard output and throws OutputError ("standard output: cannot write: No space left
+// on device") when any write to it failed; every command ends with it.
 void check_stdout();
 
 }  // namespace moepage::output

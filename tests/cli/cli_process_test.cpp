@@ -55,7 +55,7 @@ TEST_CASE("no command, an unknown command or an unknown option is a usage error 
   CHECK(contains(level.err, "unknown log level 'loud'"));
   auto missing = run_moepage({"simulate"});
   CHECK(missing.exit_code == 2);
-  CHECK(contains(missing.err, "'--trace' is required"));
+  CHECK(contains(missing.err, "'--slots' is required"));
 }
 
 TEST_CASE("a profile that cannot be read is one error line and exit 1") {

@@ -53,13 +53,20 @@ std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std:
   return a;
 }
 
-// A thrashing lru run of the tiny model: experts are read from the checkpoint at every token.
+// A thrashing lru run of the tiny model: experts are read from the checkpoint at every token,
+// and it runs max_tokens whatever the model emits.
 std::vector<std::string> thrashing_run(const fs::path& model, const std::string& max_tokens) {
-  return {"run",          "--profile",      std::string(MOEPAGE_SOURCE_DIR) + "/configs/lru.yaml",
-          "--model",      model.string(),   "--set",
-          "pager.budget=1MiB", "--prompt-ids", "5,6,7",
-          "--max-tokens", max_tokens,       "--log-level",
-          "warn"};
+  return {"run", "--profile", std::string(MOEPAGE_SOURCE_DIR) + "/configs/lru.yaml", "--model", model.string(),
+          "--set", "pager.budget=2MiB", "--set", "generate.ignore_eos=true", "--prompt-ids", "5,6,7",
+          "--max-tokens", max_tokens, "--log-level", "warn"};
+}
+
+// The number of ids on the "token ids: ..." line of `out`.
+long id_count(const std::string& out) {
+  const size_t at = out.find("token ids:");
+  if (at == std::string::npos) return -1;
+  const std::string line = out.substr(at, out.find('\n', at) - at);
+  return long(std::count(line.begin(), line.end(), ' ')) - 1;
 }
 
 }  // namespace
@@ -145,7 +152,7 @@ TEST_CASE("SIGINT and SIGTERM during run finish the token, complete the trace an
     CAPTURE(signo);
     const std::string trace = (dir.path() / ("t" + std::to_string(signo) + ".csv")).string();
     const std::string stats = (dir.path() / ("s" + std::to_string(signo) + ".json")).string();
-    RunningMoepage child(plus(thrashing_run(kTinyModel, "100000"), {"--trace", trace, "--stats-json", stats}));
+    RunningMoepage child(plus(thrashing_run(kTinyModel, "4000"), {"--trace", trace, "--stats-json", stats}));
     REQUIRE(child.wait_for_output(""));  // generation has started
     child.send(signo);
     const auto r = child.finish();
@@ -155,7 +162,7 @@ TEST_CASE("SIGINT and SIGTERM during run finish the token, complete the trace an
     CHECK(contains(r.out, "token ids:"));
     const auto j = nlohmann::json::parse(std::ifstream(stats));
     CHECK(j["run"]["generated_tokens"].get<int>() >= 1);
-    CHECK(j["run"]["generated_tokens"].get<int>() < 100000);
+    CHECK(j["run"]["generated_tokens"].get<int>() < 4000);
     std::ifstream in(trace);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     CHECK(!text.empty());
@@ -169,7 +176,7 @@ TEST_CASE("SIGINT and SIGTERM during run finish the token, complete the trace an
 TEST_CASE("a checkpoint truncated under a running process ends in an error line, not a signal") {
   TempFolder dir;
   const fs::path model = copy_tiny_model(dir);
-  RunningMoepage child(thrashing_run(model, "100000"));
+  RunningMoepage child(thrashing_run(model, "4000"));
   REQUIRE(child.wait_for_output(""));  // the dense weights are loaded and tokens are coming
   fs::resize_file(model / "model.safetensors", fs::file_size(model / "model.safetensors") / 2);
   const auto r = child.finish();
@@ -190,17 +197,15 @@ TEST_CASE("run without --profile uses the default profile and the model's genera
   REQUIRE(ids != std::string::npos);
   REQUIRE(ids > 0);
   CHECK(r.out[ids - 1] == '\n');
-  const std::string list = r.out.substr(ids);
-  const auto n = std::count(list.begin(), list.end(), ' ');
-  CHECK((n == 64 || contains(list, " 1\n")));  // 64 tokens, or fewer ending in the end-of-sequence id 1
+  const long n = id_count(r.out);
+  CHECK((n == 64 || (n < 64 && contains(r.out, " 1\n"))));  // 64, or fewer ending in the end-of-sequence id 1
 
   // A value the user gives wins over generation_config.json.
   const auto set = run_moepage({"run", "--model", kTinyModel, "--prompt-ids", "5,6", "--max-tokens", "3"});
   CHECK(set.exit_code == 0);
   CHECK(!contains(set.err, "generate.max_tokens from"));
-  CHECK(contains(set.out, "token ids:"));
-  const std::string ids3 = set.out.substr(set.out.find("token ids:"));
-  CHECK(std::count(ids3.begin(), ids3.end(), ' ') <= 3);
+  CHECK(id_count(set.out) >= 1);
+  CHECK(id_count(set.out) <= 3);
 }
 
 TEST_CASE("--prompt and --prompt-ids together are a usage error") {
@@ -292,7 +297,7 @@ TEST_CASE("a NaN router bias or a short num_hidden_layers is refused at load, na
 
 TEST_CASE("a corrupt .xz trace reports xz's own error") {
   TempFolder dir;
-  const auto bad = dir.write("bad.trace.xz", "this is not xz data");
+  const auto bad = dir.write("bad.trace.xz", std::string(64, 'x'));
   const auto r = run_moepage({"simulate", bad.string(), "--slots", "4"});
   CHECK(r.exit_code == 1);
   CHECK(!contains(r.err, "install"));

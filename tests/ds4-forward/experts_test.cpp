@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "deepseek4/forward/model.hpp"
@@ -100,4 +102,32 @@ TEST_CASE("hash layers take their experts from tid2eid of the token") {
   CHECK(idx[1] == 1);
   CHECK(w[0] == doctest::Approx(0.5));
   CHECK(w[1] == doctest::Approx(0.5));
+}
+
+TEST_CASE("a non-finite router score is refused at run time, naming the layer and the token") {
+  const Config c = test::tiny_config();
+  test::TinyModel tm(c, {}, 1);
+  Weights w = tm.weights();
+  uint32_t layer = 0;
+  while (layer < c.num_hidden_layers && !w.layers[layer].gate_bias.present()) ++layer;
+  REQUIRE(layer < c.num_hidden_layers);
+  REQUIRE(w.layers[layer].gate_bias.dtype == Dtype::F32);
+  // A copy of the bias with a NaN for expert 2 (the load-time check is bypassed here on purpose).
+  std::vector<float> bias(c.n_routed_experts);
+  std::memcpy(bias.data(), w.layers[layer].gate_bias.data, bias.size() * sizeof(float));
+  bias[2] = std::nanf("");
+  w.layers[layer].gate_bias.data = reinterpret_cast<const std::byte*>(bias.data());
+  cpu::ThreadPool pool(1);
+  Model m(c, w, tm.layout(), &tm.experts(), pool, ModelOptions{16, 8});
+  const std::vector<int32_t> ids{3, 4};
+  std::vector<float> logits(c.vocab_size);
+  std::string error;
+  try {
+    m.forward(ids.data(), 2, logits.data(), false);
+  } catch (const std::runtime_error& e) {
+    error = e.what();
+  }
+  CHECK(error.find("router of layer " + std::to_string(layer) + ": token 0 of the batch (id 3) has a non-finite biased "
+                   "score ") != std::string::npos);
+  CHECK(error.find("nan for expert 2") != std::string::npos);
 }

@@ -1,7 +1,12 @@
 // The trace text format: parsing, writing, and errors that name the file and line.
 #include <doctest/doctest.h>
 
+#include <cstdio>
+#include <filesystem>
 #include <string>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "moepage/pager_core/errors.hpp"
 #include "moepage/pager_core/trace.hpp"
@@ -90,4 +95,30 @@ TEST_CASE("trace errors name the file and the line") {
   CHECK(err(h + "0,0,1\n0,0,2\n0,0,1\n") == "bad.csv line 4: expert 1 appears twice in one request (token 0, layer 0)");
   // The same expert in the next request (another layer in between) is fine.
   CHECK(err(h + "0,0,1\n0,1,1\n0,0,1\n") == "(no error)");
+}
+
+TEST_CASE("reading a trace refuses a device, a FIFO and a file past the size limit") {
+  auto read_error = [](const std::string& path) {
+    try {
+      read_trace_file(path);
+    } catch (const PagerError& e) {
+      return std::string(e.what());
+    }
+    FAIL("read " << path);
+    return std::string();
+  };
+  CHECK(read_error("/dev/zero") == "/dev/zero: not a regular file");
+  const std::string fifo = "/tmp/moepage-trace-fifo-" + std::to_string(::getpid());
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(read_error(fifo) == fifo + ": not a regular file");
+  ::unlink(fifo.c_str());
+  // A sparse file one byte past the limit: refused from its size, nothing read.
+  const std::string big = "/tmp/moepage-trace-big-" + std::to_string(::getpid());
+  std::FILE* f = std::fopen(big.c_str(), "wb");
+  REQUIRE(f != nullptr);
+  std::fclose(f);
+  std::filesystem::resize_file(big, kMaxTraceFileBytes + 1);
+  CHECK(read_error(big) == big + ": the trace is " + std::to_string(kMaxTraceFileBytes + 1) + " bytes; at most " +
+                               std::to_string(kMaxTraceFileBytes) + " are read");
+  std::remove(big.c_str());
 }

@@ -166,6 +166,13 @@ class Deepseek4Arch {
 
   void bind_pager(const mp_pager_ref* pager) {
     if (pager == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "bind_pager: pager is NULL");
+    // The pager's transport opened the checkpoint files by path after create() read them: a file
+    // replaced or rewritten in between would feed the experts of another version.
+    try {
+      model_.checkpoint->check_unchanged();
+    } catch (const ckpt::CheckpointError& e) {
+      throw mp::Error(MP_ERR_IO, e.what());
+    }
     const ds4::Config& c = model_.config;
     // Drop a previous binding first: the old model must not outlive its expert source.
     cpu_model_.reset();
