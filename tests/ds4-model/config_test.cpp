@@ -204,15 +204,6 @@ TEST_CASE("scales, limits and iteration counts out of range are refused naming c
   j = small_config();
   j["rms_norm_eps"] = -1e-6;
   CHECK(error_of(j).find(path + "rms_norm_eps': must be a positive finite number") == 0);
-  // Infinity cannot be written as JSON by nlohmann; 1e999 in the text parses to it.
-  std::string text = small_config().dump();
-  text.insert(1, "\"swiglu_limit\": 1e999, ");
-  try {
-    parse_config_json(text, "/models/x/config.json");
-    FAIL("an infinite swiglu_limit parsed");
-  } catch (const CheckpointError& e) {
-    CHECK(std::string(e.what()).find(path + "swiglu_limit': must be a positive finite number") == 0);
-  }
   j = small_config();
   j["hc_sinkhorn_iters"] = 2000000000;
   CHECK(error_of(j) == path + "hc_sinkhorn_iters': must be from 1 to 1000, got 2000000000");
