@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Soak benchmark: TOKENS decode tokens of models/ds4-debian-tiny under a thrashing expert budget,
-# run twice with the lru pager:
+# Soak benchmark: TOKENS decode tokens of models/ds4-debian-tiny under a thrashing expert budget
+# (6 slots per layer for top-6 routing), sampled at temperature 1 with a fixed seed (greedy text
+# of the tiny model loops and keeps hitting the same experts), run twice with the lru pager:
 #   clean    the pinned-async transport
 #   faulted  the fault-inject transport failing every FAIL_EVERY-th read when it is a prefetch
 #            (a failed prefetch is advice lost: the demand read that follows fetches the expert)
@@ -20,8 +21,9 @@ fail_every="${4:-200}"
 mkdir -p "$out"
 cd "$root"
 
-common=(run --profile configs/lru.yaml --model models/ds4-debian-tiny --set pager.budget=2MiB
+common=(run --profile configs/lru.yaml --model models/ds4-debian-tiny --set pager.budget=1300KiB
         --set "arch.max_context=$((tokens + 16))" --set generate.ignore_eos=true --prompt-ids 5,6,7
+        --set generate.temperature=1 --set generate.seed=7
         --max-tokens "$tokens" --log-level info)
 
 # soak_run NAME ARGS...: runs moepage in the background, samples it, leaves NAME.{out,err,samples.csv}
@@ -63,7 +65,8 @@ for name in ("clean", "faulted"):
     stats = json.load(open(f"{out}/{name}.stats.json"))
     lines.append(f"{name}: {len(ids(name))} tokens, {stats['run']['decode_seconds']:.1f} s decode; "
                  f"{len(rows)} samples, after warm-up RSS {min(rss)}-{max(rss)} KiB (first {rss[0]}, last {rss[-1]}), "
-                 f"open fds {min(fds)}-{max(fds)}; pager misses {stats['pager']['misses']}, "
+                 f"open fds {min(fds)}-{max(fds)}; expert accesses {stats['pager']['accesses']}, "
+                 f"hit rate {100 * stats['pager']['hit_rate']:.1f}%, misses {stats['pager']['misses']}, "
                  f"prefetch issued {stats['pager']['prefetch_issued']}")
 faults = sum("a prefetch read failed" in line for line in open(f"{out}/faulted.err"))
 lines.append(f"faulted: {faults} prefetch reads failed by injection (each logged by the pager)")

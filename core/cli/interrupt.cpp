@@ -20,8 +20,11 @@ InterruptGuard::InterruptGuard() {
   action.sa_handler = note_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESETHAND | SA_RESTART;  // the second signal takes the default action
-  sigaction(SIGINT, &action, &g_previous_int);
-  sigaction(SIGTERM, &action, &g_previous_term);
+  // A signal the parent set to be ignored (SIGINT for a background job of a shell) stays ignored.
+  sigaction(SIGINT, nullptr, &g_previous_int);
+  sigaction(SIGTERM, nullptr, &g_previous_term);
+  if (g_previous_int.sa_handler != SIG_IGN) sigaction(SIGINT, &action, nullptr);
+  if (g_previous_term.sa_handler != SIG_IGN) sigaction(SIGTERM, &action, nullptr);
 }
 
 InterruptGuard::~InterruptGuard() {

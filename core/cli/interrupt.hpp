@@ -1,6 +1,7 @@
 // SIGINT and SIGTERM during generation: the first one is noted (the token being computed is
 // finished, then the run stops, completes its trace and statistics and exits 128 + the signal);
-// a second one kills the process as usual, for a run that will not stop.
+// a second one kills the process as usual, for a run that will not stop. A signal ignored when
+// the process started (SIGINT in a shell's background job) stays ignored.
 #pragma once
 
 namespace moepage::cli {

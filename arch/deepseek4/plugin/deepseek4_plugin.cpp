@@ -300,6 +300,15 @@ class Deepseek4Arch {
     } catch (const ds4::gpu::GpuError& e) {
       throw mp::Error(MP_ERR_DEVICE, e.what());
 #endif
+    } catch (const std::runtime_error& e) {
+      // A failed expert read of a file changed under the run says so: the read error alone
+      // ("unexpected end of file") does not tell a truncated checkpoint from a bad disk.
+      try {
+        model_.checkpoint->check_unchanged();
+      } catch (const ckpt::CheckpointError& changed) {
+        throw mp::Error(MP_ERR_IO, std::string(e.what()) + "; " + changed.what());
+      }
+      throw;
     }
   }
 
