@@ -1,6 +1,8 @@
 // Discovery order, selection by kind/name, duplicates and lookup errors.
 #include <doctest/doctest.h>
 
+#include <stdexcept>
+
 #include "host/host_api.hpp"
 #include "host/log.hpp"
 #include "host/registry.hpp"
@@ -106,12 +108,18 @@ TEST_CASE("a search path entry that does not exist is skipped") {
   CHECK(registry.try_find(MP_KIND_TRANSPORT, "fake-good") != nullptr);
 }
 
+TEST_CASE("a --plugin-dir that does not exist is an error, not a folder skipped") {
+  CHECK_THROWS_WITH_AS(moepage::host::default_discovery_dirs({"/no/such/plugins"}),
+                       "--plugin-dir /no/such/plugins: no such folder", std::invalid_argument);
+}
+
 TEST_CASE("the default search path starts with --plugin-dir and reads MOEPAGE_PLUGIN_PATH") {
+  const std::string cli_dir = loader_test::fake_dir("good").string();
   ::setenv("MOEPAGE_PLUGIN_PATH", "/from/env", 1);
-  const auto dirs = moepage::host::default_discovery_dirs({"/from/cli"});
+  const auto dirs = moepage::host::default_discovery_dirs({cli_dir});
   ::unsetenv("MOEPAGE_PLUGIN_PATH");
   REQUIRE(dirs.size() >= 3);
-  CHECK(dirs[0] == fs::path("/from/cli"));
+  CHECK(dirs[0] == fs::path(cli_dir));
   CHECK(dirs[1] == fs::path("/from/env"));
   CHECK(dirs[2] == (moepage::host::current_executable().parent_path() / ".." / "lib/moepage/plugins").lexically_normal());
   CHECK(dirs.back() == moepage::host::install_plugin_dir());
