@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One entry point for people and CI. Every command installs what it needs first (Debian 12, root).
 #   ./moepage.sh demo   set-up, build, synthesize a model, run the demo
-#   ./moepage.sh test   set-up, build (plain and ASan+UBSan), run every test, compile the GPU builds
+#   ./moepage.sh test   set-up, build (plain and ASan+UBSan), run every test, the threaded suites
+#                       under TSan, compile the GPU builds
 #   ./moepage.sh build  set-up and build into build/
 #   ./moepage.sh gpu-build  set-up, compile and link the hip-amd and hip-nvidia builds (no GPU needed)
 set -euo pipefail
