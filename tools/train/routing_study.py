@@ -48,11 +48,11 @@ def parse_args():
     p.add_argument("--name", required=True, help="model name, used in file names")
     p.add_argument("--seq", type=int, default=512)
     p.add_argument("--batch", type=int, default=16)
-    p.add_argument("--train-positions", type=int, default=1 << 20, help="training positions for the fit")
+    p.add_argument("--train-positions", type=int, default=1 << 19, help="training positions for the fit")
     p.add_argument("--trace-tokens", type=int, default=51200, help="held-out positions traced and evaluated")
     p.add_argument("--ranks", default="8,16,32,64,128,256")
     p.add_argument("--ridge", type=float, default=1e-3)
-    p.add_argument("--predict-m", type=int, default=8, help="predictions recorded per layer in the trace")
+    p.add_argument("--predict-m", type=int, default=6, help="predictions recorded per layer in the trace")
     p.add_argument("--seed", type=int, default=4321)
     return p.parse_args()
 
@@ -228,22 +228,7 @@ def main():
         raise SystemExit("adapter: the written file does not parse back")
     log(f"adapter: {adapter_path} ({len(blob)} bytes, {len(entries)} entries, rank {rank})")
 
-    ids = held_inputs.reshape(-1).tolist()
     routes = [chosen[l].tolist() for l in range(layers)]
-    hints = {}
-    for l in range(layers):
-        if kinds[l] == "hash_moe":
-            table = model.model.layers[l].mlp.gate.tid2eid
-            hints[l] = [list(dict.fromkeys(row)) for row in table[torch.tensor(ids, device=table.device)].tolist()]
-    text = routing_trace.format_trace_v3(routes, hints, predictions, experts, top_k,
-                                         {"model": args.name, "source": "heldout", "window": args.seq,
-                                          "windows": n_windows, "predictor": os.path.basename(adapter_path),
-                                          "predict_m": args.predict_m})
-    trace_path = os.path.join(args.out, f"{args.name}-heldout.trace.xz")
-    with open(trace_path, "wb") as f:
-        f.write(lzma.compress(text.encode("ascii"), preset=9 | lzma.PRESET_EXTREME))
-    log(f"trace: {trace_path} ({os.path.getsize(trace_path) / 1e6:.2f} MB xz, {len(text) / 1e6:.1f} MB text)")
-
     lines, shares, rates, entropies = routing_trace.routing_report(routes, experts, kinds)
     for line in lines:
         log(line)
@@ -257,7 +242,7 @@ def main():
         "baselines": {str(l): {k: {str(m): v for m, v in d.items()} for k, d in b.items()} for l, b in baselines.items()},
         "routing": {"top10_share": shares, "load_entropy_bits": entropies, "max_entropy_bits": math.log2(experts),
                     "lru_25pct_hit_rate": rates, "mlp_layer_types": kinds},
-        "adapter": os.path.basename(adapter_path), "trace": os.path.basename(trace_path),
+        "adapter": os.path.basename(adapter_path), "trace": f"{args.name}-heldout.trace.xz",
         "command": " ".join(sys.argv),
         "versions": {"torch": torch.__version__, "transformers": transformers.__version__},
     }
@@ -268,6 +253,21 @@ def main():
         ad, b = per_rank[rank][l], baselines[l]
         log(f"  {l:2d} -> {l + 1:2d}: {ad[6]:.4f} / {ad[12]:.4f} | {b['own_router'][6]:.4f} / {b['own_router'][12]:.4f}"
             f" | {b['previous_token'][6]:.4f} / {b['previous_token'][12]:.4f}")
+    ids = held_inputs.reshape(-1).tolist()
+    hints = {}
+    for l in range(layers):
+        if kinds[l] == "hash_moe":
+            table = model.model.layers[l].mlp.gate.tid2eid
+            hints[l] = [list(dict.fromkeys(row)) for row in table[torch.tensor(ids, device=table.device)].tolist()]
+    text = routing_trace.format_trace_v3(routes, hints, predictions, experts, top_k,
+                                         {"model": args.name, "source": "heldout", "window": args.seq,
+                                          "windows": n_windows, "predictor": os.path.basename(adapter_path),
+                                          "predict_m": args.predict_m})
+    trace_path = os.path.join(args.out, f"{args.name}-heldout.trace.xz")
+    with open(trace_path, "wb") as f:
+        f.write(lzma.compress(text.encode("ascii"), preset=6))
+    log(f"trace: {trace_path} ({os.path.getsize(trace_path) / 1e6:.2f} MB xz, {len(text) / 1e6:.1f} MB text)")
+
     log("done")
 
 
