@@ -431,6 +431,20 @@ mp_status PagedPager::layer_stats(uint32_t layer, mp_pager_layer_stats* out) {
   return MP_OK;
 }
 
+void PagedPager::trace_predictions(uint32_t layer, const int32_t* experts, uint32_t n) const {
+  if (trace_fn_ == nullptr) return;
+  mp_trace_event ev{};
+  ev.struct_size = sizeof ev;
+  ev.token = token_;
+  ev.layer = layer;
+  ev.kind = MP_TRACE_PREDICTION;
+  for (uint32_t i = 0; i < n; ++i) {
+    ev.expert = uint32_t(experts[i]);
+    ev.rank = i;
+    trace_fn_(trace_ctx_, &ev);
+  }
+}
+
 mp_status PagedPager::set_trace(mp_trace_fn fn, void* ctx) {
   trace_fn_ = fn;
   trace_ctx_ = ctx;

@@ -54,6 +54,9 @@ class PagedPager {
   mp_status stats(mp_pager_stats* out);
   mp_status layer_stats(uint32_t layer, mp_pager_layer_stats* out);
   mp_status set_trace(mp_trace_fn fn, void* ctx);
+  // Sends a predictor's ranked proposal for `layer` to the trace (ABI 1.3 prediction events), so
+  // `moepage simulate` can replay the prefetches it led to. Nothing when tracing is off.
+  void trace_predictions(uint32_t layer, const int32_t* experts, uint32_t n) const;
 
   const CatalogCopy& catalog() const { return cat_; }
   const mp_host_api* host() const { return host_; }
@@ -123,6 +126,6 @@ class PagedPager {
   mp::option(MP_OPT_SIZE_OR_AUTO, "budget", "auto",                                                              \
              "device memory for expert slots; auto = available memory minus reserve after dense weights"),       \
       mp::option(MP_OPT_SIZE, "reserve", "8GiB", "memory left free when budget is auto"),                        \
-      mp::enum_option("policy", "lru|lfu|lfru", "lru", "which resident expert a miss evicts")
+      mp::enum_option("policy", "lru|lfu|lfru|s3fifo", "lru", "which resident expert a miss evicts")
 
 }  // namespace moepage::paging

@@ -21,7 +21,7 @@ TEST_CASE("--version prints the version and the plugin ABI and exits 0") {
   auto r = run_moepage({"--version"});
   CHECK(r.exit_code == 0);
   CHECK(r.out.rfind("moepage ", 0) == 0);
-  CHECK(contains(r.out, "(plugin ABI 1.2)"));
+  CHECK(contains(r.out, "(plugin ABI 1.3)"));
 }
 
 TEST_CASE("--help lists every command and exits 0") {
@@ -69,7 +69,7 @@ TEST_CASE("a profile that cannot be read is one error line and exit 1") {
 TEST_CASE("plugins lists the pread transport with its version, ABI, library and options") {
   auto r = run_moepage({"plugins"});
   CHECK(r.exit_code == 0);
-  CHECK(contains(r.out, "transport pread 0.1.0  (ABI 1.2"));
+  CHECK(contains(r.out, "transport pread 0.1.0  (ABI 1.3"));
   CHECK(contains(r.out, "library: " + std::string(MOEPAGE_PLUGIN_BUILD_DIR) + "/libmoepage-transport-pread.so"));
   CHECK(contains(r.out, "threads  int   default 4     reader threads"));
   CHECK(contains(r.out, "chunk    size  default 4MiB  "));

@@ -11,6 +11,7 @@ std::optional<PolicyKind> policy_from_name(std::string_view name) {
   if (name == "lfu") return PolicyKind::Lfu;
   if (name == "lfru") return PolicyKind::Lfru;
   if (name == "belady") return PolicyKind::Belady;
+  if (name == "s3fifo") return PolicyKind::S3Fifo;
   return std::nullopt;
 }
 
@@ -20,6 +21,7 @@ std::string_view policy_name(PolicyKind kind) {
     case PolicyKind::Lfu: return "lfu";
     case PolicyKind::Lfru: return "lfru";
     case PolicyKind::Belady: return "belady";
+    case PolicyKind::S3Fifo: return "s3fifo";
   }
   return "unknown";
 }
@@ -33,6 +35,7 @@ std::unique_ptr<Policy> make_policy(const PolicySpec& spec, uint32_t n_slots, ui
       return std::make_unique<LfruPolicy>(n_slots, n_experts, half_life);
     }
     case PolicyKind::Belady: return std::make_unique<BeladyPolicy>(n_slots, n_experts);
+    case PolicyKind::S3Fifo: return std::make_unique<S3FifoPolicy>(n_slots, n_experts);
   }
   throw std::invalid_argument("make_policy: unknown policy kind " + std::to_string(int(spec.kind)));
 }

@@ -58,11 +58,19 @@ void replay_live(const Trace& trace, const LayerSchedule& s, uint32_t slots, con
   for (size_t k = 0; k < s.rows.size();) {
     while (h < s.hints.size() && trace.hints[s.hints[h]].before_row <= s.rows[k]) {
       const size_t end = hint_call_end(trace, s, h);
+      const TraceHint& first = trace.hints[s.hints[h]];
+      const bool predicted = first.source == HintSource::Predictor;
+      if (predicted && !policy.prefetch_predictions) {
+        h = end;
+        continue;
+      }
       ids.clear();
       for (size_t j = h; j < end; ++j) ids.push_back(int32_t(trace.hints[s.hints[j]].expert));
-      at_token(trace.hints[s.hints[h]].token);
+      if (predicted && policy.predict_m > 0 && ids.size() > policy.predict_m) ids.resize(policy.predict_m);
+      at_token(first.token);
       if (pending.size() >= kMaxPendingPrefetchesPerLayer) settle();
       const Plan& placed = core.prefetch(0, ids);
+      out.prefetch_reads += placed.size();
       if (placed.size() > 0) pending.push_back(placed.fill);
       h = end;
     }
@@ -88,7 +96,7 @@ void replay_belady(const Trace& trace, uint32_t layer, const LayerSchedule& s, u
   size_t h = 0;
   for (size_t k = 0; k < n; ++k) {
     for (; h < s.hints.size() && trace.hints[s.hints[h]].before_row <= s.rows[k]; ++h)
-      hinted_since[trace.hints[s.hints[h]].expert] = 1;
+      if (trace.hints[s.hints[h]].source == HintSource::Arch) hinted_since[trace.hints[s.hints[h]].expert] = 1;
     const uint32_t e = trace.rows[s.rows[k]].expert;
     hinted[k] = hinted_since[e];
     hinted_since[e] = 0;
@@ -175,6 +183,7 @@ SimResult simulate(const Trace& trace, uint32_t slots_per_layer, const PolicySpe
     else replay_live(trace, s, slots, policy, out);
     result.accesses += out.accesses;
     result.misses += out.misses;
+    result.prefetch_reads += out.prefetch_reads;
   }
   return result;
 }

@@ -38,7 +38,7 @@ std::string shown(std::string_view s) { return "'" + std::string(s.substr(0, 60)
 TraceMeta parse_header(std::string_view line, const LineError& err) {
   constexpr std::string_view kPrefix = "# moepage-trace ";
   if (line.substr(0, kPrefix.size()) != kPrefix)
-    err("expected the header '# moepage-trace v2 layers=L experts=E [top_k=K]', got " + shown(line));
+    err("expected the header '# moepage-trace v3 layers=L experts=E [top_k=K]', got " + shown(line));
   std::string_view rest = line.substr(kPrefix.size());
   bool version_seen = false, layers_seen = false, experts_seen = false;
   TraceMeta meta;
@@ -48,8 +48,9 @@ TraceMeta parse_header(std::string_view line, const LineError& err) {
     rest = sp == std::string_view::npos ? std::string_view{} : rest.substr(sp + 1);
     if (word.empty()) continue;
     if (!version_seen) {
-      if (word != "v1" && word != "v2") err("trace format " + shown(word) + " is not supported (expected v1 or v2)");
-      meta.version = word == "v1" ? 1 : 2;
+      if (word != "v1" && word != "v2" && word != "v3")
+        err("trace format " + shown(word) + " is not supported (expected v1, v2 or v3)");
+      meta.version = uint32_t(word[1] - '0');
       version_seen = true;
       continue;
     }
@@ -73,7 +74,7 @@ TraceMeta parse_header(std::string_view line, const LineError& err) {
       meta.top_k = uint32_t(v);
     }
   }
-  if (!version_seen) err("the header names no format version (expected v1 or v2)");
+  if (!version_seen) err("the header names no format version (expected v1, v2 or v3)");
   if (!layers_seen || !experts_seen) err("the header needs layers=L and experts=E");
   if (meta.top_k > meta.experts)
     err("top_k=" + std::to_string(meta.top_k) + " exceeds experts=" + std::to_string(meta.experts));
@@ -141,12 +142,18 @@ Trace parse_trace(std::string_view text, std::string_view name) {
     }
     first_data = false;
     std::string_view field[6];
-    constexpr std::string_view kHint = "hint,";
-    if (line.substr(0, kHint.size()) == kHint) {
-      if (trace.meta.version < 2) err("hint rows need a v2 trace (the header says v1)");
-      if (split_fields(line.substr(kHint.size()), field, 5) != 4)
-        err("expected hint,token,layer,expert,rank, got " + shown(line));
+    constexpr std::string_view kHint = "hint,", kPredict = "predict,";
+    const bool is_hint = line.substr(0, kHint.size()) == kHint;
+    const bool is_predict = !is_hint && line.substr(0, kPredict.size()) == kPredict;
+    if (is_hint || is_predict) {
+      const std::string_view kind = is_hint ? "hint" : "predict";
+      if (is_hint && trace.meta.version < 2) err("hint rows need a v2 or v3 trace (the header says v1)");
+      if (is_predict && trace.meta.version < 3)
+        err("predict rows need a v3 trace (the header says v" + std::to_string(trace.meta.version) + ")");
+      if (split_fields(line.substr(is_hint ? kHint.size() : kPredict.size()), field, 5) != 4)
+        err("expected " + std::string(kind) + ",token,layer,expert,rank, got " + shown(line));
       TraceHint hint;
+      hint.source = is_hint ? HintSource::Arch : HintSource::Predictor;
       uint64_t v = 0;
       if (!parse_uint(field[0], UINT64_MAX, hint.token)) err("token " + shown(field[0]) + " is not a number");
       hint.layer = parse_layer(field[1], trace.meta, err);
@@ -156,14 +163,16 @@ Trace parse_trace(std::string_view text, std::string_view name) {
       if (any_row && hint.token < last_token)
         err("token " + std::to_string(hint.token) + " comes after token " + std::to_string(last_token) +
             " (tokens must not decrease)");
-      const bool continues = in_hint && hint.token == last_token && hint.layer == last_layer;
+      const bool continues = in_hint && hint.token == last_token && hint.layer == last_layer &&
+                             trace.hints.back().source == hint.source;
       if (hint.rank != 0 && (!continues || hint.rank != trace.hints.back().rank + 1))
-        err("hint rank " + std::to_string(hint.rank) + " continues no hint call (token " + std::to_string(hint.token) +
-            ", layer " + std::to_string(hint.layer) + "): a call starts at rank 0 and counts up by one");
+        err(std::string(kind) + " rank " + std::to_string(hint.rank) + " continues no " + std::string(kind) +
+            " call (token " + std::to_string(hint.token) + ", layer " + std::to_string(hint.layer) +
+            "): a call starts at rank 0 and counts up by one");
       if (hint.rank == 0) ++group;
       if (group_stamp[hint.expert] == group)
-        err("expert " + std::to_string(hint.expert) + " appears twice in one hint (token " + std::to_string(hint.token) +
-            ", layer " + std::to_string(hint.layer) + ")");
+        err("expert " + std::to_string(hint.expert) + " appears twice in one " + std::string(kind) + " (token " +
+            std::to_string(hint.token) + ", layer " + std::to_string(hint.layer) + ")");
       group_stamp[hint.expert] = group;
       hint.before_row = trace.rows.size();
       last_token = hint.token;
@@ -239,7 +248,8 @@ size_t format_trace_row(const TraceRow& row, bool with_outcomes, std::span<char>
 }
 
 size_t format_trace_hint(const TraceHint& hint, std::span<char> buf) {
-  const int n = std::snprintf(buf.data(), buf.size(), "hint,%llu,%u,%u,%u\n", (unsigned long long)hint.token,
+  const int n = std::snprintf(buf.data(), buf.size(), "%s,%llu,%u,%u,%u\n",
+                              hint.source == HintSource::Arch ? "hint" : "predict", (unsigned long long)hint.token,
                               hint.layer, hint.expert, hint.rank);
   if (n < 0 || size_t(n) >= buf.size()) return 0;
   return size_t(n);

@@ -18,6 +18,14 @@
 //          events: H -> infinity is lfu, H -> 0 is lru. Default H = 4 x slots (see PolicySpec):
 //          on synthetic Zipf traces with drifting hot sets (64 experts, top-6, 8/16/32 slots),
 //          H = 2-4 x slots beat both lru and lfu at every size; retune on recorded routing.
+//   s3fifo three FIFO queues over the pool: a small probation queue (about a tenth of the slots)
+//          that new experts enter, a main queue, and a ghost list of experts recently evicted from
+//          probation. Each slot counts its hits (0..3). Evicting takes the probation queue's
+//          oldest when probation is over its share: one used since it entered moves to main
+//          instead; otherwise main's oldest goes, unless it was used, which buys it another pass
+//          (its count drops by one). An expert found in the ghost list enters main directly.
+//          One-off experts (a token's rare choice) thus leave quickly without pushing the
+//          layer's hot experts out. (Yang et al., SOSP 2023.)
 //   belady evict the expert whose next request lies furthest in the future (never again =
 //          infinitely far); needs the future, so only the simulator can use it: it calls
 //          BeladyPolicy::set_next_use before each request. Ties -> lowest slot.
@@ -31,9 +39,9 @@
 
 namespace moepage::pager {
 
-enum class PolicyKind : uint8_t { Lru, Lfu, Lfru, Belady };
+enum class PolicyKind : uint8_t { Lru, Lfu, Lfru, Belady, S3Fifo };
 
-// "lru", "lfu", "lfru", "belady"; nullopt for anything else.
+// "lru", "lfu", "lfru", "belady", "s3fifo"; nullopt for anything else.
 std::optional<PolicyKind> policy_from_name(std::string_view name);
 std::string_view policy_name(PolicyKind kind);
 
@@ -41,6 +49,10 @@ struct PolicySpec {
   PolicyKind kind = PolicyKind::Lru;
   // lfru only: half-life in pool events; 0 picks the default, 4 x slots.
   double half_life = 0.0;
+  // Simulator only: also prefetch what a predictor proposed (a trace's predict rows), as the live
+  // adapter-prefetch pager does; at most predict_m experts per proposal (0: all recorded).
+  bool prefetch_predictions = false;
+  uint32_t predict_m = 0;
 };
 
 class Policy {
@@ -111,6 +123,29 @@ class LfruPolicy final : public Policy {
   std::vector<uint64_t> updated_;      // [expert] time of the last score update
   std::vector<uint32_t> slot_expert_;  // [slot]
   std::vector<uint64_t> last_use_;     // [slot]
+};
+
+class S3FifoPolicy final : public Policy {
+ public:
+  S3FifoPolicy(uint32_t n_slots, uint32_t n_experts);
+  PolicyKind kind() const override { return PolicyKind::S3Fifo; }
+  void on_insert(uint32_t slot, uint32_t expert, uint64_t now) override;
+  void on_access(uint32_t slot, uint32_t expert, uint64_t now) override;
+  void on_evict(uint32_t slot, uint32_t expert) override;
+  int32_t choose_victim(std::span<const uint32_t> candidates, std::span<const uint8_t> protected_slots,
+                        uint64_t now) override;
+
+ private:
+  bool in_ghost(uint32_t expert) const;
+  uint32_t small_target_;               // probation's share of the slots
+  uint64_t ghost_capacity_;             // ghost entries remembered (one per slot)
+  uint64_t ghost_clock_ = 0;            // counts evictions from probation
+  std::vector<uint64_t> ghost_at_;      // [expert] ghost_clock_ + 1 when evicted from probation, 0 never
+  std::vector<uint8_t> small_;          // [slot] 1: probation, 0: main
+  std::vector<uint8_t> freq_;           // [slot] hits since it entered its queue, capped at 3
+  std::vector<uint8_t> fresh_;          // [slot] inserted, its first on_access not yet seen
+  std::vector<uint64_t> queued_at_;     // [slot] when it entered its queue (FIFO order)
+  std::vector<uint32_t> slot_expert_;   // [slot]
 };
 
 class BeladyPolicy final : public Policy {

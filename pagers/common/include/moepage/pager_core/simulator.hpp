@@ -21,6 +21,9 @@
 // model, and every policy above it replays hints as prefetches that the model counts as free
 // loads, so belady stays at or below every policy, hints or not. Without hints it is plain Belady.
 // Belady sees, before each chunk, the next-use index of each of the chunk's experts.
+//
+// Predict rows (v3: what a pager's predictor proposed) are replayed like hints, only by policies
+// with prefetch_predictions, truncated to predict_m; belady ignores them (it knows the future).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -33,6 +36,7 @@ namespace moepage::pager {
 struct SimLayerResult {
   uint64_t accesses = 0;
   uint64_t misses = 0;
+  uint64_t prefetch_reads = 0;  // experts a replayed hint or prediction read into a slot
 };
 
 struct SimResult {
@@ -41,7 +45,10 @@ struct SimResult {
   std::vector<SimLayerResult> layers; // [trace.meta.layers]
   uint64_t accesses = 0;
   uint64_t misses = 0;
+  uint64_t prefetch_reads = 0;
   double miss_rate() const { return accesses ? double(misses) / double(accesses) : 0.0; }
+  // Experts read per demand access: misses plus prefetch reads (belady's free loads count 0).
+  double reads_per_access() const { return accesses ? double(misses + prefetch_reads) / double(accesses) : 0.0; }
 };
 
 // Throws PagerError when slots_per_layer is 0.
