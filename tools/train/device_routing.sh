@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The GPU-machine side of the real-routing work (tools/train/README.md, "Real routing"). Each
+# stage is one device call; run from the repository root there, with the corpus carried as
+# out/carry-corpus/{train,heldout}.txt.xz and packages.txt (make it with
+# `tools/train/device_routing.sh pack-corpus` here).
+#
+#   pack-corpus        (this machine) out/corpus -> out/carry-corpus, the xz copies only
+#   smoke              a short flash-routing training plus both studies at small sizes (~4 min)
+#   tiny-study         adapters, recall table and trace of the committed ds4-debian-tiny
+#   train-flash        the 256-expert model: train.py --preset flash-routing (under 10 minutes);
+#                      the checkpoint comes back split into $OUT/ckpt.partNN
+#   flash-study        the same study on the 256-expert model (carry out/flash-ckpt: the parts)
+# Everything a stage writes for the repository lands in $OUT.
+set -euo pipefail
+stage=${1:?stage}
+corpus=out/carry-corpus
+tiny=models/ds4-debian-tiny
+export PYTHONUNBUFFERED=1
+
+study() {  # study MODEL_DIR NAME [extra args]
+  local dir=$1 name=$2; shift 2
+  timeout 400 python3 tools/train/routing_study.py --model "$dir" --tokenizer "$tiny/tokenizer.json" \
+    --corpus "$corpus" --out "$OUT" --name "$name" "$@" 2>&1 | tee "$OUT/$name-study.log"
+}
+
+case "$stage" in
+  pack-corpus)
+    mkdir -p "$corpus"
+    [ -f out/corpus/train.txt.xz ] || xz -T2 -k -6 out/corpus/train.txt
+    [ -f out/corpus/heldout.txt.xz ] || xz -k -6 out/corpus/heldout.txt
+    cp out/corpus/train.txt.xz out/corpus/heldout.txt.xz out/corpus/packages.txt "$corpus/"
+    ls -la "$corpus"
+    ;;
+  smoke)
+    timeout 200 python3 tools/train/train.py --preset flash-routing --tokenizer "$tiny/tokenizer.json" \
+      --corpus "$corpus" --out /tmp/fr-smoke --bundle-dir /tmp/fr-smoke/bundle --smoke \
+      --total-seconds 150 --finish-reserve 60 2>&1 | tee "$OUT/smoke-train.log"
+    cp "$tiny/tokenizer.json" /tmp/fr-smoke/repo/models/ds4-flash-routing/
+    study /tmp/fr-smoke/repo/models/ds4-flash-routing smoke --train-positions 65536 --trace-tokens 4096 --ranks 8,32
+    rm -f "$OUT"/smoke*.xz "$OUT"/smoke*.hfadpt
+    study "$tiny" ds4-debian-tiny
+    ;;
+  tiny-study)
+    study "$tiny" ds4-debian-tiny
+    ;;
+  train-flash)
+    timeout 590 python3 tools/train/train.py --preset flash-routing --tokenizer "$tiny/tokenizer.json" \
+      --corpus "$corpus" --out /tmp/fr --bundle-dir "$OUT" --total-seconds 540 --max-train-seconds 400 \
+      --finish-reserve 90 --trace-tokens 51200 2>&1 | tee "$OUT/train-flash.log"
+    split -b 15M -d /tmp/fr/repo/models/ds4-flash-routing/model.safetensors "$OUT/ckpt.part"
+    ;;
+  flash-study)
+    dir=/tmp/flash-model
+    mkdir -p "$dir"
+    cat out/flash-ckpt/ckpt.part* > "$dir/model.safetensors"
+    cp models/ds4-flash-routing/config.json "$dir/"
+    study "$dir" ds4-flash-routing
+    ;;
+  *) echo "device_routing.sh: unknown stage $stage" >&2; exit 2 ;;
+esac
