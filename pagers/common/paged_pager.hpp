@@ -112,6 +112,14 @@ class PagedPager {
   void* trace_ctx_ = nullptr;
 };
 
+// The paged pager as a plugin component under one name: `paged`, and `lru`, the name it had before
+// it was named for what it is (kept so existing profiles run). Messages carry that name.
+template <const char* kName>
+class NamedPagedPager : public PagedPager {
+ public:
+  NamedPagedPager(const mp_pager_create_args& args, const mp::Options& options) : PagedPager(args, options, kName) {}
+};
+
 // The option table every paged pager plugin shares (paged, lru, adapter-prefetch).
 #define MOEPAGE_PAGED_PAGER_OPTIONS                                                                              \
   mp::option(MP_OPT_SIZE_OR_AUTO, "budget", "auto",                                                              \

@@ -5,16 +5,11 @@
 #include "paged_pager.hpp"
 
 namespace {
-
+constexpr char kName[] = "lru";
 constexpr mp_option_def kOptions[] = {MOEPAGE_PAGED_PAGER_OPTIONS};
-
-class LruAlias : public moepage::paging::PagedPager {
- public:
-  LruAlias(const mp_pager_create_args& args, const mp::Options& options) : PagedPager(args, options, "lru") {}
-};
-
 }  // namespace
 
-MOEPAGE_PLUGIN("lru", "0.3.0",
-               mp::make_pager_descriptor<LruAlias>("lru", "0.3.0", "alias of `paged` (its former name)",
-                                                   MP_CAP_CPU | MP_CAP_GPU | MP_CAP_PREFETCH, kOptions))
+MOEPAGE_PLUGIN(kName, "0.3.0",
+               mp::make_pager_descriptor<moepage::paging::NamedPagedPager<kName>>(
+                   kName, "0.3.0", "alias of `paged` (its former name)", MP_CAP_CPU | MP_CAP_GPU | MP_CAP_PREFETCH,
+                   kOptions))
