@@ -11,7 +11,8 @@ two small matrices. The fit is ridge regression followed by reduced-rank truncat
     A    = (W_D V_r)'  [r, D],   B = V_r  [E, r],   bias = w_0 V_r V_r'   [E]
 
 so scores(h) = B (A h) + bias, the form the engine's AdapterScorer evaluates (HFADPT v2 carries
-the bias; v1 files have none). Targets: the 0/1 indicator of the experts layer L+1's router chose.
+the bias; v1 files have none). Two targets are fitted and compared on held-out recall: the 0/1
+indicator of the experts layer L+1's router chose, and the router's own selection scores.
 
 Everything here takes torch tensors; serialization needs only struct and numpy.
 """
@@ -20,34 +21,40 @@ import struct
 MAGIC = b"HFADPT\0\0"
 
 
+TARGETS = ("indicator", "router")
+
+
 class TransitionStats:
-    """X'X and X'Y for one transition L -> L+1, accumulated batch by batch."""
+    """X'X and X'Y for one transition L -> L+1, accumulated batch by batch, for two targets:
+    "indicator" (1 for the experts layer L+1 chose, else 0) and "router" (layer L+1's selection
+    scores on its real input, score_fn(logits) + bias, whose top-k is the choice)."""
 
     def __init__(self, torch, d_model, n_experts, device):
         self.torch = torch
         self.xtx = torch.zeros(d_model + 1, d_model + 1, dtype=torch.float64, device=device)
-        self.xty = torch.zeros(d_model + 1, n_experts, dtype=torch.float64, device=device)
+        self.xty = {t: torch.zeros(d_model + 1, n_experts, dtype=torch.float64, device=device) for t in TARGETS}
         self.count = 0
 
-    def add(self, hidden, chosen, n_experts):
-        """hidden [N, D] float, chosen [N, k] expert ids of layer L+1."""
+    def add(self, hidden, chosen, selection, n_experts):
+        """hidden [N, D], chosen [N, k] expert ids of layer L+1, selection [N, E] its scores."""
         torch = self.torch
         x = torch.cat([torch.ones(hidden.shape[0], 1, device=hidden.device, dtype=torch.float64),
                        hidden.double()], dim=1)
         y = torch.zeros(hidden.shape[0], n_experts, dtype=torch.float64, device=hidden.device)
         y.scatter_(1, chosen.long(), 1.0)
         self.xtx += x.T @ x
-        self.xty += x.T @ y
+        self.xty["indicator"] += x.T @ y
+        self.xty["router"] += x.T @ selection.double()
         self.count += hidden.shape[0]
 
 
-def fit(torch, stats, rank, ridge=1e-3):
+def fit(torch, stats, rank, ridge=1e-3, target="indicator"):
     """(A [r, D], B [E, r], bias [E]) as float32 tensors; ridge is relative to the mean diagonal."""
     xtx = stats.xtx
     lam = ridge * xtx.diagonal()[1:].mean()
     reg = torch.eye(xtx.shape[0], dtype=xtx.dtype, device=xtx.device) * lam
     reg[0, 0] = 0.0  # no penalty on the intercept
-    w = torch.linalg.solve(xtx + reg, stats.xty)  # [D+1, E]
+    w = torch.linalg.solve(xtx + reg, stats.xty[target])  # [D+1, E]
     fitted_cov = w.T @ xtx @ w  # [E, E] = (X W)'(X W)
     _, vecs = torch.linalg.eigh(fitted_cov)  # ascending eigenvalues
     v = vecs[:, -rank:].flip(1)  # [E, r], most important first

@@ -48,11 +48,11 @@ def parse_args():
     p.add_argument("--name", required=True, help="model name, used in file names")
     p.add_argument("--seq", type=int, default=512)
     p.add_argument("--batch", type=int, default=16)
-    p.add_argument("--train-positions", type=int, default=1 << 20, help="training positions for the fit")
+    p.add_argument("--train-positions", type=int, default=1 << 19, help="training positions for the fit")
     p.add_argument("--trace-tokens", type=int, default=51200, help="held-out positions traced and evaluated")
     p.add_argument("--ranks", default="8,16,32,64,128,256")
     p.add_argument("--ridge", type=float, default=1e-3)
-    p.add_argument("--predict-m", type=int, default=8, help="predictions recorded per layer in the trace")
+    p.add_argument("--predict-m", type=int, default=6, help="predictions recorded per layer in the trace")
     p.add_argument("--seed", type=int, default=4321)
     return p.parse_args()
 
@@ -77,6 +77,7 @@ class Taps:
     def __init__(self, model):
         self.hidden = {}
         self.chosen = {}
+        self.selection = {}
         self.handles = []
         for layer, block in enumerate(model.model.layers):
             self.handles.append(block.register_forward_hook(self._layer_hook(layer)))
@@ -90,6 +91,8 @@ class Taps:
     def _gate_hook(self, layer):
         def hook(module, inputs, output):
             self.chosen[layer] = output[2].detach()
+            if hasattr(module, "e_score_correction_bias"):  # scored: what its top-k ranks
+                self.selection[layer] = module.score_fn(output[0].detach().float()) + module.e_score_correction_bias
         return hook
 
 
@@ -160,7 +163,7 @@ def main():
             x = windows(torch, train_stream, args.seq, min(args.batch, n_train - i), gen)
             model(input_ids=x, use_cache=False)
             for l in transitions:
-                stats[l].add(taps.hidden[l], taps.chosen[l + 1], experts)
+                stats[l].add(taps.hidden[l], taps.chosen[l + 1], taps.selection[l + 1], experts)
     log(f"fit statistics over {stats[transitions[0]].count} training positions")
 
     # 2. held-out routes and states
@@ -186,20 +189,22 @@ def main():
 
     # 3. adapters at every rank, and the baselines
     ranks = [r for r in (int(v) for v in args.ranks.split(",")) if r <= min(d_model, experts)]
-    per_rank = {}
-    for r in ranks:
-        rows = {}
-        for l in transitions:
-            a, b, bias = adapter_fit.f16_round(torch, *adapter_fit.fit(torch, stats[l], r, args.ridge))
-            s = adapter_fit.scores(hidden[l], a, b, bias)
-            rows[l] = {m: adapter_fit.recall(torch, s.topk(m, dim=1).indices, chosen[l + 1]) for m in (6, 12)}
-        per_rank[r] = rows
-        log(f"rank {r:4d}: mean recall@6 {sum(v[6] for v in rows.values()) / len(rows):.4f}  "
-            f"@12 {sum(v[12] for v in rows.values()) / len(rows):.4f}")
-    means = {r: sum(v[6] for v in rows.values()) / len(rows) for r, rows in per_rank.items()}
+    per_rank = {}  # (target, rank) -> {transition: {6: recall, 12: recall}}
+    for target in adapter_fit.TARGETS:
+        for r in ranks:
+            rows = {}
+            for l in transitions:
+                a, b, bias = adapter_fit.f16_round(torch, *adapter_fit.fit(torch, stats[l], r, args.ridge, target))
+                s = adapter_fit.scores(hidden[l], a, b, bias)
+                rows[l] = {m: adapter_fit.recall(torch, s.topk(m, dim=1).indices, chosen[l + 1]) for m in (6, 12)}
+            per_rank[(target, r)] = rows
+            log(f"target {target:9s} rank {r:4d}: mean recall@6 {sum(v[6] for v in rows.values()) / len(rows):.4f}  "
+                f"@12 {sum(v[12] for v in rows.values()) / len(rows):.4f}")
+    means = {key: sum(v[6] for v in rows.values()) / len(rows) for key, rows in per_rank.items()}
     best = max(means.values())
-    rank = min(r for r, m in means.items() if m >= best - 0.003)  # smallest rank within 0.3 points of the best
-    log(f"chosen rank {rank} (mean recall@6 {means[rank]:.4f}; best {best:.4f})")
+    # The smallest rank within 0.3 points of the best, the better target at that rank.
+    target, rank = min((key for key, m in means.items() if m >= best - 0.003), key=lambda k: (k[1], -means[k]))
+    log(f"chosen: target {target}, rank {rank} (mean recall@6 {means[(target, rank)]:.4f}; best {best:.4f})")
     baselines = {}
     with torch.no_grad():
         for l in transitions:
@@ -215,7 +220,7 @@ def main():
     # 4. the adapter file, the trace and the report
     entries, predictions = [], {}
     for l in transitions:
-        a, b, bias = adapter_fit.fit(torch, stats[l], rank, args.ridge)
+        a, b, bias = adapter_fit.fit(torch, stats[l], rank, args.ridge, target)
         entries.append((l, a, b, bias))
         qa, qb, qbias = adapter_fit.f16_round(torch, a, b, bias)
         predictions[l + 1] = adapter_fit.scores(hidden[l], qa, qb, qbias).topk(args.predict_m, dim=1).indices.tolist()
@@ -228,8 +233,32 @@ def main():
         raise SystemExit("adapter: the written file does not parse back")
     log(f"adapter: {adapter_path} ({len(blob)} bytes, {len(entries)} entries, rank {rank})")
 
-    ids = held_inputs.reshape(-1).tolist()
     routes = [chosen[l].tolist() for l in range(layers)]
+    lines, shares, rates, entropies = routing_trace.routing_report(routes, experts, kinds)
+    for line in lines:
+        log(line)
+    report = {
+        "model": args.name, "layers": layers, "experts": experts, "top_k": top_k, "d_model": d_model,
+        "train_positions": stats[transitions[0]].count, "heldout_positions": positions, "heldout_windows": n_windows,
+        "heldout_documents": covered,
+        "ridge": args.ridge, "chosen_rank": rank, "chosen_target": target,
+        "recall_by_target_and_rank": {f"{t}/{r}": {str(l): {str(m): v for m, v in rows[l].items()} for l in rows}
+                                      for (t, r), rows in per_rank.items()},
+        "baselines": {str(l): {k: {str(m): v for m, v in d.items()} for k, d in b.items()} for l, b in baselines.items()},
+        "routing": {"top10_share": shares, "load_entropy_bits": entropies, "max_entropy_bits": math.log2(experts),
+                    "lru_25pct_hit_rate": rates, "mlp_layer_types": kinds},
+        "adapter": os.path.basename(adapter_path), "trace": f"{args.name}-heldout.trace.xz",
+        "command": " ".join(sys.argv),
+        "versions": {"torch": torch.__version__, "transformers": transformers.__version__},
+    }
+    with open(os.path.join(args.out, f"{args.name}-routing.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    log("per transition (held-out recall@6 / @12): adapter | own router of L+1 on h_L | previous token(s)")
+    for l in transitions:
+        ad, b = per_rank[(target, rank)][l], baselines[l]
+        log(f"  {l:2d} -> {l + 1:2d}: {ad[6]:.4f} / {ad[12]:.4f} | {b['own_router'][6]:.4f} / {b['own_router'][12]:.4f}"
+            f" | {b['previous_token'][6]:.4f} / {b['previous_token'][12]:.4f}")
+    ids = held_inputs.reshape(-1).tolist()
     hints = {}
     for l in range(layers):
         if kinds[l] == "hash_moe":
@@ -241,33 +270,9 @@ def main():
                                           "predict_m": args.predict_m})
     trace_path = os.path.join(args.out, f"{args.name}-heldout.trace.xz")
     with open(trace_path, "wb") as f:
-        f.write(lzma.compress(text.encode("ascii"), preset=9 | lzma.PRESET_EXTREME))
+        f.write(lzma.compress(text.encode("ascii"), preset=6))
     log(f"trace: {trace_path} ({os.path.getsize(trace_path) / 1e6:.2f} MB xz, {len(text) / 1e6:.1f} MB text)")
 
-    lines, shares, rates, entropies = routing_trace.routing_report(routes, experts, kinds)
-    for line in lines:
-        log(line)
-    report = {
-        "model": args.name, "layers": layers, "experts": experts, "top_k": top_k, "d_model": d_model,
-        "train_positions": stats[transitions[0]].count, "heldout_positions": positions, "heldout_windows": n_windows,
-        "heldout_documents": covered,
-        "ridge": args.ridge, "chosen_rank": rank,
-        "recall_by_rank": {str(r): {str(l): {str(m): v for m, v in rows[l].items()} for l in rows}
-                           for r, rows in per_rank.items()},
-        "baselines": {str(l): {k: {str(m): v for m, v in d.items()} for k, d in b.items()} for l, b in baselines.items()},
-        "routing": {"top10_share": shares, "load_entropy_bits": entropies, "max_entropy_bits": math.log2(experts),
-                    "lru_25pct_hit_rate": rates, "mlp_layer_types": kinds},
-        "adapter": os.path.basename(adapter_path), "trace": os.path.basename(trace_path),
-        "command": " ".join(sys.argv),
-        "versions": {"torch": torch.__version__, "transformers": transformers.__version__},
-    }
-    with open(os.path.join(args.out, f"{args.name}-routing.json"), "w") as f:
-        json.dump(report, f, indent=1)
-    log("per transition (held-out recall@6 / @12): adapter | own router of L+1 on h_L | previous token(s)")
-    for l in transitions:
-        ad, b = per_rank[rank][l], baselines[l]
-        log(f"  {l:2d} -> {l + 1:2d}: {ad[6]:.4f} / {ad[12]:.4f} | {b['own_router'][6]:.4f} / {b['own_router'][12]:.4f}"
-            f" | {b['previous_token'][6]:.4f} / {b['previous_token'][12]:.4f}")
     log("done")
 
 
