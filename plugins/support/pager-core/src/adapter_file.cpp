@@ -65,8 +65,8 @@ Adapter parse_adapter(std::span<const uint8_t> bytes, const AdapterModel& model,
   const uint8_t* h = bytes.data() + 8;
   const uint32_t version = load_u32(h), n_entries = load_u32(h + 4), d_model = load_u32(h + 8),
                  n_exp = load_u32(h + 12), rank = load_u32(h + 16);
-  if (version != kAdapterVersion)
-    fail(name, "HFADPT version " + n(version) + " is not supported (expected " + n(kAdapterVersion) + ")");
+  if (version != 1 && version != 2)
+    fail(name, "HFADPT version " + n(version) + " is not supported (expected 1 or 2)");
   if (d_model != model.d_model)
     fail(name, "d_model " + n(d_model) + " does not match the model's hidden size " + n(model.d_model));
   if (n_exp != model.n_experts)
@@ -78,7 +78,8 @@ Adapter parse_adapter(std::span<const uint8_t> bytes, const AdapterModel& model,
                    n(model.n_layers == 0 ? 0 : model.n_layers - 1) + " layers to predict");
   // All factors are < 2^32 and n_entries < n_layers, so 64-bit arithmetic is exact here.
   const uint64_t a_count = uint64_t(rank) * d_model, b_count = uint64_t(n_exp) * rank;
-  const uint64_t entry_bytes = 4 + 2 * a_count + 2 * b_count;
+  const uint64_t bias_count = version >= 2 ? n_exp : 0;
+  const uint64_t entry_bytes = 4 + 2 * a_count + 2 * b_count + 4 * bias_count;
   const auto body = checked_mul(entry_bytes, n_entries);
   if (!body || *body > UINT64_MAX - kAdapterHeaderBytes) fail(name, "header describes an impossibly large file");
   const uint64_t expected = kAdapterHeaderBytes + *body;
@@ -87,6 +88,7 @@ Adapter parse_adapter(std::span<const uint8_t> bytes, const AdapterModel& model,
                    ", d_model " + n(d_model) + ", " + n(n_exp) + " experts) needs exactly " + n(expected) + " bytes");
 
   Adapter adapter;
+  adapter.version = version;
   adapter.d_model = d_model;
   adapter.n_experts = n_exp;
   adapter.rank = rank;
@@ -108,6 +110,13 @@ Adapter parse_adapter(std::span<const uint8_t> bytes, const AdapterModel& model,
     entry_of_layer[e.src_layer] = i;
     load_halves(p + 4, a_count, e.a, name, i, e.src_layer, "A", d_model);
     load_halves(p + 4 + 2 * a_count, b_count, e.b, name, i, e.src_layer, "B", rank);
+    e.bias.resize(bias_count);
+    for (uint64_t x = 0; x < bias_count; ++x) {
+      const uint32_t bits = load_u32(p + 4 + 2 * a_count + 2 * b_count + 4 * x);
+      std::memcpy(&e.bias[x], &bits, 4);
+      if (!std::isfinite(e.bias[x]))
+        fail(name, "entry " + n(i) + " (src_layer " + n(e.src_layer) + "): bias[" + n(x) + "] is not finite");
+    }
     p += entry_bytes;
   }
   return adapter;
@@ -126,15 +135,19 @@ Adapter read_adapter_file(const std::string& path, const AdapterModel& model) {
 
 std::vector<uint8_t> serialize_adapter(const Adapter& adapter) {
   const uint64_t a_count = uint64_t(adapter.rank) * adapter.d_model, b_count = uint64_t(adapter.n_experts) * adapter.rank;
+  if (adapter.version != 1 && adapter.version != 2)
+    throw PagerError(ErrorKind::InvalidRequest, "serialize_adapter: version " + n(adapter.version) + " (expected 1 or 2)");
+  const uint64_t bias_count = adapter.version == 2 ? adapter.n_experts : 0;
   for (size_t i = 0; i < adapter.entries.size(); ++i) {
     const AdapterEntry& e = adapter.entries[i];
-    if (e.a.size() != a_count || e.b.size() != b_count)
+    if (e.a.size() != a_count || e.b.size() != b_count || e.bias.size() != bias_count)
       throw PagerError(ErrorKind::InvalidRequest, "serialize_adapter: entry " + n(i) + " holds " + n(e.a.size()) +
-                                                      " A and " + n(e.b.size()) + " B values, expected " + n(a_count) +
-                                                      " and " + n(b_count));
+                                                      " A, " + n(e.b.size()) + " B and " + n(e.bias.size()) +
+                                                      " bias values, expected " + n(a_count) + ", " + n(b_count) +
+                                                      " and " + n(bias_count));
   }
   // Sized once and written by index: the layout is fixed, so no appends are needed.
-  std::vector<uint8_t> out(kAdapterHeaderBytes + adapter.entries.size() * (4 + 2 * (a_count + b_count)));
+  std::vector<uint8_t> out(kAdapterHeaderBytes + adapter.entries.size() * (4 + 2 * (a_count + b_count) + 4 * bias_count));
   size_t at = 0;
   auto u32 = [&](uint32_t v) {
     for (int i = 0; i < 4; ++i) out[at++] = uint8_t(v >> (8 * i));
@@ -146,7 +159,7 @@ std::vector<uint8_t> serialize_adapter(const Adapter& adapter) {
     }
   };
   for (char c : kAdapterMagic) out[at++] = uint8_t(c);
-  u32(kAdapterVersion);
+  u32(adapter.version);
   u32(uint32_t(adapter.entries.size()));
   u32(adapter.d_model);
   u32(adapter.n_experts);
@@ -155,6 +168,11 @@ std::vector<uint8_t> serialize_adapter(const Adapter& adapter) {
     u32(e.src_layer);
     halves(e.a);
     halves(e.b);
+    for (float v : e.bias) {
+      uint32_t bits = 0;
+      std::memcpy(&bits, &v, 4);
+      u32(bits);
+    }
   }
   return out;
 }

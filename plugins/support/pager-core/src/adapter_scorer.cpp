@@ -19,6 +19,7 @@ AdapterScorer::AdapterScorer(const Adapter& adapter, uint32_t n_layers)
       order_(adapter.n_experts, 0) {
   a_.reserve(adapter.entries.size());
   b_.reserve(adapter.entries.size());
+  bias_.reserve(adapter.entries.size());
   for (size_t i = 0; i < adapter.entries.size(); ++i) {
     const AdapterEntry& e = adapter.entries[i];
     if (e.src_layer >= n_layers)
@@ -31,6 +32,7 @@ AdapterScorer::AdapterScorer(const Adapter& adapter, uint32_t n_layers)
     std::transform(e.b.begin(), e.b.end(), b.begin(), half_to_float);
     a_.push_back(std::move(a));
     b_.push_back(std::move(b));
+    bias_.push_back(e.bias);
   }
 }
 
@@ -52,6 +54,7 @@ void AdapterScorer::score(uint32_t src_layer, std::span<const float> hidden, std
   const size_t entry = size_t(entry_of_src_[src_layer]);
   const float* a = a_[entry].data();
   const float* b = b_[entry].data();
+  const std::vector<float>& bias = bias_[entry];
   for (uint32_t r = 0; r < rank_; ++r) {
     const float* row = a + size_t(r) * d_model_;
     float acc = 0.0f;
@@ -60,7 +63,7 @@ void AdapterScorer::score(uint32_t src_layer, std::span<const float> hidden, std
   }
   for (uint32_t e = 0; e < n_experts_; ++e) {
     const float* row = b + size_t(e) * rank_;
-    float acc = gate_bias.empty() ? 0.0f : gate_bias[e];
+    float acc = (gate_bias.empty() ? 0.0f : gate_bias[e]) + (bias.empty() ? 0.0f : bias[e]);
     for (uint32_t r = 0; r < rank_; ++r) acc += row[r] * low_[r];
     scores[e] = acc;
   }

@@ -1,5 +1,5 @@
 // Scores layer L+1's experts from layer L's hidden state with an HFADPT adapter:
-//   scores = B (A h_L) + gate_bias_{L+1}
+//   scores = B (A h_L) + entry bias (HFADPT v2) + gate_bias_{L+1}
 // and picks the top M. The router still decides; a prediction only steers prefetch. Weights are
 // widened to float once at construction; score() and top_m() do not allocate.
 #pragma once
@@ -33,6 +33,7 @@ class AdapterScorer {
   std::vector<int32_t> entry_of_src_;   // [n_layers] entry index or -1
   std::vector<std::vector<float>> a_;   // per entry [rank][d_model]
   std::vector<std::vector<float>> b_;   // per entry [n_experts][rank]
+  std::vector<std::vector<float>> bias_;  // per entry [n_experts] or empty (v1)
   std::vector<float> low_;              // scratch [rank]: A h
   std::vector<int32_t> order_;          // scratch [n_experts]
 };
