@@ -93,7 +93,7 @@ class AdapterPrefetchPager : public moepage::paging::PagedPager {
                                                      "the adapter {} expects {}", layer, d_model, adapter_path_,
                                                      scorer_.d_model()));
     const uint32_t next = layer + 1;
-    if (resident() || !scorer_.predicts_after(layer) || next >= catalog().n_layers || !catalog().has_experts[next])
+    if (!scorer_.predicts_after(layer) || next >= catalog().n_layers || !catalog().has_experts[next])
       return MP_OK;
     const mp_device_service* dev = host()->device;
     const float* h = hidden;

@@ -44,9 +44,9 @@ BudgetDecision decide_budget(const BudgetInputs& in) {
   }
 
   if (in.paged_layers == 0) {
-    d.mode = BudgetMode::Resident;
+    d.mode = BudgetMode::HoldsAll;
     d.slots_per_layer = in.n_experts;
-    d.message = "no layer has routed experts to page: paging is off";
+    d.message = "no layer has routed experts to page";
     return d;
   }
 
@@ -56,11 +56,11 @@ BudgetDecision decide_budget(const BudgetInputs& in) {
   const uint64_t slots = d.budget_bytes / per_slot_all_layers;
 
   if (slots >= in.n_experts) {
-    d.mode = BudgetMode::Resident;
+    d.mode = BudgetMode::HoldsAll;
     d.slots_per_layer = in.n_experts;
     d.pool_bytes = all_bytes;
     d.message = budget_words + " holds every expert (" + std::to_string(in.n_experts) + " per layer over " +
-                layers_words + ", " + format_bytes(all_bytes) + "): paging is off, experts load resident";
+                layers_words + ", " + format_bytes(all_bytes) + "): one slot per expert, each filled on first use, none evicted";
     return d;
   }
   if (slots < in.top_k) {

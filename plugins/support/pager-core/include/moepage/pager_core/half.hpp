@@ -1,6 +1,6 @@
 // IEEE binary16 <-> float for adapter files. The pager core links only the standard library (it
 // goes into plugins that see nothing but the SDK), so it carries its own two functions; the test
-// suite checks them against core/dtype's decoders over every f16 value.
+// suite checks them against plugins/support/dtype's decoders over every f16 value.
 #pragma once
 #include <cstdint>
 

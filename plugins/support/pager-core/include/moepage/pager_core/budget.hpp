@@ -29,11 +29,11 @@ struct BudgetInputs {
   uint64_t expert_bytes = 0;     // one slot: every part of one expert
 };
 
-enum class BudgetMode { Paged, Resident };
+enum class BudgetMode { Paged, HoldsAll };  // HoldsAll: one slot per expert, nothing to evict
 
 struct BudgetDecision {
   BudgetMode mode = BudgetMode::Paged;
-  uint32_t slots_per_layer = 0;  // n_experts when resident
+  uint32_t slots_per_layer = 0;  // n_experts when HoldsAll
   uint64_t budget_bytes = 0;     // the budget used (after auto)
   uint64_t pool_bytes = 0;       // slots x paged layers x bytes per expert
   std::string message;           // one line for the log

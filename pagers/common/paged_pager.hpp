@@ -1,5 +1,6 @@
-// The paged pager shared by `lru` and `adapter-prefetch`: per-layer slot pools in device memory,
-// sized from a memory budget at create, filled through the transport on misses.
+// The paged pager shared by `paged` (alias `lru`) and `adapter-prefetch`: per-layer slot pools in
+// device memory, sized from a memory budget at create, filled through the transport on misses. It
+// always pages: a budget that holds every expert buys one slot per expert, filled on first use.
 //
 // Per acquire: settle the layer's outstanding prefetch reads, plan (validates before it mutates),
 // submit one ticket with every missing part into its evicted slot, wait, then commit the fill or,
@@ -40,7 +41,7 @@ struct CatalogCopy {
 
 class PagedPager {
  public:
-  // `component` names the plugin in messages ("lru", "adapter-prefetch").
+  // `component` names the plugin in messages ("paged", "lru", "adapter-prefetch").
   PagedPager(const mp_pager_create_args& args, const mp::Options& options, std::string component);
   ~PagedPager();
   PagedPager(const PagedPager&) = delete;
@@ -60,7 +61,6 @@ class PagedPager {
 
   const CatalogCopy& catalog() const { return cat_; }
   const mp_host_api* host() const { return host_; }
-  bool resident() const { return resident_; }
   const mp::HostLog& log() const { return log_; }
   // Predictor statistics, kept here so stats() reports them.
   void count_predictions(uint64_t predicted, uint64_t hit) {
@@ -78,7 +78,6 @@ class PagedPager {
   };
 
   void decide_and_allocate(const mp_pager_create_args& args, const mp::Options& options);
-  void load_resident();
   uint8_t* slot_base(uint32_t layer, uint32_t slot) const { return pools_[layer] + uint64_t(slot) * cat_.expert_bytes; }
   // Appends read requests for every part of (layer, expert) into slot; returns the bytes.
   uint64_t add_reads(uint32_t layer, uint32_t expert, uint32_t slot, int32_t priority, uint32_t& count);
@@ -97,7 +96,6 @@ class PagedPager {
   mp_transport_ref transport_;
   std::vector<uint32_t> file_handles_;
   int32_t dst_kind_ = MP_MEM_HOST;
-  bool resident_ = false;
   uint32_t slots_ = 0;
   uint64_t pool_bytes_ = 0;
   std::vector<uint8_t*> pools_;  // [n_layers] device memory, nullptr for layers without experts
@@ -109,10 +107,6 @@ class PagedPager {
   std::vector<std::vector<int32_t>> last_request_;  // [n_layers], capacity slots
   std::vector<uint32_t> last_request_n_;
 
-  // Resident-mode counters (paged mode counts in the core).
-  std::vector<moepage::pager::LayerCounters> resident_counters_;
-  std::vector<uint8_t> resident_table_sent_;
-
   uint64_t token_ = 0;
   uint64_t bytes_read_ = 0, read_ns_ = 0, wait_ns_ = 0, load_bytes_read_ = 0;
   uint64_t copy_ns_at_create_ = 0;
@@ -121,11 +115,19 @@ class PagedPager {
   void* trace_ctx_ = nullptr;
 };
 
-// The option table entries both paged pagers share (budget, reserve, policy).
+// The paged pager as a plugin component under one name: `paged`, and `lru`, the name it had before
+// it was named for what it is (kept so existing profiles run). Messages carry that name.
+template <const char* kName>
+class NamedPagedPager : public PagedPager {
+ public:
+  NamedPagedPager(const mp_pager_create_args& args, const mp::Options& options) : PagedPager(args, options, kName) {}
+};
+
+// The option table every paged pager plugin shares (paged, lru, adapter-prefetch).
 #define MOEPAGE_PAGED_PAGER_OPTIONS                                                                              \
   mp::option(MP_OPT_SIZE_OR_AUTO, "budget", "auto",                                                              \
-             "device memory for expert slots; auto = available memory minus reserve after dense weights"),       \
+             "device memory for expert slots (one slot per expert at most); auto = available memory minus reserve"),       \
       mp::option(MP_OPT_SIZE, "reserve", "8GiB", "memory left free when budget is auto"),                        \
-      mp::enum_option("policy", "lru|lfu|lfru|s3fifo", "lru", "which resident expert a miss evicts")
+      mp::enum_option("policy", "lru|lfu|lfru|s3fifo", "lru", "which cached expert a miss evicts (lfru: decayed frequency; s3fifo: probation, main and ghost queues)")
 
 }  // namespace moepage::paging

@@ -1,6 +1,6 @@
 // Encoders for writing quantized checkpoints (synth, tests): FP8 E4M3 with E8M0 128x128 block
 // scales, and FP4 E2M1 (two codes per byte, low nibble first) with E8M0 scales per 32 inputs.
-// Layouts match shared/reference/deepseek-v4.md §4.2.
+// Layouts match docs/deepseek-v4.md §4.2.
 #pragma once
 #include <cstdint>
 

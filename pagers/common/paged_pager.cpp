@@ -131,9 +131,10 @@ void PagedPager::decide_and_allocate(const mp_pager_create_args& args, const mp:
   } catch (const PagerError& e) {
     throw mp::Error(e.status(), "pager '" + component_ + "': " + e.what());
   }
+  // A budget that holds every expert still pages (one slot per expert, each filled on first use,
+  // nothing ever evicted): loading every expert up front is the `resident` pager's job.
   log_.info("{} (dense weights placed: {} bytes)", d.message, args.dense_bytes);
-  resident_ = d.mode == moepage::pager::BudgetMode::Resident;
-  slots_ = resident_ ? cat_.n_experts : d.slots_per_layer;
+  slots_ = d.slots_per_layer;
 
   for (uint32_t l = 0; l < cat_.n_layers; ++l) {
     if (!cat_.has_experts[l]) continue;
@@ -150,12 +151,6 @@ void PagedPager::decide_and_allocate(const mp_pager_create_args& args, const mp:
   for (auto& r : last_request_) r.resize(std::max(slots_, cat_.n_experts));
   last_request_n_.assign(cat_.n_layers, 0);
 
-  if (resident_) {
-    resident_counters_.resize(cat_.n_layers);
-    resident_table_sent_.assign(cat_.n_layers, 0);
-    load_resident();
-    return;
-  }
   moepage::pager::CoreGeometry geo;
   geo.n_layers = cat_.n_layers;
   geo.n_experts = cat_.n_experts;
@@ -163,21 +158,6 @@ void PagedPager::decide_and_allocate(const mp_pager_create_args& args, const mp:
   geo.paged = cat_.has_experts;
   geo.policy.kind = *policy;
   core_ = std::make_unique<moepage::pager::PagerCore>(std::move(geo));
-}
-
-void PagedPager::load_resident() {
-  for (uint32_t l = 0; l < cat_.n_layers; ++l) {
-    if (!cat_.has_experts[l]) continue;
-    uint32_t count = 0;
-    uint64_t bytes = 0;
-    for (uint32_t e = 0; e < cat_.n_experts; ++e) bytes += add_reads(l, e, e, MP_READ_DEMAND, count);
-    mp_ticket ticket = 0;
-    if (transport_.vtable->submit(transport_.self, requests_.data(), count, &ticket) != MP_OK ||
-        transport_.vtable->wait(transport_.self, ticket) != MP_OK)
-      throw mp::Error(MP_ERR_IO, mp::format("pager '{}': loading layer {}'s experts resident failed: {}", component_, l,
-                                            transport_error()));
-    load_bytes_read_ += bytes;
-  }
 }
 
 uint64_t PagedPager::add_reads(uint32_t layer, uint32_t expert, uint32_t slot, int32_t priority, uint32_t& count) {
@@ -203,7 +183,7 @@ uint64_t PagedPager::now() const {
 
 mp_status PagedPager::begin_token(uint64_t token) {
   token_ = token;
-  if (core_) core_->begin_token(token);
+  core_->begin_token(token);
   return MP_OK;
 }
 
@@ -234,30 +214,6 @@ mp_status PagedPager::acquire(uint32_t layer, const int32_t* experts, uint32_t n
   const std::span<const int32_t> request(experts, n);
   out->ready = nullptr;
   mp_trace_event ev{sizeof(mp_trace_event), token_, layer, 0, 1, 0};
-
-  if (resident_) {
-    auto& c = resident_counters_[layer];
-    for (uint32_t i = 0; i < n; ++i) {
-      if (experts[i] < 0 || uint32_t(experts[i]) >= cat_.n_experts)
-        throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pager '{}': layer {} expert {}: out of range (0..{})",
-                                                       component_, layer, experts[i], cat_.n_experts - 1));
-    }
-    for (uint32_t i = 0; i < n; ++i) {
-      out->slots[i] = slot_base(layer, uint32_t(experts[i]));
-      if (trace_fn_ != nullptr) {
-        ev.expert = uint32_t(experts[i]);
-        trace_fn_(trace_ctx_, &ev);
-      }
-    }
-    c.accesses += n;
-    c.hits += n;
-    out->table_changed = resident_table_sent_[layer] ? 0 : 1;
-    if (!resident_table_sent_[layer]) ++c.table_changes;
-    resident_table_sent_[layer] = 1;
-    std::copy(request.begin(), request.end(), last_request_[layer].begin());
-    last_request_n_[layer] = n;
-    return MP_OK;
-  }
 
   settle_prefetches(layer);
   const Plan& plan = plan_with_retry(layer, request);
@@ -328,7 +284,7 @@ void PagedPager::fail_read(uint32_t layer, const Plan& plan, const std::string& 
 }
 
 mp_status PagedPager::hint(uint32_t layer, const int32_t* experts, uint32_t n) {
-  if (resident_ || n == 0) return MP_OK;
+  if (n == 0) return MP_OK;
   if (experts == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "pager '" + component_ + "': hint without experts");
   if (layer >= cat_.n_layers || !cat_.has_experts[layer])
     throw mp::Error(MP_ERR_INVALID_ARG,
@@ -383,16 +339,7 @@ void PagedPager::settle_all_prefetches() noexcept {
 mp_status PagedPager::stats(mp_pager_stats* out) {
   if (out == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "stats: out is NULL");
   mp_pager_stats s{};
-  if (core_) {
-    moepage::pager::fill_abi_stats(*core_, s);
-  } else {
-    moepage::pager::LayerCounters t;
-    for (const auto& c : resident_counters_) t += c;
-    s.accesses = t.accesses;
-    s.hits = t.hits;
-    s.table_uploads = t.table_changes;
-    s.slots_per_layer = 0;
-  }
+  moepage::pager::fill_abi_stats(*core_, s);
   s.struct_size = sizeof s;
   s.bytes_read = bytes_read_;
   s.read_ns = read_ns_;
@@ -401,7 +348,7 @@ mp_status PagedPager::stats(mp_pager_stats* out) {
   ts.struct_size = sizeof ts;
   if (transport_.vtable->stats(transport_.self, &ts) == MP_OK && ts.copy_ns >= copy_ns_at_create_)
     s.copy_ns = ts.copy_ns - copy_ns_at_create_;
-  s.resident = resident_ ? 1 : 0;
+  s.resident = 0;  // always paged; the `resident` pager reports 1
   s.pool_bytes = pool_bytes_;
   s.load_bytes_read = load_bytes_read_;
   s.predictions = predictions_;
@@ -418,12 +365,7 @@ mp_status PagedPager::layer_stats(uint32_t layer, mp_pager_layer_stats* out) {
     throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pager '{}': layer_stats for layer {} of {}", component_, layer,
                                                    cat_.n_layers));
   mp_pager_layer_stats s{};
-  if (core_ && core_->is_paged(layer)) {
-    moepage::pager::fill_abi_layer_stats(*core_, layer, s);
-  } else if (!core_) {
-    s.accesses = resident_counters_[layer].accesses;
-    s.hits = resident_counters_[layer].hits;
-  }
+  if (core_->is_paged(layer)) moepage::pager::fill_abi_layer_stats(*core_, layer, s);
   s.struct_size = sizeof s;
   const uint32_t size = std::min<uint32_t>(out->struct_size, sizeof s);
   std::memcpy(reinterpret_cast<char*>(out) + sizeof(uint32_t), reinterpret_cast<const char*>(&s) + sizeof(uint32_t),

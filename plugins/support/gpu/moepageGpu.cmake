@@ -1,11 +1,12 @@
 # GPU builds. MOEPAGE_GPU picks the backend:
 #   none        CPU only (default)
 #   hip-nvidia  .hip sources compile with nvcc as CUDA (sm_90 unless MOEPAGE_CUDA_ARCHS says
-#               otherwise) through core/gpu/hip_compat.hpp; links the shared CUDA runtime
+#               otherwise) through plugins/support/gpu/hip_compat.hpp; links the shared CUDA runtime
 #   hip-amd     .hip sources compile with Debian's hipcc (ROCm 5.2.3) for MOEPAGE_AMD_ARCHS
 #               (gfx1030;gfx90a); links libamdhip64
 # moepage_gpu_sources(TARGET t SOURCES a.hip ... [INCLUDES dir ...]) adds kernel sources to a
-# target and links the runtime. Plain .cpp files of the target stay with the C++ compiler.
+# target and links the runtime. The include path is the SDK's (plugins/include, plugins/support)
+# plus INCLUDES: each caller names its own tier's folder, so a plugin's kernels never see core/. Plain .cpp files of the target stay with the C++ compiler.
 set(MOEPAGE_CUDA_ARCHS "90-real" CACHE STRING "CUDA architectures for hip-nvidia builds (90-real: H100/H200 code, no PTX)")
 set(MOEPAGE_AMD_ARCHS "gfx1030;gfx90a" CACHE STRING "AMD targets for hip-amd builds")
 set(MOEPAGE_ROCM_DEVICE_LIBS "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode" CACHE PATH "ROCm device bitcode (Debian's rocm-device-libs)")
@@ -38,7 +39,7 @@ function(moepage_gpu_sources)
   if(MOEPAGE_GPU STREQUAL "none")
     message(FATAL_ERROR "moepage_gpu_sources(${ARG_TARGET}) in a MOEPAGE_GPU=none build")
   endif()
-  set(includes ${CMAKE_SOURCE_DIR}/core ${CMAKE_SOURCE_DIR}/arch ${CMAKE_SOURCE_DIR}/plugins/include ${ARG_INCLUDES})
+  set(includes ${CMAKE_SOURCE_DIR}/plugins/support ${CMAKE_SOURCE_DIR}/plugins/include ${ARG_INCLUDES})
   target_compile_definitions(${ARG_TARGET} PUBLIC ${MOEPAGE_GPU_DEFINE})
   if(MOEPAGE_GPU STREQUAL "hip-nvidia")
     foreach(src IN LISTS ARG_SOURCES)
