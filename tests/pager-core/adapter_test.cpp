@@ -53,7 +53,7 @@ size_t entry_offset(const Adapter& a, size_t i) {
 
 }  // namespace
 
-TEST_CASE("f16 conversion agrees with core/dtype on every half value and on rounding") {
+TEST_CASE("f16 conversion agrees with plugins/support/dtype on every half value and on rounding") {
   for (uint32_t h = 0; h < 65536; ++h) {
     const float mine = half_to_float(uint16_t(h)), theirs = moepage::f16_to_float(uint16_t(h));
     if (std::isnan(theirs)) {
