@@ -51,6 +51,19 @@ std::string built_devices_text() {
 #endif
 }
 
+std::string yaml_quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    out += c;
+    if (c == '\'') out += '\'';
+  }
+  return out + "'";
+}
+
+std::vector<std::string> strings_of(const po::variables_map& vm, const char* key) {
+  return vm.count(key) ? vm[key].as<std::vector<std::string>>() : std::vector<std::string>{};
+}
+
 std::string command_help(const CommandSpec& spec) {
   std::ostringstream out;
   out << "usage: " << spec.usage << "\n\n" << spec.summary << "\n\n" << spec.options;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/program_options.hpp>
 #include <spdlog/common.h>
@@ -50,6 +51,11 @@ std::optional<boost::program_options::variables_map> parse_command(CommandSpec& 
 std::unique_ptr<host::DeviceService> make_device_service(const std::string& device, const std::string& origin);
 // The devices this build can run on, e.g. "cpu, hip (hip-nvidia build; 1 GPU(s): 0: NVIDIA H200 (140 GiB))"..
 std::string built_devices_text();
+
+// A YAML single-quoted scalar: the value survives --set parsing whatever characters it holds.
+std::string yaml_quote(const std::string& text);
+// The values of a repeatable string option (empty when it was not given).
+std::vector<std::string> strings_of(const boost::program_options::variables_map& vm, const char* key);
 
 // The text `--help` prints for a command.
 std::string command_help(const CommandSpec& spec);
