@@ -52,7 +52,8 @@ std::unique_ptr<host::DeviceService> make_device_service(const std::string& devi
 // The devices this build can run on, e.g. "cpu, hip (hip-nvidia build; 1 GPU(s): 0: NVIDIA H200 (140 GiB))"..
 std::string built_devices_text();
 
-// A YAML single-quoted scalar: the value survives --set parsing whatever characters it holds.
+// A YAML double-quoted scalar: the value survives --set parsing whatever characters it holds
+// (line breaks included).
 std::string yaml_quote(const std::string& text);
 // The values of a repeatable string option (empty when it was not given).
 std::vector<std::string> strings_of(const boost::program_options::variables_map& vm, const char* key);

@@ -175,12 +175,15 @@ void HttpRoutes::install(httplib::Server& server) {
   server.set_payload_max_length(options_.max_body_bytes);
   // Errors httplib answers by itself (unknown route, body too large, bad request line) get the
   // same JSON shape as the API's own; responses that already have a body keep it.
-  server.set_error_handler([this](const httplib::Request&, httplib::Response& res) {
+  server.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
     std::string message = "request failed";
     if (res.status == 404) message = "no such route";
     if (res.status == 413)
       message = "the request body is larger than the limit of " + std::to_string(options_.max_body_bytes) + " bytes";
+    // httplib caps form-encoded bodies (what `curl -d` sends by default) at 8 KiB whatever the limit.
+    if (res.status == 413 && req.get_header_value("Content-Type") == "application/x-www-form-urlencoded")
+      message += " (or 8 KiB for a form-encoded body: send Content-Type: application/json)";
     if (res.status == 405) message = "method not allowed on this route";
     send_error(res, ApiError(res.status, message));
   });
