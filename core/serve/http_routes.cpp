@@ -141,6 +141,7 @@ void HttpRoutes::completions(const httplib::Request& req, httplib::Response& res
           state->first = false;
         }
         if (u.ended) {
+          state->slot.reset();  // free before the client can see the end and send its next request
           if (ch.error())
             out += sse_event(ApiError(500, "generation failed: " + *ch.error(), {}, "engine_error").body());
           else

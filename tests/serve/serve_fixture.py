@@ -34,6 +34,7 @@ class Server:
     def __init__(self, moepage, source, profile="configs/default.yaml", extra=()):
         self.moepage, self.source = moepage, source
         self.stderr = tempfile.TemporaryFile(mode="w+")
+        self.stderr_text = ""
         self.proc = subprocess.Popen(
             [moepage, "serve", "--profile", os.path.join(source, profile), "--model",
              os.path.join(source, "models/ds4-debian-tiny"), "--port", "0", "--log-level", "warn", *extra],
@@ -51,8 +52,11 @@ class Server:
         self.port = int(line.split("listening on http://")[1].split()[0].rsplit(":", 1)[1])
 
     def errors(self):
-        self.stderr.seek(0)
-        return self.stderr.read()
+        """What the server wrote to stderr (kept after stop())."""
+        if not self.stderr.closed:
+            self.stderr.seek(0)
+            self.stderr_text = self.stderr.read()
+        return self.stderr_text
 
     def connection(self, timeout=CALL_TIMEOUT_S):
         return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
@@ -130,7 +134,10 @@ class Server:
             self.proc.kill()
             raise
         finally:
-            self.proc.stdout.close()
+            if not self.stderr.closed:
+                self.errors()
+                self.proc.stdout.close()
+                self.stderr.close()
 
 
 def metric_sum(metrics, name, **labels):

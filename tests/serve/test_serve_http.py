@@ -133,6 +133,8 @@ class ServeHttp(unittest.TestCase):
         self.assertEqual(got, 400, answer)
         got, answer = self.server.request("GET", "/v1/nothing")
         self.assertEqual(got, 404, answer)
+        got, answer = self.server.post("/admin/profile", {"profile": "configs/lru.yaml"})
+        self.assertEqual((got, answer["error"]["code"]), (403, "admin_disabled"))  # no --api-key: no swaps
         self.assert_serving()
 
     def test_client_dropping_mid_stream_stops_its_generation(self):
@@ -153,6 +155,27 @@ class ServeHttp(unittest.TestCase):
                      metric_sum(before, "moepage_generated_tokens_total"))
         self.assertLess(generated, max_tokens / 10)
         self.assert_serving()
+
+
+class ServeLimits(unittest.TestCase):
+    def test_requests_beyond_the_connection_limit_get_429(self):
+        server = Server(ARGS.moepage, ARGS.source, extra=["--max-connections", "1"])
+        try:
+            refused = {}
+
+            def on_event(i, payload):
+                if i == 0:  # the one slot is taken by this stream
+                    refused["status"], refused["body"] = server.post("/v1/completions", {"prompt": "x"})
+                return True
+
+            events = server.stream("/v1/completions", {"prompt": PROMPT, "max_tokens": 8}, on_event=on_event)
+            self.assertEqual(events[-1], "[DONE]")
+            self.assertEqual(refused["status"], 429, refused)
+            self.assertEqual(refused["body"]["error"]["code"], "too_many_connections")
+            status, body = server.post("/v1/completions", {"prompt": "x", "max_tokens": 2})  # the slot is free again
+            self.assertEqual(status, 200, body)
+        finally:
+            self.assertEqual(server.stop(), 0, server.errors())
 
 
 class ServeSigterm(unittest.TestCase):
