@@ -23,7 +23,7 @@ def _entry(name, dtype_name, tensor):
     return (name, dtype_name, tuple(tensor.shape), _raw(tensor))
 
 
-def _export_one(name, tensor, out):
+def export_one(name, tensor, out):
     kind = layout.storage_kind(name)
     if kind == "fp8":
         codes, scales = quant.quantize_fp8(tensor)
@@ -53,16 +53,16 @@ def export_tensors(state_dict, intermediate_size):
             layer, which = experts
             for e in range(tensor.shape[0]):
                 if which == "gate_up":  # rows [0, I) are W1 (gate), rows [I, 2I) are W3 (up)
-                    _export_one(layout.expert_weight_name(layer, e, "w1"), tensor[e, :intermediate_size], out)
-                    _export_one(layout.expert_weight_name(layer, e, "w3"), tensor[e, intermediate_size:], out)
+                    export_one(layout.expert_weight_name(layer, e, "w1"), tensor[e, :intermediate_size], out)
+                    export_one(layout.expert_weight_name(layer, e, "w3"), tensor[e, intermediate_size:], out)
                 else:
-                    _export_one(layout.expert_weight_name(layer, e, "w2"), tensor[e], out)
+                    export_one(layout.expert_weight_name(layer, e, "w2"), tensor[e], out)
             continue
         released = layout.released_name(hf_name)
         if released is None:
             unknown.append(hf_name)
             continue
-        _export_one(released, tensor, out)
+        export_one(released, tensor, out)
     if unknown:
         raise SystemExit(f"export: no released name for {len(unknown)} tensors: {unknown[:8]}")
     return out
@@ -78,12 +78,15 @@ def _tensor(dtype, shape, data):
 _EXPERT = re.compile(r"^layers\.(\d+)\.ffn\.experts\.(\d+)\.(w[123])\.weight$")
 
 
-def load_dequantized(path, hf_names):
-    """Reads the released file and returns a Hugging Face state_dict covering exactly hf_names."""
+def load_dequantized(path, hf_names, ignore_prefix=None):
+    """Reads the released file and returns a Hugging Face state_dict covering exactly hf_names.
+
+    Tensors whose names start with ignore_prefix (e.g. "mtp.", a block HF does not build) are skipped.
+    """
     tensors, _ = layout.read_safetensors(path)
     weights = {}
     for name, (dtype, shape, data) in tensors.items():
-        if name.endswith(".scale"):
+        if name.endswith(".scale") or (ignore_prefix and name.startswith(ignore_prefix)):
             continue
         t = _tensor(dtype, shape, data)
         if dtype == "F8_E4M3":

@@ -78,6 +78,32 @@ def tiny_config(vocab_size):
     )
 
 
+def flash_routing_config(vocab_size):
+    """DeepseekV4Config kwargs of the second trained model: DeepSeek-V4-Flash's routing shape.
+
+    256 routed experts + 1 shared, top-6, sqrtsoftplus with the bias-corrected selection, 3 hash
+    layers then scored ones, 12 layers in Flash's attention schedule (2 sliding, then CSA/HCA
+    alternating), mHC with 4 streams and one MTP layer. Width, heads and expert width stay at the
+    tiny model's sizes so the run fits a 10-minute budget; the checkpoint (~50 MB) is not committed.
+    """
+    cfg = tiny_config(vocab_size)
+    layers = 12
+    cfg.update(
+        num_hidden_layers=layers,
+        layer_types=[SLIDING, SLIDING] + [CSA if i % 2 == 0 else HCA for i in range(layers - 2)],
+        mlp_layer_types=["hash_moe"] * 3 + ["moe"] * (layers - 3),
+        n_routed_experts=256,
+        # 32 rather than the tiny model's 64 keeps the checkpoint near 50 MB, small enough to
+        # bring back from the GPU machine for CPU runs of the engine.
+        moe_intermediate_size=32,
+        num_nextn_predict_layers=1,
+    )
+    return cfg
+
+
+PRESETS = {"tiny": tiny_config, "flash-routing": flash_routing_config}
+
+
 def released_config(cfg):
     """config.json as DeepSeek ships it (legacy keys) plus layer_types/compress_rates.
 
@@ -233,7 +259,8 @@ def scale_name(weight_name):
 
 _FP8_SUFFIXES = ("attn.wq_a.weight", "attn.wq_b.weight", "attn.wkv.weight", "attn.wo_a.weight",
                  "attn.wo_b.weight", "attn.indexer.wq_b.weight", "ffn.shared_experts.w1.weight",
-                 "ffn.shared_experts.w2.weight", "ffn.shared_experts.w3.weight")
+                 "ffn.shared_experts.w2.weight", "ffn.shared_experts.w3.weight",
+                 ".e_proj.weight", ".h_proj.weight")  # the last two: the MTP block
 _F32_PATTERN = re.compile(r"(hc_(attn|ffn)_(fn|base|scale)|hc_head_(fn|base|scale)|\.ape|attn_sink|ffn\.gate\.bias)$")
 
 

@@ -10,6 +10,7 @@ order), so token never decreases and each (token, layer) request lists distinct 
 the two routing statistics the issue asks for: the share of accesses taken by the most-used 10 %
 of experts, and the LRU hit rate with a quarter of each layer's experts resident.
 """
+import math
 from collections import OrderedDict
 
 
@@ -69,6 +70,16 @@ def top_share(per_token, experts, fraction=0.1):
     return sum(sorted(counts, reverse=True)[:keep]) / total if total else 0.0
 
 
+def load_entropy(per_token, experts):
+    """Entropy (bits) of one layer's expert load; log2(experts) when perfectly balanced."""
+    counts = [0] * experts
+    for chosen in per_token:
+        for expert in chosen:
+            counts[expert] += 1
+    total = sum(counts)
+    return -sum(c / total * math.log2(c / total) for c in counts if c) if total else 0.0
+
+
 def lru_hit_rate(per_token, slots):
     """Hit rate of one layer's accesses with `slots` experts kept by least-recent use."""
     cache = OrderedDict()
@@ -91,11 +102,45 @@ def routing_report(choices, experts, mlp_layer_types):
     slots = max(1, experts // 4)
     lines = [f"routing: per layer, share of accesses to the top 10% of experts (uniform would be "
              f"{max(1, round(0.1 * experts)) / experts:.3f}) and LRU hit rate with {slots}/{experts} slots"]
-    shares, rates = [], []
+    shares, rates, entropies = [], [], []
     for layer, per_token in enumerate(choices):
         share, rate = top_share(per_token, experts), lru_hit_rate(per_token, slots)
+        entropy = load_entropy(per_token, experts)
         shares.append(share)
         rates.append(rate)
-        lines.append(f"  layer {layer} ({mlp_layer_types[layer]}): top-10% share {share:.3f}  LRU@25% hit rate {rate:.3f}")
+        entropies.append(entropy)
+        lines.append(f"  layer {layer} ({mlp_layer_types[layer]}): top-10% share {share:.3f}  load entropy "
+                     f"{entropy:.3f} of {math.log2(experts):.3f} bits  LRU@25% hit rate {rate:.3f}")
     lines.append(f"  mean: top-10% share {sum(shares) / len(shares):.3f}  LRU@25% hit rate {sum(rates) / len(rates):.3f}")
-    return lines, shares, rates
+    return lines, shares, rates, entropies
+
+
+def format_trace_v3(routes, hints, predictions, experts, top_k, extra=None):
+    """A v3 trace: per token, the hash layers' hint rows (the token's experts, known before the
+    step, in the order the engine hints them), then per layer its access rows followed by the
+    predictor's rows for the next layer, as the engine's pager sees them in a decode step.
+
+    routes[layer][token] = expert ids; hints[layer][token] = ranked ids (hash layers only, else
+    absent); predictions[layer][token] = ranked ids proposed for `layer` after layer - 1 (absent
+    for layers nothing predicts). Returns the text.
+    """
+    layers = len(routes)
+    tokens = len(routes[0]) if layers else 0
+    header = f"# moepage-trace v3 layers={layers} experts={experts} top_k={top_k}"
+    for key, value in (extra or {}).items():
+        header += f" {key}={value}"
+    out = [header, "token,layer,expert"]
+    hint_layers = sorted(hints)
+    for token in range(tokens):
+        for layer in hint_layers:
+            out.extend(f"hint,{token},{layer},{e},{rank}" for rank, e in enumerate(hints[layer][token]))
+        for layer in range(layers):
+            chosen = sorted(routes[layer][token])
+            if len(set(chosen)) != len(chosen) or not all(0 <= e < experts for e in chosen):
+                raise ValueError(f"token {token} layer {layer}: bad expert list {chosen}")
+            out.extend(f"{token},{layer},{e}" for e in chosen)
+            following = predictions.get(layer + 1)
+            if following is not None:
+                out.extend(f"predict,{token},{layer + 1},{e},{rank}"
+                           for rank, e in enumerate(following[token]))
+    return "\n".join(out) + "\n"

@@ -8,6 +8,7 @@ the scalar FP8/FP4/E8M0 decoders the GPU run checks its torch codecs against, th
 trace format and statistics, corpus loading from .xz and the bundle splitting.
 """
 import json
+import math
 import lzma
 import os
 import struct
@@ -196,7 +197,9 @@ class Trace(unittest.TestCase):
         self.assertAlmostEqual(routing_trace.top_share(skewed, 10), 0.9)
         self.assertEqual(routing_trace.lru_hit_rate([[0], [1], [2]] * 4, 2), 0.0)  # cycle longer than the cache
         self.assertAlmostEqual(routing_trace.lru_hit_rate([[0], [1]] * 5, 2), 0.8)
-        lines, shares, rates = routing_trace.routing_report(self.CHOICES, 8, ["hash_moe", "moe"])
+        self.assertAlmostEqual(routing_trace.load_entropy(uniform, 10), math.log2(10))
+        self.assertEqual(routing_trace.load_entropy([[3]] * 5, 10), 0.0)
+        lines, shares, rates, _ = routing_trace.routing_report(self.CHOICES, 8, ["hash_moe", "moe"])
         self.assertEqual(len(shares), 2)
         self.assertIn("mean", lines[-1])
 

@@ -55,7 +55,11 @@ def parse_args():
     p.add_argument("--corpus", required=True, help="folder with train.txt(.xz) and heldout.txt(.xz)")
     p.add_argument("--out", required=True, help="work folder (created); OUT/repo mirrors the repository paths")
     p.add_argument("--bundle-dir", help="where bundle.tar.partNN go (default: --out)")
-    p.add_argument("--name", default="ds4-debian-tiny")
+    p.add_argument("--name", default=None, help="model folder name (default: ds4-debian-tiny, or ds4-flash-routing)")
+    p.add_argument("--preset", choices=sorted(layout.PRESETS), default="tiny",
+                   help="tiny: the committed demo model; flash-routing: 256 experts, 12 layers, one MTP layer")
+    p.add_argument("--tokenizer", help="reuse this tokenizer.json instead of training one")
+    p.add_argument("--mtp-weight", type=float, default=0.3, help="weight of the MTP loss (models with an MTP layer)")
     p.add_argument("--vocab", type=int, default=8192)
     p.add_argument("--total-seconds", type=float, default=510.0,
                    help="wall-clock budget of the whole run; training gets what setup and the finish leave")
@@ -70,6 +74,8 @@ def parse_args():
     p.add_argument("--smoke", action="store_true",
                    help="a 2-3 minute rehearsal of every stage (30 s of training, small fixtures)")
     args = p.parse_args()
+    if args.name is None:
+        args.name = "ds4-debian-tiny" if args.preset == "tiny" else "ds4-" + args.preset
     if args.smoke:
         args.total_seconds = min(args.total_seconds, 200.0)
         args.max_train_seconds = 30.0
@@ -153,15 +159,20 @@ def set_experts_implementation(model, name):
 class RouterTap:
     """Forward hooks on every layer's router: the chosen experts, for balancing and traces."""
 
-    def __init__(self, torch, model, cfg):
+    def __init__(self, torch, model, cfg, mtp=None):
         self.torch = torch
         self.experts = cfg["n_routed_experts"]
         self.recording = False
         self.counts = {}
         self.choices = {}
         self.handles = []
-        for layer, block in enumerate(model.model.layers):
-            self.handles.append(block.mlp.gate.register_forward_hook(self._hook(layer)))
+        gates = {layer: block.mlp.gate for layer, block in enumerate(model.model.layers)}
+        if mtp is not None:  # the MTP block's router counts as the layer after the last
+            gates[mtp.layer_index] = mtp.block.mlp.gate
+        # Scored routers (not hash ones) get DeepSeek's bias balancing.
+        self.scored = {layer: gate for layer, gate in gates.items() if hasattr(gate, "e_score_correction_bias")}
+        for layer, gate in gates.items():
+            self.handles.append(gate.register_forward_hook(self._hook(layer)))
 
     def _hook(self, layer):
         def hook(module, inputs, output):
@@ -177,13 +188,13 @@ class RouterTap:
             h.remove()
 
 
-def balance_router_bias(torch, model, cfg, tap, rate=1e-3):
+def balance_router_bias(torch, tap, rate=1e-3):
     """DeepSeek's auxiliary-loss-free balancing: nudge gate.bias toward under-used experts."""
     with torch.no_grad():
-        for layer, kind in enumerate(cfg["mlp_layer_types"]):
-            if kind == "moe" and layer in tap.counts:
+        for layer, gate in tap.scored.items():
+            if layer in tap.counts:
                 load = tap.counts[layer].float()
-                model.model.layers[layer].mlp.gate.e_score_correction_bias.add_(rate * torch.sign(load.mean() - load))
+                gate.e_score_correction_bias.add_(rate * torch.sign(load.mean() - load))
     tap.counts = {}
 
 
@@ -255,10 +266,14 @@ def probe_training_mode(torch, model, stream, cfg):
     fail("no training mode works")
 
 
-def train(torch, model, cfg, args, stream, heldout_inputs, heldout_targets, tap, autocast, seconds):
+def train(torch, model, cfg, args, stream, heldout_inputs, heldout_targets, tap, autocast, seconds, mtp=None):
     import torch.nn.functional as F
-    decay = [p for n, p in model.named_parameters() if p.ndim >= 2]
-    no_decay = [p for n, p in model.named_parameters() if p.ndim < 2]
+    import ds4_mtp
+    params = list(model.named_parameters()) + (list(mtp.named_parameters()) if mtp is not None else [])
+    decay = [p for n, p in params if p.ndim >= 2]
+    no_decay = [p for n, p in params if p.ndim < 2]
+    final_tap = ds4_mtp.FinalStreamsTap(model) if mtp is not None else None
+    mtp_ema = None
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=args.lr, betas=(0.9, 0.95), eps=1e-8, fused=True)
     gen = torch.Generator(device=stream.device).manual_seed(args.seed)
@@ -279,11 +294,17 @@ def train(torch, model, cfg, args, stream, heldout_inputs, heldout_targets, tap,
         inputs, targets = sample_batch(torch, stream, args.batch, args.seq, gen)
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast):
             out = model(input_ids=inputs, output_router_logits=True, use_cache=False)
+            mtp_out = ds4_mtp.mtp_logits(model, mtp, final_tap, targets) if mtp is not None else None
         loss = F.cross_entropy(out.logits.float().reshape(-1, cfg["vocab_size"]), targets.reshape(-1))
         total = loss if out.aux_loss is None else loss + cfg["router_aux_loss_coef"] * out.aux_loss
+        if mtp_out is not None:  # position t predicts the token after next, targets[t + 1]
+            mtp_loss = F.cross_entropy(mtp_out[:, :-1].float().reshape(-1, cfg["vocab_size"]),
+                                       targets[:, 1:].reshape(-1))
+            total = total + args.mtp_weight * mtp_loss
+            mtp_ema = mtp_loss.item() if mtp_ema is None else 0.95 * mtp_ema + 0.05 * mtp_loss.item()
         opt.zero_grad(set_to_none=True)
         total.backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        grad_norm = torch.nn.utils.clip_grad_norm_([p for _, p in params], 1.0)
         value = loss.item()
         step += 1
         tokens_seen += targets.numel()
@@ -297,7 +318,7 @@ def train(torch, model, cfg, args, stream, heldout_inputs, heldout_targets, tap,
             tap.counts = {}
             continue
         opt.step()
-        balance_router_bias(torch, model, cfg, tap)
+        balance_router_bias(torch, tap)
         ema = value if ema is None else 0.95 * ema + 0.05 * value
         now = time.time()
         if now - last_log >= 20 or step == 1:
@@ -305,28 +326,69 @@ def train(torch, model, cfg, args, stream, heldout_inputs, heldout_targets, tap,
             held = mean_nll(torch, model, heldout_inputs[:16], heldout_targets[:16], 16, autocast)
             model.train()
             rate = tokens_seen / (now - began)
-            log(f"step {step:5d}  train loss {ema:.3f}  held-out loss {held:.3f}  lr {lr:.2e}  "
+            mtp_text = f"  MTP loss {mtp_ema:.3f}" if mtp_ema is not None else ""
+            log(f"step {step:5d}  train loss {ema:.3f}{mtp_text}  held-out loss {held:.3f}  lr {lr:.2e}  "
                 f"{rate / 1000:.0f}k tok/s  {tokens_seen / 1e6:.1f}M tokens")
             history.append({"step": step, "seconds": round(now - began, 1), "train_loss": round(ema, 4),
                             "heldout_loss": round(held, 4), "tokens": tokens_seen})
             last_log = now
     model.eval()
-    return {"steps": step, "tokens": tokens_seen, "seconds": round(time.time() - began, 1), "skipped_steps": skipped,
+    if final_tap is not None:
+        final_tap.close()
+    return {"steps": step, "final_mtp_loss_ema": round(mtp_ema, 4) if mtp_ema is not None else None, "tokens": tokens_seen, "seconds": round(time.time() - began, 1), "skipped_steps": skipped,
             "final_train_loss_ema": round(ema, 4) if ema is not None else None, "history": history}
+
+
+def mtp_accuracy(torch, model, mtp, inputs, targets, autocast, batch=16):
+    """Held-out accuracy of the main head at t+1 and of the MTP head at t+2 (teacher-forced)."""
+    import torch.nn.functional as F
+    import ds4_mtp
+    tap = ds4_mtp.FinalStreamsTap(model)
+    main_right = mtp_right = positions = 0
+    mtp_nll = 0.0
+    try:
+        with torch.no_grad():
+            for i in range(0, inputs.shape[0], batch):
+                x, y = inputs[i:i + batch], targets[i:i + batch]
+                with torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast):
+                    logits = model(input_ids=x, use_cache=False).logits
+                    second = ds4_mtp.mtp_logits(model, mtp, tap, y)
+                main_right += (logits[:, :-1].argmax(-1) == y[:, :-1]).sum().item()
+                mtp_right += (second[:, :-1].argmax(-1) == y[:, 1:]).sum().item()
+                mtp_nll += F.cross_entropy(second[:, :-1].float().reshape(-1, second.shape[-1]), y[:, 1:].reshape(-1),
+                                           reduction="sum").item()
+                positions += y[:, 1:].numel()
+    finally:
+        tap.close()
+    return {"positions": positions, "main_next_token_accuracy": main_right / positions,
+            "mtp_token_after_next_accuracy": mtp_right / positions, "mtp_loss": mtp_nll / positions,
+            "evaluated_on": "the float (not re-quantized) model"}
 
 
 # ---------------------------------------------------------------------------------------------
 # Export and reload
 
-def export_and_reload(torch, transformers, ds4_export, model, config, cfg, model_dir, label):
-    """Writes model.safetensors, reloads it dequantized into a fresh model, checks the error."""
+def export_and_reload(torch, transformers, ds4_export, model, config, cfg, model_dir, label, mtp=None, limited=True):
+    """Writes model.safetensors, reloads it dequantized into a fresh model, checks the error.
+
+    With an MTP block its tensors go into the same file under mtp.0 (as the released checkpoint
+    has them); the reload checks the main model's tensors and skips mtp.*.
+    """
     state = {k: v.detach().float() if v.is_floating_point() else v.detach() for k, v in model.state_dict().items()}
     entries = ds4_export.export_tensors(state, cfg["moe_intermediate_size"])
+    if mtp is not None:
+        import ds4_mtp
+        mtp_state = {k: v.detach().float() for k, v in mtp.state_dict().items()}
+        block_state, own = ds4_mtp.export_names(mtp_state, cfg["num_hidden_layers"])
+        block_entries = ds4_export.export_tensors(block_state, cfg["moe_intermediate_size"])
+        entries += ds4_mtp.rename_exported(block_entries, cfg["num_hidden_layers"])
+        for name, tensor in own.items():
+            ds4_export.export_one(name, tensor, entries)
     path = os.path.join(model_dir, "model.safetensors")
     size = layout.write_safetensors(path, entries, metadata={"format": "pt", "producer": "moepage tools/train"})
-    if size > layout.CHECKPOINT_LIMIT_BYTES:
+    if limited and size > layout.CHECKPOINT_LIMIT_BYTES:
         fail(f"{label}: checkpoint is {size / 1e6:.1f} MB, over the {layout.CHECKPOINT_LIMIT_BYTES / 1e6:.0f} MB limit")
-    reloaded = ds4_export.load_dequantized(path, list(state))
+    reloaded = ds4_export.load_dequantized(path, list(state), ignore_prefix="mtp.")
     worst = {}
     for name, original in state.items():
         back = reloaded[name].to(original.device)
@@ -579,7 +641,11 @@ def main():
     train_lines = corpus_data.read_lines(args.corpus, "train")
     heldout_lines = corpus_data.read_lines(args.corpus, "heldout")
     log(f"corpus: {len(train_lines)} train and {len(heldout_lines)} held-out paragraphs")
-    tokenizer = corpus_data.train_tokenizer(train_lines, args.vocab)
+    if args.tokenizer:
+        tokenizer = tokenizers.Tokenizer.from_file(args.tokenizer)
+        log(f"tokenizer: {args.tokenizer} (reused)")
+    else:
+        tokenizer = corpus_data.train_tokenizer(train_lines, args.vocab)
     vocab = tokenizer.get_vocab_size()
     log(f"tokenizer: vocab {vocab}")
     train_ids = corpus_data.encode_stream(tokenizer, train_lines)
@@ -590,34 +656,50 @@ def main():
         f"({sum(map(len, train_lines)) / len(train_ids):.2f} chars/token)")
 
     # -- model and the checks that must pass before any training
-    cfg = layout.tiny_config(vocab)
+    cfg = layout.PRESETS[args.preset](vocab)
+    committed = args.preset == "tiny"  # only the tiny checkpoint is committed (size-limited)
     config, model = build_model(torch, transformers, cfg, args.seed)
     model.to(device)
+    mtp = None
+    if cfg["num_nextn_predict_layers"]:
+        import ds4_mtp
+        mtp = ds4_mtp.build_mtp(torch, transformers, model, cfg, args.seed).to(device)
+        log(f"MTP block: {sum(p.numel() for p in mtp.parameters()) / 1e6:.1f}M parameters")
     params = sum(p.numel() for p in model.parameters())
     log(f"model: {params / 1e6:.1f}M parameters, layers {cfg['layer_types']}, mlp {cfg['mlp_layer_types']}")
     repo = os.path.join(args.out, "repo")
     model_dir = os.path.join(repo, "models", args.name)
     os.makedirs(model_dir, exist_ok=True)
-    export_and_reload(torch, transformers, ds4_export, model, config, cfg, model_dir, "pre-training round trip")
+    export_and_reload(torch, transformers, ds4_export, model, config, cfg, model_dir, "pre-training round trip",
+                      mtp, committed)
     released = layout.released_config(cfg)
     check_hf_reads_config(transformers, released, cfg)
 
     # -- training
-    tap = RouterTap(torch, model, cfg)
+    tap = RouterTap(torch, model, cfg, mtp)
     autocast, experts = probe_training_mode(torch, model, stream, cfg)
+    if mtp is not None:  # the MTP block has its own config object: give it the same experts path
+        mtp.block.mlp.experts.config._experts_implementation = experts
     heldout_inputs, heldout_targets = heldout_windows(torch, heldout_stream, args.seq, 1 << 30)
     train_seconds = min(args.max_train_seconds, args.total_seconds - args.finish_reserve - (time.time() - START))
     if train_seconds < (20 if args.smoke else 60):
         fail(f"only {train_seconds:.0f}s left for training")
     log(f"training for {train_seconds:.0f}s: batch {args.batch} x {args.seq} tokens, peak lr {args.lr}")
-    stats = train(torch, model, cfg, args, stream, heldout_inputs, heldout_targets, tap, autocast, train_seconds)
+    stats = train(torch, model, cfg, args, stream, heldout_inputs, heldout_targets, tap, autocast, train_seconds, mtp)
     float_nll = mean_nll(torch, model, heldout_inputs, heldout_targets, 16, autocast)
     log(f"trained: {stats['steps']} steps, {stats['tokens'] / 1e6:.1f}M tokens; float model held-out loss "
         f"{float_nll:.4f} (ppl {math.exp(float_nll):.2f})")
     tap.close()
+    mtp_stats = None
+    if mtp is not None:
+        mtp_stats = mtp_accuracy(torch, model, mtp, heldout_inputs, heldout_targets, autocast)
+        log(f"MTP (float model, {mtp_stats['positions']} held-out positions): next-token accuracy of the main head "
+            f"{mtp_stats['main_next_token_accuracy']:.4f}; token-after-next accuracy of the MTP head "
+            f"{mtp_stats['mtp_token_after_next_accuracy']:.4f}, MTP loss {mtp_stats['mtp_loss']:.4f}")
 
     # -- the shipped checkpoint; every number below comes from its dequantized weights
-    qmodel, size = export_and_reload(torch, transformers, ds4_export, model, config, cfg, model_dir, "export")
+    qmodel, size = export_and_reload(torch, transformers, ds4_export, model, config, cfg, model_dir, "export",
+                                     mtp, committed)
     del model
     qtap = RouterTap(torch, qmodel, cfg)
     set_experts_implementation(qmodel, "eager")
@@ -637,10 +719,16 @@ def main():
     files[f"models/{name}/config.json"] = (json.dumps(released, indent=2) + "\n").encode()
     files[f"models/{name}/generation_config.json"] = (json.dumps(
         {"bos_token_id": 0, "eos_token_id": 1, "do_sample": False, "max_new_tokens": 64}, indent=2) + "\n").encode()
-    with open(os.path.join(model_dir, "model.safetensors"), "rb") as f:
-        files[f"models/{name}/model.safetensors"] = f.read()
+    if committed:
+        with open(os.path.join(model_dir, "model.safetensors"), "rb") as f:
+            files[f"models/{name}/model.safetensors"] = f.read()
+    else:
+        log(f"checkpoint {os.path.join(model_dir, 'model.safetensors')} ({size / 1e6:.1f} MB) stays out of the bundle")
 
-    fixture = run_stage("tokenizer fixture", failures, tokenizer_fixture, tokenizer, heldout_lines, args.fixture_lines)
+    fixture = None
+    if not args.tokenizer:
+        fixture = run_stage("tokenizer fixture", failures, tokenizer_fixture, tokenizer, heldout_lines,
+                            args.fixture_lines)
     if fixture:
         files["tests/fixtures/tokenizer/heldout_ids.jsonl"] = fixture[0].encode("utf-8")
         log(f"tokenizer fixture: {fixture[1]} lines")
@@ -648,11 +736,14 @@ def main():
     routing = {}
     choices = run_stage("routing trace", failures, record_trace, torch, qmodel, qtap, heldout_stream, cfg, args)
     if choices:
-        report, shares, rates = routing_trace.routing_report(choices, cfg["n_routed_experts"], cfg["mlp_layer_types"])
+        report, shares, rates, entropies = routing_trace.routing_report(choices, cfg["n_routed_experts"],
+                                                                        cfg["mlp_layer_types"])
         for line in report:
             log(line)
-        routing = {"top10_share": shares, "lru_25pct_hit_rate": rates, "tokens": len(choices[0])}
-        packed = run_stage("trace packing", failures, pack_trace, choices, cfg, args)
+        routing = {"top10_share": shares, "lru_25pct_hit_rate": rates, "load_entropy_bits": entropies,
+                   "tokens": len(choices[0])}
+        # The committed traces of larger models come from tools/train/routing_study.py (with predictions).
+        packed = run_stage("trace packing", failures, pack_trace, choices, cfg, args) if committed else None
         if packed:
             trace_packed, kept = packed
             trace_path = f"tests/data/{name}-heldout.trace.xz"
@@ -660,7 +751,9 @@ def main():
             routing.update({"trace": trace_path, "trace_tokens": kept})
             log(f"trace: {kept} tokens, {len(trace_packed) / 1e3:.0f} kB xz -> {trace_path}")
 
-    logits = run_stage("logits fixture", failures, logits_fixture, torch, qmodel, tokenizer, heldout_lines, cfg)
+    logits = None
+    if committed:  # a fixture of a checkpoint that is not committed would test nothing
+        logits = run_stage("logits fixture", failures, logits_fixture, torch, qmodel, tokenizer, heldout_lines, cfg)
     if logits:
         logits_npy, logits_meta = logits
         logits_meta["model"] = f"models/{name}"
@@ -685,10 +778,12 @@ def main():
         "parameters": params,
         "checkpoint_bytes": size,
         "training": {**stats, "mode": {"bf16_autocast": autocast, "experts": experts}, "batch": args.batch,
-                     "seq": args.seq, "peak_lr": args.lr, "seed": args.seed},
+                     "seq": args.seq, "peak_lr": args.lr, "seed": args.seed, "preset": args.preset,
+                     "mtp_weight": args.mtp_weight if mtp is not None else None},
         "heldout": {"tokens": heldout_targets.numel(), "float_loss": float_nll, "float_ppl": math.exp(float_nll),
                     "quantized_loss": q_nll, "quantized_ppl": math.exp(q_nll), "unigram_ppl": math.exp(uni_nll)},
         "routing": routing,
+        "mtp": mtp_stats,
         "sample": sample,
         "failed_stages": failures,
         "command": " ".join(sys.argv),
