@@ -1,5 +1,6 @@
 #include "serve/request_queue.hpp"
 
+#include <exception>
 #include <future>
 
 #include "serve/api_error.hpp"
@@ -37,7 +38,15 @@ void RequestQueue::enqueue(Task task) {
 
 std::shared_ptr<GenerationChannel> RequestQueue::submit(GenerationJob job) {
   auto channel = std::make_shared<GenerationChannel>();
-  enqueue({[this, channel, job = std::move(job)] { engine_.generate(job, *channel); }, true});
+  enqueue({[this, channel, job = std::move(job)] {
+             // The worker thread must outlive any one request's failure.
+             try {
+               engine_.generate(job, *channel);
+             } catch (const std::exception& e) {
+               channel->fail(e.what());
+             }
+           },
+           true});
   return channel;
 }
 

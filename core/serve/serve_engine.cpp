@@ -1,5 +1,7 @@
 #include "serve/serve_engine.hpp"
 
+#include <malloc.h>
+
 #include <exception>
 #include <filesystem>
 #include <stdexcept>
@@ -149,6 +151,9 @@ void ServeEngine::swap_profile(NamedProfile next) {
   // The old stack goes first: its memory is what the new pager's budget is checked against.
   serving_ = false;
   loaded_.reset();
+  // Hand the freed pools back to the system now: glibc keeps freed heap memory for reuse, which
+  // would leave the old budget resident beside the new one.
+  malloc_trim(0);
   try {
     loaded_.emplace(cli::create_stack(*resolved, host_->get()));
   } catch (const std::exception& e) {

@@ -47,6 +47,7 @@ class ServeSwap(unittest.TestCase):
     def test_swap_resident_to_lru_while_a_client_streams(self):
         baseline = self.complete()
         self.assertEqual(baseline["moepage"]["profile"], "default")
+        rss_resident = self.server.rss_kib()
         swap_answer = {}
 
         def swap():
@@ -74,6 +75,10 @@ class ServeSwap(unittest.TestCase):
         after_swap = self.complete()
         self.assertEqual(after_swap["moepage"]["profile"], "lru")
         self.assertEqual(after_swap["moepage"]["token_ids"], baseline["moepage"]["token_ids"])
+        # The resident pager held every expert (13 MB); LRU holds 2 MiB of slots: the rest went back.
+        rss_lru = self.server.rss_kib()
+        print("RSS on the resident pager %d KiB, on LRU at 2 MiB %d KiB" % (rss_resident, rss_lru))
+        self.assertLess(rss_lru, rss_resident - 6 * 1024)
         after = self.server.metrics()
         self.assertGreater(metric_sum(after, "moepage_pager_layer_misses_total", profile="lru"), 0)
         self.assertGreater(metric_sum(after, "moepage_pager_layer_miss_bytes_total", profile="lru"), 0)
