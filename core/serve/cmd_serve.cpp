@@ -143,23 +143,26 @@ int cmd_serve(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
+  // The port is taken before the model loads, so a busy port fails at once; connections made
+  // while loading wait in the listen backlog.
+  httplib::Server server;
+  const int port = options.port == 0 ? server.bind_to_any_port(options.host)
+                                     : (server.bind_to_port(options.host, options.port) ? options.port : -1);
+  if (port < 0)
+    throw std::runtime_error("cannot listen on " + options.host + ":" + std::to_string(options.port) +
+                             " (in use, or not an address of this machine)");
+
   serve::ServeMetrics metrics;
   const std::string profile_name = prof.source.stem().string();
   serve::ServeEngine engine({prof, profile_name}, std::move(host), std::move(registry), std::move(*tok), metrics);
   serve::RequestQueue queue(engine, metrics, options.max_queue);
   serve::HttpRoutes routes(engine, queue, metrics, options);
-  httplib::Server server;
   // A few threads beyond the connection cap, so refusals are answered while every slot is busy.
   const size_t threads = options.max_connections + 4;
   server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server.set_keep_alive_timeout(2);  // idle keep-alive connections hold a thread; free them soon
   routes.install(server);
 
-  const int port = options.port == 0 ? server.bind_to_any_port(options.host)
-                                     : (server.bind_to_port(options.host, options.port) ? options.port : -1);
-  if (port < 0)
-    throw std::runtime_error("cannot listen on " + options.host + ":" + std::to_string(options.port) +
-                             " (in use, or not an address of this machine)");
   std::cout << "moepage serve: listening on http://" << options.host << ":" << port << " (model " << options.model_id
             << ", profile " << profile_name << ", chat format " << serve::chat_format_name(options.chat_format) << ")"
             << std::endl;
