@@ -173,6 +173,7 @@ int cmd_serve(int argc, char** argv) {
     log->info("{}: finishing accepted requests, then exiting", signal == SIGTERM ? "SIGTERM" : "SIGINT");
     routes.set_draining();
     queue.drain();
+    routes.wait_for_streams();
     server.stop();
   });
   const bool listened = server.listen_after_bind();

@@ -124,6 +124,10 @@ void HttpRoutes::completions(const httplib::Request& req, httplib::Response& res
     return;
   }
   auto state = std::make_shared<StreamState>(StreamState{channel, meta, std::move(slot)});
+  {
+    std::lock_guard lock(streams_mutex_);
+    ++open_streams_;
+  }
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
       "text/event-stream",
@@ -155,10 +159,19 @@ void HttpRoutes::completions(const httplib::Request& req, httplib::Response& res
         if (u.ended) sink.done();
         return true;
       },
-      [state](bool success) {
+      // httplib calls this once the stream has ended, written in full or not.
+      [this, state](bool success) {
         if (!success) state->channel->cancel();
         state->slot.reset();
+        std::lock_guard lock(streams_mutex_);
+        --open_streams_;
+        streams_ended_.notify_all();
       });
+}
+
+void HttpRoutes::wait_for_streams() {
+  std::unique_lock lock(streams_mutex_);
+  streams_ended_.wait(lock, [&] { return open_streams_ == 0; });
 }
 
 void HttpRoutes::admin_profile(const httplib::Request& req, httplib::Response& res) {

@@ -4,6 +4,8 @@
 //   POST /admin/profile                               swap the serving profile (needs the key)
 #pragma once
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <string>
 
 #include <httplib.h>
@@ -24,6 +26,8 @@ class HttpRoutes {
   void install(httplib::Server& server);
   // From now on /health says so and new generations get a 503 (the queue refuses them).
   void set_draining() { draining_ = true; }
+  // Returns once every stream has written its last event: httplib's stop() cuts streams short.
+  void wait_for_streams();
 
  private:
   void completions(const httplib::Request& req, httplib::Response& res, Endpoint endpoint);
@@ -40,6 +44,9 @@ class HttpRoutes {
   ServeOptions options_;
   ConnectionLimit connections_;
   std::atomic<bool> draining_{false};
+  std::mutex streams_mutex_;
+  std::condition_variable streams_ended_;
+  size_t open_streams_ = 0;
   std::atomic<uint64_t> next_id_{1};
   int64_t started_ = 0;
 };

@@ -105,6 +105,7 @@ class Server:
                 if payload == "[DONE]":
                     break
         finally:
+            resp.close()  # the response holds the socket too: both must let go for the server to see it
             conn.close()
         return events
 

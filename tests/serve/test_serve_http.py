@@ -163,16 +163,17 @@ class ServeLimits(unittest.TestCase):
         try:
             refused = {}
 
-            def on_event(i, payload):
-                if i == 0:  # the one slot is taken by this stream
-                    refused["status"], refused["body"] = server.post("/v1/completions", {"prompt": "x"})
-                return True
+            def on_event(i, payload):  # the one slot is held by this stream, far from its end
+                refused["status"], refused["body"] = server.post("/v1/completions", {"prompt": "x"})
+                return False  # then hang up: the slot frees once the server sees it
 
-            events = server.stream("/v1/completions", {"prompt": PROMPT, "max_tokens": 8}, on_event=on_event)
-            self.assertEqual(events[-1], "[DONE]")
+            server.stream("/v1/completions", {"prompt": PROMPT, "max_tokens": 3000}, on_event=on_event)
             self.assertEqual(refused["status"], 429, refused)
             self.assertEqual(refused["body"]["error"]["code"], "too_many_connections")
-            status, body = server.post("/v1/completions", {"prompt": "x", "max_tokens": 2})  # the slot is free again
+            deadline, status = time.monotonic() + 20, 429
+            while status == 429 and time.monotonic() < deadline:
+                status, body = server.post("/v1/completions", {"prompt": "x", "max_tokens": 2})
+                time.sleep(0.05)
             self.assertEqual(status, 200, body)
         finally:
             self.assertEqual(server.stop(), 0, server.errors())
