@@ -1,10 +1,10 @@
-// prepare_model: the spec's checkpoint, or one synthesized from its `model.synth` options.
+// prepare_model: the spec's checkpoint, or one synthesized from its `model.synth` options through
+// the Synthesizer the caller passes (the CLI goes through an architecture plugin).
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "ablate/runner.hpp"
-#include "deepseek4/model/synth.hpp"
 #include "moepage/pager_core/adapter_file.hpp"
 
 #include <nlohmann/json.hpp>
@@ -32,7 +32,7 @@ std::string read_text(const fs::path& path) {
 
 }  // namespace
 
-fs::path prepare_model(const Spec& spec, const fs::path& out_dir, bool progress) {
+fs::path prepare_model(const Spec& spec, const fs::path& out_dir, bool progress, const Synthesizer& synthesize) {
   if (!spec.model.synth) return spec.model.path;
   const SynthModel& s = *spec.model.synth;
   const fs::path dir = out_dir / "model";
@@ -40,21 +40,14 @@ fs::path prepare_model(const Spec& spec, const fs::path& out_dir, bool progress)
   const std::string wanted = synth_stamp(s);
   if (fs::exists(dir / "config.json") && fs::exists(stamp) && read_text(stamp) == wanted) return dir;
 
-  ds4::SynthOptions o;
-  o.preset = s.preset;
-  o.seed = s.seed;
-  o.experts = s.experts;
-  o.layers = s.layers;
-  if (s.expert_dtype) o.expert_format = ds4::weight_format_from_name(*s.expert_dtype);
-  o.out = dir;
-  o.progress = progress;
+  if (!synthesize) throw SpecError(spec.source.string() + ": model.synth: this runner cannot synthesize models");
   fs::remove(stamp);  // a half-written model must not look reusable
   try {
-    const ds4::SynthResult r = ds4::synthesize(o);
-    if (progress) std::cerr << "synthesized " << s.preset << " model into " << r.dir.string() << "\n";
-  } catch (const std::invalid_argument& e) {
+    synthesize(s, dir, progress);
+  } catch (const std::exception& e) {
     throw SpecError(spec.source.string() + ": model.synth: " + e.what());
   }
+  if (progress) std::cerr << "synthesized " << s.preset << " model into " << dir.string() << "\n";
   std::ofstream(stamp) << wanted;
   return dir;
 }

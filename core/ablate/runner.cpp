@@ -184,7 +184,7 @@ AblationResult run_ablation(const Spec& spec, const RunnerOptions& options, cons
   fs::create_directories(options.out_dir / "runs");
   Placeholders vars;
   vars.out = fs::absolute(options.out_dir);
-  vars.model = fs::absolute(prepare_model(spec, vars.out, options.progress));
+  vars.model = fs::absolute(prepare_model(spec, vars.out, options.progress, options.synthesize));
   vars.adapter = prepare_adapter(spec, vars.model, vars.out);
   const fs::path& model = vars.model;
   result.arms = resolve_arms(spec, vars);

@@ -34,8 +34,13 @@ struct Invocation {
 // Runs one invocation and measures it; throws std::runtime_error (naming the arm) on failure.
 using Executor = std::function<Measurement(const Invocation&)>;
 
+// Writes a synthetic checkpoint for a spec's model.synth into `dir` (through an architecture
+// plugin; the CLI provides it). Throws on failure.
+using Synthesizer = std::function<void(const SynthModel& model, const std::filesystem::path& dir, bool progress)>;
+
 struct RunnerOptions {
   std::filesystem::path out_dir;
+  Synthesizer synthesize;        // needed only when the spec synthesizes its model
   std::string command;           // the command line, for the report
   bool progress = false;         // one updating line on stderr (a TTY)
   bool print_table = true;       // the markdown table on stdout at the end
@@ -63,7 +68,8 @@ std::vector<ArmInfo> resolve_arms(const Spec& spec, const Placeholders& vars);
 
 // The model folder the runs use: the spec's folder, or <out>/model synthesized (reused when a
 // previous run of the same synth options left it there).
-std::filesystem::path prepare_model(const Spec& spec, const std::filesystem::path& out_dir, bool progress);
+std::filesystem::path prepare_model(const Spec& spec, const std::filesystem::path& out_dir, bool progress,
+                                    const Synthesizer& synthesize);
 
 // Writes <out>/adapter.hfadpt (random weights, the model's geometry from its config.json) when the
 // spec asks for one; returns its path, or an empty path.

@@ -1,6 +1,7 @@
 #include "ablate/simulate_report.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <cctype>
 #include <cstdio>
 #include <sstream>
@@ -50,12 +51,27 @@ std::vector<uint32_t> parse_slot_list(const std::string& text) {
 
 std::vector<PolicySpec> parse_policy_list(const std::string& text) {
   std::vector<PolicySpec> policies;
-  for (const std::string& part : split(text, ',')) {
+  for (std::string part : split(text, ',')) {
+    // POLICY+prefetch[:M]: also prefetch the trace's predictions (M per proposal), as adapter-prefetch does.
+    std::optional<uint32_t> predict_m;
+    if (const size_t plus = part.find("+prefetch"); plus != std::string::npos) {
+      const std::string rest = part.substr(plus + 9);
+      if (!rest.empty() && rest[0] != ':')
+        throw std::invalid_argument("--policies: expected POLICY+prefetch or POLICY+prefetch:M, got '" + part + "'");
+      predict_m = rest.empty() ? 0u : uint32_t(parse_unsigned(rest.substr(1), "--policies prefetch count"));
+      if (!rest.empty() && *predict_m == 0) throw std::invalid_argument("--policies: the prefetch count must be positive");
+      part = part.substr(0, plus);
+    }
     const size_t colon = part.find(':');
     const std::string name = part.substr(0, colon);
     const auto kind = pager::policy_from_name(name);
-    if (!kind) throw std::invalid_argument("--policies: unknown policy '" + name + "' (expected lru, lfu, lfru, belady)");
+    if (!kind) throw std::invalid_argument("--policies: unknown policy '" + name + "' (expected lru, lfu, lfru, s3fifo, belady)");
     PolicySpec spec{*kind, 0.0};
+    if (predict_m) {
+      if (*kind == PolicyKind::Belady) throw std::invalid_argument("--policies: belady takes no +prefetch (it knows the future)");
+      spec.prefetch_predictions = true;
+      spec.predict_m = *predict_m;
+    }
     if (colon != std::string::npos) {
       if (*kind != PolicyKind::Lfru) throw std::invalid_argument("--policies: only lfru takes a half-life (lfru:H)");
       spec.half_life = double(parse_unsigned(part.substr(colon + 1), "--policies lfru half-life"));
@@ -82,6 +98,7 @@ std::pair<uint32_t, uint32_t> parse_layer_range(const std::string& text) {
 std::string policy_label(const PolicySpec& p) {
   std::string name(pager::policy_name(p.kind));
   if (p.kind == PolicyKind::Lfru && p.half_life > 0) name += ":" + std::to_string(uint64_t(p.half_life));
+  if (p.prefetch_predictions) name += "+prefetch" + (p.predict_m ? ":" + std::to_string(p.predict_m) : std::string());
   return name;
 }
 
@@ -170,6 +187,37 @@ std::string simulate_table(const SimulateReport& r, bool per_layer) {
     }
     out << "\n";
   }
+  // Reads, prefetches included, and the share of lru's excess misses over belady each policy removes.
+  const auto lru = std::find_if(r.policies.begin(), r.policies.end(), [](const PolicySpec& p) {
+    return p.kind == PolicyKind::Lru && !p.prefetch_predictions;
+  });
+  out << "\nexpert reads per access (misses + prefetch reads)" << (has_belady && lru != r.policies.end()
+                                                                   ? "; gap closed = (lru - policy) / (lru - belady) misses"
+                                                                   : "")
+      << "\n\n| slots |";
+  for (const auto& p : r.policies) out << " " << policy_label(p) << " |";
+  out << "\n|---:|";
+  for (size_t i = 0; i < np; ++i) out << "---:|";
+  out << "\n";
+  for (size_t s = 0; s < r.slots_requested.size(); ++s) {
+    const pager::SimResult* row = &r.cells[s * np];
+    out << "| " << row[0].slots << " |";
+    for (size_t p = 0; p < np; ++p) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.3f", row[p].reads_per_access());
+      out << " " << buf;
+      if (has_belady && lru != r.policies.end() && p != bi && r.policies[p].kind != PolicyKind::Belady) {
+        const pager::SimResult& l = row[size_t(lru - r.policies.begin())];
+        const double gap = double(l.misses) - double(row[bi].misses);
+        if (gap > 0) {
+          std::snprintf(buf, sizeof buf, " (gap %.0f%%)", 100.0 * (double(l.misses) - double(row[p].misses)) / gap);
+          out << buf;
+        }
+      }
+      out << " |";
+    }
+    out << "\n";
+  }
   if (r.recorded) {
     out << "\nrecorded by the live pager: " << pct(r.recorded->misses, r.recorded->accesses) << " misses ("
         << r.recorded->misses << " of " << r.recorded->accesses << ")\n";
@@ -205,13 +253,16 @@ std::string simulate_json(const SimulateReport& r, const std::string& trace_name
   for (const pager::SimResult& c : r.cells) {
     nlohmann::json layers = nlohmann::json::array();
     for (uint32_t l = r.first_layer; l <= r.last_layer && l < c.layers.size(); ++l) {
-      layers.push_back({{"layer", l}, {"accesses", c.layers[l].accesses}, {"misses", c.layers[l].misses}});
+      layers.push_back({{"layer", l}, {"accesses", c.layers[l].accesses}, {"misses", c.layers[l].misses},
+                        {"prefetch_reads", c.layers[l].prefetch_reads}});
     }
     doc["results"].push_back({{"policy", policy_label(c.policy)},
                               {"slots", c.slots},
                               {"accesses", c.accesses},
                               {"misses", c.misses},
                               {"miss_rate", c.miss_rate()},
+                              {"prefetch_reads", c.prefetch_reads},
+                              {"reads_per_access", c.reads_per_access()},
                               {"layers", std::move(layers)}});
   }
   if (r.recorded) {

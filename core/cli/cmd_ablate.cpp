@@ -11,6 +11,7 @@
 #include "ablate/spec.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
+#include "cli/synthesize.hpp"
 
 namespace moepage::cli {
 namespace po = boost::program_options;
@@ -59,6 +60,21 @@ int cmd_ablate(int argc, char** argv) {
   if (vm->count("plugin-dir")) {
     for (const auto& d : (*vm)["plugin-dir"].as<std::vector<std::string>>()) plugin_dirs.push_back(fs::absolute(d).string());
   }
+  // model.synth: through the architecture plugin that synthesizes, as `moepage synth` does.
+  options.synthesize = [&plugin_dirs](const ablate::SynthModel& m, const fs::path& dir, bool progress) {
+    const std::string out = dir.string();
+    const std::string dtype = m.expert_dtype.value_or("");
+    mp_synth_request req{};
+    req.struct_size = sizeof req;
+    req.preset = m.preset.c_str();
+    req.out_dir = out.c_str();
+    req.seed = m.seed;
+    req.layers = int32_t(m.layers.value_or(0));
+    req.experts = int32_t(m.experts.value_or(0));
+    req.expert_dtype = dtype.c_str();
+    req.show_progress = progress ? 1 : 0;
+    synthesize_checkpoint(plugin_dirs, "", req);
+  };
   ablate::run_ablation(ablation, options, ablate::spawn_executor(self, plugin_dirs, options.pager_stats_available));
   if (!quiet) {
     std::cout << "\nwrote " << (options.out_dir / "table.md").string() << ", table.csv, table.json and plot.svg\n";

@@ -121,7 +121,7 @@ void print_budget(uint64_t budget, const mp_model_info& info, const mp_expert_ca
   std::cout << "  slots per layer  " << slots << " of " << cat.n_experts << " = budget / (" << paged_layers
             << " layers x " << grouped(cat.expert_bytes) << " bytes per slot)\n";
   if (slots >= cat.n_experts)
-    std::cout << "  every expert fits: paging turns itself off and the experts load resident\n";
+    std::cout << "  every expert fits: one slot per expert, nothing evicted (the resident pager loads them all up front)\n";
   else if (slots < cat.top_k)
     std::cout << "  below top-k: " << slots << " slots cannot hold the " << cat.top_k << " experts a token uses; "
               << "the minimum budget is " << grouped(per_slot_row * cat.top_k) << " bytes ("

@@ -22,12 +22,15 @@ int cmd_simulate(int argc, char** argv) {
       "Belady (evict the expert used furthest in the future) needs the future, so it exists only here: it is\n"
       "the floor no policy can beat. Hint rows (v2 traces: what the architecture hinted to the live pager) are\n"
       "replayed: lru, lfu and lfru prefetch them as the live pager did, belady takes them as free loads.\n"
-      "lfru takes a half-life in pool events as lfru:H (default 4 x slots).";
+      "lfru takes a half-life in pool events as lfru:H (default 4 x slots). Predict rows (v3: what a pager's\n"
+      "predictor proposed) are replayed only by POLICY+prefetch[:M]. A second table gives the expert reads per\n"
+      "access, prefetches included, and how much of lru's excess misses over belady each policy removes.";
   spec.options.add_options()
       ("trace", po::value<std::string>()->required()->value_name("TRACE"), "the trace file")
       ("slots", po::value<std::string>()->required()->value_name("N,..."), "slots per layer, comma separated")
       ("policies", po::value<std::string>()->default_value("lru,lfu,lfru,belady")->value_name("P,..."),
-       "policies to replay: lru, lfu, lfru[:H], belady")
+       "policies to replay: lru, lfu, lfru[:H], s3fifo, belady; POLICY+prefetch[:M] also prefetches the trace's "
+       "predictions (v3 predict rows, at most M per proposal) as the adapter-prefetch pager does")
       ("layers", po::value<std::string>()->value_name("A-B"), "only these layers (inclusive)")
       ("per-layer", po::bool_switch(), "also print a miss-rate table per layer")
       ("json", po::value<std::string>()->value_name("FILE"), "also write the results as JSON");

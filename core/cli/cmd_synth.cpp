@@ -9,26 +9,12 @@
 
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
-#include "host/host_api.hpp"
-#include "host/registry.hpp"
-#include "moepage/cpp/host_handles.hpp"
+#include "cli/synthesize.hpp"
 
 namespace moepage::cli {
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
 namespace {
-
-const host::LoadedComponent& synthesizing_arch(const host::Registry& registry, const std::string& name) {
-  if (!name.empty()) return registry.find(MP_KIND_ARCH, name);
-  std::vector<const host::LoadedComponent*> able;
-  for (const host::LoadedComponent& c : registry.components())
-    if (c.kind() == MP_KIND_ARCH && (c.descriptor->capabilities & MP_CAP_SYNTHESIZE) != 0) able.push_back(&c);
-  if (able.size() == 1) return *able.front();
-  std::string names;
-  for (const auto* c : able) names += (names.empty() ? "" : ", ") + c->name();
-  throw UsageError(able.empty() ? "no architecture plugin can synthesize checkpoints (none declares MP_CAP_SYNTHESIZE)"
-                                : "several architectures can synthesize (" + names + "); pick one with --arch");
-}
 
 int32_t positive_or_zero(const po::variables_map& vm, const char* key) {
   if (!vm.count(key)) return 0;
@@ -60,13 +46,6 @@ int cmd_synth(int argc, char** argv) {
   auto vm = parse_command(spec, argc, argv);
   if (!vm) return kExitOk;
 
-  host::HostApi host;
-  host::Registry registry(host.get());
-  registry.scan(host::default_discovery_dirs(
-      vm->count("plugin-dir") ? (*vm)["plugin-dir"].as<std::vector<std::string>>() : std::vector<std::string>{}));
-  const host::LoadedComponent& arch =
-      synthesizing_arch(registry, vm->count("arch") ? (*vm)["arch"].as<std::string>() : std::string());
-
   const std::string preset = (*vm)["preset"].as<std::string>();
   const std::string out = (*vm)["out"].as<std::string>();
   const std::string dtype = vm->count("expert-dtype") ? (*vm)["expert-dtype"].as<std::string>() : std::string();
@@ -79,7 +58,10 @@ int cmd_synth(int argc, char** argv) {
   req.experts = positive_or_zero(*vm, "experts");
   req.expert_dtype = dtype.c_str();
   req.show_progress = 1;
-  mp::ArchHandle::synthesize(*arch.descriptor, host.get(), req);
+  const std::vector<std::string> plugin_dirs =
+      vm->count("plugin-dir") ? (*vm)["plugin-dir"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  const std::string arch =
+      synthesize_checkpoint(plugin_dirs, vm->count("arch") ? (*vm)["arch"].as<std::string>() : std::string(), req);
 
   uint64_t bytes = 0, files = 0;
   for (const auto& entry : fs::directory_iterator(out)) {
@@ -87,7 +69,7 @@ int cmd_synth(int argc, char** argv) {
     bytes += entry.file_size();
     ++files;
   }
-  std::cout << "wrote " << out << " (" << arch.name() << " preset " << preset << "): " << files << " files, " << bytes
+  std::cout << "wrote " << out << " (" << arch << " preset " << preset << "): " << files << " files, " << bytes
             << " bytes\n";
   return kExitOk;
 }

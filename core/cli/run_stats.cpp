@@ -81,9 +81,16 @@ mp_pager_ref TraceWriter::recording(const mp_pager_ref& pager) {
 
 void TraceWriter::on_event(void* ctx, const mp_trace_event* e) {
   auto* self = static_cast<TraceWriter*>(ctx);
-  char buf[64];
-  const moepage::pager::TraceRow row{e->token, e->layer, e->expert, e->hit, e->prefetched};
-  const size_t n = moepage::pager::format_trace_row(row, true, buf);
+  char buf[80];
+  size_t n = 0;
+  if (MP_HAS_FIELD(e, mp_trace_event, kind) && e->kind == MP_TRACE_PREDICTION) {
+    moepage::pager::TraceHint proposal{e->token, e->layer, e->expert, 0, 0, moepage::pager::HintSource::Predictor};
+    proposal.rank = MP_HAS_FIELD(e, mp_trace_event, rank) ? e->rank : 0;
+    n = moepage::pager::format_trace_hint(proposal, buf);
+  } else {
+    const moepage::pager::TraceRow row{e->token, e->layer, e->expert, e->hit, e->prefetched};
+    n = moepage::pager::format_trace_row(row, true, buf);
+  }
   std::fwrite(buf, 1, n, self->file_);
   ++self->rows_;
 }

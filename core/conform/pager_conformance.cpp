@@ -284,6 +284,7 @@ void run_pager_checks(const Component& c, const Component& transport, const mp_h
       uint64_t events = 0, hits = 0;
     } counter;
     const mp_trace_fn fn = [](void* ctx, const mp_trace_event* e) {
+      if (MP_HAS_FIELD(e, mp_trace_event, kind) && e->kind != MP_TRACE_ACCESS) return;  // predictions (1.3)
       auto* k = static_cast<Counter*>(ctx);
       ++k->events;
       k->hits += e->hit;

@@ -1,12 +1,13 @@
-// The `adapter-prefetch` pager: `lru` plus a low-rank predictor (an HFADPT v1 file). After layer L
+// The `adapter-prefetch` pager: `lru` plus a low-rank predictor (an HFADPT v1 or v2 file). After layer L
 // the arch hands over its hidden state; the predictor scores layer L+1's experts and the pager
 // prefetches the top M through the ordinary hint path, so a prefetch never evicts an expert the
 // current token requested and never changes the router's choice (the router still decides; a
 // wrong guess costs bandwidth only).
 //
-// The gate bias: the score is B (A h_L) without layer L+1's gate bias, because the expert
-// catalog does not carry router weights. The ridge fit that produces an adapter can fold a mean
-// offset into its targets; a future option could add a bias file without an ABI change.
+// The gate bias: the score is B (A h_L) + the adapter's own bias (HFADPT v2, the intercept of the
+// fit in tools/train/adapter_fit.py) without layer L+1's gate bias, because the expert catalog does
+// not carry router weights. Each proposal also goes to the trace as prediction events, so
+// `moepage simulate` replays exactly these prefetches (lru+prefetch).
 //
 // Recall@M: predictions counts experts predicted, predictions_hit those the router then chose;
 // recall@M = predictions_hit / (top_k x predicted layer-steps) is logged when the pager ends.
@@ -25,7 +26,7 @@ using moepage::pager::PagerError;
 
 constexpr mp_option_def kOptions[] = {
     MOEPAGE_PAGED_PAGER_OPTIONS,
-    mp::option(MP_OPT_PATH, "adapter", nullptr, "predictor file (HFADPT v1)"),
+    mp::option(MP_OPT_PATH, "adapter", nullptr, "predictor file (HFADPT v1 or v2)"),
     mp::option(MP_OPT_INT, "top_m", "0", "experts prefetched per layer; 0 = top-k + 2"),
 };
 
@@ -92,7 +93,7 @@ class AdapterPrefetchPager : public moepage::paging::PagedPager {
                                                      "the adapter {} expects {}", layer, d_model, adapter_path_,
                                                      scorer_.d_model()));
     const uint32_t next = layer + 1;
-    if (resident() || !scorer_.predicts_after(layer) || next >= catalog().n_layers || !catalog().has_experts[next])
+    if (!scorer_.predicts_after(layer) || next >= catalog().n_layers || !catalog().has_experts[next])
       return MP_OK;
     const mp_device_service* dev = host()->device;
     const float* h = hidden;
@@ -109,6 +110,7 @@ class AdapterPrefetchPager : public moepage::paging::PagedPager {
     scorer_.score(layer, {h, d_model}, {}, scores_);
     const uint32_t m = scorer_.top_m(scores_, top_m_, predicted_[next]);
     predicted_n_[next] = m;
+    trace_predictions(next, predicted_[next].data(), m);
     return hint(next, predicted_[next].data(), m);
   }
 

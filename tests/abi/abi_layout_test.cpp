@@ -151,13 +151,15 @@ constexpr bool layouts_pinned() {
   static_assert(offsetof(mp_pager_layer_stats, hits) == 16);
   static_assert(offsetof(mp_pager_layer_stats, misses) == 24);
 
-  static_assert(sizeof(mp_trace_event) == 32);
+  static_assert(sizeof(mp_trace_event) == 40);  // 32 in 1.0-1.2; 1.3 appended kind and rank
   static_assert(offsetof(mp_trace_event, struct_size) == 0);
   static_assert(offsetof(mp_trace_event, token) == 8);
   static_assert(offsetof(mp_trace_event, layer) == 16);
   static_assert(offsetof(mp_trace_event, expert) == 20);
   static_assert(offsetof(mp_trace_event, hit) == 24);
   static_assert(offsetof(mp_trace_event, prefetched) == 25);
+  static_assert(offsetof(mp_trace_event, kind) == 32);  // 1.3: past the old struct_size of 32
+  static_assert(offsetof(mp_trace_event, rank) == 36);  // 1.3
 
   static_assert(sizeof(mp_acquire_result) == 32);
   static_assert(offsetof(mp_acquire_result, struct_size) == 0);
@@ -271,15 +273,17 @@ constexpr bool layouts_pinned() {
 
 TEST_CASE("every v1 struct has the layout the ABI froze") { CHECK(layouts_pinned()); }
 
-TEST_CASE("the ABI version is 1.2 and every struct starts with a 32-bit struct_size") {
+TEST_CASE("the ABI version is 1.3 and every struct starts with a 32-bit struct_size") {
   CHECK(MP_ABI_MAJOR == 1);
-  CHECK(MP_ABI_MINOR == 2);
+  CHECK(MP_ABI_MINOR == 3);
   CHECK(sizeof(mp_host_api{}.struct_size) == 4);
   CHECK(sizeof(mp_component_descriptor{}.struct_size) == 4);
   CHECK(sizeof(mp_plugin_manifest{}.struct_size) == 4);
 }
 
 TEST_CASE("status codes and enum values keep their numbers") {
+  CHECK(MP_TRACE_ACCESS == 0);
+  CHECK(MP_TRACE_PREDICTION == 1);
   CHECK(MP_OK == 0);
   CHECK(MP_ERR_INVALID_ARG == 1);
   CHECK(MP_ERR_UNSUPPORTED == 2);

@@ -21,7 +21,7 @@ TEST_CASE("--version prints the version and the plugin ABI and exits 0") {
   auto r = run_moepage({"--version"});
   CHECK(r.exit_code == 0);
   CHECK(r.out.rfind("moepage ", 0) == 0);
-  CHECK(contains(r.out, "(plugin ABI 1.2)"));
+  CHECK(contains(r.out, "(plugin ABI 1.3)"));
 }
 
 TEST_CASE("--help lists every command and exits 0") {
@@ -69,22 +69,24 @@ TEST_CASE("a profile that cannot be read is one error line and exit 1") {
 TEST_CASE("plugins lists the pread transport with its version, ABI, library and options") {
   auto r = run_moepage({"plugins"});
   CHECK(r.exit_code == 0);
-  CHECK(contains(r.out, "transport pread 0.1.0  (ABI 1.2"));
+  CHECK(contains(r.out, "transport pread 0.1.0  (ABI 1.3"));
   CHECK(contains(r.out, "library: " + std::string(MOEPAGE_PLUGIN_BUILD_DIR) + "/libmoepage-transport-pread.so"));
   CHECK(contains(r.out, "threads  int   default 4     reader threads"));
   CHECK(contains(r.out, "chunk    size  default 4MiB  "));
 }
 
-TEST_CASE("plugins lists all six built-in components") {
+TEST_CASE("plugins lists all seven built-in components") {
   auto r = run_moepage({"plugins"});
   CHECK(r.exit_code == 0);
-  for (const char* component : {"arch deepseek4 ", "pager resident ", "pager lru ", "pager adapter-prefetch ",
+  for (const char* component : {"arch deepseek4 ", "pager resident ", "pager paged ", "pager lru ",
+                                "pager adapter-prefetch ",
                                 "transport pread ", "transport pinned-async "}) {
     CAPTURE(component);
     CHECK(contains(r.out, "\n" + std::string(component)));
   }
   CHECK(contains(r.out, "adapter  path"));
   CHECK(contains(r.out, "(required)"));
+  CHECK(contains(r.out, "lru|lfu|lfru"));
 }
 
 TEST_CASE("run names the profile line and the available pagers when the pager does not exist") {
@@ -94,7 +96,7 @@ TEST_CASE("run names the profile line and the available pagers when the pager do
   CHECK(r.exit_code == 1);
   CHECK(line_count(r.err) == 1);
   CHECK(contains(r.err, "moepage: error: " + profile.string() + ":2:17: pager.plugin: no pager plugin named 'nope'; "
-                        "available: adapter-prefetch, lru, resident"));
+                        "available: adapter-prefetch, lru, paged, resident"));
 }
 
 TEST_CASE("run refuses a transport option the plugin does not declare, listing the valid ones") {

@@ -1,5 +1,5 @@
 // Every weight encoding through matmul against a naive double-precision reference that decodes
-// each element with the scalar decoders of core/dtype.
+// each element with the scalar decoders of plugins/support/dtype.
 #include <doctest/doctest.h>
 
 #include <cmath>

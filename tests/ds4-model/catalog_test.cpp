@@ -119,7 +119,7 @@ TEST_CASE("inspect reports bytes per expert and what a budget buys, saying when 
   CHECK(low.find("below top-k: 3 slots cannot hold the 4 experts a token uses; the minimum budget is 208,896 bytes") !=
         std::string::npos);
   const std::string all = inspect_report(dir / "m", 1ull << 30);
-  CHECK(all.find("every expert fits: paging is off") != std::string::npos);
+  CHECK(all.find("every expert fits: one slot per expert, nothing evicted") != std::string::npos);
   CHECK(parse_byte_size("8GiB") == 8ull << 30);
   CHECK(parse_byte_size("1.5 MiB") == 3ull << 19);
   CHECK(parse_byte_size("100") == 100);

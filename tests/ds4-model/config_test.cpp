@@ -12,7 +12,7 @@ using moepage::ckpt::CheckpointError;
 
 namespace {
 
-// DeepSeek-V4-Flash config.json as released (shared/reference/deepseek-v4.md §1.4), with the
+// DeepSeek-V4-Flash config.json as released (docs/deepseek-v4.md §1.4), with the
 // 44-entry compress_ratios whose last entry belongs to the MTP layer.
 const char* kFlashConfig = R"({
   "architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4",

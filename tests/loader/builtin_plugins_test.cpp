@@ -88,7 +88,7 @@ TEST_CASE("the lru pager declares budget, reserve and policy and checks them bef
   const auto& c = b.registry.find(MP_KIND_PAGER, "lru");
   CHECK(option_table(*c.descriptor) ==
         std::vector<std::string>{"budget:5:auto", "reserve:4:8GiB", "policy:7:lru"});
-  CHECK(std::string(c.descriptor->options[2].choices) == "lru|lfu|lfru");
+  CHECK(std::string(c.descriptor->options[2].choices) == "lru|lfu|lfru|s3fifo");
   // Without an expert catalog there is nothing to size a pool for: a clear invalid-arg, no crash.
   // (Option values are validated by the host against this table before create; see tests/profile.)
   CHECK(pager_create_error(b, "lru", {}) == "1 pager 'lru': create failed (invalid-arg): pager create: no expert catalog");

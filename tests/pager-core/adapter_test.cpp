@@ -1,4 +1,4 @@
-// HFADPT v1 adapter files: round trip, every validation error, the scorer, and the f16 helpers.
+// HFADPT adapter files (v1, and v2 with a bias): round trip, every validation error, the scorer, and the f16 helpers.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -50,7 +50,7 @@ size_t entry_offset(const Adapter& a, size_t i) {
 
 }  // namespace
 
-TEST_CASE("f16 conversion agrees with core/dtype on every half value and on rounding") {
+TEST_CASE("f16 conversion agrees with plugins/support/dtype on every half value and on rounding") {
   for (uint32_t h = 0; h < 65536; ++h) {
     const float mine = half_to_float(uint16_t(h)), theirs = moepage::f16_to_float(uint16_t(h));
     if (std::isnan(theirs)) {
@@ -110,7 +110,7 @@ TEST_CASE("each HFADPT validation error names the file and what was expected") {
   CHECK(parse_error({'H', 'F'}) == "test.hfadpt: file is 2 bytes, shorter than the 28-byte HFADPT header");
   CHECK(with([](auto& b) { b[5] = 'X'; }) ==
         "test.hfadpt: not an HFADPT adapter file (the first 8 bytes are not \"HFADPT\\0\\0\")");
-  CHECK(with([](auto& b) { put_u32(b, 8, 2); }) == "test.hfadpt: HFADPT version 2 is not supported (expected 1)");
+  CHECK(with([](auto& b) { put_u32(b, 8, 3); }) == "test.hfadpt: HFADPT version 3 is not supported (expected 1 or 2)");
   CHECK(with([](auto& b) { put_u32(b, 16, 8); }) == "test.hfadpt: d_model 8 does not match the model's hidden size 6");
   CHECK(with([](auto& b) { put_u32(b, 20, 5); }) ==
         "test.hfadpt: n_exp 5 does not match the model's 4 routed experts per layer");
@@ -185,4 +185,46 @@ TEST_CASE("the scorer computes B (A h) + gate bias and picks the top M") {
   CHECK(scorer.top_m(tied, 3, top) == 3);
   CHECK(top == std::vector<int32_t>{0, 2, 3});
   CHECK_THROWS_WITH(scorer.score(0, h, bias, scores), "adapter scorer: no entry predicts the layer after layer 0");
+}
+
+TEST_CASE("HFADPT v2 carries a bias per entry: round trip, the scorer adds it, a non-finite one is refused") {
+  AdapterModel model;
+  model.n_layers = 3;
+  model.d_model = 2;
+  model.n_experts = 4;
+  model.has_experts = {1, 1, 1};
+  Adapter a;
+  a.version = 2;
+  a.d_model = 2;
+  a.n_experts = 4;
+  a.rank = 2;
+  AdapterEntry e;
+  e.src_layer = 1;
+  for (float v : {1.f, 0.f, 0.f, 2.f}) e.a.push_back(float_to_half(v));
+  for (float v : {1.f, 0.f, 0.f, 1.f, 1.f, 1.f, -1.f, 0.f}) e.b.push_back(float_to_half(v));
+  e.bias = {0.25f, -1.f, 0.f, 10.f};
+  a.entries.push_back(e);
+  std::vector<uint8_t> bytes = serialize_adapter(a);
+  CHECK(bytes.size() == 28 + 4 + 2 * 4 + 2 * 8 + 4 * 4);
+  const Adapter b = parse_adapter(bytes, model, "v2.hfadpt");
+  CHECK(b.version == 2);
+  REQUIRE(b.entries.size() == 1);
+  CHECK(b.entries[0].bias == e.bias);
+  CHECK(serialize_adapter(b) == bytes);
+
+  AdapterScorer scorer(b, model.n_layers);
+  std::vector<float> scores(4);
+  scorer.score(1, std::vector<float>{3.f, 0.5f}, {}, scores);  // B (A h) = [3, 1, 4, -3]
+  CHECK(scores == std::vector<float>{3.25f, 0.f, 4.f, 7.f});
+
+  // The bias of expert 3 (the last 4 bytes) becomes +inf.
+  const uint32_t inf_bits = 0x7f800000u;
+  std::memcpy(bytes.data() + bytes.size() - 4, &inf_bits, 4);
+  CHECK(parse_error(bytes, model) == "test.hfadpt: entry 0 (src_layer 1): bias[3] is not finite");
+  // A v1 header over v2 bytes is caught by the exact size.
+  std::vector<uint8_t> as_v1 = serialize_adapter(b);
+  put_u32(as_v1, 8, 1);
+  CHECK(parse_error(as_v1, model).find("needs exactly 56 bytes") != std::string::npos);
+  a.entries[0].bias.clear();
+  CHECK_THROWS_AS(serialize_adapter(a), PagerError);  // v2 without a bias
 }

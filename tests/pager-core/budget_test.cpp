@@ -80,14 +80,14 @@ TEST_CASE("a budget below top-k slots is an error naming what it buys, what top-
   CHECK(decide_budget(six_layers(318 * kMiB)).slots_per_layer == 4);
 }
 
-TEST_CASE("when every expert fits, paging turns itself off and says so") {
+TEST_CASE("when every expert fits, there is one slot per expert and the message says so") {
   const auto d = decide_budget(six_layers(64 * kGiB));
-  CHECK(d.mode == BudgetMode::Resident);
+  CHECK(d.mode == BudgetMode::HoldsAll);
   CHECK(d.slots_per_layer == 64);
   CHECK(d.pool_bytes == 64ull * 6 * (13 * kMiB + kMiB / 4));
   CHECK(d.message ==
-        "budget 64.0 GiB holds every expert (64 per layer over 6 paged layers, 4.97 GiB): paging is off, experts "
-        "load resident");
+        "budget 64.0 GiB holds every expert (64 per layer over 6 paged layers, 4.97 GiB): one slot per expert, "
+        "each filled on first use, none evicted");
 }
 
 TEST_CASE("auto budget is available memory minus the reserve") {
@@ -130,7 +130,7 @@ TEST_CASE("nonsense geometry is refused by the budget") {
   CHECK(budget_error(in) == "budget: the expert catalog reports 0 bytes per expert");
   in = six_layers(kGiB);
   in.paged_layers = 0;
-  CHECK(decide_budget(in).mode == BudgetMode::Resident);
+  CHECK(decide_budget(in).mode == BudgetMode::HoldsAll);
 }
 
 TEST_CASE("meminfo parsing reads MemTotal, MemFree and MemAvailable in bytes") {

@@ -14,7 +14,7 @@ const std::vector<uint32_t> kAllSlots = {0, 1, 2, 3};
 }  // namespace
 
 TEST_CASE("policy names round-trip and unknown names are refused") {
-  for (auto kind : {PolicyKind::Lru, PolicyKind::Lfu, PolicyKind::Lfru, PolicyKind::Belady})
+  for (auto kind : {PolicyKind::Lru, PolicyKind::Lfu, PolicyKind::Lfru, PolicyKind::Belady, PolicyKind::S3Fifo})
     CHECK(policy_from_name(policy_name(kind)) == kind);
   CHECK_FALSE(policy_from_name("arc").has_value());
   CHECK_FALSE(policy_from_name("LRU").has_value());
@@ -31,7 +31,7 @@ TEST_CASE("lru evicts the slot used longest ago") {
 }
 
 TEST_CASE("every policy skips protected slots and gives -1 when all are protected") {
-  for (auto kind : {PolicyKind::Lru, PolicyKind::Lfu, PolicyKind::Lfru, PolicyKind::Belady}) {
+  for (auto kind : {PolicyKind::Lru, PolicyKind::Lfu, PolicyKind::Lfru, PolicyKind::Belady, PolicyKind::S3Fifo}) {
     CAPTURE(policy_name(kind));
     auto policy = make_policy(PolicySpec{kind, 0.0}, 4, 16);
     for (uint32_t s = 0; s < 4; ++s) {
@@ -123,4 +123,33 @@ TEST_CASE("belady evicts the expert needed furthest in the future, never-again f
   CHECK(b.choose_victim(slots, kNoneProtected, 4) == 1);
   b.set_next_use(4, BeladyPolicy::kNever);
   CHECK(b.choose_victim(slots, kNoneProtected, 4) == 0);
+}
+
+TEST_CASE("s3fifo lets a one-off expert leave before the hot ones, and brings a recent victim back to main") {
+  // 10 slots: probation holds 1. Slots 0-8 are hot (used after insertion, then promoted), slot 9
+  // holds a one-off expert.
+  S3FifoPolicy policy(10, 64);
+  const std::vector<uint32_t> all = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  const std::vector<uint8_t> none(10, 0);
+  uint64_t t = 1;
+  for (uint32_t s = 0; s < 10; ++s) {
+    policy.on_insert(s, s, t++);
+    policy.on_access(s, s, t++);  // the miss's own access: not a hit
+  }
+  for (uint32_t s = 0; s < 9; ++s) policy.on_access(s, s, t++);  // a real hit on each hot slot
+  // Probation (10 slots, all entered there) is over its share: its oldest used slots move to main,
+  // and the first unused one, the one-off expert 9, is the victim; the hot ones stay.
+  CHECK(policy.choose_victim(all, none, t++) == 9);
+  policy.on_evict(9, 9);
+  // Expert 9 is in the ghost list: brought back, it enters main, and main's oldest unused slot
+  // goes before it when main must give a slot up.
+  policy.on_insert(9, 9, t++);
+  policy.on_access(9, 9, t++);
+  const int32_t next = policy.choose_victim(all, none, t++);
+  CHECK(next >= 0);
+  CHECK(next != 9);
+  // Protected slots are never chosen.
+  std::vector<uint8_t> mask(10, 1);
+  mask[4] = 0;
+  CHECK(policy.choose_victim(all, mask, t++) == 4);
 }

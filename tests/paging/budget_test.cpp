@@ -1,5 +1,5 @@
-// The lru pager's honest budget: below top-k slots is an error with the minimum, a budget that
-// holds everything turns paging off and says so, and auto needs readable memory information.
+// The paged pager's honest budget: below top-k slots is an error with the minimum, a budget that
+// holds everything buys one slot per expert and says so, and auto needs readable memory information.
 #include <doctest/doctest.h>
 
 #include "paging_fixture.hpp"
@@ -22,22 +22,27 @@ TEST_CASE("a budget below top-k slots is a load error that names what it buys an
   }
 }
 
-TEST_CASE("a budget that holds every expert loads them resident and says so in the log") {
+TEST_CASE("a budget that holds every expert pages with one slot per expert and never evicts") {
   CapturingHost host;
   Plugins plugins(host.get());
   SyntheticCatalog model(4, 8, 2);
   auto transport = plugins.transport("pread", {{"threads", "2"}});
-  auto pager = plugins.pager("lru", {{"budget", "1GiB"}}, model.catalog, transport);
-  CHECK(host.logged("paging is off, experts load resident"));
-  const mp_pager_stats s = pager.stats();
-  CHECK(s.resident == 1);
-  CHECK(s.load_bytes_read == uint64_t(model.paged_layers()) * 8 * (1000 + 600));
+  auto pager = plugins.pager("paged", {{"budget", "1GiB"}}, model.catalog, transport);
+  CHECK(host.logged("holds every expert"));
+  CHECK(host.logged("one slot per expert, each filled on first use, none evicted"));
+  mp_pager_stats s = pager.stats();
+  CHECK(s.resident == 0);  // loading everything up front is the resident pager's job
+  CHECK(s.load_bytes_read == 0);
+  CHECK(s.slots_per_layer == 8);
   auto a = acquire(pager, 2, {7, 0});
   CHECK(model.slot_holds(a.slots[0], 2, 7));
   CHECK(model.slot_holds(a.slots[1], 2, 0));
-  CHECK(a.result.table_changed == 1);
-  CHECK(acquire(pager, 2, {7, 0}).result.table_changed == 0);
-  CHECK(pager.stats().hits == 4);
+  for (int32_t e = 0; e < 8; ++e) acquire(pager, 2, {e, (e + 1) % 8});
+  auto again = acquire(pager, 2, {7, 0});
+  CHECK(again.slots[0] == a.slots[0]);
+  CHECK(again.slots[1] == a.slots[1]);
+  s = pager.stats();
+  CHECK(s.misses == 8);
 }
 
 TEST_CASE("auto budget with unreadable memory information is an error asking for an explicit size") {

@@ -160,9 +160,9 @@ using OptionList = std::vector<std::pair<std::string, std::string>>;
 class Plugins {
  public:
   explicit Plugins(const mp_host_api* host) : registry_(host), host_(host) {
-    for (const char* lib : {"libmoepage-pager-lru.so", "libmoepage-pager-adapter-prefetch.so",
-                            "libmoepage-transport-pinned-async.so", "libmoepage-transport-fault-inject.so",
-                            "libmoepage-transport-pread.so"})
+    for (const char* lib : {"libmoepage-pager-paged.so", "libmoepage-pager-lru.so",
+                            "libmoepage-pager-adapter-prefetch.so", "libmoepage-transport-pinned-async.so",
+                            "libmoepage-transport-fault-inject.so", "libmoepage-transport-pread.so"})
       registry_.add_library(std::filesystem::path(MOEPAGE_PLUGIN_BUILD_DIR) / lib);
   }
 

@@ -50,10 +50,10 @@ TEST_CASE("hint rows parse with their rank and the access row they precede") {
   CHECK(t.hints[3].before_row == 2);  // after every access row
 }
 
-TEST_CASE("written hint rows and a v2 header parse back; a v1 header still loads") {
+TEST_CASE("written hint rows and a v3 header parse back; a v1 header still loads") {
   const TraceMeta meta{4, 16, 2};
   std::string text = trace_header(meta);
-  CHECK(text == "# moepage-trace v2 layers=4 experts=16 top_k=2\n");
+  CHECK(text == "# moepage-trace v3 layers=4 experts=16 top_k=2\n");
   char buf[80];
   text.append(buf, format_trace_hint({7, 3, 15, 0, 0}, buf));
   text.append(buf, format_trace_hint({7, 3, 2, 1, 0}, buf));
@@ -76,7 +76,7 @@ TEST_CASE("written hint rows and a v2 header parse back; a v1 header still loads
 TEST_CASE("bad hint rows are refused naming the line") {
   const std::string v2 = "# moepage-trace v2 layers=2 experts=4\n";
   CHECK(parse_error("# moepage-trace v1 layers=2 experts=4\nhint,0,0,1,0\n") ==
-        "h.trace line 2: hint rows need a v2 trace (the header says v1)");
+        "h.trace line 2: hint rows need a v2 or v3 trace (the header says v1)");
   CHECK(parse_error(v2 + "hint,0,0,1\n") == "h.trace line 2: expected hint,token,layer,expert,rank, got 'hint,0,0,1'");
   CHECK(parse_error(v2 + "hint,0,2,1,0\n") == "h.trace line 2: layer 2 is out of range (layers=2)");
   CHECK(parse_error(v2 + "hint,0,0,4,0\n") == "h.trace line 2: expert 4 is out of range (experts=4)");

@@ -3,7 +3,7 @@
 - tiny_config(): the hyper-parameters (Hugging Face DeepseekV4Config keyword arguments).
 - released_config(): config.json in the released style plus the keys both readers need.
 - released_name(): Hugging Face state_dict name -> released tensor name(s)
-  (shared/reference/deepseek-v4.md §4.1 and §4.5, inverted).
+  (docs/deepseek-v4.md §4.1 and §4.3, inverted).
 - storage_kind(): which dtype each released tensor is stored in.
 - write_safetensors() / read_safetensors(): the file format, from raw bytes.
 Everything here is checked by selftest.py on a machine without torch.

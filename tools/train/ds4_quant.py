@@ -1,6 +1,6 @@
 """FP8 (e4m3 + e8m0 128x128 block scales) and FP4 (e2m1 + e8m0 per 32 inputs) codecs in torch.
 
-Layouts as in shared/reference/deepseek-v4.md §4.2:
+Layouts as in docs/deepseek-v4.md §4.2:
 - FP8: W[i,j] = e4m3(q[i,j]) * 2^(s[i//128, j//128] - 127).
 - FP4: byte [i,k] holds element [i,2k] in its low nibble and [i,2k+1] in its high nibble;
   W[i,j] = e2m1(code) * 2^(s[i, j//32] - 127).

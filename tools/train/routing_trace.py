@@ -1,4 +1,4 @@
-"""Expert-routing traces in the text format `moepage simulate` reads (pagers/common trace.hpp):
+"""Expert-routing traces in the text format `moepage simulate` reads (plugins/support/pager-core trace.hpp):
 
     # moepage-trace v1 layers=L experts=E top_k=K [key=value ...]
     token,layer,expert

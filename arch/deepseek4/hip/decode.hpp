@@ -1,4 +1,4 @@
-// Device-side decoders of the checkpoint encodings, bit for bit those of core/dtype (NaN codes,
+// Device-side decoders of the checkpoint encodings, bit for bit those of plugins/support/dtype (NaN codes,
 // subnormals and signed zeros included): the GPU kernels must see exactly the weights the CPU
 // reference sees. Built from bit patterns rather than float arithmetic so no rounding or
 // flush-to-zero can creep in. For .hip files only.

@@ -1,5 +1,5 @@
 // DeepSeek-V4 hyper-parameters as the engine uses them: config.json with the legacy keys
-// already folded in (see shared/reference/deepseek-v4.md §1). Parsing lives in config_json.cpp.
+// already folded in (see docs/deepseek-v4.md §1). Parsing lives in config_json.cpp.
 #pragma once
 #include <cstdint>
 #include <string>

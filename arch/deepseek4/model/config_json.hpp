@@ -1,5 +1,5 @@
 // config.json <-> ds4::Config. Parsing folds the legacy keys exactly as transformers'
-// DeepseekV4Config.__post_init__ does (shared/reference/deepseek-v4.md §1.2, §1.3) and then checks
+// DeepseekV4Config.__post_init__ does (docs/deepseek-v4.md §1.2, §1.3) and then checks
 // the geometry; every error is one line starting with the config.json path and naming the key.
 #pragma once
 #include <filesystem>

@@ -184,8 +184,8 @@ std::string inspect_report(const fs::path& dir, std::optional<uint64_t> budget) 
     o << "  slots per layer    " << slots << " of " << catalog->n_experts() << " (budget / (" << paged_layers << " layers x "
       << grouped(catalog->expert_bytes()) << "))\n";
     if (slots >= catalog->n_experts()) {
-      o << "  every expert fits: paging is off, the model loads resident (" << human_bytes(per_layer * catalog->n_experts())
-        << " of experts)\n";
+      o << "  every expert fits: one slot per expert, nothing evicted; the resident pager loads them up front ("
+        << human_bytes(per_layer * catalog->n_experts()) << " of experts)\n";
     } else if (slots < catalog->top_k()) {
       o << "  below top-k: " << slots << " slots cannot hold the " << catalog->top_k()
         << " experts a token uses; the minimum budget is " << grouped(per_layer * catalog->top_k()) << " bytes ("

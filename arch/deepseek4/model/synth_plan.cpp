@@ -9,7 +9,7 @@ namespace moepage::ds4 {
 namespace {
 
 // The Flash schedule, for any depth: layers 0 and 1 sliding, then CSA on even and HCA on odd
-// layers (shared/reference/deepseek-v4.md §1.4). The first three layers are hash-routed.
+// layers (docs/deepseek-v4.md §1.4). The first three layers are hash-routed.
 void fill_schedule(Config& c) {
   c.layer_types.clear();
   c.mlp_layer_types.clear();

@@ -1,7 +1,7 @@
 // DeepSeek-V4 tensor names. Specs are listed in the released spelling (`layers.L.attn.wq_a.weight`,
-// `embed.weight`, `hc_head_fn`, ...; shared/reference/deepseek-v4.md §4.1); the resolver maps each
+// `embed.weight`, `hc_head_fn`, ...; docs/deepseek-v4.md §4.1); the resolver maps each
 // to whichever spelling a checkpoint uses — released, or the `model.`-prefixed one that
-// transformers' save_pretrained writes (§8: `model.embed_tokens.weight`, `model.hc_head.hc_fn`,
+// transformers' save_pretrained writes (§4.3: `model.embed_tokens.weight`, `model.hc_head.hc_fn`,
 // `model.layers.L.attn.norm.weight` for the KV norm, `head.weight` or `lm_head.weight`).
 #pragma once
 #include <cstdint>

@@ -13,7 +13,8 @@ extern "C" {
 #endif
 
 #define MP_ABI_MAJOR 1
-#define MP_ABI_MINOR 2 /* 1.1: mp_arch_vtable.stats; 1.2: mp_arch_vtable.forward_greedy */
+#define MP_ABI_MINOR 3 /* 1.1: mp_arch_vtable.stats; 1.2: mp_arch_vtable.forward_greedy;
+                         1.3: mp_trace_event.kind and .rank (predictions in traces) */
 
 /* True when `field` of the struct at `ptr` lies inside the size the other side declared. */
 #define MP_HAS_FIELD(ptr, type, field) \

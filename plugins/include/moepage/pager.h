@@ -69,7 +69,10 @@ typedef struct mp_pager_layer_stats {
   uint64_t misses;
 } mp_pager_layer_stats;
 
-/* One expert access, for traces. */
+/* What a trace event records (mp_trace_event.kind, ABI 1.3). */
+enum { MP_TRACE_ACCESS = 0, MP_TRACE_PREDICTION = 1 };
+
+/* One expert access, for traces; since ABI 1.3 also one expert a predictor proposed. */
 typedef struct mp_trace_event {
   uint32_t struct_size;
   uint64_t token;     /* decode step / token index given by begin_token */
@@ -77,6 +80,12 @@ typedef struct mp_trace_event {
   uint32_t expert;
   uint8_t hit;
   uint8_t prefetched; /* the slot was filled by a prefetch */
+  uint8_t reserved[6]; /* padding in 1.0-1.2, named so that 1.3's fields start past it */
+  /* 1.3: MP_TRACE_ACCESS, or MP_TRACE_PREDICTION: the pager's predictor proposed `expert` for
+   * `layer` (hit and prefetched are 0). A host reads these only when struct_size covers them;
+   * older pagers send accesses only. */
+  uint32_t kind;
+  uint32_t rank;      /* 1.3, predictions: position in the predictor's ranked list, 0 first */
 } mp_trace_event;
 typedef void (*mp_trace_fn)(void* ctx, const mp_trace_event* event);
 

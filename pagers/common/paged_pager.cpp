@@ -1,0 +1,396 @@
+#include "paged_pager.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+
+#include "moepage/pager_core/abi_stats.hpp"
+#include "moepage/pager_core/budget.hpp"
+#include "moepage/pager_core/errors.hpp"
+#include "moepage/pager_core/policy.hpp"
+
+namespace moepage::paging {
+
+using moepage::pager::PagerError;
+using moepage::pager::Plan;
+
+namespace {
+
+const mp_device_service* device_of(const mp_host_api* host) {
+  if (host == nullptr || !MP_HAS_FIELD(host, mp_host_api, device)) return nullptr;
+  return host->device;
+}
+
+}  // namespace
+
+CatalogCopy::CatalogCopy(const mp_expert_catalog& c)
+    : n_layers(c.n_layers), n_experts(c.n_experts), n_parts(c.n_parts), top_k(c.top_k), expert_bytes(c.expert_bytes) {
+  if (c.struct_size >= offsetof(mp_expert_catalog, d_model) + sizeof c.d_model) d_model = c.d_model;
+  if (n_parts == 0 || c.part_offset == nullptr || c.part_bytes == nullptr || c.n_files == 0 || c.files == nullptr ||
+      c.segments == nullptr || c.has_experts == nullptr)
+    throw mp::Error(MP_ERR_INVALID_ARG, "expert catalog: parts, files, segments and has_experts must all be given");
+  part_offset.assign(c.part_offset, c.part_offset + n_parts);
+  part_bytes.assign(c.part_bytes, c.part_bytes + n_parts);
+  for (uint32_t p = 0; p < n_parts; ++p) {
+    part_names.emplace_back(c.part_names != nullptr && c.part_names[p] != nullptr ? c.part_names[p]
+                                                                                : "part " + std::to_string(p));
+    if (part_offset[p] + part_bytes[p] > expert_bytes)
+      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("expert catalog: part {} ends at byte {}, past the {}-byte slot",
+                                                     part_names[p], part_offset[p] + part_bytes[p], expert_bytes));
+  }
+  for (uint32_t f = 0; f < c.n_files; ++f) files.emplace_back(c.files[f] != nullptr ? c.files[f] : "");
+  has_experts.assign(c.has_experts, c.has_experts + n_layers);
+  hash_routed.assign(n_layers, 0);
+  if (c.hash_routed != nullptr) hash_routed.assign(c.hash_routed, c.hash_routed + n_layers);
+  segments.assign(c.segments, c.segments + size_t(n_layers) * n_experts * n_parts);
+  for (uint32_t l = 0; l < n_layers; ++l) {
+    if (!has_experts[l]) continue;
+    for (uint32_t e = 0; e < n_experts; ++e)
+      for (uint32_t p = 0; p < n_parts; ++p) {
+        const mp_expert_segment& s = segment(l, e, p);
+        if (s.file >= files.size() || s.length != part_bytes[p])
+          throw mp::Error(MP_ERR_INVALID_ARG,
+                          mp::format("expert catalog: layer {} expert {} part {}: file {} of {}, length {} (expected {})",
+                                     l, e, part_names[p], s.file, files.size(), s.length, part_bytes[p]));
+      }
+  }
+}
+
+PagedPager::PagedPager(const mp_pager_create_args& args, const mp::Options& options, std::string component)
+    : component_(std::move(component)),
+      host_(args.host),
+      log_(args.host, component_),
+      cat_(args.catalog != nullptr ? *args.catalog
+                                   : throw mp::Error(MP_ERR_INVALID_ARG, "pager create: no expert catalog")),
+      transport_(args.transport) {
+  if (transport_.vtable == nullptr || transport_.self == nullptr)
+    throw mp::Error(MP_ERR_INVALID_ARG, "pager '" + component_ + "': no transport given");
+  const mp_device_service* dev = device_of(host_);
+  if (dev == nullptr || dev->alloc_device == nullptr || dev->free_device == nullptr)
+    throw mp::Error(MP_ERR_UNSUPPORTED, "pager '" + component_ + "': the host offers no device allocation");
+  dst_kind_ = dev->kind == MP_DEVICE_CPU ? MP_MEM_HOST : MP_MEM_DEVICE;
+  for (const std::string& path : cat_.files) {
+    uint32_t handle = 0;
+    if (transport_.vtable->open(transport_.self, path.c_str(), &handle) != MP_OK)
+      throw mp::Error(MP_ERR_IO, "pager '" + component_ + "': cannot open " + path + ": " + transport_error());
+    file_handles_.push_back(handle);
+  }
+  mp_transport_stats ts{};
+  ts.struct_size = sizeof ts;
+  if (transport_.vtable->stats(transport_.self, &ts) == MP_OK) copy_ns_at_create_ = ts.copy_ns;
+  pools_.assign(cat_.n_layers, nullptr);
+  pending_.resize(cat_.n_layers);
+  for (auto& p : pending_) p.reserve(moepage::pager::kMaxPendingPrefetchesPerLayer);
+  try {
+    decide_and_allocate(args, options);
+  } catch (...) {
+    for (uint8_t* pool : pools_)
+      if (pool != nullptr) dev->free_device(dev->ctx, pool);
+    throw;
+  }
+}
+
+PagedPager::~PagedPager() {
+  settle_all_prefetches();
+  const mp_device_service* dev = device_of(host_);
+  for (uint8_t* pool : pools_)
+    if (pool != nullptr) dev->free_device(dev->ctx, pool);
+}
+
+void PagedPager::decide_and_allocate(const mp_pager_create_args& args, const mp::Options& options) {
+  moepage::pager::BudgetInputs in;
+  in.is_auto = options.is_auto("budget");
+  if (!in.is_auto) in.budget_bytes = options.get_size("budget");
+  in.reserve_bytes = options.get_size("reserve");
+  const mp_device_service* dev = device_of(host_);
+  // The architecture places its dense weights before it creates the pager, so the free memory
+  // measured now is already "after the dense weights"; dense_bytes is only reported.
+  uint64_t free_bytes = 0, total_bytes = 0;
+  if (!MP_HAS_FIELD(dev, mp_device_service, memory_info) || dev->memory_info == nullptr) {
+    in.available_error = "the device service has no memory_info";
+  } else if (const mp_status s = dev->memory_info(dev->ctx, &free_bytes, &total_bytes); s != MP_OK) {
+    in.available_error = std::string("memory_info failed: ") + mp_status_name(s);
+  } else {
+    in.available_bytes = free_bytes;
+  }
+  for (uint32_t l = 0; l < cat_.n_layers; ++l) in.paged_layers += cat_.has_experts[l] ? 1 : 0;
+  in.n_experts = cat_.n_experts;
+  in.top_k = cat_.top_k;
+  in.expert_bytes = cat_.expert_bytes;
+
+  const std::string policy_name = options.get_string("policy");
+  const auto policy = moepage::pager::policy_from_name(policy_name);
+  if (!policy || *policy == moepage::pager::PolicyKind::Belady)
+    throw mp::Error(MP_ERR_INVALID_ARG, "pager '" + component_ + "': option policy = " + policy_name +
+                                            ": expected lru, lfu or lfru");
+
+  moepage::pager::BudgetDecision d;
+  try {
+    d = moepage::pager::decide_budget(in);
+  } catch (const PagerError& e) {
+    throw mp::Error(e.status(), "pager '" + component_ + "': " + e.what());
+  }
+  // A budget that holds every expert still pages (one slot per expert, each filled on first use,
+  // nothing ever evicted): loading every expert up front is the `resident` pager's job.
+  log_.info("{} (dense weights placed: {} bytes)", d.message, args.dense_bytes);
+  slots_ = d.slots_per_layer;
+
+  for (uint32_t l = 0; l < cat_.n_layers; ++l) {
+    if (!cat_.has_experts[l]) continue;
+    const uint64_t bytes = uint64_t(slots_) * cat_.expert_bytes;
+    void* p = nullptr;
+    if (dev->alloc_device(dev->ctx, bytes, &p) != MP_OK || p == nullptr)
+      throw mp::Error(MP_ERR_OOM, mp::format("pager '{}': cannot allocate {} bytes of device memory for layer {}'s {} slots",
+                                             component_, bytes, l, slots_));
+    pools_[l] = static_cast<uint8_t*>(p);
+    pool_bytes_ += bytes;
+  }
+  requests_.resize(size_t(std::max(slots_, cat_.n_experts)) * cat_.n_parts);
+  last_request_.resize(cat_.n_layers);
+  for (auto& r : last_request_) r.resize(std::max(slots_, cat_.n_experts));
+  last_request_n_.assign(cat_.n_layers, 0);
+
+  moepage::pager::CoreGeometry geo;
+  geo.n_layers = cat_.n_layers;
+  geo.n_experts = cat_.n_experts;
+  geo.slots_per_layer = slots_;
+  geo.paged = cat_.has_experts;
+  geo.policy.kind = *policy;
+  core_ = std::make_unique<moepage::pager::PagerCore>(std::move(geo));
+}
+
+uint64_t PagedPager::add_reads(uint32_t layer, uint32_t expert, uint32_t slot, int32_t priority, uint32_t& count) {
+  uint64_t bytes = 0;
+  for (uint32_t p = 0; p < cat_.n_parts; ++p) {
+    const mp_expert_segment& s = cat_.segment(layer, expert, p);
+    mp_read_request& r = requests_[count++];
+    r = mp_read_request{sizeof(mp_read_request), file_handles_[s.file], s.offset, s.length, slot_base(layer, slot),
+                        cat_.part_offset[p], dst_kind_, priority, (uint64_t(layer) << 32) | expert};
+    bytes += s.length;
+  }
+  return bytes;
+}
+
+std::string PagedPager::transport_error() const {
+  const char* e = transport_.vtable->last_error != nullptr ? transport_.vtable->last_error(transport_.self) : nullptr;
+  return e != nullptr && *e != '\0' ? e : "the transport gave no message";
+}
+
+uint64_t PagedPager::now() const {
+  return host_ != nullptr && host_->now_ns != nullptr ? host_->now_ns(host_->ctx) : 0;
+}
+
+mp_status PagedPager::begin_token(uint64_t token) {
+  token_ = token;
+  core_->begin_token(token);
+  return MP_OK;
+}
+
+std::span<const int32_t> PagedPager::last_request(uint32_t layer) const {
+  if (layer >= cat_.n_layers) return {};
+  return {last_request_[layer].data(), last_request_n_[layer]};
+}
+
+const Plan& PagedPager::plan_with_retry(uint32_t layer, std::span<const int32_t> experts) {
+  try {
+    return core_->plan(layer, experts);
+  } catch (const PagerError& e) {
+    // Only prefetch fills of this layer can be in flight, and they were settled: anything else
+    // is a request the pool cannot serve.
+    throw mp::Error(e.status(), "pager '" + component_ + "': " + e.what());
+  }
+}
+
+mp_status PagedPager::acquire(uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* out) {
+  if (out == nullptr || (n > 0 && (experts == nullptr || out->slots == nullptr)))
+    throw mp::Error(MP_ERR_INVALID_ARG, "pager '" + component_ + "': acquire needs experts and a slots array");
+  if (layer >= cat_.n_layers || !cat_.has_experts[layer])
+    throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pager '{}': layer {} has no routed experts (model has {} layers)",
+                                                   component_, layer, cat_.n_layers));
+  if (n > last_request_[layer].size())
+    throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pager '{}': layer {}: {} experts requested, at most {} fit",
+                                                   component_, layer, n, last_request_[layer].size()));
+  const std::span<const int32_t> request(experts, n);
+  out->ready = nullptr;
+  mp_trace_event ev{sizeof(mp_trace_event), token_, layer, 0, 1, 0};
+
+  settle_prefetches(layer);
+  const Plan& plan = plan_with_retry(layer, request);
+  uint32_t count = 0;
+  uint64_t bytes = 0;
+  for (uint32_t i = 0; i < plan.size(); ++i)
+    if (!plan.hit(i)) bytes += add_reads(layer, uint32_t(experts[i]), plan.part(i).slot, MP_READ_DEMAND, count);
+  if (count > 0) {
+    const uint64_t t0 = now();
+    mp_ticket ticket = 0;
+    mp_status s = transport_.vtable->submit(transport_.self, requests_.data(), count, &ticket);
+    const uint64_t t1 = now();
+    if (s == MP_OK) s = transport_.vtable->wait(transport_.self, ticket);
+    const uint64_t t2 = now();
+    read_ns_ += t2 - t0;
+    wait_ns_ += t2 - t1;
+    if (s != MP_OK) {
+      const std::string why = transport_error();
+      core_->invalidate_fill(layer, plan.fill);
+      fail_read(layer, plan, why);
+    }
+    core_->commit_fill(layer, plan.fill);
+    bytes_read_ += bytes;
+  }
+  for (uint32_t i = 0; i < plan.size(); ++i) {
+    out->slots[i] = slot_base(layer, plan.part(i).slot);
+    if (trace_fn_ != nullptr) {
+      ev.expert = uint32_t(experts[i]);
+      ev.hit = plan.hit(i) ? 1 : 0;
+      ev.prefetched = plan.part(i).prefetched ? 1 : 0;
+      trace_fn_(trace_ctx_, &ev);
+    }
+  }
+  out->table_changed = plan.table_changed ? 1 : 0;
+  std::copy(request.begin(), request.end(), last_request_[layer].begin());
+  last_request_n_[layer] = n;
+  return MP_OK;
+}
+
+// Names the expert whose read failed: the transport's message carries the file and an offset
+// ("... at offset N ..."); the request whose range holds that offset is the culprit. When the
+// message has no offset, every expert the ticket was reading is named.
+void PagedPager::fail_read(uint32_t layer, const Plan& plan, const std::string& why) {
+  std::optional<uint64_t> at;
+  if (const size_t k = why.find("offset "); k != std::string::npos) {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(why.c_str() + k + 7, &end, 10);
+    if (end != why.c_str() + k + 7) at = v;
+  }
+  std::string missing;
+  for (uint32_t i = 0; i < plan.size(); ++i) {
+    if (plan.hit(i)) continue;
+    const uint32_t e = uint32_t(plan.experts[i]);
+    for (uint32_t p = 0; p < cat_.n_parts; ++p) {
+      const mp_expert_segment& s = cat_.segment(layer, e, p);
+      const std::string& file = cat_.files[s.file];
+      if (at && *at >= s.offset && *at < s.offset + s.length && why.find(file) != std::string::npos)
+        throw mp::Error(MP_ERR_IO, mp::format("pager '{}': layer {} expert {} ({}): read of {} at offset {} ({} bytes) "
+                                              "failed; the slot stays empty and the next access reads again: {}",
+                                              component_, layer, e, cat_.part_names[p], file, s.offset, s.length, why));
+    }
+    const mp_expert_segment& s0 = cat_.segment(layer, e, 0);
+    missing += mp::format("{}expert {} ({} at offset {})", missing.empty() ? "" : ", ", e, cat_.files[s0.file], s0.offset);
+  }
+  throw mp::Error(MP_ERR_IO, mp::format("pager '{}': layer {}: reading {} failed; the slots stay empty and the next "
+                                        "access reads again: {}",
+                                        component_, layer, missing, why));
+}
+
+mp_status PagedPager::hint(uint32_t layer, const int32_t* experts, uint32_t n) {
+  if (n == 0) return MP_OK;
+  if (experts == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "pager '" + component_ + "': hint without experts");
+  if (layer >= cat_.n_layers || !cat_.has_experts[layer])
+    throw mp::Error(MP_ERR_INVALID_ARG,
+                    mp::format("pager '{}': hint for layer {}, which has no routed experts", component_, layer));
+  if (pending_[layer].size() >= moepage::pager::kMaxPendingPrefetchesPerLayer) settle_prefetches(layer);
+  const Plan* plan = nullptr;
+  try {
+    plan = &core_->prefetch(layer, {experts, n});
+  } catch (const PagerError& e) {
+    throw mp::Error(e.status(), "pager '" + component_ + "': " + e.what());
+  }
+  if (plan->size() == 0) return MP_OK;
+  uint32_t count = 0;
+  uint64_t bytes = 0;
+  for (uint32_t i = 0; i < plan->size(); ++i)
+    bytes += add_reads(layer, uint32_t(plan->experts[i]), plan->part(i).slot, MP_READ_PREFETCH, count);
+  mp_ticket ticket = 0;
+  if (transport_.vtable->submit(transport_.self, requests_.data(), count, &ticket) != MP_OK) {
+    core_->invalidate_fill(layer, plan->fill);
+    throw mp::Error(MP_ERR_IO, mp::format("pager '{}': layer {}: prefetch submit failed: {}", component_, layer,
+                                          transport_error()));
+  }
+  pending_[layer].push_back(PendingPrefetch{plan->fill, ticket, bytes});
+  return MP_OK;
+}
+
+void PagedPager::settle_prefetches(uint32_t layer) {
+  auto& list = pending_[layer];
+  for (const PendingPrefetch& p : list) {
+    const uint64_t t0 = now();
+    const mp_status s = transport_.vtable->wait(transport_.self, p.ticket);
+    wait_ns_ += now() - t0;
+    if (s == MP_OK) {
+      core_->commit_fill(layer, p.fill);
+      bytes_read_ += p.bytes;
+    } else {
+      // A failed prefetch is advice lost, not an error: its slots empty and demand reads retry.
+      core_->invalidate_fill(layer, p.fill);
+      log_.warn("layer {}: a prefetch read failed; its slots were emptied: {}", layer, transport_error());
+    }
+  }
+  list.clear();
+}
+
+void PagedPager::settle_all_prefetches() noexcept {
+  for (auto& list : pending_) {
+    for (const PendingPrefetch& p : list) transport_.vtable->wait(transport_.self, p.ticket);
+    list.clear();
+  }
+}
+
+mp_status PagedPager::stats(mp_pager_stats* out) {
+  if (out == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "stats: out is NULL");
+  mp_pager_stats s{};
+  moepage::pager::fill_abi_stats(*core_, s);
+  s.struct_size = sizeof s;
+  s.bytes_read = bytes_read_;
+  s.read_ns = read_ns_;
+  s.wait_ns = wait_ns_;
+  mp_transport_stats ts{};
+  ts.struct_size = sizeof ts;
+  if (transport_.vtable->stats(transport_.self, &ts) == MP_OK && ts.copy_ns >= copy_ns_at_create_)
+    s.copy_ns = ts.copy_ns - copy_ns_at_create_;
+  s.resident = 0;  // always paged; the `resident` pager reports 1
+  s.pool_bytes = pool_bytes_;
+  s.load_bytes_read = load_bytes_read_;
+  s.predictions = predictions_;
+  s.predictions_hit = predictions_hit_;
+  // Only the fields the caller's struct holds.
+  const uint32_t size = std::min<uint32_t>(out->struct_size, sizeof s);
+  std::memcpy(reinterpret_cast<char*>(out) + sizeof(uint32_t), reinterpret_cast<const char*>(&s) + sizeof(uint32_t),
+              size > sizeof(uint32_t) ? size - sizeof(uint32_t) : 0);
+  return MP_OK;
+}
+
+mp_status PagedPager::layer_stats(uint32_t layer, mp_pager_layer_stats* out) {
+  if (out == nullptr || layer >= cat_.n_layers)
+    throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pager '{}': layer_stats for layer {} of {}", component_, layer,
+                                                   cat_.n_layers));
+  mp_pager_layer_stats s{};
+  if (core_->is_paged(layer)) moepage::pager::fill_abi_layer_stats(*core_, layer, s);
+  s.struct_size = sizeof s;
+  const uint32_t size = std::min<uint32_t>(out->struct_size, sizeof s);
+  std::memcpy(reinterpret_cast<char*>(out) + sizeof(uint32_t), reinterpret_cast<const char*>(&s) + sizeof(uint32_t),
+              size > sizeof(uint32_t) ? size - sizeof(uint32_t) : 0);
+  return MP_OK;
+}
+
+void PagedPager::trace_predictions(uint32_t layer, const int32_t* experts, uint32_t n) const {
+  if (trace_fn_ == nullptr) return;
+  mp_trace_event ev{};
+  ev.struct_size = sizeof ev;
+  ev.token = token_;
+  ev.layer = layer;
+  ev.kind = MP_TRACE_PREDICTION;
+  for (uint32_t i = 0; i < n; ++i) {
+    ev.expert = uint32_t(experts[i]);
+    ev.rank = i;
+    trace_fn_(trace_ctx_, &ev);
+  }
+}
+
+mp_status PagedPager::set_trace(mp_trace_fn fn, void* ctx) {
+  trace_fn_ = fn;
+  trace_ctx_ = ctx;
+  return MP_OK;
+}
+
+}  // namespace moepage::paging

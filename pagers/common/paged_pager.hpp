@@ -1,0 +1,133 @@
+// The paged pager shared by `paged` (alias `lru`) and `adapter-prefetch`: per-layer slot pools in
+// device memory, sized from a memory budget at create, filled through the transport on misses. It
+// always pages: a budget that holds every expert buys one slot per expert, filled on first use.
+//
+// Per acquire: settle the layer's outstanding prefetch reads, plan (validates before it mutates),
+// submit one ticket with every missing part into its evicted slot, wait, then commit the fill or,
+// on a failed or short read, invalidate every slot it was filling and fail with an error naming
+// layer, expert, file and offset (the next access reads again). Everything the hot path touches
+// (request arrays, prefetch ticket lists, trace rows) is sized at create.
+//
+// Why acquire always waits, even when the transport offers ticket_event: a read error is only
+// known once the read finished, and compute must never run on a slot whose read failed (fail
+// closed). The copy itself is short next to the read, so little is lost.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "moepage/cpp/plugin_adapter.hpp"
+#include "moepage/pager_core/pager_core.hpp"
+
+namespace moepage::paging {
+
+// The catalog fields the pager keeps (the create args live only for the create call).
+struct CatalogCopy {
+  uint32_t n_layers = 0, n_experts = 0, n_parts = 0, top_k = 0, d_model = 0;
+  uint64_t expert_bytes = 0;
+  std::vector<uint64_t> part_offset, part_bytes;
+  std::vector<std::string> part_names, files;
+  std::vector<mp_expert_segment> segments;
+  std::vector<uint8_t> has_experts, hash_routed;
+
+  explicit CatalogCopy(const mp_expert_catalog& c);
+  const mp_expert_segment& segment(uint32_t layer, uint32_t expert, uint32_t part) const {
+    return segments[(size_t(layer) * n_experts + expert) * n_parts + part];
+  }
+};
+
+class PagedPager {
+ public:
+  // `component` names the plugin in messages ("paged", "lru", "adapter-prefetch").
+  PagedPager(const mp_pager_create_args& args, const mp::Options& options, std::string component);
+  ~PagedPager();
+  PagedPager(const PagedPager&) = delete;
+  PagedPager& operator=(const PagedPager&) = delete;
+
+  mp_status begin_token(uint64_t token);
+  mp_status acquire(uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* out);
+  // Stages experts of `layer` (most likely first) with prefetch reads, never evicting an expert
+  // the current token requested. Used for hash-routed layers and by the predictor.
+  mp_status hint(uint32_t layer, const int32_t* experts, uint32_t n);
+  mp_status stats(mp_pager_stats* out);
+  mp_status layer_stats(uint32_t layer, mp_pager_layer_stats* out);
+  mp_status set_trace(mp_trace_fn fn, void* ctx);
+  // Sends a predictor's ranked proposal for `layer` to the trace (ABI 1.3 prediction events), so
+  // `moepage simulate` can replay the prefetches it led to. Nothing when tracing is off.
+  void trace_predictions(uint32_t layer, const int32_t* experts, uint32_t n) const;
+
+  const CatalogCopy& catalog() const { return cat_; }
+  const mp_host_api* host() const { return host_; }
+  const mp::HostLog& log() const { return log_; }
+  // Predictor statistics, kept here so stats() reports them.
+  void count_predictions(uint64_t predicted, uint64_t hit) {
+    predictions_ += predicted;
+    predictions_hit_ += hit;
+  }
+  // Experts the current token requested from `layer` in its last acquire (for recall@M).
+  std::span<const int32_t> last_request(uint32_t layer) const;
+
+ private:
+  struct PendingPrefetch {
+    uint64_t fill = 0;
+    mp_ticket ticket = 0;
+    uint64_t bytes = 0;
+  };
+
+  void decide_and_allocate(const mp_pager_create_args& args, const mp::Options& options);
+  uint8_t* slot_base(uint32_t layer, uint32_t slot) const { return pools_[layer] + uint64_t(slot) * cat_.expert_bytes; }
+  // Appends read requests for every part of (layer, expert) into slot; returns the bytes.
+  uint64_t add_reads(uint32_t layer, uint32_t expert, uint32_t slot, int32_t priority, uint32_t& count);
+  // Waits for every prefetch of `layer` still in flight and commits or invalidates it.
+  void settle_prefetches(uint32_t layer);
+  void settle_all_prefetches() noexcept;
+  [[noreturn]] void fail_read(uint32_t layer, const moepage::pager::Plan& plan, const std::string& transport_error);
+  const moepage::pager::Plan& plan_with_retry(uint32_t layer, std::span<const int32_t> experts);
+  std::string transport_error() const;
+  uint64_t now() const;
+
+  std::string component_;
+  const mp_host_api* host_;
+  mp::HostLog log_;
+  CatalogCopy cat_;
+  mp_transport_ref transport_;
+  std::vector<uint32_t> file_handles_;
+  int32_t dst_kind_ = MP_MEM_HOST;
+  uint32_t slots_ = 0;
+  uint64_t pool_bytes_ = 0;
+  std::vector<uint8_t*> pools_;  // [n_layers] device memory, nullptr for layers without experts
+  std::unique_ptr<moepage::pager::PagerCore> core_;
+
+  // Preallocated hot-path scratch.
+  std::vector<mp_read_request> requests_;           // [max(slots, n_experts) * n_parts]
+  std::vector<std::vector<PendingPrefetch>> pending_;  // [n_layers], capacity kMaxPendingPerLayer
+  std::vector<std::vector<int32_t>> last_request_;  // [n_layers], capacity slots
+  std::vector<uint32_t> last_request_n_;
+
+  uint64_t token_ = 0;
+  uint64_t bytes_read_ = 0, read_ns_ = 0, wait_ns_ = 0, load_bytes_read_ = 0;
+  uint64_t copy_ns_at_create_ = 0;
+  uint64_t predictions_ = 0, predictions_hit_ = 0;
+  mp_trace_fn trace_fn_ = nullptr;
+  void* trace_ctx_ = nullptr;
+};
+
+// The paged pager as a plugin component under one name: `paged`, and `lru`, the name it had before
+// it was named for what it is (kept so existing profiles run). Messages carry that name.
+template <const char* kName>
+class NamedPagedPager : public PagedPager {
+ public:
+  NamedPagedPager(const mp_pager_create_args& args, const mp::Options& options) : PagedPager(args, options, kName) {}
+};
+
+// The option table every paged pager plugin shares (paged, lru, adapter-prefetch).
+#define MOEPAGE_PAGED_PAGER_OPTIONS                                                                              \
+  mp::option(MP_OPT_SIZE_OR_AUTO, "budget", "auto",                                                              \
+             "device memory for expert slots (one slot per expert at most); auto = available memory minus reserve"),       \
+      mp::option(MP_OPT_SIZE, "reserve", "8GiB", "memory left free when budget is auto"),                        \
+      mp::enum_option("policy", "lru|lfu|lfru|s3fifo", "lru", "which cached expert a miss evicts (lfru: decayed frequency; s3fifo: probation, main and ghost queues)")
+
+}  // namespace moepage::paging

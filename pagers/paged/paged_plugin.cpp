@@ -1,0 +1,14 @@
+// The `paged` pager: a per-layer slot pool sized from a memory budget, evicting by pager.policy
+// (lru, lfu or lfru). All the work is in pagers/common/paged_pager.hpp; this is the plugin's face.
+#include "moepage/cpp/plugin_adapter.hpp"
+#include "paged_pager.hpp"
+
+namespace {
+constexpr char kName[] = "paged";
+constexpr mp_option_def kOptions[] = {MOEPAGE_PAGED_PAGER_OPTIONS};
+}  // namespace
+
+MOEPAGE_PLUGIN(kName, "0.3.0",
+               mp::make_pager_descriptor<moepage::paging::NamedPagedPager<kName>>(
+                   kName, "0.3.0", "slot pool per layer under a memory budget, evicting by policy",
+                   MP_CAP_CPU | MP_CAP_GPU | MP_CAP_PREFETCH, kOptions))

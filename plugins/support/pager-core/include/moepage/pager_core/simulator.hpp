@@ -1,0 +1,60 @@
+// Replays an expert trace through slot pools, one pool per layer, under a policy: the core of
+// `moepage simulate`.
+//
+// Replay, per layer, in trace order: the trace's requests (maximal runs of consecutive access rows
+// with the same token and layer and no hint row between them) and its hint calls. A request larger
+// than the slot count is served as consecutive chunks of at most `slots` experts.
+//
+// lru, lfu, lfru: each layer is a one-layer PagerCore, the object the live paged pager drives, so
+// requests, hints, eviction and the policy classes are the live pager's own code. A new token calls
+// begin_token; a hint call is PagerCore::prefetch, its fill left pending like a live prefetch read;
+// a chunk first commits the layer's pending prefetch fills (and a hint does so when
+// kMaxPendingPrefetchesPerLayer are pending), then is one PagerCore::plan whose fill completes at
+// once. So the simulated lru equals the live lru pager on the trace of the same run, hash-routed
+// (hinted) layers included.
+//
+// belady: the offline floor. It uses a hint as a free load just in time: an access whose expert
+// was hinted (for its layer) since the expert's previous access costs no miss, since the hint made
+// the read free and a pager could have waited for the access to do it. Evictions pick the expert
+// whose next costly (unhinted) access lies furthest in the future; an expert whose next access is
+// hinted counts as never used again (reloading it will be free). This is optimal for that cost
+// model, and every policy above it replays hints as prefetches that the model counts as free
+// loads, so belady stays at or below every policy, hints or not. Without hints it is plain Belady.
+// Belady sees, before each chunk, the next-use index of each of the chunk's experts.
+//
+// Predict rows (v3: what a pager's predictor proposed) are replayed like hints, only by policies
+// with prefetch_predictions, truncated to predict_m; belady ignores them (it knows the future).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "moepage/pager_core/policy.hpp"
+#include "moepage/pager_core/trace.hpp"
+
+namespace moepage::pager {
+
+struct SimLayerResult {
+  uint64_t accesses = 0;
+  uint64_t misses = 0;
+  uint64_t prefetch_reads = 0;  // experts a replayed hint or prediction read into a slot
+};
+
+struct SimResult {
+  PolicySpec policy;
+  uint32_t slots = 0;                 // slots per layer actually used (capped at experts)
+  std::vector<SimLayerResult> layers; // [trace.meta.layers]
+  uint64_t accesses = 0;
+  uint64_t misses = 0;
+  uint64_t prefetch_reads = 0;
+  double miss_rate() const { return accesses ? double(misses) / double(accesses) : 0.0; }
+  // Experts read per demand access: misses plus prefetch reads (belady's free loads count 0).
+  double reads_per_access() const { return accesses ? double(misses + prefetch_reads) / double(accesses) : 0.0; }
+};
+
+// Throws PagerError when slots_per_layer is 0.
+SimResult simulate(const Trace& trace, uint32_t slots_per_layer, const PolicySpec& policy);
+
+// What the live pager recorded in the trace's hit column (trace.has_outcomes must be true).
+SimResult recorded_result(const Trace& trace);
+
+}  // namespace moepage::pager

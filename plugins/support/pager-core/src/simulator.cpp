@@ -1,0 +1,207 @@
+#include "moepage/pager_core/simulator.hpp"
+
+#include <algorithm>
+
+#include "moepage/pager_core/errors.hpp"
+#include "moepage/pager_core/pager_core.hpp"
+#include "moepage/pager_core/slot_pool.hpp"
+
+namespace moepage::pager {
+
+namespace {
+
+// One layer's part of the trace: its access rows cut into chunks, and its hint rows.
+struct LayerSchedule {
+  std::vector<uint32_t> rows;      // indices into trace.rows, in order
+  std::vector<uint64_t> chunk_of;  // [rows] the chunk (one demand) each row belongs to
+  std::vector<uint32_t> hints;     // indices into trace.hints, in order
+};
+
+// The end of the hint call that starts at hints[h] (its rows have ranks 1, 2, ... after it).
+size_t hint_call_end(const Trace& trace, const LayerSchedule& s, size_t h) {
+  size_t end = h + 1;
+  while (end < s.hints.size() && trace.hints[s.hints[end]].rank != 0) ++end;
+  return end;
+}
+
+// The end of the chunk that starts at rows[k].
+size_t chunk_end(const LayerSchedule& s, size_t k) {
+  size_t end = k;
+  while (end < s.rows.size() && s.chunk_of[end] == s.chunk_of[k]) ++end;
+  return end;
+}
+
+// lru, lfu, lfru through a one-layer PagerCore, driven the way the live paged pager drives it.
+void replay_live(const Trace& trace, const LayerSchedule& s, uint32_t slots, const PolicySpec& policy,
+                 SimLayerResult& out) {
+  CoreGeometry geo;
+  geo.n_layers = 1;
+  geo.n_experts = trace.meta.experts;
+  geo.slots_per_layer = slots;
+  geo.policy = policy;
+  PagerCore core(std::move(geo));
+  std::vector<uint64_t> pending;  // prefetch fills in flight, as the live pager keeps them
+  std::vector<int32_t> ids;
+  bool started = false;
+  uint64_t token = 0;
+  auto at_token = [&](uint64_t t) {
+    if (started && t == token) return;
+    core.begin_token(t);
+    token = t;
+    started = true;
+  };
+  auto settle = [&] {
+    for (uint64_t fill : pending) core.commit_fill(0, fill);
+    pending.clear();
+  };
+  size_t h = 0;
+  for (size_t k = 0; k < s.rows.size();) {
+    while (h < s.hints.size() && trace.hints[s.hints[h]].before_row <= s.rows[k]) {
+      const size_t end = hint_call_end(trace, s, h);
+      const TraceHint& first = trace.hints[s.hints[h]];
+      const bool predicted = first.source == HintSource::Predictor;
+      if (predicted && !policy.prefetch_predictions) {
+        h = end;
+        continue;
+      }
+      ids.clear();
+      for (size_t j = h; j < end; ++j) ids.push_back(int32_t(trace.hints[s.hints[j]].expert));
+      if (predicted && policy.predict_m > 0 && ids.size() > policy.predict_m) ids.resize(policy.predict_m);
+      at_token(first.token);
+      if (pending.size() >= kMaxPendingPrefetchesPerLayer) settle();
+      const Plan& placed = core.prefetch(0, ids);
+      out.prefetch_reads += placed.size();
+      if (placed.size() > 0) pending.push_back(placed.fill);
+      h = end;
+    }
+    const size_t end = chunk_end(s, k);
+    ids.clear();
+    for (size_t j = k; j < end; ++j) ids.push_back(int32_t(trace.rows[s.rows[j]].expert));
+    at_token(trace.rows[s.rows[k]].token);
+    settle();
+    const Plan& plan = core.plan(0, ids);
+    out.misses += plan.misses;
+    if (plan.fill != 0) core.commit_fill(0, plan.fill);
+    out.accesses += ids.size();
+    k = end;
+  }
+}
+
+// Belady with hints as free just-in-time loads (see simulator.hpp).
+void replay_belady(const Trace& trace, uint32_t layer, const LayerSchedule& s, uint32_t slots,
+                   const PolicySpec& policy, SimLayerResult& out) {
+  const size_t n = s.rows.size();
+  // hinted[k]: the row's expert was hinted since its previous access of this layer.
+  std::vector<uint8_t> hinted(n, 0), hinted_since(trace.meta.experts, 0);
+  size_t h = 0;
+  for (size_t k = 0; k < n; ++k) {
+    for (; h < s.hints.size() && trace.hints[s.hints[h]].before_row <= s.rows[k]; ++h)
+      if (trace.hints[s.hints[h]].source == HintSource::Arch) hinted_since[trace.hints[s.hints[h]].expert] = 1;
+    const uint32_t e = trace.rows[s.rows[k]].expert;
+    hinted[k] = hinted_since[e];
+    hinted_since[e] = 0;
+  }
+  // next_use[k]: the chunk of the expert's next costly access; a hinted next access is free.
+  std::vector<uint64_t> next_use(n), next_costly(trace.meta.experts, BeladyPolicy::kNever);
+  for (size_t k = n; k-- > 0;) {
+    const uint32_t e = trace.rows[s.rows[k]].expert;
+    next_use[k] = next_costly[e];
+    next_costly[e] = hinted[k] ? BeladyPolicy::kNever : s.chunk_of[k];
+  }
+  SlotPool pool(layer, 0, 1, slots, trace.meta.experts, policy);
+  auto& belady = static_cast<BeladyPolicy&>(pool.policy());
+  std::vector<int32_t> experts;
+  std::vector<SlotPlan> plans(slots);
+  uint64_t last_token = trace.rows[s.rows[0]].token;
+  for (size_t k = 0; k < n;) {
+    const size_t end = chunk_end(s, k);
+    experts.clear();
+    for (size_t j = k; j < end; ++j) {
+      const uint32_t e = trace.rows[s.rows[j]].expert;
+      experts.push_back(int32_t(e));
+      belady.set_next_use(e, next_use[j]);
+    }
+    const uint64_t token = trace.rows[s.rows[k]].token;
+    if (token != last_token) pool.begin_token();
+    last_token = token;
+    const uint64_t fill = s.chunk_of[k] + 1;
+    pool.demand(experts, fill, std::span<SlotPlan>(plans.data(), experts.size()));
+    pool.commit_fill(fill);
+    for (size_t j = k; j < end; ++j)
+      if (!plans[j - k].hit && !hinted[j]) ++out.misses;
+    out.accesses += experts.size();
+    k = end;
+  }
+}
+
+}  // namespace
+
+SimResult simulate(const Trace& trace, uint32_t slots_per_layer, const PolicySpec& policy) {
+  if (slots_per_layer == 0) throw PagerError(ErrorKind::InvalidRequest, "simulate: slots per layer must be at least 1");
+  const uint32_t slots = std::min(slots_per_layer, trace.meta.experts);
+  SimResult result;
+  result.policy = policy;
+  result.slots = slots;
+  result.layers.assign(trace.meta.layers, SimLayerResult{});
+
+  // A request is a run of consecutive rows with the same token and layer that no hint row splits
+  // (a hint between two accesses means two acquires).
+  const size_t n_rows = trace.rows.size();
+  std::vector<uint8_t> hint_before(n_rows + 1, 0);
+  std::vector<LayerSchedule> layers(trace.meta.layers);
+  for (size_t i = 0; i < trace.hints.size(); ++i) {
+    const TraceHint& hint = trace.hints[i];
+    hint_before[std::min<uint64_t>(hint.before_row, n_rows)] = 1;
+    layers[hint.layer].hints.push_back(uint32_t(i));
+  }
+  std::vector<uint64_t> request(n_rows);
+  uint64_t id = 0;
+  for (size_t i = 0; i < n_rows; ++i) {
+    const TraceRow& r = trace.rows[i];
+    if (i == 0 || hint_before[i] || r.token != trace.rows[i - 1].token || r.layer != trace.rows[i - 1].layer) ++id;
+    request[i] = id;
+    layers[r.layer].rows.push_back(uint32_t(i));
+  }
+
+  for (uint32_t layer = 0; layer < trace.meta.layers; ++layer) {
+    LayerSchedule& s = layers[layer];
+    if (s.rows.empty()) continue;  // hints alone change no count
+    // Chunk boundaries: a new request, or a full chunk.
+    s.chunk_of.assign(s.rows.size(), 0);
+    uint64_t chunk = 0;
+    uint32_t in_chunk = 0;
+    for (size_t k = 0; k < s.rows.size(); ++k) {
+      if (k > 0 && (request[s.rows[k]] != request[s.rows[k - 1]] || in_chunk == slots)) {
+        ++chunk;
+        in_chunk = 0;
+      }
+      s.chunk_of[k] = chunk;
+      ++in_chunk;
+    }
+    SimLayerResult& out = result.layers[layer];
+    if (policy.kind == PolicyKind::Belady) replay_belady(trace, layer, s, slots, policy, out);
+    else replay_live(trace, s, slots, policy, out);
+    result.accesses += out.accesses;
+    result.misses += out.misses;
+    result.prefetch_reads += out.prefetch_reads;
+  }
+  return result;
+}
+
+SimResult recorded_result(const Trace& trace) {
+  if (!trace.has_outcomes)
+    throw PagerError(ErrorKind::InvalidRequest, "recorded_result: the trace has no hit column");
+  SimResult result;
+  result.layers.assign(trace.meta.layers, SimLayerResult{});
+  for (const TraceRow& r : trace.rows) {
+    ++result.layers[r.layer].accesses;
+    if (!r.hit) ++result.layers[r.layer].misses;
+  }
+  for (const auto& l : result.layers) {
+    result.accesses += l.accesses;
+    result.misses += l.misses;
+  }
+  return result;
+}
+
+}  // namespace moepage::pager

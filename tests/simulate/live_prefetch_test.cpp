@@ -1,0 +1,100 @@
+// The simulator's lru+prefetch against the live adapter-prefetch pager: record a trace with
+// `moepage run --trace` on the committed tiny model and its trained predictor
+// (models/ds4-debian-tiny/prefetch.hfadpt), replay it with the pager's slot count, and require the
+// same misses on every layer. The trace carries the predictor's proposals (v3 predict rows, from
+// the pager's ABI 1.3 prediction events), so the simulator prefetches exactly what the live pager
+// prefetched; a policy judged by `moepage simulate` on recorded predictions is the live one.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ablate/trace_input.hpp"
+#include "moepage/pager_core/simulator.hpp"
+
+using namespace moepage;
+
+namespace {
+
+std::string read(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+constexpr uint32_t kLayers = 8, kHashLayers = 3, kTopM = 8;
+
+nlohmann::json run_prefetch(const std::filesystem::path& dir, const std::string& trace_path) {
+  const std::filesystem::path stats_path = dir / "stats.json";
+  const std::string cmd = std::string(MOEPAGE_BINARY_DIR "/bin/moepage --log-level warn run") +
+                          " --profile " MOEPAGE_SOURCE_DIR "/configs/lru.yaml" +
+                          " --model " MOEPAGE_SOURCE_DIR "/models/ds4-debian-tiny" +
+                          " --plugin-dir " MOEPAGE_PLUGIN_BUILD_DIR + " --set pager.plugin=adapter-prefetch" +
+                          " --set pager.adapter=" MOEPAGE_SOURCE_DIR "/models/ds4-debian-tiny/prefetch.hfadpt" +
+                          " --set pager.budget=3MiB --set pager.top_m=" + std::to_string(kTopM) +
+                          " --prompt \"The kernel scheduler decides which task runs next on each CPU\"" +
+                          " --max-tokens 64 --trace " + trace_path + " --stats-json " + stats_path.string() + " > " +
+                          (dir / "stdout.txt").string() + " 2> " + (dir / "stderr.txt").string();
+  const int rc = std::system(cmd.c_str());
+  INFO("stderr: " << read(dir / "stderr.txt"));
+  REQUIRE(rc == 0);
+  return nlohmann::json::parse(read(stats_path));
+}
+
+}  // namespace
+
+TEST_CASE("the simulated lru+prefetch misses equal the live adapter-prefetch pager's on every layer") {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("moepage-live-prefetch-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path trace_path = dir / "run.trace";
+  const nlohmann::json stats = run_prefetch(dir, trace_path.string());
+  const uint32_t slots = stats["pager"]["slots_per_layer"].get<uint32_t>();
+  REQUIRE(slots == 15);  // 3 MiB of 204 KiB slots: a quarter of the 64 experts
+
+  const pager::Trace trace = ablate::load_trace(trace_path);
+  REQUIRE(trace.meta.layers == kLayers);
+  REQUIRE(trace.meta.version == 3);
+  CHECK(trace.rows.size() == stats["pager"]["accesses"].get<uint64_t>());
+
+  // Predictions arrive for every scored layer (the adapter predicts each from the layer before), and
+  // the predictor's counters agree with the rows the trace holds.
+  std::vector<uint64_t> predicted(kLayers, 0);
+  for (const pager::TraceHint& h : trace.hints)
+    if (h.source == pager::HintSource::Predictor) ++predicted[h.layer];
+  uint64_t all_predicted = 0;
+  for (uint32_t l = 0; l < kLayers; ++l) {
+    INFO("layer " << l);
+    CHECK((predicted[l] > 0) == (l >= kHashLayers));
+    all_predicted += predicted[l];
+  }
+  CHECK(all_predicted == stats["pager"]["predictions"].get<uint64_t>());
+
+  pager::PolicySpec with_predictions{pager::PolicyKind::Lru, 0.0};
+  with_predictions.prefetch_predictions = true;
+  const pager::SimResult sim = pager::simulate(trace, slots, with_predictions);
+  const pager::SimResult plain = pager::simulate(trace, slots, {pager::PolicyKind::Lru, 0.0});
+  for (uint32_t l = 0; l < kLayers; ++l) {
+    INFO("layer " << l);
+    CHECK(sim.layers[l].accesses == stats["layers"][l]["accesses"].get<uint64_t>());
+    CHECK(sim.layers[l].misses == stats["layers"][l]["misses"].get<uint64_t>());
+  }
+  CHECK(sim.misses == stats["pager"]["misses"].get<uint64_t>());
+  CHECK(sim.prefetch_reads == stats["pager"]["prefetch_issued"].get<uint64_t>());
+  // Ignoring the predict rows is plain lru, which misses more on this trace: the replay matters.
+  CHECK(plain.misses > sim.misses);
+  // Truncating each proposal changes what is prefetched, so the count must be honoured.
+  pager::PolicySpec fewer = with_predictions;
+  fewer.predict_m = 2;
+  CHECK(pager::simulate(trace, slots, fewer).prefetch_reads < sim.prefetch_reads);
+  std::filesystem::remove_all(dir);
+}
