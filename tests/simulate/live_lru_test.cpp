@@ -20,37 +20,20 @@
 #include <nlohmann/json.hpp>
 
 #include "ablate/trace_input.hpp"
+#include "live_run.hpp"
 #include "moepage/pager_core/simulator.hpp"
 
 using namespace moepage;
 
 namespace {
 
-std::string read(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 constexpr uint32_t kLayers = 8, kHashLayers = 3, kSlots = 16;
 
 // `moepage run` of the tiny model under the lru pager; returns the stats JSON.
 nlohmann::json run_lru(const std::filesystem::path& dir, const std::string& budget, const std::string& trace_path) {
-  const std::filesystem::path stats_path = dir / "stats.json";
-  const std::string cmd = std::string(MOEPAGE_BINARY_DIR "/bin/moepage --log-level warn run") +
-                          " --profile " MOEPAGE_SOURCE_DIR "/configs/lru.yaml" +
-                          " --model " MOEPAGE_SOURCE_DIR "/models/ds4-debian-tiny" +
-                          " --plugin-dir " MOEPAGE_PLUGIN_BUILD_DIR + " --set pager.budget=" + budget +
-                          " --set pager.policy=lru" +
-                          " --prompt-ids 1,20,300,4000,50,600,7000,80,9,110,1200,13,1400,150,1600,170" +
-                          " --max-tokens 64" + (trace_path.empty() ? "" : " --trace " + trace_path) +
-                          " --stats-json " + stats_path.string() + " > " + (dir / "stdout.txt").string() + " 2> " +
-                          (dir / "stderr.txt").string();
-  const int rc = std::system(cmd.c_str());
-  INFO("stderr: " << read(dir / "stderr.txt"));
-  REQUIRE(rc == 0);
-  return nlohmann::json::parse(read(stats_path));
+  return live_run::run_tiny(dir, " --set pager.budget=" + budget + " --set pager.policy=lru" +
+                                     " --prompt-ids 1,20,300,4000,50,600,7000,80,9,110,1200,13,1400,150,1600,170" +
+                                     " --max-tokens 64" + (trace_path.empty() ? "" : " --trace " + trace_path));
 }
 
 }  // namespace
