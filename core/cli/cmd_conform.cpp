@@ -21,10 +21,6 @@ namespace {
 
 constexpr int kExitNotAvailable = 3;
 
-std::vector<std::string> strings_of(const po::variables_map& vm, const char* key) {
-  return vm.count(key) ? vm[key].as<std::vector<std::string>>() : std::vector<std::string>{};
-}
-
 std::vector<std::pair<std::string, std::string>> parse_assignments(const std::vector<std::string>& items) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const std::string& item : items) {

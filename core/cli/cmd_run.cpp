@@ -11,10 +11,10 @@
 
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
-#include "cli/component_resolution.hpp"
 #include "cli/generate.hpp"
 #include "cli/generation_config.hpp"
 #include "cli/interrupt.hpp"
+#include "cli/plugin_stack_loading.hpp"
 #include "cli/run_stats.hpp"
 #include "host/host_api.hpp"
 #include "host/log.hpp"
@@ -27,22 +27,7 @@
 
 namespace moepage::cli {
 namespace po = boost::program_options;
-namespace fs = std::filesystem;
 namespace {
-
-// A YAML single-quoted scalar: the value survives --set parsing whatever characters it holds.
-std::string yaml_quote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) {
-    out += c;
-    if (c == '\'') out += '\'';
-  }
-  return out + "'";
-}
-
-std::vector<std::string> strings_of(const po::variables_map& vm, const char* key) {
-  return vm.count(key) ? vm[key].as<std::vector<std::string>>() : std::vector<std::string>{};
-}
 
 // The prompt as token ids: prompt_ids as given, or the text through the model's tokenizer.json.
 std::vector<int32_t> prompt_ids(const profile::Profile& p, const std::optional<tokenizer::Tokenizer>& tok) {
@@ -149,12 +134,7 @@ int cmd_run(int argc, char** argv) {
 
   // First: a profile asking for a device this build or machine lacks fails before anything loads.
   std::unique_ptr<host::DeviceService> device = make_device_service(prof.device, prof.source.string() + ": device");
-  if (prof.model.empty()) {
-    throw std::runtime_error(prof.source.string() + ": no model: set model: in the profile or pass --model DIR");
-  }
-  if (!fs::is_directory(prof.model)) {
-    throw std::runtime_error("model folder " + prof.model.string() + " does not exist or is not a folder");
-  }
+  require_model_folder(prof);
   // Values the user wrote (a profile of theirs, --set, the flags) win over generation_config.json;
   // the default profile's values are defaults like the model's.
   const auto user_set = [&](const std::string& key) {
@@ -177,37 +157,25 @@ int cmd_run(int argc, char** argv) {
   registry.scan(host::default_discovery_dirs(strings_of(*vm, "plugin-dir")));
 
   // Everything the profile names is found and validated before anything is created.
-  ResolvedComponent transport = resolve_component(registry, prof.transport, prof.source.string());
-  ResolvedComponent pager = resolve_component(registry, prof.pager, prof.source.string());
-  ResolvedComponent arch = resolve_arch(registry, prof);
-  log->info("model {}, arch {}, pager {}, transport {}", prof.model.string(), arch.component->name(),
-            pager.component->name(), transport.component->name());
+  ResolvedStack resolved = resolve_stack(registry, prof);
+  const std::string pager_name = resolved.pager.component->name();
+  log->info("model {}, arch {}, pager {}, transport {}", prof.model.string(), resolved.arch.component->name(),
+            pager_name, resolved.transport.component->name());
 
-  std::optional<tokenizer::Tokenizer> tok;
-  if (fs::exists(prof.model / "tokenizer.json")) tok = tokenizer::Tokenizer::load(prof.model / "tokenizer.json");
+  const std::optional<tokenizer::Tokenizer> tok = load_model_tokenizer(prof.model);
   const std::vector<int32_t> prompt = prompt_ids(prof, tok);
 
   std::optional<TraceWriter> trace;  // before the stack: the architecture calls the pager through it
-  host::PluginStack stack;
-  const auto load_start = std::chrono::steady_clock::now();
-  const std::string model_dir = prof.model.string();
-  mp_arch_create_args arch_args{sizeof(mp_arch_create_args), host.get(), arch.options.c_options(), model_dir.c_str()};
-  stack.arch = mp::ArchHandle::create(*arch.component->descriptor, arch.component->library, arch_args);
-  const mp_model_info info = stack.arch.describe();
-  const mp_expert_catalog* catalog = stack.arch.expert_catalog();
-
-  stack.transport = mp::TransportHandle::create(*transport.component->descriptor, transport.component->library,
-                                                host.get(), transport.options.c_options());
-  mp_pager_create_args pager_args{sizeof(mp_pager_create_args), host.get(), pager.options.c_options(), catalog,
-                                  stack.transport.ref(), info.dense_bytes};
-  stack.pager = mp::PagerHandle::create(*pager.component->descriptor, pager.component->library, pager_args);
-  if (vm->count("trace")) {
-    trace.emplace((*vm)["trace"].as<std::string>(), catalog->n_layers, catalog->n_experts, catalog->top_k);
-    if (!stack.pager.set_trace(&TraceWriter::on_event, &*trace))
-      log->warn("pager {} writes no traces", pager.component->name());
-  }
-  stack.arch.bind_pager(trace ? trace->recording(stack.pager.ref()) : stack.pager.ref());
-  const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+  LoadedStack loaded = create_stack(resolved, host.get(), [&](mp::PagerHandle& pager, const mp_expert_catalog& catalog) {
+    if (!vm->count("trace")) return pager.ref();
+    trace.emplace((*vm)["trace"].as<std::string>(), catalog.n_layers, catalog.n_experts, catalog.top_k);
+    if (!pager.set_trace(&TraceWriter::on_event, &*trace)) log->warn("pager {} writes no traces", pager_name);
+    return trace->recording(pager.ref());
+  });
+  host::PluginStack& stack = loaded.stack;
+  const mp_model_info& info = loaded.info;
+  const mp_expert_catalog* catalog = loaded.catalog;
+  const double load_seconds = loaded.load_seconds;
 
   std::optional<tokenizer::StreamDecoder> text;
   if (tok) text.emplace(*tok);
@@ -220,9 +188,10 @@ int cmd_run(int argc, char** argv) {
   const std::vector<int32_t> generated = generate(
       stack.arch, info, prompt, prof.generate,
       [&](int32_t id) {
-        if (!text) return;
+        if (!text) return true;
         std::cout << text->push(id) << std::flush;
         output::check_stdout();  // a full disk or a closed terminal ends the run now, not at the end
+        return true;
       },
       times, sink, [] { return InterruptGuard::received() != 0; });
   const int signal = InterruptGuard::received();

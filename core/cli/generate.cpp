@@ -17,7 +17,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 std::vector<int32_t> generate(mp::ArchHandle& arch, const mp_model_info& info, std::span<const int32_t> prompt,
-                              const profile::GenerateSettings& settings, const std::function<void(int32_t)>& on_token,
+                              const profile::GenerateSettings& settings, const std::function<bool(int32_t)>& on_token,
                               GenerationTimes& times, const LogitsSink& on_logits, const StopRequested& stop) {
   if (prompt.empty()) throw std::runtime_error("the prompt is empty: set generate.prompt or generate.prompt_ids");
   for (int32_t id : prompt) {
@@ -69,8 +69,9 @@ std::vector<int32_t> generate(mp::ArchHandle& arch, const mp_model_info& info, s
   start = std::chrono::steady_clock::now();
   for (uint32_t step = 0; step < settings.max_tokens; ++step) {
     out.push_back(next);
-    on_token(next);
-    if ((next == info.eos_token && !settings.ignore_eos) || step + 1 == settings.max_tokens || (stop && stop())) break;
+    if (!on_token(next) || (next == info.eos_token && !settings.ignore_eos) || step + 1 == settings.max_tokens ||
+        (stop && stop()))
+      break;
     next = next_after(std::span<const int32_t>(&out.back(), 1));
     ++times.decoded;
   }

@@ -1,5 +1,5 @@
-// The decode loop of `moepage run`: the prompt as one prefill, then one token per forward until
-// max_tokens or the end-of-sequence token.
+// The decode loop of `moepage run` and `moepage serve`: the prompt as one prefill, then one token
+// per forward until max_tokens, the end-of-sequence token, or the caller says stop.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -24,10 +24,11 @@ using LogitsSink = std::function<void(const float* rows, uint32_t n_rows)>;
 // Asked after each token is picked; true ends generation there (an interrupted run).
 using StopRequested = std::function<bool()>;
 
-// Returns the generated ids (without the prompt); `on_token` sees each one as it is picked.
+// Returns the generated ids (without the prompt); `on_token` sees each one as it is picked and
+// returns false to stop there (a stop string matched, a client went away): no further forward runs.
 // Throws std::runtime_error for a prompt id outside the vocabulary or an empty prompt.
 std::vector<int32_t> generate(mp::ArchHandle& arch, const mp_model_info& info, std::span<const int32_t> prompt,
-                              const profile::GenerateSettings& settings, const std::function<void(int32_t)>& on_token,
+                              const profile::GenerateSettings& settings, const std::function<bool(int32_t)>& on_token,
                               GenerationTimes& times, const LogitsSink& on_logits = {},
                               const StopRequested& stop = {});
 
