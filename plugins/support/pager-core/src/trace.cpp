@@ -220,17 +220,6 @@ Trace parse_trace(std::string_view text, std::string_view name) {
   return trace;
 }
 
-Trace read_trace_file(const std::string& path) {
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f) throw PagerError(ErrorKind::Format, path + ": cannot open the trace (" + std::strerror(errno) + ")");
-  std::string text;
-  char buf[1 << 16];
-  size_t got;
-  while ((got = std::fread(buf, 1, sizeof buf, f.get())) > 0) text.append(buf, got);
-  if (std::ferror(f.get())) throw PagerError(ErrorKind::Format, path + ": read failed (" + std::strerror(errno) + ")");
-  return parse_trace(text, path);
-}
-
 std::string trace_header(const TraceMeta& meta) {
   std::string s = "# moepage-trace v" + std::to_string(meta.version) + " layers=" + std::to_string(meta.layers) + " experts=" + std::to_string(meta.experts);
   if (meta.top_k) s += " top_k=" + std::to_string(meta.top_k);

@@ -26,6 +26,7 @@
 // with prefetch_predictions, truncated to predict_m; belady ignores them (it knows the future).
 #pragma once
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "moepage/pager_core/policy.hpp"
@@ -41,7 +42,9 @@ struct SimLayerResult {
 
 struct SimResult {
   PolicySpec policy;
-  uint32_t slots = 0;                 // slots per layer actually used (capped at experts)
+  uint32_t slots = 0;                 // slots per layer actually used (capped at experts); with a
+                                      // split, the uniform count whose total the split shares out
+  std::vector<uint32_t> layer_slots;  // [trace.meta.layers] the slots each layer had
   std::vector<SimLayerResult> layers; // [trace.meta.layers]
   uint64_t accesses = 0;
   uint64_t misses = 0;
@@ -51,8 +54,31 @@ struct SimResult {
   double reads_per_access() const { return accesses ? double(misses + prefetch_reads) / double(accesses) : 0.0; }
 };
 
-// Throws PagerError when slots_per_layer is 0.
+// Throws PagerError when slots_per_layer is 0. With policy.split_by_trace, the total
+// slots_per_layer x layers is first split per layer by this trace's reuse (split.hpp).
 SimResult simulate(const Trace& trace, uint32_t slots_per_layer, const PolicySpec& policy);
+// Each layer with its own slot count ([trace.meta.layers], each at least 1, capped at experts).
+SimResult simulate_layers(const Trace& trace, std::span<const uint32_t> layer_slots, const PolicySpec& policy);
+
+// The trace cut into per-layer schedules once, so one layer can be replayed at many slot counts
+// (the miss curves behind split.hpp). Keeps a reference to the trace.
+class TraceReplay {
+ public:
+  struct LayerSchedule {
+    std::vector<uint32_t> rows;      // indices into trace.rows, in order
+    std::vector<uint64_t> request;   // [rows] the request (one acquire) each row belongs to
+    std::vector<uint64_t> chunk_of;  // [rows] the chunk (one demand) each row belongs to
+    std::vector<uint32_t> hints;     // indices into trace.hints, in order
+  };
+  explicit TraceReplay(const Trace& trace);
+  bool has_rows(uint32_t layer) const;
+  // One layer's counts at `slots` slots (capped at the experts) under `policy`.
+  SimLayerResult replay(uint32_t layer, uint32_t slots, const PolicySpec& policy) const;
+
+ private:
+  const Trace& trace_;
+  std::vector<LayerSchedule> layers_;
+};
 
 // What the live pager recorded in the trace's hit column (trace.has_outcomes must be true).
 SimResult recorded_result(const Trace& trace);

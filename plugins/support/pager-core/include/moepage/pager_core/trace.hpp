@@ -73,6 +73,8 @@ struct Trace {
 
 // Throws PagerError(ErrorKind::Format) naming `name` and the line.
 Trace parse_trace(std::string_view text, std::string_view name);
+// A trace file: plain text, or xz-compressed when the name ends in ".xz" (decoded with liblzma,
+// so a pager plugin can read the committed compressed traces without running a program).
 Trace read_trace_file(const std::string& path);
 
 // "# moepage-trace vV layers=L experts=E top_k=K\n" (top_k left out when 0).
