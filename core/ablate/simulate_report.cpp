@@ -181,7 +181,8 @@ std::string simulate_table(const SimulateReport& r, bool per_layer) {
   out << "\n|---:|";
   for (size_t i = 0; i < np; ++i) out << "---:|";
   if (has_belady) {
-    for (size_t i = 0; i + 1 < np; ++i) out << "---:|";
+    for (const auto& p : r.policies)
+      if (p.kind != PolicyKind::Belady) out << "---:|";
   }
   out << "\n";
   const size_t bi = size_t(belady - r.policies.begin());
@@ -191,7 +192,7 @@ std::string simulate_table(const SimulateReport& r, bool per_layer) {
     for (size_t p = 0; p < np; ++p) out << " " << pct(row[p].misses, row[p].accesses) << " |";
     if (has_belady) {
       for (size_t p = 0; p < np; ++p) {
-        if (p == bi) continue;
+        if (r.policies[p].kind == PolicyKind::Belady) continue;  // as in the header
         char buf[32];
         if (row[bi].misses) std::snprintf(buf, sizeof buf, "%.2fx", double(row[p].misses) / double(row[bi].misses));
         else std::snprintf(buf, sizeof buf, "%s", row[p].misses ? "inf" : "1.00x");

@@ -61,11 +61,11 @@ TEST_CASE("the core sizes each layer's pools from layer_slots and bounds request
 
   CoreGeometry bad = moepage::test::small_geometry(4);
   bad.layer_slots = {4, 4};
-  CHECK_THROWS_WITH(PagerCore(bad), "pager core: layer_slots has 2 entries, expected one per layer (3)");
+  CHECK_THROWS_WITH(PagerCore{bad}, "pager core: layer_slots has 2 entries, expected one per layer (3)");
   bad.layer_slots = {0, 9, 4};
-  CHECK_THROWS_WITH(PagerCore(bad), "pager core: layer 1: slots must be in 1..8, got 9");
+  CHECK_THROWS_WITH(PagerCore{bad}, "pager core: layer 1: slots must be in 1..8, got 9");
   bad.layer_slots = {0, 0, 4};
-  CHECK_THROWS_WITH(PagerCore(bad), "pager core: layer 1: slots must be in 1..8, got 0");
+  CHECK_THROWS_WITH(PagerCore{bad}, "pager core: layer 1: slots must be in 1..8, got 0");
 }
 
 TEST_CASE("the greedy split gives more slots to the layer with more reuse, and misses no more than uniform") {
