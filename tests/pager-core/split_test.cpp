@@ -51,7 +51,8 @@ TEST_CASE("the core sizes each layer's pools from layer_slots and bounds request
   CHECK(core.slots(2) == 6);
   CHECK(core.pool(1).n_slots() == 2);
   CHECK(core.pool(2).n_slots() == 6);
-  CHECK(core.slots_per_layer() == 4);  // the uniform count stays what stats report
+  CHECK(core.slots_per_layer() == 4);  // the uniform count the total came from
+  CHECK(core.min_layer_slots() == 2);  // what stats report: the largest request every layer serves
   const std::vector<int32_t> five = {0, 1, 2, 3, 4};
   CHECK_THROWS_WITH(core.plan(1, std::span<const int32_t>(five.data(), 3)),
                     "layer 1: request of 3 experts exceeds the layer's 2 slots");

@@ -156,7 +156,7 @@ TEST_CASE("slot, policy and layer lists refuse what they cannot mean") {
   CHECK_THROWS_AS(ablate::parse_slot_list("many"), std::invalid_argument);
   CHECK(ablate::parse_policy_list("lfru:32")[0].half_life == 32.0);
   CHECK_THROWS_WITH_AS(ablate::parse_policy_list("lru,arc"),
-                       "--policies: unknown policy 'arc' (expected lru, lfu, lfru, belady)", std::invalid_argument);
+                       "--policies: unknown policy 'arc' (expected lru, lfu, lfru, s3fifo, belady)", std::invalid_argument);
   CHECK_THROWS_AS(ablate::parse_policy_list("lru:4"), std::invalid_argument);
   CHECK(ablate::parse_layer_range("3") == std::make_pair(3u, 3u));
   CHECK(ablate::parse_layer_range("0-7") == std::make_pair(0u, 7u));

@@ -89,6 +89,13 @@ PagerCore::PagerCore(CoreGeometry geometry) : geo_(std::move(geometry)) {
   seen_.assign(geo_.n_experts, 0);
 }
 
+uint32_t PagerCore::min_layer_slots() const {
+  uint32_t least = geo_.slots_per_layer;
+  for (uint32_t l = 0; l < geo_.n_layers; ++l)
+    if (geo_.paged[l]) least = std::min(least, slots(l));
+  return least;
+}
+
 const SlotPool& PagerCore::pool(uint32_t layer, uint32_t part) const {
   check_layer(layer);
   if (part >= geo_.pools_per_layer)

@@ -155,19 +155,21 @@ TraceReplay::TraceReplay(const Trace& trace) : trace_(trace), layers_(trace.meta
 
 bool TraceReplay::has_rows(uint32_t layer) const { return layer < layers_.size() && !layers_[layer].rows.empty(); }
 
-SimLayerResult TraceReplay::replay(uint32_t layer, uint32_t slots, const PolicySpec& policy) const {
+SimLayerResult TraceReplay::replay(uint32_t layer, uint32_t slots, const PolicySpec& policy,
+                                   uint32_t max_request) const {
   if (slots == 0)
     throw PagerError(ErrorKind::InvalidRequest, "simulate: layer " + std::to_string(layer) + " needs at least 1 slot");
   SimLayerResult out;
   if (!has_rows(layer)) return out;  // hints alone change no count
   slots = std::min(slots, trace_.meta.experts);
+  const uint32_t chunk_limit = max_request == 0 ? slots : std::min(max_request, slots);
   // Chunk boundaries: a new request, or a full chunk.
   LayerSchedule s = layers_[layer];
   s.chunk_of.assign(s.rows.size(), 0);
   uint64_t chunk = 0;
   uint32_t in_chunk = 0;
   for (size_t k = 0; k < s.rows.size(); ++k) {
-    if (k > 0 && (s.request[k] != s.request[k - 1] || in_chunk == slots)) {
+    if (k > 0 && (s.request[k] != s.request[k - 1] || in_chunk == chunk_limit)) {
       ++chunk;
       in_chunk = 0;
     }
@@ -179,7 +181,8 @@ SimLayerResult TraceReplay::replay(uint32_t layer, uint32_t slots, const PolicyS
   return out;
 }
 
-SimResult simulate_layers(const Trace& trace, std::span<const uint32_t> layer_slots, const PolicySpec& policy) {
+SimResult simulate_layers(const Trace& trace, std::span<const uint32_t> layer_slots, const PolicySpec& policy,
+                          uint32_t max_request) {
   if (layer_slots.size() != trace.meta.layers)
     throw PagerError(ErrorKind::InvalidRequest, "simulate: " + std::to_string(layer_slots.size()) +
                                                     " slot counts for a trace of " +
@@ -196,7 +199,7 @@ SimResult simulate_layers(const Trace& trace, std::span<const uint32_t> layer_sl
     max_slots = std::max(max_slots, slots);
     if (!replay.has_rows(layer)) continue;
     SimLayerResult& out = result.layers[layer];
-    out = replay.replay(layer, slots, policy);
+    out = replay.replay(layer, slots, policy, max_request);
     result.accesses += out.accesses;
     result.misses += out.misses;
     result.prefetch_reads += out.prefetch_reads;
@@ -209,6 +212,7 @@ SimResult simulate(const Trace& trace, uint32_t slots_per_layer, const PolicySpe
   if (slots_per_layer == 0) throw PagerError(ErrorKind::InvalidRequest, "simulate: slots per layer must be at least 1");
   const uint32_t slots = std::min(slots_per_layer, trace.meta.experts);
   std::vector<uint32_t> layer_slots(trace.meta.layers, slots);
+  uint32_t max_request = 0;
   if (policy.split_by_trace) {
     // The same total the uniform pools hold, split by each layer's simulated reuse (split.hpp).
     std::vector<uint8_t> accessed(trace.meta.layers, 0);
@@ -222,9 +226,14 @@ SimResult simulate(const Trace& trace, uint32_t slots_per_layer, const PolicySpe
     request.policy = policy;
     request.policy.split_by_trace = false;
     layer_slots = split_slots_by_reuse(trace, request).slots;
+    // A live pager serves requests of at most its smallest layer's slots (stats report that, and
+    // the architecture cuts prefill bands to it), so requests are chunked at that size everywhere.
+    max_request = slots;
+    for (uint32_t l = 0; l < trace.meta.layers; ++l)
+      if (request.layers[l]) max_request = std::min(max_request, layer_slots[l]);
     for (uint32_t& s : layer_slots) s = std::max(s, 1u);  // layers without accesses: any count will do
   }
-  SimResult result = simulate_layers(trace, layer_slots, policy);
+  SimResult result = simulate_layers(trace, layer_slots, policy, max_request);
   result.slots = slots;
   return result;
 }

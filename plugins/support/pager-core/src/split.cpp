@@ -39,7 +39,11 @@ SplitPlan split_slots_by_reuse(const Trace& trace, const SplitRequest& request) 
   plan.misses.assign(n_layers, 0);
   // next_misses[l]: the layer's misses at slots[l] + 1 (valid while slots[l] < n_experts).
   std::vector<uint64_t> next_misses(n_layers, 0);
-  auto misses_at = [&](uint32_t l, uint32_t slots) { return replay.replay(l, slots, request.policy).misses; };
+  // Requests are cut at min_slots, the largest request a live pager with this split is likely to
+  // serve (its smallest layer usually keeps the minimum); see simulate_layers.
+  auto misses_at = [&](uint32_t l, uint32_t slots) {
+    return replay.replay(l, slots, request.policy, request.min_slots).misses;
+  };
   uint64_t left = request.total_slots;
   for (uint32_t l = 0; l < n_layers; ++l) {
     if (!in_split[l]) continue;

@@ -3,7 +3,7 @@
 //
 // Replay, per layer, in trace order: the trace's requests (maximal runs of consecutive access rows
 // with the same token and layer and no hint row between them) and its hint calls. A request larger
-// than the slot count is served as consecutive chunks of at most `slots` experts.
+// than the slot count is served as consecutive chunks of at most `slots` experts (or max_request).
 //
 // lru, lfu, lfru: each layer is a one-layer PagerCore, the object the live paged pager drives, so
 // requests, hints, eviction and the policy classes are the live pager's own code. A new token calls
@@ -58,7 +58,11 @@ struct SimResult {
 // slots_per_layer x layers is first split per layer by this trace's reuse (split.hpp).
 SimResult simulate(const Trace& trace, uint32_t slots_per_layer, const PolicySpec& policy);
 // Each layer with its own slot count ([trace.meta.layers], each at least 1, capped at experts).
-SimResult simulate_layers(const Trace& trace, std::span<const uint32_t> layer_slots, const PolicySpec& policy);
+// max_request > 0 cuts requests into chunks of at most that many experts in every layer, as a live
+// pager with a split does (its architecture cuts prefill bands to the smallest layer's slots);
+// 0: each layer's own slots.
+SimResult simulate_layers(const Trace& trace, std::span<const uint32_t> layer_slots, const PolicySpec& policy,
+                          uint32_t max_request = 0);
 
 // The trace cut into per-layer schedules once, so one layer can be replayed at many slot counts
 // (the miss curves behind split.hpp). Keeps a reference to the trace.
@@ -72,8 +76,9 @@ class TraceReplay {
   };
   explicit TraceReplay(const Trace& trace);
   bool has_rows(uint32_t layer) const;
-  // One layer's counts at `slots` slots (capped at the experts) under `policy`.
-  SimLayerResult replay(uint32_t layer, uint32_t slots, const PolicySpec& policy) const;
+  // One layer's counts at `slots` slots (capped at the experts) under `policy`, requests cut into
+  // chunks of at most max_request experts (0: slots).
+  SimLayerResult replay(uint32_t layer, uint32_t slots, const PolicySpec& policy, uint32_t max_request = 0) const;
 
  private:
   const Trace& trace_;
