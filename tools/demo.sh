@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# moepage demo: the ablation demo (a synthesized `small` DeepSeek-V4, resident vs LRU budgets vs
-# adapter-prefetch: one table with ids==arm0 per arm, plus an SVG plot), then the trained
-# models/ds4-debian-tiny from a text prompt, streaming text.
+# moepage demo: the ablation demo on the trained models/ds4-debian-tiny (resident vs LRU budgets vs
+# adapter-prefetch with the trained predictor: one table with ids==arm0 and hit rates per arm, plus
+# an SVG plot), then the same model from a text prompt, streaming text.
 #   tools/demo.sh BUILD_DIR
 # BUILD_DIR is a configured and built tree (cmake --build BUILD_DIR --target moepage
 # moepage-arch-deepseek4 moepage-pager-resident moepage-transport-pread).

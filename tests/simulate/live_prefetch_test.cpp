@@ -18,36 +18,21 @@
 #include <nlohmann/json.hpp>
 
 #include "ablate/trace_input.hpp"
+#include "live_run.hpp"
 #include "moepage/pager_core/simulator.hpp"
 
 using namespace moepage;
 
 namespace {
 
-std::string read(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 constexpr uint32_t kLayers = 8, kHashLayers = 3, kTopM = 8;
 
 nlohmann::json run_prefetch(const std::filesystem::path& dir, const std::string& trace_path) {
-  const std::filesystem::path stats_path = dir / "stats.json";
-  const std::string cmd = std::string(MOEPAGE_BINARY_DIR "/bin/moepage --log-level warn run") +
-                          " --profile " MOEPAGE_SOURCE_DIR "/configs/lru.yaml" +
-                          " --model " MOEPAGE_SOURCE_DIR "/models/ds4-debian-tiny" +
-                          " --plugin-dir " MOEPAGE_PLUGIN_BUILD_DIR + " --set pager.plugin=adapter-prefetch" +
-                          " --set pager.adapter=" MOEPAGE_SOURCE_DIR "/models/ds4-debian-tiny/prefetch.hfadpt" +
-                          " --set pager.budget=3MiB --set pager.top_m=" + std::to_string(kTopM) +
-                          " --prompt \"The kernel scheduler decides which task runs next on each CPU\"" +
-                          " --max-tokens 64 --trace " + trace_path + " --stats-json " + stats_path.string() + " > " +
-                          (dir / "stdout.txt").string() + " 2> " + (dir / "stderr.txt").string();
-  const int rc = std::system(cmd.c_str());
-  INFO("stderr: " << read(dir / "stderr.txt"));
-  REQUIRE(rc == 0);
-  return nlohmann::json::parse(read(stats_path));
+  return live_run::run_tiny(dir, " --set pager.plugin=adapter-prefetch --set pager.adapter=" MOEPAGE_SOURCE_DIR
+                                 "/models/ds4-debian-tiny/prefetch.hfadpt --set pager.budget=3MiB --set pager.top_m=" +
+                                     std::to_string(kTopM) +
+                                     " --prompt \"The kernel scheduler decides which task runs next on each CPU\"" +
+                                     " --max-tokens 64 --trace " + trace_path);
 }
 
 }  // namespace

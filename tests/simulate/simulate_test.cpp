@@ -156,8 +156,23 @@ TEST_CASE("slot, policy and layer lists refuse what they cannot mean") {
   CHECK_THROWS_AS(ablate::parse_slot_list("many"), std::invalid_argument);
   CHECK(ablate::parse_policy_list("lfru:32")[0].half_life == 32.0);
   CHECK_THROWS_WITH_AS(ablate::parse_policy_list("lru,arc"),
-                       "--policies: unknown policy 'arc' (expected lru, lfu, lfru, s3fifo, belady)", std::invalid_argument);
+                       "--policies: unknown policy 'arc' (expected lru, lfu, lfru, s3fifo, belady)",
+                       std::invalid_argument);
   CHECK_THROWS_AS(ablate::parse_policy_list("lru:4"), std::invalid_argument);
+  // POLICY+prefetch[:M]: the trace's predictions are prefetched, M per proposal (0: all).
+  const auto with = ablate::parse_policy_list("lru+prefetch,lfru:16+prefetch:3,s3fifo");
+  REQUIRE(with.size() == 3);
+  CHECK(with[0].prefetch_predictions);
+  CHECK(with[0].predict_m == 0);
+  CHECK(with[1].kind == pager::PolicyKind::Lfru);
+  CHECK(with[1].half_life == 16.0);
+  CHECK(with[1].predict_m == 3);
+  CHECK_FALSE(with[2].prefetch_predictions);
+  CHECK(ablate::policy_label(with[1]) == "lfru:16+prefetch:3");
+  CHECK_THROWS_WITH_AS(ablate::parse_policy_list("belady+prefetch"),
+                       "--policies: belady takes no +prefetch (it knows the future)", std::invalid_argument);
+  CHECK_THROWS_AS(ablate::parse_policy_list("lru+prefetch:0"), std::invalid_argument);
+  CHECK_THROWS_AS(ablate::parse_policy_list("lru+prefetchx"), std::invalid_argument);
   CHECK(ablate::parse_layer_range("3") == std::make_pair(3u, 3u));
   CHECK(ablate::parse_layer_range("0-7") == std::make_pair(0u, 7u));
   CHECK_THROWS_AS(ablate::parse_layer_range("5-2"), std::invalid_argument);

@@ -66,7 +66,7 @@ int32_t S3FifoPolicy::choose_victim(std::span<const uint32_t> candidates, std::s
       int32_t& oldest = small_[slot] ? oldest_small : oldest_main;
       if (oldest < 0 || queued_at_[slot] < queued_at_[uint32_t(oldest)]) oldest = int32_t(slot);
     }
-    const bool from_small = oldest_small >= 0 && (small_count > small_target_ || oldest_main < 0);
+    const bool from_small = oldest_small >= 0 && (small_count >= small_target_ || oldest_main < 0);
     const int32_t pick = from_small ? oldest_small : oldest_main;
     if (pick < 0) return -1;  // every candidate is protected
     const uint32_t slot = uint32_t(pick);

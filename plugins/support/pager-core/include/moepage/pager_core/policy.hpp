@@ -21,7 +21,7 @@
 //   s3fifo three FIFO queues over the pool: a small probation queue (about a tenth of the slots)
 //          that new experts enter, a main queue, and a ghost list of experts recently evicted from
 //          probation. Each slot counts its hits (0..3). Evicting takes the probation queue's
-//          oldest when probation is over its share: one used since it entered moves to main
+//          oldest when probation holds at least its share: one used since it entered moves to main
 //          instead; otherwise main's oldest goes, unless it was used, which buys it another pass
 //          (its count drops by one). An expert found in the ghost list enters main directly.
 //          One-off experts (a token's rare choice) thus leave quickly without pushing the

@@ -1,0 +1,39 @@
+// What the live-versus-simulated tests share: `moepage run` of the committed tiny model with a
+// trace and a stats file, in a temporary folder, its stats parsed.
+#pragma once
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace moepage::live_run {
+
+inline std::string read(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs `moepage run --profile configs/lru.yaml --model models/ds4-debian-tiny ARGS` in `dir`
+// (stdout and stderr into files there), requires exit 0 and returns --stats-json's document.
+inline nlohmann::json run_tiny(const std::filesystem::path& dir, const std::string& args) {
+  const std::filesystem::path stats_path = dir / "stats.json";
+  const std::string cmd = std::string(MOEPAGE_BINARY_DIR "/bin/moepage --log-level warn run") +
+                          " --profile " MOEPAGE_SOURCE_DIR "/configs/lru.yaml" +
+                          " --model " MOEPAGE_SOURCE_DIR "/models/ds4-debian-tiny" +
+                          " --plugin-dir " MOEPAGE_PLUGIN_BUILD_DIR + " " + args + " --stats-json " +
+                          stats_path.string() + " > " + (dir / "stdout.txt").string() + " 2> " +
+                          (dir / "stderr.txt").string();
+  const int rc = std::system(cmd.c_str());
+  INFO("stderr: " << read(dir / "stderr.txt"));
+  REQUIRE(rc == 0);
+  return nlohmann::json::parse(read(stats_path));
+}
+
+}  // namespace moepage::live_run
