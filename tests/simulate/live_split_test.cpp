@@ -37,10 +37,7 @@ TEST_CASE("the live split pager misses as the simulator says, on every layer, wi
       std::filesystem::temp_directory_path() / ("moepage-live-split-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   // The budget that buys exactly kSlots slots: a probe run reports the bytes of one slot.
-  const nlohmann::json probe = run_paged(dir, "1.5MiB", "");
-  const uint64_t probe_slots = probe["pager"]["slots_per_layer"].get<uint64_t>();
-  REQUIRE(probe_slots > 0);
-  const std::string budget = std::to_string(probe["pager"]["pool_bytes"].get<uint64_t>() / probe_slots * kSlots);
+  const std::string budget = live_run::budget_buying(run_paged(dir, "1.5MiB", ""), kSlots);
 
   const std::filesystem::path uniform_path = dir / "uniform.trace", split_path = dir / "split.trace";
   const nlohmann::json uniform = run_paged(dir, budget, " --trace " + uniform_path.string());
