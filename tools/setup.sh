@@ -12,6 +12,7 @@ packages=(
   nlohmann-json3-dev                          # safetensors headers, config.json, stats
   clang libclang-rt-14-dev                    # libFuzzer targets for the file parsers
   python3 xz-utils                            # stdlib-only script self-tests; compressed traces
+  liblzma-dev                                 # the pager core reads .xz traces (pager.split_trace)
   hipcc libamdhip64-dev rocm-device-libs      # MOEPAGE_GPU=hip-amd builds (CI compiles, no GPU)
   libcpp-httplib-dev prometheus-cpp-dev       # `moepage serve`: HTTP server, Prometheus exposition
   curl python3-prometheus-client nodejs       # serve tests: curl, a /metrics parser, the openai client

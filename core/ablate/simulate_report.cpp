@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "moepage/pager_core/split.hpp"
+
 namespace moepage::ablate {
 namespace {
 
@@ -52,6 +54,15 @@ std::vector<uint32_t> parse_slot_list(const std::string& text) {
 std::vector<PolicySpec> parse_policy_list(const std::string& text) {
   std::vector<PolicySpec> policies;
   for (std::string part : split(text, ',')) {
+    // POLICY+split: the same total slots split per layer by the trace's reuse (pager.split = trace).
+    bool by_trace = false;
+    if (const size_t plus = part.find("+split"); plus != std::string::npos) {
+      const size_t after = plus + 6;
+      if (after < part.size() && part[after] != '+')
+        throw std::invalid_argument("--policies: expected POLICY+split, got '" + part + "'");
+      by_trace = true;
+      part.erase(plus, 6);
+    }
     // POLICY+prefetch[:M]: also prefetch the trace's predictions (M per proposal), as adapter-prefetch does.
     std::optional<uint32_t> predict_m;
     if (const size_t plus = part.find("+prefetch"); plus != std::string::npos) {
@@ -77,6 +88,7 @@ std::vector<PolicySpec> parse_policy_list(const std::string& text) {
       spec.half_life = double(parse_unsigned(part.substr(colon + 1), "--policies lfru half-life"));
       if (spec.half_life <= 0) throw std::invalid_argument("--policies: the lfru half-life must be positive");
     }
+    spec.split_by_trace = by_trace;
     policies.push_back(spec);
   }
   if (policies.empty()) throw std::invalid_argument("--policies: expected names such as lru,lfu,lfru,belady");
@@ -99,6 +111,7 @@ std::string policy_label(const PolicySpec& p) {
   std::string name(pager::policy_name(p.kind));
   if (p.kind == PolicyKind::Lfru && p.half_life > 0) name += ":" + std::to_string(uint64_t(p.half_life));
   if (p.prefetch_predictions) name += "+prefetch" + (p.predict_m ? ":" + std::to_string(p.predict_m) : std::string());
+  if (p.split_by_trace) name += "+split";
   return name;
 }
 
@@ -168,7 +181,8 @@ std::string simulate_table(const SimulateReport& r, bool per_layer) {
   out << "\n|---:|";
   for (size_t i = 0; i < np; ++i) out << "---:|";
   if (has_belady) {
-    for (size_t i = 0; i + 1 < np; ++i) out << "---:|";
+    for (const auto& p : r.policies)
+      if (p.kind != PolicyKind::Belady) out << "---:|";
   }
   out << "\n";
   const size_t bi = size_t(belady - r.policies.begin());
@@ -178,7 +192,7 @@ std::string simulate_table(const SimulateReport& r, bool per_layer) {
     for (size_t p = 0; p < np; ++p) out << " " << pct(row[p].misses, row[p].accesses) << " |";
     if (has_belady) {
       for (size_t p = 0; p < np; ++p) {
-        if (p == bi) continue;
+        if (r.policies[p].kind == PolicyKind::Belady) continue;  // as in the header
         char buf[32];
         if (row[bi].misses) std::snprintf(buf, sizeof buf, "%.2fx", double(row[p].misses) / double(row[bi].misses));
         else std::snprintf(buf, sizeof buf, "%s", row[p].misses ? "inf" : "1.00x");
@@ -217,6 +231,16 @@ std::string simulate_table(const SimulateReport& r, bool per_layer) {
       out << " |";
     }
     out << "\n";
+  }
+  // Where a split put the slots (the same total as the uniform count x layers).
+  bool any_split = false;
+  for (const pager::SimResult& c : r.cells) {
+    if (!c.policy.split_by_trace) continue;
+    if (!any_split) out << "\nslots per layer of each split (layers " << r.first_layer << "-" << r.last_layer << ")\n\n";
+    any_split = true;
+    std::vector<uint32_t> shown(c.layer_slots.begin() + r.first_layer,
+                                c.layer_slots.begin() + std::min<size_t>(r.last_layer + 1, c.layer_slots.size()));
+    out << "- " << policy_label(c.policy) << " at " << c.slots << ": " << pager::format_layer_slots(shown) << "\n";
   }
   if (r.recorded) {
     out << "\nrecorded by the live pager: " << pct(r.recorded->misses, r.recorded->accesses) << " misses ("
@@ -258,6 +282,7 @@ std::string simulate_json(const SimulateReport& r, const std::string& trace_name
     }
     doc["results"].push_back({{"policy", policy_label(c.policy)},
                               {"slots", c.slots},
+                              {"layer_slots", c.layer_slots},
                               {"accesses", c.accesses},
                               {"misses", c.misses},
                               {"miss_rate", c.miss_rate()},

@@ -1,5 +1,5 @@
-// Reading a trace for `moepage simulate`: plain text, or xz-compressed (".xz", decompressed by
-// the `xz` program, which the set-up installs; the library itself has no xz decoder).
+// Reading a trace for `moepage simulate`: plain text, or xz-compressed (".xz", decoded by the
+// pager core's reader with liblzma).
 #pragma once
 #include <filesystem>
 
@@ -7,8 +7,8 @@
 
 namespace moepage::ablate {
 
-// Throws pager::PagerError for a malformed trace, std::runtime_error when the file cannot be
-// read or xz fails; both name the file.
+// Throws std::runtime_error when the file does not exist and pager::PagerError when it cannot be
+// read, decompressed or parsed; both name the file.
 pager::Trace load_trace(const std::filesystem::path& path);
 
 }  // namespace moepage::ablate

@@ -9,6 +9,8 @@
 #include "moepage/pager_core/budget.hpp"
 #include "moepage/pager_core/errors.hpp"
 #include "moepage/pager_core/policy.hpp"
+#include "moepage/pager_core/split.hpp"
+#include "moepage/pager_core/trace.hpp"
 
 namespace moepage::paging {
 
@@ -135,14 +137,26 @@ void PagedPager::decide_and_allocate(const mp_pager_create_args& args, const mp:
   // nothing ever evicted): loading every expert up front is the `resident` pager's job.
   log_.info("{} (dense weights placed: {} bytes)", d.message, args.dense_bytes);
   slots_ = d.slots_per_layer;
+  layer_slots_.assign(cat_.n_layers, 0);
+  for (uint32_t l = 0; l < cat_.n_layers; ++l)
+    if (cat_.has_experts[l]) layer_slots_[l] = slots_;
+  const std::string split = options.get_string("split"), split_trace = options.get_string("split_trace");
+  if (split == "trace") {
+    if (d.mode == moepage::pager::BudgetMode::HoldsAll)
+      log_.info("split = trace: the budget holds every expert, so every layer keeps all {} slots", slots_);
+    else
+      split_by_trace(split_trace, *policy, uint64_t(slots_) * in.paged_layers);
+  } else if (!split_trace.empty()) {
+    log_.warn("split_trace = {} is ignored: split is {}, not trace", split_trace, split);
+  }
 
   for (uint32_t l = 0; l < cat_.n_layers; ++l) {
     if (!cat_.has_experts[l]) continue;
-    const uint64_t bytes = uint64_t(slots_) * cat_.expert_bytes;
+    const uint64_t bytes = uint64_t(layer_slots_[l]) * cat_.expert_bytes;
     void* p = nullptr;
     if (dev->alloc_device(dev->ctx, bytes, &p) != MP_OK || p == nullptr)
       throw mp::Error(MP_ERR_OOM, mp::format("pager '{}': cannot allocate {} bytes of device memory for layer {}'s {} slots",
-                                             component_, bytes, l, slots_));
+                                             component_, bytes, l, layer_slots_[l]));
     pools_[l] = static_cast<uint8_t*>(p);
     pool_bytes_ += bytes;
   }
@@ -155,9 +169,52 @@ void PagedPager::decide_and_allocate(const mp_pager_create_args& args, const mp:
   geo.n_layers = cat_.n_layers;
   geo.n_experts = cat_.n_experts;
   geo.slots_per_layer = slots_;
+  if (split == "trace") geo.layer_slots = layer_slots_;
   geo.paged = cat_.has_experts;
   geo.policy.kind = *policy;
   core_ = std::make_unique<moepage::pager::PagerCore>(std::move(geo));
+}
+
+void PagedPager::split_by_trace(const std::string& path, moepage::pager::PolicyKind policy, uint64_t total_slots) {
+  if (path.empty())
+    throw mp::Error(MP_ERR_INVALID_ARG, "pager '" + component_ +
+                                            "': split = trace needs split_trace, the path of a trace recorded on this "
+                                            "model (moepage run --trace; plain text or .xz)");
+  moepage::pager::Trace trace;
+  try {
+    trace = moepage::pager::read_trace_file(path);
+  } catch (const PagerError& e) {
+    throw mp::Error(MP_ERR_INVALID_ARG, "pager '" + component_ + "': split_trace: " + e.what());
+  }
+  const moepage::pager::TraceMeta& m = trace.meta;
+  if (m.layers != cat_.n_layers || m.experts != cat_.n_experts || (m.top_k != 0 && m.top_k != cat_.top_k))
+    throw mp::Error(MP_ERR_INVALID_ARG,
+                    mp::format("pager '{}': split_trace {} was recorded on {} layers x {} experts (top-k {}); expected "
+                               "a trace of this model: {} layers x {} experts (top-k {})",
+                               component_, path, m.layers, m.experts, m.top_k, cat_.n_layers, cat_.n_experts, cat_.top_k));
+  for (const moepage::pager::TraceRow& r : trace.rows)
+    if (!cat_.has_experts[r.layer])
+      throw mp::Error(MP_ERR_INVALID_ARG,
+                      mp::format("pager '{}': split_trace {} has accesses of layer {}, which has no routed experts in "
+                                 "this model; expected a trace of this model",
+                                 component_, path, r.layer));
+  moepage::pager::SplitRequest request;
+  request.total_slots = total_slots;
+  request.min_slots = cat_.top_k;
+  request.layers = cat_.has_experts;
+  request.policy.kind = policy;
+  moepage::pager::SplitPlan plan;
+  try {
+    plan = moepage::pager::split_slots_by_reuse(trace, request);
+  } catch (const PagerError& e) {
+    throw mp::Error(MP_ERR_INVALID_ARG, "pager '" + component_ + "': split_trace " + path + ": " + e.what());
+  }
+  if (plan.total_slots > total_slots)  // the split never buys more than the budget did
+    throw mp::Error(MP_ERR_INTERNAL, mp::format("pager '{}': the split of {} slots handed out {}", component_,
+                                                total_slots, plan.total_slots));
+  layer_slots_ = plan.slots;
+  log_.info("split = trace ({}): {} slots over the paged layers as {} (uniform: {} each)", path, plan.total_slots,
+            moepage::pager::format_layer_slots(layer_slots_), slots_);
 }
 
 uint64_t PagedPager::add_reads(uint32_t layer, uint32_t expert, uint32_t slot, int32_t priority, uint32_t& count) {

@@ -78,6 +78,9 @@ class PagedPager {
   };
 
   void decide_and_allocate(const mp_pager_create_args& args, const mp::Options& options);
+  // split = trace: shares total_slots out per layer by the reuse the trace at `path` shows
+  // (pager_core/split.hpp) into layer_slots_; errors name the file and what was expected.
+  void split_by_trace(const std::string& path, moepage::pager::PolicyKind policy, uint64_t total_slots);
   uint8_t* slot_base(uint32_t layer, uint32_t slot) const { return pools_[layer] + uint64_t(slot) * cat_.expert_bytes; }
   // Appends read requests for every part of (layer, expert) into slot; returns the bytes.
   uint64_t add_reads(uint32_t layer, uint32_t expert, uint32_t slot, int32_t priority, uint32_t& count);
@@ -96,7 +99,8 @@ class PagedPager {
   mp_transport_ref transport_;
   std::vector<uint32_t> file_handles_;
   int32_t dst_kind_ = MP_MEM_HOST;
-  uint32_t slots_ = 0;
+  uint32_t slots_ = 0;                // the uniform slots per layer the budget buys
+  std::vector<uint32_t> layer_slots_;  // [n_layers] each pool's slots: slots_, or the split; 0: not paged
   uint64_t pool_bytes_ = 0;
   std::vector<uint8_t*> pools_;  // [n_layers] device memory, nullptr for layers without experts
   std::unique_ptr<moepage::pager::PagerCore> core_;
@@ -128,6 +132,10 @@ class NamedPagedPager : public PagedPager {
   mp::option(MP_OPT_SIZE_OR_AUTO, "budget", "auto",                                                              \
              "device memory for expert slots (one slot per expert at most); auto = available memory minus reserve"),       \
       mp::option(MP_OPT_SIZE, "reserve", "8GiB", "memory left free when budget is auto"),                        \
-      mp::enum_option("policy", "lru|lfu|lfru|s3fifo", "lru", "which cached expert a miss evicts (lfru: decayed frequency; s3fifo: probation, main and ghost queues)")
+      mp::enum_option("policy", "lru|lfu|lfru|s3fifo", "lru", "which cached expert a miss evicts (lfru: decayed frequency; s3fifo: probation, main and ghost queues)"), \
+      mp::enum_option("split", "uniform|trace", "uniform",                                                       \
+                      "slots per layer: uniform, or trace: the same total split by each layer's reuse in split_trace"), \
+      mp::option(MP_OPT_PATH, "split_trace", "",                                                                 \
+                 "split = trace: a trace recorded on this model (moepage run --trace; plain text or .xz)")
 
 }  // namespace moepage::paging

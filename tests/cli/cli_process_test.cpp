@@ -84,7 +84,8 @@ TEST_CASE("plugins lists all seven built-in components") {
     CAPTURE(component);
     CHECK(contains(r.out, "\n" + std::string(component)));
   }
-  CHECK(contains(r.out, "adapter  path"));
+  CHECK(contains(r.out, "adapter      path"));
+  CHECK(contains(r.out, "split_trace  path"));
   CHECK(contains(r.out, "(required)"));
   CHECK(contains(r.out, "lru|lfu|lfru"));
 }

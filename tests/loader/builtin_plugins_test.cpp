@@ -83,11 +83,11 @@ TEST_CASE("the resident pager is registered, has no options and refuses to start
   CHECK(error.find("no expert catalog") != std::string::npos);
 }
 
-TEST_CASE("the lru pager declares budget, reserve and policy and checks them before anything else") {
+TEST_CASE("the lru pager declares budget, reserve, policy and the split and checks them before anything else") {
   Builtins b;
   const auto& c = b.registry.find(MP_KIND_PAGER, "lru");
   CHECK(option_table(*c.descriptor) ==
-        std::vector<std::string>{"budget:5:auto", "reserve:4:8GiB", "policy:7:lru"});
+        std::vector<std::string>{"budget:5:auto", "reserve:4:8GiB", "policy:7:lru", "split:7:uniform", "split_trace:6:"});
   CHECK(std::string(c.descriptor->options[2].choices) == "lru|lfu|lfru|s3fifo");
   // Without an expert catalog there is nothing to size a pool for: a clear invalid-arg, no crash.
   // (Option values are validated by the host against this table before create; see tests/profile.)
@@ -98,6 +98,7 @@ TEST_CASE("the adapter-prefetch pager requires an adapter path, defaults top_m t
   Builtins b;
   const auto& c = b.registry.find(MP_KIND_PAGER, "adapter-prefetch");
   CHECK(option_table(*c.descriptor) == std::vector<std::string>{"budget:5:auto", "reserve:4:8GiB", "policy:7:lru",
+                                                                "split:7:uniform", "split_trace:6:",
                                                                 "adapter:6:<required>", "top_m:1:0"});
   CHECK((c.descriptor->capabilities & MP_CAP_PREFETCH) != 0);
   CHECK((c.descriptor->pager->observe != nullptr));

@@ -2,8 +2,8 @@
 // DeepSeek-V4 model are identical across every pager x transport x budget, through the public ABI
 // only (registry + handles), with the arch plugin driving the pager as `moepage run` does.
 // Arms: resident; lru with a large budget (most but not all experts); lru at the minimum budget
-// (exactly top-k slots: every token thrashes) over pread and pinned-async; adapter-prefetch with a
-// random adapter. (Eviction policies are compared with each other in tests/pager-core.) Each paged
+// (exactly top-k slots: every token thrashes) over pread and pinned-async; paged with its slots split
+// per layer by the committed held-out trace; adapter-prefetch with a random adapter. (Eviction policies are compared with each other in tests/pager-core.) Each paged
 // arm must actually have missed, so the gate cannot pass vacuously.
 #include <doctest/doctest.h>
 
@@ -34,7 +34,7 @@ struct Arm {
 
 }  // namespace
 
-TEST_CASE("greedy ids are identical across resident, lru at every budget, adapter-prefetch and every transport") {
+TEST_CASE("greedy ids are identical across resident, lru at every budget, a per-layer split, adapter-prefetch and every transport") {
   const fs::path model = fs::path(MOEPAGE_SOURCE_DIR) / "models" / "ds4-debian-tiny";
   REQUIRE(fs::exists(model / "config.json"));
   moepage::test::Harness h;
@@ -53,6 +53,9 @@ TEST_CASE("greedy ids are identical across resident, lru at every budget, adapte
       {"lru large budget / pread", "lru", {}, info.n_experts * 3 / 4, "pread", pread},
       {"lru minimum budget (top-k slots) / pread", "lru", {}, k, "pread", pread},
       {"lru minimum budget / pinned-async", "lru", {}, k, "pinned-async", pinned},
+      {"paged split by a held-out trace (.xz) / pread", "paged",
+       {{"split", "trace"}, {"split_trace", (fs::path(MOEPAGE_SOURCE_DIR) / "tests/data/ds4-debian-tiny-heldout-head.trace.xz").string()}},
+       k + 4, "pread", pread},
       {"adapter-prefetch / pinned-async", "adapter-prefetch", {{"adapter", adapter.string()}}, k + 2, "pinned-async",
        pinned},
   };

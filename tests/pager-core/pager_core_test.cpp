@@ -91,7 +91,7 @@ TEST_CASE("plan validates before it mutates: every bad request leaves state unto
   acquire(core, 2, {4});
   check_refused(core, 7, {1}, "layer 7 is out of range (the model has 3 layers)");
   check_refused(core, 0, {1}, "layer 0 has no slot pool (its routed experts are not paged)");
-  check_refused(core, 1, {1, 2, 3, 4}, "layer 1: request of 4 experts exceeds the 3 slots per layer");
+  check_refused(core, 1, {1, 2, 3, 4}, "layer 1: request of 4 experts exceeds the layer's 3 slots");
   check_refused(core, 1, {3, 9}, "layer 1: expert 9 is out of range (the layer has 8 experts)");
   check_refused(core, 1, {3, -1}, "layer 1: expert -1 is out of range (the layer has 8 experts)");
   // The duplicate comes after a miss that would otherwise already have evicted something.

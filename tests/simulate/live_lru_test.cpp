@@ -43,11 +43,7 @@ TEST_CASE("the simulated lru misses equal the live lru pager's on every layer of
       std::filesystem::temp_directory_path() / ("moepage-live-lru-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   // The budget that buys exactly kSlots slots: a probe run reports the bytes of one slot.
-  const nlohmann::json probe = run_lru(dir, "1.5MiB", "");
-  const uint64_t probe_slots = probe["pager"]["slots_per_layer"].get<uint64_t>();
-  REQUIRE(probe_slots > 0);
-  const uint64_t slot_bytes_all_layers = probe["pager"]["pool_bytes"].get<uint64_t>() / probe_slots;
-  const std::string budget = std::to_string(slot_bytes_all_layers * kSlots);
+  const std::string budget = live_run::budget_buying(run_lru(dir, "1.5MiB", ""), kSlots);
 
   const std::filesystem::path trace_path = dir / "run.trace";
   const nlohmann::json stats = run_lru(dir, budget, trace_path.string());

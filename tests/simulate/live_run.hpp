@@ -36,4 +36,12 @@ inline nlohmann::json run_tiny(const std::filesystem::path& dir, const std::stri
   return nlohmann::json::parse(read(stats_path));
 }
 
+// The budget that buys exactly `slots` slots per layer, from a probe run's stats (its pool bytes
+// over its slots per layer are the bytes of one slot in every paged layer).
+inline std::string budget_buying(const nlohmann::json& probe, uint64_t slots) {
+  const uint64_t probe_slots = probe["pager"]["slots_per_layer"].get<uint64_t>();
+  REQUIRE(probe_slots > 0);
+  return std::to_string(probe["pager"]["pool_bytes"].get<uint64_t>() / probe_slots * slots);
+}
+
 }  // namespace moepage::live_run

@@ -1,5 +1,6 @@
 #include "moepage/pager_core/pager_core.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "moepage/pager_core/errors.hpp"
@@ -42,6 +43,18 @@ PagerCore::PagerCore(CoreGeometry geometry) : geo_(std::move(geometry)) {
   if (geo_.paged.size() != geo_.n_layers)
     throw PagerError(ErrorKind::InvalidRequest, "pager core: paged has " + num(geo_.paged.size()) +
                                                     " entries, expected one per layer (" + num(geo_.n_layers) + ")");
+  if (!geo_.layer_slots.empty() && geo_.layer_slots.size() != geo_.n_layers)
+    throw PagerError(ErrorKind::InvalidRequest, "pager core: layer_slots has " + num(geo_.layer_slots.size()) +
+                                                    " entries, expected one per layer (" + num(geo_.n_layers) + ")");
+  uint32_t max_slots = 0;
+  for (uint32_t l = 0; l < geo_.n_layers; ++l) {
+    if (!geo_.paged[l]) continue;
+    const uint32_t s = slots(l);
+    if (s == 0 || s > geo_.n_experts)
+      throw PagerError(ErrorKind::InvalidRequest, "pager core: layer " + num(l) + ": slots must be in 1.." +
+                                                      num(geo_.n_experts) + ", got " + num(s));
+    max_slots = std::max(max_slots, s);
+  }
   if (!geo_.in_catalog.empty() && geo_.in_catalog.size() != size_t(geo_.n_layers) * geo_.n_experts)
     throw PagerError(ErrorKind::InvalidRequest, "pager core: in_catalog has " + num(geo_.in_catalog.size()) +
                                                     " entries, expected layers x experts (" +
@@ -62,16 +75,25 @@ PagerCore::PagerCore(CoreGeometry geometry) : geo_(std::move(geometry)) {
     if (!geo_.paged[l]) continue;
     pool_index_[l] = int32_t(pools_.size());
     for (uint32_t p = 0; p < geo_.pools_per_layer; ++p)
-      pools_.emplace_back(l, p, geo_.pools_per_layer, geo_.slots_per_layer, geo_.n_experts, geo_.policy);
+      pools_.emplace_back(l, p, geo_.pools_per_layer, slots(l), geo_.n_experts, geo_.policy);
   }
   reported_gen_.assign(geo_.n_layers, UINT64_MAX);  // no table uploaded yet
   table_changes_.assign(geo_.n_layers, 0);
   layer_accesses_.assign(geo_.n_layers, 0);
   layer_hits_.assign(geo_.n_layers, 0);
   layer_misses_.assign(geo_.n_layers, 0);
-  request_.assign(geo_.slots_per_layer, -1);
-  parts_.assign(size_t(geo_.slots_per_layer) * geo_.pools_per_layer, SlotPlan{});
+  // Scratch for the largest pool, so no layer's plan allocates.
+  max_slots = std::max(max_slots, geo_.slots_per_layer);
+  request_.assign(max_slots, -1);
+  parts_.assign(size_t(max_slots) * geo_.pools_per_layer, SlotPlan{});
   seen_.assign(geo_.n_experts, 0);
+}
+
+uint32_t PagerCore::min_layer_slots() const {
+  uint32_t least = geo_.slots_per_layer;
+  for (uint32_t l = 0; l < geo_.n_layers; ++l)
+    if (geo_.paged[l]) least = std::min(least, slots(l));
+  return least;
 }
 
 const SlotPool& PagerCore::pool(uint32_t layer, uint32_t part) const {
@@ -123,10 +145,9 @@ void PagerCore::begin_token(uint64_t token) {
 const Plan& PagerCore::plan(uint32_t layer, std::span<const int32_t> experts) {
   // Validate everything before the first mutation.
   check_layer(layer);
-  if (experts.size() > geo_.slots_per_layer)
+  if (experts.size() > slots(layer))
     throw PagerError(ErrorKind::InvalidRequest, "layer " + num(layer) + ": request of " + num(experts.size()) +
-                                                    " experts exceeds the " + num(geo_.slots_per_layer) +
-                                                    " slots per layer");
+                                                    " experts exceeds the layer's " + num(slots(layer)) + " slots");
   for (int32_t e : experts) check_expert(layer, e);
   const uint32_t np = geo_.pools_per_layer;
   for (uint32_t p = 0; p < np; ++p) pool_mut(layer, p).check_demand(experts);

@@ -1,22 +1,20 @@
 #include "moepage/pager_core/simulator.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "moepage/pager_core/errors.hpp"
 #include "moepage/pager_core/pager_core.hpp"
 #include "moepage/pager_core/slot_pool.hpp"
+#include "moepage/pager_core/split.hpp"
 
 namespace moepage::pager {
+
+using LayerSchedule = TraceReplay::LayerSchedule;
 
 namespace {
 
 // One layer's part of the trace: its access rows cut into chunks, and its hint rows.
-struct LayerSchedule {
-  std::vector<uint32_t> rows;      // indices into trace.rows, in order
-  std::vector<uint64_t> chunk_of;  // [rows] the chunk (one demand) each row belongs to
-  std::vector<uint32_t> hints;     // indices into trace.hints, in order
-};
-
 // The end of the hint call that starts at hints[h] (its rows have ranks 1, 2, ... after it).
 size_t hint_call_end(const Trace& trace, const LayerSchedule& s, size_t h) {
   size_t end = h + 1;
@@ -136,55 +134,107 @@ void replay_belady(const Trace& trace, uint32_t layer, const LayerSchedule& s, u
 
 }  // namespace
 
-SimResult simulate(const Trace& trace, uint32_t slots_per_layer, const PolicySpec& policy) {
-  if (slots_per_layer == 0) throw PagerError(ErrorKind::InvalidRequest, "simulate: slots per layer must be at least 1");
-  const uint32_t slots = std::min(slots_per_layer, trace.meta.experts);
-  SimResult result;
-  result.policy = policy;
-  result.slots = slots;
-  result.layers.assign(trace.meta.layers, SimLayerResult{});
-
+TraceReplay::TraceReplay(const Trace& trace) : trace_(trace), layers_(trace.meta.layers) {
   // A request is a run of consecutive rows with the same token and layer that no hint row splits
   // (a hint between two accesses means two acquires).
   const size_t n_rows = trace.rows.size();
   std::vector<uint8_t> hint_before(n_rows + 1, 0);
-  std::vector<LayerSchedule> layers(trace.meta.layers);
   for (size_t i = 0; i < trace.hints.size(); ++i) {
     const TraceHint& hint = trace.hints[i];
     hint_before[std::min<uint64_t>(hint.before_row, n_rows)] = 1;
-    layers[hint.layer].hints.push_back(uint32_t(i));
+    layers_[hint.layer].hints.push_back(uint32_t(i));
   }
-  std::vector<uint64_t> request(n_rows);
   uint64_t id = 0;
   for (size_t i = 0; i < n_rows; ++i) {
     const TraceRow& r = trace.rows[i];
     if (i == 0 || hint_before[i] || r.token != trace.rows[i - 1].token || r.layer != trace.rows[i - 1].layer) ++id;
-    request[i] = id;
-    layers[r.layer].rows.push_back(uint32_t(i));
+    layers_[r.layer].rows.push_back(uint32_t(i));
+    layers_[r.layer].request.push_back(id);
   }
+}
 
-  for (uint32_t layer = 0; layer < trace.meta.layers; ++layer) {
-    LayerSchedule& s = layers[layer];
-    if (s.rows.empty()) continue;  // hints alone change no count
-    // Chunk boundaries: a new request, or a full chunk.
-    s.chunk_of.assign(s.rows.size(), 0);
-    uint64_t chunk = 0;
-    uint32_t in_chunk = 0;
-    for (size_t k = 0; k < s.rows.size(); ++k) {
-      if (k > 0 && (request[s.rows[k]] != request[s.rows[k - 1]] || in_chunk == slots)) {
-        ++chunk;
-        in_chunk = 0;
-      }
-      s.chunk_of[k] = chunk;
-      ++in_chunk;
+bool TraceReplay::has_rows(uint32_t layer) const { return layer < layers_.size() && !layers_[layer].rows.empty(); }
+
+SimLayerResult TraceReplay::replay(uint32_t layer, uint32_t slots, const PolicySpec& policy,
+                                   uint32_t max_request) const {
+  if (slots == 0)
+    throw PagerError(ErrorKind::InvalidRequest, "simulate: layer " + std::to_string(layer) + " needs at least 1 slot");
+  SimLayerResult out;
+  if (!has_rows(layer)) return out;  // hints alone change no count
+  slots = std::min(slots, trace_.meta.experts);
+  const uint32_t chunk_limit = max_request == 0 ? slots : std::min(max_request, slots);
+  // Chunk boundaries: a new request, or a full chunk.
+  LayerSchedule s = layers_[layer];
+  s.chunk_of.assign(s.rows.size(), 0);
+  uint64_t chunk = 0;
+  uint32_t in_chunk = 0;
+  for (size_t k = 0; k < s.rows.size(); ++k) {
+    if (k > 0 && (s.request[k] != s.request[k - 1] || in_chunk == chunk_limit)) {
+      ++chunk;
+      in_chunk = 0;
     }
+    s.chunk_of[k] = chunk;
+    ++in_chunk;
+  }
+  if (policy.kind == PolicyKind::Belady) replay_belady(trace_, layer, s, slots, policy, out);
+  else replay_live(trace_, s, slots, policy, out);
+  return out;
+}
+
+SimResult simulate_layers(const Trace& trace, std::span<const uint32_t> layer_slots, const PolicySpec& policy,
+                          uint32_t max_request) {
+  if (layer_slots.size() != trace.meta.layers)
+    throw PagerError(ErrorKind::InvalidRequest, "simulate: " + std::to_string(layer_slots.size()) +
+                                                    " slot counts for a trace of " +
+                                                    std::to_string(trace.meta.layers) + " layers");
+  const TraceReplay replay(trace);
+  SimResult result;
+  result.policy = policy;
+  result.layers.assign(trace.meta.layers, SimLayerResult{});
+  result.layer_slots.assign(trace.meta.layers, 0);
+  uint32_t max_slots = 0;
+  for (uint32_t layer = 0; layer < trace.meta.layers; ++layer) {
+    const uint32_t slots = std::min(layer_slots[layer], trace.meta.experts);
+    result.layer_slots[layer] = slots;
+    max_slots = std::max(max_slots, slots);
+    if (!replay.has_rows(layer)) continue;
     SimLayerResult& out = result.layers[layer];
-    if (policy.kind == PolicyKind::Belady) replay_belady(trace, layer, s, slots, policy, out);
-    else replay_live(trace, s, slots, policy, out);
+    out = replay.replay(layer, slots, policy, max_request);
     result.accesses += out.accesses;
     result.misses += out.misses;
     result.prefetch_reads += out.prefetch_reads;
   }
+  result.slots = max_slots;
+  return result;
+}
+
+SimResult simulate(const Trace& trace, uint32_t slots_per_layer, const PolicySpec& policy) {
+  if (slots_per_layer == 0) throw PagerError(ErrorKind::InvalidRequest, "simulate: slots per layer must be at least 1");
+  const uint32_t slots = std::min(slots_per_layer, trace.meta.experts);
+  std::vector<uint32_t> layer_slots(trace.meta.layers, slots);
+  uint32_t max_request = 0;
+  if (policy.split_by_trace) {
+    // The same total the uniform pools hold, split by each layer's simulated reuse (split.hpp).
+    std::vector<uint8_t> accessed(trace.meta.layers, 0);
+    for (const TraceRow& r : trace.rows) accessed[r.layer] = 1;
+    uint64_t n_accessed = 0;
+    for (uint8_t a : accessed) n_accessed += a;
+    SplitRequest request;
+    request.total_slots = uint64_t(slots) * n_accessed;
+    request.layers = std::move(accessed);
+    request.min_slots = std::min(std::max(trace.meta.top_k, 1u), slots);
+    request.policy = policy;
+    request.policy.split_by_trace = false;
+    layer_slots = split_slots_by_reuse(trace, request).slots;
+    // A live pager serves requests of at most its smallest layer's slots (stats report that, and
+    // the architecture cuts prefill bands to it), so requests are chunked at that size everywhere.
+    max_request = slots;
+    for (uint32_t l = 0; l < trace.meta.layers; ++l)
+      if (request.layers[l]) max_request = std::min(max_request, layer_slots[l]);
+    for (uint32_t& s : layer_slots) s = std::max(s, 1u);  // layers without accesses: any count will do
+  }
+  SimResult result = simulate_layers(trace, layer_slots, policy, max_request);
+  result.slots = slots;
   return result;
 }
 

@@ -223,29 +223,6 @@ Trace parse_trace(std::string_view text, std::string_view name) {
   return trace;
 }
 
-Trace read_trace_file(const std::string& path) {
-  // O_NONBLOCK: a FIFO must not block the open; only a regular file of a bounded size is read.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw PagerError(ErrorKind::Format, path + ": cannot open the trace (" + std::strerror(errno) + ")");
-  std::unique_ptr<FILE, int (*)(FILE*)> f(::fdopen(fd, "rb"), &std::fclose);
-  if (!f) {
-    ::close(fd);
-    throw PagerError(ErrorKind::Format, path + ": cannot open the trace (" + std::strerror(errno) + ")");
-  }
-  struct stat st{};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw PagerError(ErrorKind::Format, path + ": not a regular file");
-  if (uint64_t(st.st_size) > kMaxTraceFileBytes)
-    throw PagerError(ErrorKind::Format, path + ": the trace is " + std::to_string(st.st_size) + " bytes; at most " +
-                                            std::to_string(kMaxTraceFileBytes) + " are read");
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  std::string text;
-  char buf[1 << 16];
-  size_t got;
-  while ((got = std::fread(buf, 1, sizeof buf, f.get())) > 0) text.append(buf, got);
-  if (std::ferror(f.get())) throw PagerError(ErrorKind::Format, path + ": read failed (" + std::strerror(errno) + ")");
-  return parse_trace(text, path);
-}
-
 std::string trace_header(const TraceMeta& meta) {
   std::string s = "# moepage-trace v" + std::to_string(meta.version) + " layers=" + std::to_string(meta.layers) + " experts=" + std::to_string(meta.experts);
   if (meta.top_k) s += " top_k=" + std::to_string(meta.top_k);

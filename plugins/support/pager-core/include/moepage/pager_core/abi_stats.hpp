@@ -17,7 +17,9 @@ inline void fill_abi_stats(const PagerCore& core, mp_pager_stats& out) {
   out.prefetch_used = t.prefetch_used;
   out.prefetch_wasted = t.prefetch_wasted;
   out.table_uploads = t.table_changes;
-  out.slots_per_layer = core.slots_per_layer();
+  // The largest request every layer can serve (an architecture sizes its prefill bands by it):
+  // with a per-layer split, the smallest layer's slots.
+  out.slots_per_layer = core.min_layer_slots();
 }
 
 inline void fill_abi_layer_stats(const PagerCore& core, uint32_t layer, mp_pager_layer_stats& out) {

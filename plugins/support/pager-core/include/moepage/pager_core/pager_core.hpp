@@ -31,7 +31,10 @@ inline constexpr size_t kMaxPendingPrefetchesPerLayer = 4;
 struct CoreGeometry {
   uint32_t n_layers = 0;
   uint32_t n_experts = 0;             // routed experts per layer
-  uint32_t slots_per_layer = 0;       // slots in each pool (see budget.hpp)
+  uint32_t slots_per_layer = 0;       // slots in each pool (see budget.hpp); with layer_slots, the
+                                      // uniform count the same total would give
+  std::vector<uint32_t> layer_slots;  // [n_layers] optional per-layer slot counts (split.hpp), each in
+                                      // 1..n_experts for a paged layer; empty: slots_per_layer everywhere
   uint32_t pools_per_layer = 1;       // 1: whole experts; 2: gate_up and down pools
   std::vector<uint8_t> paged;         // [n_layers] 1: the layer's routed experts are paged here
   std::vector<uint8_t> in_catalog;    // [n_layers * n_experts] optional; empty: all of a paged layer
@@ -76,6 +79,12 @@ class PagerCore {
 
   const CoreGeometry& geometry() const { return geo_; }
   uint32_t slots_per_layer() const { return geo_.slots_per_layer; }
+  // The fewest slots of any paged layer: the largest request every layer can serve.
+  uint32_t min_layer_slots() const;
+  // The slots of `layer`'s pools (its layer_slots entry, or slots_per_layer).
+  uint32_t slots(uint32_t layer) const {
+    return geo_.layer_slots.empty() ? geo_.slots_per_layer : geo_.layer_slots[layer];
+  }
   uint32_t pools_per_layer() const { return geo_.pools_per_layer; }
   bool is_paged(uint32_t layer) const { return layer < geo_.n_layers && geo_.paged[layer] != 0; }
   // The pool of (layer, part); the layer must be paged.

@@ -53,6 +53,9 @@ struct PolicySpec {
   // adapter-prefetch pager does; at most predict_m experts per proposal (0: all recorded).
   bool prefetch_predictions = false;
   uint32_t predict_m = 0;
+  // Simulator only: split the same total slots per layer by the trace's own reuse (split.hpp)
+  // instead of giving every layer the same count; the live pager's `split: trace` option.
+  bool split_by_trace = false;
 };
 
 class Policy {

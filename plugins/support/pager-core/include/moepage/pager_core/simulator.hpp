@@ -3,7 +3,7 @@
 //
 // Replay, per layer, in trace order: the trace's requests (maximal runs of consecutive access rows
 // with the same token and layer and no hint row between them) and its hint calls. A request larger
-// than the slot count is served as consecutive chunks of at most `slots` experts.
+// than the slot count is served as consecutive chunks of at most `slots` experts (or max_request).
 //
 // lru, lfu, lfru: each layer is a one-layer PagerCore, the object the live paged pager drives, so
 // requests, hints, eviction and the policy classes are the live pager's own code. A new token calls
@@ -26,6 +26,7 @@
 // with prefetch_predictions, truncated to predict_m; belady ignores them (it knows the future).
 #pragma once
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "moepage/pager_core/policy.hpp"
@@ -41,7 +42,9 @@ struct SimLayerResult {
 
 struct SimResult {
   PolicySpec policy;
-  uint32_t slots = 0;                 // slots per layer actually used (capped at experts)
+  uint32_t slots = 0;                 // slots per layer actually used (capped at experts); with a
+                                      // split, the uniform count whose total the split shares out
+  std::vector<uint32_t> layer_slots;  // [trace.meta.layers] the slots each layer had
   std::vector<SimLayerResult> layers; // [trace.meta.layers]
   uint64_t accesses = 0;
   uint64_t misses = 0;
@@ -51,8 +54,36 @@ struct SimResult {
   double reads_per_access() const { return accesses ? double(misses + prefetch_reads) / double(accesses) : 0.0; }
 };
 
-// Throws PagerError when slots_per_layer is 0.
+// Throws PagerError when slots_per_layer is 0. With policy.split_by_trace, the total
+// slots_per_layer x layers is first split per layer by this trace's reuse (split.hpp).
 SimResult simulate(const Trace& trace, uint32_t slots_per_layer, const PolicySpec& policy);
+// Each layer with its own slot count ([trace.meta.layers], each at least 1, capped at experts).
+// max_request > 0 cuts requests into chunks of at most that many experts in every layer, as a live
+// pager with a split does (its architecture cuts prefill bands to the smallest layer's slots);
+// 0: each layer's own slots.
+SimResult simulate_layers(const Trace& trace, std::span<const uint32_t> layer_slots, const PolicySpec& policy,
+                          uint32_t max_request = 0);
+
+// The trace cut into per-layer schedules once, so one layer can be replayed at many slot counts
+// (the miss curves behind split.hpp). Keeps a reference to the trace.
+class TraceReplay {
+ public:
+  struct LayerSchedule {
+    std::vector<uint32_t> rows;      // indices into trace.rows, in order
+    std::vector<uint64_t> request;   // [rows] the request (one acquire) each row belongs to
+    std::vector<uint64_t> chunk_of;  // [rows] the chunk (one demand) each row belongs to
+    std::vector<uint32_t> hints;     // indices into trace.hints, in order
+  };
+  explicit TraceReplay(const Trace& trace);
+  bool has_rows(uint32_t layer) const;
+  // One layer's counts at `slots` slots (capped at the experts) under `policy`, requests cut into
+  // chunks of at most max_request experts (0: slots).
+  SimLayerResult replay(uint32_t layer, uint32_t slots, const PolicySpec& policy, uint32_t max_request = 0) const;
+
+ private:
+  const Trace& trace_;
+  std::vector<LayerSchedule> layers_;
+};
 
 // What the live pager recorded in the trace's hit column (trace.has_outcomes must be true).
 SimResult recorded_result(const Trace& trace);

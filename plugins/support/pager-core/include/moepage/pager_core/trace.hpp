@@ -73,9 +73,12 @@ struct Trace {
 
 // Throws PagerError(ErrorKind::Format) naming `name` and the line.
 Trace parse_trace(std::string_view text, std::string_view name);
-// The largest trace file read (4 GiB of text is about 300 million rows, 7 GiB parsed).
+// The largest trace read, as a file or decompressed (4 GiB of text is about 300 million rows).
 inline constexpr uint64_t kMaxTraceFileBytes = uint64_t(4) << 30;
-// Reads a regular file of at most kMaxTraceFileBytes (a device or FIFO is refused) and parses it.
+// A trace file: plain text, or xz-compressed when the name ends in ".xz" (decoded with liblzma,
+// so a pager plugin can read the committed compressed traces without running a program). Only a
+// regular file is read (a device or FIFO is refused), of at most kMaxTraceFileBytes on disk and
+// decompressed.
 Trace read_trace_file(const std::string& path);
 
 // "# moepage-trace vV layers=L experts=E top_k=K\n" (top_k left out when 0).

@@ -1,0 +1,49 @@
+// Splitting one slot budget across layers by each layer's measured reuse.
+//
+// Layers of a real MoE model differ: DeepSeek-V4's hash-routed layers are hinted from the token id
+// before each step and barely miss at any size, and its scored layers reuse their experts to very
+// different degrees. A uniform split gives each the same slots; this one gives a slot to whichever
+// layer it saves the most misses in.
+//
+// Greedy by marginal gain: every layer in the split starts at min_slots (top-k: a token's request
+// must fit); then, one slot at a time, the slot goes to the layer whose simulated misses drop the
+// most when it grows by one (ties: the layer with more misses, then the lower layer), until the
+// total is spent or every layer holds all its experts. The miss curve of a layer is its replay
+// through the simulator (simulator.hpp) under the chosen policy, hints and predictions as the
+// policy replays them, computed lazily: only the next point of each layer's curve is ever needed.
+// Curves that are not convex (prefetching can make them bumpy) make greedy a heuristic, not an
+// optimum; on the recorded traces the curves are close to convex.
+//
+// This runs once, at pager creation or per simulated cell; it allocates freely.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "moepage/pager_core/policy.hpp"
+#include "moepage/pager_core/trace.hpp"
+
+namespace moepage::pager {
+
+struct SplitRequest {
+  uint64_t total_slots = 0;     // the budget: slots over every layer in the split
+  uint32_t min_slots = 1;       // per layer in the split (top-k)
+  std::vector<uint8_t> layers;  // [trace.meta.layers] 1: the layer takes part; empty: every layer
+                                // with at least one access row in the trace
+  PolicySpec policy;            // eviction policy of the miss curves
+};
+
+struct SplitPlan {
+  std::vector<uint32_t> slots;   // [trace.meta.layers] 0 for layers outside the split
+  std::vector<uint64_t> misses;  // [trace.meta.layers] simulated misses at those slots
+  uint64_t total_slots = 0;      // what the plan hands out: <= the request's total
+};
+
+// Throws PagerError(InvalidRequest) when the total cannot give every layer of the split
+// min_slots, when min_slots is 0 or above the trace's experts, or when `layers` has the wrong size.
+SplitPlan split_slots_by_reuse(const Trace& trace, const SplitRequest& request);
+
+// "6,6,6,19,24,31,..." for logs and tables.
+std::string format_layer_slots(const std::vector<uint32_t>& slots);
+
+}  // namespace moepage::pager

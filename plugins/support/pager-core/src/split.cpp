@@ -1,0 +1,84 @@
+#include "moepage/pager_core/split.hpp"
+
+#include <string>
+
+#include "moepage/pager_core/errors.hpp"
+#include "moepage/pager_core/simulator.hpp"
+
+namespace moepage::pager {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& message) {
+  throw PagerError(ErrorKind::InvalidRequest, "slot split: " + message);
+}
+
+}  // namespace
+
+SplitPlan split_slots_by_reuse(const Trace& trace, const SplitRequest& request) {
+  const uint32_t n_layers = trace.meta.layers, n_experts = trace.meta.experts;
+  if (request.min_slots == 0 || request.min_slots > n_experts)
+    fail("the minimum slots per layer must be in 1.." + std::to_string(n_experts) + ", got " +
+         std::to_string(request.min_slots));
+  if (!request.layers.empty() && request.layers.size() != n_layers)
+    fail("the layer mask has " + std::to_string(request.layers.size()) + " entries, expected " +
+         std::to_string(n_layers));
+  const TraceReplay replay(trace);
+  std::vector<uint8_t> in_split(n_layers, 0);
+  uint64_t members = 0;
+  for (uint32_t l = 0; l < n_layers; ++l) {
+    in_split[l] = request.layers.empty() ? uint8_t(replay.has_rows(l)) : request.layers[l];
+    members += in_split[l];
+  }
+  if (request.total_slots < members * request.min_slots)
+    fail(std::to_string(request.total_slots) + " slots cannot give each of " + std::to_string(members) +
+         " layers its minimum of " + std::to_string(request.min_slots));
+
+  SplitPlan plan;
+  plan.slots.assign(n_layers, 0);
+  plan.misses.assign(n_layers, 0);
+  // next_misses[l]: the layer's misses at slots[l] + 1 (valid while slots[l] < n_experts).
+  std::vector<uint64_t> next_misses(n_layers, 0);
+  // Requests are cut at min_slots, the largest request a live pager with this split is likely to
+  // serve (its smallest layer usually keeps the minimum); see simulate_layers.
+  auto misses_at = [&](uint32_t l, uint32_t slots) {
+    return replay.replay(l, slots, request.policy, request.min_slots).misses;
+  };
+  uint64_t left = request.total_slots;
+  for (uint32_t l = 0; l < n_layers; ++l) {
+    if (!in_split[l]) continue;
+    plan.slots[l] = request.min_slots;
+    left -= request.min_slots;
+    plan.misses[l] = misses_at(l, plan.slots[l]);
+    if (plan.slots[l] < n_experts) next_misses[l] = misses_at(l, plan.slots[l] + 1);
+  }
+  while (left > 0) {
+    int64_t best = -1;
+    int64_t best_gain = 0;
+    for (uint32_t l = 0; l < n_layers; ++l) {
+      if (!in_split[l] || plan.slots[l] >= n_experts) continue;
+      // A policy may miss more with one slot more (prefetch can make that happen): a negative gain.
+      const int64_t gain = int64_t(plan.misses[l]) - int64_t(next_misses[l]);
+      if (best < 0 || gain > best_gain || (gain == best_gain && plan.misses[l] > plan.misses[uint32_t(best)])) {
+        best = l;
+        best_gain = gain;
+      }
+    }
+    if (best < 0) break;  // every layer holds all its experts
+    const uint32_t l = uint32_t(best);
+    ++plan.slots[l];
+    --left;
+    plan.misses[l] = next_misses[l];
+    if (plan.slots[l] < n_experts) next_misses[l] = misses_at(l, plan.slots[l] + 1);
+  }
+  plan.total_slots = request.total_slots - left;
+  return plan;
+}
+
+std::string format_layer_slots(const std::vector<uint32_t>& slots) {
+  std::string out;
+  for (size_t i = 0; i < slots.size(); ++i) out += (i ? "," : "") + std::to_string(slots[i]);
+  return out;
+}
+
+}  // namespace moepage::pager
