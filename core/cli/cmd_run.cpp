@@ -27,6 +27,7 @@
 
 namespace moepage::cli {
 namespace po = boost::program_options;
+namespace fs = std::filesystem;
 namespace {
 
 // The prompt as token ids: prompt_ids as given, or the text through the model's tokenizer.json.

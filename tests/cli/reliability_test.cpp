@@ -295,13 +295,13 @@ TEST_CASE("a NaN router bias or a short num_hidden_layers is refused at load, na
   CHECK(contains(r.err, (short_model / "config.json").string() + ": key 'num_hidden_layers': 4, but the checkpoint holds layer 4"));
 }
 
-TEST_CASE("a corrupt .xz trace reports xz's own error") {
+TEST_CASE("a corrupt .xz trace reports the decoder's own reason, naming the file") {
   TempFolder dir;
   const auto bad = dir.write("bad.trace.xz", std::string(64, 'x'));
   const auto r = run_moepage({"simulate", bad.string(), "--slots", "4"});
   CHECK(r.exit_code == 1);
   CHECK(!contains(r.err, "install"));
-  CHECK(contains(r.err, "File format not recognized"));
+  CHECK(contains(r.err, "cannot decompress trace " + bad.string() + ": not in the .xz format"));
 }
 
 TEST_CASE("a --plugin-dir that does not exist is an error") {
