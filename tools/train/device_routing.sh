@@ -8,7 +8,12 @@
 #   smoke              a short flash-routing training plus both studies at small sizes (~4 min)
 #   tiny-study         adapters, recall table and trace of the committed ds4-debian-tiny
 #   flash              the 256-expert model: train.py --preset flash-routing, then the same study
-#                      on its checkpoint, in one call of under 10 minutes
+#                      on its checkpoint, in one call of under 10 minutes (a short training)
+#   flash-train        the 256-expert model alone, trained for longer (one call, under 10 minutes);
+#                      its checkpoint stays on the GPU machine in out/fr
+#   flash-study        the study on out/fr's checkpoint; call it right after flash-train, while the
+#                      machine is still warm (the checkpoint cannot travel back). Its trace comes
+#                      back in parts of 15 MiB: `cat NAME.part* > NAME`.
 # Everything a stage writes for the repository lands in $OUT.
 set -euo pipefail
 stage=${1:?stage}
@@ -52,6 +57,20 @@ case "$stage" in
       --finish-reserve 75 2>&1 | tee "$OUT/train-flash.log"
     cp "$tiny/tokenizer.json" /tmp/fr/repo/models/ds4-flash-routing/
     study 235 /tmp/fr/repo/models/ds4-flash-routing ds4-flash-routing --train-positions 393216
+    ;;
+  flash-train)
+    rm -rf out/fr
+    timeout 585 python3 tools/train/train.py --preset flash-routing --tokenizer "$tiny/tokenizer.json" \
+      --corpus "$corpus" --out out/fr --bundle-dir "$OUT" --total-seconds 560 --max-train-seconds 420 \
+      --finish-reserve 100 2>&1 | tee "$OUT/train-flash.log"
+    cp "$tiny/tokenizer.json" out/fr/repo/models/ds4-flash-routing/
+    ;;
+  flash-study)
+    [ -f out/fr/repo/models/ds4-flash-routing/model.safetensors ] || { echo "flash-study: no checkpoint in out/fr (run flash-train first, in the same warm lease)" >&2; exit 1; }
+    study 570 out/fr/repo/models/ds4-flash-routing ds4-flash-routing --train-positions 393216
+    trace="$OUT/ds4-flash-routing-heldout.trace.xz"
+    if [ -f "$trace" ]; then split -b 15M -d -a 1 "$trace" "$trace.part" && rm "$trace"; fi
+    ls -la "$OUT"
     ;;
   *) echo "device_routing.sh: unknown stage $stage" >&2; exit 2 ;;
 esac
