@@ -10,6 +10,7 @@
 
 #include "moepage/pager_core/errors.hpp"
 #include "moepage/pager_core/trace.hpp"
+#include "trace_error.hpp"
 
 using namespace moepage::pager;
 
@@ -63,14 +64,7 @@ TEST_CASE("written rows and header parse back to the same trace") {
 }
 
 TEST_CASE("trace errors name the file and the line") {
-  auto err = [](const std::string& text) {
-    try {
-      parse_trace(text, "bad.csv");
-    } catch (const PagerError& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
-  };
+  auto err = [](const std::string& text) { return testing::trace_error(text, "bad.csv"); };
   const std::string h = "# moepage-trace v1 layers=2 experts=4\n";
   CHECK(err("") == "bad.csv: empty trace (no header line)");
   CHECK(err("0,0,1\n") ==

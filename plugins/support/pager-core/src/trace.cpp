@@ -1,5 +1,6 @@
 #include "moepage/pager_core/trace.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -217,7 +218,10 @@ Trace parse_trace(std::string_view text, std::string_view name) {
 }
 
 std::string trace_header(const TraceMeta& meta) {
-  std::string s = "# moepage-trace v" + std::to_string(meta.version) + " layers=" + std::to_string(meta.layers) + " experts=" + std::to_string(meta.experts);
+  // The row writers below write v1-v3 lines only; a v4 trace's meta is written as v3, the version
+  // of the rows that will follow, so a trace read from v4 and written again reads back.
+  const uint32_t version = std::min(meta.version, kTraceVersion);
+  std::string s = "# moepage-trace v" + std::to_string(version) + " layers=" + std::to_string(meta.layers) + " experts=" + std::to_string(meta.experts);
   if (meta.top_k) s += " top_k=" + std::to_string(meta.top_k);
   return s + "\n";
 }

@@ -63,6 +63,7 @@ struct TraceRow {
   uint32_t expert = 0;
   uint8_t hit = 0;
   uint8_t prefetched = 0;
+  bool operator==(const TraceRow&) const = default;
 };
 
 // Who proposed a hinted expert: the architecture (hint rows) or the pager's predictor (predict rows).
@@ -76,6 +77,7 @@ struct TraceHint {
   uint32_t rank = 0;        // position in the call's ranked list; 0 starts a call
   uint64_t before_row = 0;  // index into Trace::rows of the first access row recorded after it
   HintSource source = HintSource::Arch;
+  bool operator==(const TraceHint&) const = default;
 };
 
 struct Trace {
@@ -95,7 +97,8 @@ inline constexpr uint64_t kMaxTraceFileBytes = uint64_t(4) << 30;
 // decompressed.
 Trace read_trace_file(const std::string& path);
 
-// "# moepage-trace vV layers=L experts=E top_k=K\n" (top_k left out when 0).
+// "# moepage-trace vV layers=L experts=E top_k=K\n" (top_k left out when 0); V is meta.version, but
+// 3 for a v4 meta: the writers here write v1-v3 lines, which a v4 header would refuse.
 std::string trace_header(const TraceMeta& meta);
 // One row with its newline into buf, without allocating; returns the bytes written, 0 if buf is
 // too small (64 bytes always suffice).
