@@ -17,7 +17,7 @@ engine runs):
     layer L's state, and the previous token's experts (the previous two tokens' for @12);
  4. the chosen rank's adapter as HFADPT v2 (f16 A and B, f32 bias), and the held-out trace (v4,
     one line per call: hint calls of hash layers, requests, and the adapter's top-M proposals as
-    predictions), xz-compressed at preset 9e; a JSON report with every number.
+    predictions), xz-compressed; a JSON report with every number.
 """
 import argparse
 import json
@@ -270,7 +270,8 @@ def main():
                                           "predict_m": args.predict_m})
     trace_path = os.path.join(args.out, f"{args.name}-heldout.trace.xz")
     with open(trace_path, "wb") as f:
-        f.write(lzma.compress(text.encode("ascii"), preset=routing_trace.XZ_PRESET))
+        # preset 6, not trace_to_v4's 9e: 2.5 % larger, a third less time inside the timed GPU call
+        f.write(lzma.compress(text.encode("ascii"), preset=6))
     log(f"trace: {trace_path} ({os.path.getsize(trace_path) / 1e6:.2f} MB xz, {len(text) / 1e6:.1f} MB text)")
 
     log("done")

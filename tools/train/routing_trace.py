@@ -12,12 +12,8 @@ with one line per token, request, hint call and prediction, a third of v3's size
 Also the two routing statistics the issue asks for: the share of accesses taken by the most-used
 10 % of experts, and the LRU hit rate with a quarter of each layer's experts resident.
 """
-import lzma
 import math
 from collections import OrderedDict
-
-# How committed traces are compressed: the slowest, smallest xz setting (decoding stays fast).
-XZ_PRESET = 9 | lzma.PRESET_EXTREME
 
 
 def header(version, layers, experts, top_k, extra=None):
