@@ -1,8 +1,10 @@
+// The one size grammar (moepage::units::parse_size) that profiles, --set, --budget and ablation
+// specs share.
 #include <doctest/doctest.h>
 
-#include "profile/size.hpp"
+#include "units/byte_size.hpp"
 
-using moepage::profile::parse_size;
+using moepage::units::parse_size;
 
 TEST_CASE("binary size units are powers of 1024") {
   CHECK(parse_size("64KiB") == 64ull * 1024);
