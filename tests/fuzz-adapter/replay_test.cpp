@@ -10,6 +10,7 @@
 #include "moepage/pager_core/adapter_file.hpp"
 #include "moepage/pager_core/errors.hpp"
 #include "moepage/pager_core/trace.hpp"
+#include "support/seed_files.hpp"
 #include "support/temp_dir.hpp"
 #include "support/test_paths.hpp"
 
@@ -18,15 +19,7 @@ namespace fs = std::filesystem;
 namespace {
 
 size_t replay_dir(const char* sub, void (*body)(const uint8_t*, size_t)) {
-  const fs::path dir = moepage::test::source_path("tests/fuzz-adapter/seeds") / sub;
-  size_t n = 0;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    const auto bytes = moepage::test::read_file_bytes(entry.path());
-    CAPTURE(entry.path().string());
-    CHECK_NOTHROW(body(bytes.data(), bytes.size()));
-    ++n;
-  }
-  return n;
+  return moepage::test::replay_seeds(moepage::test::source_path("tests/fuzz-adapter/seeds") / sub, body);
 }
 
 }  // namespace

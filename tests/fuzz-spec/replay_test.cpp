@@ -7,26 +7,14 @@
 #include <vector>
 
 #include "fuzz_entries.hpp"
-#include "support/temp_dir.hpp"
+#include "support/seed_files.hpp"
 #include "support/test_paths.hpp"
-
-namespace fs = std::filesystem;
 
 namespace {
 
 size_t replay_dir(const char* sub, void (*body)(const uint8_t*, size_t)) {
-  const fs::path dir = moepage::test::source_path("tests/fuzz-spec/seeds") / sub;
-  size_t n = 0;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    const auto bytes = moepage::test::read_file_bytes(entry.path());
-    CAPTURE(entry.path().string());
-    for (size_t cut = 0; cut <= bytes.size(); cut += 1 + bytes.size() / 64) {
-      CHECK_NOTHROW(body(bytes.data(), cut));
-    }
-    CHECK_NOTHROW(body(bytes.data(), bytes.size()));
-    ++n;
-  }
-  return n;
+  return moepage::test::replay_seeds(moepage::test::source_path("tests/fuzz-spec/seeds") / sub, body,
+                                     /*truncations=*/true);
 }
 
 }  // namespace

@@ -4,10 +4,9 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <iterator>
 #include <string>
 
-#include "support/temp_dir.hpp"
+#include "support/seed_files.hpp"
 #include "support/test_paths.hpp"
 #include "tokenizer/tokenizer.hpp"
 
@@ -18,12 +17,10 @@ std::filesystem::path seed_dir() { return moepage::test::source_path("tests/fuzz
 }  // namespace
 
 TEST_CASE("every tokenizer fuzz seed loads or is refused cleanly") {
-  namespace fs = std::filesystem;
   int seeds = 0;
-  for (const auto& entry : fs::directory_iterator(seed_dir())) {
-    const std::string bytes = moepage::test::read_file(entry.path());
-    INFO("seed " << entry.path().filename().string());
-    CHECK(LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()) == 0);
+  for (const moepage::test::SeedFile& seed : moepage::test::seed_files(seed_dir())) {
+    INFO("seed " << seed.name);
+    CHECK(LLVMFuzzerTestOneInput(seed.bytes.data(), seed.bytes.size()) == 0);
     ++seeds;
   }
   CHECK(seeds >= 8);

@@ -9,21 +9,15 @@
 
 #include "deepseek4/model/rng.hpp"
 #include "fuzz_entries.hpp"
-#include "support/temp_dir.hpp"
+#include "support/seed_files.hpp"
 #include "support/test_paths.hpp"
 
-namespace fs = std::filesystem;
 using Entry = bool (*)(const uint8_t*, size_t);
 
 namespace {
 
-std::vector<std::pair<std::string, std::vector<uint8_t>>> seeds(const std::string& target) {
-  std::vector<std::pair<std::string, std::vector<uint8_t>>> out;
-  const fs::path dir = moepage::test::source_path("tests/fuzz/corpus") / target;
-  for (const auto& e : fs::directory_iterator(dir))
-    out.emplace_back(e.path().filename().string(), moepage::test::read_file_bytes(e.path()));
-  std::sort(out.begin(), out.end());
-  return out;
+std::vector<moepage::test::SeedFile> seeds(const std::string& target) {
+  return moepage::test::seed_files(moepage::test::source_path("tests/fuzz/corpus") / target);
 }
 
 // Mutations in the spirit of libFuzzer's, from a fixed seed so failures reproduce.
