@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "conform/checklist.hpp"
+#include "moepage/cpp/host_handles.hpp"
 #include "moepage/moepage.h"
 #include "profile/option_validation.hpp"
 
@@ -27,6 +28,18 @@ struct ConformConfig {
   uint64_t seed = 1;
   std::filesystem::path scratch;  // parent of the temporary folder; empty: the system's
 };
+
+// Runs `f`, which must fail with a mp::PluginError (how a plugin's refusal reaches the host), and
+// returns it; if `f` succeeds the running check fails with "<what> succeeded".
+template <class F>
+mp::PluginError expect_failure(F&& f, const std::string& what) {
+  try {
+    f();
+  } catch (const mp::PluginError& e) {
+    return e;
+  }
+  throw CheckFailed(what + " succeeded");
+}
 
 // Runs `create` as the check `name`. A component that answers MP_ERR_NOT_AVAILABLE is recorded
 // as skipped (it says it is unfinished; nothing else can be checked), any other failure as a

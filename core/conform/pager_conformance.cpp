@@ -164,16 +164,6 @@ std::vector<int32_t> random_experts(std::mt19937_64& rng, uint32_t n) {
   return all;
 }
 
-template <class F>
-mp::PluginError expect_failure(F&& f, const std::string& what) {
-  try {
-    f();
-  } catch (const mp::PluginError& e) {
-    return e;
-  }
-  throw CheckFailed(what + " succeeded");
-}
-
 }  // namespace
 
 void run_pager_checks(const Component& c, const Component& transport, const mp_host_api* host,

@@ -82,17 +82,6 @@ void verify_all(const std::vector<Read>& reads, const SampleFile& file, const st
   for (size_t i = 0; i < reads.size(); ++i) reads[i].verify(file, what + " read " + std::to_string(i));
 }
 
-// Runs `f`, which must fail with a PluginError; returns it.
-template <class F>
-mp::PluginError expect_failure(F&& f, const std::string& what) {
-  try {
-    f();
-  } catch (const mp::PluginError& e) {
-    return e;
-  }
-  throw CheckFailed(what + " succeeded");
-}
-
 }  // namespace
 
 void run_transport_checks(const Component& c, const mp_host_api* host, const ConformConfig& config, Checklist& list) {

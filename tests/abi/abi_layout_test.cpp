@@ -2,7 +2,6 @@
 // (LP64, System V). Fields may only ever be appended: if one of these assertions fails, the
 // change broke every plugin built so far. Add new fields' offsets at the end of their struct's
 // block and bump MP_ABI_MINOR; never edit an existing line.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cstddef>
