@@ -19,7 +19,10 @@ class Reader {
   [[noreturn]] void fail(const YAML::Node& node, const std::string& key, const std::string& what) const {
     std::string where = source_.string();
     if (node.IsDefined() && node.Mark().line >= 0) where += ":" + std::to_string(node.Mark().line + 1);
-    throw SpecError(where + ": " + key + ": " + what);
+    std::string message = where + ": " + key + ": " + what;
+    // One line, whatever the spec's strings hold: control bytes become '?'.
+    std::replace_if(message.begin(), message.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }, '?');
+    throw SpecError(message);
   }
 
   std::string string(const YAML::Node& node, const std::string& key) const {
@@ -41,14 +44,21 @@ class Reader {
 
   // An existing file, relative to the spec's folder.
   fs::path existing_file(const YAML::Node& node, const std::string& key) const {
-    const fs::path p = resolve(string(node, key));
-    if (!fs::is_regular_file(p)) fail(node, key, "file " + p.string() + " does not exist");
+    const fs::path p = resolve(node, key, string(node, key));
+    std::error_code ec;
+    if (!fs::is_regular_file(p, ec)) fail(node, key, "file " + p.string() + " does not exist");
     return p;
   }
 
-  fs::path resolve(const std::string& text) const {
+  // Relative to the spec's folder. The error_code forms: a name the file system refuses (too long,
+  // a loop of links) is a spec error naming the key, not an escaping filesystem_error (fuzzing
+  // found this).
+  fs::path resolve(const YAML::Node& node, const std::string& key, const std::string& text) const {
     const fs::path p(text);
-    return fs::weakly_canonical(p.is_absolute() ? p : source_.parent_path() / p);
+    std::error_code ec;
+    fs::path resolved = fs::weakly_canonical(p.is_absolute() ? p : source_.parent_path() / p, ec);
+    if (ec) fail(node, key, "cannot resolve the path '" + text + "': " + ec.message());
+    return resolved;
   }
 
   void only_keys(const YAML::Node& map, const std::string& key, const std::set<std::string>& allowed) const {
@@ -71,8 +81,9 @@ class Reader {
 ModelChoice parse_model(const Reader& r, const YAML::Node& node) {
   ModelChoice m;
   if (node.IsScalar()) {
-    m.path = r.resolve(node.Scalar());
-    if (!fs::is_directory(m.path)) r.fail(node, "model", "folder " + m.path.string() + " does not exist");
+    m.path = r.resolve(node, "model", node.Scalar());
+    std::error_code ec;
+    if (!fs::is_directory(m.path, ec)) r.fail(node, "model", "folder " + m.path.string() + " does not exist");
     return m;
   }
   if (!node.IsMap() || !node["synth"]) r.fail(node, "model", "expected a checkpoint folder or {synth: {preset: ...}}");

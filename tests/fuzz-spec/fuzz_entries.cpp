@@ -27,7 +27,9 @@ void ablation_spec_input(const uint8_t* data, size_t size) {
   }();
   try {
     (void)ablate::parse_spec(text, source);
-  } catch (const ablate::SpecError&) {
+  } catch (const ablate::SpecError& e) {
+    // A refusal is one line, whatever the spec's strings hold.
+    if (std::string(e.what()).find('\n') != std::string::npos) throw std::logic_error("multi-line spec error");
   }
 }
 
