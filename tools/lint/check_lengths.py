@@ -35,14 +35,12 @@ EXEMPT = (
     ("arch/deepseek4/cpu/", "CPU kernels (the reference every GPU kernel is tested against)"),
     ("tests/fixtures/", "generated golden fixtures"),
     ("tests/data/", "generated test data"),
-    # Being reworked by parallel work of issue #19; drop each entry once that lands and the file
-    # passes. The plugin-ABI work splits the conformance runners (run_pager_checks,
-    # run_transport_checks), the C++ adapters (plugin_adapter.hpp) and the layout test
-    # (layouts_pinned); the compact trace format rewrites the trace parser (parse_trace).
+    # Being split by the plugin-ABI work of issue #19 (the conformance runners run_pager_checks
+    # and run_transport_checks, the C++ adapters in plugin_adapter.hpp, the layout test's
+    # layouts_pinned); drop each entry once that lands and the file passes.
     ("core/conform/", "split pending: conformance runners"),
     ("plugins/include/moepage/cpp/", "split pending: C++ ABI adapters"),
     ("tests/abi/abi_layout_test.cpp", "split pending: ABI layout test"),
-    ("plugins/support/pager-core/src/trace.cpp", "rewrite pending: compact trace format"),
 )
 
 SKIP_DIRS = {"__pycache__", "node_modules"}
