@@ -158,16 +158,11 @@ SimulateReport run_simulation(const pager::Trace& trace, const SimulateRequest& 
   return report;
 }
 
-std::string simulate_table(const SimulateReport& r, bool per_layer) {
-  std::ostringstream out;
+namespace {
+
+// Miss rate per policy at every slot count, and each policy's misses as a multiple of belady's.
+void write_miss_table(std::ostringstream& out, const SimulateReport& r) {
   const size_t np = r.policies.size();
-  out << "trace: " << r.meta.layers << " layers, " << r.meta.experts << " experts"
-      << (r.meta.top_k ? ", top-" + std::to_string(r.meta.top_k) : "") << "; layers " << r.first_layer << "-"
-      << r.last_layer << ", " << r.rows << " accesses";
-  if (r.hint_rows > 0)
-    out << ", " << r.hint_rows << " hinted experts (replayed: lru/lfu/lfru prefetch them as the live pager did, "
-        << "belady takes them as free loads)";
-  out << "\nmiss rate per policy (slots = per layer; belady is the optimal floor)\n\n";
   const auto belady = std::find_if(r.policies.begin(), r.policies.end(),
                                    [](const PolicySpec& p) { return p.kind == PolicyKind::Belady; });
   const bool has_belady = belady != r.policies.end();
@@ -201,7 +196,15 @@ std::string simulate_table(const SimulateReport& r, bool per_layer) {
     }
     out << "\n";
   }
-  // Reads, prefetches included, and the share of lru's excess misses over belady each policy removes.
+}
+
+// Reads, prefetches included, and the share of lru's excess misses over belady each policy removes.
+void write_reads_table(std::ostringstream& out, const SimulateReport& r) {
+  const size_t np = r.policies.size();
+  const auto belady = std::find_if(r.policies.begin(), r.policies.end(),
+                                   [](const PolicySpec& p) { return p.kind == PolicyKind::Belady; });
+  const bool has_belady = belady != r.policies.end();
+  const size_t bi = size_t(belady - r.policies.begin());
   const auto lru = std::find_if(r.policies.begin(), r.policies.end(), [](const PolicySpec& p) {
     return p.kind == PolicyKind::Lru && !p.prefetch_predictions;
   });
@@ -232,7 +235,10 @@ std::string simulate_table(const SimulateReport& r, bool per_layer) {
     }
     out << "\n";
   }
-  // Where a split put the slots (the same total as the uniform count x layers).
+}
+
+// Where a split put the slots (the same total as the uniform count x layers).
+void write_splits(std::ostringstream& out, const SimulateReport& r) {
   bool any_split = false;
   for (const pager::SimResult& c : r.cells) {
     if (!c.policy.split_by_trace) continue;
@@ -242,25 +248,44 @@ std::string simulate_table(const SimulateReport& r, bool per_layer) {
                                 c.layer_slots.begin() + std::min<size_t>(r.last_layer + 1, c.layer_slots.size()));
     out << "- " << policy_label(c.policy) << " at " << c.slots << ": " << pager::format_layer_slots(shown) << "\n";
   }
+}
+
+void write_per_layer(std::ostringstream& out, const SimulateReport& r) {
+  const size_t np = r.policies.size();
+  for (size_t s = 0; s < r.slots_requested.size(); ++s) {
+    const pager::SimResult* row = &r.cells[s * np];
+    out << "\nper layer, " << row[0].slots << " slots\n\n| layer |";
+    for (const auto& p : r.policies) out << " " << policy_label(p) << " |";
+    out << "\n|---:|";
+    for (size_t i = 0; i < np; ++i) out << "---:|";
+    out << "\n";
+    for (uint32_t l = r.first_layer; l <= r.last_layer && l < r.meta.layers; ++l) {
+      out << "| " << l << " |";
+      for (size_t p = 0; p < np; ++p) out << " " << pct(row[p].layers[l].misses, row[p].layers[l].accesses) << " |";
+      out << "\n";
+    }
+  }
+}
+
+}  // namespace
+
+std::string simulate_table(const SimulateReport& r, bool per_layer) {
+  std::ostringstream out;
+  out << "trace: " << r.meta.layers << " layers, " << r.meta.experts << " experts"
+      << (r.meta.top_k ? ", top-" + std::to_string(r.meta.top_k) : "") << "; layers " << r.first_layer << "-"
+      << r.last_layer << ", " << r.rows << " accesses";
+  if (r.hint_rows > 0)
+    out << ", " << r.hint_rows << " hinted experts (replayed: lru/lfu/lfru prefetch them as the live pager did, "
+        << "belady takes them as free loads)";
+  out << "\nmiss rate per policy (slots = per layer; belady is the optimal floor)\n\n";
+  write_miss_table(out, r);
+  write_reads_table(out, r);
+  write_splits(out, r);
   if (r.recorded) {
     out << "\nrecorded by the live pager: " << pct(r.recorded->misses, r.recorded->accesses) << " misses ("
         << r.recorded->misses << " of " << r.recorded->accesses << ")\n";
   }
-  if (per_layer) {
-    for (size_t s = 0; s < r.slots_requested.size(); ++s) {
-      const pager::SimResult* row = &r.cells[s * np];
-      out << "\nper layer, " << row[0].slots << " slots\n\n| layer |";
-      for (const auto& p : r.policies) out << " " << policy_label(p) << " |";
-      out << "\n|---:|";
-      for (size_t i = 0; i < np; ++i) out << "---:|";
-      out << "\n";
-      for (uint32_t l = r.first_layer; l <= r.last_layer && l < r.meta.layers; ++l) {
-        out << "| " << l << " |";
-        for (size_t p = 0; p < np; ++p) out << " " << pct(row[p].layers[l].misses, row[p].layers[l].accesses) << " |";
-        out << "\n";
-      }
-    }
-  }
+  if (per_layer) write_per_layer(out, r);
   return out.str();
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/cli_common.hpp"
@@ -68,9 +69,7 @@ void write_npy_f32(const std::string& path, const std::vector<float>& data, uint
   out.commit();
 }
 
-}  // namespace
-
-int cmd_run(int argc, char** argv) {
+CommandSpec run_spec() {
   CommandSpec spec;
   spec.usage = "moepage run [--profile P] [--model DIR] [--set key.path=value]... [--plugin-dir DIR]... "
                "[--prompt TEXT | --prompt-ids 1,2,3] [--max-tokens N]";
@@ -96,26 +95,110 @@ int cmd_run(int argc, char** argv) {
       ("max-tokens", po::value<std::string>()->value_name("N"), "tokens to generate (overrides generate.max_tokens)")
       ("stats-json", po::value<std::string>()->value_name("FILE"), "write the pager's statistics (and per layer) as JSON")
       ("trace", po::value<std::string>()->value_name("FILE"), "write one row per expert access (moepage simulate reads it)");
-  auto vm = parse_command(spec, argc, argv);
-  if (!vm) return kExitOk;
+  return spec;
+}
 
+// Each --set, then the shortcut flags as overrides too, named as the user typed them in errors.
+std::vector<profile::Override> run_overrides(const po::variables_map& vm) {
   std::vector<profile::Override> overrides;
-  for (const std::string& assignment : strings_of(*vm, "set")) overrides.push_back({assignment, ""});
-  // The shortcut flags become overrides too, named as the user typed them in errors.
+  for (const std::string& assignment : strings_of(vm, "set")) overrides.push_back({assignment, ""});
   auto shortcut = [&](const char* flag, const char* key) {
-    if (!vm->count(flag)) return;
-    const std::string value = (*vm)[flag].as<std::string>();
+    if (!vm.count(flag)) return;
+    const std::string value = vm[flag].as<std::string>();
     overrides.push_back({std::string(key) + "=" + profile::yaml_quote(value), "--" + std::string(flag) + " " + value});
   };
   shortcut("model", "model");
-  if (vm->count("prompt") && vm->count("prompt-ids")) throw UsageError("--prompt and --prompt-ids both given; pass one");
+  if (vm.count("prompt") && vm.count("prompt-ids")) throw UsageError("--prompt and --prompt-ids both given; pass one");
   shortcut("prompt-ids", "generate.prompt_ids");
-  if (vm->count("prompt")) {
+  if (vm.count("prompt")) {
     // Text wins over the ids a base profile may carry: drop them, then set the text.
     overrides.push_back({"generate.prompt_ids=", "--prompt"});
     shortcut("prompt", "generate.prompt");
   }
   shortcut("max-tokens", "generate.max_tokens");
+  return overrides;
+}
+
+// Values the user wrote (a profile of theirs, --set, the flags) win over generation_config.json;
+// the default profile's values are defaults like the model's.
+void fill_generation_defaults(profile::Profile& prof, bool default_profile, spdlog::logger& log) {
+  const auto user_set = [&](const std::string& key) {
+    const auto it = prof.generate.where.find(key);
+    return it != prof.generate.where.end() && !(default_profile && it->second.rfind(prof.source.string(), 0) == 0);
+  };
+  for (const std::string& key : apply_generation_config(prof.model, prof.generate, user_set))
+    log.info("generate.{} from {}", key, (prof.model / "generation_config.json").string());
+}
+
+// Outputs are checked before anything loads: a long run must not end by failing to write them,
+// nor by overwriting the model or the profile it read.
+void check_run_outputs(const po::variables_map& vm, const profile::Profile& prof) {
+  std::vector<output::NamedPath> outputs, inputs = output::files_in(prof.model, "the model's");
+  inputs.push_back({"the profile", prof.source});
+  for (const char* flag : {"dump-logits", "stats-json", "trace"})
+    if (vm.count(flag)) outputs.push_back({"--" + std::string(flag), vm[flag].as<std::string>()});
+  output::check_output_paths(outputs, inputs);
+}
+
+// Generates with SIGINT/SIGTERM finishing the current token; text goes to stdout as it comes.
+// Returns the ids and the signal that stopped the run (0: none).
+std::pair<std::vector<int32_t>, int> generate_interruptible(host::PluginStack& stack, const mp_model_info& info,
+                                                            const std::vector<int32_t>& prompt,
+                                                            const profile::Profile& prof,
+                                                            std::optional<tokenizer::StreamDecoder>& text,
+                                                            GenerationTimes& times, std::vector<float>* dumped) {
+  LogitsSink sink;
+  if (dumped != nullptr)
+    sink = [&](const float* rows, uint32_t n) { dumped->insert(dumped->end(), rows, rows + size_t(n) * info.vocab_size); };
+  std::optional<InterruptGuard> interrupt(std::in_place);
+  std::vector<int32_t> generated = generate(
+      stack.arch, info, prompt, prof.generate,
+      [&](int32_t id) {
+        if (!text) return true;
+        std::cout << text->push(id) << std::flush;
+        output::check_stdout();  // a full disk or a closed terminal ends the run now, not at the end
+        return true;
+      },
+      times, sink, [] { return InterruptGuard::received() != 0; });
+  const int signal = InterruptGuard::received();
+  interrupt.reset();  // from here a signal acts as usual
+  return {std::move(generated), signal};
+}
+
+void print_generated(std::optional<tokenizer::StreamDecoder>& text, const std::vector<int32_t>& generated) {
+  if (text) std::cout << text->finish() << "\n";
+  std::cout << "token ids:";
+  for (int32_t id : generated) std::cout << " " << id;
+  std::cout << "\n";
+  output::check_stdout();
+}
+
+void log_speed(spdlog::logger& log, size_t prompt_tokens, const GenerationTimes& times) {
+  const double prefill_tps = times.prefill_seconds > 0 ? double(prompt_tokens) / times.prefill_seconds : 0.0;
+  const double decode_tps = times.decode_seconds > 0 ? double(times.decoded) / times.decode_seconds : 0.0;
+  log.info("prefill {} tokens in {:.3f} s ({:.1f} tok/s); decode {} tokens in {:.3f} s ({:.2f} tok/s)", prompt_tokens,
+           times.prefill_seconds, prefill_tps, times.decoded, times.decode_seconds, decode_tps);
+}
+
+// --stats-json: the pager's statistics, the run's times and, when the architecture timed them,
+// the routed experts' compute time.
+void write_run_stats(const std::string& path, host::PluginStack& stack, uint32_t n_layers, const GenerationTimes& times,
+                     double load_seconds, size_t prompt_tokens, size_t generated_tokens) {
+  RunTimes run_times{times.prefill_seconds, times.decode_seconds, load_seconds, uint32_t(prompt_tokens),
+                     uint32_t(generated_tokens), std::nullopt};
+  if (const auto arch_stats = stack.arch.stats(); arch_stats && arch_stats->routed_timed)
+    run_times.routed_compute_seconds = double(arch_stats->routed_ns) / 1e9;
+  write_stats_json(path, stack.pager, n_layers, run_times);
+}
+
+}  // namespace
+
+int cmd_run(int argc, char** argv) {
+  CommandSpec spec = run_spec();
+  auto vm = parse_command(spec, argc, argv);
+  if (!vm) return kExitOk;
+
+  const std::vector<profile::Override> overrides = run_overrides(*vm);
   const bool default_profile = !vm->count("profile");
   const fs::path profile_path = default_profile ? default_profile_path() : fs::path((*vm)["profile"].as<std::string>());
   profile::Profile prof = profile::load_profile(profile_path, overrides);
@@ -128,22 +211,8 @@ int cmd_run(int argc, char** argv) {
   // First: a profile asking for a device this build or machine lacks fails before anything loads.
   std::unique_ptr<host::DeviceService> device = make_device_service(prof.device, prof.source.string() + ": device");
   require_model_folder(prof);
-  // Values the user wrote (a profile of theirs, --set, the flags) win over generation_config.json;
-  // the default profile's values are defaults like the model's.
-  const auto user_set = [&](const std::string& key) {
-    const auto it = prof.generate.where.find(key);
-    return it != prof.generate.where.end() && !(default_profile && it->second.rfind(prof.source.string(), 0) == 0);
-  };
-  for (const std::string& key : apply_generation_config(prof.model, prof.generate, user_set))
-    log->info("generate.{} from {}", key, (prof.model / "generation_config.json").string());
-
-  // Outputs are checked before anything loads: a long run must not end by failing to write them,
-  // nor by overwriting the model or the profile it read.
-  std::vector<output::NamedPath> outputs, inputs = output::files_in(prof.model, "the model's");
-  inputs.push_back({"the profile", prof.source});
-  for (const char* flag : {"dump-logits", "stats-json", "trace"})
-    if (vm->count(flag)) outputs.push_back({"--" + std::string(flag), (*vm)[flag].as<std::string>()});
-  output::check_output_paths(outputs, inputs);
+  fill_generation_defaults(prof, default_profile, *log);
+  check_run_outputs(*vm, prof);
 
   host::HostApi host(std::move(device));
   host::Registry registry(host.get());
@@ -167,47 +236,21 @@ int cmd_run(int argc, char** argv) {
   });
   host::PluginStack& stack = loaded.stack;
   const mp_model_info& info = loaded.info;
-  const mp_expert_catalog* catalog = loaded.catalog;
-  const double load_seconds = loaded.load_seconds;
 
   std::optional<tokenizer::StreamDecoder> text;
   if (tok) text.emplace(*tok);
   GenerationTimes times;
   std::vector<float> dumped;  // rows for --dump-logits
-  LogitsSink sink;
-  if (vm->count("dump-logits"))
-    sink = [&](const float* rows, uint32_t n) { dumped.insert(dumped.end(), rows, rows + size_t(n) * info.vocab_size); };
-  std::optional<InterruptGuard> interrupt(std::in_place);
-  const std::vector<int32_t> generated = generate(
-      stack.arch, info, prompt, prof.generate,
-      [&](int32_t id) {
-        if (!text) return true;
-        std::cout << text->push(id) << std::flush;
-        output::check_stdout();  // a full disk or a closed terminal ends the run now, not at the end
-        return true;
-      },
-      times, sink, [] { return InterruptGuard::received() != 0; });
-  const int signal = InterruptGuard::received();
-  interrupt.reset();  // from here a signal acts as usual
+  const auto [generated, signal] = generate_interruptible(stack, info, prompt, prof, text, times,
+                                                          vm->count("dump-logits") ? &dumped : nullptr);
   if (signal != 0) log->warn("interrupted by signal {} after {} tokens; writing the outputs", signal, generated.size());
   if (vm->count("dump-logits")) write_npy_f32((*vm)["dump-logits"].as<std::string>(), dumped, info.vocab_size);
-  if (text) std::cout << text->finish() << "\n";
-  std::cout << "token ids:";
-  for (int32_t id : generated) std::cout << " " << id;
-  std::cout << "\n";
-  output::check_stdout();
-  const double prefill_tps = times.prefill_seconds > 0 ? double(prompt.size()) / times.prefill_seconds : 0.0;
-  const double decode_tps = times.decode_seconds > 0 ? double(times.decoded) / times.decode_seconds : 0.0;
-  log->info("prefill {} tokens in {:.3f} s ({:.1f} tok/s); decode {} tokens in {:.3f} s ({:.2f} tok/s)", prompt.size(),
-            times.prefill_seconds, prefill_tps, times.decoded, times.decode_seconds, decode_tps);
+  print_generated(text, generated);
+  log_speed(*log, prompt.size(), times);
   log->info("{}", format_pager_stats(stack.pager.stats()));
-  if (vm->count("stats-json")) {
-    RunTimes run_times{times.prefill_seconds, times.decode_seconds, load_seconds, uint32_t(prompt.size()),
-                       uint32_t(generated.size()), std::nullopt};
-    if (const auto arch_stats = stack.arch.stats(); arch_stats && arch_stats->routed_timed)
-      run_times.routed_compute_seconds = double(arch_stats->routed_ns) / 1e9;
-    write_stats_json((*vm)["stats-json"].as<std::string>(), stack.pager, catalog->n_layers, run_times);
-  }
+  if (vm->count("stats-json"))
+    write_run_stats((*vm)["stats-json"].as<std::string>(), stack, loaded.catalog->n_layers, times, loaded.load_seconds,
+                    prompt.size(), generated.size());
   if (trace) {
     stack.pager.set_trace(nullptr, nullptr);
     trace->finish();

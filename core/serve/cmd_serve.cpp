@@ -81,9 +81,7 @@ serve::ServeOptions serve_options(const po::variables_map& vm, const profile::Pr
   return o;
 }
 
-}  // namespace
-
-int cmd_serve(int argc, char** argv) {
+CommandSpec serve_spec() {
   CommandSpec spec;
   spec.usage = "moepage serve --profile P [--model DIR] [--host 127.0.0.1] [--port 8080] [--api-key KEY] [options]";
   spec.summary =
@@ -111,6 +109,35 @@ int cmd_serve(int argc, char** argv) {
       ("max-tokens-limit", po::value<int64_t>()->value_name("N"), "largest max_tokens a request may ask (default 4096)")
       ("max-connections", po::value<int64_t>()->value_name("N"), "requests handled at once; more get a 429 (default 16)")
       ("max-queue", po::value<int64_t>()->value_name("N"), "generations waiting for the engine; more get a 429 (default 64)");
+  return spec;
+}
+
+// Every thread started after this (the engine's, httplib's) leaves SIGTERM and SIGINT to the one
+// thread that waits for them; a client gone mid-write must not kill the process.
+sigset_t block_stop_signals() {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+  return stop_signals;
+}
+
+// Takes the port (any free one for 0) and returns it.
+int bind_port(httplib::Server& server, const serve::ServeOptions& options) {
+  const int port = options.port == 0 ? server.bind_to_any_port(options.host)
+                                     : (server.bind_to_port(options.host, options.port) ? options.port : -1);
+  if (port < 0)
+    throw std::runtime_error("cannot listen on " + options.host + ":" + std::to_string(options.port) +
+                             " (in use, or not an address of this machine)");
+  return port;
+}
+
+}  // namespace
+
+int cmd_serve(int argc, char** argv) {
+  CommandSpec spec = serve_spec();
   auto vm = parse_command(spec, argc, argv);
   if (!vm) return kExitOk;
 
@@ -135,23 +162,12 @@ int cmd_serve(int argc, char** argv) {
   auto registry = std::make_unique<host::Registry>(host->get());
   registry->scan(host::default_discovery_dirs(strings_of(*vm, "plugin-dir")));
 
-  // Every thread started from here on (the engine's, httplib's) leaves SIGTERM and SIGINT to
-  // the one thread that waits for them; a client gone mid-write must not kill the process.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  std::signal(SIGPIPE, SIG_IGN);
+  const sigset_t stop_signals = block_stop_signals();
 
   // The port is taken before the model loads, so a busy port fails at once; connections made
   // while loading wait in the listen backlog.
   httplib::Server server;
-  const int port = options.port == 0 ? server.bind_to_any_port(options.host)
-                                     : (server.bind_to_port(options.host, options.port) ? options.port : -1);
-  if (port < 0)
-    throw std::runtime_error("cannot listen on " + options.host + ":" + std::to_string(options.port) +
-                             " (in use, or not an address of this machine)");
+  const int port = bind_port(server, options);
 
   serve::ServeMetrics metrics;
   const std::string profile_name = prof.source.stem().string();

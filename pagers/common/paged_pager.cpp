@@ -125,7 +125,7 @@ void PagedPager::decide_and_allocate(const mp_pager_create_args& args, const mp:
   const auto policy = moepage::pager::policy_from_name(policy_name);
   if (!policy || *policy == moepage::pager::PolicyKind::Belady)
     throw mp::Error(MP_ERR_INVALID_ARG, "pager '" + component_ + "': option policy = " + policy_name +
-                                            ": expected lru, lfu or lfru");
+                                            ": expected lru, lfu, lfru or s3fifo");
 
   moepage::pager::BudgetDecision d;
   try {
@@ -406,7 +406,7 @@ mp_status PagedPager::stats(mp_pager_stats* out) {
     s.copy_ns = ts.copy_ns - copy_ns_at_create_;
   s.resident = 0;  // always paged; the `resident` pager reports 1
   s.pool_bytes = pool_bytes_;
-  s.load_bytes_read = load_bytes_read_;
+  s.load_bytes_read = 0;  // create() reads no expert bytes: loading them up front is `resident`'s job
   s.predictions = predictions_;
   s.predictions_hit = predictions_hit_;
   // Only the fields the caller's struct holds.

@@ -112,7 +112,7 @@ class PagedPager {
   std::vector<uint32_t> last_request_n_;
 
   uint64_t token_ = 0;
-  uint64_t bytes_read_ = 0, read_ns_ = 0, wait_ns_ = 0, load_bytes_read_ = 0;
+  uint64_t bytes_read_ = 0, read_ns_ = 0, wait_ns_ = 0;
   uint64_t copy_ns_at_create_ = 0;
   uint64_t predictions_ = 0, predictions_hit_ = 0;
   mp_trace_fn trace_fn_ = nullptr;

@@ -1,5 +1,5 @@
 // The `paged` pager: a per-layer slot pool sized from a memory budget, evicting by pager.policy
-// (lru, lfu or lfru). All the work is in pagers/common/paged_pager.hpp; this is the plugin's face.
+// (lru, lfu, lfru or s3fifo). All the work is in pagers/common/paged_pager.hpp; this is the plugin's face.
 #include "moepage/cpp/plugin_adapter.hpp"
 #include "paged_pager.hpp"
 

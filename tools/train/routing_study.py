@@ -26,6 +26,7 @@ import math
 import os
 import sys
 import time
+from types import SimpleNamespace
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import adapter_fit  # noqa: E402
@@ -128,75 +129,91 @@ def previous_tokens(torch, chosen, window, back):
     return out
 
 
-def main():
-    args = parse_args()
+def setup(args):
+    """The libraries, the model and its geometry, the tokenizer and both token streams (`s`)."""
     import numpy  # noqa: F401  (fail now if missing)
     import tokenizers
     import torch
     import transformers
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    s = SimpleNamespace(torch=torch, transformers=transformers)
+    s.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     os.makedirs(args.out, exist_ok=True)
-    released, model = load_model(torch, transformers, args.model, device)
-    layers, experts, top_k = released["num_hidden_layers"], released["n_routed_experts"], released["num_experts_per_tok"]
-    kinds = ["hash_moe"] * released["num_hash_layers"] + ["moe"] * (layers - released["num_hash_layers"])
-    d_model = released["hidden_size"]
-    log(f"model {args.model}: {layers} layers, {experts} experts, top-{top_k}, hidden {d_model}; device {device}")
+    released, s.model = load_model(torch, transformers, args.model, s.device)
+    s.layers, s.experts, s.top_k = (released["num_hidden_layers"], released["n_routed_experts"],
+                                    released["num_experts_per_tok"])
+    s.kinds = ["hash_moe"] * released["num_hash_layers"] + ["moe"] * (s.layers - released["num_hash_layers"])
+    s.d_model = released["hidden_size"]
+    log(f"model {args.model}: {s.layers} layers, {s.experts} experts, top-{s.top_k}, hidden {s.d_model}; "
+        f"device {s.device}")
     tokenizer = tokenizers.Tokenizer.from_file(args.tokenizer or os.path.join(args.model, "tokenizer.json"))
     train_ids = corpus_data.encode_stream(tokenizer, corpus_data.read_lines(args.corpus, "train"))
     heldout_lines = corpus_data.read_lines(args.corpus, "heldout")
-    heldout_lengths = [len(e.ids) for e in tokenizer.encode_batch([line + "\n" for line in heldout_lines],
-                                                                  add_special_tokens=False)]
+    s.heldout_lengths = [len(e.ids) for e in tokenizer.encode_batch([line + "\n" for line in heldout_lines],
+                                                                    add_special_tokens=False)]
     heldout_ids = corpus_data.encode_stream(tokenizer, heldout_lines)
-    train_stream = torch.tensor(train_ids, dtype=torch.long, device=device)
-    heldout_stream = torch.tensor(heldout_ids, dtype=torch.long, device=device)
-    taps = Taps(model)
-    transitions = [layer for layer in range(layers - 1) if kinds[layer + 1] == "moe"]
+    s.train_stream = torch.tensor(train_ids, dtype=torch.long, device=s.device)
+    s.heldout_stream = torch.tensor(heldout_ids, dtype=torch.long, device=s.device)
+    s.taps = Taps(s.model)
+    s.transitions = [layer for layer in range(s.layers - 1) if s.kinds[layer + 1] == "moe"]
+    return s
 
-    # 1. training split -> sufficient statistics
-    stats = {l: adapter_fit.TransitionStats(torch, d_model, experts, device) for l in transitions}
-    gen = torch.Generator(device=device).manual_seed(args.seed)
+
+def fit_statistics(args, s):
+    """Step 1: the training split's sufficient statistics, per transition into a scored layer."""
+    torch = s.torch
+    stats = {l: adapter_fit.TransitionStats(torch, s.d_model, s.experts, s.device) for l in s.transitions}
+    gen = torch.Generator(device=s.device).manual_seed(args.seed)
     n_train = max(1, args.train_positions // args.seq)
     with torch.no_grad():
         for i in range(0, n_train, args.batch):
-            x = windows(torch, train_stream, args.seq, min(args.batch, n_train - i), gen)
-            model(input_ids=x, use_cache=False)
-            for l in transitions:
-                stats[l].add(taps.hidden[l], taps.chosen[l + 1], taps.selection[l + 1], experts)
-    log(f"fit statistics over {stats[transitions[0]].count} training positions")
+            x = windows(torch, s.train_stream, args.seq, min(args.batch, n_train - i), gen)
+            s.model(input_ids=x, use_cache=False)
+            for l in s.transitions:
+                stats[l].add(s.taps.hidden[l], s.taps.chosen[l + 1], s.taps.selection[l + 1], s.experts)
+    log(f"fit statistics over {stats[s.transitions[0]].count} training positions")
+    return stats
 
-    # 2. held-out routes and states
-    n_windows = min(heldout_stream.numel() // args.seq, max(1, args.trace_tokens // args.seq))
-    held_inputs = windows(torch, heldout_stream, args.seq, n_windows)
-    hidden = {l: [] for l in range(layers)}
-    chosen = {l: [] for l in range(layers)}
+
+def heldout_routes(args, s):
+    """Step 2: the held-out windows' routes and states of every layer (`h`)."""
+    torch = s.torch
+    h = SimpleNamespace()
+    h.n_windows = min(s.heldout_stream.numel() // args.seq, max(1, args.trace_tokens // args.seq))
+    h.inputs = windows(torch, s.heldout_stream, args.seq, h.n_windows)
+    hidden = {l: [] for l in range(s.layers)}
+    chosen = {l: [] for l in range(s.layers)}
     with torch.no_grad():
-        for i in range(0, n_windows, args.batch):
-            model(input_ids=held_inputs[i:i + args.batch], use_cache=False)
-            for l in range(layers):
-                hidden[l].append(taps.hidden[l])
-                chosen[l].append(taps.chosen[l])
-    hidden = {l: torch.cat(v) for l, v in hidden.items()}
-    chosen = {l: torch.cat(v) for l, v in chosen.items()}
-    positions = hidden[0].shape[0]
-    covered, start = 0, 0
-    for length in heldout_lengths:  # documents (paragraphs) that start inside the traced windows
-        if start >= n_windows * args.seq:
+        for i in range(0, h.n_windows, args.batch):
+            s.model(input_ids=h.inputs[i:i + args.batch], use_cache=False)
+            for l in range(s.layers):
+                hidden[l].append(s.taps.hidden[l])
+                chosen[l].append(s.taps.chosen[l])
+    h.hidden = {l: torch.cat(v) for l, v in hidden.items()}
+    h.chosen = {l: torch.cat(v) for l, v in chosen.items()}
+    h.positions = h.hidden[0].shape[0]
+    h.covered, start = 0, 0
+    for length in s.heldout_lengths:  # documents (paragraphs) that start inside the traced windows
+        if start >= h.n_windows * args.seq:
             break
-        covered, start = covered + 1, start + length
-    log(f"held-out: {positions} positions in {n_windows} windows of {args.seq}, over {covered} documents")
+        h.covered, start = h.covered + 1, start + length
+    log(f"held-out: {h.positions} positions in {h.n_windows} windows of {args.seq}, over {h.covered} documents")
+    return h
 
-    # 3. adapters at every rank, and the baselines
-    ranks = [r for r in (int(v) for v in args.ranks.split(",")) if r <= min(d_model, experts)]
+
+def fit_ranks(args, s, stats, h):
+    """Step 3: adapters of every target at every rank; returns (per_rank, target, rank chosen)."""
+    torch = s.torch
+    ranks = [r for r in (int(v) for v in args.ranks.split(",")) if r <= min(s.d_model, s.experts)]
     per_rank = {}  # (target, rank) -> {transition: {6: recall, 12: recall}}
     for target in adapter_fit.TARGETS:
         for r in ranks:
             rows = {}
-            for l in transitions:
+            for l in s.transitions:
                 a, b, bias = adapter_fit.f16_round(torch, *adapter_fit.fit(torch, stats[l], r, args.ridge, target))
-                s = adapter_fit.scores(hidden[l], a, b, bias)
-                rows[l] = {m: adapter_fit.recall(torch, s.topk(m, dim=1).indices, chosen[l + 1]) for m in (6, 12)}
+                scores = adapter_fit.scores(h.hidden[l], a, b, bias)
+                rows[l] = {m: adapter_fit.recall(torch, scores.topk(m, dim=1).indices, h.chosen[l + 1]) for m in (6, 12)}
             per_rank[(target, r)] = rows
             log(f"target {target:9s} rank {r:4d}: mean recall@6 {sum(v[6] for v in rows.values()) / len(rows):.4f}  "
                 f"@12 {sum(v[12] for v in rows.values()) / len(rows):.4f}")
@@ -205,26 +222,37 @@ def main():
     # The smallest rank within 0.3 points of the best, the better target at that rank.
     target, rank = min((key for key, m in means.items() if m >= best - 0.003), key=lambda k: (k[1], -means[k]))
     log(f"chosen: target {target}, rank {rank} (mean recall@6 {means[(target, rank)]:.4f}; best {best:.4f})")
+    return per_rank, target, rank
+
+
+def baseline_recalls(args, s, h):
+    """Step 3's baselines: layer L+1's own router on layer L's state, and the previous token(s)."""
+    torch = s.torch
     baselines = {}
     with torch.no_grad():
-        for l in transitions:
-            own = own_router_scores(torch, model, l + 1, hidden[l])
-            prev1 = previous_tokens(torch, chosen[l + 1], args.seq, 1)
-            prev2 = previous_tokens(torch, chosen[l + 1], args.seq, 2)
+        for l in s.transitions:
+            own = own_router_scores(torch, s.model, l + 1, h.hidden[l])
+            prev1 = previous_tokens(torch, h.chosen[l + 1], args.seq, 1)
+            prev2 = previous_tokens(torch, h.chosen[l + 1], args.seq, 2)
             baselines[l] = {
-                "own_router": {m: adapter_fit.recall(torch, own.topk(m, dim=1).indices, chosen[l + 1]) for m in (6, 12)},
-                "previous_token": {6: adapter_fit.recall(torch, prev1, chosen[l + 1]),
-                                   12: adapter_fit.recall(torch, prev2, chosen[l + 1])},
+                "own_router": {m: adapter_fit.recall(torch, own.topk(m, dim=1).indices, h.chosen[l + 1])
+                               for m in (6, 12)},
+                "previous_token": {6: adapter_fit.recall(torch, prev1, h.chosen[l + 1]),
+                                   12: adapter_fit.recall(torch, prev2, h.chosen[l + 1])},
             }
+    return baselines
 
-    # 4. the adapter file, the trace and the report
+
+def write_adapter(args, s, stats, h, target, rank):
+    """Step 4: the chosen adapter as HFADPT v2; returns its path and its top-M proposals per layer."""
+    torch = s.torch
     entries, predictions = [], {}
-    for l in transitions:
+    for l in s.transitions:
         a, b, bias = adapter_fit.fit(torch, stats[l], rank, args.ridge, target)
         entries.append((l, a, b, bias))
         qa, qb, qbias = adapter_fit.f16_round(torch, a, b, bias)
-        predictions[l + 1] = adapter_fit.scores(hidden[l], qa, qb, qbias).topk(args.predict_m, dim=1).indices.tolist()
-    blob = adapter_fit.serialize(entries, d_model, experts, rank)
+        predictions[l + 1] = adapter_fit.scores(h.hidden[l], qa, qb, qbias).topk(args.predict_m, dim=1).indices.tolist()
+    blob = adapter_fit.serialize(entries, s.d_model, s.experts, rank)
     adapter_path = os.path.join(args.out, f"{args.name}.hfadpt")
     with open(adapter_path, "wb") as f:
         f.write(blob)
@@ -232,41 +260,50 @@ def main():
     if version != 2 or len(parsed) != len(entries):
         raise SystemExit("adapter: the written file does not parse back")
     log(f"adapter: {adapter_path} ({len(blob)} bytes, {len(entries)} entries, rank {rank})")
+    return adapter_path, predictions
 
-    routes = [chosen[l].tolist() for l in range(layers)]
-    lines, shares, rates, entropies = routing_trace.routing_report(routes, experts, kinds)
+
+def write_report(args, s, stats, h, fits, baselines, adapter_path, routes):
+    """Step 4: the JSON report with every number, and the per-transition table in the log."""
+    per_rank, target, rank = fits
+    lines, shares, rates, entropies = routing_trace.routing_report(routes, s.experts, s.kinds)
     for line in lines:
         log(line)
     report = {
-        "model": args.name, "layers": layers, "experts": experts, "top_k": top_k, "d_model": d_model,
-        "train_positions": stats[transitions[0]].count, "heldout_positions": positions, "heldout_windows": n_windows,
-        "heldout_documents": covered,
+        "model": args.name, "layers": s.layers, "experts": s.experts, "top_k": s.top_k, "d_model": s.d_model,
+        "train_positions": stats[s.transitions[0]].count, "heldout_positions": h.positions,
+        "heldout_windows": h.n_windows, "heldout_documents": h.covered,
         "ridge": args.ridge, "chosen_rank": rank, "chosen_target": target,
         "recall_by_target_and_rank": {f"{t}/{r}": {str(l): {str(m): v for m, v in rows[l].items()} for l in rows}
                                       for (t, r), rows in per_rank.items()},
         "baselines": {str(l): {k: {str(m): v for m, v in d.items()} for k, d in b.items()} for l, b in baselines.items()},
-        "routing": {"top10_share": shares, "load_entropy_bits": entropies, "max_entropy_bits": math.log2(experts),
-                    "lru_25pct_hit_rate": rates, "mlp_layer_types": kinds},
+        "routing": {"top10_share": shares, "load_entropy_bits": entropies, "max_entropy_bits": math.log2(s.experts),
+                    "lru_25pct_hit_rate": rates, "mlp_layer_types": s.kinds},
         "adapter": os.path.basename(adapter_path), "trace": f"{args.name}-heldout.trace.xz",
         "command": " ".join(sys.argv),
-        "versions": {"torch": torch.__version__, "transformers": transformers.__version__},
+        "versions": {"torch": s.torch.__version__, "transformers": s.transformers.__version__},
     }
     with open(os.path.join(args.out, f"{args.name}-routing.json"), "w") as f:
         json.dump(report, f, indent=1)
     log("per transition (held-out recall@6 / @12): adapter | own router of L+1 on h_L | previous token(s)")
-    for l in transitions:
+    for l in s.transitions:
         ad, b = per_rank[(target, rank)][l], baselines[l]
         log(f"  {l:2d} -> {l + 1:2d}: {ad[6]:.4f} / {ad[12]:.4f} | {b['own_router'][6]:.4f} / {b['own_router'][12]:.4f}"
             f" | {b['previous_token'][6]:.4f} / {b['previous_token'][12]:.4f}")
-    ids = held_inputs.reshape(-1).tolist()
+
+
+def write_trace(args, s, h, routes, predictions, adapter_path):
+    """Step 4: the held-out trace, v4 (hint calls, requests and predictions), xz-compressed."""
+    torch = s.torch
+    ids = h.inputs.reshape(-1).tolist()
     hints = {}
-    for l in range(layers):
-        if kinds[l] == "hash_moe":
-            table = model.model.layers[l].mlp.gate.tid2eid
+    for l in range(s.layers):
+        if s.kinds[l] == "hash_moe":
+            table = s.model.model.layers[l].mlp.gate.tid2eid
             hints[l] = [list(dict.fromkeys(row)) for row in table[torch.tensor(ids, device=table.device)].tolist()]
-    text = routing_trace.format_trace_v4(routes, hints, predictions, experts, top_k,
+    text = routing_trace.format_trace_v4(routes, hints, predictions, s.experts, s.top_k,
                                          {"model": args.name, "source": "heldout", "window": args.seq,
-                                          "windows": n_windows, "predictor": os.path.basename(adapter_path),
+                                          "windows": h.n_windows, "predictor": os.path.basename(adapter_path),
                                           "predict_m": args.predict_m})
     trace_path = os.path.join(args.out, f"{args.name}-heldout.trace.xz")
     with open(trace_path, "wb") as f:
@@ -274,6 +311,18 @@ def main():
         f.write(lzma.compress(text.encode("ascii"), preset=6))
     log(f"trace: {trace_path} ({os.path.getsize(trace_path) / 1e6:.2f} MB xz, {len(text) / 1e6:.1f} MB text)")
 
+
+def main():
+    args = parse_args()
+    s = setup(args)
+    stats = fit_statistics(args, s)
+    h = heldout_routes(args, s)
+    fits = fit_ranks(args, s, stats, h)
+    baselines = baseline_recalls(args, s, h)
+    adapter_path, predictions = write_adapter(args, s, stats, h, fits[1], fits[2])
+    routes = [h.chosen[l].tolist() for l in range(s.layers)]
+    write_report(args, s, stats, h, fits, baselines, adapter_path, routes)
+    write_trace(args, s, h, routes, predictions, adapter_path)
     log("done")
 
 

@@ -24,6 +24,8 @@ import routing_trace  # noqa: E402
 import trace_events  # noqa: E402
 import trace_to_v4  # noqa: E402
 import train  # noqa: E402  (imports no torch at module level)
+import train_bundle  # noqa: E402
+import train_fixtures  # noqa: E402
 
 CFG = layout.tiny_config(8192)
 
@@ -269,13 +271,28 @@ class TracePacking(unittest.TestCase):
         rng = random.Random(3)
         choices = [[rng.sample(range(64), 6) for _ in range(16)] for _ in range(8)]
         args = argparse.Namespace(name="m", seq=4)
-        packed, kept = train.pack_trace(choices, CFG, args)
+        packed, kept = train_fixtures.pack_trace(choices, CFG, args)
         self.assertEqual(kept, 16)
         meta, parsed = routing_trace.parse_trace(lzma.decompress(packed).decode())
         self.assertEqual(meta["windows"], "4")
         self.assertEqual(parsed, [[sorted(c) for c in layer] for layer in choices])
-        packed, kept = train.pack_trace(choices, CFG, args, limit=10)
+        packed, kept = train_fixtures.pack_trace(choices, CFG, args, limit=10)
         self.assertEqual(kept, 4)  # halved down to one window
+
+
+class CommandLine(unittest.TestCase):
+    def test_smoke_and_preset_defaults(self):
+        old = sys.argv
+        try:
+            sys.argv = ["train.py", "--corpus", "c", "--out", "o", "--smoke"]
+            args = train.parse_args()
+            self.assertEqual((args.name, args.max_train_seconds, args.trace_tokens, args.fixture_lines),
+                             ("ds4-debian-tiny", 30.0, 4 * 512, 100))
+            sys.argv = ["train.py", "--corpus", "c", "--out", "o", "--preset", "flash-routing"]
+            args = train.parse_args()
+            self.assertEqual((args.name, args.total_seconds), ("ds4-flash-routing", 510.0))
+        finally:
+            sys.argv = old
 
 
 class CorpusAndBundle(unittest.TestCase):
@@ -292,12 +309,12 @@ class CorpusAndBundle(unittest.TestCase):
         import tarfile
         files = {"models/m/a.bin": os.urandom(5000), "tests/data/t.xz": b"trace"}
         with tempfile.TemporaryDirectory() as tmp:
-            old = train.PART_BYTES
-            train.PART_BYTES = 4096
+            old = train_bundle.PART_BYTES
+            train_bundle.PART_BYTES = 4096
             try:
-                parts, digest, total = train.write_bundle(files, tmp)
+                parts, digest, total = train_bundle.write_bundle(files, tmp)
             finally:
-                train.PART_BYTES = old
+                train_bundle.PART_BYTES = old
             self.assertGreater(len(parts), 1)
             data = b""
             for part in parts:

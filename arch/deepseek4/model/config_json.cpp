@@ -134,35 +134,8 @@ RopeParams parse_rope(const Reader& r, double default_theta, uint64_t max_positi
   return p;
 }
 
-}  // namespace
-
-std::string_view attn_kind_name(AttnKind k) {
-  switch (k) {
-    case AttnKind::Sliding: return kSliding;
-    case AttnKind::CSA: return kCsa;
-    case AttnKind::HCA: return kHca;
-  }
-  return "?";
-}
-std::string_view mlp_kind_name(MlpKind k) { return k == MlpKind::HashMoe ? "hash_moe" : "moe"; }
-std::string_view scoring_func_name(ScoringFunc f) {
-  switch (f) {
-    case ScoringFunc::SqrtSoftplus: return "sqrtsoftplus";
-    case ScoringFunc::Sigmoid: return "sigmoid";
-    case ScoringFunc::Softmax: return "softmax";
-  }
-  return "?";
-}
-
-ParsedConfig parse_config_json(std::string_view text, const std::string& label) {
-  const json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) throw CheckpointError(label + ": malformed JSON");
-  if (!j.is_object()) throw CheckpointError(label + ": config must be a JSON object");
-  const Reader r(j, label);
-  ParsedConfig out;
-  Config& c = out.config;
-  ConfigExtras& x = out.extras;
-
+// The scalar keys: sizes, routing, norms, limits and token ids, each with its default.
+void read_scalars(const Reader& r, Config& c, ConfigExtras& x) {
   x.model_type = r.string("model_type", "deepseek_v4");
   if (x.model_type != "deepseek_v4") r.fail("model_type", "expected \"deepseek_v4\", got \"" + x.model_type + "\"");
   c.vocab_size = r.u32("vocab_size", c.vocab_size);
@@ -200,10 +173,9 @@ ParsedConfig parse_config_json(std::string_view text, const std::string& label) 
   c.eos_token_id = r.token_id("eos_token_id", c.eos_token_id);
   c.tie_word_embeddings = r.boolean("tie_word_embeddings", c.tie_word_embeddings);
   x.num_nextn_predict_layers = r.u32("num_nextn_predict_layers", 1);
-  const uint32_t n = c.num_hidden_layers;
-  // Bounds what the schedule vectors below may allocate; real models have tens of layers.
-  if (n > kMaxLayers) r.fail("num_hidden_layers", std::to_string(n) + " exceeds the limit of " + std::to_string(kMaxLayers));
+}
 
+void read_compress_rates(const Reader& r, Config& c, const std::string& label) {
   // compress_rates (modern dict), then the legacy scalar overrides.
   c.compress_rate_csa = 4;
   c.compress_rate_hca = 128;
@@ -215,7 +187,10 @@ ParsedConfig parse_config_json(std::string_view text, const std::string& label) 
   }
   c.compress_rate_csa = r.u32("compress_rate_csa", c.compress_rate_csa);
   c.compress_rate_hca = r.u32("compress_rate_hca", c.compress_rate_hca);
+}
 
+void read_layer_types(const Reader& r, Config& c) {
+  const uint32_t n = c.num_hidden_layers;
   // layer_types: explicit > legacy compress_ratios (0/4/128 labels) > the V4-Pro default; cut to n.
   c.layer_types.clear();
   if (const json* lt = r.get("layer_types")) {
@@ -243,7 +218,10 @@ ParsedConfig parse_config_json(std::string_view text, const std::string& label) 
     r.fail(r.has("layer_types") ? "layer_types" : "compress_ratios",
            "has " + std::to_string(c.layer_types.size()) + " entries for num_hidden_layers " + std::to_string(n));
   }
+}
 
+void read_mlp_layer_types(const Reader& r, Config& c) {
+  const uint32_t n = c.num_hidden_layers;
   // mlp_layer_types: explicit > legacy num_hash_layers > 3 hash layers; cut to n.
   c.mlp_layer_types.clear();
   if (const json* mt = r.get("mlp_layer_types")) {
@@ -261,7 +239,9 @@ ParsedConfig parse_config_json(std::string_view text, const std::string& label) 
     const uint32_t hash = r.u32("num_hash_layers", 3);
     for (uint32_t i = 0; i < n; ++i) c.mlp_layer_types.push_back(i < hash ? MlpKind::HashMoe : MlpKind::Moe);
   }
+}
 
+void read_partial_rotary(const Reader& r, Config& c, ConfigExtras& x) {
   // partial_rotary_factor: explicit > legacy qk_rope_head_dim / head_dim > 64/512.
   if (r.has("partial_rotary_factor")) {
     x.partial_rotary_factor = r.number("partial_rotary_factor", 0.125);
@@ -278,7 +258,9 @@ ParsedConfig parse_config_json(std::string_view text, const std::string& label) 
                std::to_string(c.head_dim));
   }
   c.qk_rope_head_dim = uint32_t(std::lround(rope_dims));
+}
 
+void read_rope(const Reader& r, Config& c, const std::string& label) {
   // RoPE: nested rope_parameters {main, compress} > flat rope_parameters / legacy rope_scaling
   // (the YaRN dict, copied into compress only) + rope_theta (main) + compress_rope_theta.
   const double rope_theta = r.number("rope_theta", 10000.0);
@@ -309,7 +291,44 @@ ParsedConfig parse_config_json(std::string_view text, const std::string& label) 
     yarn["rope_theta"] = compress_theta;
     c.rope_compress = parse_rope(Reader(yarn, label, yarn_key + "."), compress_theta, c.max_position_embeddings);
   }
+}
 
+}  // namespace
+
+std::string_view attn_kind_name(AttnKind k) {
+  switch (k) {
+    case AttnKind::Sliding: return kSliding;
+    case AttnKind::CSA: return kCsa;
+    case AttnKind::HCA: return kHca;
+  }
+  return "?";
+}
+std::string_view mlp_kind_name(MlpKind k) { return k == MlpKind::HashMoe ? "hash_moe" : "moe"; }
+std::string_view scoring_func_name(ScoringFunc f) {
+  switch (f) {
+    case ScoringFunc::SqrtSoftplus: return "sqrtsoftplus";
+    case ScoringFunc::Sigmoid: return "sigmoid";
+    case ScoringFunc::Softmax: return "softmax";
+  }
+  return "?";
+}
+
+ParsedConfig parse_config_json(std::string_view text, const std::string& label) {
+  const json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw CheckpointError(label + ": malformed JSON");
+  if (!j.is_object()) throw CheckpointError(label + ": config must be a JSON object");
+  const Reader r(j, label);
+  ParsedConfig out;
+  Config& c = out.config;
+  read_scalars(r, c, out.extras);
+  const uint32_t n = c.num_hidden_layers;
+  // Bounds what the schedule vectors below may allocate; real models have tens of layers.
+  if (n > kMaxLayers) r.fail("num_hidden_layers", std::to_string(n) + " exceeds the limit of " + std::to_string(kMaxLayers));
+  read_compress_rates(r, c, label);
+  read_layer_types(r, c);
+  read_mlp_layer_types(r, c);
+  read_partial_rotary(r, c, out.extras);
+  read_rope(r, c, label);
   validate_config(c, label);
   out.ignored_keys = r.unread_keys();
   return out;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <sstream>
+#include <utility>
 
 #include "checkpoint/checkpoint.hpp"
 #include "checkpoint/safetensors_header.hpp"
@@ -50,15 +51,11 @@ std::string schedule_text(const Config& c) {
 
 }  // namespace
 
-std::string inspect_report(const fs::path& dir, std::optional<uint64_t> budget) {
-  const ParsedConfig parsed = load_config_json(dir);
-  const Config& c = parsed.config;
-  const ckpt::Checkpoint ck = ckpt::Checkpoint::open(dir);
-  const TensorResolver resolver(ck);
-  resolver.check_required(c);
-  const auto catalog = ExpertCatalog::build(resolver, c);
+namespace {
 
-  std::ostringstream o;
+// The header: files, spelling and the geometry config.json gave.
+void write_model_summary(std::ostringstream& o, const ckpt::Checkpoint& ck, const TensorResolver& resolver,
+                         const Config& c) {
   o << "checkpoint  " << ck.dir().string() << "\n";
   o << "files       " << ck.files().size() << (ck.sharded() ? " (sharded, with index)" : "") << ", "
     << (resolver.spelling() == Spelling::Released ? "released" : "save_pretrained") << " tensor names\n";
@@ -83,8 +80,11 @@ std::string inspect_report(const fs::path& dir, std::optional<uint64_t> budget) 
     o << rope;
   }
   o << "\n\n" << schedule_text(c) << "\n";
+}
 
-  // Tensor table: dense tensors one per line, expert tensors folded per (layer, part).
+// Tensor table: dense tensors one per line, expert tensors folded per (layer, part). Returns the
+// bytes of the dense and of the expert tensors.
+std::pair<uint64_t, uint64_t> write_tensor_table(std::ostringstream& o, const ckpt::Checkpoint& ck) {
   struct Row {
     std::string dtype, shape, file;
     uint64_t bytes = 0, count = 0;
@@ -114,44 +114,67 @@ std::string inspect_report(const fs::path& dir, std::optional<uint64_t> budget) 
   };
   for (const auto& [n, r] : dense_rows) emit(n, r);
   for (const auto& [n, r] : expert_rows) emit(n, r);
+  return {dense_bytes, expert_bytes};
+}
 
+void write_sizes(std::ostringstream& o, const ckpt::Checkpoint& ck, const ExpertCatalog& catalog, uint64_t dense_bytes,
+                 uint64_t expert_bytes) {
   uint64_t file_bytes = 0;
   for (uint32_t f = 0; f < ck.files().size(); ++f) file_bytes += ck.file_size(f);
-  const uint64_t per_expert = catalog->expert_file_bytes();
-  const uint32_t paged_layers = catalog->layers_with_experts();
+  const uint64_t per_expert = catalog.expert_file_bytes();
+  const uint32_t paged_layers = catalog.layers_with_experts();
   o << "\nsizes\n";
   o << "  dense bytes        " << group_digits(dense_bytes) << " (" << format_bytes(dense_bytes) << ")\n";
   o << "  expert bytes       " << group_digits(expert_bytes) << " (" << format_bytes(expert_bytes) << ") = " << paged_layers
-    << " layers x " << catalog->n_experts() << " experts x " << group_digits(per_expert) << "\n";
+    << " layers x " << catalog.n_experts() << " experts x " << group_digits(per_expert) << "\n";
   o << "  bytes per expert   " << group_digits(per_expert) << " (" << format_bytes(per_expert) << "): ";
-  for (uint32_t p = 0; p < catalog->n_parts(); ++p) {
-    o << (p ? " + " : "") << catalog->part_names()[p] << " " << group_digits(catalog->part_bytes()[p]);
+  for (uint32_t p = 0; p < catalog.n_parts(); ++p) {
+    o << (p ? " + " : "") << catalog.part_names()[p] << " " << group_digits(catalog.part_bytes()[p]);
   }
-  o << "\n  slot bytes         " << group_digits(catalog->expert_bytes()) << " (parts aligned to " << kSlotPartAlign << " bytes)\n";
+  o << "\n  slot bytes         " << group_digits(catalog.expert_bytes()) << " (parts aligned to " << kSlotPartAlign << " bytes)\n";
   const uint64_t headers = file_bytes - dense_bytes - expert_bytes;
   o << "  files on disk      " << group_digits(file_bytes) << " (" << format_bytes(file_bytes) << ") = tensors + "
     << group_digits(headers) << " header bytes"
-    << (expert_bytes == uint64_t(paged_layers) * catalog->n_experts() * per_expert ? ", consistent\n"
+    << (expert_bytes == uint64_t(paged_layers) * catalog.n_experts() * per_expert ? ", consistent\n"
                                                                                  : ", INCONSISTENT with the catalog\n");
+}
 
-  if (budget) {
-    const uint64_t per_layer = uint64_t(paged_layers) * catalog->expert_bytes();
-    const uint64_t slots = per_layer ? std::min<uint64_t>(*budget / per_layer, catalog->n_experts()) : 0;
-    o << "\nbudget " << format_bytes(*budget) << " (" << group_digits(*budget) << " bytes)\n";
-    o << "  slots per layer    " << slots << " of " << catalog->n_experts() << " (budget / (" << paged_layers << " layers x "
-      << group_digits(catalog->expert_bytes()) << "))\n";
-    if (slots >= catalog->n_experts()) {
-      o << "  every expert fits: one slot per expert, nothing evicted; the resident pager loads them up front ("
-        << format_bytes(per_layer * catalog->n_experts()) << " of experts)\n";
-    } else if (slots < catalog->top_k()) {
-      o << "  below top-k: " << slots << " slots cannot hold the " << catalog->top_k()
-        << " experts a token uses; the minimum budget is " << group_digits(per_layer * catalog->top_k()) << " bytes ("
-        << format_bytes(per_layer * catalog->top_k()) << ")\n";
-    } else {
-      o << "  " << format_bytes(slots * per_layer) << " of expert slots; " << catalog->n_experts() - slots
-        << " experts per layer stay on disk\n";
-    }
+// What a pager budget buys on this checkpoint.
+void write_budget(std::ostringstream& o, const ExpertCatalog& catalog, uint64_t budget) {
+  const uint32_t paged_layers = catalog.layers_with_experts();
+  const uint64_t per_layer = uint64_t(paged_layers) * catalog.expert_bytes();
+  const uint64_t slots = per_layer ? std::min<uint64_t>(budget / per_layer, catalog.n_experts()) : 0;
+  o << "\nbudget " << format_bytes(budget) << " (" << group_digits(budget) << " bytes)\n";
+  o << "  slots per layer    " << slots << " of " << catalog.n_experts() << " (budget / (" << paged_layers << " layers x "
+    << group_digits(catalog.expert_bytes()) << "))\n";
+  if (slots >= catalog.n_experts()) {
+    o << "  every expert fits: one slot per expert, nothing evicted; the resident pager loads them up front ("
+      << format_bytes(per_layer * catalog.n_experts()) << " of experts)\n";
+  } else if (slots < catalog.top_k()) {
+    o << "  below top-k: " << slots << " slots cannot hold the " << catalog.top_k()
+      << " experts a token uses; the minimum budget is " << group_digits(per_layer * catalog.top_k()) << " bytes ("
+      << format_bytes(per_layer * catalog.top_k()) << ")\n";
+  } else {
+    o << "  " << format_bytes(slots * per_layer) << " of expert slots; " << catalog.n_experts() - slots
+      << " experts per layer stay on disk\n";
   }
+}
+
+}  // namespace
+
+std::string inspect_report(const fs::path& dir, std::optional<uint64_t> budget) {
+  const ParsedConfig parsed = load_config_json(dir);
+  const Config& c = parsed.config;
+  const ckpt::Checkpoint ck = ckpt::Checkpoint::open(dir);
+  const TensorResolver resolver(ck);
+  resolver.check_required(c);
+  const auto catalog = ExpertCatalog::build(resolver, c);
+
+  std::ostringstream o;
+  write_model_summary(o, ck, resolver, c);
+  const auto [dense_bytes, expert_bytes] = write_tensor_table(o, ck);
+  write_sizes(o, ck, *catalog, dense_bytes, expert_bytes);
+  if (budget) write_budget(o, *catalog, *budget);
   return o.str();
 }
 

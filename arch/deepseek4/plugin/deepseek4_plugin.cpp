@@ -1,18 +1,19 @@
 // The `deepseek4` architecture plugin: DeepSeek-V4 through the plugin ABI, on the CPU, or on a
 // GPU when the host's device service is a HIP device (plugins built with MOEPAGE_GPU != none;
-// a CPU-only build refuses a HIP device with an error naming the build option).
+// a CPU-only build refuses a HIP device with an error naming the build option). The device's
+// code is behind ForwardBackend (forward_backend.hpp); this class holds none of it.
 //
 // Life cycle, and what each step costs:
 //   create        parse config.json, open the checkpoint (headers), read the dense weights into
 //                 memory as stored (no dequantized copy; no mapping, so a file changed under the
 //                 run is an error, never SIGBUS), build the expert catalog. Reads no expert bytes
 //                 and allocates no forward state.
-//   bind_pager    builds the forward model (decode state and scratch for `max_context` positions)
-//                 on top of the pager; routed experts reach the forward pass only through it.
-//                 CPU device: the CPU Model, which waits on the pager's ready events on the host.
-//                 HIP device: the GpuModel (gpu_binding.hpp) on a compute stream taken from the
-//                 device service; dense weights are copied to the device here; the compute
-//                 stream waits on the pager's ready events on the device.
+//   bind_pager    builds the forward backend (decode state and scratch for `max_context`
+//                 positions) on top of the pager; routed experts reach the forward pass only
+//                 through it. CPU device: the CPU Model, which waits on the pager's ready events
+//                 on the host (cpu_backend.cpp). HIP device: the GpuModel on a compute stream
+//                 taken from the device service; dense weights are copied to the device here; the
+//                 compute stream waits on the pager's ready events on the device (gpu_backend.cpp).
 //   forward       before the tokens run: pager begin_token(position of the first token) and, for
 //                 every hash-routed layer, hint(layer, experts tid2eid gives these tokens).
 //                 Experts are then acquired layer by layer (pager_expert_source.hpp).
@@ -24,7 +25,6 @@
 //                 stage the next layer's experts.
 // After a failed forward() the sequence state is undefined: call reset() before the next one.
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -34,18 +34,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "deepseek4/cpu/thread_pool.hpp"
-#include "deepseek4/forward/bind_weights.hpp"
-#include "deepseek4/forward/model.hpp"
 #include "deepseek4/model/inspect.hpp"
 #include "deepseek4/model/synth.hpp"
+#include "forward_backend.hpp"
 #include "loaded_checkpoint.hpp"
 #include "moepage/cpp/plugin_adapter.hpp"
 #include "pager_calls.hpp"
-#include "pager_expert_source.hpp"
-#ifdef MOEPAGE_GPU_ENABLED
-#include "gpu_binding.hpp"
-#endif
 
 namespace {
 
@@ -174,50 +168,21 @@ class Deepseek4Arch {
       throw mp::Error(MP_ERR_IO, e.what());
     }
     const ds4::Config& c = model_.config;
-    // Drop a previous binding first: the old model must not outlive its expert source.
-    cpu_model_.reset();
+    // Drop a previous binding first: the old backend must not outlive its pager calls.
+    backend_.reset();
     tokens_ = 0;
-    cpu_source_.reset();
-#ifdef MOEPAGE_GPU_ENABLED
-    gpu_.reset();
-#endif
     pager_ = std::make_unique<ds4::PagerCalls>(host_, *pager, c.n_routed_experts, c.num_experts_per_tok);
     hint_scratch_.reserve(c.n_routed_experts);
-    const mp_device_service* dev = host_ ? host_->device : nullptr;
-    if (dev != nullptr && dev->kind == MP_DEVICE_HIP) {
-#ifdef MOEPAGE_GPU_ENABLED
-      try {
-        gpu_ = std::make_unique<ds4::GpuBinding>(host_, *pager_, model_, max_context_, kMaxBatch);
-      } catch (const ds4::gpu::GpuError& e) {
-        throw mp::Error(MP_ERR_DEVICE, std::string("arch 'deepseek4': loading the model onto the GPU: ") + e.what());
-      } catch (const std::invalid_argument& e) {
-        throw mp::Error(MP_ERR_INVALID_ARG, e.what());
-      }
-      mp::HostLog(host_, "deepseek4")
-          .info("GPU forward pass: {} bytes of dense weights and {} bytes in all on the device",
-                gpu_->model().dense_device_bytes(), gpu_->model().device_bytes());
-      return;
-#else
-      throw mp::Error(MP_ERR_UNSUPPORTED, "arch 'deepseek4': the host's device is a HIP device but this plugin was "
-                                          "built for the CPU only (configure with -DMOEPAGE_GPU=hip-nvidia or hip-amd)");
-#endif
-    }
-    cpu_source_ = std::make_unique<ds4::PagerExpertSource>(*pager_);
-    if (!pool_) pool_ = std::make_unique<ds4::cpu::ThreadPool>(threads_);
-    cpu_model_ = std::make_unique<ds4::Model>(c, model_.weights, ds4::expert_layout(*model_.catalog, c),
-                                              cpu_source_.get(), *pool_, ds4::ModelOptions{max_context_, kMaxBatch});
-    greedy_logits_.assign(c.vocab_size, 0.0f);  // the GPU picks on the device and needs none
+    backend_ =
+        ds4::make_forward_backend(ds4::BackendInputs{host_, pager_.get(), &model_, max_context_, kMaxBatch, threads_});
   }
 
   void reset() {
-    if (cpu_model_) cpu_model_->reset();
-#ifdef MOEPAGE_GPU_ENABLED
-    if (gpu_) gpu_->model().reset();
-#endif
+    if (backend_) backend_->reset();
   }
 
   void forward(const int32_t* tokens, uint32_t n, float* logits, uint32_t flags) {
-    if (!bound())
+    if (!backend_)
       throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': forward before bind_pager (no expert source yet)");
     if (n == 0) return;
     if (tokens == nullptr || logits == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "forward: tokens or logits is NULL");
@@ -228,28 +193,20 @@ class Deepseek4Arch {
 
   // The GPU picks on the device; the CPU computes the last token's logits and scans them.
   void forward_greedy(const int32_t* tokens, uint32_t n, int32_t* next) {
-    if (!bound())
+    if (!backend_)
       throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': forward_greedy before bind_pager (no expert source yet)");
     if (tokens == nullptr || next == nullptr || n == 0)
       throw mp::Error(MP_ERR_INVALID_ARG, "forward_greedy: tokens or next_token is NULL, or no tokens");
-    run_tokens(tokens, n, greedy_logits_.data(), false, next);
+    run_tokens(tokens, n, nullptr, false, next);
   }
 
-  // Counters since bind_pager. Routed-expert time is measured on the CPU only: on a GPU the
-  // expert kernels run asynchronously and timing them would need a sync per layer.
+  // Counters since bind_pager; the routed-expert ones come from the backend (timed on the CPU only).
   void stats(mp_arch_stats* out) {
     if (out == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "stats: out is NULL");
     mp_arch_stats s{};
     s.struct_size = sizeof s;
     s.tokens = tokens_;
-    if (cpu_model_) {
-      s.routed_timed = 1;
-      s.routed_experts = cpu_model_->moe_stats().routed_experts;
-      s.routed_ns = cpu_model_->moe_stats().routed_ns;
-    }
-#ifdef MOEPAGE_GPU_ENABLED
-    if (gpu_) s.routed_experts = gpu_->model().moe_stats().routed_experts;
-#endif
+    if (backend_) backend_->routed_stats(s);
     const uint32_t size = out->struct_size ? std::min<uint32_t>(out->struct_size, sizeof s) : sizeof s;
     std::memcpy(out, &s, size);
     out->struct_size = size;
@@ -270,9 +227,9 @@ class Deepseek4Arch {
   }
 
  private:
-  // forward() and forward_greedy(): pager notices, then the model; `next` set: the greedy pick.
+  // forward() and forward_greedy(): pager notices, then the backend; `next` set: the greedy pick.
   void run_tokens(const int32_t* tokens, uint32_t n, float* logits, bool all, int32_t* next) {
-    pager_->begin_token(position());
+    pager_->begin_token(backend_->position());
     // Hash-routed layers know their experts from the token ids: let the pager stage them now.
     const ds4::Config& c = model_.config;
     for (uint32_t l = 0; l < c.num_hidden_layers; ++l) {
@@ -281,25 +238,15 @@ class Deepseek4Arch {
       pager_->hint(l, hint_scratch_);
     }
     try {
-#ifdef MOEPAGE_GPU_ENABLED
-      if (gpu_) {
-        if (next) *next = gpu_->model().forward_greedy(tokens, n);
-        else gpu_->model().forward(tokens, n, logits, all);
-        tokens_ += n;
-        return;
-      }
-#endif
-      cpu_model_->forward(tokens, n, logits, all);
+      if (next) *next = backend_->forward_greedy(tokens, n);
+      else backend_->forward(tokens, n, logits, all);
       tokens_ += n;
-      if (next) *next = first_max(greedy_logits_);
     } catch (const std::out_of_range& e) {
       throw mp::Error(MP_ERR_INVALID_ARG, e.what());
     } catch (const std::length_error& e) {
       throw mp::Error(MP_ERR_INVALID_ARG, e.what());
-#ifdef MOEPAGE_GPU_ENABLED
-    } catch (const ds4::gpu::GpuError& e) {
+    } catch (const ds4::DeviceError& e) {
       throw mp::Error(MP_ERR_DEVICE, e.what());
-#endif
     } catch (const std::runtime_error& e) {
       // A failed expert read of a file changed under the run says so: the read error alone
       // ("unexpected end of file") does not tell a truncated checkpoint from a bad disk.
@@ -312,60 +259,21 @@ class Deepseek4Arch {
     }
   }
 
-  // A pager is bound and the forward model on top of it was built (bind_pager may have thrown).
-  bool bound() const {
-#ifdef MOEPAGE_GPU_ENABLED
-    if (gpu_) return true;
-#endif
-    return cpu_model_ != nullptr;
-  }
-
-  uint64_t position() const {
-#ifdef MOEPAGE_GPU_ENABLED
-    if (gpu_) return gpu_->model().position();
-#endif
-    return cpu_model_->position();
-  }
-
-  // The first index of the largest logit; a NaN is an error (the host's sampler refuses them too).
-  static int32_t first_max(const std::vector<float>& logits) {
-    size_t best = 0;
-    for (size_t i = 0; i < logits.size(); ++i) {
-      if (std::isnan(logits[i])) throw mp::Error(MP_ERR_INVALID_ARG, "forward_greedy: logit " + std::to_string(i) + " is NaN");
-      if (logits[i] > logits[best]) best = i;
-    }
-    return int32_t(best);
-  }
-
   static constexpr uint32_t kMaxBatch = 64;  // tokens the forward pass processes together
   const mp_host_api* host_;
   uint32_t threads_ = 0;
   uint32_t max_context_ = 0;
   uint64_t tokens_ = 0;  // through forward() since bind_pager
   ds4::LoadedCheckpoint model_;
-  std::unique_ptr<ds4::cpu::ThreadPool> pool_;
-  // Declared in dependency order: models go before their sources, sources before the pager calls.
+  // Destroyed in reverse order of declaration: the backend before the pager calls it acquires through.
   std::unique_ptr<ds4::PagerCalls> pager_;
-  std::unique_ptr<ds4::PagerExpertSource> cpu_source_;
-  std::unique_ptr<ds4::Model> cpu_model_;
-#ifdef MOEPAGE_GPU_ENABLED
-  std::unique_ptr<ds4::GpuBinding> gpu_;
-#endif
+  std::unique_ptr<ds4::ForwardBackend> backend_;  // null until bind_pager succeeded
   std::vector<int32_t> hint_scratch_;
-  std::vector<float> greedy_logits_;  // [vocab] on the CPU: the last logits for forward_greedy
 };
 
 }  // namespace
 
-#ifdef MOEPAGE_GPU_ENABLED
-#define DS4_DEVICES "CPU or HIP GPU"
-#define DS4_CAPS (MP_CAP_CPU | MP_CAP_GPU | MP_CAP_SYNTHESIZE)
-#else
-#define DS4_DEVICES "CPU"
-#define DS4_CAPS (MP_CAP_CPU | MP_CAP_SYNTHESIZE)
-#endif
-
 MOEPAGE_PLUGIN("deepseek4", "0.2.0",
-               mp::make_arch_descriptor<Deepseek4Arch>("deepseek4", "0.2.0",
-                                                       "DeepSeek-V4 mixture of experts (" DS4_DEVICES ")", DS4_CAPS,
+               mp::make_arch_descriptor<Deepseek4Arch>("deepseek4", "0.2.0", moepage::ds4::arch_description(),
+                                                       moepage::ds4::backend_capabilities() | MP_CAP_SYNTHESIZE,
                                                        kOptions))

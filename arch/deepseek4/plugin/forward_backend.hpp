@@ -1,0 +1,63 @@
+// The forward pass behind the deepseek4 plugin, whichever device runs it. bind_pager builds one
+// backend over the pager: the CPU backend (cpu_backend.cpp, always built) or, when the host's
+// device service is a HIP device, the GPU backend (gpu_backend.cpp, built only with
+// MOEPAGE_GPU != none). The plugin class talks to this interface only, so it has no device code.
+//
+// Errors: a device failure (a GPU runtime error) is DeviceError, which the plugin reports as
+// MP_ERR_DEVICE; std::length_error past max_context and std::out_of_range for a token outside the
+// vocabulary as the models throw them; anything else (an expert read) as std::runtime_error.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+
+#include "loaded_checkpoint.hpp"
+#include "moepage/moepage.h"
+#include "pager_calls.hpp"
+
+namespace moepage::ds4 {
+
+struct DeviceError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class ForwardBackend {
+ public:
+  virtual ~ForwardBackend() = default;
+
+  // Appends n tokens; logits receives [n, vocab] floats when all_logits, else [vocab] for the last.
+  virtual void forward(const int32_t* tokens, uint32_t n, float* logits, bool all_logits) = 0;
+  // Appends n tokens and returns the first index of the last token's largest logit (a NaN logit
+  // is an error). The GPU picks on the device, so only the index comes back.
+  virtual int32_t forward_greedy(const int32_t* tokens, uint32_t n) = 0;
+  // Position 0 again; allocates nothing.
+  virtual void reset() = 0;
+  virtual uint64_t position() const = 0;
+  // The routed-expert counters of `out` (routed_experts, and routed_timed/routed_ns where the
+  // backend can time the experts without a device sync).
+  virtual void routed_stats(mp_arch_stats& out) const = 0;
+};
+
+// What every backend is built from. `pager`, `model` and `host` must outlive the backend.
+struct BackendInputs {
+  const mp_host_api* host = nullptr;
+  PagerCalls* pager = nullptr;
+  const LoadedCheckpoint* model = nullptr;
+  uint32_t max_context = 0;  // positions one sequence may hold
+  uint32_t max_batch = 0;    // tokens processed together
+  uint32_t threads = 0;      // CPU compute threads; 0 = all cores
+};
+
+// The backend for the host's device: the GPU one on a HIP device, the CPU one otherwise. Throws
+// mp::Error: MP_ERR_UNSUPPORTED for a HIP device in a CPU-only build (naming the build option),
+// MP_ERR_DEVICE when the model does not fit on the device, MP_ERR_INVALID_ARG for weights the
+// config does not fit.
+std::unique_ptr<ForwardBackend> make_forward_backend(const BackendInputs& in);
+
+// What the plugin's descriptor says: its description names the devices the backends built into
+// this library run on ("... (CPU)" or "... (CPU or HIP GPU)"); MP_CAP_CPU, and MP_CAP_GPU with
+// the GPU backend.
+const char* arch_description();
+uint32_t backend_capabilities();
+
+}  // namespace moepage::ds4

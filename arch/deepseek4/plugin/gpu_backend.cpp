@@ -1,0 +1,100 @@
+// The GPU forward backend (built only with MOEPAGE_GPU != none): a compute stream from the host's
+// device service (on MP_DEVICE_HIP an mp_stream is the native stream, so the model's kernels
+// launch on it), the GPU expert source over the pager (the compute stream waits on the pager's
+// ready events on the device), and the GpuModel with the dense weights copied to the device.
+// Destroyed in reverse: model, source, stream. Greedy decoding picks on the device.
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "deepseek4/forward/bind_weights.hpp"
+#include "deepseek4/hip/gpu_model.hpp"
+#include "forward_backend.hpp"
+#include "gpu_pager_expert_source.hpp"
+#include "moepage/cpp/plugin_adapter.hpp"
+
+namespace moepage::ds4 {
+
+namespace {
+
+class GpuBackend final : public ForwardBackend {
+ public:
+  // Throws std::runtime_error when the device service cannot create a stream, GpuError when
+  // the device runs out of memory, std::invalid_argument for weights the config does not fit.
+  explicit GpuBackend(const BackendInputs& in) : device_(in.host != nullptr ? in.host->device : nullptr) {
+    if (device_ == nullptr || device_->kind != MP_DEVICE_HIP || device_->stream_create == nullptr ||
+        device_->stream_destroy == nullptr)
+      throw std::runtime_error("arch 'deepseek4': the GPU forward pass needs the host's HIP device service with streams");
+    if (const mp_status s = device_->stream_create(device_->ctx, &stream_); s != MP_OK)
+      throw std::runtime_error(std::string("arch 'deepseek4': creating the compute stream failed: ") + mp_status_name(s));
+    try {
+      const LoadedCheckpoint& m = *in.model;
+      source_ = std::make_unique<GpuPagerExpertSource>(*in.pager);
+      model_ = std::make_unique<gpu::GpuModel>(m.config, m.weights, expert_layout(*m.catalog, m.config), source_.get(),
+                                               static_cast<gpu::Stream>(stream_),
+                                               ModelOptions{in.max_context, in.max_batch});
+    } catch (...) {
+      model_.reset();
+      (void)device_->stream_destroy(device_->ctx, stream_);
+      throw;
+    }
+  }
+
+  ~GpuBackend() override {
+    model_.reset();  // waits for its stream, then frees its memory
+    source_.reset();
+    (void)device_->stream_destroy(device_->ctx, stream_);
+  }
+  GpuBackend(const GpuBackend&) = delete;
+  GpuBackend& operator=(const GpuBackend&) = delete;
+
+  void forward(const int32_t* tokens, uint32_t n, float* logits, bool all_logits) override {
+    try {
+      model_->forward(tokens, n, logits, all_logits);
+    } catch (const gpu::GpuError& e) {
+      throw DeviceError(e.what());
+    }
+  }
+
+  int32_t forward_greedy(const int32_t* tokens, uint32_t n) override {
+    try {
+      return model_->forward_greedy(tokens, n);
+    } catch (const gpu::GpuError& e) {
+      throw DeviceError(e.what());
+    }
+  }
+
+  void reset() override { model_->reset(); }
+  uint64_t position() const override { return model_->position(); }
+
+  // The expert kernels run asynchronously: timing them would need a sync per layer.
+  void routed_stats(mp_arch_stats& out) const override { out.routed_experts = model_->moe_stats().routed_experts; }
+
+  uint64_t dense_device_bytes() const { return model_->dense_device_bytes(); }
+  uint64_t device_bytes() const { return model_->device_bytes(); }
+
+ private:
+  const mp_device_service* device_;
+  mp_stream stream_ = nullptr;
+  std::unique_ptr<GpuPagerExpertSource> source_;
+  std::unique_ptr<gpu::GpuModel> model_;
+};
+
+}  // namespace
+
+std::unique_ptr<ForwardBackend> make_gpu_backend(const BackendInputs& in) {
+  std::unique_ptr<GpuBackend> backend;
+  try {
+    backend = std::make_unique<GpuBackend>(in);
+  } catch (const gpu::GpuError& e) {
+    throw mp::Error(MP_ERR_DEVICE, std::string("arch 'deepseek4': loading the model onto the GPU: ") + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw mp::Error(MP_ERR_INVALID_ARG, e.what());
+  }
+  mp::HostLog(in.host, "deepseek4")
+      .info("GPU forward pass: {} bytes of dense weights and {} bytes in all on the device",
+            backend->dense_device_bytes(), backend->device_bytes());
+  return backend;
+}
+
+}  // namespace moepage::ds4
