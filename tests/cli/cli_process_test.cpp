@@ -21,7 +21,7 @@ TEST_CASE("--version prints the version and the plugin ABI and exits 0") {
   auto r = run_moepage({"--version"});
   CHECK(r.exit_code == 0);
   CHECK(r.out.rfind("moepage ", 0) == 0);
-  CHECK(contains(r.out, "(plugin ABI 1.3)"));
+  CHECK(contains(r.out, "(plugin ABI 1.4)"));
 }
 
 TEST_CASE("--help lists every command and exits 0") {
@@ -69,7 +69,7 @@ TEST_CASE("a profile that cannot be read is one error line and exit 1") {
 TEST_CASE("plugins lists the pread transport with its version, ABI, library and options") {
   auto r = run_moepage({"plugins"});
   CHECK(r.exit_code == 0);
-  CHECK(contains(r.out, "transport pread 0.1.0  (ABI 1.3"));
+  CHECK(contains(r.out, "transport pread 0.1.0  (ABI 1.4"));
   CHECK(contains(r.out, "library: " + std::string(MOEPAGE_PLUGIN_BUILD_DIR) + "/libmoepage-transport-pread.so"));
   CHECK(contains(r.out, "threads  int   default 4     reader threads"));
   CHECK(contains(r.out, "chunk    size  default 4MiB  "));
@@ -169,6 +169,20 @@ TEST_CASE("run drives arch, pager and pread transport end to end and prints the 
   CHECK(r.exit_code == 0);
   CHECK(r.err.empty());
   CHECK(r.out == "token ids: 2 3 4 5\n");
+}
+
+TEST_CASE("transport: {plugin: auto} takes the best-scoring transport on this host, says so, and checks its options") {
+  TempFolder dir;
+  write_counting_model(dir);
+  auto profile = dir.write("p.yaml",
+                           "model: model\narch: counting\npager: {plugin: passthrough}\n"
+                           "transport: {plugin: auto, threads: 2}\ngenerate: {prompt_ids: [3, 1], max_tokens: 4}\n");
+  auto r = run_moepage({"run", "--profile", profile.string(), "--plugin-dir", MOEPAGE_CLI_FAKE_PLUGIN_DIR,
+                        "--log-level", "info"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "token ids: 2 3 4 5\n");
+  // pread ranks itself 10 everywhere, pinned-async 5 on the CPU device; fault-inject has no score.
+  CHECK(contains(r.err, "transport.plugin: auto chose 'pread' (score 10 on this host)"));
 }
 
 TEST_CASE("run stops at the end-of-sequence token and --prompt-ids and --max-tokens override the profile") {

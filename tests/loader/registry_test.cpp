@@ -51,7 +51,7 @@ TEST_CASE("the second library declaring the same kind and name is refused and bo
   const std::string& msg = registry.refusals()[0].message;
   CHECK(msg == "refused plugin " + b.string() + " component transport 'fake-dup': duplicate transport name 'fake-dup', "
                    "already provided by " + a.string() +
-                   " (host ABI 1.3, plugin ABI 1.3, first plugin ABI 1.3)");
+                   " (host ABI 1.4, plugin ABI 1.4, first plugin ABI 1.4)");
   CHECK(logs.find({"warning loader: ", b.string(), a.string()}) != "");
 }
 
