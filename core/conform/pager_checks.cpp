@@ -8,11 +8,6 @@
 namespace moepage::conform {
 namespace {
 
-template <class F>
-mp::PluginError expect_plugin_failure(F&& f, const std::string& what) {
-  return expect_failure<mp::PluginError>(std::forward<F>(f), what);
-}
-
 void every_expert(PagerContext& ctx) {
   for (uint32_t layer = 0; layer < kLayers; ++layer) {
     if (layer == kLayerWithoutExperts) continue;
@@ -115,14 +110,14 @@ void output_structs(PagerContext& ctx) {
 
 void expert_out_of_range(PagerContext& ctx) {
   for (const int32_t bad : {static_cast<int32_t>(kExperts), -1}) {
-    const mp::PluginError e = expect_plugin_failure([&] { ctx.acquire_and_verify(ctx.stack->pager, 1, {bad}); },
+    const mp::PluginError e = expect_failure<mp::PluginError>([&] { ctx.acquire_and_verify(ctx.stack->pager, 1, {bad}); },
                                                     "acquiring expert " + std::to_string(bad));
     expect(std::string(e.what()).find("no message") == std::string::npos, "the failure carries no message");
   }
 }
 
 void layer_out_of_range(PagerContext& ctx) {
-  const mp::PluginError e = expect_plugin_failure([&] { ctx.acquire_and_verify(ctx.stack->pager, kLayers, {0}); },
+  const mp::PluginError e = expect_failure<mp::PluginError>([&] { ctx.acquire_and_verify(ctx.stack->pager, kLayers, {0}); },
                                                   "acquiring from layer " + std::to_string(kLayers));
   expect(std::string(e.what()).find("no message") == std::string::npos, "the failure carries no message");
 }
