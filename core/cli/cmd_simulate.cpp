@@ -19,23 +19,24 @@ int cmd_simulate(int argc, char** argv) {
   spec.usage = "moepage simulate TRACE --slots N[,N...] [--policies lru,lfu,lfru,belady] [--layers A-B] "
                "[--per-layer] [--json FILE]";
   spec.summary =
-      "Replays TRACE (written by `moepage run --trace`; plain text or .xz) per layer through each policy at each\n"
-      "slot count, with the same slot pools and policies the live pagers use, and prints the miss rates.\n"
-      "Belady (evict the expert used furthest in the future) needs the future, so it exists only here: it is\n"
-      "the floor no policy can beat. Hint rows (v2 traces: what the architecture hinted to the live pager) are\n"
-      "replayed: lru, lfu and lfru prefetch them as the live pager did, belady takes them as free loads.\n"
-      "lfru takes a half-life in pool events as lfru:H (default 4 x slots). Predict rows (v3: what a pager's\n"
-      "predictor proposed) are replayed only by POLICY+prefetch[:M]. POLICY+split shares the same total slots\n"
-      "(slots x layers) out per layer by each layer's simulated reuse in this trace, as pager.split = trace does\n"
-      "with its split_trace (here the trace is its own split trace: an in-sample figure). A second table gives the expert reads per\n"
-      "access, prefetches included, and how much of lru's excess misses over belady each policy removes.";
+      "Replays TRACE (written by `moepage run --trace`, or a v4 trace of tools/train; plain text or .xz) per\n"
+      "layer through each policy at each slot count, with the same slot pools and policies the live pagers use,\n"
+      "and prints the miss rates. Belady (evict the expert used furthest in the future) needs the future, so it\n"
+      "exists only here: it is the floor no policy can beat. Hints (v2+ hint rows, v4 'h' lines: what the\n"
+      "architecture hinted to the live pager) are replayed: lru, lfu and lfru prefetch them as the live pager\n"
+      "did, belady takes them as free loads. lfru takes a half-life in pool events as lfru:H (default 4 x slots).\n"
+      "Predictions (v3 predict rows, v4 'p' lines: what a pager's predictor proposed) are replayed only by\n"
+      "POLICY+prefetch[:M]. POLICY+split shares the same total slots (slots x layers) out per layer by each\n"
+      "layer's simulated reuse in this trace, as pager.split = trace does with its split_trace (here the trace\n"
+      "is its own split trace: an in-sample figure). A second table gives the expert reads per access,\n"
+      "prefetches included, and how much of lru's excess misses over belady each policy removes.";
   spec.options.add_options()
       ("trace", po::value<std::string>()->required()->value_name("TRACE"), "the trace file")
       ("slots", po::value<std::string>()->required()->value_name("N,..."), "slots per layer, comma separated")
       ("policies", po::value<std::string>()->default_value("lru,lfu,lfru,belady")->value_name("P,..."),
        "policies to replay: lru, lfu, lfru[:H], s3fifo, belady; POLICY+prefetch[:M] also prefetches the trace's "
-       "predictions (v3 predict rows, at most M per proposal) as the adapter-prefetch pager does; POLICY+split "
-       "splits the slots per layer by the trace's reuse (pager.split = trace)")
+       "predictions (v3 predict rows or v4 'p' lines, at most M per proposal) as the adapter-prefetch pager does; "
+       "POLICY+split splits the slots per layer by the trace's reuse (pager.split = trace)")
       ("layers", po::value<std::string>()->value_name("A-B"), "only these layers (inclusive)")
       ("per-layer", po::bool_switch(), "also print a miss-rate table per layer")
       ("json", po::value<std::string>()->value_name("FILE"), "also write the results as JSON");

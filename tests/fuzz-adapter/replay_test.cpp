@@ -6,10 +6,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <string>
 #include <vector>
 
 #include "fuzz_entries.hpp"
 #include "moepage/pager_core/adapter_file.hpp"
+#include "moepage/pager_core/errors.hpp"
+#include "moepage/pager_core/trace.hpp"
 
 namespace fs = std::filesystem;
 
@@ -57,6 +60,34 @@ TEST_CASE("the adapter seeds named valid really are valid, so the fuzzer starts 
 
 TEST_CASE("every committed trace seed is handled without an escaping error") {
   CHECK(replay_dir("trace", moepage::fuzz::trace_input) >= 3);
+}
+
+TEST_CASE("the v4 trace seeds reach the v4 reader: the valid ones parse, the others fail past the header") {
+  size_t valid = 0, refused = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(MOEPAGE_SOURCE_DIR) / "tests/fuzz-adapter/seeds/trace")) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("v4-", 0) != 0) continue;
+    const auto bytes = read_bytes(entry.path());
+    const std::string text(bytes.begin(), bytes.end());
+    CAPTURE(name);
+    if (name.rfind("v4-valid-", 0) == 0) {
+      const moepage::pager::Trace t = moepage::pager::parse_trace(text, name);
+      CHECK(t.meta.version == 4);
+      CHECK_FALSE(t.rows.empty());
+      CHECK_FALSE(t.hints.empty());
+      ++valid;
+      continue;
+    }
+    try {
+      moepage::pager::parse_trace(text, name);
+      FAIL("no error");
+    } catch (const moepage::pager::PagerError& e) {
+      CHECK(std::string(e.what()).find(name + " line 1:") == std::string::npos);  // the header was accepted
+      ++refused;
+    }
+  }
+  CHECK(valid == 2);
+  CHECK(refused == 3);
 }
 
 TEST_CASE("every truncation and every header byte change of a valid adapter is handled") {

@@ -10,6 +10,7 @@
 
 #include "moepage/pager_core/errors.hpp"
 #include "moepage/pager_core/trace.hpp"
+#include "trace_error.hpp"
 
 using namespace moepage::pager;
 
@@ -63,20 +64,13 @@ TEST_CASE("written rows and header parse back to the same trace") {
 }
 
 TEST_CASE("trace errors name the file and the line") {
-  auto err = [](const std::string& text) {
-    try {
-      parse_trace(text, "bad.csv");
-    } catch (const PagerError& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
-  };
+  auto err = [](const std::string& text) { return testing::trace_error(text, "bad.csv"); };
   const std::string h = "# moepage-trace v1 layers=2 experts=4\n";
   CHECK(err("") == "bad.csv: empty trace (no header line)");
   CHECK(err("0,0,1\n") ==
-        "bad.csv line 1: expected the header '# moepage-trace v3 layers=L experts=E [top_k=K]', got '0,0,1'");
-  CHECK(err("# moepage-trace v4 layers=2 experts=4\n") ==
-        "bad.csv line 1: trace format 'v4' is not supported (expected v1, v2 or v3)");
+        "bad.csv line 1: expected the header '# moepage-trace vN layers=L experts=E [top_k=K]', got '0,0,1'");
+  CHECK(err("# moepage-trace v5 layers=2 experts=4\n") ==
+        "bad.csv line 1: trace format 'v5' is not supported (expected v1, v2, v3 or v4)");
   CHECK(err("# moepage-trace v1 layers=2\n") == "bad.csv line 1: the header needs layers=L and experts=E");
   CHECK(err("# moepage-trace v1 layers=x experts=4\n") == "bad.csv line 1: header field layers needs a number, got 'x'");
   CHECK(err("# moepage-trace v1 layers=2 experts=4000000000\n") ==

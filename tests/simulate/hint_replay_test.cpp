@@ -6,22 +6,15 @@
 #include <vector>
 
 #include "ablate/simulate_report.hpp"
-#include "moepage/pager_core/errors.hpp"
 #include "moepage/pager_core/simulator.hpp"
 #include "moepage/pager_core/trace.hpp"
+#include "../pager-core/trace_error.hpp"
 
 using namespace moepage::pager;
 
 namespace {
 
-std::string parse_error(const std::string& text) {
-  try {
-    parse_trace(text, "h.trace");
-  } catch (const PagerError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+std::string parse_error(const std::string& text) { return testing::trace_error(text, "h.trace"); }
 
 uint64_t misses(const Trace& t, uint32_t slots, PolicyKind kind) { return simulate(t, slots, {kind, 0.0}).misses; }
 

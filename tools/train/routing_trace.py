@@ -1,4 +1,4 @@
-"""Expert-routing traces in the text format `moepage simulate` reads (plugins/support/pager-core trace.hpp):
+"""Expert-routing traces in the text formats `moepage simulate` reads (plugins/support/pager-core trace.hpp):
 
     # moepage-trace v1 layers=L experts=E top_k=K [key=value ...]
     token,layer,expert
@@ -6,12 +6,30 @@
     ...
 
 Rows are token-major (token, then layer, then the token's experts at that layer in ascending
-order), so token never decreases and each (token, layer) request lists distinct experts. Also
-the two routing statistics the issue asks for: the share of accesses taken by the most-used 10 %
-of experts, and the LRU hit rate with a quarter of each layer's experts resident.
+order), so token never decreases and each (token, layer) request lists distinct experts. v3 adds
+hint and predict rows; v4 (format_trace_v4, what routing_study.py writes) holds the same events
+with one line per token, request, hint call and prediction, a third of v3's size once compressed.
+Also the two routing statistics the issue asks for: the share of accesses taken by the most-used
+10 % of experts, and the LRU hit rate with a quarter of each layer's experts resident.
 """
 import math
 from collections import OrderedDict
+
+
+def header(version, layers, experts, top_k, extra=None):
+    """The first line of a trace, with the extra key=value pairs after the geometry."""
+    line = f"# moepage-trace v{version} layers={layers} experts={experts} top_k={top_k}"
+    for key, value in (extra or {}).items():
+        line += f" {key}={value}"
+    return line
+
+
+def checked_request(chosen, experts, token, layer):
+    """A request's experts in ascending order, or ValueError if one repeats or is out of range."""
+    chosen = sorted(chosen)
+    if len(set(chosen)) != len(chosen) or not all(0 <= e < experts for e in chosen):
+        raise ValueError(f"token {token} layer {layer}: bad expert list {chosen} (experts 0..{experts - 1}, distinct)")
+    return chosen
 
 
 def format_trace(choices, experts, top_k, extra=None):
@@ -21,19 +39,10 @@ def format_trace(choices, experts, top_k, extra=None):
     for layer, per_token in enumerate(choices):
         if len(per_token) != tokens:
             raise ValueError(f"layer {layer} has {len(per_token)} tokens, layer 0 has {tokens}")
-    header = f"# moepage-trace v1 layers={layers} experts={experts} top_k={top_k}"
-    for key, value in (extra or {}).items():
-        header += f" {key}={value}"
-    out = [header, "token,layer,expert"]
+    out = [header(1, layers, experts, top_k, extra), "token,layer,expert"]
     for token in range(tokens):
         for layer in range(layers):
-            chosen = sorted(choices[layer][token])
-            if len(set(chosen)) != len(chosen):
-                raise ValueError(f"token {token} layer {layer} repeats an expert: {chosen}")
-            for expert in chosen:
-                if not 0 <= expert < experts:
-                    raise ValueError(f"token {token} layer {layer}: expert {expert} outside 0..{experts - 1}")
-                out.append(f"{token},{layer},{expert}")
+            out.extend(f"{token},{layer},{e}" for e in checked_request(choices[layer][token], experts, token, layer))
     return "\n".join(out) + "\n"
 
 
@@ -126,21 +135,43 @@ def format_trace_v3(routes, hints, predictions, experts, top_k, extra=None):
     """
     layers = len(routes)
     tokens = len(routes[0]) if layers else 0
-    header = f"# moepage-trace v3 layers={layers} experts={experts} top_k={top_k}"
-    for key, value in (extra or {}).items():
-        header += f" {key}={value}"
-    out = [header, "token,layer,expert"]
+    out = [header(3, layers, experts, top_k, extra), "token,layer,expert"]
     hint_layers = sorted(hints)
     for token in range(tokens):
         for layer in hint_layers:
             out.extend(f"hint,{token},{layer},{e},{rank}" for rank, e in enumerate(hints[layer][token]))
         for layer in range(layers):
-            chosen = sorted(routes[layer][token])
-            if len(set(chosen)) != len(chosen) or not all(0 <= e < experts for e in chosen):
-                raise ValueError(f"token {token} layer {layer}: bad expert list {chosen}")
+            chosen = checked_request(routes[layer][token], experts, token, layer)
             out.extend(f"{token},{layer},{e}" for e in chosen)
             following = predictions.get(layer + 1)
             if following is not None:
                 out.extend(f"predict,{token},{layer + 1},{e},{rank}"
                            for rank, e in enumerate(following[token]))
+    return "\n".join(out) + "\n"
+
+
+def format_trace_v4(routes, hints, predictions, experts, top_k, extra=None):
+    """format_trace_v3's events in v4: per token a 't' line, a line per hash layer's hint call
+    ('h LAYER EXPERTS...' in rank order), then per layer its request ('a LAYER EXPERTS...',
+    ascending) and the prediction for the next layer ('p LAYER EXPERTS...' in rank order).
+    Same inputs as format_trace_v3; empty lists write no line, as they write no row there.
+    """
+    layers = len(routes)
+    tokens = len(routes[0]) if layers else 0
+    out = [header(4, layers, experts, top_k, extra)]
+    hint_layers = sorted(hints)
+
+    def call(kind, layer, ids):
+        if ids:
+            out.append(f"{kind} {layer} " + " ".join(map(str, ids)))
+
+    for token in range(tokens):
+        out.append(f"t {token}")
+        for layer in hint_layers:
+            call("h", layer, hints[layer][token])
+        for layer in range(layers):
+            call("a", layer, checked_request(routes[layer][token], experts, token, layer))
+            following = predictions.get(layer + 1)
+            if following is not None:
+                call("p", layer + 1, following[token])
     return "\n".join(out) + "\n"

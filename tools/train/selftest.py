@@ -5,7 +5,8 @@
 
 Tensor naming and storage kinds, the size budget, config.json, the safetensors writer/reader,
 the scalar FP8/FP4/E8M0 decoders the GPU run checks its torch codecs against, the routing
-trace format and statistics, corpus loading from .xz and the bundle splitting.
+trace formats (v3 and v4 of one trace hold the same events; the v4 converter) and statistics,
+corpus loading from .xz and the bundle splitting.
 """
 import json
 import math
@@ -20,6 +21,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import corpus_data  # noqa: E402
 import ds4_layout as layout  # noqa: E402
 import routing_trace  # noqa: E402
+import trace_events  # noqa: E402
+import trace_to_v4  # noqa: E402
 import train  # noqa: E402  (imports no torch at module level)
 
 CFG = layout.tiny_config(8192)
@@ -202,6 +205,61 @@ class Trace(unittest.TestCase):
         lines, shares, rates, _ = routing_trace.routing_report(self.CHOICES, 8, ["hash_moe", "moe"])
         self.assertEqual(len(shares), 2)
         self.assertIn("mean", lines[-1])
+
+
+class TraceV4(unittest.TestCase):
+    # Two tokens, 3 layers, 8 experts: layer 0 hash-routed (hinted), layers 1 and 2 predicted; token
+    # 1's prediction for layer 2 is empty, so neither format writes it.
+    ROUTES = [[[5, 1], [0, 6]], [[7, 2], [3, 4]], [[3, 6], [1, 2]]]
+    HINTS = {0: [[5, 1], [6, 0]]}
+    PREDICTIONS = {1: [[7, 2, 0], [3]], 2: [[6, 4], []]}
+
+    def traces(self):
+        args = (self.ROUTES, self.HINTS, self.PREDICTIONS, 8, 2, {"model": "m"})
+        return routing_trace.format_trace_v3(*args), routing_trace.format_trace_v4(*args)
+
+    def test_v3_and_v4_of_one_trace_hold_the_same_events(self):
+        v3, v4 = self.traces()
+        fields3, version3, events3, _ = trace_events.read_events(v3)
+        fields4, version4, events4, outcomes = trace_events.read_events(v4)
+        self.assertEqual((version3, version4, outcomes), (3, 4, False))
+        self.assertEqual(fields3, fields4)
+        self.assertEqual(trace_events.data_events(events3), trace_events.data_events(events4))
+        self.assertEqual(events4[:6], [("t", 0), ("h", 0, (5, 1)), ("a", 0, (1, 5)), ("p", 1, (7, 2, 0)),
+                                       ("a", 1, (2, 7)), ("p", 2, (6, 4))])
+        self.assertNotIn(("p", 2, ()), events4)
+        self.assertEqual(v4.splitlines()[:3], ["# moepage-trace v4 layers=3 experts=8 top_k=2 model=m", "t 0", "h 0 5 1"])
+
+    def test_the_converter_writes_what_the_v4_writer_writes(self):
+        v3, v4 = self.traces()
+        self.assertEqual(trace_to_v4.convert(v3), v4)
+        self.assertEqual(trace_to_v4.convert(v4), v4)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "t.trace.xz")
+            with open(path, "wb") as f:
+                f.write(lzma.compress(v3.encode()))
+            trace_to_v4.write_text(path, trace_to_v4.convert(trace_to_v4.read_text(path)))  # in place
+            self.assertEqual(trace_to_v4.read_text(path), v4)
+            self.assertEqual(os.listdir(tmp), ["t.trace.xz"])
+
+    def test_v3_requests_split_where_the_cpp_reader_splits_them(self):
+        v3 = ("# moepage-trace v3 layers=2 experts=8\n# kept\n0,0,1\n0,0,2\nhint,0,1,3,0\nhint,0,1,4,1\n"
+              "0,0,3\n0,1,3\n2,1,5\n2,1,6\n")
+        _, _, events, _ = trace_events.read_events(v3)
+        self.assertEqual(events, [("#", "# kept"), ("t", 0), ("a", 0, (1, 2)), ("h", 1, (3, 4)), ("a", 0, (3,)),
+                                  ("a", 1, (3,)), ("t", 2), ("a", 1, (5, 6))])
+
+    def test_bad_traces_and_outcomes_are_refused(self):
+        h = "# moepage-trace v3 layers=2 experts=8\n"
+        for bad in (h + "0,0,1\n0,0,1\n", h + "hint,0,0,1,1\n", h + "1,0,1\n0,0,2\n", h + "0,x,1\n",
+                    "# moepage-trace v5 layers=1 experts=1\n", "# moepage-trace v4 layers=1 experts=2\na 0 1\n",
+                    "# moepage-trace v4 layers=1 experts=2\nt 1\nt 1\n"):
+            with self.subTest(bad=bad), self.assertRaises(trace_events.TraceError):
+                trace_to_v4.convert(bad)
+        with self.assertRaisesRegex(ValueError, "--drop-outcomes"):
+            trace_to_v4.convert(h + "0,0,1,1,0\n")
+        self.assertEqual(trace_to_v4.convert(h + "0,0,1,1,0\n", drop_outcomes=True),
+                         "# moepage-trace v4 layers=2 experts=8\nt 0\na 0 1\n")
 
 
 class TracePacking(unittest.TestCase):

@@ -1,47 +1,27 @@
 #include "moepage/pager_core/trace.hpp"
 
-#include <cerrno>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <algorithm>
 #include <cstdio>
-#include <cstring>
-#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "moepage/pager_core/errors.hpp"
+#include "trace_fields.hpp"
+#include "trace_v4.hpp"
 
 namespace moepage::pager {
 
 namespace {
 
-struct LineError {
-  std::string_view name;
-  size_t line;
-  [[noreturn]] void operator()(const std::string& what) const {
-    throw PagerError(ErrorKind::Format, std::string(name) + " line " + std::to_string(line) + ": " + what);
-  }
-};
-
-// Strict unsigned decimal: digits only, no sign or spaces; false on overflow beyond `max`.
-bool parse_uint(std::string_view s, uint64_t max, uint64_t& out) {
-  if (s.empty()) return false;
-  uint64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    const uint64_t digit = uint64_t(c - '0');
-    if (digit > max || v > (max - digit) / 10) return false;
-    v = v * 10 + uint64_t(c - '0');
-  }
-  out = v;
-  return true;
-}
-
-std::string shown(std::string_view s) { return "'" + std::string(s.substr(0, 60)) + (s.size() > 60 ? "...'" : "'"); }
+using trace_fields::LineError;
+using trace_fields::parse_uint;
+using trace_fields::shown;
 
 TraceMeta parse_header(std::string_view line, const LineError& err) {
   constexpr std::string_view kPrefix = "# moepage-trace ";
   if (line.substr(0, kPrefix.size()) != kPrefix)
-    err("expected the header '# moepage-trace v3 layers=L experts=E [top_k=K]', got " + shown(line));
+    err("expected the header '# moepage-trace vN layers=L experts=E [top_k=K]', got " + shown(line));
   std::string_view rest = line.substr(kPrefix.size());
   bool version_seen = false, layers_seen = false, experts_seen = false;
   TraceMeta meta;
@@ -51,8 +31,8 @@ TraceMeta parse_header(std::string_view line, const LineError& err) {
     rest = sp == std::string_view::npos ? std::string_view{} : rest.substr(sp + 1);
     if (word.empty()) continue;
     if (!version_seen) {
-      if (word != "v1" && word != "v2" && word != "v3")
-        err("trace format " + shown(word) + " is not supported (expected v1, v2 or v3)");
+      if (word != "v1" && word != "v2" && word != "v3" && word != "v4")
+        err("trace format " + shown(word) + " is not supported (expected v1, v2, v3 or v4)");
       meta.version = uint32_t(word[1] - '0');
       version_seen = true;
       continue;
@@ -77,7 +57,7 @@ TraceMeta parse_header(std::string_view line, const LineError& err) {
       meta.top_k = uint32_t(v);
     }
   }
-  if (!version_seen) err("the header names no format version (expected v1, v2 or v3)");
+  if (!version_seen) err("the header names no format version (expected v1, v2, v3 or v4)");
   if (!layers_seen || !experts_seen) err("the header needs layers=L and experts=E");
   if (meta.top_k > meta.experts)
     err("top_k=" + std::to_string(meta.top_k) + " exceeds experts=" + std::to_string(meta.experts));
@@ -96,33 +76,120 @@ int split_fields(std::string_view line, std::string_view* field, int max) {
   return count;
 }
 
-uint32_t parse_layer(std::string_view s, const TraceMeta& meta, const LineError& err) {
-  uint64_t v = 0;
-  if (!parse_uint(s, UINT32_MAX, v)) err("layer " + shown(s) + " is not a number");
-  if (v >= meta.layers) err("layer " + std::to_string(v) + " is out of range (layers=" + std::to_string(meta.layers) + ")");
-  return uint32_t(v);
+// The reader of v1-v3 lines: one event per line, a request being a run of access rows.
+class TraceV3Reader {
+ public:
+  explicit TraceV3Reader(Trace& trace) : trace_(trace), group_stamp_(trace.meta.experts, 0) {}
+  // One line after the header that is neither blank nor a comment.
+  void line(std::string_view line, const LineError& err);
+
+ private:
+  void hint_row(std::string_view line, bool is_hint, const LineError& err);
+  void access_row(std::string_view line, const LineError& err);
+  void check_token(uint64_t token, const LineError& err) const {
+    if (any_row_ && token < last_token_)
+      err("token " + std::to_string(token) + " comes after token " + std::to_string(last_token_) +
+          " (tokens must not decrease)");
+  }
+
+  Trace& trace_;
+  std::vector<uint64_t> group_stamp_;  // [expert] which request or call last named the expert
+  uint64_t group_ = 0, last_token_ = 0;
+  uint32_t last_layer_ = UINT32_MAX;
+  int fields_per_row_ = 0;
+  bool first_data_ = true;
+  bool any_row_ = false;  // an access or hint row was read (last_token_ is set)
+  bool in_hint_ = false;  // the last row read was a hint row
+};
+
+void TraceV3Reader::line(std::string_view line, const LineError& err) {
+  const bool first = first_data_;
+  first_data_ = false;
+  if (first && (line == "token,layer,expert" || line == "token,layer,expert,hit,prefetched")) return;
+  constexpr std::string_view kHint = "hint,", kPredict = "predict,";
+  if (line.substr(0, kHint.size()) == kHint) return hint_row(line, true, err);
+  if (line.substr(0, kPredict.size()) == kPredict) return hint_row(line, false, err);
+  access_row(line, err);
 }
 
-uint32_t parse_expert(std::string_view s, const TraceMeta& meta, const LineError& err) {
+void TraceV3Reader::hint_row(std::string_view line, bool is_hint, const LineError& err) {
+  const std::string kind = is_hint ? "hint" : "predict";
+  const uint32_t version = trace_.meta.version;
+  if (is_hint && version < 2) err("hint rows need a v2 or v3 trace (the header says v1)");
+  if (!is_hint && version < 3) err("predict rows need a v3 trace (the header says v" + std::to_string(version) + ")");
+  std::string_view field[5];
+  if (split_fields(line.substr(kind.size() + 1), field, 5) != 4)
+    err("expected " + kind + ",token,layer,expert,rank, got " + shown(line));
+  TraceHint hint;
+  hint.source = is_hint ? HintSource::Arch : HintSource::Predictor;
   uint64_t v = 0;
-  if (!parse_uint(s, UINT32_MAX, v)) err("expert " + shown(s) + " is not a number");
-  if (v >= meta.experts)
-    err("expert " + std::to_string(v) + " is out of range (experts=" + std::to_string(meta.experts) + ")");
-  return uint32_t(v);
+  if (!parse_uint(field[0], UINT64_MAX, hint.token)) err("token " + shown(field[0]) + " is not a number");
+  hint.layer = trace_fields::parse_layer(field[1], trace_.meta, err);
+  hint.expert = trace_fields::parse_expert(field[2], trace_.meta, err);
+  if (!parse_uint(field[3], UINT32_MAX, v)) err("rank " + shown(field[3]) + " is not a number");
+  hint.rank = uint32_t(v);
+  check_token(hint.token, err);
+  const bool continues = in_hint_ && hint.token == last_token_ && hint.layer == last_layer_ &&
+                         trace_.hints.back().source == hint.source;
+  if (hint.rank != 0 && (!continues || hint.rank != trace_.hints.back().rank + 1))
+    err(kind + " rank " + std::to_string(hint.rank) + " continues no " + kind + " call (token " +
+        std::to_string(hint.token) + ", layer " + std::to_string(hint.layer) +
+        "): a call starts at rank 0 and counts up by one");
+  if (hint.rank == 0) ++group_;
+  if (group_stamp_[hint.expert] == group_)
+    err("expert " + std::to_string(hint.expert) + " appears twice in one " + kind + " (token " +
+        std::to_string(hint.token) + ", layer " + std::to_string(hint.layer) + ")");
+  group_stamp_[hint.expert] = group_;
+  hint.before_row = trace_.rows.size();
+  last_token_ = hint.token;
+  last_layer_ = hint.layer;
+  in_hint_ = true;
+  any_row_ = true;
+  trace_.hints.push_back(hint);
+}
+
+void TraceV3Reader::access_row(std::string_view line, const LineError& err) {
+  std::string_view field[6];
+  const int count = split_fields(line, field, 6);
+  if (count != 3 && count != 5) err("expected token,layer,expert[,hit,prefetched], got " + shown(line));
+  if (fields_per_row_ == 0) {
+    fields_per_row_ = count;
+    trace_.has_outcomes = count == 5;
+  } else if (count != fields_per_row_) {
+    err("has " + std::to_string(count) + " fields but earlier rows have " + std::to_string(fields_per_row_));
+  }
+  TraceRow row;
+  uint64_t v = 0;
+  if (!parse_uint(field[0], UINT64_MAX, row.token)) err("token " + shown(field[0]) + " is not a number");
+  row.layer = trace_fields::parse_layer(field[1], trace_.meta, err);
+  row.expert = trace_fields::parse_expert(field[2], trace_.meta, err);
+  if (count == 5) {
+    if (!parse_uint(field[3], 1, v)) err("hit " + shown(field[3]) + " must be 0 or 1");
+    row.hit = uint8_t(v);
+    if (!parse_uint(field[4], 1, v)) err("prefetched " + shown(field[4]) + " must be 0 or 1");
+    row.prefetched = uint8_t(v);
+  }
+  check_token(row.token, err);
+  // A hint between two accesses means two acquires, even of the same layer and token.
+  if (in_hint_ || trace_.rows.empty() || row.token != last_token_ || row.layer != last_layer_) ++group_;
+  if (group_stamp_[row.expert] == group_)
+    err("expert " + std::to_string(row.expert) + " appears twice in one request (token " + std::to_string(row.token) +
+        ", layer " + std::to_string(row.layer) + ")");
+  group_stamp_[row.expert] = group_;
+  last_token_ = row.token;
+  last_layer_ = row.layer;
+  in_hint_ = false;
+  any_row_ = true;
+  trace_.rows.push_back(row);
 }
 
 }  // namespace
 
 Trace parse_trace(std::string_view text, std::string_view name) {
   Trace trace;
+  std::optional<TraceV3Reader> v3;
+  std::optional<TraceV4Reader> v4;
   size_t pos = 0, line_no = 0;
-  bool header_done = false, first_data = true;
-  int fields_per_row = 0;
-  std::vector<uint64_t> group_stamp;  // [expert] which request last named the expert
-  uint64_t group = 0, last_token = 0;
-  uint32_t last_layer = UINT32_MAX;
-  bool any_row = false;  // an access or hint row was read (last_token is set)
-  bool in_hint = false;  // the last row read was a hint row
   while (pos < text.size()) {
     size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
@@ -131,100 +198,30 @@ Trace parse_trace(std::string_view text, std::string_view name) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     const LineError err{name, line_no};
-    if (!header_done) {
+    if (!v3 && !v4) {
       if (line.empty()) continue;
       trace.meta = parse_header(line, err);
-      group_stamp.assign(trace.meta.experts, 0);
-      header_done = true;
+      if (trace.meta.version == 4)
+        v4.emplace(trace);
+      else
+        v3.emplace(trace);
       continue;
     }
     if (line.empty() || line.front() == '#') continue;
-    if (first_data && (line == "token,layer,expert" || line == "token,layer,expert,hit,prefetched")) {
-      first_data = false;
-      continue;
-    }
-    first_data = false;
-    std::string_view field[6];
-    constexpr std::string_view kHint = "hint,", kPredict = "predict,";
-    const bool is_hint = line.substr(0, kHint.size()) == kHint;
-    const bool is_predict = !is_hint && line.substr(0, kPredict.size()) == kPredict;
-    if (is_hint || is_predict) {
-      const std::string_view kind = is_hint ? "hint" : "predict";
-      if (is_hint && trace.meta.version < 2) err("hint rows need a v2 or v3 trace (the header says v1)");
-      if (is_predict && trace.meta.version < 3)
-        err("predict rows need a v3 trace (the header says v" + std::to_string(trace.meta.version) + ")");
-      if (split_fields(line.substr(is_hint ? kHint.size() : kPredict.size()), field, 5) != 4)
-        err("expected " + std::string(kind) + ",token,layer,expert,rank, got " + shown(line));
-      TraceHint hint;
-      hint.source = is_hint ? HintSource::Arch : HintSource::Predictor;
-      uint64_t v = 0;
-      if (!parse_uint(field[0], UINT64_MAX, hint.token)) err("token " + shown(field[0]) + " is not a number");
-      hint.layer = parse_layer(field[1], trace.meta, err);
-      hint.expert = parse_expert(field[2], trace.meta, err);
-      if (!parse_uint(field[3], UINT32_MAX, v)) err("rank " + shown(field[3]) + " is not a number");
-      hint.rank = uint32_t(v);
-      if (any_row && hint.token < last_token)
-        err("token " + std::to_string(hint.token) + " comes after token " + std::to_string(last_token) +
-            " (tokens must not decrease)");
-      const bool continues = in_hint && hint.token == last_token && hint.layer == last_layer &&
-                             trace.hints.back().source == hint.source;
-      if (hint.rank != 0 && (!continues || hint.rank != trace.hints.back().rank + 1))
-        err(std::string(kind) + " rank " + std::to_string(hint.rank) + " continues no " + std::string(kind) +
-            " call (token " + std::to_string(hint.token) + ", layer " + std::to_string(hint.layer) +
-            "): a call starts at rank 0 and counts up by one");
-      if (hint.rank == 0) ++group;
-      if (group_stamp[hint.expert] == group)
-        err("expert " + std::to_string(hint.expert) + " appears twice in one " + std::string(kind) + " (token " +
-            std::to_string(hint.token) + ", layer " + std::to_string(hint.layer) + ")");
-      group_stamp[hint.expert] = group;
-      hint.before_row = trace.rows.size();
-      last_token = hint.token;
-      last_layer = hint.layer;
-      in_hint = true;
-      any_row = true;
-      trace.hints.push_back(hint);
-      continue;
-    }
-    const int count = split_fields(line, field, 6);
-    if (count != 3 && count != 5) err("expected token,layer,expert[,hit,prefetched], got " + shown(line));
-    if (fields_per_row == 0) {
-      fields_per_row = count;
-      trace.has_outcomes = count == 5;
-    } else if (count != fields_per_row) {
-      err("has " + std::to_string(count) + " fields but earlier rows have " + std::to_string(fields_per_row));
-    }
-    TraceRow row;
-    uint64_t v = 0;
-    if (!parse_uint(field[0], UINT64_MAX, row.token)) err("token " + shown(field[0]) + " is not a number");
-    row.layer = parse_layer(field[1], trace.meta, err);
-    row.expert = parse_expert(field[2], trace.meta, err);
-    if (count == 5) {
-      if (!parse_uint(field[3], 1, v)) err("hit " + shown(field[3]) + " must be 0 or 1");
-      row.hit = uint8_t(v);
-      if (!parse_uint(field[4], 1, v)) err("prefetched " + shown(field[4]) + " must be 0 or 1");
-      row.prefetched = uint8_t(v);
-    }
-    if (any_row && row.token < last_token)
-      err("token " + std::to_string(row.token) + " comes after token " + std::to_string(last_token) +
-          " (tokens must not decrease)");
-    // A hint between two accesses means two acquires, even of the same layer and token.
-    if (in_hint || trace.rows.empty() || row.token != last_token || row.layer != last_layer) ++group;
-    if (group_stamp[row.expert] == group)
-      err("expert " + std::to_string(row.expert) + " appears twice in one request (token " + std::to_string(row.token) +
-          ", layer " + std::to_string(row.layer) + ")");
-    group_stamp[row.expert] = group;
-    last_token = row.token;
-    last_layer = row.layer;
-    in_hint = false;
-    any_row = true;
-    trace.rows.push_back(row);
+    if (v4)
+      v4->line(line, err);
+    else
+      v3->line(line, err);
   }
-  if (!header_done) throw PagerError(ErrorKind::Format, std::string(name) + ": empty trace (no header line)");
+  if (!v3 && !v4) throw PagerError(ErrorKind::Format, std::string(name) + ": empty trace (no header line)");
   return trace;
 }
 
 std::string trace_header(const TraceMeta& meta) {
-  std::string s = "# moepage-trace v" + std::to_string(meta.version) + " layers=" + std::to_string(meta.layers) + " experts=" + std::to_string(meta.experts);
+  // The row writers below write v1-v3 lines only; a v4 trace's meta is written as v3, the version
+  // of the rows that will follow, so a trace read from v4 and written again reads back.
+  const uint32_t version = std::min(meta.version, kTraceVersion);
+  std::string s = "# moepage-trace v" + std::to_string(version) + " layers=" + std::to_string(meta.layers) + " experts=" + std::to_string(meta.experts);
   if (meta.top_k) s += " top_k=" + std::to_string(meta.top_k);
   return s + "\n";
 }

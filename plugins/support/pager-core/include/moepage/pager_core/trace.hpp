@@ -1,6 +1,6 @@
 // Expert-access traces: what `moepage run --trace FILE` writes and `moepage simulate` reads.
 //
-// Format (text, one event per line, in the order the pager saw them):
+// Format v1-v3 (text, one event per line, in the order the pager saw them; what the live run writes):
 //   # moepage-trace v3 layers=43 experts=256 top_k=6      <- first line; top_k is optional,
 //                                                            unknown key=value pairs are ignored
 //   token,layer,expert[,hit,prefetched]                     <- optional column-name line
@@ -21,6 +21,20 @@
 // after layer - 1), ranked the same way; the live adapter-prefetch pager prefetched exactly these.
 // The simulator replays them only for policies that prefetch predictions (lru+prefetch, ...).
 // v1 is v2 without hint rows, v2 is v3 without predict rows; all load.
+//
+// Format v4 (text, one line per call rather than per expert, so that a 256-expert trace stays small
+// enough to commit; tools/train writes it, tools/train/trace_to_v4.py converts v1-v3 files):
+//   # moepage-trace v4 layers=43 experts=256 top_k=6      <- the same header, version 4
+//   t 0                       <- token 0 begins; tokens strictly increase from line to line
+//   h 0 17 3 9 40 2 11        <- one hint call for layer 0, its experts in rank order
+//   a 0 2 3 9 11 17 40        <- one request (acquire) at layer 0 of the token: distinct experts
+//   p 4 33 1 7 20 5 60        <- one prediction for layer 4, its experts in rank order
+// Fields are separated by one space; comments and blank lines as above; every a/h/p line names at
+// least one expert, none twice, and follows a t line; a line longer than any valid one for the
+// header's experts is refused before its fields are read. Two requests of one layer and token in a row
+// are refused: the Trace keeps no request boundaries, so they would read back as one. A v4 file
+// gives exactly the Trace its v3 equivalent gives (same rows, hints, ranks and before_row), but
+// carries no hit/prefetched outcomes: has_outcomes is false and a live run keeps writing v3.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -34,7 +48,7 @@ namespace moepage::pager {
 inline constexpr uint32_t kTraceMaxLayers = 1u << 16;
 inline constexpr uint32_t kTraceMaxExperts = 1u << 20;
 
-inline constexpr uint32_t kTraceVersion = 3;  // what trace_header writes
+inline constexpr uint32_t kTraceVersion = 3;  // what trace_header writes (the live run's trace)
 
 struct TraceMeta {
   uint32_t layers = 0;
@@ -49,6 +63,7 @@ struct TraceRow {
   uint32_t expert = 0;
   uint8_t hit = 0;
   uint8_t prefetched = 0;
+  bool operator==(const TraceRow&) const = default;
 };
 
 // Who proposed a hinted expert: the architecture (hint rows) or the pager's predictor (predict rows).
@@ -62,6 +77,7 @@ struct TraceHint {
   uint32_t rank = 0;        // position in the call's ranked list; 0 starts a call
   uint64_t before_row = 0;  // index into Trace::rows of the first access row recorded after it
   HintSource source = HintSource::Arch;
+  bool operator==(const TraceHint&) const = default;
 };
 
 struct Trace {
@@ -81,7 +97,8 @@ inline constexpr uint64_t kMaxTraceFileBytes = uint64_t(4) << 30;
 // decompressed.
 Trace read_trace_file(const std::string& path);
 
-// "# moepage-trace vV layers=L experts=E top_k=K\n" (top_k left out when 0).
+// "# moepage-trace vV layers=L experts=E top_k=K\n" (top_k left out when 0); V is meta.version, but
+// 3 for a v4 meta: the writers here write v1-v3 lines, which a v4 header would refuse.
 std::string trace_header(const TraceMeta& meta);
 // One row with its newline into buf, without allocating; returns the bytes written, 0 if buf is
 // too small (64 bytes always suffice).

@@ -1,0 +1,41 @@
+#include "trace_fields.hpp"
+
+#include "moepage/pager_core/errors.hpp"
+
+namespace moepage::pager::trace_fields {
+
+void LineError::operator()(const std::string& what) const {
+  throw PagerError(ErrorKind::Format, std::string(name) + " line " + std::to_string(line) + ": " + what);
+}
+
+bool parse_uint(std::string_view s, uint64_t max, uint64_t& out) {
+  if (s.empty()) return false;
+  uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    const uint64_t digit = uint64_t(c - '0');
+    if (digit > max || v > (max - digit) / 10) return false;
+    v = v * 10 + digit;
+  }
+  out = v;
+  return true;
+}
+
+std::string shown(std::string_view s) { return "'" + std::string(s.substr(0, 60)) + (s.size() > 60 ? "...'" : "'"); }
+
+uint32_t parse_layer(std::string_view s, const TraceMeta& meta, const LineError& err) {
+  uint64_t v = 0;
+  if (!parse_uint(s, UINT32_MAX, v)) err("layer " + shown(s) + " is not a number");
+  if (v >= meta.layers) err("layer " + std::to_string(v) + " is out of range (layers=" + std::to_string(meta.layers) + ")");
+  return uint32_t(v);
+}
+
+uint32_t parse_expert(std::string_view s, const TraceMeta& meta, const LineError& err) {
+  uint64_t v = 0;
+  if (!parse_uint(s, UINT32_MAX, v)) err("expert " + shown(s) + " is not a number");
+  if (v >= meta.experts)
+    err("expert " + std::to_string(v) + " is out of range (experts=" + std::to_string(meta.experts) + ")");
+  return uint32_t(v);
+}
+
+}  // namespace moepage::pager::trace_fields
