@@ -9,9 +9,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
+
+#include "fileio/text_file.hpp"
 
 namespace moepage::ablate {
 namespace fs = std::filesystem;
@@ -77,12 +77,6 @@ std::string capture_stdout(const std::vector<std::string>& argv) {
     ::close(fd);
     return fs::path(name);
   };
-  auto slurp = [](const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-  };
   const fs::path out_path = temp_file();
   fs::path err_path;
   ChildResult r;
@@ -94,8 +88,8 @@ std::string capture_stdout(const std::vector<std::string>& argv) {
     if (!err_path.empty()) fs::remove(err_path);
     throw;
   }
-  std::string text = slurp(out_path);
-  const std::string err = slurp(err_path);
+  std::string text = fileio::try_read_file(out_path).value_or("");
+  const std::string err = fileio::try_read_file(err_path).value_or("");
   fs::remove(out_path);
   fs::remove(err_path);
   if (!r.ok()) {

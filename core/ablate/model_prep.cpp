@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "ablate/runner.hpp"
+#include "fileio/text_file.hpp"
 #include "moepage/pager_core/adapter_file.hpp"
 
 #include <nlohmann/json.hpp>
@@ -23,13 +24,6 @@ std::string synth_stamp(const SynthModel& s) {
   return out.str();
 }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
 
 fs::path prepare_model(const Spec& spec, const fs::path& out_dir, bool progress, const Synthesizer& synthesize) {
@@ -38,7 +32,7 @@ fs::path prepare_model(const Spec& spec, const fs::path& out_dir, bool progress,
   const fs::path dir = out_dir / "model";
   const fs::path stamp = dir / "moepage-synth.txt";
   const std::string wanted = synth_stamp(s);
-  if (fs::exists(dir / "config.json") && fs::exists(stamp) && read_text(stamp) == wanted) return dir;
+  if (fs::exists(dir / "config.json") && fs::exists(stamp) && fileio::try_read_file(stamp) == wanted) return dir;
 
   if (!synthesize) throw SpecError(spec.source.string() + ": model.synth: this runner cannot synthesize models");
   fs::remove(stamp);  // a half-written model must not look reusable
@@ -57,7 +51,7 @@ fs::path prepare_adapter(const Spec& spec, const fs::path& model, const fs::path
   const fs::path config_path = model / "config.json";
   nlohmann::json config;
   try {
-    config = nlohmann::json::parse(read_text(config_path));
+    config = nlohmann::json::parse(fileio::read_file(config_path));
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(config_path.string() + ": not valid JSON: " + e.what());
   }

@@ -10,26 +10,20 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <stdexcept>
 
 #include "ablate/child_process.hpp"
 #include "ablate/schedule.hpp"
 #include "ablate/svg_plot.hpp"
+#include "fileio/text_file.hpp"
 #include "output/output_file.hpp"
 #include "profile/profile.hpp"
-#include "profile/size.hpp"
+#include "profile/yaml_quote.hpp"
+#include "units/byte_size.hpp"
 
 namespace moepage::ablate {
 namespace fs = std::filesystem;
 namespace {
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 void write_text(const fs::path& path, const std::string& text) { output::write_file(path, text, "ablate"); }
 
@@ -54,15 +48,6 @@ std::string utc_now() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
-}
-
-std::string yaml_single_quoted(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) {
-    out += c;
-    if (c == '\'') out += '\'';
-  }
-  return out + "'";
 }
 
 void replace_all(std::string& text, const std::string& from, const std::string& to) {
@@ -120,7 +105,7 @@ std::vector<ArmInfo> resolve_arms(const Spec& spec, const Placeholders& vars) {
     for (const profile::OptionSetting& o : p.pager.options) {
       if (o.name == "budget") {
         info.budget_text = o.text;
-        info.budget = profile::parse_size(o.text);
+        info.budget = units::parse_size(o.text);
       }
       // One pager under two eviction policies is two curves, not one zig-zag.
       if (o.name == "policy" && o.text != "lru") info.series += " (" + o.text + ")";
@@ -147,19 +132,19 @@ Executor spawn_executor(std::string moepage_exe, std::vector<std::string> plugin
       argv.insert(argv.end(), {"--prompt-ids", ids});
     } else {
       // Clear ids a base profile may set, so the text is what runs.
-      argv.insert(argv.end(), {"--set", "generate.prompt_ids=", "--set", "generate.prompt=" + yaml_single_quoted(*inv.prompt->text)});
+      argv.insert(argv.end(), {"--set", "generate.prompt_ids=", "--set", "generate.prompt=" + profile::yaml_quote(*inv.prompt->text)});
     }
     const fs::path out = inv.log_prefix.string() + ".stdout", err = inv.log_prefix.string() + ".stderr",
                    stats = inv.log_prefix.string() + ".stats.json";
     if (use_stats_json) argv.insert(argv.end(), {"--stats-json", stats.string()});
     const ChildResult r = run_child(argv, out, err);
-    const std::string err_text = read_text(err);
+    const std::string err_text = fileio::try_read_file(err).value_or("");
     if (!r.ok()) {
       throw std::runtime_error("arm '" + inv.arm + "': moepage run failed (" + r.describe() + "): " + last_line(err_text) +
                                " (log: " + err.string() + ")");
     }
     Measurement m;
-    m.ids = parse_token_ids(read_text(out), "arm '" + inv.arm + "' (" + out.string() + ")");
+    m.ids = parse_token_ids(fileio::try_read_file(out).value_or(""), "arm '" + inv.arm + "' (" + out.string() + ")");
     m.generated = uint32_t(m.ids.size());
     if (!parse_timing_line(err_text, m)) {
       throw std::runtime_error("arm '" + inv.arm + "': no 'prefill N tokens in X s; decode M tokens in Y s' line in " +
@@ -167,7 +152,7 @@ Executor spawn_executor(std::string moepage_exe, std::vector<std::string> plugin
     }
     m.wall_seconds = r.wall_seconds;
     m.peak_rss_bytes = r.peak_rss_bytes;
-    if (use_stats_json && fs::exists(stats)) apply_stats_json(read_text(stats), stats.string(), m);
+    if (use_stats_json && fs::exists(stats)) apply_stats_json(fileio::read_file(stats), stats.string(), m);
     if (!m.load_seconds) {
       m.load_seconds = std::max(0.0, r.wall_seconds - m.prefill_seconds - m.decode_seconds);
       m.load_is_estimate = true;

@@ -1,12 +1,11 @@
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <yaml-cpp/yaml.h>
 
 #include "ablate/spec.hpp"
+#include "fileio/text_file.hpp"
 
 namespace moepage::ablate {
 namespace fs = std::filesystem;
@@ -122,13 +121,6 @@ Arm parse_arm(const Reader& r, const YAML::Node& node, size_t index, const fs::p
   return arm;
 }
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 Prompt parse_prompt(const Reader& r, const YAML::Node& node, size_t index) {
   const std::string key = "prompts[" + std::to_string(index) + "]";
   Prompt p;
@@ -142,7 +134,7 @@ Prompt parse_prompt(const Reader& r, const YAML::Node& node, size_t index) {
     p.ids = std::move(out);
   } else if (const YAML::Node file = node["ids_file"]) {
     const fs::path path = r.existing_file(file, key + ".ids_file");
-    p.ids = parse_id_list(read_file(path), path.string());
+    p.ids = parse_id_list(fileio::try_read_file(path).value_or(""), path.string());
     p.label = path.filename().string();
   } else {
     p.text = r.string(node["text"], key + ".text");
@@ -237,11 +229,9 @@ Spec parse_spec(const std::string& yaml_text, const fs::path& source) {
 }
 
 Spec load_spec(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw SpecError(path.string() + ": cannot open the ablation spec");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_spec(text.str(), path);
+  const std::optional<std::string> text = fileio::try_read_file(path);
+  if (!text) throw SpecError(path.string() + ": cannot open the ablation spec");
+  return parse_spec(*text, path);
 }
 
 }  // namespace moepage::ablate

@@ -8,6 +8,8 @@
 #include <set>
 #include <sstream>
 
+#include "units/byte_size.hpp"
+
 namespace moepage::ablate {
 namespace {
 
@@ -42,17 +44,6 @@ struct Panel {
 };
 
 }  // namespace
-
-std::string short_size(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (bytes >= 1024.0 && u < 4) {
-    bytes /= 1024.0;
-    ++u;
-  }
-  const bool whole = std::fabs(bytes - std::round(bytes)) < 1e-9;
-  return fmt(bytes, whole ? 0 : 1) + " " + units[u];
-}
 
 std::vector<double> nice_ticks(double lo, double hi, int target) {
   if (!(hi > lo)) hi = lo + 1.0;
@@ -139,7 +130,7 @@ std::string ablation_svg(const std::vector<ArmRow>& rows, const std::string& tit
       svg << "<line x1=\"" << fmt(x) << "\" y1=\"" << fmt(kTop + kPanelH, 0) << "\" x2=\"" << fmt(x) << "\" y2=\""
           << fmt(kTop + kPanelH + 5, 0) << "\" stroke=\"black\"/>\n"
           << "<text x=\"" << fmt(x) << "\" y=\"" << fmt(kTop + kPanelH + 18, 0) << "\" text-anchor=\"middle\">"
-          << short_size(double(b)) << "</text>\n";
+          << units::format_bytes(b) << "</text>\n";
     }
     svg << "<text x=\"" << fmt(kPanelW / 2, 0) << "\" y=\"" << fmt(kTop + kPanelH + 38, 0)
         << "\" text-anchor=\"middle\">pager budget" << (log_x ? " (log scale)" : "") << "</text>\n"

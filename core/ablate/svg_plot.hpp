@@ -12,9 +12,6 @@ namespace moepage::ablate {
 
 std::string ablation_svg(const std::vector<ArmRow>& rows, const std::string& title);
 
-// "8 MiB", "1.5 GiB", "512 B": short labels for budget ticks.
-std::string short_size(double bytes);
-
 // Round tick values from at or below lo to at or above hi (about `target` steps of 1, 2 or 5 x 10^k).
 std::vector<double> nice_ticks(double lo, double hi, int target);
 

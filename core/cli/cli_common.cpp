@@ -4,8 +4,6 @@
 #include <iostream>
 #include <sstream>
 
-#include <fmt/format.h>
-
 #include "host/log.hpp"
 
 namespace moepage::cli {
@@ -64,27 +62,6 @@ std::string built_devices_text() {
 #else
   return "cpu (hip needs a build with -DMOEPAGE_GPU=hip-nvidia or hip-amd)";
 #endif
-}
-
-std::string yaml_quote(const std::string& text) {
-  // Double-quoted, with escapes: a single-quoted YAML scalar would fold its line breaks.
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-          out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
 }
 
 std::vector<std::string> strings_of(const po::variables_map& vm, const char* key) {

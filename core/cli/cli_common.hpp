@@ -57,9 +57,6 @@ std::string built_devices_text();
 // option is absent. Throws UsageError "--key: expected an integer from low to high, got 'text'".
 std::optional<int64_t> integer_option(const boost::program_options::variables_map& vm, const char* key, int64_t low,
                                       int64_t high);
-// A YAML double-quoted scalar: the value survives --set parsing whatever characters it holds
-// (line breaks included).
-std::string yaml_quote(const std::string& text);
 // The values of a repeatable string option (empty when it was not given).
 std::vector<std::string> strings_of(const boost::program_options::variables_map& vm, const char* key);
 

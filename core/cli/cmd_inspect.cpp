@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,48 +22,18 @@
 #include "host/registry.hpp"
 #include "moepage/cpp/host_handles.hpp"
 #include "profile/profile.hpp"
+#include "units/byte_size.hpp"
 
 namespace moepage::cli {
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
 namespace {
 
-// "12,345,678"
-std::string grouped(uint64_t n) {
-  std::string s = std::to_string(n);
-  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(size_t(i), ",");
-  return s;
-}
-
-std::string human(uint64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = double(bytes);
-  int u = 0;
-  while (v >= 1024.0 && u < 4) {
-    v /= 1024.0;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u ? "%.2f %s" : "%.0f %s", v, units[u]);
-  return buf;
-}
-
-// "8GiB", "512MiB", "1.5GB", "4096" -> bytes (binary and decimal units, as profiles take them).
-uint64_t parse_size(const std::string& text) {
-  size_t used = 0;
-  double v = -1;
-  try {
-    v = std::stod(text, &used);
-  } catch (...) {
-  }
-  const std::string unit = text.substr(used);
-  static const std::map<std::string, double> scale = {{"", 1},          {"B", 1},          {"KiB", 1024.0},
-                                                      {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
-                                                      {"KB", 1e3},       {"MB", 1e6},       {"GB", 1e9}, {"TB", 1e12}};
-  const auto it = scale.find(unit);
-  if (v < 0 || it == scale.end() || v * it->second > 1.8e19)
-    throw UsageError("--budget '" + text + "' is not a size such as 8GiB, 512MiB, 1.5GB or a byte count");
-  return uint64_t(v * it->second);
+// The --budget value in the one size grammar of profiles (moepage::units).
+uint64_t budget_option(const std::string& text) {
+  const std::optional<uint64_t> bytes = units::parse_size(text);
+  if (!bytes) throw UsageError("--budget '" + text + "' is not " + std::string(units::kSizeExpectation));
+  return *bytes;
 }
 
 // Digit runs between dots become {*}: layers.3.ffn.experts.17.w1.weight -> layers.{*}.ffn.experts.{*}.w1.weight
@@ -108,7 +79,7 @@ void print_tensor_table(const fs::path& dir) {
   std::cout << "  " << pad("name", width + 2) << pad("dtype", 9) << pad("shape", 20) << pad("count", 8) << "bytes\n";
   for (const auto& [key, r] : rows)
     std::cout << "  " << pad(key.substr(0, key.find('\t')), width + 2) << pad(r.dtype, 9) << pad(r.shape, 20)
-              << pad(std::to_string(r.count), 8) << grouped(r.bytes) << "\n";
+              << pad(std::to_string(r.count), 8) << units::group_digits(r.bytes) << "\n";
 }
 
 void print_budget(uint64_t budget, const mp_model_info& info, const mp_expert_catalog& cat) {
@@ -116,18 +87,18 @@ void print_budget(uint64_t budget, const mp_model_info& info, const mp_expert_ca
   for (uint32_t l = 0; l < cat.n_layers; ++l) paged_layers += cat.has_experts[l] ? 1 : 0;
   const uint64_t per_slot_row = uint64_t(paged_layers) * cat.expert_bytes;  // one slot in every paged layer
   const uint64_t slots = per_slot_row ? std::min<uint64_t>(budget / per_slot_row, cat.n_experts) : 0;
-  std::cout << "\nbudget " << human(budget) << " (" << grouped(budget) << " bytes), dense weights "
-            << human(info.dense_bytes) << " placed separately\n";
+  std::cout << "\nbudget " << units::format_bytes(budget) << " (" << units::group_digits(budget) << " bytes), dense weights "
+            << units::format_bytes(info.dense_bytes) << " placed separately\n";
   std::cout << "  slots per layer  " << slots << " of " << cat.n_experts << " = budget / (" << paged_layers
-            << " layers x " << grouped(cat.expert_bytes) << " bytes per slot)\n";
+            << " layers x " << units::group_digits(cat.expert_bytes) << " bytes per slot)\n";
   if (slots >= cat.n_experts)
     std::cout << "  every expert fits: one slot per expert, nothing evicted (the resident pager loads them all up front)\n";
   else if (slots < cat.top_k)
     std::cout << "  below top-k: " << slots << " slots cannot hold the " << cat.top_k << " experts a token uses; "
-              << "the minimum budget is " << grouped(per_slot_row * cat.top_k) << " bytes ("
-              << human(per_slot_row * cat.top_k) << ")\n";
+              << "the minimum budget is " << units::group_digits(per_slot_row * cat.top_k) << " bytes ("
+              << units::format_bytes(per_slot_row * cat.top_k) << ")\n";
   else
-    std::cout << "  " << human(slots * per_slot_row) << " of slots; " << cat.n_experts - slots
+    std::cout << "  " << units::format_bytes(slots * per_slot_row) << " of slots; " << cat.n_experts - slots
               << " experts per layer stay on disk\n";
 }
 
@@ -151,7 +122,7 @@ int cmd_inspect(int argc, char** argv) {
   const fs::path dir = fs::absolute((*vm)["dir"].as<std::string>());
   if (!fs::is_directory(dir)) throw std::runtime_error("checkpoint folder " + dir.string() + " does not exist");
   const bool has_budget = vm->count("budget") > 0;
-  const uint64_t budget = has_budget ? parse_size((*vm)["budget"].as<std::string>()) : 0;
+  const uint64_t budget = has_budget ? budget_option((*vm)["budget"].as<std::string>()) : 0;
 
   host::HostApi host;
   host::Registry registry(host.get());

@@ -20,9 +20,11 @@
 #include "host/log.hpp"
 #include "host/plugin_stack.hpp"
 #include "host/registry.hpp"
+#include "output/npy.hpp"
 #include "output/output_file.hpp"
 #include "output/output_paths.hpp"
 #include "profile/profile.hpp"
+#include "profile/yaml_quote.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace moepage::cli {
@@ -60,18 +62,8 @@ fs::path default_profile_path() {
 // A float32 .npy of shape [rows, cols], C order (what numpy.load and the golden tests read).
 void write_npy_f32(const std::string& path, const std::vector<float>& data, uint32_t cols) {
   const size_t rows = cols ? data.size() / cols : 0;
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " +
-                       std::to_string(cols) + "), }";
-  // Magic (6) + version (2) + length (2) + header + newline, padded to a multiple of 64.
-  const size_t unpadded = 10 + header.size() + 1;
-  header.append((64 - unpadded % 64) % 64, ' ');
-  header += '\n';
   output::OutputFile out(path, "--dump-logits");
-  const uint16_t len = static_cast<uint16_t>(header.size());
-  out.write(std::string_view("\x93NUMPY\x01\x00", 8));
-  const char len_le[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
-  out.write(std::string_view(len_le, 2));
-  out.write(header);
+  out.write(output::npy_preamble(output::npy_f32_matrix_dict(rows, cols)));
   out.write(std::string_view(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(float)));
   out.commit();
 }
@@ -113,7 +105,7 @@ int cmd_run(int argc, char** argv) {
   auto shortcut = [&](const char* flag, const char* key) {
     if (!vm->count(flag)) return;
     const std::string value = (*vm)[flag].as<std::string>();
-    overrides.push_back({std::string(key) + "=" + yaml_quote(value), "--" + std::string(flag) + " " + value});
+    overrides.push_back({std::string(key) + "=" + profile::yaml_quote(value), "--" + std::string(flag) + " " + value});
   };
   shortcut("model", "model");
   if (vm->count("prompt") && vm->count("prompt-ids")) throw UsageError("--prompt and --prompt-ids both given; pass one");

@@ -1,11 +1,11 @@
 #include "cli/generation_config.hpp"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
+
+#include "fileio/text_file.hpp"
 
 namespace moepage::cli {
 namespace fs = std::filesystem;
@@ -15,11 +15,9 @@ std::vector<std::string> apply_generation_config(const fs::path& model, profile:
   const fs::path path = model / "generation_config.json";
   std::vector<std::string> applied;
   if (!fs::exists(path)) return applied;
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in && !in.eof()) throw std::runtime_error(path.string() + ": cannot read");
-  const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  const std::optional<std::string> text = fileio::try_read_file(path);
+  if (!text) throw std::runtime_error(path.string() + ": cannot read");
+  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) throw std::runtime_error(path.string() + ": not a JSON object");
 
   auto bad = [&](const char* key, const char* expected) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "conform/checklist.hpp"
+#include "moepage/cpp/host_handles.hpp"
 #include "moepage/moepage.h"
 #include "profile/option_validation.hpp"
 
@@ -29,6 +30,8 @@ struct ConformConfig {
   uint64_t seed = 1;
   std::filesystem::path scratch;  // parent of the temporary folder; empty: the system's
 };
+
+// expect_failure<Failure>(f, what), the one helper for a call that must fail, is in checklist.hpp.
 
 // Runs `create` as the check `name`. A component that answers MP_ERR_NOT_AVAILABLE is recorded
 // as skipped (it says it is unfinished; nothing else can be checked), any other failure as a

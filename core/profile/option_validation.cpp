@@ -5,10 +5,12 @@
 #include <fmt/format.h>
 
 #include "profile/scalars.hpp"
-#include "profile/size.hpp"
+#include "units/byte_size.hpp"
 
 namespace moepage::profile {
 namespace fs = std::filesystem;
+using units::kSizeExpectation;
+using units::parse_size;
 namespace {
 
 std::vector<std::string_view> split_choices(const char* choices) {

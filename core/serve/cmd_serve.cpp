@@ -21,12 +21,13 @@
 #include "host/log.hpp"
 #include "host/registry.hpp"
 #include "profile/profile.hpp"
-#include "profile/size.hpp"
+#include "profile/yaml_quote.hpp"
 #include "serve/http_routes.hpp"
 #include "serve/request_queue.hpp"
 #include "serve/serve_engine.hpp"
 #include "serve/serve_metrics.hpp"
 #include "serve/serve_options.hpp"
+#include "units/byte_size.hpp"
 
 namespace moepage::cli {
 namespace po = boost::program_options;
@@ -71,7 +72,7 @@ serve::ServeOptions serve_options(const po::variables_map& vm, const profile::Pr
     throw UsageError("--chat-format must be auto, deepseek-v4 or plain, got '" + format + "'");
   }
   const std::string body = vm["max-body"].as<std::string>();
-  const std::optional<uint64_t> body_bytes = profile::parse_size(body);
+  const std::optional<uint64_t> body_bytes = units::parse_size(body);
   if (!body_bytes || *body_bytes == 0) throw UsageError("--max-body: '" + body + "' is not a size, e.g. 1MiB");
   o.max_body_bytes = size_t(*body_bytes);
   o.max_tokens_limit = uint32_t(positive(vm, "max-tokens-limit", o.max_tokens_limit, 1u << 24));
@@ -117,7 +118,7 @@ int cmd_serve(int argc, char** argv) {
   for (const std::string& assignment : strings_of(*vm, "set")) overrides.push_back({assignment, ""});
   if (vm->count("model")) {
     const std::string dir = (*vm)["model"].as<std::string>();
-    overrides.push_back({"model=" + yaml_quote(dir), "--model " + dir});
+    overrides.push_back({"model=" + profile::yaml_quote(dir), "--model " + dir});
   }
   profile::Profile prof = profile::load_profile((*vm)["profile"].as<std::string>(), overrides);
   if (!log_level_set_by_command_line())

@@ -1,10 +1,9 @@
 #include "tokenizer/tokenizer.hpp"
 
-#include <fstream>
-#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "fileio/text_file.hpp"
 #include "tokenizer/byte_level.hpp"
 #include "tokenizer/pretokenize.hpp"
 #include "tokenizer/tokenizer_json.hpp"
@@ -57,12 +56,9 @@ struct Tokenizer::Impl {
 };
 
 Tokenizer Tokenizer::load(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TokenizerError(path.string() + ": cannot open tokenizer file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw TokenizerError(path.string() + ": read error");
-  return parse(text.str(), path.string());
+  const std::optional<std::string> text = fileio::try_read_file(path);
+  if (!text) throw TokenizerError(path.string() + ": cannot open tokenizer file");
+  return parse(*text, path.string());
 }
 
 Tokenizer Tokenizer::parse(std::string_view json_text, const std::string& origin) {

@@ -7,7 +7,6 @@
 // loader and the conformance suites read: every row is the next pointer slot, the rows cover the
 // whole struct, and the vtable's size at each minor is frozen below. A callback appended to a
 // header without its row, or a row out of order, fails here.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cstddef>

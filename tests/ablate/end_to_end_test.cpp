@@ -3,30 +3,18 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "svg_check.hpp"
-#include "temp_dir.hpp"
-
-namespace {
-
-std::string read(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-}  // namespace
+#include "support/temp_dir.hpp"
+#include "support/test_paths.hpp"
 
 TEST_CASE("a tiny ablation of resident against lru runs end to end with identical ids") {
   moepage::test::TempDir dir("ablate-e2e");
   dir.write("spec.yaml",
-            "base: " MOEPAGE_SOURCE_DIR "/configs/default.yaml\n"
+            "base: " + moepage::test::source_path("configs/default.yaml").string() + "\n"
             "model: {synth: {preset: tiny, seed: 2}}\n"
             "arms:\n"
             "  - {name: resident, set: {pager.plugin: resident}}\n"
@@ -35,14 +23,14 @@ TEST_CASE("a tiny ablation of resident against lru runs end to end with identica
             "prompts: [{ids: [1, 2, 3, 4]}]\n"
             "max_tokens: 6\n");
   const std::filesystem::path out = dir.path() / "out";
-  const std::string command = std::string(MOEPAGE_BINARY_DIR "/bin/moepage ablate ") + (dir.path() / "spec.yaml").string() +
-                              " --quiet --plugin-dir " MOEPAGE_PLUGIN_BUILD_DIR " --out " + out.string() + " 2>" +
-                              (dir.path() / "stderr.txt").string();
+  const std::string command = moepage::test::moepage_exe().string() + " ablate " + (dir / "spec.yaml").string() +
+                              " --quiet --plugin-dir " + moepage::test::plugin_dir().string() + " --out " +
+                              out.string() + " 2>" + (dir / "stderr.txt").string();
   const int rc = std::system(command.c_str());
-  INFO("stderr: " << read(dir.path() / "stderr.txt"));
+  INFO("stderr: " << moepage::test::read_file(dir.path() / "stderr.txt"));
   REQUIRE(rc == 0);
   for (const char* name : {"table.md", "table.csv", "table.json", "plot.svg"}) CHECK(std::filesystem::exists(out / name));
-  const nlohmann::json table = nlohmann::json::parse(read(out / "table.json"));
+  const nlohmann::json table = nlohmann::json::parse(moepage::test::read_file(out / "table.json"));
   REQUIRE(table["arms"].size() == 2);
   CHECK(table["reloaded_per_repetition"] == true);
   for (const auto& arm : table["arms"]) {
@@ -64,6 +52,6 @@ TEST_CASE("a tiny ablation of resident against lru runs end to end with identica
       CHECK(arm["routed_compute_ms_per_token"]["mean"].get<double>() > 0.0);
     }
   }
-  CHECK(moepage::test::svg_is_well_formed(read(out / "plot.svg")) == "");
-  CHECK(read(out / "table.md").find("| lru-min | lru | pread | 1MiB |") != std::string::npos);
+  CHECK(moepage::test::svg_is_well_formed(moepage::test::read_file(out / "plot.svg")) == "");
+  CHECK(moepage::test::read_file(out / "table.md").find("| lru-min | lru | pread | 1MiB |") != std::string::npos);
 }

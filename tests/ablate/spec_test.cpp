@@ -4,7 +4,7 @@
 #include <string>
 
 #include "ablate/spec.hpp"
-#include "temp_dir.hpp"
+#include "support/temp_dir.hpp"
 
 using moepage::ablate::parse_spec;
 using moepage::ablate::RunOrder;

@@ -5,14 +5,14 @@
 #include "checkpoint/checkpoint.hpp"
 #include "checkpoint/safetensors_writer.hpp"
 #include "checkpoint/shard_index.hpp"
-#include "temp_dir.hpp"
+#include "safetensors_bytes.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace moepage;
 using namespace moepage::ckpt;
 using moepage::testing::safetensors_bytes;
-using moepage::testing::TempDir;
-using moepage::testing::write_bytes;
-using moepage::testing::write_text;
+using moepage::test::TempDir;
+using moepage::test::write_file;
 
 namespace {
 
@@ -41,13 +41,13 @@ const std::vector<uint8_t> kData(64, 0x11);
 TEST_CASE("a truncated file gives an error naming the file and the tensor past the end") {
   TempDir dir("broken-truncated");
   const auto full = safetensors_bytes("{" + entry("w", "F32", "[4,4]", 0, 64) + "}", kData);
-  write_bytes(dir / "cut.safetensors", std::vector<uint8_t>(full.begin(), full.end() - 20));
+  write_file(dir / "cut.safetensors", std::vector<uint8_t>(full.begin(), full.end() - 20));
   const std::string msg = open_error(dir / "cut.safetensors");
   CHECK(msg.find((dir / "cut.safetensors").string()) == 0);
   CHECK(msg.find("tensor 'w'") != std::string::npos);
   CHECK(msg.find("outside the data region of 44 bytes") != std::string::npos);
 
-  write_bytes(dir / "stub.safetensors", {1, 2, 3});
+  write_file(dir / "stub.safetensors", {1, 2, 3});
   CHECK(open_error(dir / "stub.safetensors").find("shorter than the 8-byte safetensors header length") != std::string::npos);
 }
 
@@ -55,7 +55,7 @@ TEST_CASE("a header length beyond the file gives an error naming the file") {
   TempDir dir("broken-header-length");
   auto bytes = safetensors_bytes("{" + entry("w", "F32", "[4,4]", 0, 64) + "}", kData);
   bytes[5] = 0x7F;  // a header length of ~2^47 bytes
-  write_bytes(dir / "big.safetensors", bytes);
+  write_file(dir / "big.safetensors", bytes);
   const std::string msg = open_error(dir / "big.safetensors");
   CHECK(msg.find((dir / "big.safetensors").string()) == 0);
   CHECK(msg.find("runs past the end of the file") != std::string::npos);
@@ -63,13 +63,13 @@ TEST_CASE("a header length beyond the file gives an error naming the file") {
 
 TEST_CASE("malformed JSON in a header gives an error naming the file") {
   TempDir dir("broken-json");
-  write_bytes(dir / "bad.safetensors", safetensors_bytes("{\"w\":{\"dtype\":", kData));
+  write_file(dir / "bad.safetensors", safetensors_bytes("{\"w\":{\"dtype\":", kData));
   CHECK(open_error(dir / "bad.safetensors") == (dir / "bad.safetensors").string() + ": malformed JSON in the safetensors header");
 }
 
 TEST_CASE("overlapping tensors give an error naming both tensors") {
   TempDir dir("broken-overlap");
-  write_bytes(dir / "o.safetensors",
+  write_file(dir / "o.safetensors",
               safetensors_bytes("{" + entry("a", "F32", "[8]", 0, 32) + "," + entry("b", "F32", "[8]", 16, 48) + "}", kData));
   const std::string msg = open_error(dir / "o.safetensors");
   CHECK(msg.find((dir / "o.safetensors").string() + ": tensor 'b'") == 0);
@@ -78,20 +78,20 @@ TEST_CASE("overlapping tensors give an error naming both tensors") {
 
 TEST_CASE("an unknown dtype gives an error naming the tensor and the dtype") {
   TempDir dir("broken-dtype");
-  write_bytes(dir / "d.safetensors", safetensors_bytes("{" + entry("w", "F7", "[4]", 0, 4) + "}", kData));
+  write_file(dir / "d.safetensors", safetensors_bytes("{" + entry("w", "F7", "[4]", 0, 4) + "}", kData));
   CHECK(open_error(dir / "d.safetensors") == (dir / "d.safetensors").string() + ": tensor 'w': unknown dtype \"F7\"");
 }
 
 TEST_CASE("a shape that does not match the byte span gives an error naming the tensor") {
   TempDir dir("broken-shape");
-  write_bytes(dir / "s.safetensors", safetensors_bytes("{" + entry("w", "BF16", "[3,4]", 0, 20) + "}", kData));
+  write_file(dir / "s.safetensors", safetensors_bytes("{" + entry("w", "BF16", "[3,4]", 0, 20) + "}", kData));
   CHECK(open_error(dir / "s.safetensors") ==
         (dir / "s.safetensors").string() + ": tensor 'w': shape [3, 4] x BF16 is 24 bytes but data_offsets span 20");
 }
 
 TEST_CASE("negative or non-integer offsets give an error naming the tensor") {
   TempDir dir("broken-offsets");
-  write_bytes(dir / "n.safetensors",
+  write_file(dir / "n.safetensors",
               safetensors_bytes(R"({"w":{"dtype":"U8","shape":[4],"data_offsets":[-4,0]}})", kData));
   CHECK(open_error(dir / "n.safetensors").find("tensor 'w': data_offsets must hold non-negative integers") != std::string::npos);
 }
@@ -114,7 +114,7 @@ void write_two_shards(const TempDir& dir) {
 TEST_CASE("an index naming a missing shard gives an error naming the index and the shard") {
   TempDir dir("broken-missing-shard");
   write_two_shards(dir);
-  write_text(dir / kIndexFileName, shard_index_json({{"a.weight", "a.safetensors"}, {"c.weight", "c.safetensors"}}, 8));
+  write_file(dir / kIndexFileName, shard_index_json({{"a.weight", "a.safetensors"}, {"c.weight", "c.safetensors"}}, 8));
   const std::string msg = open_error(dir.path());
   CHECK(msg.find((dir / kIndexFileName).string()) == 0);
   CHECK(msg.find("names shard 'c.safetensors' (for tensor 'c.weight'), which does not exist") != std::string::npos);
@@ -123,7 +123,7 @@ TEST_CASE("an index naming a missing shard gives an error naming the index and t
 TEST_CASE("a tensor the index names but its shard lacks gives an error naming the shard and the tensor") {
   TempDir dir("broken-missing-tensor");
   write_two_shards(dir);
-  write_text(dir / kIndexFileName,
+  write_file(dir / kIndexFileName,
              shard_index_json({{"a.weight", "a.safetensors"}, {"b.weight", "b.safetensors"}, {"x.weight", "b.safetensors"}}, 8));
   CHECK(open_error(dir.path()) ==
         (dir / "b.safetensors").string() + ": tensor 'x.weight' named by model.safetensors.index.json is absent from this file");
@@ -132,11 +132,11 @@ TEST_CASE("a tensor the index names but its shard lacks gives an error naming th
 TEST_CASE("a shard holding a tensor the index maps elsewhere or omits gives an error naming the shard") {
   TempDir dir("broken-disagree");
   write_two_shards(dir);
-  write_text(dir / kIndexFileName, shard_index_json({{"a.weight", "a.safetensors"}, {"b.weight", "a.safetensors"},
+  write_file(dir / kIndexFileName, shard_index_json({{"a.weight", "a.safetensors"}, {"b.weight", "a.safetensors"},
                                                      {"x.weight", "b.safetensors"}}, 8));
   CHECK(open_error(dir.path()) ==
         (dir / "b.safetensors").string() + ": tensor 'b.weight' is mapped by model.safetensors.index.json to 'a.safetensors'");
-  write_text(dir / kIndexFileName, shard_index_json({{"a.weight", "a.safetensors"}, {"x.weight", "b.safetensors"}}, 8));
+  write_file(dir / kIndexFileName, shard_index_json({{"a.weight", "a.safetensors"}, {"x.weight", "b.safetensors"}}, 8));
   CHECK(open_error(dir.path()) ==
         (dir / "b.safetensors").string() + ": tensor 'b.weight' is not listed in model.safetensors.index.json");
 }
@@ -160,9 +160,9 @@ TEST_CASE("a tensor stored in two shards gives an error naming both files") {
 TEST_CASE("an index with malformed JSON or a path outside the folder is refused") {
   TempDir dir("broken-index");
   write_two_shards(dir);
-  write_text(dir / kIndexFileName, "{\"weight_map\": {\"a.weight\": ");
+  write_file(dir / kIndexFileName, "{\"weight_map\": {\"a.weight\": ");
   CHECK(open_error(dir.path()) == (dir / kIndexFileName).string() + ": malformed JSON");
-  write_text(dir / kIndexFileName, R"({"weight_map": {"a.weight": "../a.safetensors"}})");
+  write_file(dir / kIndexFileName, R"({"weight_map": {"a.weight": "../a.safetensors"}})");
   CHECK(open_error(dir.path()).find("maps tensor 'a.weight' to '../a.safetensors', which is not a plain file name") !=
         std::string::npos);
 }

@@ -7,12 +7,13 @@
 #include <filesystem>
 
 #include "checkpoint/checkpoint.hpp"
-#include "temp_dir.hpp"
+#include "safetensors_bytes.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace moepage::ckpt;
 using moepage::testing::safetensors_bytes;
-using moepage::testing::TempDir;
-using moepage::testing::write_bytes;
+using moepage::test::TempDir;
+using moepage::test::write_file;
 
 namespace {
 
@@ -43,7 +44,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 TEST_CASE("a dense view keeps its bytes when the file is truncated under it") {
   TempDir dir("changed-truncated");
   const auto path = dir / "model.safetensors";
-  write_bytes(path, safetensors_bytes(kHeader, pattern()));
+  write_file(path, safetensors_bytes(kHeader, pattern()));
   const Checkpoint ck = Checkpoint::open(path);
   const auto view = ck.view("w");
   std::filesystem::resize_file(path, 0);  // a mapping of the file would now fault on every access
@@ -63,18 +64,18 @@ TEST_CASE("a dense view keeps its bytes when the file is truncated under it") {
 TEST_CASE("a file rewritten in place or replaced is reported by the identity check") {
   TempDir dir("changed-rewritten");
   const auto path = dir / "model.safetensors";
-  write_bytes(path, safetensors_bytes(kHeader, pattern()));
+  write_file(path, safetensors_bytes(kHeader, pattern()));
   {
     const Checkpoint ck = Checkpoint::open(path);
     CHECK_NOTHROW(ck.check_unchanged());
     // Same size, new bytes, a later modification time.
-    write_bytes(path, safetensors_bytes(kHeader, std::vector<uint8_t>(64, 0)));
+    write_file(path, safetensors_bytes(kHeader, std::vector<uint8_t>(64, 0)));
     std::filesystem::last_write_time(path, std::filesystem::last_write_time(path) + std::chrono::seconds(5));
     CHECK(error_of([&] { ck.check_unchanged(); }) == path.string() + ": the file changed while in use (modified)");
   }
   {
     const Checkpoint ck = Checkpoint::open(path);
-    write_bytes(dir / "other", safetensors_bytes(kHeader, pattern()));
+    write_file(dir / "other", safetensors_bytes(kHeader, pattern()));
     std::filesystem::rename(dir / "other", path);
     CHECK(error_of([&] { ck.check_unchanged(); }) ==
           path.string() + ": the file changed while in use (replaced by another file)");

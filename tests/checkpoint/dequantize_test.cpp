@@ -6,11 +6,11 @@
 #include "checkpoint/dequantize.hpp"
 #include "checkpoint/quantize.hpp"
 #include "checkpoint/safetensors_writer.hpp"
-#include "temp_dir.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace moepage;
 using namespace moepage::ckpt;
-using moepage::testing::TempDir;
+using moepage::test::TempDir;
 
 TEST_CASE("FP4 bytes hold the even logical column in the low nibble and scale per 32 inputs") {
   // Row 0: byte 0x21 -> [code 1, code 2] = [0.5, 1.0]; groups 0 and 1 scaled by 2^1 and 2^-1.

@@ -7,11 +7,12 @@
 #include "checkpoint/safetensors_header.hpp"
 #include "checkpoint/safetensors_writer.hpp"
 #include "checkpoint/shard_index.hpp"
-#include "temp_dir.hpp"
+#include "safetensors_bytes.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace moepage;
 using namespace moepage::ckpt;
-using moepage::testing::TempDir;
+using moepage::test::TempDir;
 
 namespace {
 
@@ -93,7 +94,7 @@ TEST_CASE("a sharded checkpoint with an index maps every tensor to its shard") {
     for (int t = 0; t < 2; ++t) w.write("layers." + std::to_string(s) + ".t" + std::to_string(t), pattern(size_t(5 + t), uint8_t(s * 10 + t)));
     w.finish();
   }
-  moepage::testing::write_text(dir / kIndexFileName, shard_index_json(weight_map, 33));
+  moepage::test::write_file(dir / kIndexFileName, shard_index_json(weight_map, 33));
   const Checkpoint ck = Checkpoint::open(dir.path());
   CHECK(ck.sharded());
   CHECK(ck.files().size() == 3);

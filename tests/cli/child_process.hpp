@@ -5,14 +5,16 @@
 #include <csignal>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <initializer_list>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "fileio/text_file.hpp"
+#include "support/temp_dir.hpp"
+#include "support/test_paths.hpp"
 
 namespace moepage::test {
 
@@ -23,6 +25,19 @@ struct ChildResult {
   std::string err;
 };
 
+// The ids of `moepage run`'s "token ids: 1 2 3" line (an empty list when it has none).
+inline std::vector<int32_t> ids_line(const std::string& out) {
+  std::vector<int32_t> ids;
+  const size_t at = out.find("token ids:");
+  if (at == std::string::npos) return ids;
+  std::istringstream line(out.substr(at + 10, out.find('\n', at) - at - 10));
+  for (int32_t v; line >> v;) ids.push_back(v);
+  return ids;
+}
+
+// The folder the fake arch + pager of tests/cli are built into.
+inline std::string fake_stack_dir() { return build_path("cli-fake-plugins").string(); }
+
 inline std::string shell_quote(const std::string& text) {
   std::string out = "'";
   for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -31,11 +46,9 @@ inline std::string shell_quote(const std::string& text) {
 
 // `stdout_to`, when not empty, is a file the child's stdout is redirected to (e.g. /dev/full).
 inline ChildResult run_moepage(const std::vector<std::string>& args, const std::string& stdout_to = "") {
-  static std::atomic<int> counter{0};
-  const std::filesystem::path err_file = std::filesystem::temp_directory_path() /
-                                         ("moepage-cli-test-" + std::to_string(::getpid()) + "-" +
-                                          std::to_string(counter++) + ".err");
-  std::string command = "env -u MOEPAGE_PLUGIN_PATH " + shell_quote(std::string(MOEPAGE_BINARY_DIR) + "/bin/moepage");
+  const TempFile err_holder("cli-test-err");
+  const std::filesystem::path& err_file = err_holder.path();
+  std::string command = "env -u MOEPAGE_PLUGIN_PATH " + shell_quote(moepage_exe().string());
   for (const std::string& a : args) command += " " + shell_quote(a);
   command += " 2>" + shell_quote(err_file.string());
   if (!stdout_to.empty()) command += " >" + shell_quote(stdout_to);
@@ -48,10 +61,7 @@ inline ChildResult run_moepage(const std::vector<std::string>& args, const std::
   while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, n);
   const int status = ::pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ostringstream err;
-  err << std::ifstream(err_file).rdbuf();
-  result.err = err.str();
-  std::filesystem::remove(err_file);
+  result.err = fileio::try_read_file(err_file).value_or("");
   return result;
 }
 
@@ -60,12 +70,9 @@ inline ChildResult run_moepage(const std::vector<std::string>& args, const std::
 class RunningMoepage {
  public:
   explicit RunningMoepage(const std::vector<std::string>& args) {
-    static std::atomic<int> counter{0};
-    err_file_ = std::filesystem::temp_directory_path() /
-                ("moepage-cli-running-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".err");
     int fds[2];
     if (::pipe(fds) != 0) return;
-    std::vector<std::string> argv{std::string(MOEPAGE_BINARY_DIR) + "/bin/moepage"};
+    std::vector<std::string> argv{moepage_exe().string()};
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<char*> cargv;
     for (auto& a : argv) cargv.push_back(a.data());
@@ -90,7 +97,6 @@ class RunningMoepage {
       ::waitpid(pid_, nullptr, 0);
     }
     if (out_fd_ >= 0) ::close(out_fd_);
-    std::filesystem::remove(err_file_);
   }
   RunningMoepage(const RunningMoepage&) = delete;
   RunningMoepage& operator=(const RunningMoepage&) = delete;
@@ -118,9 +124,7 @@ class RunningMoepage {
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     r.out = out_;
-    std::ostringstream err;
-    err << std::ifstream(err_file_).rdbuf();
-    r.err = err.str();
+    r.err = fileio::try_read_file(err_file_).value_or("");
     return r;
   }
 
@@ -128,7 +132,8 @@ class RunningMoepage {
   pid_t pid_ = -1;
   int out_fd_ = -1;
   std::string out_;
-  std::filesystem::path err_file_;
+  TempFile err_holder_{"cli-running-err"};
+  const std::filesystem::path& err_file_ = err_holder_.path();
 };
 
 }  // namespace moepage::test

@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <string>
 
-#include "../profile/temp_folder.hpp"
 #include "child_process.hpp"
 #include "cli/commands.hpp"
+#include "support/abi_text.hpp"
+#include "support/temp_dir.hpp"
+#include "support/test_paths.hpp"
 
+using moepage::test::abi_text;
 using moepage::test::run_moepage;
-using moepage::test::TempFolder;
+using moepage::test::TempDir;
 
 namespace {
 
@@ -21,7 +24,7 @@ TEST_CASE("--version prints the version and the plugin ABI and exits 0") {
   auto r = run_moepage({"--version"});
   CHECK(r.exit_code == 0);
   CHECK(r.out.rfind("moepage ", 0) == 0);
-  CHECK(contains(r.out, "(plugin ABI 1.4)"));
+  CHECK(contains(r.out, "(plugin ABI " + abi_text() + ")"));
 }
 
 TEST_CASE("--help lists every command and exits 0") {
@@ -59,7 +62,7 @@ TEST_CASE("no command, an unknown command or an unknown option is a usage error 
 }
 
 TEST_CASE("a profile that cannot be read is one error line and exit 1") {
-  TempFolder dir;
+  TempDir dir;
   const std::string path = (dir.path() / "absent.yaml").string();
   auto r = run_moepage({"run", "--profile", path});
   CHECK(r.exit_code == 1);
@@ -69,8 +72,8 @@ TEST_CASE("a profile that cannot be read is one error line and exit 1") {
 TEST_CASE("plugins lists the pread transport with its version, ABI, library and options") {
   auto r = run_moepage({"plugins"});
   CHECK(r.exit_code == 0);
-  CHECK(contains(r.out, "transport pread 0.1.0  (ABI 1.4"));
-  CHECK(contains(r.out, "library: " + std::string(MOEPAGE_PLUGIN_BUILD_DIR) + "/libmoepage-transport-pread.so"));
+  CHECK(contains(r.out, "transport pread 0.1.0  (ABI " + abi_text()));
+  CHECK(contains(r.out, "library: " + (moepage::test::plugin_dir() / "libmoepage-transport-pread.so").string()));
   CHECK(contains(r.out, "threads  int   default 4     reader threads"));
   CHECK(contains(r.out, "chunk    size  default 4MiB  "));
 }
@@ -91,7 +94,7 @@ TEST_CASE("plugins lists all seven built-in components") {
 }
 
 TEST_CASE("run names the profile line and the available pagers when the pager does not exist") {
-  TempFolder dir;
+  TempDir dir;
   auto profile = dir.write("p.yaml", "model: .\npager: {plugin: nope}\ntransport: {plugin: pread}\n");
   auto r = run_moepage({"run", "--profile", profile.string()});
   CHECK(r.exit_code == 1);
@@ -101,7 +104,7 @@ TEST_CASE("run names the profile line and the available pagers when the pager do
 }
 
 TEST_CASE("run refuses a transport option the plugin does not declare, listing the valid ones") {
-  TempFolder dir;
+  TempDir dir;
   auto profile = dir.write("p.yaml", "model: .\npager: {plugin: resident}\ntransport: {plugin: pread, thread: 2}\n");
   auto r = run_moepage({"run", "--profile", profile.string()});
   CHECK(r.exit_code == 1);
@@ -111,7 +114,7 @@ TEST_CASE("run refuses a transport option the plugin does not declare, listing t
 }
 
 TEST_CASE("--set is applied before the options are checked") {
-  TempFolder dir;
+  TempDir dir;
   auto profile = dir.write("p.yaml", "model: .\npager: {plugin: resident}\ntransport: {plugin: pread}\n");
   auto r = run_moepage({"run", "--profile", profile.string(), "--set", "transport.chunk=lots"});
   CHECK(r.exit_code == 1);
@@ -120,9 +123,9 @@ TEST_CASE("--set is applied before the options are checked") {
 
 TEST_CASE("run picks the architecture by probing and reports its create error as one line") {
   // config.json alone satisfies deepseek4's probe but not its loader, which must say why.
-  TempFolder dir;
+  TempDir dir;
   dir.write("model/config.json", R"({"model_type": "deepseek_v4"})");
-  auto r = run_moepage({"run", "--profile", std::string(MOEPAGE_SOURCE_DIR) + "/configs/default.yaml", "--model",
+  auto r = run_moepage({"run", "--profile", moepage::test::source_path("configs/default.yaml").string(), "--model",
                         (dir.path() / "model").string(), "--log-level", "error"});
   CHECK(r.exit_code == 1);
   CHECK(line_count(r.err) == 1);
@@ -130,16 +133,16 @@ TEST_CASE("run picks the architecture by probing and reports its create error as
 }
 
 TEST_CASE("run says when no architecture recognises the model folder") {
-  TempFolder dir;
+  TempDir dir;
   dir.write("model/config.json", R"({"model_type": "llama"})");
-  auto r = run_moepage({"run", "--profile", std::string(MOEPAGE_SOURCE_DIR) + "/configs/default.yaml", "--model",
+  auto r = run_moepage({"run", "--profile", moepage::test::source_path("configs/default.yaml").string(), "--model",
                         (dir.path() / "model").string()});
   CHECK(r.exit_code == 1);
   CHECK(contains(r.err, "no architecture plugin recognises the model folder " + (dir.path() / "model").string()));
 }
 
 TEST_CASE("plugins shows a refused library with its reason") {
-  const std::string dir = std::string(MOEPAGE_BINARY_DIR) + "/fake-plugins/wrong-major";
+  const std::string dir = moepage::test::build_path("fake-plugins/wrong-major").string();
   auto r = run_moepage({"plugins", "--plugin-dir", dir, "--log-level", "off"});
   CHECK(r.exit_code == 0);
   CHECK(contains(r.out, "\nrefused:\n"));
@@ -150,7 +153,7 @@ TEST_CASE("plugins shows a refused library with its reason") {
 namespace {
 
 // A model folder for the fake "counting" arch: experts.bin holds two 64-byte experts.
-void write_counting_model(const TempFolder& dir) {
+void write_counting_model(const TempDir& dir) {
   std::string bytes(128, '\0');
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(static_cast<uint8_t>(i * 7 + 3));
   dir.write("model/experts.bin", bytes);
@@ -159,12 +162,12 @@ void write_counting_model(const TempFolder& dir) {
 }  // namespace
 
 TEST_CASE("run drives arch, pager and pread transport end to end and prints the generated ids") {
-  TempFolder dir;
+  TempDir dir;
   write_counting_model(dir);
   auto profile = dir.write("p.yaml",
                            "model: model\narch: counting\npager: {plugin: passthrough}\n"
                            "transport: {plugin: pread, threads: 2}\ngenerate: {prompt_ids: [3, 1], max_tokens: 4}\n");
-  auto r = run_moepage({"run", "--profile", profile.string(), "--plugin-dir", MOEPAGE_CLI_FAKE_PLUGIN_DIR,
+  auto r = run_moepage({"run", "--profile", profile.string(), "--plugin-dir", moepage::test::fake_stack_dir(),
                         "--log-level", "warn"});
   CHECK(r.exit_code == 0);
   CHECK(r.err.empty());
@@ -172,12 +175,12 @@ TEST_CASE("run drives arch, pager and pread transport end to end and prints the 
 }
 
 TEST_CASE("transport: {plugin: auto} takes the best-scoring transport on this host, says so, and checks its options") {
-  TempFolder dir;
+  TempDir dir;
   write_counting_model(dir);
   auto profile = dir.write("p.yaml",
                            "model: model\narch: counting\npager: {plugin: passthrough}\n"
                            "transport: {plugin: auto, threads: 2}\ngenerate: {prompt_ids: [3, 1], max_tokens: 4}\n");
-  auto r = run_moepage({"run", "--profile", profile.string(), "--plugin-dir", MOEPAGE_CLI_FAKE_PLUGIN_DIR,
+  auto r = run_moepage({"run", "--profile", profile.string(), "--plugin-dir", moepage::test::fake_stack_dir(),
                         "--log-level", "info"});
   CHECK(r.exit_code == 0);
   CHECK(r.out == "token ids: 2 3 4 5\n");
@@ -186,25 +189,25 @@ TEST_CASE("transport: {plugin: auto} takes the best-scoring transport on this ho
 }
 
 TEST_CASE("run stops at the end-of-sequence token and --prompt-ids and --max-tokens override the profile") {
-  TempFolder dir;
+  TempDir dir;
   write_counting_model(dir);
   auto profile = dir.write("p.yaml",
                            "model: model\narch: counting\npager: {plugin: passthrough}\n"
                            "transport: {plugin: pread}\ngenerate: {prompt_ids: [3], max_tokens: 2}\n");
-  auto r = run_moepage({"run", "--profile", profile.string(), "--plugin-dir", MOEPAGE_CLI_FAKE_PLUGIN_DIR,
+  auto r = run_moepage({"run", "--profile", profile.string(), "--plugin-dir", moepage::test::fake_stack_dir(),
                         "--prompt-ids", "12,13", "--max-tokens", "9", "--log-level", "warn"});
   CHECK(r.exit_code == 0);
   CHECK(r.out == "token ids: 14 15\n");  // 15 is the fake model's end-of-sequence token
 }
 
 TEST_CASE("a read failure deep in the stack reaches the user as one error line") {
-  TempFolder dir;
+  TempDir dir;
   dir.write("model/experts.bin", std::string(100, 'x'));  // shorter than the two experts it should hold
   auto profile = dir.write("p.yaml",
                            "model: model\narch: counting\npager: {plugin: passthrough}\n"
                            "transport: {plugin: pread}\ngenerate: {prompt_ids: [1], max_tokens: 2}\n");
   auto r = run_moepage(
-      {"run", "--profile", profile.string(), "--plugin-dir", MOEPAGE_CLI_FAKE_PLUGIN_DIR, "--log-level", "warn"});
+      {"run", "--profile", profile.string(), "--plugin-dir", moepage::test::fake_stack_dir(), "--log-level", "warn"});
   CHECK(r.exit_code == 1);
   CHECK(line_count(r.err) == 1);
   CHECK(r.err.rfind("moepage: error: arch 'counting': forward failed (io): ", 0) == 0);
@@ -212,18 +215,18 @@ TEST_CASE("a read failure deep in the stack reaches the user as one error line")
 }
 
 TEST_CASE("a prompt id outside the vocabulary is refused before decoding") {
-  TempFolder dir;
+  TempDir dir;
   write_counting_model(dir);
   auto profile = dir.write("p.yaml", "model: model\narch: counting\npager: {plugin: passthrough}\n"
                                      "transport: {plugin: pread}\n");
-  auto r = run_moepage({"run", "--profile", profile.string(), "--plugin-dir", MOEPAGE_CLI_FAKE_PLUGIN_DIR,
+  auto r = run_moepage({"run", "--profile", profile.string(), "--plugin-dir", moepage::test::fake_stack_dir(),
                         "--prompt-ids", "99"});
   CHECK(r.exit_code == 1);
   CHECK(contains(r.err, "prompt token id 99 is outside the model's vocabulary (0 to 15)"));
 }
 
 TEST_CASE("a bad value in a shortcut flag is named as the flag the user typed") {
-  TempFolder dir;
+  TempDir dir;
   auto profile = dir.write("p.yaml", "model: .\npager: {plugin: resident}\ntransport: {plugin: pread}\n");
   auto r = run_moepage({"run", "--profile", profile.string(), "--max-tokens", "many"});
   CHECK(r.exit_code == 1);

@@ -8,15 +8,16 @@
 #include "host/host_api.hpp"
 #include "host/registry.hpp"
 #include "profile/profile.hpp"
+#include "support/test_paths.hpp"
 
 namespace fs = std::filesystem;
 
 TEST_CASE("every example profile in configs validates against the built plugins") {
   moepage::host::HostApi host;
   moepage::host::Registry registry(host.get());
-  registry.scan({fs::path(MOEPAGE_PLUGIN_BUILD_DIR)});
+  registry.scan({moepage::test::plugin_dir()});
   int profiles = 0;
-  for (const auto& entry : fs::directory_iterator(fs::path(MOEPAGE_SOURCE_DIR) / "configs")) {
+  for (const auto& entry : fs::directory_iterator(moepage::test::source_path("configs"))) {
     if (entry.path().extension() != ".yaml") continue;
     CAPTURE(entry.path().string());
     ++profiles;
@@ -30,8 +31,8 @@ TEST_CASE("every example profile in configs validates against the built plugins"
 TEST_CASE("lru.yaml inherits the transport from default.yaml and pages with an 8 GiB budget") {
   moepage::host::HostApi host;
   moepage::host::Registry registry(host.get());
-  registry.scan({fs::path(MOEPAGE_PLUGIN_BUILD_DIR)});
-  const auto profile = moepage::profile::load_profile(fs::path(MOEPAGE_SOURCE_DIR) / "configs/lru.yaml");
+  registry.scan({moepage::test::plugin_dir()});
+  const auto profile = moepage::profile::load_profile(moepage::test::source_path("configs/lru.yaml"));
   CHECK(profile.transport.plugin == "pread");
   auto pager = moepage::cli::resolve_component(registry, profile.pager, profile.source.string());
   REQUIRE(pager.options.find("budget") != nullptr);

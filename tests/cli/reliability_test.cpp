@@ -14,38 +14,39 @@
 
 #include <nlohmann/json.hpp>
 
-#include "../profile/temp_folder.hpp"
 #include "checkpoint/checkpoint.hpp"
 #include "child_process.hpp"
+#include "support/temp_dir.hpp"
+#include "support/test_paths.hpp"
 
 using moepage::test::RunningMoepage;
 using moepage::test::run_moepage;
-using moepage::test::TempFolder;
+using moepage::test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-const std::string kTinyModel = std::string(MOEPAGE_SOURCE_DIR) + "/models/ds4-debian-tiny";
-const std::string kTrace = std::string(MOEPAGE_SOURCE_DIR) + "/tests/data/ds4-debian-tiny-heldout.trace.xz";
+std::string tiny_model() { return moepage::test::source_path("models/ds4-debian-tiny").string(); }
+std::string recorded_trace() { return moepage::test::source_path("tests/data/ds4-debian-tiny-heldout.trace.xz").string(); }
 
 // A writable copy of the trained tiny model (tests that change its files).
-fs::path copy_tiny_model(const TempFolder& dir) {
+fs::path copy_tiny_model(const TempDir& dir) {
   const fs::path model = dir.path() / "model";
   fs::create_directories(model);
-  for (const auto& e : fs::directory_iterator(kTinyModel)) fs::copy_file(e.path(), model / e.path().filename());
+  for (const auto& e : fs::directory_iterator(tiny_model())) fs::copy_file(e.path(), model / e.path().filename());
   return model;
 }
 
 // A counting-arch run (the fake stack plugin): fast, prints "token ids: ..." and no text.
-std::vector<std::string> counting_run(const TempFolder& dir) {
+std::vector<std::string> counting_run(const TempDir& dir) {
   std::string bytes(128, '\0');
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(static_cast<uint8_t>(i * 7 + 3));
   dir.write("model/experts.bin", bytes);
   const auto profile = dir.write("p.yaml", "model: model\narch: counting\npager: {plugin: passthrough}\n"
                                            "transport: {plugin: pread}\ngenerate: {prompt_ids: [3, 1], max_tokens: 4}\n");
-  return {"run", "--profile", profile.string(), "--plugin-dir", MOEPAGE_CLI_FAKE_PLUGIN_DIR, "--log-level", "warn"};
+  return {"run", "--profile", profile.string(), "--plugin-dir", moepage::test::fake_stack_dir(), "--log-level", "warn"};
 }
 
 std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std::string>& b) {
@@ -56,7 +57,7 @@ std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std:
 // A thrashing lru run of the tiny model: experts are read from the checkpoint at every token,
 // and it runs max_tokens whatever the model emits.
 std::vector<std::string> thrashing_run(const fs::path& model, const std::string& max_tokens) {
-  return {"run", "--profile", std::string(MOEPAGE_SOURCE_DIR) + "/configs/lru.yaml", "--model", model.string(),
+  return {"run", "--profile", moepage::test::source_path("configs/lru.yaml").string(), "--model", model.string(),
           "--set", "pager.budget=2MiB", "--set", "generate.ignore_eos=true", "--prompt-ids", "5,6,7",
           "--max-tokens", max_tokens, "--log-level", "warn"};
 }
@@ -72,11 +73,11 @@ long id_count(const std::string& out) {
 }  // namespace
 
 TEST_CASE("a full standard output is an error for every command that prints") {
-  TempFolder dir;
+  TempDir dir;
   const std::vector<std::vector<std::string>> commands = {
       {"plugins"},
-      {"inspect", kTinyModel},
-      {"simulate", kTrace, "--slots", "8", "--policies", "lru"},
+      {"inspect", tiny_model()},
+      {"simulate", recorded_trace(), "--slots", "8", "--policies", "lru"},
       counting_run(dir),
   };
   for (const auto& args : commands) {
@@ -88,23 +89,23 @@ TEST_CASE("a full standard output is an error for every command that prints") {
 }
 
 TEST_CASE("each output flag on a full device is an error naming the flag, the path and errno") {
-  TempFolder dir;
+  TempDir dir;
   for (const char* flag : {"--stats-json", "--dump-logits"}) {
     CAPTURE(flag);
     const auto r = run_moepage(plus(counting_run(dir), {flag, "/dev/full"}));
     CHECK(r.exit_code == 1);
     CHECK(contains(r.err, std::string("moepage: error: ") + flag + ": cannot write /dev/full: No space left on device"));
   }
-  const auto trace = run_moepage(plus(thrashing_run(kTinyModel, "2"), {"--trace", "/dev/full"}));
+  const auto trace = run_moepage(plus(thrashing_run(tiny_model(), "2"), {"--trace", "/dev/full"}));
   CHECK(trace.exit_code == 1);
   CHECK(contains(trace.err, "moepage: error: --trace: cannot write /dev/full: No space left on device"));
-  const auto json = run_moepage({"simulate", kTrace, "--slots", "8", "--policies", "lru", "--json", "/dev/full"});
+  const auto json = run_moepage({"simulate", recorded_trace(), "--slots", "8", "--policies", "lru", "--json", "/dev/full"});
   CHECK(json.exit_code == 1);
   CHECK(contains(json.err, "moepage: error: --json: cannot write /dev/full: No space left on device"));
 }
 
 TEST_CASE("an output naming an input or another output is refused before the run, with both paths") {
-  TempFolder dir;
+  TempDir dir;
   const auto run = counting_run(dir);
   const fs::path experts = dir.path() / "model" / "experts.bin";
   const auto before = fs::file_size(experts);
@@ -132,13 +133,13 @@ TEST_CASE("an output naming an input or another output is refused before the run
   CHECK(contains(r.err, "--stats-json: cannot write " + nowhere + ": folder " + (dir.path() / "no-such-folder").string() +
                             " does not exist"));
 
-  r = run_moepage({"simulate", kTrace, "--slots", "8", "--json", kTrace});
+  r = run_moepage({"simulate", recorded_trace(), "--slots", "8", "--json", recorded_trace()});
   CHECK(r.exit_code == 1);
-  CHECK(contains(r.err, "--json " + kTrace + " names an input: the trace " + kTrace));
+  CHECK(contains(r.err, "--json " + recorded_trace() + " names an input: the trace " + recorded_trace()));
 }
 
 TEST_CASE("outputs are written whole or not at all: a failed run leaves no partial file") {
-  TempFolder dir;
+  TempDir dir;
   const std::string stats = (dir.path() / "s.json").string();
   auto r = run_moepage(plus(counting_run(dir), {"--stats-json", stats}));
   CHECK(r.exit_code == 0);
@@ -147,12 +148,12 @@ TEST_CASE("outputs are written whole or not at all: a failed run leaves no parti
 }
 
 TEST_CASE("SIGINT and SIGTERM during run finish the token, complete the trace and stats, and exit 130 / 143") {
-  TempFolder dir;
+  TempDir dir;
   for (const int signo : {SIGINT, SIGTERM}) {
     CAPTURE(signo);
     const std::string trace = (dir.path() / ("t" + std::to_string(signo) + ".csv")).string();
     const std::string stats = (dir.path() / ("s" + std::to_string(signo) + ".json")).string();
-    RunningMoepage child(plus(thrashing_run(kTinyModel, "4000"), {"--trace", trace, "--stats-json", stats}));
+    RunningMoepage child(plus(thrashing_run(tiny_model(), "4000"), {"--trace", trace, "--stats-json", stats}));
     REQUIRE(child.wait_for_output(""));  // generation has started
     child.send(signo);
     const auto r = child.finish();
@@ -174,7 +175,7 @@ TEST_CASE("SIGINT and SIGTERM during run finish the token, complete the trace an
 }
 
 TEST_CASE("a checkpoint truncated under a running process ends in an error line, not a signal") {
-  TempFolder dir;
+  TempDir dir;
   const fs::path model = copy_tiny_model(dir);
   RunningMoepage child(thrashing_run(model, "4000"));
   REQUIRE(child.wait_for_output(""));  // the dense weights are loaded and tokens are coming
@@ -187,11 +188,11 @@ TEST_CASE("a checkpoint truncated under a running process ends in an error line,
 }
 
 TEST_CASE("run without --profile uses the default profile and the model's generation_config.json") {
-  const auto r = run_moepage({"run", "--model", kTinyModel, "--prompt", "To install the package, run"});
+  const auto r = run_moepage({"run", "--model", tiny_model(), "--prompt", "To install the package, run"});
   CHECK(r.exit_code == 0);
   CHECK(contains(r.err, "(the default; --profile picks another)"));
-  CHECK(contains(r.err, "generate.max_tokens from " + kTinyModel + "/generation_config.json"));
-  CHECK(contains(r.err, "generate.temperature from " + kTinyModel + "/generation_config.json"));
+  CHECK(contains(r.err, "generate.max_tokens from " + tiny_model() + "/generation_config.json"));
+  CHECK(contains(r.err, "generate.temperature from " + tiny_model() + "/generation_config.json"));
   // The text ends with its own line before the ids; generation_config.json asks for 64 tokens.
   const size_t ids = r.out.find("token ids:");
   REQUIRE(ids != std::string::npos);
@@ -201,7 +202,7 @@ TEST_CASE("run without --profile uses the default profile and the model's genera
   CHECK((n == 64 || (n < 64 && contains(r.out, " 1\n"))));  // 64, or fewer ending in the end-of-sequence id 1
 
   // A value the user gives wins over generation_config.json.
-  const auto set = run_moepage({"run", "--model", kTinyModel, "--prompt-ids", "5,6", "--max-tokens", "3"});
+  const auto set = run_moepage({"run", "--model", tiny_model(), "--prompt-ids", "5,6", "--max-tokens", "3"});
   CHECK(set.exit_code == 0);
   CHECK(!contains(set.err, "generate.max_tokens from"));
   CHECK(id_count(set.out) >= 1);
@@ -209,13 +210,13 @@ TEST_CASE("run without --profile uses the default profile and the model's genera
 }
 
 TEST_CASE("--prompt and --prompt-ids together are a usage error") {
-  const auto r = run_moepage({"run", "--model", kTinyModel, "--prompt", "x", "--prompt-ids", "1"});
+  const auto r = run_moepage({"run", "--model", tiny_model(), "--prompt", "x", "--prompt-ids", "1"});
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "--prompt and --prompt-ids both given; pass one"));
 }
 
 TEST_CASE("negative numbers on the command line are refused, never wrapped") {
-  TempFolder dir;
+  TempDir dir;
   const std::string out = (dir.path() / "x").string();
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"synth", "--out", out, "--layers", "-1"}, "--layers: expected an integer from 1 to 256, got '-1'"},
@@ -225,7 +226,7 @@ TEST_CASE("negative numbers on the command line are refused, never wrapped") {
        "--layers: expected an integer from 2 to 256, got '-3'"},
       {{"adapter", "--random", "--out", out, "--layers", "3", "--d-model", "8", "--experts", "4", "--rank", "-1"},
        "--rank: expected an integer from 1 to 8, got '-1'"},
-      {{"ablate", std::string(MOEPAGE_SOURCE_DIR) + "/configs/ablations/demo.yaml", "--repetitions", "-1"},
+      {{"ablate", moepage::test::source_path("configs/ablations/demo.yaml").string(), "--repetitions", "-1"},
        "--repetitions: expected an integer from 1 to 1000, got '-1'"},
       {{"conform", "x.so", "--seed", "-2"}, "--seed: expected an integer from 0 to"},
   };
@@ -240,7 +241,7 @@ TEST_CASE("negative numbers on the command line are refused, never wrapped") {
 }
 
 TEST_CASE("sizes a user gives are bounded") {
-  TempFolder dir;
+  TempDir dir;
   const std::string out = (dir.path() / "x").string();
   auto r = run_moepage({"synth", "--out", out, "--layers", "100000"});
   CHECK(r.exit_code == 2);
@@ -249,7 +250,7 @@ TEST_CASE("sizes a user gives are bounded") {
                    "--rank", "1024"});
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "the limit is 1024 MiB (lower --rank)"));
-  r = run_moepage({"ablate", std::string(MOEPAGE_SOURCE_DIR) + "/configs/ablations/demo.yaml", "--repetitions",
+  r = run_moepage({"ablate", moepage::test::source_path("configs/ablations/demo.yaml").string(), "--repetitions",
                    "4000000000"});
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "--repetitions: expected an integer from 1 to 1000, got '4000000000'"));
@@ -257,7 +258,7 @@ TEST_CASE("sizes a user gives are bounded") {
 }
 
 TEST_CASE("synth --out refuses a non-empty folder unless --force") {
-  TempFolder dir;
+  TempDir dir;
   const fs::path model = dir.path() / "model";
   dir.write("model/config.json", "{}");
   auto r = run_moepage({"synth", "--preset", "tiny", "--layers", "2", "--out", model.string()});
@@ -270,7 +271,7 @@ TEST_CASE("synth --out refuses a non-empty folder unless --force") {
 }
 
 TEST_CASE("a NaN router bias or a short num_hidden_layers is refused at load, naming the file and the key") {
-  TempFolder dir;
+  TempDir dir;
   const fs::path model = copy_tiny_model(dir);
   {
     const auto ck = moepage::ckpt::Checkpoint::open(model);
@@ -285,7 +286,7 @@ TEST_CASE("a NaN router bias or a short num_hidden_layers is refused at load, na
   CHECK(r.exit_code == 1);
   CHECK(contains(r.err, (model / "model.safetensors").string() + ": tensor 'layers.4.ffn.gate.bias': element 3 is NaN or infinite"));
 
-  TempFolder other;
+  TempDir other;
   const fs::path short_model = copy_tiny_model(other);
   auto config = nlohmann::json::parse(std::ifstream(short_model / "config.json"));
   config["num_hidden_layers"] = 4;
@@ -296,7 +297,7 @@ TEST_CASE("a NaN router bias or a short num_hidden_layers is refused at load, na
 }
 
 TEST_CASE("a corrupt .xz trace reports the decoder's own reason, naming the file") {
-  TempFolder dir;
+  TempDir dir;
   const auto bad = dir.write("bad.trace.xz", std::string(64, 'x'));
   const auto r = run_moepage({"simulate", bad.string(), "--slots", "4"});
   CHECK(r.exit_code == 1);
@@ -311,10 +312,10 @@ TEST_CASE("a --plugin-dir that does not exist is an error") {
 }
 
 TEST_CASE("when no architecture takes a folder, each says why it declined") {
-  TempFolder dir;
+  TempDir dir;
   dir.write("llama/config.json", R"({"model_type": "llama"})");
   fs::create_directories(dir.path() / "empty");
-  const std::string defaults = std::string(MOEPAGE_SOURCE_DIR) + "/configs/default.yaml";
+  const std::string defaults = moepage::test::source_path("configs/default.yaml").string();
   auto r = run_moepage({"run", "--profile", defaults, "--model", (dir.path() / "llama").string()});
   CHECK(r.exit_code == 1);
   CHECK(contains(r.err, "(deepseek4: declines " + (dir.path() / "llama").string() + ": " +
@@ -326,11 +327,11 @@ TEST_CASE("when no architecture takes a folder, each says why it declined") {
 }
 
 TEST_CASE("the architecture's options are set from the profile or --set") {
-  auto r = run_moepage({"run", "--model", kTinyModel, "--prompt-ids", "5,6,7", "--max-tokens", "8", "--set",
+  auto r = run_moepage({"run", "--model", tiny_model(), "--prompt-ids", "5,6,7", "--max-tokens", "8", "--set",
                         "arch.max_context=4"});
   CHECK(r.exit_code == 1);
   CHECK(contains(r.err, "exceeds the model's 4 positions"));
-  r = run_moepage({"run", "--model", kTinyModel, "--prompt-ids", "5", "--set", "arch.threadz=2"});
+  r = run_moepage({"run", "--model", tiny_model(), "--prompt-ids", "5", "--set", "arch.threadz=2"});
   CHECK(r.exit_code == 1);
   CHECK(contains(r.err, "unknown key 'arch.threadz' for arch plugin 'deepseek4'"));
 }

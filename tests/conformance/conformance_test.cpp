@@ -1,7 +1,6 @@
 // The conformance suite checked against test doubles with known faults (each check must catch
 // the fault it exists for, and a correct component must pass everything) and run on the real
 // pread transport.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 #include "fake_transport.hpp"
 #include "host/host_api.hpp"
 #include "host/plugin_loader.hpp"
+#include "support/test_paths.hpp"
 
 namespace {
 
@@ -48,7 +48,7 @@ Checklist check_fake_transport() {
 }
 
 moepage::host::LoadResult load_builtin(const std::string& file, const mp_host_api* host) {
-  return moepage::host::load_plugin(std::filesystem::path(MOEPAGE_PLUGIN_BUILD_DIR) / file, host);
+  return moepage::host::load_plugin(moepage::test::plugin_dir() / file, host);
 }
 
 template <PagerFault F>

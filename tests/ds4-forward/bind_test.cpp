@@ -3,8 +3,6 @@
 // prefill on the bound model as it does on the in-memory one.
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -15,6 +13,7 @@
 #include "deepseek4/forward/model.hpp"
 #include "deepseek4/model/config_json.hpp"
 #include "deepseek4/model/synth.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace moepage;
 using namespace moepage::ds4;
@@ -22,25 +21,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& tag)
-      : path(fs::temp_directory_path() / ("ds4-bind-" + tag + "-" + std::to_string(::getpid()))) {}
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-fs::path synth(const TempDir& dir, Spelling spelling) {
+fs::path synth(const moepage::test::TempDir& dir, Spelling spelling) {
   SynthOptions o;
   o.preset = "tiny";
   o.seed = 21;
   o.spelling = spelling;
-  o.out = dir.path;
+  o.out = dir / "model";
   o.progress = false;
   synthesize(o);
-  return dir.path;
+  return o.out;
 }
 
 // Logits of every position: whole prompt, or one token at a time.
@@ -73,13 +62,13 @@ double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
 }  // namespace
 
 TEST_CASE("a synthesized checkpoint binds in both spellings and decodes like it prefills") {
-  TempDir released("released"), saved("save-pretrained");
-  synth(released, Spelling::Released);
-  synth(saved, Spelling::SavePretrained);
+  const moepage::test::TempDir released_dir("ds4-bind-released"), saved_dir("ds4-bind-save-pretrained");
+  const fs::path released = synth(released_dir, Spelling::Released);
+  const fs::path saved = synth(saved_dir, Spelling::SavePretrained);
   std::vector<int32_t> ids;
   for (int i = 0; i < 40; ++i) ids.push_back((i * 131 + 7) % 1000);  // tiny: window 16, CSA 4, HCA 16
-  const auto whole = run(released.path, ids, false);
+  const auto whole = run(released, ids, false);
   REQUIRE(std::all_of(whole.begin(), whole.end(), [](float x) { return std::isfinite(x); }));
-  CHECK(max_abs_diff(whole, run(released.path, ids, true)) < 1e-4);
-  CHECK(max_abs_diff(whole, run(saved.path, ids, false)) < 1e-6);
+  CHECK(max_abs_diff(whole, run(released, ids, true)) < 1e-4);
+  CHECK(max_abs_diff(whole, run(saved, ids, false)) < 1e-6);
 }

@@ -18,12 +18,13 @@
 #include "deepseek4/forward/bind_weights.hpp"
 #include "deepseek4/model/config_json.hpp"
 #include "npy.hpp"
+#include "support/test_paths.hpp"
 
 namespace moepage::ds4::test {
 
 inline std::filesystem::path fixture_root() {
   if (const char* env = std::getenv("MOEPAGE_DS4_FIXTURES")) return env;
-  return std::filesystem::path(MOEPAGE_SOURCE_DIR) / "tests" / "fixtures";
+  return ::moepage::test::source_path("tests/fixtures");
 }
 
 // DeepSeek-V4 golden fixtures: folders with a meta.json that lists prefill chunks.
@@ -79,7 +80,67 @@ struct GoldenFixture {
   std::unique_ptr<ResidentExpertSource> resident_experts() const { return load_resident_experts(*resolver, *catalog, cfg); }
   Weights weights() const { return bind_weights(*resolver, cfg); }
   ExpertLayout layout() const { return expert_layout(*catalog, cfg); }
+
+  // The arrays have the shapes meta.json promises: greedy n + 1 ids, prefill [P, V], decode
+  // [n, V], teacher [P + n, V].
+  bool shapes_agree() const {
+    auto is = [](const moepage::test::NpyArray& a, size_t rows, size_t cols) {
+      return a.shape == std::vector<int64_t>{int64_t(rows), int64_t(cols)};
+    };
+    return greedy.size() == n + 1 && is(prefill, P, V) && is(decode, n, V) && is(teacher, P + n, V);
+  }
 };
+
+inline int32_t argmax(const float* row, size_t n) { return int32_t(std::max_element(row, row + n) - row); }
+
+// Greedy decoding from the prompt's last logits row, each choice fed back for as long as it is the
+// reference's: `first` is the first choice, `matching` how many later choices agreed, and `worst`
+// the largest diff(row, reference row, V) over the steps taken. Model: the CPU or the GPU model.
+struct GreedyRun {
+  int32_t first = -1;
+  size_t matching = 0;
+  double worst = 0;
+};
+template <class Model, class Diff>
+GreedyRun greedy_against_reference(Model& m, const GoldenFixture& fx, const float* last_prompt_row, Diff diff) {
+  GreedyRun r;
+  const size_t V = fx.V;
+  int32_t next = r.first = argmax(last_prompt_row, V);
+  std::vector<float> row(V);
+  for (size_t i = 0; i < fx.n && next == fx.greedy[i]; ++i) {
+    m.forward(&next, 1, row.data(), false);
+    r.worst = std::max(r.worst, diff(row.data(), fx.decode.f32.data() + i * V, V));
+    next = argmax(row.data(), V);
+    if (next == fx.greedy[i + 1]) ++r.matching;
+  }
+  return r;
+}
+
+// Resets `m` and feeds the prompt in the fixture's chunks, every position's logits into
+// `logits` ([P, V]); returns how many tokens the chunks held (P when they cover the prompt).
+template <class Model>
+uint32_t chunked_prefill(Model& m, const GoldenFixture& fx, float* logits) {
+  m.reset();
+  uint32_t at = 0;
+  for (uint32_t c : fx.chunks) {
+    if (at + c > fx.P) break;
+    m.forward(fx.prompt.data() + at, c, logits + size_t(at) * fx.V, true);
+    at += c;
+  }
+  return at;
+}
+
+// Resets `m` and runs the prompt and the reference's greedy ids in one pass (teacher forcing):
+// the logits of every position, [P + n, V].
+template <class Model>
+std::vector<float> teacher_forced(Model& m, const GoldenFixture& fx) {
+  std::vector<int32_t> full = fx.prompt;
+  full.insert(full.end(), fx.greedy.begin(), fx.greedy.begin() + long(fx.n));
+  std::vector<float> all(full.size() * fx.V);
+  m.reset();
+  m.forward(full.data(), uint32_t(full.size()), all.data(), true);
+  return all;
+}
 
 inline double max_abs_diff(const float* a, const float* b, size_t n) {
   double d = 0;
@@ -92,7 +153,5 @@ inline double max_abs(const float* a, size_t n) {
   for (size_t i = 0; i < n; ++i) m = std::max(m, double(std::fabs(a[i])));
   return m;
 }
-
-inline int32_t argmax(const float* row, size_t n) { return int32_t(std::max_element(row, row + n) - row); }
 
 }  // namespace moepage::ds4::test

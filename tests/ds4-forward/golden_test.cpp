@@ -22,10 +22,7 @@ void check_fixture(const fs::path& dir) {
   INFO("fixture ", dir.string());
   const GoldenFixture fx(dir);
   const size_t P = fx.P, n = fx.n, V = fx.V;
-  REQUIRE(fx.greedy.size() == n + 1);
-  REQUIRE(fx.prefill.shape == std::vector<int64_t>{int64_t(P), int64_t(V)});
-  REQUIRE(fx.decode.shape == std::vector<int64_t>{int64_t(n), int64_t(V)});
-  REQUIRE(fx.teacher.shape == std::vector<int64_t>{int64_t(P + n), int64_t(V)});
+  REQUIRE(fx.shapes_agree());
 
   auto experts = fx.resident_experts();
   cpu::ThreadPool pool(2);
@@ -37,39 +34,20 @@ void check_fixture(const fs::path& dir) {
   CHECK(max_abs_diff(logits.data(), fx.prefill.f32.data(), P * V) < kTolerance);
 
   // Greedy decode, feeding our own choice back: it must match the reference ids step by step.
-  int32_t next = argmax(logits.data() + (P - 1) * V, V);
-  CHECK(next == fx.greedy[0]);
-  std::vector<float> row(V);
-  double worst_decode = 0;
-  size_t matching = 0;
-  for (size_t i = 0; i < n && next == fx.greedy[i]; ++i) {
-    m.forward(&next, 1, row.data(), false);
-    worst_decode = std::max(worst_decode, max_abs_diff(row.data(), fx.decode.f32.data() + i * V, V));
-    next = argmax(row.data(), V);
-    if (next == fx.greedy[i + 1]) ++matching;
-  }
-  CHECK(matching == n);
-  CHECK(worst_decode < kTolerance);
+  const GreedyRun greedy = greedy_against_reference(m, fx, logits.data() + (P - 1) * V, max_abs_diff);
+  CHECK(greedy.first == fx.greedy[0]);
+  CHECK(greedy.matching == n);
+  CHECK(greedy.worst < kTolerance);
 
   // The prompt in three chunks (one boundary on a compressor window, one off).
-  m.reset();
-  uint32_t at = 0;
-  for (uint32_t c : fx.chunks) {
-    m.forward(fx.prompt.data() + at, c, logits.data() + size_t(at) * V, true);
-    at += c;
-  }
-  REQUIRE(at == P);
+  REQUIRE(chunked_prefill(m, fx, logits.data()) == P);
   CHECK(max_abs_diff(logits.data(), fx.prefill.f32.data(), P * V) < kTolerance);
 
   // One pass over prompt + greedy ids.
-  std::vector<int32_t> full = fx.prompt;
-  full.insert(full.end(), fx.greedy.begin(), fx.greedy.begin() + long(n));
-  std::vector<float> all((P + n) * V);
-  m.reset();
-  m.forward(full.data(), uint32_t(full.size()), all.data(), true);
+  const std::vector<float> all = teacher_forced(m, fx);
   CHECK(max_abs_diff(all.data(), fx.teacher.f32.data(), (P + n) * V) < kTolerance);
   MESSAGE(dir.filename().string(), ": prefill max |diff| ", max_abs_diff(logits.data(), fx.prefill.f32.data(), P * V),
-          ", decode ", worst_decode, ", greedy ", matching, "/", n);
+          ", decode ", greedy.worst, ", greedy ", greedy.matching, "/", n);
 }
 
 }  // namespace

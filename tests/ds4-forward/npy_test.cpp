@@ -4,19 +4,14 @@
 #include <string>
 
 #include "npy.hpp"
+#include "output/npy.hpp"
 
 using moepage::test::parse_npy;
 
 namespace {
-// A version-1 .npy as numpy writes it: magic, version, header padded with spaces to 64 bytes.
+// A version-1 .npy as numpy (and `moepage run --dump-logits`) writes it.
 std::string make_npy(const std::string& dict, const std::string& data) {
-  std::string header = dict;
-  while ((10 + header.size() + 1) % 64) header += ' ';
-  header += '\n';
-  std::string out = std::string("\x93NUMPY\x01\x00", 8);
-  out += char(header.size() & 0xFF);
-  out += char(header.size() >> 8);
-  return out + header + data;
+  return moepage::output::npy_preamble(dict) + data;
 }
 std::string floats(std::initializer_list<float> v) {
   std::string s(v.size() * 4, '\0');
@@ -51,4 +46,13 @@ TEST_CASE("a truncated npy file gives an error naming the file") {
   CHECK_THROWS_WITH(parse_npy("hello world", "bad.npy"), doctest::Contains("bad.npy: not an .npy file"));
   CHECK_THROWS_WITH(parse_npy(make_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0')), "d.npy"),
                     doctest::Contains("d.npy: dtype '<f8'"));
+}
+
+TEST_CASE("the writer's preamble starts the data on a 64-byte boundary and reads back") {
+  const std::string preamble = moepage::output::npy_preamble(moepage::output::npy_f32_matrix_dict(2, 3));
+  CHECK(preamble.size() % 64 == 0);
+  CHECK(preamble.back() == '\n');
+  const auto a = parse_npy(preamble + floats({1, 2, 3, 4, 5, 6}), "dump.npy");
+  CHECK(a.shape == std::vector<int64_t>{2, 3});
+  CHECK(a.f32[4] == 5.f);
 }

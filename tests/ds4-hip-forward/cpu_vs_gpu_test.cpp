@@ -16,6 +16,7 @@
 #include "deepseek4/model/config_json.hpp"
 #include "golden_fixture.hpp"
 #include "gpu_resident_source.hpp"
+#include "support/test_paths.hpp"
 
 using namespace moepage;
 using namespace moepage::ds4;
@@ -28,7 +29,7 @@ constexpr uint32_t kTokens = 64;
 
 // The checkpoint, opened once; weights and experts are views or copies of it.
 struct TinyCheckpoint {
-  fs::path dir = fs::path(MOEPAGE_SOURCE_DIR) / "models" / "ds4-debian-tiny";
+  fs::path dir = moepage::test::source_path("models/ds4-debian-tiny");
   Config cfg = load_config_json(dir).config;
   ckpt::Checkpoint checkpoint = ckpt::Checkpoint::open(dir);
   TensorResolver resolver{checkpoint};

@@ -35,10 +35,7 @@ void check_fixture(const fs::path& dir) {
   INFO("fixture ", dir.string());
   const GoldenFixture fx(dir);
   const size_t P = fx.P, n = fx.n, V = fx.V;
-  REQUIRE(fx.greedy.size() == n + 1);
-  REQUIRE(fx.prefill.shape == std::vector<int64_t>{int64_t(P), int64_t(V)});
-  REQUIRE(fx.decode.shape == std::vector<int64_t>{int64_t(n), int64_t(V)});
-  REQUIRE(fx.teacher.shape == std::vector<int64_t>{int64_t(P + n), int64_t(V)});
+  REQUIRE(fx.shapes_agree());
 
   auto host_experts = fx.resident_experts();
   GpuResidentExpertSource experts(*host_experts, fx.cfg.num_hidden_layers, fx.cfg.n_routed_experts);
@@ -54,43 +51,25 @@ void check_fixture(const fs::path& dir) {
   CHECK(experts.observed() == fx.cfg.num_hidden_layers * ((P + 63) / 64));  // one observe per layer and batch
 
   // Greedy decode, feeding our own choice back: the ids must match the reference step by step.
-  int32_t next = argmax(one_shot.data() + (P - 1) * V, V);
-  CHECK(next == fx.greedy[0]);
-  std::vector<float> row(V);
-  double worst_decode = 0;
-  size_t matching = 0;
-  for (size_t i = 0; i < n && next == fx.greedy[i]; ++i) {
-    m.forward(&next, 1, row.data(), false);
-    worst_decode = std::max(worst_decode, scaled_diff(row.data(), fx.decode.f32.data() + i * V, V));
-    next = argmax(row.data(), V);
-    if (next == fx.greedy[i + 1]) ++matching;
-  }
-  CHECK(matching == n);
-  CHECK(worst_decode <= kReferenceTolerance);
-  CHECK(m.position() == P + matching);
+  const GreedyRun greedy = greedy_against_reference(m, fx, one_shot.data() + (P - 1) * V, scaled_diff);
+  CHECK(greedy.first == fx.greedy[0]);
+  CHECK(greedy.matching == n);
+  CHECK(greedy.worst <= kReferenceTolerance);
+  CHECK(m.position() == P + greedy.matching);
 
   // The prompt in the fixture's chunks (one boundary on a compressor window, one off).
   std::vector<float> logits(P * V);
-  m.reset();
-  CHECK(m.position() == 0);
-  uint32_t at = 0;
-  for (uint32_t c : fx.chunks) {
-    m.forward(fx.prompt.data() + at, c, logits.data() + size_t(at) * V, true);
-    at += c;
-  }
-  REQUIRE(at == P);
+  REQUIRE(chunked_prefill(m, fx, logits.data()) == P);
+  CHECK(m.position() == P);
   CHECK(scaled_diff(logits.data(), one_shot.data(), P * V) <= kBatchingTolerance);
   CHECK(scaled_diff(logits.data(), fx.prefill.f32.data(), P * V) <= kReferenceTolerance);
 
   // One pass over prompt + greedy ids (teacher forcing).
-  std::vector<int32_t> full = fx.prompt;
-  full.insert(full.end(), fx.greedy.begin(), fx.greedy.begin() + long(n));
-  std::vector<float> all((P + n) * V);
-  m.reset();
-  m.forward(full.data(), uint32_t(full.size()), all.data(), true);
+  const std::vector<float> all = teacher_forced(m, fx);
   CHECK(scaled_diff(all.data(), fx.teacher.f32.data(), (P + n) * V) <= kReferenceTolerance);
 
   // The last-logits form of the prompt gives the last row of the all-logits form.
+  std::vector<float> row(V);
   m.reset();
   m.forward(fx.prompt.data(), uint32_t(P), row.data(), false);
   CHECK(scaled_diff(row.data(), one_shot.data() + (P - 1) * V, V) <= kBatchingTolerance);
@@ -101,8 +80,8 @@ void check_fixture(const fs::path& dir) {
   small.forward(fx.prompt.data(), uint32_t(P), logits.data(), true);
   CHECK(scaled_diff(logits.data(), one_shot.data(), P * V) <= kBatchingTolerance);
 
-  MESSAGE(dir.filename().string(), ": prefill max |diff| / scale ", prefill_diff, ", decode ", worst_decode,
-          ", greedy ", matching, "/", n, ", device bytes ", m.device_bytes());
+  MESSAGE(dir.filename().string(), ": prefill max |diff| / scale ", prefill_diff, ", decode ", greedy.worst,
+          ", greedy ", greedy.matching, "/", n, ", device bytes ", m.device_bytes());
 }
 
 }  // namespace

@@ -5,20 +5,20 @@
 // prefetches must not change a token). Budgets and the adapter come from the neutrality helpers.
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli/child_process.hpp"
 #include "neutrality/neutrality_harness.hpp"
+#include "support/temp_dir.hpp"
+#include "support/test_paths.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
+using moepage::test::ids_line;
 using moepage::test::run_moepage;
 
 constexpr uint32_t kTokens = 64;
@@ -28,15 +28,6 @@ struct Arm {
   std::string pager;       // the profile's pager section, flow style
   std::string transport;   // the profile's transport section, flow style
 };
-
-std::vector<int32_t> ids_line(const std::string& out) {
-  const size_t at = out.find("token ids:");
-  REQUIRE(at != std::string::npos);
-  std::istringstream line(out.substr(at + 10, out.find('\n', at) - at - 10));
-  std::vector<int32_t> ids;
-  for (int32_t v; line >> v;) ids.push_back(v);
-  return ids;
-}
 
 // A profile of its own per arm (no base: chain, so no option of another transport leaks in).
 fs::path write_profile(const fs::path& dir, const Arm& arm, const fs::path& model, size_t index) {
@@ -54,10 +45,10 @@ fs::path write_profile(const fs::path& dir, const Arm& arm, const fs::path& mode
 }  // namespace
 
 TEST_CASE("moepage run --set device=hip: greedy ids identical to the CPU across pagers, budgets and transports") {
-  const fs::path model = fs::path(MOEPAGE_SOURCE_DIR) / "models" / "ds4-debian-tiny";
+  const fs::path model = moepage::test::source_path("models/ds4-debian-tiny");
   REQUIRE(fs::exists(model / "config.json"));
-  const fs::path dir = fs::temp_directory_path() / ("moepage-hip-run-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const moepage::test::TempDir tmp("hip-run");
+  const fs::path& dir = tmp.path();
 
   moepage::test::Harness h;
   const mp_model_info info = h.describe(model);
@@ -96,5 +87,4 @@ TEST_CASE("moepage run --set device=hip: greedy ids identical to the CPU across 
     CHECK(r.err.find("GPU forward pass") != std::string::npos);  // the arch really ran on the GPU
     CHECK(ids_line(r.out) == reference);
   }
-  fs::remove_all(dir);
 }

@@ -5,11 +5,12 @@
 #include "checkpoint/dequantize.hpp"
 #include "deepseek4/model/config_json.hpp"
 #include "deepseek4/model/tensor_names.hpp"
+#include "support/temp_dir.hpp"
 #include "synth_fixture.hpp"
 
 using namespace moepage;
 using namespace moepage::ds4;
-using moepage::testing::TempDir;
+using moepage::test::TempDir;
 
 namespace {
 

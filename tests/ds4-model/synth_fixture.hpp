@@ -6,7 +6,7 @@
 #include "checkpoint/checkpoint.hpp"
 #include "checkpoint/safetensors_writer.hpp"
 #include "deepseek4/model/synth.hpp"
-#include "temp_dir.hpp"
+#include "support/temp_dir.hpp"
 
 namespace moepage::testing {
 

@@ -2,17 +2,17 @@
 // create() stays cheap and names what is wrong, and that misuse is a clear error, not a crash.
 #include <doctest/doctest.h>
 
+#include <cstddef>
 #include <cstring>
-#include <fstream>
 
 #include "plugin_stack.hpp"
+#include "support/temp_dir.hpp"
+#include "support/test_paths.hpp"
 
 namespace fs = std::filesystem;
 using moepage::test::OptionValues;
 
 namespace {
-
-fs::path fixture(const char* name) { return fs::path(MOEPAGE_SOURCE_DIR) / "tests" / "fixtures" / name; }
 
 struct ArchOnly {
   moepage::host::HostApi host;
@@ -20,7 +20,7 @@ struct ArchOnly {
   const moepage::host::LoadedComponent* component = nullptr;
   std::unique_ptr<OptionValues> values;
   ArchOnly() {
-    registry.scan({MOEPAGE_PLUGIN_BUILD_DIR});
+    registry.scan({moepage::test::plugin_dir()});
     component = &registry.find(MP_KIND_ARCH, "deepseek4");
   }
   mp::ArchHandle create(const fs::path& dir, std::vector<std::pair<std::string, std::string>> set = {}) {
@@ -35,7 +35,7 @@ struct ArchOnly {
 
 TEST_CASE("describe reports the geometry, the mapped dense bytes and the expert bytes of the catalog") {
   ArchOnly a;
-  mp::ArchHandle arch = a.create(fixture("released-fp8-fp4"), {{"max_context", "100"}});
+  mp::ArchHandle arch = a.create(moepage::test::fixture_path("released-fp8-fp4"), {{"max_context", "100"}});
   const mp_model_info info = arch.describe();
   const mp_expert_catalog* cat = arch.expert_catalog();
   CHECK(info.vocab_size == 256);
@@ -61,7 +61,7 @@ TEST_CASE("describe reports the geometry, the mapped dense bytes and the expert 
 // left as it set it; struct_size 0 is refused and nothing is written.
 TEST_CASE("describe and stats keep to the caller's struct_size and refuse struct_size 0") {
   ArchOnly a;
-  mp::ArchHandle arch = a.create(fixture("released-fp8-fp4"), {{"max_context", "100"}});
+  mp::ArchHandle arch = a.create(moepage::test::fixture_path("released-fp8-fp4"), {{"max_context", "100"}});
   const mp_arch_vtable* v = a.component->descriptor->arch;
   struct Guarded {
     mp_model_info info;
@@ -87,7 +87,7 @@ TEST_CASE("describe and stats keep to the caller's struct_size and refuse struct
 
 TEST_CASE("summary shows the config, the layer schedule and the bytes per expert") {
   ArchOnly a;
-  mp::ArchHandle arch = a.create(fixture("hc4-mixed"));
+  mp::ArchHandle arch = a.create(moepage::test::fixture_path("hc4-mixed"));
   const auto text = arch.summary();
   REQUIRE(text.has_value());
   CHECK(text->find("layer schedule") != std::string::npos);
@@ -98,7 +98,7 @@ TEST_CASE("summary shows the config, the layer schedule and the bytes per expert
 
 TEST_CASE("forward before bind_pager is an error that says to bind a pager first") {
   ArchOnly a;
-  mp::ArchHandle arch = a.create(fixture("hc2-sigmoid"));
+  mp::ArchHandle arch = a.create(moepage::test::fixture_path("hc2-sigmoid"));
   std::vector<float> logits(arch.describe().vocab_size);
   const int32_t token = 3;
   CHECK_THROWS_WITH_AS(arch.forward(std::span<const int32_t>(&token, 1), logits.data(), MP_FORWARD_LAST_LOGITS),
@@ -106,7 +106,7 @@ TEST_CASE("forward before bind_pager is an error that says to bind a pager first
 }
 
 TEST_CASE("a token outside the vocabulary and a sequence past max_context are invalid-arg errors") {
-  moepage::test::PluginStack stack(fixture("hc2-sigmoid"), "resident", {{"max_context", "4"}});
+  moepage::test::PluginStack stack(moepage::test::fixture_path("hc2-sigmoid"), "resident", {{"max_context", "4"}});
   std::vector<float> logits(size_t(stack.info.vocab_size) * 8);
   const std::vector<int32_t> bad{1, int32_t(stack.info.vocab_size)};
   CHECK_THROWS_WITH_AS(stack.arch.forward(bad, logits.data(), MP_FORWARD_LAST_LOGITS),
@@ -119,31 +119,27 @@ TEST_CASE("a token outside the vocabulary and a sequence past max_context are in
 
 TEST_CASE("create on a folder without config.json names the missing file") {
   ArchOnly a;
-  const fs::path dir = fs::temp_directory_path() / "moepage-ds4-plugin-test-empty";
-  fs::create_directories(dir);
-  fs::remove(dir / "config.json");
-  CHECK_THROWS_WITH_AS(a.create(dir), doctest::Contains("config.json"), mp::PluginError);
+  const moepage::test::TempDir dir("ds4-plugin-empty");
+  CHECK_THROWS_WITH_AS(a.create(dir.path()), doctest::Contains("config.json"), mp::PluginError);
 }
 
 TEST_CASE("create names the config.json key that is wrong") {
   ArchOnly a;
-  const fs::path dir = fs::temp_directory_path() / "moepage-ds4-plugin-test-badkey";
-  fs::create_directories(dir);
-  std::ifstream in(fixture("hc2-sigmoid") / "config.json");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const moepage::test::TempDir dir("ds4-plugin-badkey");
+  std::string text = moepage::test::read_file(moepage::test::fixture_path("hc2-sigmoid") / "config.json");
   const std::string key = "\"hidden_size\":";
   const size_t at = text.find(key);
   REQUIRE(at != std::string::npos);
   text.insert(at + key.size(), " \"wide\", \"unused_hidden_size\":");
-  std::ofstream(dir / "config.json") << text;
-  CHECK_THROWS_WITH_AS(a.create(dir), doctest::Contains("hidden_size"), mp::PluginError);
-  fs::remove_all(dir);
+  dir.write("config.json", text);
+  CHECK_THROWS_WITH_AS(a.create(dir.path()), doctest::Contains("hidden_size"), mp::PluginError);
 }
 
 TEST_CASE("the arch declares it can synthesize and rejects an unknown expert dtype") {
   ArchOnly a;
   CHECK((a.component->descriptor->capabilities & MP_CAP_SYNTHESIZE) != 0);
-  const std::string out = (fs::temp_directory_path() / "moepage-ds4-plugin-test-synth").string();
+  const moepage::test::TempDir dir("ds4-plugin-synth");
+  const std::string out = (dir / "model").string();
   mp_synth_request req{sizeof(mp_synth_request), "tiny", out.c_str(), 1, 0, 0, "fp5", 0};
   CHECK_THROWS_WITH_AS(mp::ArchHandle::synthesize(*a.component->descriptor, a.host.get(), req),
                        doctest::Contains("'fp5'"), mp::PluginError);

@@ -10,6 +10,7 @@
 
 #include "ds4-forward/npy.hpp"
 #include "plugin_stack.hpp"
+#include "support/test_paths.hpp"
 
 namespace fs = std::filesystem;
 using moepage::test::PluginStack;
@@ -17,8 +18,6 @@ using moepage::test::PluginStack;
 namespace {
 
 constexpr double kTolerance = 1e-3;
-
-fs::path fixture(const char* name) { return fs::path(MOEPAGE_SOURCE_DIR) / "tests" / "fixtures" / name; }
 
 double max_diff(const float* a, const float* b, size_t n) {
   double d = 0;
@@ -29,7 +28,7 @@ double max_diff(const float* a, const float* b, size_t n) {
 int32_t argmax(const float* row, size_t n) { return int32_t(std::max_element(row, row + n) - row); }
 
 void check_fixture(const char* name) {
-  const fs::path dir = fixture(name);
+  const fs::path dir = moepage::test::fixture_path(name);
   INFO("fixture ", dir.string());
   REQUIRE(fs::exists(dir / "meta.json"));
   std::ifstream mf(dir / "meta.json");

@@ -1,4 +1,5 @@
 #include "plugin_stack.hpp"
+#include "support/test_paths.hpp"
 
 namespace moepage::test {
 
@@ -19,7 +20,7 @@ OptionValues::OptionValues(const mp_component_descriptor& d,
 
 PluginStack::PluginStack(const std::filesystem::path& dir, const std::string& pager_name,
                          std::vector<std::pair<std::string, std::string>> arch_set) {
-  registry.scan({MOEPAGE_PLUGIN_BUILD_DIR});
+  registry.scan({moepage::test::plugin_dir()});
   const auto& a = registry.find(MP_KIND_ARCH, "deepseek4");
   const auto& t = registry.find(MP_KIND_TRANSPORT, "pread");
   const auto& p = registry.find(MP_KIND_PAGER, pager_name);

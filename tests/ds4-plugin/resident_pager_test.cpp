@@ -4,15 +4,14 @@
 
 #include <cstring>
 #include <fstream>
-#include <unistd.h>
 
 #include "plugin_stack.hpp"
+#include "support/temp_dir.hpp"
+#include "support/test_paths.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
-
-fs::path fixture(const char* name) { return fs::path(MOEPAGE_SOURCE_DIR) / "tests" / "fixtures" / name; }
 
 std::vector<char> file_bytes(const char* path, uint64_t offset, uint64_t length) {
   std::ifstream f(path, std::ios::binary);
@@ -25,7 +24,7 @@ std::vector<char> file_bytes(const char* path, uint64_t offset, uint64_t length)
 }  // namespace
 
 TEST_CASE("the resident pager reads every expert at load and its slots hold the catalog's bytes") {
-  moepage::test::PluginStack stack(fixture("released-fp8-fp4"));
+  moepage::test::PluginStack stack(moepage::test::fixture_path("released-fp8-fp4"));
   const mp_expert_catalog* cat = stack.arch.expert_catalog();
   const mp_pager_stats s = stack.pager.stats();
   CHECK(s.resident == 1);
@@ -50,7 +49,7 @@ TEST_CASE("the resident pager reads every expert at load and its slots hold the 
 }
 
 TEST_CASE("with the resident pager every access of a forward is a hit, in the stats and in the trace") {
-  moepage::test::PluginStack stack(fixture("hc4-mixed"));
+  moepage::test::PluginStack stack(moepage::test::fixture_path("hc4-mixed"));
   struct Seen {
     uint64_t events = 0, hits = 0;
   } seen;
@@ -84,7 +83,7 @@ TEST_CASE("with the resident pager every access of a forward is a hit, in the st
 }
 
 TEST_CASE("acquiring an expert outside the layer's range names the layer and the expert") {
-  moepage::test::PluginStack stack(fixture("hc2-sigmoid"));
+  moepage::test::PluginStack stack(moepage::test::fixture_path("hc2-sigmoid"));
   std::vector<void*> slots(1);
   mp_acquire_result r{sizeof(mp_acquire_result), slots.data(), nullptr, 0};
   const int32_t id = int32_t(stack.info.n_experts);
@@ -96,9 +95,9 @@ TEST_CASE("acquiring an expert outside the layer's range names the layer and the
 TEST_CASE("a read past the end of an expert file fails the resident load naming layer, expert, file and offset") {
   // A hand-made catalog: one layer of two single-part experts in a 64-byte file; expert 1's
   // segment lies past the end, so pread comes back short.
-  const fs::path file = fs::temp_directory_path() / ("moepage-resident-short-" + std::to_string(::getpid()) + ".bin");
-  std::ofstream(file, std::ios::binary) << std::string(64, 'x');
-  const std::string path = file.string();
+  const moepage::test::TempFile file("resident-short");
+  moepage::test::write_file(file.path(), std::string(64, 'x'));
+  const std::string path = file.path().string();
   const char* files[] = {path.c_str()};
   const uint64_t part_offset[] = {0}, part_bytes[] = {32};
   const char* part_names[] = {"w1"};
@@ -110,7 +109,7 @@ TEST_CASE("a read past the end of an expert file fails the resident load naming 
 
   moepage::host::HostApi host;
   moepage::host::Registry registry(host.get());
-  registry.scan({MOEPAGE_PLUGIN_BUILD_DIR});
+  registry.scan({moepage::test::plugin_dir()});
   const auto& t = registry.find(MP_KIND_TRANSPORT, "pread");
   const auto& p = registry.find(MP_KIND_PAGER, "resident");
   moepage::test::OptionValues topts(*t.descriptor, {}), popts(*p.descriptor, {});
@@ -126,5 +125,4 @@ TEST_CASE("a read past the end of an expert file fails the resident load naming 
     CHECK(msg.find("offset 4096") != std::string::npos);
     CHECK(msg.find(path) != std::string::npos);
   }
-  fs::remove(file);
 }

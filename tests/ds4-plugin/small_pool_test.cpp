@@ -12,6 +12,7 @@
 #include <set>
 
 #include "plugin_stack.hpp"
+#include "support/test_paths.hpp"
 
 namespace fs = std::filesystem;
 
@@ -84,7 +85,7 @@ mp_pager_vtable small_pool_vtable() {
 }  // namespace
 
 TEST_CASE("a pager with top_k slots gets bands of at most top_k, hints for hash layers, and the resident logits") {
-  const fs::path dir = fs::path(MOEPAGE_SOURCE_DIR) / "tests" / "fixtures" / "hc4-mixed";
+  const fs::path dir = moepage::test::fixture_path("hc4-mixed");
   const std::vector<int32_t> prompt{11, 200, 7, 7, 93, 150, 3, 64, 255, 18, 42, 5};
 
   moepage::test::PluginStack resident(dir);

@@ -9,12 +9,13 @@
 
 #include "ds4-forward/npy.hpp"
 #include "plugin_stack.hpp"
+#include "support/test_paths.hpp"
 
 namespace fs = std::filesystem;
 
 TEST_CASE("the trained ds4-debian-tiny model matches its transformers logits and greedy continuation") {
-  const fs::path root(MOEPAGE_SOURCE_DIR);
-  const fs::path fixture = root / "tests" / "fixtures" / "ds4-debian-tiny";
+  const fs::path root = moepage::test::source_dir();
+  const fs::path fixture = moepage::test::fixture_path("ds4-debian-tiny");
   REQUIRE(fs::exists(fixture / "logits.json"));
   std::ifstream jf(fixture / "logits.json");
   const auto meta = nlohmann::json::parse(jf);

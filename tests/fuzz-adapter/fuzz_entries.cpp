@@ -15,12 +15,17 @@ namespace moepage::fuzz {
 
 using namespace moepage::pager;
 
-void adapter_input(const uint8_t* data, size_t size) {
+AdapterModel adapter_model() {
   AdapterModel model;
   model.n_layers = 5;
   model.d_model = 6;
   model.n_experts = 4;
   model.has_experts = {0, 0, 1, 1, 1};
+  return model;
+}
+
+void adapter_input(const uint8_t* data, size_t size) {
+  const AdapterModel model = adapter_model();
   Adapter adapter;
   try {
     adapter = parse_adapter(std::span<const uint8_t>(data, size), model, "fuzz.hfadpt");

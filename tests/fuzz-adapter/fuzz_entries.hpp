@@ -5,10 +5,14 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "moepage/pager_core/adapter_file.hpp"
+
 namespace moepage::fuzz {
 
 // The model every adapter input is checked against: 5 layers (0 and 1 dense), d_model 6, 4
 // routed experts.
+pager::AdapterModel adapter_model();
+
 void adapter_input(const uint8_t* data, size_t size);
 void trace_input(const uint8_t* data, size_t size);
 

@@ -1,38 +1,20 @@
 // Replays the committed seeds of the ablation-spec and generation_config.json fuzzers, and every
 // truncation of each seed, through the fuzz bodies with the ordinary compiler (and under ASan in
 // the sanitizer pass), so CI keeps what fuzzing found.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <vector>
 
 #include "fuzz_entries.hpp"
-
-namespace fs = std::filesystem;
+#include "support/seed_files.hpp"
+#include "support/test_paths.hpp"
 
 namespace {
 
-std::vector<uint8_t> read_bytes(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
-}
-
 size_t replay_dir(const char* sub, void (*body)(const uint8_t*, size_t)) {
-  const fs::path dir = fs::path(MOEPAGE_SOURCE_DIR) / "tests/fuzz-spec/seeds" / sub;
-  size_t n = 0;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    const auto bytes = read_bytes(entry.path());
-    CAPTURE(entry.path().string());
-    for (size_t cut = 0; cut <= bytes.size(); cut += 1 + bytes.size() / 64) {
-      CHECK_NOTHROW(body(bytes.data(), cut));
-    }
-    CHECK_NOTHROW(body(bytes.data(), bytes.size()));
-    ++n;
-  }
-  return n;
+  return moepage::test::replay_seeds(moepage::test::source_path("tests/fuzz-spec/seeds") / sub, body,
+                                     /*truncations=*/true);
 }
 
 }  // namespace

@@ -1,32 +1,23 @@
 // Replays the committed seed corpus through the fuzz entry points, plus a few thousand
 // deterministic mutations of each seed (flips, truncations, splices), so every CI build with g++
 // exercises the parsers on bad input. Seeds named valid-* must parse; bad-* must not.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <vector>
 
 #include "deepseek4/model/rng.hpp"
 #include "fuzz_entries.hpp"
+#include "support/seed_files.hpp"
+#include "support/test_paths.hpp"
 
-namespace fs = std::filesystem;
 using Entry = bool (*)(const uint8_t*, size_t);
 
 namespace {
 
-std::vector<std::pair<std::string, std::vector<uint8_t>>> seeds(const std::string& target) {
-  std::vector<std::pair<std::string, std::vector<uint8_t>>> out;
-  const fs::path dir = fs::path(MOEPAGE_SOURCE_DIR) / "tests" / "fuzz" / "corpus" / target;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    std::ifstream in(e.path(), std::ios::binary);
-    out.emplace_back(e.path().filename().string(),
-                     std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
-  }
-  std::sort(out.begin(), out.end());
-  return out;
+std::vector<moepage::test::SeedFile> seeds(const std::string& target) {
+  return moepage::test::seed_files(moepage::test::source_path("tests/fuzz/corpus") / target);
 }
 
 // Mutations in the spirit of libFuzzer's, from a fixed seed so failures reproduce.

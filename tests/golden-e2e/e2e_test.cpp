@@ -4,49 +4,34 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <sstream>
 #include <unistd.h>
 
 #include "cli/child_process.hpp"
 #include "ds4-forward/npy.hpp"
+#include "support/temp_dir.hpp"
+#include "support/test_paths.hpp"
 
 namespace fs = std::filesystem;
+using moepage::test::ids_line;
 using moepage::test::run_moepage;
+using moepage::test::TempDir;
 
 namespace {
 
-const std::string kProfile = std::string(MOEPAGE_SOURCE_DIR) + "/configs/default.yaml";
-
-// A fresh folder under /tmp, removed at scope exit.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name)
-      : path(fs::temp_directory_path() / ("moepage-e2e-" + name + "-" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-std::vector<int32_t> ids_line(const std::string& out) {
-  const size_t at = out.find("token ids:");
-  REQUIRE(at != std::string::npos);
-  std::istringstream line(out.substr(at + 10, out.find('\n', at) - at - 10));
-  std::vector<int32_t> ids;
-  for (int32_t v; line >> v;) ids.push_back(v);
-  return ids;
-}
+std::string default_profile() { return moepage::test::source_path("configs/default.yaml").string(); }
 
 }  // namespace
 
 TEST_CASE("moepage synth --preset tiny then moepage run prints the generated ids and tok/s") {
-  TempDir dir("tiny");
-  const auto synth = run_moepage({"synth", "--preset", "tiny", "--seed", "7", "--out", dir.path.string()});
+  const TempDir tmp("e2e-tiny");
+  const fs::path model = tmp / "model";
+  const auto synth = run_moepage({"synth", "--preset", "tiny", "--seed", "7", "--out", model.string()});
   INFO(synth.err);
   REQUIRE(synth.exit_code == 0);
-  CHECK(synth.out.find("wrote " + dir.path.string()) != std::string::npos);
-  REQUIRE(fs::exists(dir.path / "config.json"));
+  CHECK(synth.out.find("wrote " + model.string()) != std::string::npos);
+  REQUIRE(fs::exists(model / "config.json"));
 
-  const auto run = run_moepage({"run", "--profile", kProfile, "--model", dir.path.string(), "--prompt-ids", "1,2,3",
+  const auto run = run_moepage({"run", "--profile", default_profile(), "--model", model.string(), "--prompt-ids", "1,2,3",
                                 "--max-tokens", "6"});
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
@@ -56,22 +41,22 @@ TEST_CASE("moepage synth --preset tiny then moepage run prints the generated ids
 }
 
 TEST_CASE("--dump-logits writes [P + N - 1, vocab] rows that match the golden fixture position by position") {
-  const fs::path fixture = fs::path(MOEPAGE_SOURCE_DIR) / "tests" / "fixtures" / "hc4-mixed";
+  const fs::path fixture = moepage::test::fixture_path("hc4-mixed");
   const auto prompt = moepage::test::read_npy((fixture / "prompt_ids.npy").string());
   const auto greedy = moepage::test::read_npy((fixture / "greedy_ids.npy").string());
   const auto prefill = moepage::test::read_npy((fixture / "prefill_logits.npy").string());
   const auto decode = moepage::test::read_npy((fixture / "decode_logits.npy").string());
   std::string ids;
   for (int64_t v : prompt.i64) ids += (ids.empty() ? "" : ",") + std::to_string(v);
-  TempDir out("dump");
-  fs::create_directories(out.path);
-  const fs::path npy = out.path / "logits.npy";
+  const TempDir out("e2e-dump");
+  const fs::path npy = out / "logits.npy";
   const int N = 5;
-  const auto run = run_moepage({"run", "--profile", kProfile, "--model", fixture.string(), "--prompt-ids", ids,
+  const auto run = run_moepage({"run", "--profile", default_profile(), "--model", fixture.string(), "--prompt-ids", ids,
                                 "--max-tokens", std::to_string(N), "--dump-logits", npy.string()});
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
   const std::vector<int32_t> got = ids_line(run.out);
+  REQUIRE(got.size() == size_t(N));
   CHECK(got == std::vector<int32_t>(greedy.i64.begin(), greedy.i64.begin() + N));
 
   const auto dumped = moepage::test::read_npy(npy.string());
@@ -90,8 +75,8 @@ TEST_CASE("--dump-logits writes [P + N - 1, vocab] rows that match the golden fi
 }
 
 TEST_CASE("moepage synth with an unknown expert dtype fails with one line naming it") {
-  TempDir dir("bad");
-  const auto synth = run_moepage({"synth", "--preset", "tiny", "--expert-dtype", "fp5", "--out", dir.path.string()});
+  const TempDir tmp("e2e-bad");
+  const auto synth = run_moepage({"synth", "--preset", "tiny", "--expert-dtype", "fp5", "--out", (tmp / "model").string()});
   CHECK(synth.exit_code == 1);
   CHECK(synth.err.find("'fp5'") != std::string::npos);
 }

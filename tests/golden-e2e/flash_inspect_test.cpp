@@ -4,35 +4,23 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
-#include <unistd.h>
 
 #include "cli/child_process.hpp"
+#include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using moepage::test::run_moepage;
 
-namespace {
-
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name)
-      : path(fs::temp_directory_path() / ("moepage-e2e-" + name + "-" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-}  // namespace
-
 TEST_CASE("moepage synth --preset flash then inspect reports 13,369,344 bytes per expert") {
   // Bytes per expert do not depend on the expert count: 8 experts keep this fast (the full
   // 256-expert layer is recorded in the report, not run in CI).
-  TempDir dir("flash");
+  const moepage::test::TempDir tmp("e2e-flash");
+  const fs::path model = tmp / "model";
   const auto synth = run_moepage({"synth", "--preset", "flash", "--layers", "1", "--experts", "8", "--out",
-                                  dir.path.string()});
+                                  model.string()});
   INFO(synth.err);
   REQUIRE(synth.exit_code == 0);
-  const auto inspect = run_moepage({"inspect", dir.path.string(), "--budget", "1GiB"});
+  const auto inspect = run_moepage({"inspect", model.string(), "--budget", "1GiB"});
   INFO(inspect.err);
   REQUIRE(inspect.exit_code == 0);
   CHECK(inspect.out.find("architecture deepseek4") != std::string::npos);

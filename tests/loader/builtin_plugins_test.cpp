@@ -11,6 +11,7 @@
 #include "host/host_api.hpp"
 #include "host/registry.hpp"
 #include "moepage/cpp/host_handles.hpp"
+#include "support/test_paths.hpp"
 
 using moepage::host::HostApi;
 using moepage::host::Registry;
@@ -55,7 +56,7 @@ struct OptionValues {
 struct Builtins {
   HostApi host;
   Registry registry{host.get()};
-  Builtins() { registry.scan({MOEPAGE_PLUGIN_BUILD_DIR}); }
+  Builtins() { registry.scan({moepage::test::plugin_dir()}); }
 };
 
 std::string pager_create_error(Builtins& b, const char* name, std::vector<std::pair<std::string, std::string>> set) {

@@ -9,11 +9,13 @@
 #include "host/log.hpp"
 #include "host/plugin_loader.hpp"
 #include "support.hpp"
+#include "support/abi_text.hpp"
 
 using moepage::host::HostApi;
 using moepage::host::load_plugin;
 using moepage::host::LogCapture;
 using loader_test::fake_lib;
+using moepage::test::abi_text;
 
 namespace {
 
@@ -24,7 +26,7 @@ moepage::host::Refusal refuse_one(const std::filesystem::path& lib, bool quiet =
   const moepage::host::LoadResult r = load_plugin(lib, host.get());
   INFO(logs.dump());
   REQUIRE(r.refusals.size() == 1);
-  const std::string line = logs.find({lib.string(), "host ABI 1.4"});
+  const std::string line = logs.find({lib.string(), "host ABI " + abi_text()});
   CHECK(line.rfind(quiet ? "debug loader: " : "warning loader: ", 0) == 0);
   CHECK(line.find(r.refusals[0].message) != std::string::npos);
   CHECK(r.refusals[0].quiet == quiet);
@@ -37,14 +39,16 @@ TEST_CASE("a plugin built for another ABI major is refused, naming the file and 
   const auto lib = fake_lib("wrong-major", "fake-wrong-major");
   const auto refusal = refuse_one(lib);
   CHECK(refusal.message ==
-        "refused plugin " + lib.string() + ": ABI major version mismatch (host ABI 1.4, plugin ABI 2.4)");
+        "refused plugin " + lib.string() + ": ABI major version mismatch (host ABI " + abi_text() + ", plugin ABI " +
+            abi_text(MP_ABI_MAJOR + 1) + ")");
 }
 
 TEST_CASE("a plugin built for a newer ABI minor is refused") {
   const auto lib = fake_lib("newer-minor", "fake-newer-minor");
   const auto refusal = refuse_one(lib);
   CHECK(refusal.message == "refused plugin " + lib.string() +
-                               ": plugin needs a newer host (ABI minor version is newer) (host ABI 1.4, plugin ABI 1.5)");
+                               ": plugin needs a newer host (ABI minor version is newer) (host ABI " + abi_text() +
+                               ", plugin ABI " + abi_text(MP_ABI_MAJOR, MP_ABI_MINOR + 1) + ")");
 }
 
 TEST_CASE("a plugin built for an older ABI minor loads") {
@@ -80,21 +84,24 @@ TEST_CASE("a truncated library is refused with what is missing, not loaded") {
   }
   const auto refusal = refuse_one(cut);
   CHECK(refusal.message == "refused plugin " + cut.string() +
-                               ": the section header table extends past the end of the file (host ABI 1.4, plugin ABI unknown)");
+                               ": the section header table extends past the end of the file (host ABI " + abi_text() +
+                               ", plugin ABI unknown)");
 }
 
 TEST_CASE("a library without the entry symbol is refused before it is loaded") {
   const auto lib = fake_lib("missing-entry", "fake-missing-entry");
   const auto refusal = refuse_one(lib);
   CHECK(refusal.message == "refused plugin " + lib.string() +
-                               ": missing entry symbol 'moepage_plugin_query' (host ABI 1.4, plugin ABI unknown)");
+                               ": missing entry symbol 'moepage_plugin_query' (host ABI " + abi_text() +
+                               ", plugin ABI unknown)");
 }
 
 TEST_CASE("a file that is not a shared library is refused with the reason") {
   const auto lib = loader_test::fake_dir("not-elf") / "libnot-elf.so";
   const auto refusal = refuse_one(lib);
   CHECK(refusal.message ==
-        "refused plugin " + lib.string() + ": not an ELF shared library (no ELF magic) (host ABI 1.4, plugin ABI unknown)");
+        "refused plugin " + lib.string() + ": not an ELF shared library (no ELF magic) (host ABI " + abi_text() +
+            ", plugin ABI unknown)");
 }
 
 TEST_CASE("a component with a null required callback is refused, naming the callback") {
@@ -103,17 +110,18 @@ TEST_CASE("a component with a null required callback is refused, naming the call
   CHECK(refusal.component == "transport 'fake-null-callback'");
   CHECK(refusal.message == "refused plugin " + lib.string() +
                                " component transport 'fake-null-callback': null required callback: wait "
-                               "(host ABI 1.4, plugin ABI 1.4)");
+                               "(host ABI " + abi_text() + ", plugin ABI " + abi_text() + ")");
 }
 
 TEST_CASE("a vtable whose struct_size is too small for the minor the plugin declares is refused") {
   const auto refusal = refuse_one(fake_lib("small-struct", "fake-small-struct"));
-  CHECK(refusal.message.find("vtable struct_size 48 is smaller than the 96 bytes ABI 1.4 requires") != std::string::npos);
+  CHECK(refusal.message.find("vtable struct_size 48 is smaller than the 96 bytes ABI " + abi_text() + " requires") != std::string::npos);
 }
 
 TEST_CASE("a query that returns an error refuses the library with the status") {
   const auto refusal = refuse_one(fake_lib("query-fails", "fake-query-fails"));
-  CHECK(refusal.message.find(": moepage_plugin_query returned unsupported (host ABI 1.4") != std::string::npos);
+  CHECK(refusal.message.find(": moepage_plugin_query returned unsupported (host ABI " + abi_text()) !=
+        std::string::npos);
 }
 
 TEST_CASE("a query that throws refuses the library instead of crashing the host") {
@@ -131,7 +139,7 @@ TEST_CASE("a component whose score is 0 is skipped quietly at debug level, its s
   CHECK(r.refusals[0].quiet);
   CHECK(r.refusals[0].message == "refused plugin " + lib.string() +
                                      " component transport 'fake-unusable': score() is 0: unusable on this host "
-                                     "(host ABI 1.4, plugin ABI 1.4)");
+                                     "(host ABI " + abi_text() + ", plugin ABI " + abi_text() + ")");
   CHECK(logs.find({"debug loader: ", "fake-unusable"}) != "");
   CHECK(logs.find({"warning", "fake-unusable"}) == "");
   REQUIRE(r.components.size() == 1);
@@ -142,7 +150,8 @@ TEST_CASE("a file that does not exist is refused, not thrown") {
   const auto lib = loader_test::fake_dir("no-such-case") / "libnothing.so";
   const auto refusal = refuse_one(lib);
   CHECK(refusal.message == "refused plugin " + lib.string() +
-                               ": not a regular file (missing, or a directory) (host ABI 1.4, plugin ABI unknown)");
+                               ": not a regular file (missing, or a directory) (host ABI " + abi_text() +
+                               ", plugin ABI unknown)");
 }
 
 TEST_CASE("a library with an unresolved symbol fails at load time, not when the symbol is first used") {

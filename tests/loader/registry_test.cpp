@@ -7,11 +7,13 @@
 #include "host/log.hpp"
 #include "host/registry.hpp"
 #include "support.hpp"
+#include "support/abi_text.hpp"
 
 using moepage::host::HostApi;
 using moepage::host::LogCapture;
 using moepage::host::Registry;
 using moepage::host::RegistryError;
+using moepage::test::abi_text;
 namespace fs = std::filesystem;
 
 TEST_CASE("plugin directories are searched in the order --plugin-dir, environment, next to the binary, install") {
@@ -51,7 +53,8 @@ TEST_CASE("the second library declaring the same kind and name is refused and bo
   const std::string& msg = registry.refusals()[0].message;
   CHECK(msg == "refused plugin " + b.string() + " component transport 'fake-dup': duplicate transport name 'fake-dup', "
                    "already provided by " + a.string() +
-                   " (host ABI 1.4, plugin ABI 1.4, first plugin ABI 1.4)");
+                   " (host ABI " + abi_text() + ", plugin ABI " + abi_text() + ", first plugin ABI " + abi_text() +
+                   ")");
   CHECK(logs.find({"warning loader: ", b.string(), a.string()}) != "");
 }
 

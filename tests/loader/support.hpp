@@ -5,11 +5,12 @@
 #include <string>
 
 #include "host/host_api.hpp"
+#include "support/test_paths.hpp"
 
 namespace loader_test {
 
 inline std::filesystem::path fake_dir(const std::string& name) {
-  return std::filesystem::path(MOEPAGE_FAKE_PLUGIN_DIR) / name;
+  return moepage::test::build_path("fake-plugins") / name;
 }
 
 // The single library file a fake case folder holds (lib<target>.so).

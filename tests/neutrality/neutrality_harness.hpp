@@ -14,6 +14,7 @@
 #include "host/registry.hpp"
 #include "moepage/cpp/host_handles.hpp"
 #include "profile/option_validation.hpp"
+#include "support/test_paths.hpp"
 
 namespace moepage::test {
 
@@ -28,7 +29,7 @@ inline void write_random_adapter(const mp_model_info& info, const std::filesyste
 
 class Harness {
  public:
-  Harness() : registry_(host_.get()) { registry_.scan_directory(MOEPAGE_PLUGIN_BUILD_DIR); }
+  Harness() : registry_(host_.get()) { registry_.scan_directory(moepage::test::plugin_dir()); }
 
   struct Loaded {
     mp_model_info info{};

@@ -7,14 +7,14 @@
 // arm must actually have missed, so the gate cannot pass vacuously.
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "neutrality_harness.hpp"
+#include "support/temp_dir.hpp"
+#include "support/test_paths.hpp"
 
 namespace {
 
@@ -35,7 +35,7 @@ struct Arm {
 }  // namespace
 
 TEST_CASE("greedy ids are identical across resident, lru at every budget, a per-layer split, adapter-prefetch and every transport") {
-  const fs::path model = fs::path(MOEPAGE_SOURCE_DIR) / "models" / "ds4-debian-tiny";
+  const fs::path model = moepage::test::source_path("models/ds4-debian-tiny");
   REQUIRE(fs::exists(model / "config.json"));
   moepage::test::Harness h;
   const mp_model_info info = h.describe(model);
@@ -43,7 +43,8 @@ TEST_CASE("greedy ids are identical across resident, lru at every budget, a per-
   REQUIRE(info.n_experts > k + 2);
 
   // A random adapter is valid for the model, so prefetching by it must not change a token.
-  const fs::path adapter = fs::temp_directory_path() / ("moepage-neutrality-" + std::to_string(::getpid()) + ".hfadpt");
+  const moepage::test::TempFile adapter_file("neutrality-adapter");
+  const fs::path& adapter = adapter_file.path();
   moepage::test::write_random_adapter(info, adapter);
 
   const OptionList pread = {{"threads", "2"}};
@@ -54,7 +55,7 @@ TEST_CASE("greedy ids are identical across resident, lru at every budget, a per-
       {"lru minimum budget (top-k slots) / pread", "lru", {}, k, "pread", pread},
       {"lru minimum budget / pinned-async", "lru", {}, k, "pinned-async", pinned},
       {"paged split by a held-out trace (.xz) / pread", "paged",
-       {{"split", "trace"}, {"split_trace", (fs::path(MOEPAGE_SOURCE_DIR) / "tests/data/ds4-debian-tiny-heldout-head.trace.xz").string()}},
+       {{"split", "trace"}, {"split_trace", moepage::test::source_path("tests/data/ds4-debian-tiny-heldout-head.trace.xz").string()}},
        k + 4, "pread", pread},
       {"adapter-prefetch / pinned-async", "adapter-prefetch", {{"adapter", adapter.string()}}, k + 2, "pinned-async",
        pinned},
@@ -81,5 +82,4 @@ TEST_CASE("greedy ids are identical across resident, lru at every budget, a per-
     CHECK(out.stats.resident == 0);
     CHECK(out.stats.misses > 0);  // it really paged
   }
-  fs::remove(adapter);
 }

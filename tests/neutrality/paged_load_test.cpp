@@ -4,22 +4,21 @@
 // transport. Load times are printed for the record; bytes are asserted.
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <string>
 
 #include "neutrality_harness.hpp"
+#include "support/temp_dir.hpp"
 
 TEST_CASE("a paged load of a synthesized model reads no expert bytes, with 64 or 512 experts per layer") {
   namespace fs = std::filesystem;
   moepage::test::Harness h;
   for (const int32_t experts : {64, 512}) {
     CAPTURE(experts);
-    const fs::path dir =
-        fs::temp_directory_path() / ("moepage-paged-load-" + std::to_string(::getpid()) + "-" + std::to_string(experts));
+    const moepage::test::TempDir tmp("paged-load");
+    const fs::path dir = tmp / "model";
     const mp_synth_request req{sizeof(mp_synth_request), "tiny", dir.c_str(), 7, 4, experts, nullptr, 0};
     h.synthesize(req);
     const auto t0 = std::chrono::steady_clock::now();
@@ -30,6 +29,5 @@ TEST_CASE("a paged load of a synthesized model reads no expert bytes, with 64 or
     CHECK(loaded.pager_stats.resident == 0);
     CHECK(loaded.pager_stats.load_bytes_read == 0);
     CHECK(loaded.transport_bytes_read == 0);
-    fs::remove_all(dir);
   }
 }

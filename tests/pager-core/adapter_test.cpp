@@ -15,6 +15,7 @@
 #include "moepage/pager_core/adapter_scorer.hpp"
 #include "moepage/pager_core/errors.hpp"
 #include "moepage/pager_core/half.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace moepage::pager;
 
@@ -29,6 +30,32 @@ AdapterModel tiny_model() {
   m.n_experts = 4;
   m.has_experts = {0, 0, 1, 1, 1};
   return m;
+}
+
+// Three layers of 4 experts over d_model 2: the scorer tests' model.
+AdapterModel scorer_model() {
+  AdapterModel m;
+  m.n_layers = 3;
+  m.d_model = 2;
+  m.n_experts = 4;
+  m.has_experts = {1, 1, 1};
+  return m;
+}
+
+// One rank-2 entry after layer 1 for scorer_model():
+// A = [[1, 0], [0, 2]]; B = [[1, 0], [0, 1], [1, 1], [-1, 0]] (all exact in f16).
+Adapter scorer_adapter(uint32_t version) {
+  Adapter a;
+  a.version = version;
+  a.d_model = 2;
+  a.n_experts = 4;
+  a.rank = 2;
+  AdapterEntry e;
+  e.src_layer = 1;
+  for (float v : {1.f, 0.f, 0.f, 2.f}) e.a.push_back(float_to_half(v));
+  for (float v : {1.f, 0.f, 0.f, 1.f, 1.f, 1.f, -1.f, 0.f}) e.b.push_back(float_to_half(v));
+  a.entries.push_back(e);
+  return a;
 }
 
 void put_u32(std::vector<uint8_t>& b, size_t at, uint32_t v) {
@@ -91,7 +118,8 @@ TEST_CASE("a random adapter writes and reads back identically, through a file to
   CHECK(serialize_adapter(random_adapter(model, 3, 42)) == bytes);  // same seed, same bytes
   CHECK(serialize_adapter(random_adapter(model, 3, 43)) != bytes);
 
-  const std::string path = std::string(MOEPAGE_BINARY_DIR) + "/pager-core-roundtrip.hfadpt";
+  const moepage::test::TempDir dir("pager-core");
+  const std::string path = (dir / "roundtrip.hfadpt").string();
   write_adapter_file(path, a);
   const Adapter c = read_adapter_file(path, model);
   CHECK(serialize_adapter(c) == bytes);
@@ -154,21 +182,8 @@ TEST_CASE("each HFADPT validation error names the file and what was expected") {
 }
 
 TEST_CASE("the scorer computes B (A h) + gate bias and picks the top M") {
-  AdapterModel model;
-  model.n_layers = 3;
-  model.d_model = 2;
-  model.n_experts = 4;
-  model.has_experts = {1, 1, 1};
-  Adapter a;
-  a.d_model = 2;
-  a.n_experts = 4;
-  a.rank = 2;
-  AdapterEntry e;
-  e.src_layer = 1;
-  // A = [[1, 0], [0, 2]]; B = [[1, 0], [0, 1], [1, 1], [-1, 0]] (all exact in f16).
-  for (float v : {1.f, 0.f, 0.f, 2.f}) e.a.push_back(float_to_half(v));
-  for (float v : {1.f, 0.f, 0.f, 1.f, 1.f, 1.f, -1.f, 0.f}) e.b.push_back(float_to_half(v));
-  a.entries.push_back(e);
+  const AdapterModel model = scorer_model();
+  const Adapter a = scorer_adapter(1);
   AdapterScorer scorer(parse_adapter(serialize_adapter(a), model, "mem"), model.n_layers);
   CHECK(scorer.predicts_after(1));
   CHECK_FALSE(scorer.predicts_after(0));
@@ -202,11 +217,11 @@ TEST_CASE("reading an adapter refuses a device, a FIFO and a file larger than an
   };
   // /dev/zero never ends: read whole, it would fill the memory.
   CHECK(read_error("/dev/zero") == "/dev/zero: not a regular file");
-  const std::string fifo = "/tmp/moepage-adapter-fifo-" + std::to_string(::getpid());
+  const moepage::test::TempDir dir("adapter-files");
+  const std::string fifo = (dir / "fifo").string();
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   CHECK(read_error(fifo) == fifo + ": not a regular file");  // and the open did not wait for a writer
-  ::unlink(fifo.c_str());
-  const std::string big = "/tmp/moepage-adapter-big-" + std::to_string(::getpid());
+  const std::string big = (dir / "big").string();
   {
     std::FILE* f = std::fopen(big.c_str(), "wb");
     REQUIRE(f != nullptr);
@@ -215,32 +230,18 @@ TEST_CASE("reading an adapter refuses a device, a FIFO and a file larger than an
     std::fclose(f);
   }
   CHECK(read_error(big).find(big + ": file is 1048577 bytes, more than any adapter for this model") == 0);
-  std::remove(big.c_str());
 }
 
 TEST_CASE("HFADPT v2 carries a bias per entry: round trip, the scorer adds it, a non-finite one is refused") {
-  AdapterModel model;
-  model.n_layers = 3;
-  model.d_model = 2;
-  model.n_experts = 4;
-  model.has_experts = {1, 1, 1};
-  Adapter a;
-  a.version = 2;
-  a.d_model = 2;
-  a.n_experts = 4;
-  a.rank = 2;
-  AdapterEntry e;
-  e.src_layer = 1;
-  for (float v : {1.f, 0.f, 0.f, 2.f}) e.a.push_back(float_to_half(v));
-  for (float v : {1.f, 0.f, 0.f, 1.f, 1.f, 1.f, -1.f, 0.f}) e.b.push_back(float_to_half(v));
-  e.bias = {0.25f, -1.f, 0.f, 10.f};
-  a.entries.push_back(e);
+  const AdapterModel model = scorer_model();
+  Adapter a = scorer_adapter(2);
+  a.entries[0].bias = {0.25f, -1.f, 0.f, 10.f};
   std::vector<uint8_t> bytes = serialize_adapter(a);
   CHECK(bytes.size() == 28 + 4 + 2 * 4 + 2 * 8 + 4 * 4);
   const Adapter b = parse_adapter(bytes, model, "v2.hfadpt");
   CHECK(b.version == 2);
   REQUIRE(b.entries.size() == 1);
-  CHECK(b.entries[0].bias == e.bias);
+  CHECK(b.entries[0].bias == a.entries[0].bias);
   CHECK(serialize_adapter(b) == bytes);
 
   AdapterScorer scorer(b, model.n_layers);

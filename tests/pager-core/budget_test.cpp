@@ -1,4 +1,4 @@
-// Budget sizing messages (exact text), size formatting and the meminfo parser.
+// Budget sizing messages (exact text) and the meminfo parser.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -6,7 +6,6 @@
 #include "moepage/pager_core/budget.hpp"
 #include "moepage/pager_core/errors.hpp"
 #include "moepage/pager_core/meminfo.hpp"
-#include "moepage/pager_core/size_format.hpp"
 
 using namespace moepage::pager;
 
@@ -33,19 +32,6 @@ std::string budget_error(const BudgetInputs& in) {
   return "(no error)";
 }
 }  // namespace
-
-TEST_CASE("sizes print in binary units with two decimals at most") {
-  CHECK(format_bytes(0) == "0 B");
-  CHECK(format_bytes(1023) == "1023 B");
-  CHECK(format_bytes(1024) == "1.0 KiB");
-  CHECK(format_bytes(40 * kMiB) == "40.0 MiB");
-  CHECK(format_bytes(13 * kMiB + kMiB / 4) == "13.25 MiB");
-  CHECK(format_bytes(318 * kMiB) == "318.0 MiB");
-  CHECK(format_bytes(8 * kGiB) == "8.0 GiB");
-  CHECK(format_bytes(kGiB + kGiB / 10) == "1.1 GiB");
-  CHECK(format_bytes(kGiB - 1) == "1.0 GiB");  // rounds up into the next unit
-  CHECK(format_bytes(UINT64_MAX) == "16.0 EiB");
-}
 
 TEST_CASE("slots per layer are the budget over paged layers times bytes per expert") {
   const auto d = decide_budget(six_layers(1000 * kMiB));  // 1000 / 79.5 = 12 slots

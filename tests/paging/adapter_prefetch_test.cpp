@@ -5,6 +5,7 @@
 
 #include "moepage/pager_core/adapter_file.hpp"
 #include "paging_fixture.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace moepage::test;
 namespace pc = moepage::pager;
@@ -17,7 +18,7 @@ std::filesystem::path write_adapter(const SyntheticCatalog& model, uint32_t d_mo
   m.d_model = d_model;
   m.n_experts = model.n_experts;
   m.has_experts = model.has_experts;
-  const auto path = temp_path("adapter");
+  const auto path = unique_temp_path("paging-adapter");
   pc::write_adapter_file(path.string(), pc::random_adapter(m, 4, seed));
   return path;
 }

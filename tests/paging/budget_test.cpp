@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "paging_fixture.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace moepage::test;
 
@@ -62,10 +63,11 @@ TEST_CASE("auto budget with unreadable memory information is an error asking for
 
 TEST_CASE("auto budget is MemAvailable minus the reserve, in whole slots per layer") {
   SyntheticCatalog model(4, 8, 2);
-  const auto meminfo = temp_path("meminfo");
+  const TempFile meminfo_file("paging-meminfo");
+  const auto& meminfo = meminfo_file.path();
   // 10 KiB reserve + exactly 5 slots per layer of available memory (in kB, as the kernel writes it).
   const uint64_t reserve = 10240, available = reserve + model.budget_for(5) + 100;
-  std::ofstream(meminfo) << "MemTotal: 99999999 kB\nMemAvailable: " << (available + 1023) / 1024 << " kB\n";
+  write_file(meminfo, "MemTotal: 99999999 kB\nMemAvailable: " + std::to_string((available + 1023) / 1024) + " kB\n");
   {
     CapturingHost host(moepage::host::make_cpu_device_service(meminfo));
     Plugins plugins(host.get());
@@ -76,5 +78,4 @@ TEST_CASE("auto budget is MemAvailable minus the reserve, in whole slots per lay
     CHECK(s.slots_per_layer == 5);
     CHECK(s.load_bytes_read == 0);
   }
-  std::filesystem::remove(meminfo);
 }

@@ -2,15 +2,11 @@
 // a host API whose log lines the test can read, and a synthetic expert catalog over a generated
 // file (every byte a hash of its offset, so a misplaced or stale range never matches by accident).
 #pragma once
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -22,51 +18,10 @@
 #include "host/registry.hpp"
 #include "moepage/cpp/host_handles.hpp"
 #include "profile/option_validation.hpp"
+#include "support/pattern_file.hpp"
+#include "support/test_paths.hpp"
 
 namespace moepage::test {
-
-inline uint8_t pattern_byte(uint64_t i) {
-  uint64_t z = i + 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return static_cast<uint8_t>(z ^ (z >> 31));
-}
-inline bool matches_pattern(const uint8_t* p, uint64_t n, uint64_t from) {
-  for (uint64_t i = 0; i < n; ++i)
-    if (p[i] != pattern_byte(from + i)) return false;
-  return true;
-}
-
-inline std::filesystem::path temp_path(const std::string& stem) {
-  static std::atomic<int> counter{0};
-  return std::filesystem::temp_directory_path() /
-         ("moepage-paging-" + stem + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-}
-
-// A file of `size` pattern bytes; `sparse` leaves it a hole (reads give zeros) for size-only tests.
-class PatternFile {
- public:
-  explicit PatternFile(uint64_t size, bool sparse = false) : path_(temp_path("bin")) {
-    if (sparse) {
-      std::ofstream(path_, std::ios::binary).flush();
-      std::filesystem::resize_file(path_, size);
-      return;
-    }
-    std::vector<char> bytes(size);
-    for (uint64_t i = 0; i < size; ++i) bytes[i] = static_cast<char>(pattern_byte(i));
-    std::ofstream(path_, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(size));
-  }
-  ~PatternFile() {
-    std::error_code ec;
-    std::filesystem::remove(path_, ec);
-  }
-  PatternFile(const PatternFile&) = delete;
-  PatternFile& operator=(const PatternFile&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 // A model-shaped catalog: layer 0 dense (no routed experts), the rest paged; each expert has two
 // parts ("w1" 1000 bytes, "w2" 600 bytes) at 1 KiB-aligned places in one pattern file.
@@ -163,7 +118,7 @@ class Plugins {
     for (const char* lib : {"libmoepage-pager-paged.so", "libmoepage-pager-lru.so",
                             "libmoepage-pager-adapter-prefetch.so", "libmoepage-transport-pinned-async.so",
                             "libmoepage-transport-fault-inject.so", "libmoepage-transport-pread.so"})
-      registry_.add_library(std::filesystem::path(MOEPAGE_PLUGIN_BUILD_DIR) / lib);
+      registry_.add_library(plugin_dir() / lib);
   }
 
   mp::TransportHandle transport(const std::string& name, OptionList options = {}) {

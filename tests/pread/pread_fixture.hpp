@@ -1,12 +1,9 @@
 // Loads the built pread plugin through the host loader and writes generated files to read.
 #pragma once
-#include <unistd.h>
 
-#include <atomic>
 #include <deque>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -15,46 +12,10 @@
 #include "host/plugin_loader.hpp"
 #include "moepage/cpp/host_handles.hpp"
 #include "profile/option_validation.hpp"
+#include "support/pattern_file.hpp"
+#include "support/test_paths.hpp"
 
 namespace moepage::test {
-
-// Byte i of every generated file: a hash of i, so a misplaced range never matches by accident.
-inline uint8_t pattern_byte(uint64_t i) {
-  uint64_t z = i + 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return static_cast<uint8_t>(z ^ (z >> 31));
-}
-
-// True when p[0, n) holds the generated file's bytes starting at file offset `from`.
-inline bool matches_pattern(const uint8_t* p, uint64_t n, uint64_t from) {
-  for (uint64_t i = 0; i < n; ++i) {
-    if (p[i] != pattern_byte(from + i)) return false;
-  }
-  return true;
-}
-
-class PatternFile {
- public:
-  explicit PatternFile(uint64_t size) {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("moepage-pread-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".bin");
-    std::vector<char> bytes(size);
-    for (uint64_t i = 0; i < size; ++i) bytes[i] = static_cast<char>(pattern_byte(i));
-    std::ofstream(path_, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(size));
-  }
-  ~PatternFile() {
-    std::error_code ec;
-    std::filesystem::remove(path_, ec);
-  }
-  PatternFile(const PatternFile&) = delete;
-  PatternFile& operator=(const PatternFile&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 // The pread component of the built plugin library.
 class PreadPlugin {
@@ -67,7 +28,7 @@ class PreadPlugin {
   }
 
   static std::filesystem::path library_path() {
-    return std::filesystem::path(MOEPAGE_PLUGIN_BUILD_DIR) / "libmoepage-transport-pread.so";
+    return plugin_dir() / "libmoepage-transport-pread.so";
   }
 
   // An instance with the given options ({"threads", "2"}, ...) validated like a profile's.

@@ -10,7 +10,8 @@
 #include <vector>
 
 #include "profile/profile.hpp"
-#include "temp_folder.hpp"
+#include "support/temp_dir.hpp"
+#include "support/test_paths.hpp"
 
 namespace fs = std::filesystem;
 
@@ -55,8 +56,8 @@ std::string mutate(std::string text, std::mt19937& rng) {
 }  // namespace
 
 TEST_CASE("mutated example profiles load or fail with a ProfileError, never anything else") {
-  moepage::test::TempFolder dir;
-  const fs::path configs = fs::path(MOEPAGE_SOURCE_DIR) / "configs";
+  moepage::test::TempDir dir;
+  const fs::path configs = moepage::test::source_path("configs");
   std::vector<std::string> originals;
   for (const auto& entry : fs::directory_iterator(configs)) {
     if (entry.path().extension() != ".yaml") continue;

@@ -4,12 +4,12 @@
 #include <vector>
 
 #include "profile/profile.hpp"
-#include "temp_folder.hpp"
+#include "support/temp_dir.hpp"
 
 using moepage::profile::load_profile;
 using moepage::profile::Profile;
 using moepage::profile::ProfileError;
-using moepage::test::TempFolder;
+using moepage::test::TempDir;
 
 namespace {
 
@@ -33,7 +33,7 @@ const std::string* option_text(const moepage::profile::ComponentSpec& spec, cons
 }  // namespace
 
 TEST_CASE("a complete profile loads every setting") {
-  TempFolder dir;
+  TempDir dir;
   auto file = dir.write("p.yaml",
                         "model: models/tiny\n"
                         "device: cpu\n"
@@ -63,7 +63,7 @@ TEST_CASE("a complete profile loads every setting") {
 }
 
 TEST_CASE("settings a profile leaves out take their defaults") {
-  TempFolder dir;
+  TempDir dir;
   Profile p = load_profile(dir.write("p.yaml", "pager: {plugin: resident}\n"));
   CHECK(p.device == "cpu");
   CHECK(p.arch.empty());
@@ -74,7 +74,7 @@ TEST_CASE("settings a profile leaves out take their defaults") {
 }
 
 TEST_CASE("malformed YAML gives an error with file, line and column") {
-  TempFolder dir;
+  TempDir dir;
   auto file = dir.write("broken.yaml", "pager:\n  plugin: lru\n  budget: [8GiB\n");
   const std::string message = load_error(file);
   CHECK(message.find(file.string() + ":") != std::string::npos);
@@ -85,7 +85,7 @@ TEST_CASE("malformed YAML gives an error with file, line and column") {
 }
 
 TEST_CASE("an unknown top-level key is an error naming it, its position and the valid keys") {
-  TempFolder dir;
+  TempDir dir;
   auto file = dir.write("p.yaml", "model: m\npagr: {plugin: lru}\n");
   const std::string message = load_error(file);
   CHECK(message.find(file.string() + ":2:1:") != std::string::npos);
@@ -94,7 +94,7 @@ TEST_CASE("an unknown top-level key is an error naming it, its position and the 
 }
 
 TEST_CASE("an unknown key inside generate names the key and the valid ones") {
-  TempFolder dir;
+  TempDir dir;
   const std::string message = load_error(dir.write("p.yaml", "generate:\n  max_token: 3\n"));
   CHECK(message.find(":2:3:") != std::string::npos);
   CHECK(message.find("unknown key 'generate.max_token'") != std::string::npos);
@@ -102,7 +102,7 @@ TEST_CASE("an unknown key inside generate names the key and the valid ones") {
 }
 
 TEST_CASE("a wrongly typed setting names the key, the expectation and the value") {
-  TempFolder dir;
+  TempDir dir;
   const std::string message = load_error(dir.write("p.yaml", "generate:\n  max_tokens: lots\n"));
   CHECK(message.find(":2:15:") != std::string::npos);
   CHECK(message.find("generate.max_tokens: expected an integer") != std::string::npos);
@@ -119,13 +119,13 @@ TEST_CASE("a wrongly typed setting names the key, the expectation and the value"
 }
 
 TEST_CASE("a duplicate key is an error rather than a silent override") {
-  TempFolder dir;
+  TempDir dir;
   const std::string message = load_error(dir.write("p.yaml", "pager:\n  plugin: lru\n  plugin: resident\n"));
   CHECK(message.find(":3:3: duplicate key 'pager.plugin'") != std::string::npos);
 }
 
 TEST_CASE("a base chain merges key by key with relative paths resolved against each file") {
-  TempFolder dir;
+  TempDir dir;
   dir.write("common/root.yaml",
             "model: ../models/tiny\n"
             "pager: {plugin: lru, budget: 1GiB, policy: lru}\n"
@@ -151,7 +151,7 @@ TEST_CASE("a base chain merges key by key with relative paths resolved against e
 }
 
 TEST_CASE("a child that picks another plugin drops the options inherited for the old one") {
-  TempFolder dir;
+  TempDir dir;
   dir.write("base.yaml", "pager: {plugin: lru, budget: 1GiB}\n");
   Profile p = load_profile(dir.write("child.yaml", "base: base.yaml\npager: {plugin: resident}\n"));
   CHECK(p.pager.plugin == "resident");
@@ -159,7 +159,7 @@ TEST_CASE("a child that picks another plugin drops the options inherited for the
 }
 
 TEST_CASE("options a base sets before any plugin is named survive the child naming one") {
-  TempFolder dir;
+  TempDir dir;
   dir.write("base.yaml", "transport: {threads: 2}\n");
   Profile p = load_profile(dir.write("child.yaml", "base: base.yaml\ntransport: {plugin: pread}\n"));
   CHECK(p.transport.plugin == "pread");
@@ -168,7 +168,7 @@ TEST_CASE("options a base sets before any plugin is named survive the child nami
 }
 
 TEST_CASE("a key with no value removes what the base set") {
-  TempFolder dir;
+  TempDir dir;
   dir.write("base.yaml", "arch: deepseek4\npager: {plugin: lru, budget: 1GiB}\n");
   Profile p = load_profile(dir.write("child.yaml", "base: base.yaml\narch:\npager: {budget: ~}\n"));
   CHECK(p.arch.empty());
@@ -177,7 +177,7 @@ TEST_CASE("a key with no value removes what the base set") {
 }
 
 TEST_CASE("a prompt in the child replaces prompt ids from the base") {
-  TempFolder dir;
+  TempDir dir;
   dir.write("base.yaml", "generate: {prompt_ids: [5, 6]}\n");
   Profile p = load_profile(dir.write("child.yaml", "base: base.yaml\ngenerate: {prompt: hi}\n"));
   CHECK(p.generate.prompt == std::optional<std::string>("hi"));
@@ -187,7 +187,7 @@ TEST_CASE("a prompt in the child replaces prompt ids from the base") {
 }
 
 TEST_CASE("an inheritance cycle is an error naming the files in order") {
-  TempFolder dir;
+  TempDir dir;
   auto a = dir.write("a.yaml", "base: b.yaml\n");
   auto b = dir.write("b.yaml", "base: a.yaml\n");
   const std::string message = load_error(a);
@@ -196,7 +196,7 @@ TEST_CASE("an inheritance cycle is an error naming the files in order") {
 }
 
 TEST_CASE("a missing base or profile file is named in the error") {
-  TempFolder dir;
+  TempDir dir;
   auto child = dir.write("child.yaml", "base: nowhere.yaml\n");
   const std::string message = load_error(child);
   CHECK(message.find(child.string() + ":1:7: base profile 'nowhere.yaml' not found") != std::string::npos);
@@ -205,7 +205,7 @@ TEST_CASE("a missing base or profile file is named in the error") {
 }
 
 TEST_CASE("--set overrides take precedence over the file and its base") {
-  TempFolder dir;
+  TempDir dir;
   dir.write("base.yaml", "pager: {plugin: lru, budget: 1GiB}\ngenerate: {max_tokens: 4}\n");
   auto child = dir.write("child.yaml", "base: base.yaml\npager: {budget: 2GiB}\n");
   Profile p = load_profile(child, std::vector<std::string>{"pager.budget=3GiB", "generate.max_tokens=9",
@@ -221,7 +221,7 @@ TEST_CASE("--set overrides take precedence over the file and its base") {
 }
 
 TEST_CASE("an empty --set value removes the key") {
-  TempFolder dir;
+  TempDir dir;
   auto file = dir.write("p.yaml", "arch: deepseek4\npager: {plugin: lru, budget: 1GiB}\n");
   Profile p = load_profile(file, std::vector<std::string>{"arch=", "pager.budget="});
   CHECK(p.arch.empty());
@@ -229,7 +229,7 @@ TEST_CASE("an empty --set value removes the key") {
 }
 
 TEST_CASE("a bad --set names the override and what was wrong") {
-  TempFolder dir;
+  TempDir dir;
   auto file = dir.write("p.yaml", "pager: {plugin: lru}\n");
   CHECK(load_error(file, {"pager.budget"}).find("--set pager.budget: expected key.path=value") != std::string::npos);
   CHECK(load_error(file, {"pagr.budget=1"}).find("--set pagr.budget=1: unknown key 'pagr'") != std::string::npos);
@@ -241,7 +241,7 @@ TEST_CASE("a bad --set names the override and what was wrong") {
 }
 
 TEST_CASE("arch takes a name or a map with the architecture's options, and --set reaches them") {
-  TempFolder dir;
+  TempDir dir;
   auto file = dir.write("p.yaml", "arch: {plugin: deepseek4, threads: 2, max_context: 16384}\n");
   Profile p = load_profile(file, std::vector<std::string>{"arch.threads=3"});
   CHECK(p.arch == "deepseek4");

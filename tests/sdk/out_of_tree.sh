@@ -34,12 +34,15 @@ for f in bin/moepage include/moepage/plugin.h include/moepage/cpp/plugin_adapter
 done
 for f in include/moepage/support/checkpoint/checkpoint.hpp include/moepage/support/dtype/dtype.hpp \
          include/moepage/support/gpu/hip_compat.hpp include/moepage/pager_core/trace.hpp \
-         lib/cmake/moepage/moepageSupportTargets.cmake lib/libmoepage-checkpoint.a lib/libmoepage-pager-core.a; do
+         include/moepage/support/fileio/positional_read.hpp include/moepage/support/units/byte_size.hpp \
+         lib/cmake/moepage/moepageSupportTargets.cmake lib/libmoepage-checkpoint.a lib/libmoepage-pager-core.a \
+         lib/libmoepage-fileio.a lib/libmoepage-units.a; do
   [ -e "$prefix/$f" ] || fail "the install has no SDK support file $f"
 done
 # The SDK's support libraries are the only static libraries an install may hold.
 leaked=$(find "$prefix" \( -name 'libfake-*' -o -name 'libcli-fake-*' -o \( -name '*.a' ! -name 'libmoepage-dtype.a' \
-  ! -name 'libmoepage-checkpoint.a' ! -name 'libmoepage-pager-core.a' \) \) -print)
+  ! -name 'libmoepage-checkpoint.a' ! -name 'libmoepage-pager-core.a' ! -name 'libmoepage-fileio.a' \
+  ! -name 'libmoepage-units.a' \) \) -print)
 [ -z "$leaked" ] || fail "test plugins or static host libraries were installed: $leaked"
 
 step "pkg-config describes the relocated prefix"

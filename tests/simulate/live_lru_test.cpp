@@ -8,12 +8,8 @@
 // the hinted layers too. The run is long enough (80 tokens, 16 slots of 64) that every layer evicts.
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,6 +18,7 @@
 #include "ablate/trace_input.hpp"
 #include "live_run.hpp"
 #include "moepage/pager_core/simulator.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace moepage;
 
@@ -39,9 +36,8 @@ nlohmann::json run_lru(const std::filesystem::path& dir, const std::string& budg
 }  // namespace
 
 TEST_CASE("the simulated lru misses equal the live lru pager's on every layer of the same run, hinted ones too") {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("moepage-live-lru-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const moepage::test::TempDir tmp("live-lru");
+  const std::filesystem::path& dir = tmp.path();
   // The budget that buys exactly kSlots slots: a probe run reports the bytes of one slot.
   const std::string budget = live_run::budget_buying(run_lru(dir, "1.5MiB", ""), kSlots);
 
@@ -93,5 +89,4 @@ TEST_CASE("the simulated lru misses equal the live lru pager's on every layer of
       CHECK(belady.misses < other.misses);
     }
   }
-  std::filesystem::remove_all(dir);
 }

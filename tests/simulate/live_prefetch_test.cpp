@@ -6,12 +6,8 @@
 // prefetched; a policy judged by `moepage simulate` on recorded predictions is the live one.
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +16,8 @@
 #include "ablate/trace_input.hpp"
 #include "live_run.hpp"
 #include "moepage/pager_core/simulator.hpp"
+#include "support/temp_dir.hpp"
+#include "support/test_paths.hpp"
 
 using namespace moepage;
 
@@ -28,8 +26,9 @@ namespace {
 constexpr uint32_t kLayers = 8, kHashLayers = 3, kTopM = 8;
 
 nlohmann::json run_prefetch(const std::filesystem::path& dir, const std::string& trace_path) {
-  return live_run::run_tiny(dir, " --set pager.plugin=adapter-prefetch --set pager.adapter=" MOEPAGE_SOURCE_DIR
-                                 "/models/ds4-debian-tiny/prefetch.hfadpt --set pager.budget=3MiB --set pager.top_m=" +
+  return live_run::run_tiny(dir, " --set pager.plugin=adapter-prefetch --set pager.adapter=" +
+                                     moepage::test::source_path("models/ds4-debian-tiny/prefetch.hfadpt").string() +
+                                     " --set pager.budget=3MiB --set pager.top_m=" +
                                      std::to_string(kTopM) +
                                      " --prompt \"The kernel scheduler decides which task runs next on each CPU\"" +
                                      " --max-tokens 64 --trace " + trace_path);
@@ -38,9 +37,8 @@ nlohmann::json run_prefetch(const std::filesystem::path& dir, const std::string&
 }  // namespace
 
 TEST_CASE("the simulated lru+prefetch misses equal the live adapter-prefetch pager's on every layer") {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("moepage-live-prefetch-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const moepage::test::TempDir tmp("live-prefetch");
+  const std::filesystem::path& dir = tmp.path();
   const std::filesystem::path trace_path = dir / "run.trace";
   const nlohmann::json stats = run_prefetch(dir, trace_path.string());
   const uint32_t slots = stats["pager"]["slots_per_layer"].get<uint32_t>();
@@ -81,5 +79,4 @@ TEST_CASE("the simulated lru+prefetch misses equal the live adapter-prefetch pag
   pager::PolicySpec fewer = with_predictions;
   fewer.predict_m = 2;
   CHECK(pager::simulate(trace, slots, fewer).prefetch_reads < sim.prefetch_reads);
-  std::filesystem::remove_all(dir);
 }

@@ -5,35 +5,29 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-namespace moepage::live_run {
+#include "support/temp_dir.hpp"
+#include "support/test_paths.hpp"
 
-inline std::string read(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+namespace moepage::live_run {
 
 // Runs `moepage run --profile configs/lru.yaml --model models/ds4-debian-tiny ARGS` in `dir`
 // (stdout and stderr into files there), requires exit 0 and returns --stats-json's document.
 inline nlohmann::json run_tiny(const std::filesystem::path& dir, const std::string& args) {
   const std::filesystem::path stats_path = dir / "stats.json";
-  const std::string cmd = std::string(MOEPAGE_BINARY_DIR "/bin/moepage --log-level warn run") +
-                          " --profile " MOEPAGE_SOURCE_DIR "/configs/lru.yaml" +
-                          " --model " MOEPAGE_SOURCE_DIR "/models/ds4-debian-tiny" +
-                          " --plugin-dir " MOEPAGE_PLUGIN_BUILD_DIR + " " + args + " --stats-json " +
+  const std::string cmd = test::moepage_exe().string() + " --log-level warn run" +
+                          " --profile " + test::source_path("configs/lru.yaml").string() +
+                          " --model " + test::source_path("models/ds4-debian-tiny").string() +
+                          " --plugin-dir " + test::plugin_dir().string() + " " + args + " --stats-json " +
                           stats_path.string() + " > " + (dir / "stdout.txt").string() + " 2> " +
                           (dir / "stderr.txt").string();
   const int rc = std::system(cmd.c_str());
-  INFO("stderr: " << read(dir / "stderr.txt"));
+  INFO("stderr: " << test::read_file(dir / "stderr.txt"));
   REQUIRE(rc == 0);
-  return nlohmann::json::parse(read(stats_path));
+  return nlohmann::json::parse(test::read_file(stats_path));
 }
 
 // The budget that buys exactly `slots` slots per layer, from a probe run's stats (its pool bytes

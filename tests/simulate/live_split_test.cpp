@@ -4,8 +4,6 @@
 // live pager did on every layer, and the split pools must cost no more than the uniform ones.
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <string>
@@ -17,6 +15,7 @@
 #include "live_run.hpp"
 #include "moepage/pager_core/simulator.hpp"
 #include "moepage/pager_core/split.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace moepage;
 
@@ -33,9 +32,8 @@ nlohmann::json run_paged(const std::filesystem::path& dir, const std::string& bu
 }  // namespace
 
 TEST_CASE("the live split pager misses as the simulator says, on every layer, within the same budget") {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("moepage-live-split-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const moepage::test::TempDir tmp("live-split");
+  const std::filesystem::path& dir = tmp.path();
   // The budget that buys exactly kSlots slots: a probe run reports the bytes of one slot.
   const std::string budget = live_run::budget_buying(run_paged(dir, "1.5MiB", ""), kSlots);
 
@@ -79,5 +77,4 @@ TEST_CASE("the live split pager misses as the simulator says, on every layer, wi
   // misses less than the uniform pools.
   CHECK(replayed.rows.size() == recorded.rows.size());
   CHECK(split["pager"]["misses"].get<uint64_t>() < uniform["pager"]["misses"].get<uint64_t>());
-  std::filesystem::remove_all(dir);
 }

@@ -2,16 +2,15 @@
 // option parsers refuse nonsense, and the command's JSON matches the library's numbers.
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "ablate/simulate_report.hpp"
 #include "ablate/trace_input.hpp"
+#include "support/temp_dir.hpp"
+#include "support/test_paths.hpp"
 
 using namespace moepage;
 using ablate::SimulateReport;
@@ -19,11 +18,9 @@ using ablate::SimulateRequest;
 
 namespace {
 
-const char* const kRecorded = MOEPAGE_SOURCE_DIR "/tests/data/ds4-debian-tiny-heldout.trace.xz";
-
 // The recorded trace, decompressed once for the whole suite.
 const pager::Trace& recorded() {
-  static const pager::Trace trace = ablate::load_trace(kRecorded);
+  static const pager::Trace trace = ablate::load_trace(test::source_path("tests/data/ds4-debian-tiny-heldout.trace.xz").string());
   return trace;
 }
 
@@ -91,13 +88,6 @@ std::string trace_text(const pager::Trace& t) {
   char buf[64];
   for (const pager::TraceRow& r : t.rows) text.append(buf, pager::format_trace_row(r, false, buf));
   return text;
-}
-
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 }  // namespace
@@ -181,30 +171,29 @@ TEST_CASE("slot, policy and layer lists refuse what they cannot mean") {
 TEST_CASE("a missing or corrupt trace is an error naming the file") {
   CHECK_THROWS_WITH_AS(ablate::load_trace("/nonexistent/t.trace"), "trace /nonexistent/t.trace does not exist",
                        std::runtime_error);
-  const std::string bad = std::filesystem::temp_directory_path() / "moepage-simulate-bad.trace.xz";
-  std::ofstream(bad) << "not xz data";
+  const test::TempDir dir("simulate");
+  const std::string bad = dir.write("bad.trace.xz", "not xz data").string();
   std::string message;
   try {
     ablate::load_trace(bad);
   } catch (const std::exception& e) {
     message = e.what();
   }
-  std::filesystem::remove(bad);
   CHECK(message.find("cannot decompress trace " + bad) == 0);
 }
 
 TEST_CASE("moepage simulate reads a plain text trace and writes JSON equal to the library's numbers") {
-  const std::string dir = std::filesystem::temp_directory_path() / ("moepage-simulate-cli-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const test::TempDir tmp("simulate-cli");
+  const std::string dir = tmp.path().string();
   const pager::Trace slice = prefix(recorded(), 1024);
   const std::string trace = dir + "/slice.trace", json = dir + "/sim.json", out = dir + "/stdout.txt";
   std::ofstream(trace) << trace_text(slice);
-  const std::string cmd = std::string(MOEPAGE_BINARY_DIR "/bin/moepage simulate ") + trace +
+  const std::string cmd = test::moepage_exe().string() + " simulate " + trace +
                           " --slots 8,16 --policies lru,belady --layers 4-7 --json " + json + " > " + out;
   REQUIRE(std::system(cmd.c_str()) == 0);
-  const std::string table = read(out);
+  const std::string table = test::read_file(out);
   CHECK(table.find("| slots | lru | belady | lru/belady |") != std::string::npos);
-  const nlohmann::json doc = nlohmann::json::parse(read(json));
+  const nlohmann::json doc = nlohmann::json::parse(test::read_file(json));
   const SimulateReport lib =
       ablate::run_simulation(slice, {{8, 16}, ablate::parse_policy_list("lru,belady"), std::make_pair(4u, 7u)});
   REQUIRE(doc["results"].size() == 4);
@@ -212,6 +201,5 @@ TEST_CASE("moepage simulate reads a plain text trace and writes JSON equal to th
     CHECK(doc["results"][i]["misses"].get<uint64_t>() == lib.cells[i].misses);
     CHECK(doc["results"][i]["slots"].get<uint32_t>() == lib.cells[i].slots);
   }
-  CHECK(std::system((std::string(MOEPAGE_BINARY_DIR "/bin/moepage simulate ") + trace + " --slots 0 2>/dev/null").c_str()) != 0);
-  std::filesystem::remove_all(dir);
+  CHECK(std::system((test::moepage_exe().string() + " simulate " + trace + " --slots 0 2>/dev/null").c_str()) != 0);
 }

@@ -8,13 +8,14 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "support/test_paths.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace fs = std::filesystem;
 
 TEST_CASE("encode and decode equal Hugging Face tokenizers on the held-out fixture") {
-  const fs::path fixture = fs::path(MOEPAGE_SOURCE_DIR) / "tests/fixtures/tokenizer/heldout_ids.jsonl";
-  const fs::path tokenizer_file = fs::path(MOEPAGE_SOURCE_DIR) / "models/ds4-debian-tiny/tokenizer.json";
+  const fs::path fixture = moepage::test::fixture_path("tokenizer/heldout_ids.jsonl");
+  const fs::path tokenizer_file = moepage::test::source_path("models/ds4-debian-tiny/tokenizer.json");
   if (!fs::exists(fixture)) {
     MESSAGE("skipped: " << fixture.string() << " is absent (made by tools/train/train.py on the GPU machine)");
     return;

@@ -8,10 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "support/test_paths.hpp"
 #include "tokenizer/pretokenize.hpp"
 
 TEST_CASE("the splitter agrees with a regex engine on every recorded case") {
-  std::ifstream in(std::string(MOEPAGE_SOURCE_DIR) + "/tests/tokenizer/split_cases.jsonl");
+  std::ifstream in(moepage::test::source_path("tests/tokenizer/split_cases.jsonl"));
   REQUIRE(in.good());
   std::string line;
   int cases = 0;

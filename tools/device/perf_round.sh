@@ -7,7 +7,7 @@ cd "$(dirname "$0")/../.."
 out=$1; mkdir -p "$out"
 export LD_LIBRARY_PATH="$PWD/build-gpu/carry-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 b=build-gpu/bin
-mkdir -p /work && [ -e /work/main ] || ln -s "$PWD" /work/main   # the test binaries' built-in source path
+. tools/device/test_env.sh build-gpu   # where the test binaries find fixtures and plugins
 model=${FLASH_MODEL_DIR:-/tmp/flash4}
 { $b/ds4-hip-kernels; echo "rc $?"; } > "$out/kernels.txt" 2>&1; tail -4 "$out/kernels.txt"
 { $b/ds4-hip-forward; echo "rc $?"; } > "$out/forward.txt" 2>&1; tail -4 "$out/forward.txt"

@@ -19,18 +19,9 @@ for cuda_lib in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; 
   [ -d "$cuda_lib" ] && LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$cuda_lib"
 done
 
-# The test binaries carry the absolute source and build paths of the machine that built them
-# (fixtures, plugin folder); when this checkout lives elsewhere, link that path here.
-built_in=$(sed -n 's/^moepage_SOURCE_DIR:STATIC=//p' "$dir/CMakeCache.txt" 2>/dev/null)
-if [ -n "$built_in" ] && [ "$(realpath "$built_in" 2>/dev/null)" != "$(realpath .)" ]; then
-  if [ -e "$built_in" ]; then
-    echo "run_all.sh: warning: tests will read $built_in (the build's source path), not $PWD" >&2
-  elif mkdir -p "$(dirname "$built_in")" 2>/dev/null && ln -s "$PWD" "$built_in" 2>/dev/null; then
-    echo "run_all.sh: linked $built_in -> $PWD (the path the tests were built with)"
-  else
-    echo "run_all.sh: warning: cannot link $built_in -> $PWD; tests that read fixtures may fail" >&2
-  fi
-fi
+# The test binaries find fixtures, the plugin folder and bin/moepage through the environment
+# ctest would set: here, this checkout and its build-gpu.
+. tools/device/test_env.sh "$dir"
 
 stage_gpus() { nvidia-smi -L && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; }
 stage_suite() {  # a doctest binary; its own summary line ends the log

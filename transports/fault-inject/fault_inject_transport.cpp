@@ -20,14 +20,15 @@
 #include <unordered_map>
 #include <vector>
 
+#include "file_table.hpp"
+#include "fileio/positional_read.hpp"
 #include "moepage/cpp/plugin_adapter.hpp"
-#include "range_read.hpp"
 
 namespace {
 
 using moepage::transport::FileTable;
 using moepage::transport::OpenFile;
-using moepage::transport::read_range;
+using moepage::fileio::read_range;
 
 constexpr mp_option_def kOptions[] = {
     mp::option(MP_OPT_INT, "fail_every", "0", "fault every N-th request (0: never by count)"),
@@ -153,7 +154,7 @@ class FaultInjectTransport {
       want = short_reads_ ? r.length / 2 : 0;
       fault = short_reads_ ? "injected short read" : "injected EIO";
     }
-    moepage::transport::RangeRead rr = read_range("fault-inject", f.fd, f.path, r.offset, want, into);
+    moepage::fileio::RangeRead rr = read_range("fault-inject", f.fd, f.path, r.offset, want, into);
     stats_.bytes_read += rr.bytes_read;
     if (rr.status == MP_OK && to_device && rr.bytes_read > 0) {
       const mp_device_service* dev = host_->device;

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "fileio/positional_read.hpp"
+
 namespace moepage::transport {
 
 namespace {
@@ -205,7 +207,7 @@ void PinnedAsyncTransport::run(Job& job, uint32_t worker) {
   next_staging_[worker] = (next_staging_[worker] + 1) % ring_;
   if (s.busy) release(s);  // never read into a buffer whose copy may still be running
   const uint64_t t0 = now_ns();
-  const RangeRead r = read_range("pinned-async", job.file->fd, job.file->path, job.offset, job.length, s.buffer);
+  const fileio::RangeRead r = fileio::read_range("pinned-async", job.file->fd, job.file->path, job.offset, job.length, s.buffer);
   const uint64_t t1 = now_ns();
   {
     std::lock_guard lock(mutex_);

@@ -28,8 +28,8 @@
 #include <thread>
 #include <vector>
 
+#include "file_table.hpp"
 #include "moepage/cpp/plugin_adapter.hpp"
-#include "range_read.hpp"
 
 namespace moepage::transport {
 

@@ -1,14 +1,10 @@
 #include "pread_transport.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 
-#include "positional_read.hpp"
+#include "fileio/positional_read.hpp"
 
 namespace moepage::pread {
 namespace {
@@ -52,7 +48,6 @@ PreadTransport::~PreadTransport() {
       if (b.stream != nullptr) d->stream_destroy(d->ctx, b.stream);
     }
   }
-  for (File& f : files_) ::close(f.fd);
 }
 
 uint64_t PreadTransport::now_ns() const {
@@ -66,42 +61,19 @@ uint64_t PreadTransport::now_ns() const {
 
 mp_status PreadTransport::open(const char* path, uint32_t* file) {
   if (path == nullptr || file == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "pread: open: path or file is NULL");
-  std::lock_guard lock(files_mutex_);
-  // Pagers open each expert's file by path; one descriptor per file keeps the count small.
-  for (size_t i = 0; i < files_.size(); ++i) {
-    if (files_[i].path == path) {
-      *file = static_cast<uint32_t>(i);
-      return MP_OK;
-    }
-  }
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    throw mp::Error(MP_ERR_IO, mp::format("pread: cannot open {}: {}", path, std::strerror(err)));
-  }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    throw mp::Error(MP_ERR_IO, mp::format("pread: cannot stat {}: {}", path, std::strerror(err)));
-  }
-  if (S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    throw mp::Error(MP_ERR_IO, mp::format("pread: cannot read {}: it is a directory", path));
-  }
-  files_.push_back(File{fd, path});
-  *file = static_cast<uint32_t>(files_.size() - 1);
+  // Pagers open each expert's file by path; the table keeps one descriptor per file.
+  *file = files_.open(path);
   return MP_OK;
 }
 
 void PreadTransport::check_batch(const mp::VersionedArray<mp_read_request>& requests) {
-  // Files are resolved now so readers never touch files_ (which open() may be growing).
+  // Files are resolved now so readers never look a handle up.
   const uint32_t n = requests.size();
   resolved_.assign(n, nullptr);
-  std::lock_guard files_lock(files_mutex_);
   for (uint32_t i = 0; i < n; ++i) {
     const mp_read_request r = requests[i];
-    if (r.file >= files_.size()) {
+    resolved_[i] = files_.find(r.file);
+    if (resolved_[i] == nullptr) {
       throw mp::Error(MP_ERR_INVALID_ARG,
                       mp::format("pread: request {}: unknown file handle {} (opened: {})", i, r.file, files_.size()));
     }
@@ -121,7 +93,6 @@ void PreadTransport::check_batch(const mp::VersionedArray<mp_read_request>& requ
       throw mp::Error(MP_ERR_UNSUPPORTED,
                       mp::format("pread: request {}: device destination, but the host offers no device copies", i));
     }
-    resolved_[i] = &files_[r.file];
   }
 }
 
@@ -266,7 +237,7 @@ void PreadTransport::run(Job& job, uint32_t worker) {
   if (job.to_device) {
     status = read_to_device(job, worker, error);
   } else {
-    ReadFailure r = read_exact(job.file->fd, job.file->path, job.offset, job.length, job.dst);
+    fileio::RangeRead r = fileio::read_range("pread", job.file->fd, job.file->path, job.offset, job.length, job.dst);
     bytes_read_ += r.bytes_read;
     status = r.status;
     error = std::move(r.message);
@@ -291,7 +262,7 @@ mp_status PreadTransport::read_to_device(Job& job, uint32_t worker, std::string&
     error = "pread: cannot create a copy stream";
     return MP_ERR_DEVICE;
   }
-  ReadFailure r = read_exact(job.file->fd, job.file->path, job.offset, job.length, b.buffer);
+  fileio::RangeRead r = fileio::read_range("pread", job.file->fd, job.file->path, job.offset, job.length, b.buffer);
   bytes_read_ += r.bytes_read;
   if (r.status != MP_OK) {
     error = std::move(r.message);

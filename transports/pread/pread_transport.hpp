@@ -10,12 +10,12 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "file_table.hpp"
 #include "moepage/cpp/plugin_adapter.hpp"
 #include "work_queue.hpp"
 
@@ -35,11 +35,6 @@ class PreadTransport {
   mp_status stats(mp_transport_stats* out);
 
  private:
-  struct File {
-    int fd = -1;
-    std::string path;
-  };
-
   struct TicketState {
     uint32_t generation = 1;
     bool in_use = false;
@@ -59,7 +54,7 @@ class PreadTransport {
   // One chunk of one request.
   struct Job {
     TicketState* ticket = nullptr;
-    const File* file = nullptr;
+    const transport::OpenFile* file = nullptr;
     uint32_t request = 0;
     uint64_t offset = 0;
     uint64_t length = 0;
@@ -90,14 +85,13 @@ class PreadTransport {
   const mp_host_api* host_;
   uint64_t chunk_bytes_;
 
-  std::mutex files_mutex_;
-  std::deque<File> files_;  // deque: open() never moves a File a queued job points to
+  transport::FileTable files_{"pread"};
 
   std::mutex slots_mutex_;
   std::vector<std::unique_ptr<TicketState>> slots_;
   std::vector<uint32_t> free_slots_;
   // submit()'s scratch, reused under slots_mutex_ so a steady workload stops allocating.
-  std::vector<const File*> resolved_;
+  std::vector<const transport::OpenFile*> resolved_;
   std::vector<Job> staging_;
 
   std::vector<Bounce> bounce_;  // [worker], each touched only by its worker

@@ -1,12 +1,11 @@
 #include "deepseek4/model/config_json.hpp"
 
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
 #include "checkpoint/checkpoint_error.hpp"
+#include "fileio/text_file.hpp"
 
 namespace moepage::ds4 {
 namespace {
@@ -396,11 +395,9 @@ void validate_config(const Config& c, const std::string& label) {
 
 ParsedConfig load_config_json(const std::filesystem::path& path) {
   const std::filesystem::path p = std::filesystem::is_directory(path) ? path / "config.json" : path;
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw CheckpointError(p.string() + ": cannot open");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_config_json(ss.str(), p.string());
+  const std::optional<std::string> text = fileio::try_read_file(p);
+  if (!text) throw CheckpointError(p.string() + ": cannot open");
+  return parse_config_json(*text, p.string());
 }
 
 }  // namespace moepage::ds4

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -12,9 +11,12 @@
 #include "deepseek4/model/catalog.hpp"
 #include "deepseek4/model/config_json.hpp"
 #include "deepseek4/model/tensor_names.hpp"
+#include "units/byte_size.hpp"
 
 namespace moepage::ds4 {
 namespace fs = std::filesystem;
+using units::format_bytes;
+using units::group_digits;
 namespace {
 
 std::string pad(std::string s, size_t w) {
@@ -47,51 +49,6 @@ std::string schedule_text(const Config& c) {
 }
 
 }  // namespace
-
-std::string grouped(uint64_t n) {
-  std::string s = std::to_string(n);
-  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(size_t(i), ",");
-  return s;
-}
-
-std::string human_bytes(uint64_t bytes) {
-  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = double(bytes);
-  int u = 0;
-  while (v >= 1024.0 && u < 4) {
-    v /= 1024.0;
-    ++u;
-  }
-  char buf[32];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
-  else std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
-  return buf;
-}
-
-std::optional<uint64_t> parse_byte_size(std::string_view text) {
-  std::string t;
-  for (char ch : text) {
-    if (!std::isspace(static_cast<unsigned char>(ch))) t.push_back(ch);
-  }
-  size_t i = 0;
-  while (i < t.size() && (std::isdigit(static_cast<unsigned char>(t[i])) || t[i] == '.')) ++i;
-  if (i == 0) return std::nullopt;
-  double value = 0;
-  try {
-    value = std::stod(t.substr(0, i));
-  } catch (...) {
-    return std::nullopt;
-  }
-  std::string unit = t.substr(i);
-  std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
-  static const std::map<std::string, double> mult = {
-      {"", 1},         {"b", 1},          {"k", 1024},         {"kib", 1024},        {"kb", 1e3},
-      {"m", 1 << 20},  {"mib", 1 << 20},  {"mb", 1e6},         {"g", 1 << 30},       {"gib", 1 << 30},
-      {"gb", 1e9},     {"t", 1ull << 40}, {"tib", 1ull << 40}, {"tb", 1e12}};
-  const auto it = mult.find(unit);
-  if (it == mult.end() || !std::isfinite(value) || value < 0 || value * it->second > 1.8e19) return std::nullopt;
-  return uint64_t(value * it->second);
-}
 
 std::string inspect_report(const fs::path& dir, std::optional<uint64_t> budget) {
   const ParsedConfig parsed = load_config_json(dir);
@@ -152,7 +109,7 @@ std::string inspect_report(const fs::path& dir, std::optional<uint64_t> budget) 
   o << "tensors (" << ck.tensors().size() << "; routed experts folded as {*})\n";
   o << "  " << pad("name", wname) << pad("dtype", 9) << pad("shape", 18) << pad("bytes", 22) << "file\n";
   const auto emit = [&](const std::string& n, const Row& r) {
-    const std::string bytes = r.count > 1 ? std::to_string(r.count) + " x " + grouped(r.bytes) : grouped(r.bytes);
+    const std::string bytes = r.count > 1 ? std::to_string(r.count) + " x " + group_digits(r.bytes) : group_digits(r.bytes);
     o << "  " << pad(n, wname) << pad(r.dtype, 9) << pad(r.shape, 18) << pad(bytes, 22) << r.file << "\n";
   };
   for (const auto& [n, r] : dense_rows) emit(n, r);
@@ -163,35 +120,35 @@ std::string inspect_report(const fs::path& dir, std::optional<uint64_t> budget) 
   const uint64_t per_expert = catalog->expert_file_bytes();
   const uint32_t paged_layers = catalog->layers_with_experts();
   o << "\nsizes\n";
-  o << "  dense bytes        " << grouped(dense_bytes) << " (" << human_bytes(dense_bytes) << ")\n";
-  o << "  expert bytes       " << grouped(expert_bytes) << " (" << human_bytes(expert_bytes) << ") = " << paged_layers
-    << " layers x " << catalog->n_experts() << " experts x " << grouped(per_expert) << "\n";
-  o << "  bytes per expert   " << grouped(per_expert) << " (" << human_bytes(per_expert) << "): ";
+  o << "  dense bytes        " << group_digits(dense_bytes) << " (" << format_bytes(dense_bytes) << ")\n";
+  o << "  expert bytes       " << group_digits(expert_bytes) << " (" << format_bytes(expert_bytes) << ") = " << paged_layers
+    << " layers x " << catalog->n_experts() << " experts x " << group_digits(per_expert) << "\n";
+  o << "  bytes per expert   " << group_digits(per_expert) << " (" << format_bytes(per_expert) << "): ";
   for (uint32_t p = 0; p < catalog->n_parts(); ++p) {
-    o << (p ? " + " : "") << catalog->part_names()[p] << " " << grouped(catalog->part_bytes()[p]);
+    o << (p ? " + " : "") << catalog->part_names()[p] << " " << group_digits(catalog->part_bytes()[p]);
   }
-  o << "\n  slot bytes         " << grouped(catalog->expert_bytes()) << " (parts aligned to " << kSlotPartAlign << " bytes)\n";
+  o << "\n  slot bytes         " << group_digits(catalog->expert_bytes()) << " (parts aligned to " << kSlotPartAlign << " bytes)\n";
   const uint64_t headers = file_bytes - dense_bytes - expert_bytes;
-  o << "  files on disk      " << grouped(file_bytes) << " (" << human_bytes(file_bytes) << ") = tensors + "
-    << grouped(headers) << " header bytes"
+  o << "  files on disk      " << group_digits(file_bytes) << " (" << format_bytes(file_bytes) << ") = tensors + "
+    << group_digits(headers) << " header bytes"
     << (expert_bytes == uint64_t(paged_layers) * catalog->n_experts() * per_expert ? ", consistent\n"
                                                                                  : ", INCONSISTENT with the catalog\n");
 
   if (budget) {
     const uint64_t per_layer = uint64_t(paged_layers) * catalog->expert_bytes();
     const uint64_t slots = per_layer ? std::min<uint64_t>(*budget / per_layer, catalog->n_experts()) : 0;
-    o << "\nbudget " << human_bytes(*budget) << " (" << grouped(*budget) << " bytes)\n";
+    o << "\nbudget " << format_bytes(*budget) << " (" << group_digits(*budget) << " bytes)\n";
     o << "  slots per layer    " << slots << " of " << catalog->n_experts() << " (budget / (" << paged_layers << " layers x "
-      << grouped(catalog->expert_bytes()) << "))\n";
+      << group_digits(catalog->expert_bytes()) << "))\n";
     if (slots >= catalog->n_experts()) {
       o << "  every expert fits: one slot per expert, nothing evicted; the resident pager loads them up front ("
-        << human_bytes(per_layer * catalog->n_experts()) << " of experts)\n";
+        << format_bytes(per_layer * catalog->n_experts()) << " of experts)\n";
     } else if (slots < catalog->top_k()) {
       o << "  below top-k: " << slots << " slots cannot hold the " << catalog->top_k()
-        << " experts a token uses; the minimum budget is " << grouped(per_layer * catalog->top_k()) << " bytes ("
-        << human_bytes(per_layer * catalog->top_k()) << ")\n";
+        << " experts a token uses; the minimum budget is " << group_digits(per_layer * catalog->top_k()) << " bytes ("
+        << format_bytes(per_layer * catalog->top_k()) << ")\n";
     } else {
-      o << "  " << human_bytes(slots * per_layer) << " of expert slots; " << catalog->n_experts() - slots
+      o << "  " << format_bytes(slots * per_layer) << " of expert slots; " << catalog->n_experts() - slots
         << " experts per layer stay on disk\n";
     }
   }

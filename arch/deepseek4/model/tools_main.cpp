@@ -11,6 +11,7 @@
 
 #include "deepseek4/model/inspect.hpp"
 #include "deepseek4/model/synth.hpp"
+#include "units/byte_size.hpp"
 
 namespace {
 
@@ -62,14 +63,14 @@ int main(int argc, char** argv) {
       }
       const SynthResult r = synthesize(o);
       std::printf("wrote %s: %u shards, %llu tensors, %s\n", r.dir.c_str(), r.shards,
-                  static_cast<unsigned long long>(r.tensors), human_bytes(r.bytes).c_str());
+                  static_cast<unsigned long long>(r.tensors), moepage::units::format_bytes(r.bytes).c_str());
       return 0;
     }
     if (cmd == "inspect" && argc >= 3) {
       std::optional<uint64_t> budget;
       for (int i = 3; i < argc; ++i) {
         if (std::strcmp(argv[i], "--budget") == 0 && i + 1 < argc) {
-          budget = parse_byte_size(argv[++i]);
+          budget = moepage::units::parse_size(argv[++i]);
           if (!budget) throw std::invalid_argument(std::string("--budget expects a size such as 8GiB, got '") + argv[i] + "'");
         } else {
           return usage();

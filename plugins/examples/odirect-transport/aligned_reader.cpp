@@ -1,12 +1,12 @@
 #include "aligned_reader.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 
+#include "fileio/positional_read.hpp"
+
 namespace odirect {
+namespace fileio = moepage::fileio;
 namespace {
 
 std::string range_text(const AlignedReadArgs& a) {
@@ -24,23 +24,16 @@ WindowResult read_aligned(const AlignedReadArgs& a, const Sink& sink, int* errno
   while (pos < end) {
     const uint64_t window_end = std::min(pos + a.bounce_bytes, (end + mask) & ~mask);
     const uint64_t window = window_end - pos;
-    uint64_t got = 0;
-    // Short reads are continued; a read that returns 0 is the end of the file.
-    while (got < window) {
-      const ssize_t n = ::pread(a.fd, a.bounce + got, window - got, static_cast<off_t>(pos + got));
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        const int err = errno;
-        if (errno_value != nullptr) *errno_value = err;
-        out.status = MP_ERR_IO;
-        out.message = range_text(a) + " failed at offset " + std::to_string(pos + got) + ": " + std::strerror(err);
-        return out;
-      }
-      if (n == 0) break;
-      got += static_cast<uint64_t>(n);
-      out.bytes_from_disk += static_cast<uint64_t>(n);
-      // O_DIRECT may return fewer bytes only at the end of the file; the next read returns 0.
-      if ((got & mask) != 0) break;
+    // Short reads are continued; O_DIRECT returns a short (unaligned) read only at the end of
+    // the file, and the loop stops there rather than read again at an unaligned offset.
+    const fileio::PreadResult r = fileio::pread_up_to(a.fd, a.bounce, window, pos, a.alignment);
+    const uint64_t got = r.bytes;
+    out.bytes_from_disk += got;
+    if (r.error != 0) {
+      if (errno_value != nullptr) *errno_value = r.error;
+      out.status = MP_ERR_IO;
+      out.message = range_text(a) + " failed at offset " + std::to_string(pos + got) + ": " + std::strerror(r.error);
+      return out;
     }
     // The part of this window that belongs to the request.
     const uint64_t want_from = std::max(pos, a.offset);

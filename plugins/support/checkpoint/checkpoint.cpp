@@ -1,13 +1,13 @@
 #include "checkpoint/checkpoint.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <new>
+#include <optional>
 #include <set>
-#include <sstream>
 
 #include "checkpoint/safetensors_header.hpp"
 #include "checkpoint/shard_index.hpp"
+#include "fileio/text_file.hpp"
 
 namespace moepage::ckpt {
 namespace fs = std::filesystem;
@@ -45,11 +45,9 @@ SafetensorsHeader read_header(const MappedFile& file) {
 }
 
 std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw CheckpointError(p.string() + ": cannot open");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::optional<std::string> text = fileio::try_read_file(p);
+  if (!text) throw CheckpointError(p.string() + ": cannot open");
+  return std::move(*text);
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 
 #include "moepage/pager_core/errors.hpp"
 #include "moepage/pager_core/half.hpp"
-#include "moepage/pager_core/size_format.hpp"
+#include "units/byte_size.hpp"
 
 namespace moepage::pager {
 
@@ -83,7 +83,7 @@ Adapter parse_adapter(std::span<const uint8_t> bytes, const AdapterModel& model,
   const uint64_t a_count = uint64_t(rank) * d_model, b_count = uint64_t(n_exp) * rank;
   const uint64_t bias_count = version >= 2 ? n_exp : 0;
   const uint64_t entry_bytes = 4 + 2 * a_count + 2 * b_count + 4 * bias_count;
-  const auto body = checked_mul(entry_bytes, n_entries);
+  const auto body = units::checked_mul(entry_bytes, n_entries);
   if (!body || *body > UINT64_MAX - kAdapterHeaderBytes) fail(name, "header describes an impossibly large file");
   const uint64_t expected = kAdapterHeaderBytes + *body;
   if (bytes.size() != expected)

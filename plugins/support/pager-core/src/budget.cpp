@@ -3,9 +3,12 @@
 #include <algorithm>
 
 #include "moepage/pager_core/errors.hpp"
-#include "moepage/pager_core/size_format.hpp"
+#include "units/byte_size.hpp"
 
 namespace moepage::pager {
+
+using units::checked_mul;
+using units::format_bytes;
 
 namespace {
 

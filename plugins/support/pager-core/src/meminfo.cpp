@@ -3,7 +3,7 @@
 #include <string>
 
 #include "moepage/pager_core/errors.hpp"
-#include "moepage/pager_core/size_format.hpp"
+#include "units/byte_size.hpp"
 
 namespace moepage::pager {
 
@@ -46,7 +46,7 @@ MemInfo parse_meminfo(std::string_view text, std::string_view source) {
     const std::string_view unit = line.substr(i);
     uint64_t bytes = value;
     if (unit == "kB") {
-      const auto scaled = checked_mul(value, 1024);
+      const auto scaled = units::checked_mul(value, 1024);
       if (!scaled) bad_line(source, line_no, line, "number too large");
       bytes = *scaled;
     } else if (!unit.empty()) {
