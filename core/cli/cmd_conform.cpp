@@ -100,7 +100,7 @@ int cmd_conform(int argc, char** argv) {
     list.begin_group(std::string(mp::kind_name(d.kind)) + " '" + c->name() + "' " + (d.version ? d.version : "?") +
                      " from " + c->path.string() + " (plugin " + c->plugin_name + " " + c->plugin_version + ", ABI " +
                      std::to_string(c->abi_major) + "." + std::to_string(c->abi_minor) + ")");
-    const conform::Component component{c->descriptor, c->library};
+    const conform::Component component{c->descriptor, c->library, c->abi_minor};
     if (d.kind == MP_KIND_TRANSPORT) {
       conform::run_transport_checks(component, host.get(), config, list);
       continue;
@@ -117,7 +117,8 @@ int cmd_conform(int argc, char** argv) {
       list.record("the transport '" + transport + "' to read through is found", false, e.what());
       continue;
     }
-    conform::run_pager_checks(component, conform::Component{t->descriptor, t->library}, host.get(), config, list);
+    conform::run_pager_checks(component, conform::Component{t->descriptor, t->library, t->abi_minor}, host.get(), config,
+                              list);
   }
   out << "\n" << list.summary() << "\n";
   if (list.failures() > 0) return kExitError;

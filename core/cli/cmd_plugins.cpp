@@ -44,8 +44,7 @@ void print_options(std::ostream& out, const mp_component_descriptor& d) {
   // Columns: name, type, default, help; each padded to its widest entry.
   std::vector<std::array<std::string, 4>> rows;
   std::array<size_t, 3> width{};
-  for (uint32_t i = 0; i < d.n_options; ++i) {
-    const mp_option_def& def = d.options[i];
+  for (const mp_option_def& def : mp::option_table(d)) {
     rows.push_back({def.name ? def.name : "?", profile::option_type_name(def), default_text(def),
                     def.help ? def.help : ""});
     for (size_t c = 0; c < width.size(); ++c) width[c] = std::max(width[c], rows.back()[c].size());
@@ -89,7 +88,8 @@ int cmd_plugins(int argc, char** argv) {
       const mp_component_descriptor& d = *c.descriptor;
       out << mp::kind_name(kind) << " " << c.name() << " " << (d.version ? d.version : "?") << "  (ABI "
           << c.abi_major << "." << c.abi_minor << ", plugin " << c.plugin_name << " " << c.plugin_version
-          << ", capabilities " << capability_text(d.capabilities) << ")\n";
+          << ", capabilities " << capability_text(d.capabilities)
+          << (c.score > 0 ? ", score " + std::to_string(c.score) : std::string()) << ")\n";
       out << "    library: " << c.path.string() << "\n";
       out << "    " << (d.description && *d.description ? d.description : "(no description)") << "\n";
       print_options(out, d);

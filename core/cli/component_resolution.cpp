@@ -1,7 +1,7 @@
 #include "cli/component_resolution.hpp"
 
-#include <span>
 #include <stdexcept>
+#include <vector>
 
 #include "host/log.hpp"
 #include "moepage/cpp/host_handles.hpp"
@@ -22,11 +22,6 @@ std::string list_names(const host::Registry& registry, int32_t kind) {
   return out.empty() ? "none found; check --plugin-dir" : out;
 }
 
-std::span<const mp_option_def> option_table(const mp_component_descriptor& d) {
-  if (d.options == nullptr) return {};
-  return {d.options, d.n_options};
-}
-
 }  // namespace
 
 ResolvedComponent resolve_component(const host::Registry& registry, const profile::ComponentSpec& spec,
@@ -34,15 +29,22 @@ ResolvedComponent resolve_component(const host::Registry& registry, const profil
   const int32_t kind = kind_of_section(spec.section);
   if (spec.plugin.empty()) {
     throw profile::ProfileError(profile_file + ": " + spec.section + ".plugin is not set (available " + spec.section +
-                                " plugins: " + list_names(registry, kind) + ")");
+                                " plugins: " + list_names(registry, kind) + "; or auto, the best-scoring one on this host)");
   }
   ResolvedComponent out;
   try {
-    out.component = &registry.find(kind, spec.plugin);
+    out.component = spec.plugin == host::kAutoName ? &registry.best(kind) : &registry.find(kind, spec.plugin);
   } catch (const host::RegistryError& e) {
     throw profile::ProfileError(spec.plugin_where + ": " + spec.section + ".plugin: " + e.what());
   }
-  out.options = profile::validate_options(spec, option_table(*out.component->descriptor));
+  if (spec.plugin == host::kAutoName)
+    host::logger("registry")->info("{}.plugin: auto chose '{}' (score {} on this host)", spec.section,
+                                   out.component->name(), out.component->score);
+  // The profile names options of the component chosen, as if it had been named.
+  profile::ComponentSpec chosen = spec;
+  chosen.plugin = out.component->name();
+  const std::vector<mp_option_def> table = mp::option_table(*out.component->descriptor);
+  out.options = profile::validate_options(chosen, table);
   return out;
 }
 
@@ -86,7 +88,8 @@ ResolvedComponent resolve_arch(const host::Registry& registry, const profile::Pr
     }
     spec.plugin = out.component->name();
   }
-  out.options = profile::validate_options(spec, option_table(*out.component->descriptor));
+  const std::vector<mp_option_def> table = mp::option_table(*out.component->descriptor);
+  out.options = profile::validate_options(spec, table);
   return out;
 }
 

@@ -20,6 +20,18 @@ inline void expect(bool condition, const std::string& message) {
   if (!condition) throw CheckFailed(message);
 }
 
+// Runs `f`, which must fail by throwing `Failure` (a plugin error); returns it. Fails the running
+// check, naming `what`, when f succeeds.
+template <class Failure, class F>
+Failure expect_failure(F&& f, const std::string& what) {
+  try {
+    f();
+  } catch (const Failure& e) {
+    return e;
+  }
+  throw CheckFailed(what + " succeeded");
+}
+
 struct CheckResult {
   std::string group;  // "transport 'pread'"
   std::string name;   // reads as a sentence: "reads past the end of the file fail naming the file"

@@ -16,10 +16,12 @@
 
 namespace moepage::conform {
 
-// A component to check and what keeps its library loaded.
+// A component to check, what keeps its library loaded, and the ABI minor its plugin declares
+// (the oldest host it runs on: which callbacks and rules apply to it).
 struct Component {
   const mp_component_descriptor* descriptor = nullptr;
   std::shared_ptr<void> library;
+  uint32_t abi_minor = MP_ABI_MINOR;
 };
 
 struct ConformConfig {
@@ -29,17 +31,7 @@ struct ConformConfig {
   std::filesystem::path scratch;  // parent of the temporary folder; empty: the system's
 };
 
-// Runs `f`, which must fail with a mp::PluginError (how a plugin's refusal reaches the host), and
-// returns it; if `f` succeeds the running check fails with "<what> succeeded".
-template <class F>
-mp::PluginError expect_failure(F&& f, const std::string& what) {
-  try {
-    f();
-  } catch (const mp::PluginError& e) {
-    return e;
-  }
-  throw CheckFailed(what + " succeeded");
-}
+// expect_failure<Failure>(f, what), the one helper for a call that must fail, is in checklist.hpp.
 
 // Runs `create` as the check `name`. A component that answers MP_ERR_NOT_AVAILABLE is recorded
 // as skipped (it says it is unfinished; nothing else can be checked), any other failure as a
@@ -54,11 +46,18 @@ profile::ResolvedOptions resolve_options(const mp_component_descriptor& d, const
 // values of the wrong type.
 void run_option_checks(const Component& c, const ConformConfig& config, Checklist& list);
 
-// Byte-exactness, ordering, concurrency, boundaries, errors, poll/wait, stats and lifetime.
+// The vtable holds every callback the plugin's declared minor requires (mp::abi's tables).
+// Returns whether it does: nothing else can be checked otherwise.
+bool run_vtable_check(const Component& c, Checklist& list);
+
+// Byte-exactness, ordering, concurrency, boundaries, the rules of transport.h (handles,
+// zero-length reads, reads past the end, tickets, two waiters, array stride, which request
+// failed, last_error per thread), the device path, capabilities, stats and lifetime.
 void run_transport_checks(const Component& c, const mp_host_api* host, const ConformConfig& config, Checklist& list);
 
 // Acquire over a synthetic catalog of a generated file, read through `transport` (a working
-// transport, normally pread): byte-exact slots, repeated acquires, statistics, error cases.
+// transport, normally pread): byte-exact slots, repeated acquires, statistics and their struct
+// sizes, error cases, and failed reads (the transport's status kept, the failed part named).
 void run_pager_checks(const Component& c, const Component& transport, const mp_host_api* host,
                       const ConformConfig& config, Checklist& list);
 

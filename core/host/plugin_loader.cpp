@@ -19,6 +19,7 @@
 
 #include "host/elf_symbols.hpp"
 #include "host/log.hpp"
+#include "moepage/cpp/abi_tables.hpp"
 #include "moepage/cpp/host_handles.hpp"
 
 namespace moepage::host {
@@ -95,72 +96,19 @@ std::shared_ptr<void> open_library(const std::filesystem::path& file, Checker& c
   }
 }
 
-// The last required member of each vtable, as of ABI v1.0: anything shorter is unusable.
-bool vtable_large_enough(const mp_component_descriptor& d) {
-  switch (d.kind) {
-    case MP_KIND_TRANSPORT: return MP_HAS_FIELD(d.transport, mp_transport_vtable, stats);
-    case MP_KIND_PAGER: return MP_HAS_FIELD(d.pager, mp_pager_vtable, layer_stats);
-    case MP_KIND_ARCH: return MP_HAS_FIELD(d.arch, mp_arch_vtable, forward);
-    default: return false;
-  }
-}
-
-// Names of required callbacks that are NULL (the vtable is known to be large enough).
-std::vector<std::string> missing_callbacks(const mp_component_descriptor& d) {
-  std::vector<std::string> missing;
-  auto need = [&](const void* fn, const char* name) {
-    if (fn == nullptr) missing.emplace_back(name);
-  };
-  if (d.kind == MP_KIND_TRANSPORT) {
-    const mp_transport_vtable* v = d.transport;
-    need(reinterpret_cast<const void*>(v->create), "create");
-    need(reinterpret_cast<const void*>(v->destroy), "destroy");
-    need(reinterpret_cast<const void*>(v->last_error), "last_error");
-    need(reinterpret_cast<const void*>(v->open), "open");
-    need(reinterpret_cast<const void*>(v->submit), "submit");
-    need(reinterpret_cast<const void*>(v->wait), "wait");
-    need(reinterpret_cast<const void*>(v->poll), "poll");
-    need(reinterpret_cast<const void*>(v->stats), "stats");
-  } else if (d.kind == MP_KIND_PAGER) {
-    const mp_pager_vtable* v = d.pager;
-    need(reinterpret_cast<const void*>(v->create), "create");
-    need(reinterpret_cast<const void*>(v->destroy), "destroy");
-    need(reinterpret_cast<const void*>(v->last_error), "last_error");
-    need(reinterpret_cast<const void*>(v->begin_token), "begin_token");
-    need(reinterpret_cast<const void*>(v->acquire), "acquire");
-    need(reinterpret_cast<const void*>(v->stats), "stats");
-    need(reinterpret_cast<const void*>(v->layer_stats), "layer_stats");
-  } else if (d.kind == MP_KIND_ARCH) {
-    const mp_arch_vtable* v = d.arch;
-    need(reinterpret_cast<const void*>(v->probe), "probe");
-    need(reinterpret_cast<const void*>(v->create), "create");
-    need(reinterpret_cast<const void*>(v->destroy), "destroy");
-    need(reinterpret_cast<const void*>(v->last_error), "last_error");
-    need(reinterpret_cast<const void*>(v->describe), "describe");
-    need(reinterpret_cast<const void*>(v->expert_catalog), "expert_catalog");
-    need(reinterpret_cast<const void*>(v->bind_pager), "bind_pager");
-    need(reinterpret_cast<const void*>(v->reset), "reset");
-    need(reinterpret_cast<const void*>(v->forward), "forward");
-  }
-  return missing;
-}
-
-const void* vtable_of(const mp_component_descriptor& d) {
-  switch (d.kind) {
-    case MP_KIND_TRANSPORT: return d.transport;
-    case MP_KIND_PAGER: return d.pager;
-    case MP_KIND_ARCH: return d.arch;
-    default: return nullptr;
-  }
-}
-
 // "" when the option table is well formed, otherwise what is wrong with it.
+// The table is walked with the stride of its first element's struct_size (host_api.h).
 std::string option_table_problem(const mp_component_descriptor& d) {
   if (d.n_options == 0) return {};
   if (d.options == nullptr) return "declares " + std::to_string(d.n_options) + " options but no option table";
-  for (uint32_t i = 0; i < d.n_options; ++i) {
-    const mp_option_def& o = d.options[i];
-    if (o.struct_size < sizeof(mp_option_def)) return "option #" + std::to_string(i) + " has struct_size too small";
+  std::vector<mp_option_def> table;
+  try {
+    table = mp::option_table(d);
+  } catch (const mp::Error& e) {
+    return e.what();
+  }
+  for (uint32_t i = 0; i < table.size(); ++i) {
+    const mp_option_def& o = table[i];
     if (o.name == nullptr || *o.name == '\0') return "option #" + std::to_string(i) + " has no name";
     if (o.type < MP_OPT_BOOL || o.type > MP_OPT_ENUM)
       return "option '" + std::string(o.name) + "' has unknown type " + std::to_string(o.type);
@@ -177,20 +125,17 @@ void check_component(const mp_component_descriptor& d, const mp_plugin_manifest&
   if (d.kind != MP_KIND_ARCH && d.kind != MP_KIND_PAGER && d.kind != MP_KIND_TRANSPORT)
     return check.refuse_component(label, "unknown component kind " + std::to_string(d.kind), false);
   if (d.name == nullptr || *d.name == '\0') return check.refuse_component(label, "component has no name", false);
-  if (vtable_of(d) == nullptr)
+  if (std::string_view(d.name) == kAutoName)
+    return check.refuse_component(label, "'auto' is reserved: profiles use it to let the host choose", false);
+  if (mp::abi::vtable_of(d) == nullptr)
     return check.refuse_component(label, std::string("no ") + mp::kind_name(d.kind) + " vtable", false);
-  if (!vtable_large_enough(d))
-    return check.refuse_component(label, "vtable struct_size too small for ABI v1", false);
-  const std::vector<std::string> missing = missing_callbacks(d);
-  if (!missing.empty()) {
-    std::string names;
-    for (const std::string& n : missing) names += (names.empty() ? "" : ", ") + n;
-    return check.refuse_component(label, "null required callback: " + names, false);
-  }
+  // Required callbacks come from the one table of mp::abi, judged by the minor the plugin declares.
+  if (const std::string problem = mp::abi::vtable_problem(d, m.abi_minor); !problem.empty())
+    return check.refuse_component(label, problem, false);
   if (const std::string problem = option_table_problem(d); !problem.empty())
     return check.refuse_component(label, problem, false);
+  int32_t score = 0;
   if (d.score != nullptr) {
-    int32_t score = 0;
     try {
       score = d.score(host);
     } catch (...) {
@@ -205,6 +150,7 @@ void check_component(const mp_component_descriptor& d, const mp_plugin_manifest&
   c.plugin_version = m.version != nullptr ? m.version : "";
   c.abi_major = m.abi_major;
   c.abi_minor = m.abi_minor;
+  c.score = score;
   c.library = library;
   out.components.push_back(std::move(c));
 }

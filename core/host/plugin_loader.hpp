@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "moepage/moepage.h"
@@ -19,7 +20,10 @@ struct LoadedComponent {
   std::string plugin_name;
   std::string plugin_version;
   uint32_t abi_major = 0;
-  uint32_t abi_minor = 0;
+  uint32_t abi_minor = 0;  // the oldest host minor the plugin declares it runs on
+  // What score() returned (> 0), or 0 when the component has none: it is then never chosen for
+  // `plugin: auto` (Registry::best).
+  int32_t score = 0;
   // Keeps the library loaded; hand a copy to every instance created from this component.
   std::shared_ptr<void> library;
 
@@ -39,6 +43,9 @@ struct LoadResult {
   std::vector<LoadedComponent> components;
   std::vector<Refusal> refusals;
 };
+
+// The component name a profile gives to let the host choose by score; no component may take it.
+inline constexpr std::string_view kAutoName = "auto";
 
 // Loads `file`, queries its manifest through `host` and validates every component.
 // Never throws for a bad plugin: each problem becomes a logged refusal. The host's ABI version

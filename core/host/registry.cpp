@@ -15,6 +15,15 @@
 namespace moepage::host {
 namespace fs = std::filesystem;
 
+namespace {
+// "a, b, c", or "none".
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "none" : out;
+}
+}  // namespace
+
 std::vector<fs::path> discovery_dirs(const std::vector<std::string>& cli_dirs, std::optional<std::string> env_path,
                                      const fs::path& executable, const fs::path& install_dir) {
   std::vector<fs::path> dirs;
@@ -127,6 +136,29 @@ const LoadedComponent* Registry::try_find(int32_t kind, std::string_view name) c
   return nullptr;
 }
 
+const LoadedComponent& Registry::best(int32_t kind) const {
+  const LoadedComponent* top = nullptr;
+  const LoadedComponent* tied = nullptr;
+  for (const LoadedComponent& c : components_) {
+    if (c.kind() != kind || c.score <= 0) continue;
+    if (top == nullptr || c.score > top->score) {
+      top = &c;
+      tied = nullptr;
+    } else if (c.score == top->score) {
+      tied = &c;
+    }
+  }
+  const std::string what = std::string(mp::kind_name(kind));
+  if (top == nullptr)
+    throw RegistryError("no " + what + " plugin ranks itself for this host (none has a score), so '" +
+                        std::string(kAutoName) + "' cannot choose; name one of: " + join_names(names(kind)));
+  if (tied != nullptr)
+    throw RegistryError(what + " plugins '" + top->name() + "' and '" + tied->name() + "' both score " +
+                        std::to_string(top->score) + " on this host, so '" + std::string(kAutoName) +
+                        "' cannot choose; name one of them");
+  return *top;
+}
+
 std::vector<std::string> Registry::names(int32_t kind) const {
   std::vector<std::string> out;
   for (const LoadedComponent& c : components_)
@@ -137,12 +169,11 @@ std::vector<std::string> Registry::names(int32_t kind) const {
 
 const LoadedComponent& Registry::find(int32_t kind, std::string_view name) const {
   if (const LoadedComponent* c = try_find(kind, name)) return *c;
-  std::string available;
-  for (const std::string& n : names(kind)) available += (available.empty() ? "" : ", ") + n;
+  const std::string available = join_names(names(kind));
   std::string searched;
   for (const fs::path& d : scanned_) searched += (searched.empty() ? "" : ", ") + d.string();
   throw RegistryError("no " + std::string(mp::kind_name(kind)) + " plugin named '" + std::string(name) +
-                      "'; available: " + (available.empty() ? "none" : available) +
+                      "'; available: " + available +
                       " (searched: " + (searched.empty() ? "no plugin directory exists" : searched) + ")");
 }
 

@@ -60,6 +60,10 @@ class Registry {
   const LoadedComponent* try_find(int32_t kind, std::string_view name) const;
   // Throws RegistryError: "no pager plugin named 'lruu'; available: adapter-prefetch, lru, resident".
   const LoadedComponent& find(int32_t kind, std::string_view name) const;
+  // The highest-scoring component of one kind, for a profile that says `plugin: auto`.
+  // Components without score() never qualify. Throws RegistryError when none scored, or when two
+  // share the top score (naming both: the profile must choose).
+  const LoadedComponent& best(int32_t kind) const;
   // Sorted names of the usable components of one kind.
   std::vector<std::string> names(int32_t kind) const;
 

@@ -24,6 +24,20 @@ const mp_device_service* device_of(const mp_host_api* host) {
   return host->device;
 }
 
+// A read's tag names what it fills: layer (bits 40..63), expert (8..39) and part (0..7), so a
+// transport that reports the failed request's tag (ABI 1.4) names the exact part that failed.
+constexpr uint32_t kMaxParts = 255;
+constexpr uint32_t kMaxLayers = 1u << 24;
+uint64_t read_tag(uint32_t layer, uint32_t expert, uint32_t part) {
+  return (uint64_t(layer) << 40) | (uint64_t(expert) << 8) | part;
+}
+struct TagParts {
+  uint32_t layer, expert, part;
+};
+TagParts parse_tag(uint64_t tag) {
+  return TagParts{uint32_t(tag >> 40), uint32_t((tag >> 8) & 0xffffffffu), uint32_t(tag & 0xffu)};
+}
+
 }  // namespace
 
 CatalogCopy::CatalogCopy(const mp_expert_catalog& c)
@@ -32,6 +46,9 @@ CatalogCopy::CatalogCopy(const mp_expert_catalog& c)
   if (n_parts == 0 || c.part_offset == nullptr || c.part_bytes == nullptr || c.n_files == 0 || c.files == nullptr ||
       c.segments == nullptr || c.has_experts == nullptr)
     throw mp::Error(MP_ERR_INVALID_ARG, "expert catalog: parts, files, segments and has_experts must all be given");
+  if (n_parts > kMaxParts || n_layers >= kMaxLayers)
+    throw mp::Error(MP_ERR_INVALID_ARG, mp::format("expert catalog: {} layers of {} parts per expert; at most {} and {}",
+                                                   n_layers, n_parts, kMaxLayers - 1, kMaxParts));
   part_offset.assign(c.part_offset, c.part_offset + n_parts);
   part_bytes.assign(c.part_bytes, c.part_bytes + n_parts);
   for (uint32_t p = 0; p < n_parts; ++p) {
@@ -45,7 +62,10 @@ CatalogCopy::CatalogCopy(const mp_expert_catalog& c)
   has_experts.assign(c.has_experts, c.has_experts + n_layers);
   hash_routed.assign(n_layers, 0);
   if (c.hash_routed != nullptr) hash_routed.assign(c.hash_routed, c.hash_routed + n_layers);
-  segments.assign(c.segments, c.segments + size_t(n_layers) * n_experts * n_parts);
+  // With the architecture's stride (host_api.h): a newer catalog's segments may be larger.
+  const size_t n_segments = size_t(n_layers) * n_experts * n_parts;
+  if (n_segments > UINT32_MAX) throw mp::Error(MP_ERR_INVALID_ARG, "expert catalog: more than 2^32 segments");
+  segments = mp::VersionedArray<mp_expert_segment>(c.segments, uint32_t(n_segments), "expert catalog segments").to_vector();
   for (uint32_t l = 0; l < n_layers; ++l) {
     if (!has_experts[l]) continue;
     for (uint32_t e = 0; e < n_experts; ++e)
@@ -61,6 +81,7 @@ CatalogCopy::CatalogCopy(const mp_expert_catalog& c)
 
 PagedPager::PagedPager(const mp_pager_create_args& args, const mp::Options& options, std::string component)
     : component_(std::move(component)),
+      acquire_label_("pager '" + component_ + "': acquire"),
       host_(args.host),
       log_(args.host, component_),
       cat_(args.catalog != nullptr ? *args.catalog
@@ -223,7 +244,7 @@ uint64_t PagedPager::add_reads(uint32_t layer, uint32_t expert, uint32_t slot, i
     const mp_expert_segment& s = cat_.segment(layer, expert, p);
     mp_read_request& r = requests_[count++];
     r = mp_read_request{sizeof(mp_read_request), file_handles_[s.file], s.offset, s.length, slot_base(layer, slot),
-                        cat_.part_offset[p], dst_kind_, priority, (uint64_t(layer) << 32) | expert};
+                        cat_.part_offset[p], dst_kind_, priority, read_tag(layer, expert, p)};
     bytes += s.length;
   }
   return bytes;
@@ -259,8 +280,10 @@ const Plan& PagedPager::plan_with_retry(uint32_t layer, std::span<const int32_t>
   }
 }
 
-mp_status PagedPager::acquire(uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* out) {
-  if (out == nullptr || (n > 0 && (experts == nullptr || out->slots == nullptr)))
+mp_status PagedPager::acquire(uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* caller) {
+  mp_acquire_result result = mp::read_in(caller, acquire_label_);
+  mp_acquire_result* out = &result;
+  if (n > 0 && (experts == nullptr || out->slots == nullptr))
     throw mp::Error(MP_ERR_INVALID_ARG, "pager '" + component_ + "': acquire needs experts and a slots array");
   if (layer >= cat_.n_layers || !cat_.has_experts[layer])
     throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pager '{}': layer {} has no routed experts (model has {} layers)",
@@ -281,16 +304,17 @@ mp_status PagedPager::acquire(uint32_t layer, const int32_t* experts, uint32_t n
   if (count > 0) {
     const uint64_t t0 = now();
     mp_ticket ticket = 0;
+    mp_ticket_result failed = mp::no_failed_request();
     mp_status s = transport_.vtable->submit(transport_.self, requests_.data(), count, &ticket);
     const uint64_t t1 = now();
-    if (s == MP_OK) s = transport_.vtable->wait(transport_.self, ticket);
+    if (s == MP_OK) s = mp::report_ticket(transport_.vtable, transport_.self, ticket, false, failed);
     const uint64_t t2 = now();
     read_ns_ += t2 - t0;
     wait_ns_ += t2 - t1;
     if (s != MP_OK) {
       const std::string why = transport_error();
       core_->invalidate_fill(layer, plan.fill);
-      fail_read(layer, plan, why);
+      fail_read(layer, plan, ReadFailure{s, why, failed});
     }
     core_->commit_fill(layer, plan.fill);
     bytes_read_ += bytes;
@@ -307,36 +331,58 @@ mp_status PagedPager::acquire(uint32_t layer, const int32_t* experts, uint32_t n
   out->table_changed = plan.table_changed ? 1 : 0;
   std::copy(request.begin(), request.end(), last_request_[layer].begin());
   last_request_n_[layer] = n;
+  mp::write_out(caller, result, acquire_label_);
   return MP_OK;
 }
 
-// Names the expert whose read failed: the transport's message carries the file and an offset
-// ("... at offset N ..."); the request whose range holds that offset is the culprit. When the
-// message has no offset, every expert the ticket was reading is named.
-void PagedPager::fail_read(uint32_t layer, const Plan& plan, const std::string& why) {
-  std::optional<uint64_t> at;
-  if (const size_t k = why.find("offset "); k != std::string::npos) {
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(why.c_str() + k + 7, &end, 10);
-    if (end != why.c_str() + k + 7) at = v;
+// Names the part whose read failed, with the transport's status. A 1.4 transport reports the
+// failed request's tag, which says layer, expert and part. An older one only has a message: the
+// request whose range holds the offset it names ("... at offset N ...") is the culprit. When
+// neither says, every expert the ticket was reading is named.
+void PagedPager::fail_read(uint32_t layer, const Plan& plan, const ReadFailure& f) {
+  if (f.result.failed_request != MP_NO_REQUEST) {
+    const TagParts t = parse_tag(f.result.failed_tag);
+    for (uint32_t i = 0; i < plan.size(); ++i)
+      if (!plan.hit(i) && uint32_t(plan.experts[i]) == t.expert && t.layer == layer && t.part < cat_.n_parts)
+        fail_part(layer, t.expert, t.part, f);
+  } else if (!mp::reports_failed_requests(transport_.vtable)) {
+    if (const std::optional<uint64_t> at = offset_in(f.why))
+      for (uint32_t i = 0; i < plan.size(); ++i) {
+        if (plan.hit(i)) continue;
+        for (uint32_t p = 0; p < cat_.n_parts; ++p) {
+          const mp_expert_segment& s = cat_.segment(layer, uint32_t(plan.experts[i]), p);
+          if (*at >= s.offset && *at < s.offset + s.length && f.why.find(cat_.files[s.file]) != std::string::npos)
+            fail_part(layer, uint32_t(plan.experts[i]), p, f);
+        }
+      }
   }
   std::string missing;
   for (uint32_t i = 0; i < plan.size(); ++i) {
     if (plan.hit(i)) continue;
-    const uint32_t e = uint32_t(plan.experts[i]);
-    for (uint32_t p = 0; p < cat_.n_parts; ++p) {
-      const mp_expert_segment& s = cat_.segment(layer, e, p);
-      const std::string& file = cat_.files[s.file];
-      if (at && *at >= s.offset && *at < s.offset + s.length && why.find(file) != std::string::npos)
-        throw mp::Error(MP_ERR_IO, mp::format("pager '{}': layer {} expert {} ({}): read of {} at offset {} ({} bytes) "
-                                              "failed (the slot was left empty): {}",
-                                              component_, layer, e, cat_.part_names[p], file, s.offset, s.length, why));
-    }
-    const mp_expert_segment& s0 = cat_.segment(layer, e, 0);
-    missing += mp::format("{}expert {} ({} at offset {})", missing.empty() ? "" : ", ", e, cat_.files[s0.file], s0.offset);
+    const mp_expert_segment& s0 = cat_.segment(layer, uint32_t(plan.experts[i]), 0);
+    missing += mp::format("{}expert {} ({} at offset {})", missing.empty() ? "" : ", ", plan.experts[i],
+                          cat_.files[s0.file], s0.offset);
   }
-  throw mp::Error(MP_ERR_IO, mp::format("pager '{}': layer {}: reading {} failed (the slots were left empty): {}",
-                                        component_, layer, missing, why));
+  throw mp::Error(f.status, mp::format("pager '{}': layer {}: reading {} failed (the slots were left empty): {}",
+                                       component_, layer, missing, f.why));
+}
+
+void PagedPager::fail_part(uint32_t layer, uint32_t expert, uint32_t part, const ReadFailure& f) const {
+  const mp_expert_segment& s = cat_.segment(layer, expert, part);
+  throw mp::Error(f.status, mp::format("pager '{}': layer {} expert {} ({}): read of {} at offset {} ({} bytes) failed "
+                                       "(the slot was left empty): {}",
+                                       component_, layer, expert, cat_.part_names[part], cat_.files[s.file], s.offset,
+                                       s.length, f.why));
+}
+
+// The first "offset N" in a transport's message (1.0-1.3 transports name no request otherwise).
+std::optional<uint64_t> PagedPager::offset_in(const std::string& why) {
+  const size_t k = why.find("offset ");
+  if (k == std::string::npos) return std::nullopt;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(why.c_str() + k + 7, &end, 10);
+  if (end == why.c_str() + k + 7) return std::nullopt;
+  return v;
 }
 
 mp_status PagedPager::hint(uint32_t layer, const int32_t* experts, uint32_t n) {
@@ -358,10 +404,10 @@ mp_status PagedPager::hint(uint32_t layer, const int32_t* experts, uint32_t n) {
   for (uint32_t i = 0; i < plan->size(); ++i)
     bytes += add_reads(layer, uint32_t(plan->experts[i]), plan->part(i).slot, MP_READ_PREFETCH, count);
   mp_ticket ticket = 0;
-  if (transport_.vtable->submit(transport_.self, requests_.data(), count, &ticket) != MP_OK) {
+  if (const mp_status s = transport_.vtable->submit(transport_.self, requests_.data(), count, &ticket); s != MP_OK) {
     core_->invalidate_fill(layer, plan->fill);
-    throw mp::Error(MP_ERR_IO, mp::format("pager '{}': layer {}: prefetch submit failed: {}", component_, layer,
-                                          transport_error()));
+    throw mp::Error(s, mp::format("pager '{}': layer {}: prefetch submit failed: {}", component_, layer,
+                                  transport_error()));
   }
   pending_[layer].push_back(PendingPrefetch{plan->fill, ticket, bytes});
   return MP_OK;
@@ -393,7 +439,6 @@ void PagedPager::settle_all_prefetches() noexcept {
 }
 
 mp_status PagedPager::stats(mp_pager_stats* out) {
-  if (out == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "stats: out is NULL");
   mp_pager_stats s{};
   moepage::pager::fill_abi_stats(*core_, s);
   s.struct_size = sizeof s;
@@ -409,23 +454,18 @@ mp_status PagedPager::stats(mp_pager_stats* out) {
   s.load_bytes_read = 0;  // create() reads no expert bytes: loading them up front is `resident`'s job
   s.predictions = predictions_;
   s.predictions_hit = predictions_hit_;
-  // Only the fields the caller's struct holds.
-  const uint32_t size = std::min<uint32_t>(out->struct_size, sizeof s);
-  std::memcpy(reinterpret_cast<char*>(out) + sizeof(uint32_t), reinterpret_cast<const char*>(&s) + sizeof(uint32_t),
-              size > sizeof(uint32_t) ? size - sizeof(uint32_t) : 0);
+  mp::write_out(out, s, "pager '" + component_ + "': stats");
   return MP_OK;
 }
 
 mp_status PagedPager::layer_stats(uint32_t layer, mp_pager_layer_stats* out) {
-  if (out == nullptr || layer >= cat_.n_layers)
+  if (layer >= cat_.n_layers)
     throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pager '{}': layer_stats for layer {} of {}", component_, layer,
                                                    cat_.n_layers));
   mp_pager_layer_stats s{};
   if (core_->is_paged(layer)) moepage::pager::fill_abi_layer_stats(*core_, layer, s);
   s.struct_size = sizeof s;
-  const uint32_t size = std::min<uint32_t>(out->struct_size, sizeof s);
-  std::memcpy(reinterpret_cast<char*>(out) + sizeof(uint32_t), reinterpret_cast<const char*>(&s) + sizeof(uint32_t),
-              size > sizeof(uint32_t) ? size - sizeof(uint32_t) : 0);
+  mp::write_out(out, s, "pager '" + component_ + "': layer_stats");
   return MP_OK;
 }
 

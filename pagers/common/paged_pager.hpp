@@ -87,12 +87,21 @@ class PagedPager {
   // Waits for every prefetch of `layer` still in flight and commits or invalidates it.
   void settle_prefetches(uint32_t layer);
   void settle_all_prefetches() noexcept;
-  [[noreturn]] void fail_read(uint32_t layer, const moepage::pager::Plan& plan, const std::string& transport_error);
+  // A failed demand read: the transport's status and message, and which request it named.
+  struct ReadFailure {
+    mp_status status;
+    std::string why;
+    mp_ticket_result result;
+  };
+  [[noreturn]] void fail_read(uint32_t layer, const moepage::pager::Plan& plan, const ReadFailure& failure);
+  [[noreturn]] void fail_part(uint32_t layer, uint32_t expert, uint32_t part, const ReadFailure& failure) const;
+  static std::optional<uint64_t> offset_in(const std::string& why);
   const moepage::pager::Plan& plan_with_retry(uint32_t layer, std::span<const int32_t> experts);
   std::string transport_error() const;
   uint64_t now() const;
 
   std::string component_;
+  std::string acquire_label_;  // made once: acquire allocates nothing once warm
   const mp_host_api* host_;
   mp::HostLog log_;
   CatalogCopy cat_;

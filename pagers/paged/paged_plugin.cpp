@@ -6,9 +6,17 @@
 namespace {
 constexpr char kName[] = "paged";
 constexpr mp_option_def kOptions[] = {MOEPAGE_PAGED_PAGER_OPTIONS};
+
+// For `pager: {plugin: auto}`: the general pager (the others are the resident baseline, an alias,
+// and a predictor that needs an adapter file), so the only one that ranks itself.
+class Paged : public moepage::paging::NamedPagedPager<kName> {
+ public:
+  using NamedPagedPager::NamedPagedPager;
+  static int32_t score(const mp_host_api*) { return 10; }
+};
 }  // namespace
 
 MOEPAGE_PLUGIN(kName, "0.3.0",
-               mp::make_pager_descriptor<moepage::paging::NamedPagedPager<kName>>(
+               mp::make_pager_descriptor<Paged>(
                    kName, "0.3.0", "slot pool per layer under a memory budget, evicting by policy",
                    MP_CAP_CPU | MP_CAP_GPU | MP_CAP_PREFETCH, kOptions))

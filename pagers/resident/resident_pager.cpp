@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -54,7 +55,8 @@ class ResidentPager {
   void begin_token(uint64_t token) { token_ = token; }
 
   void acquire(uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* out) {
-    if (out == nullptr || out->struct_size < sizeof(mp_acquire_result) || (n > 0 && (out->slots == nullptr || experts == nullptr)))
+    mp_acquire_result result = mp::read_in(out, "pager 'resident': acquire");
+    if (n > 0 && (result.slots == nullptr || experts == nullptr))
       throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': acquire needs experts, a result and its slots array");
     if (layer >= n_layers_ || layer_slots_[layer] == nullptr)
       throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': layer " + std::to_string(layer) +
@@ -65,10 +67,11 @@ class ResidentPager {
         throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': layer " + std::to_string(layer) + " expert " +
                                                 std::to_string(experts[i]) + " is outside 0.." +
                                                 std::to_string(n_experts_ - 1));
-      out->slots[i] = base + uint64_t(experts[i]) * expert_bytes_;
+      result.slots[i] = base + uint64_t(experts[i]) * expert_bytes_;
     }
-    out->ready = nullptr;  // everything was read at load
-    out->table_changed = 0;
+    result.ready = nullptr;  // everything was read at load
+    result.table_changed = 0;
+    mp::write_out(out, result, "pager 'resident': acquire");
     totals_.accesses += n;
     layer_stats_[layer].accesses += n;
     if (trace_fn_ != nullptr) {
@@ -80,7 +83,6 @@ class ResidentPager {
   }
 
   void stats(mp_pager_stats* out) {
-    if (out == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "stats: out is NULL");
     mp_pager_stats s{};
     s.struct_size = sizeof s;
     s.accesses = totals_.accesses;
@@ -91,14 +93,13 @@ class ResidentPager {
     s.resident = 1;
     s.pool_bytes = uint64_t(layers_with_experts_) * n_experts_ * expert_bytes_;
     s.load_bytes_read = load_bytes_read_;
-    copy_prefix(out, s);
+    mp::write_out(out, s, "pager 'resident': stats");
   }
 
   void layer_stats(uint32_t layer, mp_pager_layer_stats* out) {
-    if (out == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "layer_stats: out is NULL");
     if (layer >= n_layers_) throw mp::Error(MP_ERR_INVALID_ARG, "layer_stats: layer " + std::to_string(layer) + " is out of range");
     mp_pager_layer_stats s{sizeof(mp_pager_layer_stats), layer_stats_[layer].accesses, layer_stats_[layer].accesses, 0};
-    copy_prefix(out, s);
+    mp::write_out(out, s, "pager 'resident': layer_stats");
   }
 
   void set_trace(mp_trace_fn fn, void* ctx) {
@@ -110,14 +111,6 @@ class ResidentPager {
   struct Counts {
     uint64_t accesses = 0;
   };
-
-  // Writes the part of `s` the caller's struct has room for (a host built against an older v1).
-  template <class S>
-  static void copy_prefix(S* out, const S& s) {
-    const uint32_t size = out->struct_size ? std::min<uint32_t>(out->struct_size, sizeof(S)) : sizeof(S);
-    std::memcpy(out, &s, size);
-    out->struct_size = size;
-  }
 
   uint64_t now() const { return host_->now_ns ? host_->now_ns(host_->ctx) : 0; }
 
@@ -150,14 +143,25 @@ class ResidentPager {
     uint32_t layer, expert, part;
   };
 
+  // "pager 'resident': reading layer L expert E part P (N bytes at offset O of FILE) failed: why"
+  std::string read_failure(const mp_expert_catalog& cat, const mp_read_request& r, const Origin& o,
+                           const mp_transport_ref& tr) const {
+    return "pager 'resident': reading layer " + std::to_string(o.layer) + " expert " + std::to_string(o.expert) +
+           " part " + cat.part_names[o.part] + " (" + std::to_string(r.length) + " bytes at offset " +
+           std::to_string(r.offset) + " of " + file_names_.at(r.file) + ") failed: " + tr.vtable->last_error(tr.self);
+  }
+
   void load_all(const mp_expert_catalog& cat, const mp_transport_ref& tr) {
     if (cat.n_parts > 0 && (cat.segments == nullptr || cat.part_offset == nullptr))
       throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': the catalog has no segments or part offsets");
+    const mp::VersionedArray<mp_expert_segment> segments(
+        cat.segments, uint32_t(uint64_t(n_layers_) * n_experts_ * cat.n_parts), "pager 'resident': catalog segments");
     std::vector<uint32_t> handles(cat.n_files);
     for (uint32_t f = 0; f < cat.n_files; ++f) {
       if (const mp_status s = tr.vtable->open(tr.self, cat.files[f], &handles[f]); s != MP_OK)
         throw mp::Error(s, std::string("pager 'resident': transport could not open ") + cat.files[f] + ": " +
                                tr.vtable->last_error(tr.self));
+      file_names_[handles[f]] = cat.files[f];
     }
     std::vector<mp_read_request> batch;
     std::vector<Origin> origins;
@@ -168,7 +172,7 @@ class ResidentPager {
       if (layer_slots_[l] == nullptr) continue;
       for (uint32_t e = 0; e < n_experts_; ++e)
         for (uint32_t p = 0; p < cat.n_parts; ++p) {
-          const mp_expert_segment& seg = cat.segments[(size_t(l) * n_experts_ + e) * cat.n_parts + p];
+          const mp_expert_segment seg = segments[uint32_t((size_t(l) * n_experts_ + e) * cat.n_parts + p)];
           if (seg.file >= cat.n_files || cat.part_offset[p] + seg.length > expert_bytes_)
             throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': catalog segment of layer " + std::to_string(l) +
                                                     " expert " + std::to_string(e) + " part " + std::to_string(p) +
@@ -196,23 +200,19 @@ class ResidentPager {
              std::vector<Origin>& origins) {
     if (batch.empty()) return;
     mp_ticket ticket = 0;
+    mp_ticket_result result = mp::no_failed_request();
     mp_status s = tr.vtable->submit(tr.self, batch.data(), uint32_t(batch.size()), &ticket);
-    if (s == MP_OK) s = tr.vtable->wait(tr.self, ticket);
+    if (s == MP_OK) s = mp::report_ticket(tr.vtable, tr.self, ticket, false, result);
+    if (s != MP_OK && result.failed_request < batch.size())  // the transport named the read (ABI 1.4)
+      throw mp::Error(s, read_failure(cat, batch[result.failed_request], origins[result.failed_request], tr));
     if (s != MP_OK) {
-      // Find the read that failed by retrying the batch one request at a time (error path only),
-      // so the message names its layer, expert, file and offset exactly.
+      // An older transport names no request: retry the batch one request at a time (error path
+      // only), so the message names its layer, expert, file and offset exactly.
       for (size_t i = 0; i < batch.size(); ++i) {
         mp_ticket one = 0;
         mp_status si = tr.vtable->submit(tr.self, &batch[i], 1, &one);
         if (si == MP_OK) si = tr.vtable->wait(tr.self, one);
-        if (si != MP_OK) {
-          const Origin& o = origins[i];
-          const mp_expert_segment& seg = cat.segments[(size_t(o.layer) * n_experts_ + o.expert) * cat.n_parts + o.part];
-          throw mp::Error(si, "pager 'resident': reading layer " + std::to_string(o.layer) + " expert " +
-                                  std::to_string(o.expert) + " part " + cat.part_names[o.part] + " (" +
-                                  std::to_string(seg.length) + " bytes at offset " + std::to_string(seg.offset) +
-                                  " of " + cat.files[seg.file] + ") failed: " + tr.vtable->last_error(tr.self));
-        }
+        if (si != MP_OK) throw mp::Error(si, read_failure(cat, batch[i], origins[i], tr));
       }
       throw mp::Error(s, "pager 'resident': a batch of " + std::to_string(batch.size()) + " expert reads from layer " +
                              std::to_string(origins.front().layer) + " expert " + std::to_string(origins.front().expert) +
@@ -232,6 +232,7 @@ class ResidentPager {
   Counts totals_;
   uint64_t token_ = 0;
   uint64_t load_bytes_read_ = 0, load_read_ns_ = 0;
+  std::map<uint32_t, std::string> file_names_;  // transport handle -> catalog path, for messages
   mp_trace_fn trace_fn_ = nullptr;
   void* trace_ctx_ = nullptr;
 };

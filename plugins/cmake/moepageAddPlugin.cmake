@@ -1,6 +1,9 @@
-# moepage_add_plugin(<target> SOURCES <files...> [LINK <libs...>] [NO_INSTALL])
+# moepage_add_plugin(<target> SOURCES <files...> [LINK <libs...>] [MIN_ABI_MINOR <n>] [NO_INSTALL])
 # Builds a moepage plugin: a MODULE library with hidden visibility whose only exported symbol is
 # moepage_plugin_query (enforced by a linker version script).
+#
+# MIN_ABI_MINOR: the oldest host ABI minor the plugin runs on (MP_PLUGIN_ABI_MINOR, host_api.h),
+# defined for every file of the plugin so they all agree. Default: the SDK headers' own minor.
 #
 # Output: ${MOEPAGE_PLUGIN_OUTPUT_DIR} when set (the moepage tree sets it so the build runs like an
 # install), otherwise the usual library output folder of the calling project.
@@ -13,7 +16,7 @@
 set(_moepage_plugin_cmake_dir "${CMAKE_CURRENT_LIST_DIR}")
 
 function(moepage_add_plugin target)
-  cmake_parse_arguments(ARG "NO_INSTALL" "" "SOURCES;LINK" ${ARGN})
+  cmake_parse_arguments(ARG "NO_INSTALL" "MIN_ABI_MINOR" "SOURCES;LINK" ${ARGN})
   if(NOT ARG_SOURCES)
     message(FATAL_ERROR "moepage_add_plugin(${target}): SOURCES is required")
   endif()
@@ -31,6 +34,12 @@ function(moepage_add_plugin target)
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${MOEPAGE_PLUGIN_OUTPUT_DIR}")
   endif()
   target_link_libraries(${target} PRIVATE moepage::sdk ${ARG_LINK})
+  if(DEFINED ARG_MIN_ABI_MINOR)
+    if(NOT ARG_MIN_ABI_MINOR MATCHES "^[0-9]+$")
+      message(FATAL_ERROR "moepage_add_plugin(${target}): MIN_ABI_MINOR must be a number, got '${ARG_MIN_ABI_MINOR}'")
+    endif()
+    target_compile_definitions(${target} PRIVATE MP_PLUGIN_ABI_MINOR=${ARG_MIN_ABI_MINOR})
+  endif()
   target_link_options(${target} PRIVATE
     "LINKER:--version-script=${_moepage_plugin_cmake_dir}/moepage-plugin.map"
     "LINKER:--no-undefined")

@@ -2,11 +2,19 @@
 // (LP64, System V). Fields may only ever be appended: if one of these assertions fails, the
 // change broke every plugin built so far. Add new fields' offsets at the end of their struct's
 // block and bump MP_ABI_MINOR; never edit an existing line.
+//
+// The vtables are pinned through mp::abi's tables (moepage/cpp/abi_tables.hpp), the same rows the
+// loader and the conformance suites read: every row is the next pointer slot, the rows cover the
+// whole struct, and the vtable's size at each minor is frozen below. A callback appended to a
+// header without its row, or a row out of order, fails here.
 #include <doctest/doctest.h>
 
 #include <cstddef>
+#include <iterator>
+#include <span>
 #include <string>
 
+#include "moepage/cpp/abi_tables.hpp"
 #include "moepage/moepage.h"
 
 #if !defined(__x86_64__)
@@ -15,7 +23,7 @@
 
 // Compile-time: the layout itself.
 namespace {
-constexpr bool layouts_pinned() {
+constexpr bool host_api_pinned() {
   static_assert(sizeof(mp_device_service) == 144);
   static_assert(offsetof(mp_device_service, struct_size) == 0);
   static_assert(offsetof(mp_device_service, kind) == 4);
@@ -46,6 +54,10 @@ constexpr bool layouts_pinned() {
   static_assert(offsetof(mp_host_api, now_ns) == 32);
   static_assert(offsetof(mp_host_api, device) == 40);
 
+  return true;
+}
+
+constexpr bool options_pinned() {
   static_assert(sizeof(mp_option_def) == 40);
   static_assert(offsetof(mp_option_def, struct_size) == 0);
   static_assert(offsetof(mp_option_def, type) == 4);
@@ -64,6 +76,10 @@ constexpr bool layouts_pinned() {
   static_assert(offsetof(mp_options, count) == 4);
   static_assert(offsetof(mp_options, values) == 8);
 
+  return true;
+}
+
+constexpr bool transport_pinned() {
   static_assert(sizeof(mp_read_request) == 56);
   static_assert(offsetof(mp_read_request, struct_size) == 0);
   static_assert(offsetof(mp_read_request, file) == 4);
@@ -84,23 +100,22 @@ constexpr bool layouts_pinned() {
   static_assert(offsetof(mp_transport_stats, wait_ns) == 40);
   static_assert(offsetof(mp_transport_stats, errors) == 48);
 
-  static_assert(sizeof(mp_transport_vtable) == 80);
-  static_assert(offsetof(mp_transport_vtable, struct_size) == 0);
-  static_assert(offsetof(mp_transport_vtable, create) == 8);
-  static_assert(offsetof(mp_transport_vtable, destroy) == 16);
-  static_assert(offsetof(mp_transport_vtable, last_error) == 24);
-  static_assert(offsetof(mp_transport_vtable, open) == 32);
-  static_assert(offsetof(mp_transport_vtable, submit) == 40);
-  static_assert(offsetof(mp_transport_vtable, wait) == 48);
-  static_assert(offsetof(mp_transport_vtable, poll) == 56);
-  static_assert(offsetof(mp_transport_vtable, stats) == 64);
-  static_assert(offsetof(mp_transport_vtable, ticket_event) == 72);
+  static_assert(sizeof(mp_ticket_result) == 24);  // 1.4
+  static_assert(offsetof(mp_ticket_result, struct_size) == 0);
+  static_assert(offsetof(mp_ticket_result, failed_request) == 4);
+  static_assert(offsetof(mp_ticket_result, failed_tag) == 8);
+  static_assert(offsetof(mp_ticket_result, failed_count) == 16);
+  static_assert(offsetof(mp_ticket_result, reserved) == 20);
 
   static_assert(sizeof(mp_transport_ref) == 24);
   static_assert(offsetof(mp_transport_ref, struct_size) == 0);
   static_assert(offsetof(mp_transport_ref, vtable) == 8);
   static_assert(offsetof(mp_transport_ref, self) == 16);
 
+  return true;
+}
+
+constexpr bool pager_pinned() {
   static_assert(sizeof(mp_expert_segment) == 24);
   static_assert(offsetof(mp_expert_segment, struct_size) == 0);
   static_assert(offsetof(mp_expert_segment, file) == 4);
@@ -174,24 +189,15 @@ constexpr bool layouts_pinned() {
   static_assert(offsetof(mp_pager_create_args, transport) == 32);
   static_assert(offsetof(mp_pager_create_args, dense_bytes) == 56);
 
-  static_assert(sizeof(mp_pager_vtable) == 88);
-  static_assert(offsetof(mp_pager_vtable, struct_size) == 0);
-  static_assert(offsetof(mp_pager_vtable, create) == 8);
-  static_assert(offsetof(mp_pager_vtable, destroy) == 16);
-  static_assert(offsetof(mp_pager_vtable, last_error) == 24);
-  static_assert(offsetof(mp_pager_vtable, begin_token) == 32);
-  static_assert(offsetof(mp_pager_vtable, acquire) == 40);
-  static_assert(offsetof(mp_pager_vtable, observe) == 48);
-  static_assert(offsetof(mp_pager_vtable, hint) == 56);
-  static_assert(offsetof(mp_pager_vtable, stats) == 64);
-  static_assert(offsetof(mp_pager_vtable, layer_stats) == 72);
-  static_assert(offsetof(mp_pager_vtable, set_trace) == 80);
-
   static_assert(sizeof(mp_pager_ref) == 24);
   static_assert(offsetof(mp_pager_ref, struct_size) == 0);
   static_assert(offsetof(mp_pager_ref, vtable) == 8);
   static_assert(offsetof(mp_pager_ref, self) == 16);
 
+  return true;
+}
+
+constexpr bool arch_pinned() {
   static_assert(sizeof(mp_model_info) == 56);
   static_assert(offsetof(mp_model_info, struct_size) == 0);
   static_assert(offsetof(mp_model_info, vocab_size) == 4);
@@ -221,21 +227,6 @@ constexpr bool layouts_pinned() {
   static_assert(offsetof(mp_synth_request, expert_dtype) == 40);
   static_assert(offsetof(mp_synth_request, show_progress) == 48);
 
-  static_assert(sizeof(mp_arch_vtable) == 112);  // 96 in 1.0; 1.1 appended stats, 1.2 forward_greedy
-  static_assert(offsetof(mp_arch_vtable, struct_size) == 0);
-  static_assert(offsetof(mp_arch_vtable, probe) == 8);
-  static_assert(offsetof(mp_arch_vtable, create) == 16);
-  static_assert(offsetof(mp_arch_vtable, destroy) == 24);
-  static_assert(offsetof(mp_arch_vtable, last_error) == 32);
-  static_assert(offsetof(mp_arch_vtable, describe) == 40);
-  static_assert(offsetof(mp_arch_vtable, expert_catalog) == 48);
-  static_assert(offsetof(mp_arch_vtable, bind_pager) == 56);
-  static_assert(offsetof(mp_arch_vtable, reset) == 64);
-  static_assert(offsetof(mp_arch_vtable, forward) == 72);
-  static_assert(offsetof(mp_arch_vtable, summary) == 80);
-  static_assert(offsetof(mp_arch_vtable, synthesize) == 88);
-  static_assert(offsetof(mp_arch_vtable, stats) == 96);  // 1.1
-  static_assert(offsetof(mp_arch_vtable, forward_greedy) == 104);  // 1.2
   static_assert(sizeof(mp_arch_stats) == 32);
   static_assert(offsetof(mp_arch_stats, struct_size) == 0);
   static_assert(offsetof(mp_arch_stats, routed_timed) == 4);
@@ -243,6 +234,10 @@ constexpr bool layouts_pinned() {
   static_assert(offsetof(mp_arch_stats, routed_experts) == 16);
   static_assert(offsetof(mp_arch_stats, routed_ns) == 24);
 
+  return true;
+}
+
+constexpr bool plugin_pinned() {
   static_assert(sizeof(mp_component_descriptor) == 88);
   static_assert(offsetof(mp_component_descriptor, struct_size) == 0);
   static_assert(offsetof(mp_component_descriptor, kind) == 4);
@@ -270,11 +265,58 @@ constexpr bool layouts_pinned() {
 }
 }  // namespace
 
-TEST_CASE("every v1 struct has the layout the ABI froze") { CHECK(layouts_pinned()); }
+TEST_CASE("every v1 struct has the layout the ABI froze") {
+  CHECK(host_api_pinned());
+  CHECK(options_pinned());
+  CHECK(transport_pinned());
+  CHECK(pager_pinned());
+  CHECK(arch_pinned());
+  CHECK(plugin_pinned());
+}
 
-TEST_CASE("the ABI version is 1.3 and every struct starts with a 32-bit struct_size") {
+// Each vtable's rows are its pointer slots in order, after struct_size, covering the struct.
+template <class Vtable>
+constexpr bool rows_are_the_slots(std::span<const mp::abi::Callback> rows) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].offset != sizeof(void*) * (i + 1) || rows[i].end != rows[i].offset + sizeof(void*)) return false;
+    if (i > 0 && rows[i].since_minor < rows[i - 1].since_minor) return false;  // appended, never inserted
+  }
+  return !rows.empty() && rows.back().end == sizeof(Vtable);
+}
+static_assert(rows_are_the_slots<mp_transport_vtable>(mp::abi::kTransportCallbacks));
+static_assert(rows_are_the_slots<mp_pager_vtable>(mp::abi::kPagerCallbacks));
+static_assert(rows_are_the_slots<mp_arch_vtable>(mp::abi::kArchCallbacks));
+
+// sizeof each vtable in the headers of 1.0, 1.1, ...: frozen, one column per minor.
+constexpr uint32_t kTransportSizes[] = {80, 80, 80, 80, 96};  // 1.4 appended wait_result, poll_result
+constexpr uint32_t kPagerSizes[] = {88, 88, 88, 88, 88};
+constexpr uint32_t kArchSizes[] = {96, 104, 112, 112, 112};  // 1.1 stats, 1.2 forward_greedy
+static_assert(std::size(kTransportSizes) == MP_ABI_MINOR + 1, "add this minor's column to every size table");
+
+TEST_CASE("every vtable's size at every minor follows from its table and stays frozen") {
+  for (uint32_t minor = 0; minor <= MP_ABI_MINOR; ++minor) {
+    INFO("ABI 1." << minor);
+    CHECK(mp::abi::size_at_minor(mp::abi::kTransportCallbacks, minor) == kTransportSizes[minor]);
+    CHECK(mp::abi::size_at_minor(mp::abi::kPagerCallbacks, minor) == kPagerSizes[minor]);
+    CHECK(mp::abi::size_at_minor(mp::abi::kArchCallbacks, minor) == kArchSizes[minor]);
+  }
+  CHECK(sizeof(mp_transport_vtable) == kTransportSizes[MP_ABI_MINOR]);
+  CHECK(sizeof(mp_pager_vtable) == kPagerSizes[MP_ABI_MINOR]);
+  CHECK(sizeof(mp_arch_vtable) == kArchSizes[MP_ABI_MINOR]);
+}
+
+TEST_CASE("a 1.0 plugin must fill its vtables up to the last 1.0 required callback, a 1.4 transport up to poll_result") {
+  CHECK(mp::abi::required_size(mp::abi::kTransportCallbacks, 0) == offsetof(mp_transport_vtable, stats) + 8);
+  CHECK(mp::abi::required_size(mp::abi::kTransportCallbacks, 3) == offsetof(mp_transport_vtable, stats) + 8);
+  CHECK(mp::abi::required_size(mp::abi::kTransportCallbacks, 4) == sizeof(mp_transport_vtable));
+  CHECK(mp::abi::required_size(mp::abi::kPagerCallbacks, 4) == offsetof(mp_pager_vtable, layer_stats) + 8);
+  CHECK(mp::abi::required_size(mp::abi::kArchCallbacks, 4) == offsetof(mp_arch_vtable, forward) + 8);
+}
+
+TEST_CASE("the ABI version is 1.4 and every struct starts with a 32-bit struct_size") {
   CHECK(MP_ABI_MAJOR == 1);
-  CHECK(MP_ABI_MINOR == 3);
+  CHECK(MP_ABI_MINOR == 4);
+  CHECK(MP_PLUGIN_ABI_MINOR == MP_ABI_MINOR);  // nothing defined it here: the headers' own minor
   CHECK(sizeof(mp_host_api{}.struct_size) == 4);
   CHECK(sizeof(mp_component_descriptor{}.struct_size) == 4);
   CHECK(sizeof(mp_plugin_manifest{}.struct_size) == 4);
@@ -313,6 +355,7 @@ TEST_CASE("status codes and enum values keep their numbers") {
   CHECK(MP_CAP_ASYNC == 4u);
   CHECK(MP_CAP_PREFETCH == 8u);
   CHECK(MP_CAP_SYNTHESIZE == 16u);
+  CHECK(MP_NO_REQUEST == UINT32_MAX);
   CHECK(std::string(MP_PLUGIN_ENTRY_SYMBOL) == "moepage_plugin_query");
 }
 

@@ -174,6 +174,20 @@ TEST_CASE("run drives arch, pager and pread transport end to end and prints the 
   CHECK(r.out == "token ids: 2 3 4 5\n");
 }
 
+TEST_CASE("transport: {plugin: auto} takes the best-scoring transport on this host, says so, and checks its options") {
+  TempDir dir;
+  write_counting_model(dir);
+  auto profile = dir.write("p.yaml",
+                           "model: model\narch: counting\npager: {plugin: passthrough}\n"
+                           "transport: {plugin: auto, threads: 2}\ngenerate: {prompt_ids: [3, 1], max_tokens: 4}\n");
+  auto r = run_moepage({"run", "--profile", profile.string(), "--plugin-dir", moepage::test::fake_stack_dir(),
+                        "--log-level", "info"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "token ids: 2 3 4 5\n");
+  // pread ranks itself 10 everywhere, pinned-async 5 on the CPU device; fault-inject has no score.
+  CHECK(contains(r.err, "transport.plugin: auto chose 'pread' (score 10 on this host)"));
+}
+
 TEST_CASE("run stops at the end-of-sequence token and --prompt-ids and --max-tokens override the profile") {
   TempDir dir;
   write_counting_model(dir);

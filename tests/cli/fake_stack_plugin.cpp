@@ -100,10 +100,9 @@ class PassthroughPager {
                                     slots_[experts[i]].data(), 0,          MP_MEM_HOST,    MP_READ_DEMAND,
                                     static_cast<uint64_t>(experts[i])};
       mp_ticket ticket = 0;
-      if (transport_.vtable->submit(transport_.self, &request, 1, &ticket) != MP_OK ||
-          transport_.vtable->wait(transport_.self, ticket) != MP_OK) {
-        throw mp::Error(MP_ERR_IO, transport_.vtable->last_error(transport_.self));
-      }
+      mp_status s = transport_.vtable->submit(transport_.self, &request, 1, &ticket);
+      if (s == MP_OK) s = transport_.vtable->wait(transport_.self, ticket);
+      if (s != MP_OK) throw mp::Error(s, transport_.vtable->last_error(transport_.self));  // the status travels on
       out->slots[i] = slots_[experts[i]].data();
     }
     out->ready = nullptr;

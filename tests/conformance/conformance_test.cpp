@@ -84,12 +84,54 @@ TEST_CASE("a transport that writes past its destination range fails the guard-by
 
 TEST_CASE("a transport that reports success for reads past the end of the file fails that check") {
   const Checklist list = check_fake_transport<Fault::ignores_end_of_file>();
-  CHECK(has_failure(list, "reading past the end of the file fails naming the file"));
+  CHECK(has_failure(list, "reading past the end fails with io naming the file"));
 }
 
 TEST_CASE("a transport whose stats stay at zero fails the stats check") {
   const Checklist list = check_fake_transport<Fault::forgets_stats>();
   CHECK(has_failure(list, "stats count requests and bytes"));
+}
+
+// ABI 1.4's rules, each caught by its check.
+TEST_CASE("a transport that walks requests with its own sizeof fails the stride check") {
+  const Checklist list = check_fake_transport<Fault::ignores_stride>();
+  CHECK(has_failure(list, "walked with that stride"));
+}
+
+TEST_CASE("a transport that does not say which request failed fails that check") {
+  const Checklist list = check_fake_transport<Fault::names_no_request>();
+  CHECK(has_failure(list, "names the failed request's index and tag"));
+}
+
+TEST_CASE("a transport that reports a ticket twice fails the two-waiters check") {
+  const Checklist list = check_fake_transport<Fault::reports_twice>();
+  CHECK(has_failure(list, "two threads waiting for one ticket"));
+}
+
+TEST_CASE("a transport that takes struct_size 0 as the full struct fails the stats check") {
+  const Checklist list = check_fake_transport<Fault::zero_means_full>();
+  CHECK(has_failure(list, "refuse struct_size 0"));
+}
+
+TEST_CASE("a transport that copies to the device from pageable memory fails the device check") {
+  const Checklist list = check_fake_transport<Fault::pageable_copy>();
+  CHECK(has_failure(list, "copied from pinned memory"));
+}
+
+TEST_CASE("a transport whose wait returns before its device copies ran fails the device check") {
+  const Checklist list = check_fake_transport<Fault::unsynchronised_copy>();
+  CHECK(has_failure(list, "copied from pinned memory"));
+}
+
+TEST_CASE("a transport declared at ABI 1.2 is not held to rules 1.4 wrote down") {
+  moepage::host::HostApi host;
+  Checklist list;
+  moepage::conform::run_transport_checks(
+      Component{&conform_test::fake_transport_descriptor<Fault::zero_means_full>(), nullptr, 2}, host.get(),
+      ConformConfig{}, list);
+  CHECK_MESSAGE(list.failures() == 0, failed(list));
+  CHECK_FALSE(std::any_of(list.results().begin(), list.results().end(),
+                          [](const auto& r) { return r.name.find("two threads waiting") != std::string::npos; }));
 }
 
 TEST_CASE("a component that says it is not available yet is skipped, not failed") {
@@ -147,4 +189,22 @@ TEST_CASE("a pager that accepts expert ids outside the catalog fails the range c
   moepage::host::HostApi host;
   const Checklist list = check_fake_pager<PagerFault::accepts_any_expert>(host.get());
   CHECK(has_failure(list, "acquiring an expert outside the catalog fails"));
+}
+
+TEST_CASE("a pager that turns a transport's device failure into io fails the status check") {
+  moepage::host::HostApi host;
+  const Checklist list = check_fake_pager<PagerFault::reports_io>(host.get());
+  CHECK(has_failure(list, "fails with device too"));
+}
+
+TEST_CASE("a pager that names a failed read by guesswork, not by the reported request, fails that check") {
+  moepage::host::HostApi host;
+  const Checklist list = check_fake_pager<PagerFault::names_first_part>(host.get());
+  CHECK(has_failure(list, "named by the request the transport reports"));
+}
+
+TEST_CASE("a pager whose stats take struct_size 0 as the full struct fails the output-struct check") {
+  moepage::host::HostApi host;
+  const Checklist list = check_fake_pager<PagerFault::full_size_on_zero>(host.get());
+  CHECK(has_failure(list, "keep to the caller's struct_size"));
 }

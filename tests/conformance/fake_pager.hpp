@@ -13,6 +13,9 @@ namespace conform_test {
 enum class PagerFault {
   none,
   counts_hits_as_misses,  // stats say every access was a miss
+  reports_io,             // a failed read fails acquire with io, whatever the transport said
+  names_first_part,       // a failed read is named by the expert's first part, not the one reported
+  full_size_on_zero,      // stats take struct_size 0 to mean the full struct, and write it
   accepts_any_expert,     // no range check on expert ids (returns a slot anyway)
 };
 
@@ -31,7 +34,9 @@ class FakePager {
     }
   }
   void begin_token(uint64_t) {}
-  void acquire(uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* out) {
+  void acquire(uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* caller) {
+    mp_acquire_result result = mp::read_in(caller, "fake pager: acquire");
+    mp_acquire_result* out = &result;
     if (layer >= catalog_.n_layers || !catalog_.has_experts[layer]) throw mp::Error(MP_ERR_INVALID_ARG, "fake pager: bad layer");
     for (uint32_t i = 0; i < n; ++i) {
       int32_t e = experts[i];
@@ -47,17 +52,27 @@ class FakePager {
     }
     out->ready = nullptr;
     out->table_changed = 1;
+    mp::write_out(caller, result, "fake pager: acquire");
   }
   void stats(mp_pager_stats* out) {
-    out->accesses = total_.accesses;
-    out->hits = total_.hits;
-    out->misses = total_.misses;
+    mp_pager_stats s{};
+    s.struct_size = sizeof s;
+    s.accesses = total_.accesses;
+    s.hits = total_.hits;
+    s.misses = total_.misses;
+    if constexpr (F == PagerFault::full_size_on_zero) {
+      if (out->struct_size == 0) {
+        *out = s;
+        return;
+      }
+    }
+    mp::write_out(out, s, "fake pager: stats");
   }
   void layer_stats(uint32_t layer, mp_pager_layer_stats* out) {
     if (layer >= layers_.size()) throw mp::Error(MP_ERR_INVALID_ARG, "fake pager: bad layer");
-    out->accesses = layers_[layer].accesses;
-    out->hits = layers_[layer].hits;
-    out->misses = layers_[layer].misses;
+    mp_pager_layer_stats s = layers_[layer];
+    s.struct_size = sizeof s;
+    mp::write_out(out, s, "fake pager: layer_stats");
   }
 
  private:
@@ -77,10 +92,19 @@ class FakePager {
     }
     const mp_transport_vtable* t = transport_.vtable;
     mp_ticket ticket = 0;
+    mp_ticket_result result = mp::no_failed_request();
     mp_status s = t->submit(transport_.self, reads.data(), static_cast<uint32_t>(reads.size()), &ticket);
-    if (s == MP_OK) s = t->wait(transport_.self, ticket);
-    if (s != MP_OK) throw mp::Error(s, std::string("fake pager: ") + t->last_error(transport_.self));
-    slot = std::move(bytes);
+    if (s == MP_OK) s = mp::report_ticket(t, transport_.self, ticket, false, result);
+    if (s == MP_OK) {
+      slot = std::move(bytes);
+      return;
+    }
+    uint32_t part = result.failed_request < reads.size() ? result.failed_request : 0;
+    if constexpr (F == PagerFault::names_first_part) part = 0;
+    const mp_expert_segment& seg = catalog_.segments[(layer * catalog_.n_experts + expert) * catalog_.n_parts + part];
+    if constexpr (F == PagerFault::reports_io) s = MP_ERR_IO;
+    throw mp::Error(s, std::string("fake pager: reading ") + catalog_.files[seg.file] + " at offset " +
+                           std::to_string(seg.offset) + " failed: " + t->last_error(transport_.self));
   }
   void count(uint32_t layer, bool hit) {
     const bool as_hit = hit && F != PagerFault::counts_hits_as_misses;

@@ -2,6 +2,9 @@
 // create() stays cheap and names what is wrong, and that misuse is a clear error, not a crash.
 #include <doctest/doctest.h>
 
+#include <cstddef>
+#include <cstring>
+
 #include "plugin_stack.hpp"
 #include "support/temp_dir.hpp"
 #include "support/test_paths.hpp"
@@ -52,6 +55,34 @@ TEST_CASE("describe reports the geometry, the mapped dense bytes and the expert 
   CHECK(info.dense_bytes > 0);
   CHECK(info.dense_bytes + info.expert_bytes <= files);
   CHECK(info.dense_bytes + info.expert_bytes > files * 9 / 10);
+}
+
+// Output structs (host_api.h): an older host's smaller struct gets only its prefix, struct_size
+// left as it set it; struct_size 0 is refused and nothing is written.
+TEST_CASE("describe and stats keep to the caller's struct_size and refuse struct_size 0") {
+  ArchOnly a;
+  mp::ArchHandle arch = a.create(moepage::test::fixture_path("released-fp8-fp4"), {{"max_context", "100"}});
+  const mp_arch_vtable* v = a.component->descriptor->arch;
+  struct Guarded {
+    mp_model_info info;
+    uint64_t after;
+  } g;
+  std::memset(&g, 0x77, sizeof g);
+  g.info.struct_size = offsetof(mp_model_info, max_positions);
+  REQUIRE(v->describe(arch.instance(), &g.info) == MP_OK);
+  CHECK(g.info.struct_size == offsetof(mp_model_info, max_positions));
+  CHECK(g.info.vocab_size == 256);
+  CHECK(g.info.expert_bytes == 0x7777777777777777ull);
+  CHECK(g.after == 0x7777777777777777ull);
+  std::memset(&g, 0x77, sizeof g);
+  g.info.struct_size = 0;
+  CHECK(v->describe(arch.instance(), &g.info) == MP_ERR_INVALID_ARG);
+  CHECK(g.info.vocab_size == 0x77777777u);
+  mp_arch_stats stats;
+  std::memset(&stats, 0x77, sizeof stats);
+  stats.struct_size = 0;
+  CHECK(v->stats(arch.instance(), &stats) == MP_ERR_INVALID_ARG);
+  CHECK(stats.tokens == 0x7777777777777777ull);
 }
 
 TEST_CASE("summary shows the config, the layer schedule and the bytes per expert") {

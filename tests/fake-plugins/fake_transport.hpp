@@ -37,7 +37,10 @@ class PatternTransport {
     return MP_OK;
   }
   mp_status stats(mp_transport_stats* out) {
-    out->requests = requests_;
+    mp_transport_stats s{};
+    s.struct_size = sizeof s;
+    s.requests = requests_;
+    mp::write_out(out, s, "fake-transport: stats");
     return MP_OK;
   }
 

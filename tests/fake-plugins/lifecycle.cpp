@@ -14,8 +14,15 @@ class LifecyclePager {
   void acquire(uint32_t layer, const int32_t*, uint32_t, mp_acquire_result*) {
     throw mp::Error(MP_ERR_UNSUPPORTED, mp::format("acquire(layer {}) is not part of this fake", layer));
   }
-  void stats(mp_pager_stats* out) { out->accesses = token_; }
-  void layer_stats(uint32_t, mp_pager_layer_stats* out) { out->accesses = 0; }
+  void stats(mp_pager_stats* out) {
+    mp_pager_stats s{};
+    s.struct_size = sizeof s;
+    s.accesses = token_;
+    mp::write_out(out, s, "fake-pager: stats");
+  }
+  void layer_stats(uint32_t, mp_pager_layer_stats* out) {
+    mp::write_out(out, mp_pager_layer_stats{sizeof(mp_pager_layer_stats), 0, 0, 0}, "fake-pager: layer_stats");
+  }
   // hint is provided, observe and set_trace are not: their vtable slots must be NULL.
   void hint(uint32_t, const int32_t*, uint32_t n) { hints_ += n; }
 
@@ -30,7 +37,12 @@ class LifecycleArch {
   LifecycleArch(const mp_arch_create_args& args, const mp::Options&) : log_(args.host, "fake-arch") {}
   ~LifecycleArch() { log_.info("destroyed arch"); }
   static int32_t probe(const mp_host_api*, const char*) { return 1; }
-  void describe(mp_model_info* out) { out->n_layers = 3; }
+  void describe(mp_model_info* out) {
+    mp_model_info info{};
+    info.struct_size = sizeof info;
+    info.n_layers = 3;
+    mp::write_out(out, info, "fake-arch: describe");
+  }
   void expert_catalog(const mp_expert_catalog**) { throw mp::Error(MP_ERR_NOT_AVAILABLE, "no catalog"); }
   void bind_pager(const mp_pager_ref*) {}
   void reset() {}

@@ -60,3 +60,27 @@ TEST_CASE("a failed read through pinned-async names the file and offset of the r
   CHECK_THROWS_WITH(transport.wait(t), doctest::Contains(expected.c_str()));
   CHECK(transport.stats().errors == 1);
 }
+
+// A status travels unchanged (status.h): the pager fails with what the transport failed with,
+// not with io for every failed read.
+TEST_CASE("a read the transport fails as internal or device fails acquire with that status") {
+  for (const auto& [name, status] : {std::pair{"internal", MP_ERR_INTERNAL}, std::pair{"device", MP_ERR_DEVICE}}) {
+    INFO("fail_status = " << name);
+    CapturingHost host;
+    Plugins plugins(host.get());
+    SyntheticCatalog model(4, 8, 2);
+    const uint64_t bad = model.offset(2, 3, 1);
+    auto transport = plugins.transport("fault-inject", {{"fail_offset", std::to_string(bad + 10)}, {"fail_times", "1"},
+                                                        {"fail_status", name}});
+    auto pager = plugins.pager("paged", {{"budget", std::to_string(model.budget_for(2))}}, model.catalog, transport);
+    try {
+      acquire(pager, 2, {3, 0});
+      FAIL("a failed read was not reported");
+    } catch (const mp::PluginError& e) {
+      CHECK(e.status() == status);
+      CHECK(std::string(e.what()).find("layer 2 expert 3 (w2)") != std::string::npos);
+    }
+    auto retry = acquire(pager, 2, {3, 0});
+    CHECK(model.slot_holds(retry.slots[0], 2, 3));
+  }
+}

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The SDK promise, checked the way a third party meets it: install moepage into a fresh prefix,
-# build plugins/examples/odirect-transport as a separate project against that prefix only, and
-# run the installed `moepage` on it (discovery, conformance) with no environment variable set.
+# build the example the install ships (share/moepage/examples/odirect-transport, a copy of
+# plugins/examples/odirect-transport) as a separate project against that prefix only, and run the
+# installed `moepage` on it (discovery, conformance) with no environment variable set.
 #
 # usage: out_of_tree.sh BUILD_DIR SOURCE_DIR WORK_DIR CMAKE CXX
 set -euo pipefail
 build=$1 source=$2 work=$3 cmake=$4 cxx=$5
-example="$source/plugins/examples/odirect-transport"
 prefix="$work/prefix"
+example="$prefix/share/moepage/examples/odirect-transport"
 ex_build="$work/odirect-build"
 
 fail() { echo "sdk test: FAIL: $*" >&2; exit 1; }
@@ -25,7 +26,10 @@ for f in bin/moepage include/moepage/plugin.h include/moepage/cpp/plugin_adapter
          include/moepage/cpp/host_handles.hpp lib/cmake/moepage/moepageConfig.cmake \
          lib/cmake/moepage/moepageConfigVersion.cmake lib/cmake/moepage/moepageTargets.cmake \
          lib/cmake/moepage/moepageAddPlugin.cmake lib/cmake/moepage/moepage-plugin.map \
-         lib/pkgconfig/moepage.pc lib/moepage/plugins/libmoepage-transport-pread.so; do
+         lib/pkgconfig/moepage.pc lib/moepage/plugins/libmoepage-transport-pread.so \
+         include/moepage/cpp/abi_tables.hpp include/moepage/cpp/structs.hpp \
+         share/moepage/examples/odirect-transport/CMakeLists.txt \
+         share/moepage/examples/odirect-transport/odirect_transport.cpp; do
   [ -e "$prefix/$f" ] || fail "the install has no $f"
 done
 for f in include/moepage/support/checkpoint/checkpoint.hpp include/moepage/support/dtype/dtype.hpp \
@@ -47,7 +51,11 @@ inc=$(cd "$prefix/include" && pwd -P)
 got=$(cd "${cflags#-I}" 2>/dev/null && pwd -P || true)
 [ "$got" = "$inc" ] || fail "pkg-config --cflags gave '$cflags', expected -I$prefix/include"
 
-step "configure and build the example out of tree against the prefix"
+step "the installed example is the one in the source tree"
+diff -r "$source/plugins/examples/odirect-transport" "$example" > "$work/example.diff" \
+  || { cat "$work/example.diff"; fail "the installed example differs from plugins/examples/odirect-transport"; }
+
+step "configure and build the installed example out of tree against the prefix"
 "$cmake" -S "$example" -B "$ex_build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_COMPILER="$cxx" \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPORT_COMPILE_COMMANDS=ON > "$work/configure.log" \
   || { cat "$work/configure.log"; fail "configuring the example failed"; }

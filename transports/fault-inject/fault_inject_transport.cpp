@@ -10,7 +10,8 @@
 // equal a clean run's: the soak benchmark's check); all (the default) faults any read.
 // fault = eio: nothing is written and the read fails as an I/O error;
 // fault = short: the first half of the range is written, then it fails as a short read.
-// delay_us delays every request (to widen race windows).
+// delay_us delays every request (to widen race windows). fail_status is the status injected
+// faults fail with (io, device or internal), so tests can see a pager pass it on unchanged.
 #include <chrono>
 #include <cstring>
 #include <mutex>
@@ -35,6 +36,8 @@ constexpr mp_option_def kOptions[] = {
     mp::option(MP_OPT_INT, "fail_times", "0", "faults to inject before reading normally again (0: unlimited)"),
     mp::enum_option("fault", "eio|short", "eio", "eio: an I/O error, nothing written; short: half the bytes, then fail"),
     mp::option(MP_OPT_INT, "delay_us", "0", "microseconds to sleep before every request"),
+    mp::enum_option("fail_status", "io|device|internal", "io",
+                    "the status an injected fault fails with (pagers must pass it on unchanged)"),
     mp::enum_option("reads", "all|prefetch", "all", "which reads may be faulted: all, or prefetch reads only"),
 };
 
@@ -47,7 +50,8 @@ class FaultInjectTransport {
         fail_times_(options.get_int("fail_times")),
         short_reads_(options.get_string("fault") == "short"),
         delay_us_(options.get_int("delay_us")),
-        prefetch_only_(options.get_string("reads") == "prefetch") {
+        prefetch_only_(options.get_string("reads") == "prefetch"),
+        fail_status_(status_named(options.get_string("fail_status"))) {
     if (fail_every_ < 0 || fail_times_ < 0 || delay_us_ < 0)
       throw mp::Error(MP_ERR_INVALID_ARG, "fault-inject: fail_every, fail_times and delay_us must be 0 or more");
   }
@@ -58,38 +62,46 @@ class FaultInjectTransport {
     return MP_OK;
   }
 
+  ~FaultInjectTransport() {
+    if (bounce_ != nullptr) host_->device->free_pinned(host_->device->ctx, bounce_);
+  }
+  FaultInjectTransport(const FaultInjectTransport&) = delete;
+  FaultInjectTransport& operator=(const FaultInjectTransport&) = delete;
+
   mp_status submit(const mp_read_request* requests, uint32_t n, mp_ticket* ticket) {
-    if (ticket == nullptr || (requests == nullptr && n > 0))
-      throw mp::Error(MP_ERR_INVALID_ARG, "fault-inject: submit: requests or ticket is NULL");
+    if (ticket == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "fault-inject: submit: ticket is NULL");
+    const mp::VersionedArray<mp_read_request> batch(requests, n, "fault-inject: submit");
     std::lock_guard lock(mutex_);
+    for (uint32_t i = 0; i < n; ++i) {  // the whole batch is checked before anything is read
+      const mp_read_request r = batch[i];
+      if (files_.find(r.file) == nullptr || (r.dst == nullptr && r.length > 0))
+        throw mp::Error(MP_ERR_INVALID_ARG, mp::format("fault-inject: request {}: unknown file {} or NULL dst", i, r.file));
+    }
     Result result;
     for (uint32_t i = 0; i < n; ++i) {
-      const mp_read_request& r = requests[i];
-      const OpenFile* f = files_.find(r.file);
-      if (f == nullptr || r.dst == nullptr)
-        throw mp::Error(MP_ERR_INVALID_ARG, mp::format("fault-inject: request {}: unknown file {} or NULL dst", i, r.file));
+      const mp_read_request r = batch[i];
       if (delay_us_ > 0) std::this_thread::sleep_for(std::chrono::microseconds(delay_us_));
       ++seen_;
-      const mp_status s = read_one(r, *f, result);
+      const mp_status s = r.length == 0 ? MP_OK : read_one(r, *files_.find(r.file), result);
       stats_.requests++;
-      if (s != MP_OK) stats_.errors++;
+      if (s == MP_OK) continue;
+      stats_.errors++;
+      if (result.failed_count++ == 0) {
+        result.failed_request = i;
+        result.failed_tag = r.tag;
+      }
     }
     *ticket = next_ticket_++;
     results_.emplace(*ticket, std::move(result));
     return MP_OK;
   }
 
-  mp_status wait(mp_ticket ticket) { return finish(ticket); }
-  mp_status poll(mp_ticket ticket) { return finish(ticket); }
+  mp_status wait(mp_ticket ticket, mp_ticket_result* result) { return finish(ticket, result); }
+  mp_status poll(mp_ticket ticket, mp_ticket_result* result) { return finish(ticket, result); }
 
   mp_status stats(mp_transport_stats* out) {
     std::lock_guard lock(mutex_);
-    mp_transport_stats s = stats_;
-    s.struct_size = sizeof s;
-    const uint32_t size = std::min<uint32_t>(out->struct_size, sizeof s);
-    if (size > sizeof(uint32_t))
-      std::memcpy(reinterpret_cast<char*>(out) + sizeof(uint32_t), reinterpret_cast<const char*>(&s) + sizeof(uint32_t),
-                  size - sizeof(uint32_t));
+    mp::write_out(out, stats_, "fault-inject: stats");
     return MP_OK;
   }
 
@@ -97,7 +109,16 @@ class FaultInjectTransport {
   struct Result {
     mp_status status = MP_OK;
     std::string error;
+    uint32_t failed_request = MP_NO_REQUEST;
+    uint64_t failed_tag = 0;
+    uint32_t failed_count = 0;
   };
+
+  static mp_status status_named(const std::string& name) {
+    if (name == "device") return MP_ERR_DEVICE;
+    if (name == "internal") return MP_ERR_INTERNAL;
+    return MP_ERR_IO;
+  }
 
   bool should_fault(const mp_read_request& r) const {
     if (fail_times_ > 0 && injected_ >= fail_times_) return false;
@@ -106,11 +127,26 @@ class FaultInjectTransport {
     return fail_offset_ >= 0 && uint64_t(fail_offset_) >= r.offset && uint64_t(fail_offset_) < r.offset + r.length;
   }
 
+  // Device destinations are staged in pinned memory from the host (transport.h): a pageable
+  // source would make the copy synchronous on a GPU.
+  unsigned char* pinned_bounce(uint64_t bytes) {
+    if (bytes <= bounce_bytes_) return bounce_;
+    const mp_device_service* dev = host_->device;
+    if (bounce_ != nullptr) dev->free_pinned(dev->ctx, bounce_);
+    bounce_ = nullptr;
+    bounce_bytes_ = 0;
+    void* p = nullptr;
+    if (dev->alloc_pinned(dev->ctx, bytes, &p) != MP_OK || p == nullptr)
+      throw mp::Error(MP_ERR_OOM, mp::format("fault-inject: cannot allocate {} bytes of pinned memory", bytes));
+    bounce_ = static_cast<unsigned char*>(p);
+    bounce_bytes_ = bytes;
+    return bounce_;
+  }
+
   mp_status read_one(const mp_read_request& r, const OpenFile& f, Result& result) {
     unsigned char* dst = static_cast<unsigned char*>(r.dst) + r.dst_offset;
     const bool to_device = r.dst_kind == MP_MEM_DEVICE;
-    if (to_device) bounce_.resize(r.length);
-    unsigned char* into = to_device ? bounce_.data() : dst;
+    unsigned char* into = to_device ? pinned_bounce(r.length) : dst;
     uint64_t want = r.length;
     std::string fault;
     if (should_fault(r)) {
@@ -127,7 +163,7 @@ class FaultInjectTransport {
         rr = {MP_ERR_DEVICE, rr.bytes_read, "fault-inject: " + f.path + ": device copy failed"};
     }
     if (rr.status == MP_OK && !fault.empty())
-      rr = {MP_ERR_IO, want, mp::format("fault-inject: {}: read error at offset {} (wanted {} bytes, got {}): {}", f.path,
+      rr = {fail_status_, want, mp::format("fault-inject: {}: read error at offset {} (wanted {} bytes, got {}): {}", f.path,
                                         r.offset, r.length, want, fault)};
     if (rr.status != MP_OK && result.status == MP_OK) {
       result.status = rr.status;
@@ -136,13 +172,17 @@ class FaultInjectTransport {
     return rr.status;
   }
 
-  mp_status finish(mp_ticket ticket) {
+  // Reads finished in submit(), so a ticket is reported (and retired) by whoever asks first.
+  mp_status finish(mp_ticket ticket, mp_ticket_result* out) {
     std::lock_guard lock(mutex_);
     const auto it = results_.find(ticket);
     if (it == results_.end())
       throw mp::Error(MP_ERR_INVALID_ARG, mp::format("fault-inject: unknown or already retired ticket {}", ticket));
     const Result r = std::move(it->second);
     results_.erase(it);
+    out->failed_request = r.failed_request;
+    out->failed_tag = r.failed_tag;
+    out->failed_count = r.failed_count;
     if (r.status != MP_OK) throw mp::Error(r.status, r.error);
     return MP_OK;
   }
@@ -152,13 +192,15 @@ class FaultInjectTransport {
   const bool short_reads_;
   const int64_t delay_us_;
   const bool prefetch_only_;
+  const mp_status fail_status_;
   FileTable files_{"fault-inject"};
   std::mutex mutex_;
   uint64_t seen_ = 0;
   int64_t injected_ = 0;
   mp_ticket next_ticket_ = 1;
   std::unordered_map<mp_ticket, Result> results_;
-  std::vector<unsigned char> bounce_;
+  unsigned char* bounce_ = nullptr;  // pinned, for device destinations
+  uint64_t bounce_bytes_ = 0;
   mp_transport_stats stats_{sizeof(mp_transport_stats), 0, 0, 0, 0, 0, 0};
 };
 

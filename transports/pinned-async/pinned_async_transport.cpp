@@ -99,19 +99,15 @@ mp_status PinnedAsyncTransport::open(const char* path, uint32_t* file) {
   return MP_OK;
 }
 
-mp_status PinnedAsyncTransport::submit(const mp_read_request* requests, uint32_t n, mp_ticket* ticket) {
-  if (ticket == nullptr || (requests == nullptr && n > 0))
-    throw mp::Error(MP_ERR_INVALID_ARG, "pinned-async: submit: requests or ticket is NULL");
+uint64_t PinnedAsyncTransport::check_batch(const mp::VersionedArray<mp_read_request>& requests,
+                                           bool& all_prefetch) const {
   const bool device_copies = copy_stream_ != nullptr && dev_->copy_to_device_async != nullptr &&
                              dev_->event_record != nullptr && dev_->event_synchronize != nullptr &&
                              staging_[0][0].event != nullptr;
   uint64_t chunks = 0;
-  bool all_prefetch = n > 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    const mp_read_request& r = requests[i];
-    if (r.struct_size < sizeof(mp_read_request))
-      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pinned-async: request {}: struct_size {} is smaller than {}", i,
-                                                     r.struct_size, sizeof(mp_read_request)));
+  all_prefetch = requests.size() > 0;
+  for (uint32_t i = 0; i < requests.size(); ++i) {
+    const mp_read_request r = requests[i];
     if (files_.find(r.file) == nullptr)
       throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pinned-async: request {}: unknown file handle {} (opened: {})", i,
                                                      r.file, files_.size()));
@@ -123,12 +119,20 @@ mp_status PinnedAsyncTransport::submit(const mp_read_request* requests, uint32_t
       throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pinned-async: request {}: unknown dst_kind {}", i, r.dst_kind));
     if (r.priority != MP_READ_DEMAND && r.priority != MP_READ_PREFETCH)
       throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pinned-async: request {}: unknown priority {}", i, r.priority));
-    if (r.dst_kind == MP_MEM_DEVICE && !device_copies)
+    if (r.dst_kind == MP_MEM_DEVICE && r.length > 0 && !device_copies)
       throw mp::Error(MP_ERR_UNSUPPORTED, mp::format("pinned-async: request {}: device destination, but the host offers "
                                                      "no copy stream and events", i));
     if (r.priority == MP_READ_DEMAND) all_prefetch = false;
     chunks += (r.length + chunk_bytes_ - 1) / chunk_bytes_;
   }
+  return chunks;
+}
+
+mp_status PinnedAsyncTransport::submit(const mp_read_request* requests, uint32_t n, mp_ticket* ticket) {
+  if (ticket == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "pinned-async: submit: ticket is NULL");
+  const mp::VersionedArray<mp_read_request> batch(requests, n, "pinned-async: submit");
+  bool all_prefetch = false;
+  const uint64_t chunks = check_batch(batch, all_prefetch);
 
   std::unique_lock lock(mutex_);
   if (all_prefetch)
@@ -149,13 +153,17 @@ mp_status PinnedAsyncTransport::submit(const mp_read_request* requests, uint32_t
   t.n_requests = n;
   t.status = MP_OK;
   t.error.clear();
+  t.failed_request = MP_NO_REQUEST;
+  t.failed_tag = 0;
+  t.failed_chunks = 0;
   if (chunks == 0) requests_ += n;
   for (uint32_t i = 0; i < n; ++i) {
-    const mp_read_request& r = requests[i];
+    const mp_read_request r = batch[i];
     auto& queue = r.priority == MP_READ_DEMAND ? demand_ : prefetch_;
     for (uint64_t done = 0; done < r.length; done += chunk_bytes_) {
-      queue.push_back(Job{slot, files_.find(r.file), r.offset + done, std::min(chunk_bytes_, r.length - done),
-                          static_cast<unsigned char*>(r.dst) + r.dst_offset + done, r.dst_kind == MP_MEM_DEVICE});
+      queue.push_back(Job{Origin{slot, i, r.tag}, files_.find(r.file), r.offset + done,
+                          std::min(chunk_bytes_, r.length - done), static_cast<unsigned char*>(r.dst) + r.dst_offset + done,
+                          r.dst_kind == MP_MEM_DEVICE});
     }
   }
   *ticket = (uint64_t(t.generation) << 32) | (slot + 1);
@@ -207,7 +215,7 @@ void PinnedAsyncTransport::run(Job& job, uint32_t worker) {
     bytes_ += r.bytes_read;
   }
   if (r.status != MP_OK) {
-    finish_chunk(job.ticket, true, r.status, r.message);
+    finish_chunk(job.origin, true, r.status, r.message);
     return;
   }
   if (!job.to_device) {
@@ -217,7 +225,7 @@ void PinnedAsyncTransport::run(Job& job, uint32_t worker) {
       std::lock_guard lock(mutex_);
       copy_ns_ += t2 - t1;
     }
-    finish_chunk(job.ticket, true, MP_OK, {});
+    finish_chunk(job.origin, true, MP_OK, {});
     return;
   }
   mp_status st;
@@ -228,46 +236,53 @@ void PinnedAsyncTransport::run(Job& job, uint32_t worker) {
   }
   const uint64_t t2 = now_ns();
   if (st != MP_OK) {
-    finish_chunk(job.ticket, true, MP_ERR_DEVICE,
+    finish_chunk(job.origin, true, MP_ERR_DEVICE,
                  mp::format("pinned-async: {}: copying {} bytes read at offset {} to the device failed ({})",
                             job.file->path, job.length, job.offset, mp_status_name(st)));
     return;
   }
   s.busy = true;
-  s.ticket = job.ticket;
+  s.origin = job.origin;
   std::lock_guard lock(mutex_);
   copy_ns_ += t2 - t1;
-  --tickets_[job.ticket]->unissued;
+  --tickets_[job.origin.ticket]->unissued;
   ticket_changed_.notify_all();
 }
 
 void PinnedAsyncTransport::release(Staging& s) {
   const mp_status st = dev_->event_synchronize(dev_->ctx, s.event);
   s.busy = false;
-  finish_chunk(s.ticket, false, st == MP_OK ? MP_OK : MP_ERR_DEVICE,
+  finish_chunk(s.origin, false, st == MP_OK ? MP_OK : MP_ERR_DEVICE,
                st == MP_OK ? std::string() : mp::format("pinned-async: a device copy failed ({})", mp_status_name(st)));
 }
 
-void PinnedAsyncTransport::finish_chunk(uint32_t ticket, bool issued_now, mp_status status, const std::string& error) {
+void PinnedAsyncTransport::finish_chunk(const Origin& origin, bool issued_now, mp_status status,
+                                        const std::string& error) {
   std::lock_guard lock(mutex_);
-  Ticket& t = *tickets_[ticket];
+  Ticket& t = *tickets_[origin.ticket];
   if (issued_now) --t.unissued;
   if (status != MP_OK) {
     ++errors_;
+    ++t.failed_chunks;
     if (t.status == MP_OK) {
       t.status = status;
       t.error = error;
+      if (origin.tag != 0) t.error += mp::format(" [tag {}]", origin.tag);
+      t.failed_request = origin.request;
+      t.failed_tag = origin.tag;
     }
   }
   if (--t.chunks_left == 0) requests_ += t.n_requests;
   ticket_changed_.notify_all();
 }
 
-PinnedAsyncTransport::Ticket& PinnedAsyncTransport::find(mp_ticket ticket) {
+PinnedAsyncTransport::Ticket& PinnedAsyncTransport::find(mp_ticket ticket, const char* op) {
   const uint64_t slot = (ticket & 0xffffffffu);
   if (slot == 0 || slot > tickets_.size() || !tickets_[slot - 1]->in_use ||
       tickets_[slot - 1]->generation != uint32_t(ticket >> 32))
-    throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pinned-async: unknown or already retired ticket {}", ticket));
+    throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pinned-async: {}: unknown or already retired ticket {}", op, ticket));
+  if (tickets_[slot - 1]->claimed)
+    throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pinned-async: {}: ticket {} is already being waited for", op, ticket));
   return *tickets_[slot - 1];
 }
 
@@ -279,32 +294,38 @@ void PinnedAsyncTransport::retire(mp_ticket ticket) {
     t.event = nullptr;
   }
   t.in_use = false;
+  t.claimed = false;
   ++t.generation;
   free_tickets_.push_back(slot);
 }
 
-mp_status PinnedAsyncTransport::wait(mp_ticket ticket) {
-  std::unique_lock lock(mutex_);
-  Ticket& t = find(ticket);
-  const uint64_t t0 = now_ns();
-  ticket_changed_.wait(lock, [&t] { return t.chunks_left == 0; });
-  wait_ns_ += now_ns() - t0;
+mp_status PinnedAsyncTransport::report(mp_ticket ticket, Ticket& t, mp_ticket_result* result) {
   const mp_status status = t.status;
   const std::string error = std::move(t.error);
+  result->failed_request = t.failed_request;
+  result->failed_tag = t.failed_tag;
+  // Chunks, not requests, are what failed here; a failed ticket names at least one request.
+  result->failed_count = t.failed_chunks > t.n_requests ? t.n_requests : t.failed_chunks;
   retire(ticket);
   if (status != MP_OK) throw mp::Error(status, error);
   return MP_OK;
 }
 
-mp_status PinnedAsyncTransport::poll(mp_ticket ticket) {
+mp_status PinnedAsyncTransport::wait(mp_ticket ticket, mp_ticket_result* result) {
   std::unique_lock lock(mutex_);
-  Ticket& t = find(ticket);
+  Ticket& t = find(ticket, "wait");
+  t.claimed = true;  // a second waiter is refused instead of retiring the slot twice
+  const uint64_t t0 = now_ns();
+  ticket_changed_.wait(lock, [&t] { return t.chunks_left == 0; });
+  wait_ns_ += now_ns() - t0;
+  return report(ticket, t, result);
+}
+
+mp_status PinnedAsyncTransport::poll(mp_ticket ticket, mp_ticket_result* result) {
+  std::unique_lock lock(mutex_);
+  Ticket& t = find(ticket, "poll");
   if (t.chunks_left != 0) return MP_PENDING;
-  const mp_status status = t.status;
-  const std::string error = std::move(t.error);
-  retire(ticket);
-  if (status != MP_OK) throw mp::Error(status, error);
-  return MP_OK;
+  return report(ticket, t, result);
 }
 
 mp_status PinnedAsyncTransport::ticket_event(mp_ticket ticket, mp_event* out) {
@@ -312,7 +333,7 @@ mp_status PinnedAsyncTransport::ticket_event(mp_ticket ticket, mp_event* out) {
   if (copy_stream_ == nullptr || dev_->event_create == nullptr || dev_->event_record == nullptr)
     throw mp::Error(MP_ERR_UNSUPPORTED, "pinned-async: ticket_event: the host offers no copy stream and events");
   std::unique_lock lock(mutex_);
-  Ticket& t = find(ticket);
+  Ticket& t = find(ticket, "ticket_event");
   ticket_changed_.wait(lock, [&t] { return t.unissued == 0; });
   if (t.event == nullptr && dev_->event_create(dev_->ctx, &t.event) != MP_OK) {
     t.event = nullptr;
@@ -327,16 +348,12 @@ mp_status PinnedAsyncTransport::ticket_event(mp_ticket ticket, mp_event* out) {
 }
 
 mp_status PinnedAsyncTransport::stats(mp_transport_stats* out) {
-  if (out == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "pinned-async: stats: out is NULL");
   mp_transport_stats s{};
   {
     std::lock_guard lock(mutex_);
     s = mp_transport_stats{sizeof s, requests_, bytes_, read_ns_, copy_ns_, wait_ns_, errors_};
   }
-  const uint32_t size = std::min<uint32_t>(out->struct_size, sizeof s);
-  if (size > sizeof(uint32_t))
-    std::memcpy(reinterpret_cast<char*>(out) + sizeof(uint32_t), reinterpret_cast<const char*>(&s) + sizeof(uint32_t),
-                size - sizeof(uint32_t));
+  mp::write_out(out, s, "pinned-async: stats");
   return MP_OK;
 }
 

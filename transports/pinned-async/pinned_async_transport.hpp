@@ -13,7 +13,9 @@
 // served before every prefetch chunk. A submit() of prefetch reads blocks while queue_depth
 // chunks are queued; a demand submit never blocks (it must not wait behind speculation).
 //
-// Tickets: (generation << 32 | slot + 1); wait() and a completing poll() retire them.
+// Tickets: (generation << 32 | slot + 1); wait() and a completing poll() retire them, a second
+// wait on a ticket another thread waits for is refused, and a failed ticket names its first
+// failed request (index and tag).
 // ticket_event() returns an event recorded on the copy stream once every chunk of the ticket is
 // read and its copy issued, so the compute stream can wait on the copies without the host.
 #pragma once
@@ -40,8 +42,8 @@ class PinnedAsyncTransport {
 
   mp_status open(const char* path, uint32_t* file);
   mp_status submit(const mp_read_request* requests, uint32_t n, mp_ticket* ticket);
-  mp_status wait(mp_ticket ticket);
-  mp_status poll(mp_ticket ticket);
+  mp_status wait(mp_ticket ticket, mp_ticket_result* result);
+  mp_status poll(mp_ticket ticket, mp_ticket_result* result);
   mp_status stats(mp_transport_stats* out);
   mp_status ticket_event(mp_ticket ticket, mp_event* out);
 
@@ -49,15 +51,25 @@ class PinnedAsyncTransport {
   struct Ticket {
     uint32_t generation = 1;
     bool in_use = false;
+    bool claimed = false;       // a wait() is blocked on it
     uint64_t chunks_left = 0;   // not yet complete (read and, for device chunks, copied)
     uint64_t unissued = 0;      // not yet read and handed to the copy stream (or memcpy'd)
     uint32_t n_requests = 0;
     mp_status status = MP_OK;
     std::string error;
+    uint32_t failed_request = MP_NO_REQUEST;  // the request whose error is the ticket's
+    uint64_t failed_tag = 0;
+    uint32_t failed_chunks = 0;
     mp_event event = nullptr;   // made by ticket_event(), destroyed at retirement
   };
-  struct Job {
+  // Which request of which ticket a chunk belongs to.
+  struct Origin {
     uint32_t ticket = 0;        // slot index
+    uint32_t request = 0;
+    uint64_t tag = 0;
+  };
+  struct Job {
+    Origin origin;
     const OpenFile* file = nullptr;
     uint64_t offset = 0, length = 0;
     unsigned char* dst = nullptr;
@@ -67,15 +79,20 @@ class PinnedAsyncTransport {
     void* buffer = nullptr;
     mp_event event = nullptr;   // recorded after this buffer's copy
     bool busy = false;          // a device copy from this buffer may still run
-    uint32_t ticket = 0;        // whose chunk the busy copy belongs to
+    Origin origin;              // whose chunk the busy copy belongs to
   };
 
   void work(uint32_t worker);
   void run(Job& job, uint32_t worker);
   // Waits for the staging buffer's copy and completes its chunk.
   void release(Staging& s);
-  void finish_chunk(uint32_t ticket, bool issued_now, mp_status status, const std::string& error);
-  Ticket& find(mp_ticket ticket);  // mutex_ held; throws for an unknown or retired ticket
+  void finish_chunk(const Origin& origin, bool issued_now, mp_status status, const std::string& error);
+  // Checks the batch before anything is queued; returns the chunks it makes.
+  uint64_t check_batch(const mp::VersionedArray<mp_read_request>& requests, bool& all_prefetch) const;
+  // mutex_ held; throws for an unknown, retired or claimed ticket.
+  Ticket& find(mp_ticket ticket, const char* op);
+  // mutex_ held, the ticket done: fills `result`, retires the ticket, throws its error.
+  mp_status report(mp_ticket ticket, Ticket& t, mp_ticket_result* result);
   void retire(mp_ticket ticket);   // mutex_ held
   uint64_t now_ns() const;
 

@@ -66,20 +66,12 @@ mp_status PreadTransport::open(const char* path, uint32_t* file) {
   return MP_OK;
 }
 
-mp_status PreadTransport::submit(const mp_read_request* requests, uint32_t n, mp_ticket* ticket) {
-  if (ticket == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "pread: submit: ticket is NULL");
-  if (requests == nullptr && n > 0) throw mp::Error(MP_ERR_INVALID_ARG, "pread: submit: requests is NULL");
-
-  std::lock_guard lock(slots_mutex_);  // also guards resolved_ and staging_
-  // Check everything before queueing anything, so a bad batch leaves no half-run ticket behind.
+void PreadTransport::check_batch(const mp::VersionedArray<mp_read_request>& requests) {
   // Files are resolved now so readers never look a handle up.
+  const uint32_t n = requests.size();
   resolved_.assign(n, nullptr);
   for (uint32_t i = 0; i < n; ++i) {
-    const mp_read_request& r = requests[i];
-    if (r.struct_size < sizeof(mp_read_request)) {
-      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pread: request {}: struct_size {} is smaller than {}", i,
-                                                     r.struct_size, sizeof(mp_read_request)));
-    }
+    const mp_read_request r = requests[i];
     resolved_[i] = files_.find(r.file);
     if (resolved_[i] == nullptr) {
       throw mp::Error(MP_ERR_INVALID_ARG,
@@ -97,11 +89,20 @@ mp_status PreadTransport::submit(const mp_read_request* requests, uint32_t n, mp
     if (r.priority != MP_READ_DEMAND && r.priority != MP_READ_PREFETCH) {
       throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pread: request {}: unknown priority {}", i, r.priority));
     }
-    if (r.dst_kind == MP_MEM_DEVICE && !has_device_copies(host_)) {
+    if (r.dst_kind == MP_MEM_DEVICE && r.length > 0 && !has_device_copies(host_)) {
       throw mp::Error(MP_ERR_UNSUPPORTED,
                       mp::format("pread: request {}: device destination, but the host offers no device copies", i));
     }
   }
+}
+
+mp_status PreadTransport::submit(const mp_read_request* requests, uint32_t n, mp_ticket* ticket) {
+  if (ticket == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "pread: submit: ticket is NULL");
+  const mp::VersionedArray<mp_read_request> batch(requests, n, "pread: submit");
+
+  std::lock_guard lock(slots_mutex_);  // also guards resolved_ and staging_
+  // Check everything before queueing anything, so a bad batch leaves no half-run ticket behind.
+  check_batch(batch);
 
   TicketState& state = acquire_slot(ticket);
   state.n_requests = n;
@@ -112,7 +113,7 @@ mp_status PreadTransport::submit(const mp_read_request* requests, uint32_t n, mp
   for (int pass = 0; pass < 2; ++pass) {
     const int32_t priority = pass == 0 ? MP_READ_DEMAND : MP_READ_PREFETCH;
     for (uint32_t i = 0; i < n; ++i) {
-      const mp_read_request& r = requests[i];
+      const mp_read_request r = batch[i];
       if (r.priority != priority) continue;
       for (uint64_t done = 0; done < r.length; done += chunk_bytes_) {
         Job job;
@@ -156,69 +157,77 @@ PreadTransport::TicketState& PreadTransport::acquire_slot(mp_ticket* ticket) {
   state.done = false;
   state.status = MP_OK;
   state.error.clear();
+  state.failed_request = MP_NO_REQUEST;
+  state.failed_tag = 0;
   *ticket = (static_cast<uint64_t>(state.generation) << 32) | (index + 1u);
   return state;
 }
 
-PreadTransport::TicketState* PreadTransport::find(mp_ticket ticket, std::unique_lock<std::mutex>& slots_lock) {
-  (void)slots_lock;  // the caller holds slots_mutex_
+PreadTransport::TicketState& PreadTransport::find(mp_ticket ticket, const char* op) {
   const uint64_t slot = ticket & 0xffffffffu;
-  if (slot == 0 || slot > slots_.size()) return nullptr;
-  TicketState* state = slots_[slot - 1].get();
-  if (!state->in_use || state->generation != (ticket >> 32)) return nullptr;
-  return state;
+  TicketState* state = slot == 0 || slot > slots_.size() ? nullptr : slots_[slot - 1].get();
+  if (state == nullptr || !state->in_use || state->generation != (ticket >> 32)) {
+    throw mp::Error(MP_ERR_INVALID_ARG,
+                    mp::format("pread: {}: unknown ticket {} (never submitted, or already reported)", op, ticket));
+  }
+  if (state->claimed) {
+    throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pread: {}: ticket {} is already being waited for", op, ticket));
+  }
+  return *state;
 }
 
 void PreadTransport::retire(mp_ticket ticket) {
   std::lock_guard lock(slots_mutex_);
   const uint32_t index = static_cast<uint32_t>((ticket & 0xffffffffu) - 1);
   TicketState& state = *slots_[index];
-  if (!state.in_use || state.generation != (ticket >> 32)) return;  // another waiter retired it
   state.in_use = false;
+  state.claimed = false;
   state.generation = state.generation == UINT32_MAX ? 1 : state.generation + 1;
   free_slots_.push_back(index);
 }
 
-PreadTransport::TicketState* PreadTransport::live(mp_ticket ticket, const char* retired_by) {
-  std::unique_lock lock(slots_mutex_);
-  TicketState* state = find(ticket, lock);
-  if (state == nullptr) {
-    throw mp::Error(MP_ERR_INVALID_ARG,
-                    mp::format("pread: unknown ticket {} (never submitted, or already {})", ticket, retired_by));
-  }
-  return state;
-}
-
-mp_status PreadTransport::wait(mp_ticket ticket) {
-  TicketState* state = live(ticket, "waited for");
-  const uint64_t start = now_ns();
+mp_status PreadTransport::report(mp_ticket ticket, TicketState& state, mp_ticket_result* result) {
   mp_status status;
   std::string error;
+  {
+    std::lock_guard lock(state.mutex);
+    status = state.status;
+    if (status != MP_OK) error = state.error;
+    result->failed_request = state.failed_request;
+    result->failed_tag = state.failed_tag;
+    result->failed_count = static_cast<uint32_t>(std::count(state.request_failed.begin(), state.request_failed.end(), 1));
+  }
+  retire(ticket);
+  if (status != MP_OK) throw mp::Error(status, error);
+  return MP_OK;
+}
+
+mp_status PreadTransport::wait(mp_ticket ticket, mp_ticket_result* result) {
+  TicketState* state;
+  {
+    std::lock_guard lock(slots_mutex_);
+    state = &find(ticket, "wait");
+    state->claimed = true;  // a second waiter is refused instead of racing this one
+  }
+  const uint64_t start = now_ns();
   {
     std::unique_lock lock(state->mutex);
     state->finished.wait(lock, [state] { return state->done; });
-    status = state->status;
-    if (status != MP_OK) error = state->error;
   }
   wait_ns_ += now_ns() - start;
-  retire(ticket);
-  if (status != MP_OK) throw mp::Error(status, error);
-  return MP_OK;
+  return report(ticket, *state, result);
 }
 
-mp_status PreadTransport::poll(mp_ticket ticket) {
-  TicketState* state = live(ticket, "completed");
-  mp_status status;
-  std::string error;
+mp_status PreadTransport::poll(mp_ticket ticket, mp_ticket_result* result) {
+  TicketState* state;
   {
-    std::lock_guard lock(state->mutex);
+    std::lock_guard lock(slots_mutex_);
+    state = &find(ticket, "poll");
+    std::lock_guard state_lock(state->mutex);
     if (!state->done) return MP_PENDING;
-    status = state->status;
-    if (status != MP_OK) error = state->error;
+    state->claimed = true;
   }
-  retire(ticket);
-  if (status != MP_OK) throw mp::Error(status, error);
-  return MP_OK;
+  return report(ticket, *state, result);
 }
 
 void PreadTransport::run(Job& job, uint32_t worker) {
@@ -235,7 +244,7 @@ void PreadTransport::run(Job& job, uint32_t worker) {
   }
   read_ns_ += now_ns() - start;
   if (status != MP_OK && job.tag != 0) error += mp::format(" [tag {}]", job.tag);
-  finish_chunk(*job.ticket, job.request, status, std::move(error));
+  finish_chunk(job, status, std::move(error));
 }
 
 mp_status PreadTransport::read_to_device(Job& job, uint32_t worker, std::string& error) {
@@ -271,14 +280,17 @@ mp_status PreadTransport::read_to_device(Job& job, uint32_t worker, std::string&
   return s;
 }
 
-void PreadTransport::finish_chunk(TicketState& ticket, uint32_t request, mp_status status, std::string&& error) {
+void PreadTransport::finish_chunk(const Job& job, mp_status status, std::string&& error) {
+  TicketState& ticket = *job.ticket;
   if (status != MP_OK) {
     std::lock_guard lock(ticket.mutex);
     if (ticket.status == MP_OK) {  // the first error is the ticket's error
       ticket.status = status;
       ticket.error = std::move(error);
+      ticket.failed_request = job.request;
+      ticket.failed_tag = job.tag;
     }
-    ticket.request_failed[request] = 1;
+    ticket.request_failed[job.request] = 1;
   }
   if (ticket.chunks_left.fetch_sub(1) != 1) return;
   std::lock_guard lock(ticket.mutex);
@@ -290,7 +302,6 @@ void PreadTransport::finish_chunk(TicketState& ticket, uint32_t request, mp_stat
 }
 
 mp_status PreadTransport::stats(mp_transport_stats* out) {
-  if (out == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "pread: stats: out is NULL");
   mp_transport_stats s{};
   s.requests = requests_done_;
   s.bytes_read = bytes_read_;
@@ -298,12 +309,7 @@ mp_status PreadTransport::stats(mp_transport_stats* out) {
   s.copy_ns = copy_ns_;
   s.wait_ns = wait_ns_;
   s.errors = errors_;
-  // Write only what the caller's struct has room for; its struct_size stays as it declared.
-  const uint32_t size = std::min<uint32_t>(out->struct_size, sizeof s);
-  if (size > sizeof s.struct_size) {
-    std::memcpy(reinterpret_cast<char*>(out) + sizeof s.struct_size, reinterpret_cast<const char*>(&s) + sizeof s.struct_size,
-                size - sizeof s.struct_size);
-  }
+  mp::write_out(out, s, "pread: stats");
   return MP_OK;
 }
 

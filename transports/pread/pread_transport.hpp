@@ -4,7 +4,8 @@
 //
 // Tickets live in reusable slots: a ticket is (generation << 32 | slot + 1), so a stale ticket
 // from a reused slot is recognised. wait() and a poll() that reports completion retire the
-// ticket; asking about it again is an error.
+// ticket; asking about it again is an error, and so is a second wait while one is blocked on it
+// (the first claims it). A failed ticket reports its first failed request's index and tag.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -29,14 +30,15 @@ class PreadTransport {
 
   mp_status open(const char* path, uint32_t* file);
   mp_status submit(const mp_read_request* requests, uint32_t n, mp_ticket* ticket);
-  mp_status wait(mp_ticket ticket);
-  mp_status poll(mp_ticket ticket);
+  mp_status wait(mp_ticket ticket, mp_ticket_result* result);
+  mp_status poll(mp_ticket ticket, mp_ticket_result* result);
   mp_status stats(mp_transport_stats* out);
 
  private:
   struct TicketState {
     uint32_t generation = 1;
     bool in_use = false;
+    bool claimed = false;  // a wait() is blocked on it (guarded by slots_mutex_)
     std::atomic<uint64_t> chunks_left{0};
     uint32_t n_requests = 0;
     std::mutex mutex;  // guards the fields below
@@ -44,6 +46,8 @@ class PreadTransport {
     bool done = false;
     mp_status status = MP_OK;
     std::string error;
+    uint32_t failed_request = MP_NO_REQUEST;  // the request whose error is the ticket's
+    uint64_t failed_tag = 0;
     std::vector<uint8_t> request_failed;  // capacity reused across the slot's tickets
   };
 
@@ -67,13 +71,15 @@ class PreadTransport {
 
   void run(Job& job, uint32_t worker);
   mp_status read_to_device(Job& job, uint32_t worker, std::string& error);
-  void finish_chunk(TicketState& ticket, uint32_t request, mp_status status, std::string&& error);
+  void finish_chunk(const Job& job, mp_status status, std::string&& error);
+  // Checks the batch and resolves each request's file into resolved_ (slots_mutex_ held).
+  void check_batch(const mp::VersionedArray<mp_read_request>& requests);
   TicketState& acquire_slot(mp_ticket* ticket);
-  TicketState* find(mp_ticket ticket, std::unique_lock<std::mutex>& slots_lock);
+  // The live, unclaimed state of `ticket` (slots_mutex_ held); throws MP_ERR_INVALID_ARG otherwise.
+  TicketState& find(mp_ticket ticket, const char* op);
   void retire(mp_ticket ticket);
-  // The submitted, not yet retired ticket; an unknown one is an error saying it may already be
-  // `retired_by` ("waited for", "completed").
-  TicketState* live(mp_ticket ticket, const char* retired_by);
+  // The finished ticket's outcome: fills `result`, retires the ticket, throws its error.
+  mp_status report(mp_ticket ticket, TicketState& state, mp_ticket_result* result);
   uint64_t now_ns() const;
 
   const mp_host_api* host_;

@@ -147,10 +147,7 @@ class Deepseek4Arch {
     info.max_positions = max_context_;
     info.dense_bytes = model_.dense_bytes;
     info.expert_bytes = model_.expert_bytes;
-    // A host built against an older v1 gets the prefix it knows.
-    const uint32_t size = out->struct_size ? std::min<uint32_t>(out->struct_size, sizeof info) : sizeof info;
-    std::memcpy(out, &info, size);
-    out->struct_size = size;
+    mp::write_out(out, info, "arch 'deepseek4': describe");  // a host built against an older v1 gets its prefix
   }
 
   void expert_catalog(const mp_expert_catalog** out) {
@@ -207,9 +204,7 @@ class Deepseek4Arch {
     s.struct_size = sizeof s;
     s.tokens = tokens_;
     if (backend_) backend_->routed_stats(s);
-    const uint32_t size = out->struct_size ? std::min<uint32_t>(out->struct_size, sizeof s) : sizeof s;
-    std::memcpy(out, &s, size);
-    out->struct_size = size;
+    mp::write_out(out, s, "arch 'deepseek4': stats");
   }
 
   // The checkpoint report of `moepage inspect` without its tensor table (the host prints tensors

@@ -1,5 +1,7 @@
 #include "pager_calls.hpp"
 
+#include "moepage/cpp/error.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -50,8 +52,9 @@ void PagerCalls::observe(uint32_t layer, const float* hidden, uint32_t d, mp_str
 
 void PagerCalls::fail(const char* call, mp_status status) const {
   const char* msg = pager_.vtable->last_error ? pager_.vtable->last_error(pager_.self) : nullptr;
-  throw std::runtime_error(std::string("pager ") + call + " failed (" + mp_status_name(status) +
-                           "): " + (msg && *msg ? msg : "no message"));
+  // mp::Error keeps the pager's status: forward() returns it unchanged (status.h).
+  throw mp::Error(status, std::string("pager ") + call + " failed (" + mp_status_name(status) +
+                              "): " + (msg && *msg ? msg : "no message"));
 }
 
 }  // namespace moepage::ds4

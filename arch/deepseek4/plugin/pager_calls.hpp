@@ -1,5 +1,6 @@
 // The pager's C calls as deepseek4 uses them, shared by the CPU and GPU expert sources and the
-// plugin: status codes become exceptions naming the call and carrying the pager's message.
+// plugin: status codes become exceptions (mp::Error, keeping the status) naming the call and
+// carrying the pager's message.
 //
 // band(): how many distinct experts one acquire() may ask for. The forward pass fetches a layer's
 // experts in bands of this size and is done with a band's slots before it asks for the next band,

@@ -45,14 +45,11 @@ OdirectTransport::OdirectTransport(const mp_host_api* host, const mp::Options& o
 
   workers_.resize(static_cast<size_t>(threads));
   // Bounce buffers are made before any thread starts, so a failure leaves nothing running.
-  for (Worker& w : workers_) {
-    void* p = nullptr;
-    if (::posix_memalign(&p, alignment_, buffer_bytes_) != 0 || p == nullptr) {
-      for (Worker& made : workers_) std::free(made.bounce);
-      throw mp::Error(MP_ERR_OOM, mp::format("odirect: cannot allocate a {}-byte bounce buffer aligned to {}",
-                                             buffer_bytes_, alignment_));
-    }
-    w.bounce = static_cast<unsigned char*>(p);
+  try {
+    for (Worker& w : workers_) allocate_bounce(w);
+  } catch (...) {
+    for (Worker& w : workers_) free_bounce(w);
+    throw;
   }
   for (Worker& w : workers_) w.thread = std::thread([this, &w] { work(w); });
   log_.debug("{} threads, {}-byte bounce buffers, alignment {}", threads, buffer_bytes_, alignment_);
@@ -72,12 +69,41 @@ OdirectTransport::~OdirectTransport() {
   const mp_device_service* d = device_copies() ? host_->device : nullptr;
   for (Worker& w : workers_) {
     if (w.stream != nullptr && d != nullptr) d->stream_destroy(d->ctx, w.stream);
-    std::free(w.bounce);
+    free_bounce(w);
   }
   for (File& f : files_) {
     if (f.direct_fd >= 0) ::close(f.direct_fd);
     if (f.buffered_fd >= 0) ::close(f.buffered_fd);
   }
+}
+
+void OdirectTransport::allocate_bounce(Worker& w) {
+  const mp_device_service* d = device_copies() ? host_->device : nullptr;
+  if (d != nullptr && d->alloc_pinned != nullptr && d->free_pinned != nullptr) {
+    // alloc_pinned promises no alignment beyond the platform's: over-allocate and align inside.
+    void* block = nullptr;
+    if (d->alloc_pinned(d->ctx, buffer_bytes_ + alignment_, &block) != MP_OK || block == nullptr)
+      throw mp::Error(MP_ERR_OOM, mp::format("odirect: cannot allocate a {}-byte pinned bounce buffer", buffer_bytes_));
+    const auto at = reinterpret_cast<uintptr_t>(block);
+    w.block = block;
+    w.bounce = static_cast<unsigned char*>(block) + ((alignment_ - at % alignment_) % alignment_);
+    w.bounce_pinned = true;
+    return;
+  }
+  void* p = nullptr;
+  if (::posix_memalign(&p, alignment_, buffer_bytes_) != 0 || p == nullptr)
+    throw mp::Error(MP_ERR_OOM, mp::format("odirect: cannot allocate a {}-byte bounce buffer aligned to {}",
+                                           buffer_bytes_, alignment_));
+  w.block = p;
+  w.bounce = static_cast<unsigned char*>(p);
+}
+
+void OdirectTransport::free_bounce(Worker& w) noexcept {
+  if (w.block == nullptr) return;
+  if (w.bounce_pinned) host_->device->free_pinned(host_->device->ctx, w.block);
+  else std::free(w.block);
+  w.block = nullptr;
+  w.bounce = nullptr;
 }
 
 bool OdirectTransport::device_copies() const {
@@ -142,7 +168,8 @@ mp_status OdirectTransport::open(const char* path, uint32_t* file) {
 
 mp_status OdirectTransport::submit(const mp_read_request* requests, uint32_t n, mp_ticket* ticket) {
   if (ticket == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "odirect: submit: ticket is NULL");
-  if (requests == nullptr && n > 0) throw mp::Error(MP_ERR_INVALID_ARG, "odirect: submit: requests is NULL");
+  // Requests are read with the stride of the caller's struct_size (a newer host's are larger).
+  const mp::VersionedArray<mp_read_request> batch(requests, n, "odirect: submit");
   // Everything is checked before anything is queued: a bad batch leaves no half-run ticket.
   std::vector<Job> jobs;
   jobs.reserve(n);
@@ -150,11 +177,7 @@ mp_status OdirectTransport::submit(const mp_read_request* requests, uint32_t n, 
   {
     std::lock_guard lock(files_mutex_);
     for (uint32_t i = 0; i < n; ++i) {
-      const mp_read_request& r = requests[i];
-      if (r.struct_size < sizeof(mp_read_request)) {
-        throw mp::Error(MP_ERR_INVALID_ARG, mp::format("odirect: request {}: struct_size {} is smaller than {}", i,
-                                                       r.struct_size, sizeof(mp_read_request)));
-      }
+      const mp_read_request r = batch[i];
       if (r.file >= files_.size()) {
         throw mp::Error(MP_ERR_INVALID_ARG,
                         mp::format("odirect: request {}: unknown file handle {} (opened: {})", i, r.file, files_.size()));
@@ -166,11 +189,11 @@ mp_status OdirectTransport::submit(const mp_read_request* requests, uint32_t n, 
       if (r.dst_kind != MP_MEM_HOST && r.dst_kind != MP_MEM_DEVICE) {
         throw mp::Error(MP_ERR_INVALID_ARG, mp::format("odirect: request {}: unknown dst_kind {}", i, r.dst_kind));
       }
-      if (r.dst_kind == MP_MEM_DEVICE && !device_copies()) {
+      if (r.dst_kind == MP_MEM_DEVICE && r.length > 0 && !device_copies()) {
         throw mp::Error(MP_ERR_UNSUPPORTED,
                         mp::format("odirect: request {}: device destination, but the host offers no device copies", i));
       }
-      if (r.length > 0) jobs.push_back(Job{state, &files_[r.file], r});
+      if (r.length > 0) jobs.push_back(Job{state, &files_[r.file], r, i});
     }
   }
   state->left = static_cast<uint32_t>(jobs.size());
@@ -203,7 +226,7 @@ void OdirectTransport::work(Worker& worker) {
     std::string error;
     const mp_status s = run(worker, job, error);
     if (s != MP_OK && job.request.tag != 0) error += mp::format(" [tag {}]", job.request.tag);
-    finish(*job.ticket, s, std::move(error));
+    finish(job, s, std::move(error));
   }
 }
 
@@ -263,13 +286,16 @@ mp_status OdirectTransport::run(Worker& worker, const Job& job, std::string& err
   return w.status;
 }
 
-void OdirectTransport::finish(Ticket& ticket, mp_status status, std::string&& error) {
+void OdirectTransport::finish(const Job& job, mp_status status, std::string&& error) {
+  Ticket& ticket = *job.ticket;
   ++requests_;
   if (status != MP_OK) ++errors_;
   std::lock_guard lock(ticket.mutex);
-  if (status != MP_OK && ticket.status == MP_OK) {  // the first error is the ticket's error
+  if (status != MP_OK && ticket.failed_count++ == 0) {  // the first error is the ticket's error
     ticket.status = status;
     ticket.error = std::move(error);
+    ticket.failed_request = job.index;
+    ticket.failed_tag = job.request.tag;
   }
   if (--ticket.left == 0) ticket.finished.notify_all();
 }
@@ -291,27 +317,32 @@ std::shared_ptr<OdirectTransport::Ticket> OdirectTransport::take(mp_ticket ticke
   return state;
 }
 
-mp_status OdirectTransport::wait(mp_ticket ticket) {
+mp_status OdirectTransport::report(Ticket& ticket, mp_ticket_result* result) {
+  result->failed_request = ticket.failed_request;
+  result->failed_tag = ticket.failed_tag;
+  result->failed_count = ticket.failed_count;
+  if (ticket.status != MP_OK) throw mp::Error(ticket.status, ticket.error);
+  return MP_OK;
+}
+
+mp_status OdirectTransport::wait(mp_ticket ticket, mp_ticket_result* result) {
   std::shared_ptr<Ticket> state = take(ticket, false, nullptr);
   const uint64_t start = now_ns();
   std::unique_lock lock(state->mutex);
   state->finished.wait(lock, [&] { return state->left == 0; });
   wait_ns_ += now_ns() - start;
-  if (state->status != MP_OK) throw mp::Error(state->status, state->error);
-  return MP_OK;
+  return report(*state, result);
 }
 
-mp_status OdirectTransport::poll(mp_ticket ticket) {
+mp_status OdirectTransport::poll(mp_ticket ticket, mp_ticket_result* result) {
   bool pending = false;
   std::shared_ptr<Ticket> state = take(ticket, true, &pending);
   if (pending) return MP_PENDING;
   std::lock_guard lock(state->mutex);
-  if (state->status != MP_OK) throw mp::Error(state->status, state->error);
-  return MP_OK;
+  return report(*state, result);
 }
 
 mp_status OdirectTransport::stats(mp_transport_stats* out) {
-  if (out == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "odirect: stats: out is NULL");
   mp_transport_stats s{};
   s.requests = requests_;
   s.bytes_read = bytes_read_;
@@ -319,12 +350,7 @@ mp_status OdirectTransport::stats(mp_transport_stats* out) {
   s.copy_ns = copy_ns_;
   s.wait_ns = wait_ns_;
   s.errors = errors_;
-  // Write only the fields the caller's struct has room for, leaving its struct_size as declared.
-  const uint32_t size = std::min<uint32_t>(out->struct_size, sizeof s);
-  if (size > sizeof s.struct_size) {
-    std::memcpy(reinterpret_cast<char*>(out) + sizeof s.struct_size,
-                reinterpret_cast<const char*>(&s) + sizeof s.struct_size, size - sizeof s.struct_size);
-  }
+  mp::write_out(out, s, "odirect: stats");  // only what the caller's struct_size covers
   return MP_OK;
 }
 

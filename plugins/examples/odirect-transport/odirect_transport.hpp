@@ -8,7 +8,12 @@
 //
 // Threads: `threads` workers take whole requests from one FIFO (demand requests before
 // prefetch). Tickets: a map from ticket number to shared state; wait() and a poll() that reports
-// completion retire the ticket.
+// completion take the ticket out of the map, so a second waiter finds it gone. A failed ticket
+// names the request whose error it reports (index and tag).
+//
+// Bounce buffers are pinned memory from the host when it offers alloc_pinned (device
+// destinations are copied out of them, and an async copy must come from pinned memory), and
+// posix_memalign'd otherwise; either way aligned for O_DIRECT.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -34,8 +39,8 @@ class OdirectTransport {
 
   mp_status open(const char* path, uint32_t* file);
   mp_status submit(const mp_read_request* requests, uint32_t n, mp_ticket* ticket);
-  mp_status wait(mp_ticket ticket);
-  mp_status poll(mp_ticket ticket);
+  mp_status wait(mp_ticket ticket, mp_ticket_result* result);
+  mp_status poll(mp_ticket ticket, mp_ticket_result* result);
   mp_status stats(mp_transport_stats* out);
 
  private:
@@ -51,23 +56,32 @@ class OdirectTransport {
     uint32_t left = 0;
     mp_status status = MP_OK;
     std::string error;
+    uint32_t failed_request = MP_NO_REQUEST;
+    uint64_t failed_tag = 0;
+    uint32_t failed_count = 0;
   };
   struct Job {
     std::shared_ptr<Ticket> ticket;
     File* file = nullptr;
     mp_read_request request{};
+    uint32_t index = 0;  // in the submitted array
   };
   struct Worker {
-    unsigned char* bounce = nullptr;
-    bool bounce_pinned = false;
+    unsigned char* bounce = nullptr;  // aligned to `alignment`, inside `block`
+    void* block = nullptr;            // what was allocated
+    bool bounce_pinned = false;       // block came from the host's alloc_pinned
     mp_stream stream = nullptr;
     std::thread thread;
   };
 
   void work(Worker& worker);
   mp_status run(Worker& worker, const Job& job, std::string& error);
-  void finish(Ticket& ticket, mp_status status, std::string&& error);
+  void finish(const Job& job, mp_status status, std::string&& error);
+  void allocate_bounce(Worker& worker);
+  void free_bounce(Worker& worker) noexcept;
   std::shared_ptr<Ticket> take(mp_ticket ticket, bool only_if_done, bool* pending);
+  // The ticket's outcome into `result`; throws its error.
+  static mp_status report(Ticket& ticket, mp_ticket_result* result);
   bool device_copies() const;
   uint64_t now_ns() const;
 

@@ -64,7 +64,9 @@ typedef struct mp_arch_vtable {
   int32_t (*probe)(const mp_host_api* host, const char* checkpoint_dir);
   mp_status (*create)(const mp_arch_create_args* args, void** self, char* err, uint32_t err_cap);
   void (*destroy)(void* self);
+  /* The message of this thread's last failed call on this instance (see transport.h). */
   const char* (*last_error)(void* self);
+  /* An output struct (host_api.h): the caller sets struct_size, the architecture fills what fits. */
   mp_status (*describe)(void* self, mp_model_info* out);
   /* The catalog stays valid until destroy. */
   mp_status (*expert_catalog)(void* self, const mp_expert_catalog** out);
@@ -79,7 +81,7 @@ typedef struct mp_arch_vtable {
   mp_status (*summary)(void* self, char* buf, uint32_t cap);
   /* Optional: writes a synthetic checkpoint. Static: needs no instance. */
   mp_status (*synthesize)(const mp_host_api* host, const mp_synth_request* request, char* err, uint32_t err_cap);
-  /* Optional (ABI 1.1): counters since bind_pager; the host sets out->struct_size first. */
+  /* Optional (ABI 1.1): counters since bind_pager; an output struct like describe's. */
   mp_status (*stats)(void* self, mp_arch_stats* out);
   /* Optional (ABI 1.2): forward() of n tokens, then, instead of the logits, the greedy next token:
    * the first index of the largest logit of the last token. A NaN logit is an error. Lets a GPU

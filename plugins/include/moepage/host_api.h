@@ -6,6 +6,7 @@
 #define MOEPAGE_HOST_API_H
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "moepage/status.h"
 
 #ifdef __cplusplus
@@ -13,12 +14,73 @@ extern "C" {
 #endif
 
 #define MP_ABI_MAJOR 1
-#define MP_ABI_MINOR 3 /* 1.1: mp_arch_vtable.stats; 1.2: mp_arch_vtable.forward_greedy;
-                         1.3: mp_trace_event.kind and .rank (predictions in traces) */
+#define MP_ABI_MINOR 4 /* 1.1: mp_arch_vtable.stats; 1.2: mp_arch_vtable.forward_greedy;
+                         1.3: mp_trace_event.kind and .rank (predictions in traces);
+                         1.4: mp_transport_vtable.wait_result and .poll_result (which request
+                         failed, as data); the conventions below written down and checked */
+
+/* The oldest host minor a plugin runs on. A plugin that needs nothing newer than, say, 1.0
+ * defines MP_PLUGIN_ABI_MINOR to 0 before including any moepage header; the SDK then writes 0
+ * into its manifest and every 1.x host loads it. It must then treat every field newer than that
+ * minor as optional (MP_HAS_FIELD, non-NULL) and provide every callback the minor requires.
+ * Default: the headers' own minor. */
+#ifndef MP_PLUGIN_ABI_MINOR
+#define MP_PLUGIN_ABI_MINOR MP_ABI_MINOR
+#endif
+#if MP_PLUGIN_ABI_MINOR > MP_ABI_MINOR || MP_PLUGIN_ABI_MINOR < 0
+#error "MP_PLUGIN_ABI_MINOR must lie between 0 and MP_ABI_MINOR"
+#endif
 
 /* True when `field` of the struct at `ptr` lies inside the size the other side declared. */
 #define MP_HAS_FIELD(ptr, type, field) \
   ((ptr) != NULL && (ptr)->struct_size >= offsetof(type, field) + sizeof(((type*)0)->field))
+
+/* The struct_size conventions, for every struct that crosses the boundary:
+ *  - Input (the sender fills it, e.g. create args, read requests, option tables): the sender sets
+ *    struct_size to its own sizeof; the receiver reads a field only when MP_HAS_FIELD says it is
+ *    inside, and treats the fields past it as zero (mp_read_struct does exactly that).
+ *  - Output (the caller provides it, the callee fills it, e.g. stats, describe, acquire results):
+ *    the caller sets struct_size; the callee writes only the bytes inside it and never changes
+ *    struct_size itself (mp_write_struct does exactly that). struct_size 0, or smaller than the
+ *    struct_size field, is MP_ERR_INVALID_ARG and nothing is written: 0 never means "full size".
+ *  - Arrays of versioned structs (mp_read_request[n], mp_option_def[n], mp_option_value[n],
+ *    mp_expert_segment[n], mp_component_descriptor[n]): the element stride is the struct_size of
+ *    the first element, and every element carries that same struct_size, so a newer sender's
+ *    larger elements are walked correctly (mp_array_element). */
+
+/* Copies the sender's struct `in` into `full` (full_size bytes, the receiver's sizeof), zeroing
+ * what the sender's struct_size does not cover; full->struct_size becomes full_size. Returns
+ * MP_ERR_INVALID_ARG (and zeroes `full`) when `in` is NULL or its struct_size is smaller than
+ * `min_size`, the struct's size in the oldest minor the receiver accepts. */
+static inline mp_status mp_read_struct(void* full, uint32_t full_size, const void* in, uint32_t min_size) {
+  uint32_t in_size = 0;
+  memset(full, 0, full_size);
+  if (in != NULL) memcpy(&in_size, in, sizeof in_size);
+  if (in == NULL || in_size < min_size || in_size < sizeof(uint32_t)) return MP_ERR_INVALID_ARG;
+  memcpy(full, in, in_size < full_size ? in_size : full_size);
+  memcpy(full, &full_size, sizeof full_size);
+  return MP_OK;
+}
+
+/* Writes the callee's complete struct `full` (full_size bytes) into the caller's `out`: only the
+ * bytes inside out's struct_size, never struct_size itself. */
+static inline mp_status mp_write_struct(void* out, const void* full, uint32_t full_size) {
+  uint32_t out_size = 0;
+  if (out == NULL || full == NULL) return MP_ERR_INVALID_ARG;
+  memcpy(&out_size, out, sizeof out_size);
+  if (out_size < sizeof(uint32_t)) return MP_ERR_INVALID_ARG;
+  if (out_size > full_size) out_size = full_size;
+  memcpy((char*)out + sizeof(uint32_t), (const char*)full + sizeof(uint32_t), out_size - sizeof(uint32_t));
+  return MP_OK;
+}
+
+/* Element `index` of an array of versioned structs whose first element is at `base` (see the
+ * stride rule above). The caller checks the element's struct_size before reading it. */
+static inline const void* mp_array_element(const void* base, uint32_t index) {
+  uint32_t stride = 0;
+  memcpy(&stride, base, sizeof stride);
+  return (const char*)base + (size_t)stride * index;
+}
 
 typedef enum mp_log_level {
   MP_LOG_TRACE = 0,

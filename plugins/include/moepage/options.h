@@ -40,7 +40,7 @@ typedef struct mp_option_value {
 typedef struct mp_options {
   uint32_t struct_size;
   uint32_t count;
-  const mp_option_value* values;
+  const mp_option_value* values; /* stride = values[0].struct_size (host_api.h) */
 } mp_options;
 
 #ifdef __cplusplus

@@ -35,7 +35,7 @@ typedef struct mp_expert_catalog {
   const char* const* files;     /* [n_files] absolute paths */
   /* [n_layers * n_experts * n_parts], index (layer * n_experts + expert) * n_parts + part.
    * A layer without routed experts has has_experts[layer] == 0 and no meaningful segments. */
-  const mp_expert_segment* segments;
+  const mp_expert_segment* segments; /* stride = segments[0].struct_size (host_api.h) */
   const uint8_t* has_experts;   /* [n_layers] */
   const uint8_t* hash_routed;   /* [n_layers] routing known from token ids (stage before the step) */
   uint32_t d_model;             /* hidden width, for predictors */
@@ -112,11 +112,14 @@ typedef struct mp_pager_vtable {
   uint32_t struct_size;
   mp_status (*create)(const mp_pager_create_args* args, void** self, char* err, uint32_t err_cap);
   void (*destroy)(void* self);
+  /* The message of this thread's last failed call on this instance (see transport.h). */
   const char* (*last_error)(void* self);
   /* Marks the start of a token (or prefill chunk) for statistics and traces. */
   mp_status (*begin_token)(void* self, uint64_t token);
   /* Makes experts[0..n) of `layer` resident and returns their slots. Distinct experts only;
-   * n may exceed top_k during prefill (a band of tokens). Errors name layer, expert, file, offset. */
+   * n may exceed top_k during prefill (a band of tokens). Errors name layer, expert, file, offset,
+   * and keep the status of the transport call that failed. `out` is an output struct
+   * (host_api.h): slots is read from it, ready and table_changed written inside its struct_size. */
   mp_status (*acquire)(void* self, uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* out);
   /* Optional. Hidden state after `layer` (d_model floats, host memory on the CPU device, device
    * memory otherwise) for predictors. */
@@ -124,6 +127,7 @@ typedef struct mp_pager_vtable {
   /* Optional. Experts of `layer` likely to be needed soon, most likely first; the pager may
    * prefetch them but must never evict one the current token already acquired. */
   mp_status (*hint)(void* self, uint32_t layer, const int32_t* experts, uint32_t n);
+  /* Output structs (host_api.h): the caller sets struct_size, the pager fills what fits. */
   mp_status (*stats)(void* self, mp_pager_stats* out);
   mp_status (*layer_stats)(void* self, uint32_t layer, mp_pager_layer_stats* out);
   /* Optional. Receives one event per expert access; NULL fn turns tracing off. */

@@ -1,5 +1,8 @@
 /* moepage plugin ABI v1: status codes. Every call across the boundary returns one of these.
- * Codes are append-only; a host that meets an unknown code treats it as MP_ERR_INTERNAL. */
+ * Codes are append-only; a host that meets an unknown code treats it as MP_ERR_INTERNAL.
+ * A status travels unchanged: a component whose call failed because a call it made failed
+ * returns that call's status (a transport's MP_ERR_DEVICE reaches the host as MP_ERR_DEVICE
+ * through the pager and the architecture), and adds its own context to the message only. */
 #ifndef MOEPAGE_STATUS_H
 #define MOEPAGE_STATUS_H
 #include <stdint.h>

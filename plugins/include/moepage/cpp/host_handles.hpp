@@ -21,6 +21,8 @@
 #include <utility>
 #include <vector>
 
+#include "moepage/cpp/structs.hpp"
+#include "moepage/cpp/ticket.hpp"
 #include "moepage/moepage.h"
 
 namespace mp {
@@ -33,6 +35,18 @@ class PluginError : public std::runtime_error {
 
  private:
   mp_status status_;
+};
+
+// A failed ticket: besides status and message, which request failed when the transport says so
+// (ABI 1.4 wait_result/poll_result); failed_request is MP_NO_REQUEST otherwise.
+class TicketError : public PluginError {
+ public:
+  TicketError(mp_status status, const std::string& message, const mp_ticket_result& result)
+      : PluginError(status, message), result_(result) {}
+  const mp_ticket_result& result() const noexcept { return result_; }
+
+ private:
+  mp_ticket_result result_;
 };
 
 inline const char* kind_name(int32_t kind) noexcept {
@@ -84,9 +98,13 @@ class InstanceOwner {
   // Throws PluginError for a failing status (MP_PENDING is not a failure).
   void check(mp_status s, const char* op) const {
     if (s == MP_OK || s == MP_PENDING) return;
+    throw PluginError(s, failure(s, op));
+  }
+  // "<label>: <op> failed (<status>): <last_error>", read on the thread whose call failed.
+  std::string failure(mp_status s, const char* op) const {
     const char* msg = (vtable_ != nullptr && vtable_->last_error != nullptr) ? vtable_->last_error(self_) : nullptr;
-    throw PluginError(s, label_ + ": " + op + " failed (" + mp_status_name(s) + "): " +
-                             (msg != nullptr && *msg != '\0' ? msg : "no message"));
+    return label_ + ": " + op + " failed (" + mp_status_name(s) + "): " +
+           (msg != nullptr && *msg != '\0' ? msg : "no message");
   }
   void require_live(const char* op) const {
     if (self_ == nullptr) throw PluginError(MP_ERR_INVALID_ARG, label_ + ": " + op + " on an empty handle");
@@ -111,6 +129,13 @@ inline std::string label_of(const mp_component_descriptor& d) {
 inline constexpr uint32_t kErrCap = 1024;
 
 }  // namespace detail
+
+// The descriptor's option table as this host's structs, walked with the plugin's stride
+// (host_api.h). Throws mp::Error naming the element whose struct_size breaks the stride.
+inline std::vector<mp_option_def> option_table(const mp_component_descriptor& d) {
+  if (d.options == nullptr || d.n_options == 0) return {};
+  return VersionedArray<mp_option_def>(d.options, d.n_options, detail::label_of(d) + " option table").to_vector();
+}
 
 class TransportHandle {
  public:
@@ -140,17 +165,12 @@ class TransportHandle {
     o_.check(o_.vtable()->submit(o_.self(), requests.data(), static_cast<uint32_t>(requests.size()), &t), "submit");
     return t;
   }
-  void wait(mp_ticket t) {
-    o_.require_live("wait");
-    o_.check(o_.vtable()->wait(o_.self(), t), "wait");
-  }
-  // True when the ticket has completed; throws if it completed with an error.
-  bool poll(mp_ticket t) {
-    o_.require_live("poll");
-    const mp_status s = o_.vtable()->poll(o_.self(), t);
-    o_.check(s, "poll");
-    return s != MP_PENDING;
-  }
+  // Blocks until the ticket completes; throws TicketError if it failed.
+  void wait(mp_ticket t) { report(t, false); }
+  // True when the ticket has completed; throws TicketError if it completed with an error.
+  bool poll(mp_ticket t) { return report(t, true) != MP_PENDING; }
+  // True when the transport says which request of a failed ticket failed (ABI 1.4).
+  bool reports_failed_requests() const noexcept { return mp::reports_failed_requests(o_.vtable()); }
   mp_transport_stats stats() {
     o_.require_live("stats");
     mp_transport_stats out{};
@@ -174,6 +194,17 @@ class TransportHandle {
 
  private:
   explicit TransportHandle(detail::InstanceOwner<mp_transport_vtable> o) : o_(std::move(o)) {}
+
+  // wait() or poll(), through wait_result/poll_result when the transport has them.
+  mp_status report(mp_ticket t, bool poll) {
+    const char* op = poll ? "poll" : "wait";
+    o_.require_live(op);
+    mp_ticket_result r{};
+    const mp_status s = report_ticket(o_.vtable(), o_.self(), t, poll, r);
+    if (s != MP_OK && s != MP_PENDING) throw TicketError(s, o_.failure(s, op), r);
+    return s;
+  }
+
   detail::InstanceOwner<mp_transport_vtable> o_;
 };
 
@@ -346,6 +377,8 @@ class ArchHandle {
     return out;
   }
   const std::string& label() const noexcept { return o_.label(); }
+  // The plugin's instance, for calling its vtable directly (tests, conformance).
+  void* instance() const noexcept { return o_.self(); }
   explicit operator bool() const noexcept { return static_cast<bool>(o_); }
   // Destroys the instance (not to be confused with reset_sequence, the ABI's reset()).
   void reset() noexcept { o_.reset(); }

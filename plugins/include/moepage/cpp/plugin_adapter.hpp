@@ -9,11 +9,16 @@
 //     PreadTransport(const mp_host_api* host, const mp::Options& options);   // may throw
 //     mp_status open(const char* path, uint32_t* file);          // the C arguments minus `self`;
 //     mp_status submit(const mp_read_request* r, uint32_t n, mp_ticket* t);  // return a status
-//     mp_status wait(mp_ticket t);                                 // or void; throw mp::Error to
-//     mp_status poll(mp_ticket t);                                 // fail with a message
-//     mp_status stats(mp_transport_stats* out);
+//     mp_status wait(mp_ticket t, mp_ticket_result* r);            // or void; throw mp::Error to
+//     mp_status poll(mp_ticket t, mp_ticket_result* r);            // fail with a message
+//     mp_status stats(mp_transport_stats* out);                    // fill with mp::write_out
 //     // optional: mp_status ticket_event(mp_ticket, mp_event*);  (absent -> NULL in the vtable)
 //   };
+//
+// wait/poll take an mp_ticket_result* (never NULL here) to say which request failed; the adapter
+// builds both the 1.0 wait/poll and the 1.4 wait_result/poll_result from them. A class written
+// for 1.3 with wait(mp_ticket) and poll(mp_ticket) still builds: its wait_result reports
+// MP_NO_REQUEST.
 //
 //   static constexpr mp_option_def kOptions[] = {
 //       mp::option(MP_OPT_INT, "threads", "4", "reader threads"),
@@ -33,19 +38,23 @@
 //
 // Errors: every trampoline is noexcept and catches everything. mp::Error{status, message} fails
 // with that status; std::bad_alloc with MP_ERR_OOM; anything else with MP_ERR_INTERNAL. The
-// message is what last_error() returns (or, for create/synthesize, what lands in err). A method
-// that returns a failing status without throwing gets a generic message naming the call.
-// The message is kept per instance: if two threads fail on one instance at once, the later wins.
-// Plugins must not link spdlog/fmt: log through mp::HostLog, which understands `{}` only.
+// message is what last_error() returns to the thread whose call failed (or, for
+// create/synthesize, what lands in err): concurrent failures on other threads never touch it. A
+// method that returns a failing status without throwing gets a generic message naming the call.
+// Output structs (stats, describe, ...) are written with mp::write_out, which keeps to the
+// caller's struct_size; arrays from the other side are read with mp::VersionedArray.
+// The manifest declares MP_PLUGIN_ABI_MINOR (host_api.h): define it before the first include to
+// run on hosts older than these headers.
+// Plugins must not link spdlog/fmt: log through mp::HostLog (moepage/cpp/error.hpp).
 #pragma once
 
 #include <cerrno>
 #include <concepts>
 #include <cstdint>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <mutex>
+#include <mutex>  // not used here; kept because plugins written against 1.3 relied on it
 #include <new>
 #include <span>
 #include <sstream>
@@ -55,176 +64,14 @@
 #include <type_traits>
 #include <utility>
 
+#include "moepage/cpp/error.hpp"
+#include "moepage/cpp/error_slots.hpp"
+#include "moepage/cpp/options.hpp"
+#include "moepage/cpp/structs.hpp"
+#include "moepage/cpp/ticket.hpp"
 #include "moepage/moepage.h"
 
 namespace mp {
-
-// The exception plugin code throws to fail a call with a specific status and message.
-class Error : public std::runtime_error {
- public:
-  Error(mp_status status, const std::string& message) : std::runtime_error(message), status_(status) {}
-  mp_status status() const noexcept { return status_; }
-
- private:
-  mp_status status_;
-};
-
-// ---- formatting -------------------------------------------------------------------------------
-
-namespace detail {
-inline void format_next(std::ostringstream& out, std::string_view& rest) {
-  // No argument left: copy the rest, unescaping "{{" and "}}".
-  for (size_t i = 0; i < rest.size(); ++i) {
-    if ((rest[i] == '{' || rest[i] == '}') && i + 1 < rest.size() && rest[i + 1] == rest[i]) ++i;
-    out << rest[i];
-  }
-  rest = {};
-}
-
-template <class Arg, class... Rest>
-void format_next(std::ostringstream& out, std::string_view& rest, const Arg& arg, const Rest&... more) {
-  for (size_t i = 0; i < rest.size(); ++i) {
-    const char c = rest[i];
-    if ((c == '{' || c == '}') && i + 1 < rest.size() && rest[i + 1] == c) {
-      out << c;
-      ++i;
-      continue;
-    }
-    if (c == '{' && i + 1 < rest.size() && rest[i + 1] == '}') {
-      out << arg;
-      rest = rest.substr(i + 2);
-      format_next(out, rest, more...);
-      return;
-    }
-    out << c;
-  }
-  rest = {};  // more arguments than placeholders: the extra ones are dropped
-}
-}  // namespace detail
-
-// format("read {} bytes of {}", n, path): each "{}" takes the next argument (streamed with <<);
-// "{{" and "}}" are literal braces. No format specs: this is a deliberately tiny subset.
-template <class... Args>
-std::string format(std::string_view fmt, const Args&... args) {
-  std::ostringstream out;
-  std::string_view rest = fmt;
-  detail::format_next(out, rest, args...);
-  return out.str();
-}
-
-// Logs through the host's logger under the component's name.
-class HostLog {
- public:
-  HostLog() = default;
-  HostLog(const mp_host_api* host, std::string component) : host_(host), component_(std::move(component)) {}
-
-  template <class... Args> void trace(std::string_view f, const Args&... a) const { emit(MP_LOG_TRACE, f, a...); }
-  template <class... Args> void debug(std::string_view f, const Args&... a) const { emit(MP_LOG_DEBUG, f, a...); }
-  template <class... Args> void info(std::string_view f, const Args&... a) const { emit(MP_LOG_INFO, f, a...); }
-  template <class... Args> void warn(std::string_view f, const Args&... a) const { emit(MP_LOG_WARN, f, a...); }
-  template <class... Args> void error(std::string_view f, const Args&... a) const { emit(MP_LOG_ERROR, f, a...); }
-
-  // Already formatted text.
-  void log(mp_log_level level, const std::string& message) const noexcept {
-    if (host_ == nullptr || !MP_HAS_FIELD(host_, mp_host_api, log) || host_->log == nullptr) return;
-    host_->log(host_->ctx, level, component_.c_str(), message.c_str());
-  }
-
- private:
-  template <class... Args>
-  void emit(mp_log_level level, std::string_view f, const Args&... a) const noexcept {
-    try {
-      log(level, ::mp::format(f, a...));
-    } catch (...) {
-      // Logging must never turn into a failure of the call that logs.
-    }
-  }
-  const mp_host_api* host_ = nullptr;
-  std::string component_;
-};
-
-// ---- options ----------------------------------------------------------------------------------
-
-// A table entry; constexpr so option tables can be static constant arrays.
-constexpr mp_option_def option(mp_option_type type, const char* name, const char* default_value, const char* help) {
-  return mp_option_def{sizeof(mp_option_def), type, name, default_value, help, nullptr};
-}
-constexpr mp_option_def enum_option(const char* name, const char* choices, const char* default_value, const char* help) {
-  return mp_option_def{sizeof(mp_option_def), MP_OPT_ENUM, name, default_value, help, choices};
-}
-
-// Typed read access to the normalised values the host hands a component. Every getter throws
-// mp::Error(MP_ERR_INVALID_ARG) naming the option when it is missing or does not parse.
-class Options {
- public:
-  Options() = default;
-  explicit Options(const mp_options* options) : options_(options) {}
-
-  bool has(std::string_view name) const noexcept { return find(name) != nullptr; }
-
-  std::string get_string(std::string_view name) const { return std::string(raw(name)); }
-
-  int64_t get_int(std::string_view name) const {
-    const char* text = raw(name);
-    char* end = nullptr;
-    errno = 0;
-    const long long v = std::strtoll(text, &end, 10);
-    if (*text == '\0' || end == nullptr || *end != '\0' || errno != 0) fail(name, text, "an integer");
-    return static_cast<int64_t>(v);
-  }
-
-  double get_double(std::string_view name) const {
-    const char* text = raw(name);
-    char* end = nullptr;
-    errno = 0;
-    const double v = std::strtod(text, &end);
-    if (*text == '\0' || end == nullptr || *end != '\0' || errno != 0) fail(name, text, "a number");
-    return v;
-  }
-
-  bool get_bool(std::string_view name) const {
-    const std::string_view text = raw(name);
-    if (text == "true") return true;
-    if (text == "false") return false;
-    fail(name, text, "true or false");
-  }
-
-  // A size the host normalised to a byte count. "auto" is not a size: check is_auto() first.
-  uint64_t get_size(std::string_view name) const {
-    const char* text = raw(name);
-    if (*text == '\0' || *text == '-' || *text == '+') fail(name, text, "a byte count");
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long v = std::strtoull(text, &end, 10);
-    if (end == nullptr || *end != '\0' || errno != 0) fail(name, text, "a byte count");
-    return static_cast<uint64_t>(v);
-  }
-
-  bool is_auto(std::string_view name) const { return std::string_view(raw(name)) == "auto"; }
-
-  const mp_options* c_options() const noexcept { return options_; }
-
- private:
-  const mp_option_value* find(std::string_view name) const noexcept {
-    if (options_ == nullptr || options_->values == nullptr) return nullptr;
-    for (uint32_t i = 0; i < options_->count; ++i) {
-      const mp_option_value& v = options_->values[i];
-      if (v.name != nullptr && name == v.name) return &v;
-    }
-    return nullptr;
-  }
-  const char* raw(std::string_view name) const {
-    const mp_option_value* v = find(name);
-    if (v == nullptr || v->value == nullptr)
-      throw Error(MP_ERR_INVALID_ARG, "option '" + std::string(name) + "' was not given to the component");
-    return v->value;
-  }
-  [[noreturn]] static void fail(std::string_view name, std::string_view text, const char* expected) {
-    throw Error(MP_ERR_INVALID_ARG,
-                "option '" + std::string(name) + "' = '" + std::string(text) + "' is not " + expected);
-  }
-  const mp_options* options_ = nullptr;
-};
 
 // ---- trampolines ------------------------------------------------------------------------------
 
@@ -267,30 +114,18 @@ mp_status guarded(const char* op, F&& f, Record&& record) noexcept {
   }
 }
 
-// What `self` points to: the plugin's object plus its last error message.
+// What `self` points to: the plugin's object and the id its error messages are kept under.
 template <class T>
 struct Instance {
   template <class... A>
   explicit Instance(A&&... a) : impl(std::forward<A>(a)...) {}
+  ~Instance() { forget_error(id); }
 
-  void set_error(const char* msg) noexcept {
-    std::lock_guard<std::mutex> lock(mutex);
-    try {
-      last_error.assign(msg);
-    } catch (...) {
-      last_error.clear();  // could not store the message; last_error() says so below
-      oom_message = true;
-    }
-  }
-  const char* error() noexcept {
-    std::lock_guard<std::mutex> lock(mutex);
-    return oom_message && last_error.empty() ? "out of memory while recording an error" : last_error.c_str();
-  }
+  void set_error(const char* msg) noexcept { record_error(id, msg); }
+  const char* error() const noexcept { return recorded_error(id); }
 
   T impl;
-  std::mutex mutex;
-  std::string last_error;
-  bool oom_message = false;
+  const uint64_t id = new_instance_id();
 };
 
 template <class T>
@@ -358,15 +193,48 @@ constexpr auto score_fn() {
 
 // ---- transport --------------------------------------------------------------------------------
 
+namespace detail {
+
+// A transport class whose wait/poll say which request failed (the 1.4 form).
 template <class T>
-concept TransportClass = requires(T& t, const char* path, uint32_t* file, const mp_read_request* r, uint32_t n,
-                                  mp_ticket* tp, mp_ticket tk, mp_transport_stats* st) {
-  t.open(path, file);
-  t.submit(r, n, tp);
+concept ReportsFailedRequest = requires(T& t, mp_ticket tk, mp_ticket_result* r) {
+  t.wait(tk, r);
+  t.poll(tk, r);
+};
+// The 1.0-1.3 form: wait/poll of the ticket alone.
+template <class T>
+concept WaitsForTickets = requires(T& t, mp_ticket tk) {
   t.wait(tk);
   t.poll(tk);
+};
+
+// wait() or poll() of T, then which request failed into `out` (NULL: not wanted), inside its
+// struct_size. A class of the 1.3 form names no request.
+template <class T>
+mp_status wait_or_poll(void* self, bool poll, mp_ticket ticket, mp_ticket_result* out) noexcept {
+  if (out != nullptr && out->struct_size < sizeof(uint32_t)) {
+    if (self != nullptr) as<T>(self)->set_error("wait_result/poll_result: the result's struct_size is 0");
+    return MP_ERR_INVALID_ARG;
+  }
+  mp_ticket_result r = no_failed_request();
+  const mp_status s = call<T>(self, poll ? "poll" : "wait", [&](T& t) {
+    if constexpr (ReportsFailedRequest<T>) return poll ? t.poll(ticket, &r) : t.wait(ticket, &r);
+    else return poll ? t.poll(ticket) : t.wait(ticket);
+  });
+  if (out != nullptr) mp_write_struct(out, &r, sizeof r);
+  return s;
+}
+
+}  // namespace detail
+
+template <class T>
+concept TransportClass = requires(T& t, const char* path, uint32_t* file, const mp_read_request* r, uint32_t n,
+                                  mp_ticket* tp, mp_transport_stats* st) {
+  t.open(path, file);
+  t.submit(r, n, tp);
   t.stats(st);
-} && std::is_constructible_v<T, const mp_host_api*, const Options&>;
+} && (detail::ReportsFailedRequest<T> || detail::WaitsForTickets<T>) &&
+                         std::is_constructible_v<T, const mp_host_api*, const Options&>;
 
 template <TransportClass T>
 const mp_transport_vtable* transport_vtable() noexcept {
@@ -385,11 +253,13 @@ const mp_transport_vtable* transport_vtable() noexcept {
     v.submit = [](void* self, const mp_read_request* r, uint32_t n, mp_ticket* ticket) noexcept {
       return call<T>(self, "submit", [&](T& t) { return t.submit(r, n, ticket); });
     };
-    v.wait = [](void* self, mp_ticket ticket) noexcept {
-      return call<T>(self, "wait", [&](T& t) { return t.wait(ticket); });
+    v.wait = [](void* self, mp_ticket ticket) noexcept { return wait_or_poll<T>(self, false, ticket, nullptr); };
+    v.poll = [](void* self, mp_ticket ticket) noexcept { return wait_or_poll<T>(self, true, ticket, nullptr); };
+    v.wait_result = [](void* self, mp_ticket ticket, mp_ticket_result* out) noexcept {
+      return wait_or_poll<T>(self, false, ticket, out);
     };
-    v.poll = [](void* self, mp_ticket ticket) noexcept {
-      return call<T>(self, "poll", [&](T& t) { return t.poll(ticket); });
+    v.poll_result = [](void* self, mp_ticket ticket, mp_ticket_result* out) noexcept {
+      return wait_or_poll<T>(self, true, ticket, out);
     };
     v.stats = [](void* self, mp_transport_stats* out) noexcept {
       return call<T>(self, "stats", [&](T& t) { return t.stats(out); });
@@ -422,11 +292,12 @@ const mp_pager_vtable* pager_vtable() noexcept {
     mp_pager_vtable v{};
     v.struct_size = sizeof(mp_pager_vtable);
     v.create = [](const mp_pager_create_args* args, void** self, char* err, uint32_t cap) noexcept {
-      if (args == nullptr || args->struct_size < sizeof(mp_pager_create_args)) {
-        write_error(err, cap, "pager create: create args are NULL or older than this plugin's ABI");
+      mp_pager_create_args a{};  // the host's args, fields it lacks zero
+      if (mp_read_struct(&a, sizeof a, args, v1_size<mp_pager_create_args>()) != MP_OK) {
+        write_error(err, cap, "pager create: the create args are NULL or smaller than ABI 1.0's");
         return static_cast<mp_status>(MP_ERR_INVALID_ARG);
       }
-      return detail::create<T>("pager create", self, err, cap, *args, Options(args->options));
+      return detail::create<T>("pager create", self, err, cap, a, Options(a.options));
     };
     v.destroy = &detail::destroy<T>;
     v.last_error = &detail::last_error<T>;
@@ -491,11 +362,12 @@ const mp_arch_vtable* arch_vtable() noexcept {
       }
     };
     v.create = [](const mp_arch_create_args* args, void** self, char* err, uint32_t cap) noexcept {
-      if (args == nullptr || args->struct_size < sizeof(mp_arch_create_args)) {
-        write_error(err, cap, "arch create: create args are NULL or older than this plugin's ABI");
+      mp_arch_create_args a{};  // the host's args, fields it lacks zero
+      if (mp_read_struct(&a, sizeof a, args, v1_size<mp_arch_create_args>()) != MP_OK) {
+        write_error(err, cap, "arch create: the create args are NULL or smaller than ABI 1.0's");
         return static_cast<mp_status>(MP_ERR_INVALID_ARG);
       }
-      return detail::create<T>("arch create", self, err, cap, *args, Options(args->options));
+      return detail::create<T>("arch create", self, err, cap, a, Options(a.options));
     };
     v.destroy = &detail::destroy<T>;
     v.last_error = &detail::last_error<T>;
@@ -595,17 +467,20 @@ mp_component_descriptor make_arch_descriptor(const char* name, const char* versi
 }
 
 // Fills the host's manifest; the body of moepage_plugin_query. `components` must be static.
+// The manifest declares MP_PLUGIN_ABI_MINOR: the oldest host this plugin runs on.
 inline mp_status fill_manifest(mp_plugin_manifest* manifest, const char* plugin_name, const char* version,
                                std::span<const mp_component_descriptor> components) noexcept {
-  // The host sets struct_size to what it allocated; a v1 plugin writes every v1 field.
-  if (manifest == nullptr || manifest->struct_size < sizeof(mp_plugin_manifest)) return MP_ERR_INVALID_ARG;
-  manifest->abi_major = MP_ABI_MAJOR;
-  manifest->abi_minor = MP_ABI_MINOR;
-  manifest->plugin_name = plugin_name;
-  manifest->version = version;
-  manifest->n_components = static_cast<uint32_t>(components.size());
-  manifest->components = components.data();
-  return MP_OK;
+  mp_plugin_manifest m{};
+  m.struct_size = sizeof m;
+  m.abi_major = MP_ABI_MAJOR;
+  m.abi_minor = MP_PLUGIN_ABI_MINOR;
+  m.plugin_name = plugin_name;
+  m.version = version;
+  m.n_components = static_cast<uint32_t>(components.size());
+  m.components = components.data();
+  // Every field of the manifest has been there since 1.0: a host that allocated less is broken.
+  if (manifest == nullptr || manifest->struct_size < v1_size<mp_plugin_manifest>()) return MP_ERR_INVALID_ARG;
+  return mp_write_struct(manifest, &m, sizeof m);
 }
 
 }  // namespace mp
