@@ -9,7 +9,7 @@
 namespace moepage::ablate {
 
 struct ChildResult {
-  int exit_code = -1;         // -1 when killed by a signal
+  int exit_code = -1;  // -1 when killed by a signal
   int signal = 0;
   double wall_seconds = 0.0;
   uint64_t peak_rss_bytes = 0;

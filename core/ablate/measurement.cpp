@@ -67,7 +67,8 @@ std::optional<double> Measurement::hit_rate() const {
 std::optional<double> Measurement::bytes_per_token() const {
   const uint32_t tokens = prompt_tokens + generated;
   if (!pager || tokens == 0) return std::nullopt;
-  const uint64_t generating = pager->bytes_read > pager->load_bytes_read ? pager->bytes_read - pager->load_bytes_read : 0;
+  const uint64_t generating =
+      pager->bytes_read > pager->load_bytes_read ? pager->bytes_read - pager->load_bytes_read : 0;
   return double(generating) / tokens;
 }
 
@@ -123,8 +124,9 @@ void apply_stats_json(const std::string& json_text, const std::string& where, Me
     throw std::runtime_error(where + ": not valid JSON: " + e.what());
   }
   // `moepage run` puts the totals under "pager" (per layer objects also hold hits and misses).
-  const json* p = doc.is_object() && doc.contains("pager") && doc["pager"].is_object() ? &doc["pager"]
-                                                                                       : find_object_with(doc, "hits", "bytes_read");
+  const json* p = doc.is_object() && doc.contains("pager") && doc["pager"].is_object()
+                      ? &doc["pager"]
+                      : find_object_with(doc, "hits", "bytes_read");
   if (p != nullptr) {
     PagerCounters c;
     c.accesses = count(*p, "accesses");
@@ -139,8 +141,8 @@ void apply_stats_json(const std::string& json_text, const std::string& where, Me
     c.prefetch_used = count(*p, "prefetch_used");
     c.prefetch_wasted = count(*p, "prefetch_wasted");
     c.slots_per_layer = uint32_t(count(*p, "slots_per_layer"));
-    c.resident = count(*p, "resident") != 0 || (p->contains("resident") && (*p)["resident"].is_boolean() &&
-                                                 (*p)["resident"].get<bool>());
+    c.resident = count(*p, "resident") != 0 ||
+                 (p->contains("resident") && (*p)["resident"].is_boolean() && (*p)["resident"].get<bool>());
     m.pager = c;
   }
   // `moepage run --stats-json` keeps the phase times at full precision under "run".

@@ -16,8 +16,8 @@ struct PagerCounters {
   uint64_t misses = 0;
   uint64_t bytes_read = 0;       // demand + prefetch + load
   uint64_t load_bytes_read = 0;  // read while the pager was created (resident: everything)
-  uint64_t read_ns = 0;  // host time inside demand reads
-  uint64_t wait_ns = 0;  // compute blocked on expert bytes
+  uint64_t read_ns = 0;          // host time inside demand reads
+  uint64_t wait_ns = 0;          // compute blocked on expert bytes
   uint64_t prefetch_issued = 0;
   uint64_t prefetch_used = 0;
   uint64_t prefetch_wasted = 0;
@@ -28,10 +28,10 @@ struct PagerCounters {
 struct Measurement {
   std::vector<int32_t> ids;
   uint32_t prompt_tokens = 0;
-  uint32_t generated = 0;        // ids generated; the decode phase ran generated - 1 forwards
+  uint32_t generated = 0;  // ids generated; the decode phase ran generated - 1 forwards
   double prefill_seconds = 0.0;
   double decode_seconds = 0.0;
-  double wall_seconds = 0.0;     // the whole child process
+  double wall_seconds = 0.0;  // the whole child process
   uint64_t peak_rss_bytes = 0;
   std::optional<double> load_seconds;            // from --stats-json, else wall - prefill - decode
   bool load_is_estimate = false;                 // true when derived from wall time

@@ -31,13 +31,15 @@ std::string last_line(const std::string& text) {
   size_t end = text.find_last_not_of("\n ");
   if (end == std::string::npos) return "(no output)";
   const size_t start = text.rfind('\n', end);
-  return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+  return text.substr(start == std::string::npos ? 0 : start + 1,
+                     end - (start == std::string::npos ? 0 : start + 1) + 1);
 }
 
 // A file-name-safe version of an arm name.
 std::string slug(const std::string& name) {
   std::string out;
-  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+  for (char c : name)
+    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
   return out;
 }
 
@@ -122,8 +124,16 @@ bool run_supports_stats_json(const std::string& moepage_exe) {
 Executor spawn_executor(std::string moepage_exe, std::vector<std::string> plugin_dirs, bool use_stats_json) {
   return [exe = std::move(moepage_exe), dirs = std::move(plugin_dirs), use_stats_json](const Invocation& inv) {
     // The timing line the measurement reads is logged at info.
-    std::vector<std::string> argv = {exe, "--log-level", "info", "run", "--profile", inv.profile.string(),
-                                     "--model", inv.model.string(), "--max-tokens", std::to_string(inv.max_tokens)};
+    std::vector<std::string> argv = {exe,
+                                     "--log-level",
+                                     "info",
+                                     "run",
+                                     "--profile",
+                                     inv.profile.string(),
+                                     "--model",
+                                     inv.model.string(),
+                                     "--max-tokens",
+                                     std::to_string(inv.max_tokens)};
     for (const std::string& d : dirs) argv.insert(argv.end(), {"--plugin-dir", d});
     for (const std::string& s : inv.sets) argv.insert(argv.end(), {"--set", s});
     if (inv.prompt->ids) {
@@ -132,7 +142,8 @@ Executor spawn_executor(std::string moepage_exe, std::vector<std::string> plugin
       argv.insert(argv.end(), {"--prompt-ids", ids});
     } else {
       // Clear ids a base profile may set, so the text is what runs.
-      argv.insert(argv.end(), {"--set", "generate.prompt_ids=", "--set", "generate.prompt=" + profile::yaml_quote(*inv.prompt->text)});
+      argv.insert(argv.end(), {"--set", "generate.prompt_ids=", "--set",
+                               "generate.prompt=" + profile::yaml_quote(*inv.prompt->text)});
     }
     const fs::path out = inv.log_prefix.string() + ".stdout", err = inv.log_prefix.string() + ".stderr",
                    stats = inv.log_prefix.string() + ".stats.json";
@@ -140,8 +151,8 @@ Executor spawn_executor(std::string moepage_exe, std::vector<std::string> plugin
     const ChildResult r = run_child(argv, out, err);
     const std::string err_text = fileio::try_read_file(err).value_or("");
     if (!r.ok()) {
-      throw std::runtime_error("arm '" + inv.arm + "': moepage run failed (" + r.describe() + "): " + last_line(err_text) +
-                               " (log: " + err.string() + ")");
+      throw std::runtime_error("arm '" + inv.arm + "': moepage run failed (" + r.describe() +
+                               "): " + last_line(err_text) + " (log: " + err.string() + ")");
     }
     Measurement m;
     m.ids = parse_token_ids(fileio::try_read_file(out).value_or(""), "arm '" + inv.arm + "' (" + out.string() + ")");
@@ -195,8 +206,8 @@ AblationResult run_ablation(const Spec& spec, const RunnerOptions& options, cons
     }
   }
 
-  const std::vector<ScheduledRun> schedule = make_schedule(spec.repetitions, uint32_t(spec.arms.size()),
-                                                           uint32_t(spec.prompts.size()), spec.order, spec.seed);
+  const std::vector<ScheduledRun> schedule =
+      make_schedule(spec.repetitions, uint32_t(spec.arms.size()), uint32_t(spec.prompts.size()), spec.order, spec.seed);
   result.runs.assign(spec.arms.size(), {});
   for (size_t i = 0; i < schedule.size(); ++i) {
     const ScheduledRun& s = schedule[i];
@@ -235,7 +246,8 @@ AblationResult run_ablation(const Spec& spec, const RunnerOptions& options, cons
   write_text(options.out_dir / "table.md", markdown);
   write_text(options.out_dir / "table.csv", table_csv(result.rows));
   write_text(options.out_dir / "table.json", table_json(ctx, result.rows, result.runs));
-  write_text(options.out_dir / "plot.svg", ablation_svg(result.rows, "moepage ablation: " + spec.source.filename().string()));
+  write_text(options.out_dir / "plot.svg",
+             ablation_svg(result.rows, "moepage ablation: " + spec.source.filename().string()));
   if (options.print_table) std::cout << markdown;
   return result;
 }

@@ -40,10 +40,10 @@ using Synthesizer = std::function<void(const SynthModel& model, const std::files
 
 struct RunnerOptions {
   std::filesystem::path out_dir;
-  Synthesizer synthesize;        // needed only when the spec synthesizes its model
-  std::string command;           // the command line, for the report
-  bool progress = false;         // one updating line on stderr (a TTY)
-  bool print_table = true;       // the markdown table on stdout at the end
+  Synthesizer synthesize;   // needed only when the spec synthesizes its model
+  std::string command;      // the command line, for the report
+  bool progress = false;    // one updating line on stderr (a TTY)
+  bool print_table = true;  // the markdown table on stdout at the end
   bool pager_stats_available = false;
 };
 

@@ -1,9 +1,9 @@
 #include "ablate/simulate_report.hpp"
 
 #include <algorithm>
-#include <optional>
 #include <cctype>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -18,7 +18,8 @@ using pager::PolicyKind;
 using pager::PolicySpec;
 
 uint64_t parse_unsigned(const std::string& text, const std::string& flag) {
-  if (text.empty() || text.size() > 9 || !std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); }))
+  if (text.empty() || text.size() > 9 ||
+      !std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); }))
     throw std::invalid_argument(flag + ": expected a whole number, got '" + text + "'");
   return std::stoull(text);
 }
@@ -70,16 +71,20 @@ std::vector<PolicySpec> parse_policy_list(const std::string& text) {
       if (!rest.empty() && rest[0] != ':')
         throw std::invalid_argument("--policies: expected POLICY+prefetch or POLICY+prefetch:M, got '" + part + "'");
       predict_m = rest.empty() ? 0u : uint32_t(parse_unsigned(rest.substr(1), "--policies prefetch count"));
-      if (!rest.empty() && *predict_m == 0) throw std::invalid_argument("--policies: the prefetch count must be positive");
+      if (!rest.empty() && *predict_m == 0)
+        throw std::invalid_argument("--policies: the prefetch count must be positive");
       part = part.substr(0, plus);
     }
     const size_t colon = part.find(':');
     const std::string name = part.substr(0, colon);
     const auto kind = pager::policy_from_name(name);
-    if (!kind) throw std::invalid_argument("--policies: unknown policy '" + name + "' (expected lru, lfu, lfru, s3fifo, belady)");
+    if (!kind)
+      throw std::invalid_argument("--policies: unknown policy '" + name +
+                                  "' (expected lru, lfu, lfru, s3fifo, belady)");
     PolicySpec spec{*kind, 0.0};
     if (predict_m) {
-      if (*kind == PolicyKind::Belady) throw std::invalid_argument("--policies: belady takes no +prefetch (it knows the future)");
+      if (*kind == PolicyKind::Belady)
+        throw std::invalid_argument("--policies: belady takes no +prefetch (it knows the future)");
       spec.prefetch_predictions = true;
       spec.predict_m = *predict_m;
     }
@@ -208,9 +213,8 @@ void write_reads_table(std::ostringstream& out, const SimulateReport& r) {
   const auto lru = std::find_if(r.policies.begin(), r.policies.end(), [](const PolicySpec& p) {
     return p.kind == PolicyKind::Lru && !p.prefetch_predictions;
   });
-  out << "\nexpert reads per access (misses + prefetch reads)" << (has_belady && lru != r.policies.end()
-                                                                   ? "; gap closed = (lru - policy) / (lru - belady) misses"
-                                                                   : "")
+  out << "\nexpert reads per access (misses + prefetch reads)"
+      << (has_belady && lru != r.policies.end() ? "; gap closed = (lru - policy) / (lru - belady) misses" : "")
       << "\n\n| slots |";
   for (const auto& p : r.policies) out << " " << policy_label(p) << " |";
   out << "\n|---:|";
@@ -242,7 +246,8 @@ void write_splits(std::ostringstream& out, const SimulateReport& r) {
   bool any_split = false;
   for (const pager::SimResult& c : r.cells) {
     if (!c.policy.split_by_trace) continue;
-    if (!any_split) out << "\nslots per layer of each split (layers " << r.first_layer << "-" << r.last_layer << ")\n\n";
+    if (!any_split)
+      out << "\nslots per layer of each split (layers " << r.first_layer << "-" << r.last_layer << ")\n\n";
     any_split = true;
     std::vector<uint32_t> shown(c.layer_slots.begin() + r.first_layer,
                                 c.layer_slots.begin() + std::min<size_t>(r.last_layer + 1, c.layer_slots.size()));
@@ -302,7 +307,9 @@ std::string simulate_json(const SimulateReport& r, const std::string& trace_name
   for (const pager::SimResult& c : r.cells) {
     nlohmann::json layers = nlohmann::json::array();
     for (uint32_t l = r.first_layer; l <= r.last_layer && l < c.layers.size(); ++l) {
-      layers.push_back({{"layer", l}, {"accesses", c.layers[l].accesses}, {"misses", c.layers[l].misses},
+      layers.push_back({{"layer", l},
+                        {"accesses", c.layers[l].accesses},
+                        {"misses", c.layers[l].misses},
                         {"prefetch_reads", c.layers[l].prefetch_reads}});
     }
     doc["results"].push_back({{"policy", policy_label(c.policy)},
@@ -316,8 +323,8 @@ std::string simulate_json(const SimulateReport& r, const std::string& trace_name
                               {"layers", std::move(layers)}});
   }
   if (r.recorded) {
-    doc["recorded"] = {{"accesses", r.recorded->accesses}, {"misses", r.recorded->misses},
-                       {"miss_rate", r.recorded->miss_rate()}};
+    doc["recorded"] = {
+        {"accesses", r.recorded->accesses}, {"misses", r.recorded->misses}, {"miss_rate", r.recorded->miss_rate()}};
   }
   return doc.dump(2) + "\n";
 }

@@ -13,20 +13,20 @@
 namespace moepage::ablate {
 
 struct SimulateRequest {
-  std::vector<uint32_t> slots;                       // slots per layer, each > 0
+  std::vector<uint32_t> slots;  // slots per layer, each > 0
   std::vector<pager::PolicySpec> policies;
   std::optional<std::pair<uint32_t, uint32_t>> layers;  // inclusive range; nullopt: all
 };
 
 struct SimulateReport {
   pager::TraceMeta meta;
-  uint64_t rows = 0;            // accesses in the selected layers
-  uint64_t hint_rows = 0;       // hinted experts in the selected layers (trace v2)
+  uint64_t rows = 0;       // accesses in the selected layers
+  uint64_t hint_rows = 0;  // hinted experts in the selected layers (trace v2)
   uint32_t first_layer = 0, last_layer = 0;
-  std::vector<pager::SimResult> cells;               // slots-major: cells[s * policies + p]
+  std::vector<pager::SimResult> cells;  // slots-major: cells[s * policies + p]
   std::vector<uint32_t> slots_requested;
   std::vector<pager::PolicySpec> policies;
-  std::optional<pager::SimResult> recorded;          // the live pager's outcome, when the trace has it
+  std::optional<pager::SimResult> recorded;  // the live pager's outcome, when the trace has it
 };
 
 // "8,16,32"; throws std::invalid_argument naming --slots.

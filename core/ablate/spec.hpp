@@ -46,7 +46,7 @@ struct SynthModel {
 };
 
 struct ModelChoice {
-  std::filesystem::path path;     // absolute; empty when synthesized
+  std::filesystem::path path;  // absolute; empty when synthesized
   std::optional<SynthModel> synth;
 };
 
@@ -57,7 +57,7 @@ struct Arm {
 };
 
 struct Prompt {
-  std::string label;                    // "prompt 1", or the ids file name
+  std::string label;  // "prompt 1", or the ids file name
   std::optional<std::vector<int32_t>> ids;
   std::optional<std::string> text;
 };

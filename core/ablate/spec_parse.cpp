@@ -21,7 +21,8 @@ class Reader {
     if (node.IsDefined() && node.Mark().line >= 0) where += ":" + std::to_string(node.Mark().line + 1);
     std::string message = where + ": " + key + ": " + what;
     // One line, whatever the spec's strings hold: control bytes become '?'.
-    std::replace_if(message.begin(), message.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }, '?');
+    std::replace_if(
+        message.begin(), message.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }, '?');
     throw SpecError(message);
   }
 
@@ -136,7 +137,8 @@ Prompt parse_prompt(const Reader& r, const YAML::Node& node, size_t index) {
   const std::string key = "prompts[" + std::to_string(index) + "]";
   Prompt p;
   p.label = "prompt " + std::to_string(index + 1);
-  if (!node.IsMap() || node.size() != 1) r.fail(node, key, "expected exactly one of {ids: [...]}, {ids_file: F}, {text: T}");
+  if (!node.IsMap() || node.size() != 1)
+    r.fail(node, key, "expected exactly one of {ids: [...]}, {ids_file: F}, {text: T}");
   r.only_keys(node, key, {"ids", "ids_file", "text"});
   if (const YAML::Node ids = node["ids"]) {
     if (!ids.IsSequence() || ids.size() == 0) r.fail(ids, key + ".ids", "expected a non-empty list of token ids");
@@ -167,7 +169,8 @@ std::vector<int32_t> parse_id_list(const std::string& text, const std::string& w
     }
     size_t end = i;
     while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
-    if (end == i || end - i > 10) throw SpecError(where + ": expected token ids (whole numbers), got '" + text.substr(i, 12) + "'");
+    if (end == i || end - i > 10)
+      throw SpecError(where + ": expected token ids (whole numbers), got '" + text.substr(i, 12) + "'");
     const uint64_t id = std::stoull(text.substr(i, end - i));
     if (id > INT32_MAX) throw SpecError(where + ": token id " + text.substr(i, end - i) + " is too large");
     ids.push_back(int32_t(id));
@@ -188,7 +191,9 @@ Spec parse_spec(const std::string& yaml_text, const fs::path& source) {
     throw SpecError(spec.source.string() + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
   }
   if (!root.IsMap()) r.fail(root, "(top level)", "expected a map with base, model, arms, ...");
-  r.only_keys(root, "", {"base", "model", "arms", "repetitions", "warmup_tokens", "prompts", "max_tokens", "order", "seed", "random_adapter"});
+  r.only_keys(root, "",
+              {"base", "model", "arms", "repetitions", "warmup_tokens", "prompts", "max_tokens", "order", "seed",
+               "random_adapter"});
 
   if (!root["base"]) r.fail(root, "base", "missing: the profile every arm starts from");
   spec.base = r.existing_file(root["base"], "base");
@@ -201,7 +206,8 @@ Spec parse_spec(const std::string& yaml_text, const fs::path& source) {
   std::set<std::string> names;
   for (size_t i = 0; i < arms.size(); ++i) {
     Arm arm = parse_arm(r, arms[i], i, spec.base);
-    if (!names.insert(arm.name).second) r.fail(arms[i]["name"], "arms[" + std::to_string(i) + "].name", "duplicate arm name '" + arm.name + "'");
+    if (!names.insert(arm.name).second)
+      r.fail(arms[i]["name"], "arms[" + std::to_string(i) + "].name", "duplicate arm name '" + arm.name + "'");
     spec.arms.push_back(std::move(arm));
   }
 
@@ -209,7 +215,8 @@ Spec parse_spec(const std::string& yaml_text, const fs::path& source) {
     spec.repetitions = uint32_t(r.unsigned_number(root["repetitions"], "repetitions", 1000));
     if (spec.repetitions == 0) r.fail(root["repetitions"], "repetitions", "expected at least 1");
   }
-  if (root["warmup_tokens"]) spec.warmup_tokens = uint32_t(r.unsigned_number(root["warmup_tokens"], "warmup_tokens", 1u << 20));
+  if (root["warmup_tokens"])
+    spec.warmup_tokens = uint32_t(r.unsigned_number(root["warmup_tokens"], "warmup_tokens", 1u << 20));
   if (root["max_tokens"]) {
     spec.max_tokens = uint32_t(r.unsigned_number(root["max_tokens"], "max_tokens", 1u << 20));
     if (spec.max_tokens == 0) r.fail(root["max_tokens"], "max_tokens", "expected at least 1");

@@ -119,8 +119,8 @@ void write_axes(std::ostringstream& svg, const Panel& p, const BudgetAxis& x_axi
     svg << "<line x1=\"0\" y1=\"" << fmt(y) << "\" x2=\"" << fmt(kPanelW, 0) << "\" y2=\"" << fmt(y)
         << "\" stroke=\"#dddddd\"/>\n"
         << "<line x1=\"-5\" y1=\"" << fmt(y) << "\" x2=\"0\" y2=\"" << fmt(y) << "\" stroke=\"black\"/>\n"
-        << "<text x=\"-8\" y=\"" << fmt(y + 4) << "\" text-anchor=\"end\">"
-        << fmt(t, t < 10 && y_axis.top < 10 ? 1 : 0) << "</text>\n";
+        << "<text x=\"-8\" y=\"" << fmt(y + 4) << "\" text-anchor=\"end\">" << fmt(t, t < 10 && y_axis.top < 10 ? 1 : 0)
+        << "</text>\n";
   }
   // x ticks at every budget measured.
   for (uint64_t b : x_axis.budgets) {
@@ -132,8 +132,8 @@ void write_axes(std::ostringstream& svg, const Panel& p, const BudgetAxis& x_axi
   }
   svg << "<text x=\"" << fmt(kPanelW / 2, 0) << "\" y=\"" << fmt(kTop + kPanelH + 38, 0)
       << "\" text-anchor=\"middle\">pager budget" << (x_axis.log_x ? " (log scale)" : "") << "</text>\n"
-      << "<text transform=\"translate(-50," << fmt(kTop + kPanelH / 2, 0)
-      << ") rotate(-90)\" text-anchor=\"middle\">" << xml_escape(p.y_label) << "</text>\n";
+      << "<text transform=\"translate(-50," << fmt(kTop + kPanelH / 2, 0) << ") rotate(-90)\" text-anchor=\"middle\">"
+      << xml_escape(p.y_label) << "</text>\n";
   if (!y_axis.any) {
     svg << "<text x=\"" << fmt(kPanelW / 2, 0) << "\" y=\"" << fmt(kTop + kPanelH / 2, 0)
         << "\" text-anchor=\"middle\" fill=\"#888888\">not measured</text>\n";
@@ -152,8 +152,8 @@ void write_series(std::ostringstream& svg, const Panel& p, const std::vector<Arm
       points.emplace_back(double(*r.info.budget), s);
     } else {
       const double y = y_axis.pos(s.mean * p.scale);
-      svg << "<line x1=\"0\" y1=\"" << fmt(y) << "\" x2=\"" << fmt(kPanelW, 0) << "\" y2=\"" << fmt(y)
-          << "\" stroke=\"" << col << "\" stroke-width=\"2\" stroke-dasharray=\"6,4\"/>\n";
+      svg << "<line x1=\"0\" y1=\"" << fmt(y) << "\" x2=\"" << fmt(kPanelW, 0) << "\" y2=\"" << fmt(y) << "\" stroke=\""
+          << col << "\" stroke-width=\"2\" stroke-dasharray=\"6,4\"/>\n";
     }
   }
   std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -165,7 +165,8 @@ void write_series(std::ostringstream& svg, const Panel& p, const std::vector<Arm
   for (const auto& [b, s] : points) {
     const double x = x_axis.pos(b), y = y_axis.pos(s.mean * p.scale);
     if (s.n > 1 && s.sd > 0) {
-      const double lo_v = std::max(0.0, (s.mean - s.sd) * p.scale), hi_v = std::min(y_axis.top, (s.mean + s.sd) * p.scale);
+      const double lo_v = std::max(0.0, (s.mean - s.sd) * p.scale),
+                   hi_v = std::min(y_axis.top, (s.mean + s.sd) * p.scale);
       svg << "<line x1=\"" << fmt(x) << "\" y1=\"" << fmt(y_axis.pos(lo_v)) << "\" x2=\"" << fmt(x) << "\" y2=\""
           << fmt(y_axis.pos(hi_v)) << "\" stroke=\"" << col << "\"/>\n";
     }
@@ -201,10 +202,12 @@ std::string ablation_svg(const std::vector<ArmRow>& rows, const std::string& tit
   std::ostringstream svg;
   svg << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
       << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << fmt(width, 0) << "\" height=\"" << fmt(height, 0)
-      << "\" viewBox=\"0 0 " << fmt(width, 0) << " " << fmt(height, 0) << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
-      << "<rect x=\"0\" y=\"0\" width=\"" << fmt(width, 0) << "\" height=\"" << fmt(height, 0) << "\" fill=\"white\"/>\n"
-      << "<text x=\"" << fmt(width / 2, 0) << "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">" << xml_escape(title)
-      << "</text>\n";
+      << "\" viewBox=\"0 0 " << fmt(width, 0) << " " << fmt(height, 0)
+      << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      << "<rect x=\"0\" y=\"0\" width=\"" << fmt(width, 0) << "\" height=\"" << fmt(height, 0)
+      << "\" fill=\"white\"/>\n"
+      << "<text x=\"" << fmt(width / 2, 0) << "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">"
+      << xml_escape(title) << "</text>\n";
 
   const Panel panels[] = {
       {kLeft, "decode tok/s", [](const ArmRow& r) { return r.decode_tok_s; }, 1.0},

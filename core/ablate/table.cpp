@@ -122,20 +122,21 @@ std::string table_markdown(const TableContext& ctx, const std::vector<ArmRow>& r
       << "- load s = wall time `moepage run` spends creating the architecture, transport and pager and binding "
          "them (measured by the run; a resident pager reads every expert here); peak MiB = the run's peak "
          "resident memory\n\n";
-  out << "| arm | pager | transport | budget | prefill tok/s | decode tok/s | ms/token | expert I/O ms | routed ms | rest ms | "
+  out << "| arm | pager | transport | budget | prefill tok/s | decode tok/s | ms/token | expert I/O ms | routed ms | "
+         "rest ms | "
          "hit rate | bytes/token | prefetch used / wasted | load s | peak MiB | ids==arm0 |\n"
       << "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
   for (size_t i = 0; i < rows.size(); ++i) {
     const ArmRow& r = rows[i];
     const std::string n = " (n=" + std::to_string(r.decode_tok_s.n) + ")";
-    out << "| " << r.info.name << " | " << r.info.series << " | " << r.info.transport << " | " << (r.info.budget_text.empty() ? "-" : r.info.budget_text)
-        << " | " << format_summary(r.prefill_tok_s, 1) << " | " << format_summary(r.decode_tok_s, 2) << n << " | "
-        << format_summary(r.ms_per_token, 1) << " | " << format_summary(r.expert_io_ms, 2) << " | "
-        << format_summary(r.routed_ms, 2) << " | " << format_summary(r.rest_ms, 1) << " | " << percent(r.hit_rate)
-        << " | " << format_summary(r.bytes_per_token, 0) << " | " << format_summary(r.prefetch_used, 0) << " / "
-        << format_summary(r.prefetch_wasted, 0) << " | " << format_summary(r.load_seconds, 2)
-        << (r.load_is_estimate && r.load_seconds.n ? "*" : "") << " | " << format_summary(r.peak_mib, 0) << " | "
-        << ids_cell(r, i == 0) << " |\n";
+    out << "| " << r.info.name << " | " << r.info.series << " | " << r.info.transport << " | "
+        << (r.info.budget_text.empty() ? "-" : r.info.budget_text) << " | " << format_summary(r.prefill_tok_s, 1)
+        << " | " << format_summary(r.decode_tok_s, 2) << n << " | " << format_summary(r.ms_per_token, 1) << " | "
+        << format_summary(r.expert_io_ms, 2) << " | " << format_summary(r.routed_ms, 2) << " | "
+        << format_summary(r.rest_ms, 1) << " | " << percent(r.hit_rate) << " | " << format_summary(r.bytes_per_token, 0)
+        << " | " << format_summary(r.prefetch_used, 0) << " / " << format_summary(r.prefetch_wasted, 0) << " | "
+        << format_summary(r.load_seconds, 2) << (r.load_is_estimate && r.load_seconds.n ? "*" : "") << " | "
+        << format_summary(r.peak_mib, 0) << " | " << ids_cell(r, i == 0) << " |\n";
   }
   bool estimated = false;
   for (const ArmRow& r : rows) estimated = estimated || (r.load_is_estimate && r.load_seconds.n);
@@ -145,8 +146,9 @@ std::string table_markdown(const TableContext& ctx, const std::vector<ArmRow>& r
 
 std::string table_csv(const std::vector<ArmRow>& rows) {
   std::ostringstream out;
-  const char* metrics[] = {"prefill_tok_s", "decode_tok_s", "ms_per_token", "expert_io_ms", "routed_ms", "rest_ms",
-                           "hit_rate", "bytes_per_token", "prefetch_used", "prefetch_wasted", "load_s", "peak_mib"};
+  const char* metrics[] = {"prefill_tok_s", "decode_tok_s",    "ms_per_token", "expert_io_ms",
+                           "routed_ms",     "rest_ms",         "hit_rate",     "bytes_per_token",
+                           "prefetch_used", "prefetch_wasted", "load_s",       "peak_mib"};
   out << "arm,pager,transport,budget_bytes";
   for (const char* name : metrics) out << "," << name << "_mean," << name << "_sd," << name << "_n";
   out << ",ids_eq_arm0\n";
@@ -154,9 +156,9 @@ std::string table_csv(const std::vector<ArmRow>& rows) {
     const ArmRow& r = rows[i];
     out << csv_escape(r.info.name) << "," << csv_escape(r.info.pager) << "," << csv_escape(r.info.transport) << ","
         << (r.info.budget ? std::to_string(*r.info.budget) : "");
-    for (const Summary* s : {&r.prefill_tok_s, &r.decode_tok_s, &r.ms_per_token, &r.expert_io_ms, &r.routed_ms,
-                             &r.rest_ms, &r.hit_rate, &r.bytes_per_token, &r.prefetch_used, &r.prefetch_wasted,
-                             &r.load_seconds, &r.peak_mib}) {
+    for (const Summary* s :
+         {&r.prefill_tok_s, &r.decode_tok_s, &r.ms_per_token, &r.expert_io_ms, &r.routed_ms, &r.rest_ms, &r.hit_rate,
+          &r.bytes_per_token, &r.prefetch_used, &r.prefetch_wasted, &r.load_seconds, &r.peak_mib}) {
       if (s->n) out << "," << number(s->mean, 6) << "," << number(s->sd, 6) << "," << s->n;
       else out << ",,,0";
     }

@@ -19,11 +19,11 @@ namespace moepage::ablate {
 // What the runner knows about an arm before running it (from its resolved profile).
 struct ArmInfo {
   std::string name;
-  std::string pager;                  // the pager plugin
-  std::string transport;              // the transport plugin
-  std::string series;                 // the plot's series: the pager, plus its policy when not lru
-  std::optional<uint64_t> budget;     // pager.budget in bytes; nullopt: none or `auto`
-  std::string budget_text;            // as written ("" when none)
+  std::string pager;               // the pager plugin
+  std::string transport;           // the transport plugin
+  std::string series;              // the plot's series: the pager, plus its policy when not lru
+  std::optional<uint64_t> budget;  // pager.budget in bytes; nullopt: none or `auto`
+  std::string budget_text;         // as written ("" when none)
 };
 
 struct ArmRun {
@@ -36,9 +36,9 @@ struct ArmRow {
   ArmInfo info;
   uint32_t runs = 0;
   Summary prefill_tok_s, decode_tok_s;
-  Summary ms_per_token;      // whole generation / all tokens
+  Summary ms_per_token;  // whole generation / all tokens
   Summary expert_io_ms, routed_ms, rest_ms;
-  Summary hit_rate;          // 0..1
+  Summary hit_rate;  // 0..1
   Summary bytes_per_token;
   Summary prefetch_used, prefetch_wasted;
   Summary load_seconds;
@@ -53,10 +53,10 @@ std::vector<ArmRow> summarize_arms(const std::vector<ArmInfo>& arms, const std::
                                    const std::vector<std::vector<int32_t>>& reference);
 
 struct TableContext {
-  std::string spec;               // the spec file
-  std::string model;              // the model folder
-  std::string machine;            // "x86_64, 2 cores, <cpu model>"
-  std::string date;               // UTC, ISO 8601
+  std::string spec;     // the spec file
+  std::string model;    // the model folder
+  std::string machine;  // "x86_64, 2 cores, <cpu model>"
+  std::string date;     // UTC, ISO 8601
   std::string command;
   uint32_t repetitions = 0;
   uint32_t prompts = 0;

@@ -52,7 +52,8 @@ std::unique_ptr<host::DeviceService> make_device_service(const std::string& devi
     throw std::runtime_error(origin + ": 'hip' cannot be used: " + e.what());
   }
 #else
-  throw std::runtime_error(origin + ": 'hip' is not in this build (configure with -DMOEPAGE_GPU=hip-nvidia or hip-amd)");
+  throw std::runtime_error(origin +
+                           ": 'hip' is not in this build (configure with -DMOEPAGE_GPU=hip-nvidia or hip-amd)");
 #endif
 }
 

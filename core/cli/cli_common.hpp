@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include <boost/program_options.hpp>
 #include <spdlog/common.h>
+#include <boost/program_options.hpp>
 
 #include "host/device_service.hpp"
 

@@ -27,14 +27,14 @@ int cmd_ablate(int argc, char** argv) {
       "hit rate, bytes read per token, prefetches, load time, peak memory and ids==arm0 (the neutrality check\n"
       "against the first arm). Writes table.md, table.csv, table.json, plot.svg and runs/ (each run's logs)\n"
       "into DIR. Progress goes to stderr when it is a terminal.";
-  spec.options.add_options()
-      ("spec", po::value<std::string>()->required()->value_name("SPEC"), "the ablation spec (YAML)")
-      ("out", po::value<std::string>()->value_name("DIR"), "output folder (default ablation-<spec name>)")
-      ("plugin-dir", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
-       "passed to every `moepage run` (repeatable)")
-      ("repetitions", po::value<std::string>()->value_name("N"), "override the spec's repetitions (1 to 1000)")
-      ("progress", po::bool_switch(), "show progress even when stderr is not a terminal")
-      ("quiet", po::bool_switch(), "no progress, and no table on stdout");
+  spec.options.add_options()("spec", po::value<std::string>()->required()->value_name("SPEC"),
+                             "the ablation spec (YAML)")("out", po::value<std::string>()->value_name("DIR"),
+                                                         "output folder (default ablation-<spec name>)")(
+      "plugin-dir", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
+      "passed to every `moepage run` (repeatable)")("repetitions", po::value<std::string>()->value_name("N"),
+                                                    "override the spec's repetitions (1 to 1000)")(
+      "progress", po::bool_switch(), "show progress even when stderr is not a terminal")(
+      "quiet", po::bool_switch(), "no progress, and no table on stdout");
   spec.positional.add("spec", 1);
   auto vm = parse_command(spec, argc, argv);
   if (!vm) return kExitOk;
@@ -43,8 +43,8 @@ int cmd_ablate(int argc, char** argv) {
   ablate::Spec ablation = ablate::load_spec(spec_path);
   if (const auto n = integer_option(*vm, "repetitions", 1, 1000)) ablation.repetitions = uint32_t(*n);
   ablate::RunnerOptions options;
-  options.out_dir = vm->count("out") ? fs::path((*vm)["out"].as<std::string>())
-                                     : fs::path("ablation-" + spec_path.stem().string());
+  options.out_dir =
+      vm->count("out") ? fs::path((*vm)["out"].as<std::string>()) : fs::path("ablation-" + spec_path.stem().string());
   const bool quiet = (*vm)["quiet"].as<bool>();
   options.progress = !quiet && ((*vm)["progress"].as<bool>() || ::isatty(STDERR_FILENO));
   options.print_table = !quiet;
@@ -55,7 +55,8 @@ int cmd_ablate(int argc, char** argv) {
   options.pager_stats_available = ablate::run_supports_stats_json(self);
   std::vector<std::string> plugin_dirs;
   if (vm->count("plugin-dir")) {
-    for (const auto& d : (*vm)["plugin-dir"].as<std::vector<std::string>>()) plugin_dirs.push_back(fs::absolute(d).string());
+    for (const auto& d : (*vm)["plugin-dir"].as<std::vector<std::string>>())
+      plugin_dirs.push_back(fs::absolute(d).string());
   }
   // model.synth: through the architecture plugin that synthesizes, as `moepage synth` does.
   options.synthesize = [&plugin_dirs](const ablate::SynthModel& m, const fs::path& dir, bool progress) {

@@ -37,19 +37,20 @@ uint32_t config_u32(const nlohmann::json& config, const char* key, const std::fi
 
 int cmd_adapter(int argc, char** argv) {
   CommandSpec spec;
-  spec.usage = "moepage adapter --random --out FILE (--model DIR | --layers N --d-model D --experts E) [--rank R] "
-               "[--seed S]";
-  spec.summary = "Writes a valid HFADPT v1 expert-prediction adapter with random weights (for tests and ablations; "
-                 "fitted adapters come from recorded routing).";
-  spec.options.add_options()
-      ("random", po::bool_switch(), "random weights (the only mode for now)")
-      ("out", po::value<std::string>(), "the adapter file to write")
-      ("model", po::value<std::string>(), "a checkpoint folder whose config.json gives the geometry")
-      ("layers", po::value<std::string>(), "decoder layers, 2 to 256 (without --model)")
-      ("d-model", po::value<std::string>(), "hidden width, 1 to 65536 (without --model)")
-      ("experts", po::value<std::string>(), "routed experts per layer, 1 to 4096 (without --model)")
-      ("rank", po::value<std::string>()->default_value("16"), "rank of the low-rank predictor (1..min(d_model, 1024))")
-      ("seed", po::value<std::string>()->default_value("1"), "seed of the random weights");
+  spec.usage =
+      "moepage adapter --random --out FILE (--model DIR | --layers N --d-model D --experts E) [--rank R] "
+      "[--seed S]";
+  spec.summary =
+      "Writes a valid HFADPT v1 expert-prediction adapter with random weights (for tests and ablations; "
+      "fitted adapters come from recorded routing).";
+  spec.options.add_options()("random", po::bool_switch(), "random weights (the only mode for now)")(
+      "out", po::value<std::string>(), "the adapter file to write")(
+      "model", po::value<std::string>(), "a checkpoint folder whose config.json gives the geometry")(
+      "layers", po::value<std::string>(), "decoder layers, 2 to 256 (without --model)")(
+      "d-model", po::value<std::string>(), "hidden width, 1 to 65536 (without --model)")(
+      "experts", po::value<std::string>(), "routed experts per layer, 1 to 4096 (without --model)")(
+      "rank", po::value<std::string>()->default_value("16"), "rank of the low-rank predictor (1..min(d_model, 1024))")(
+      "seed", po::value<std::string>()->default_value("1"), "seed of the random weights");
   const auto parsed = parse_command(spec, argc, argv);
   if (!parsed) return kExitOk;
   const po::variables_map& vm = *parsed;
@@ -88,9 +89,10 @@ int cmd_adapter(int argc, char** argv) {
   // Half-precision A (rank x d_model) and B (experts x rank) per layer after the first.
   const uint64_t file_bytes = uint64_t(model.n_layers - 1) * rank * (uint64_t(model.d_model) + model.n_experts) * 2;
   if (file_bytes > kMaxFileBytes)
-    throw UsageError("adapter: " + std::to_string(model.n_layers) + " layers, d_model " + std::to_string(model.d_model) +
-                     ", " + std::to_string(model.n_experts) + " experts and rank " + std::to_string(rank) + " make a " +
-                     std::to_string(file_bytes >> 20) + " MiB file; the limit is 1024 MiB (lower --rank)");
+    throw UsageError("adapter: " + std::to_string(model.n_layers) + " layers, d_model " +
+                     std::to_string(model.d_model) + ", " + std::to_string(model.n_experts) + " experts and rank " +
+                     std::to_string(rank) + " make a " + std::to_string(file_bytes >> 20) +
+                     " MiB file; the limit is 1024 MiB (lower --rank)");
   const std::string out = vm["out"].as<std::string>();
   std::vector<output::NamedPath> inputs;
   if (vm.count("model")) inputs = output::files_in(vm["model"].as<std::string>(), "the model's");

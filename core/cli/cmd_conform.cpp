@@ -42,18 +42,18 @@ int cmd_conform(int argc, char** argv) {
       "wait, stats, lifetime, option validation; for pagers, byte-exact slots over a synthetic expert catalog read\n"
       "through --transport. Prints PASS/FAIL per check. Exit 0: all passed; 1: a failure; 3: the component says it\n"
       "is not available yet (nothing else checked).";
-  spec.options.add_options()
-      ("library", po::value<std::string>()->value_name("PLUGIN.so"), "the plugin library to check")
-      ("component", po::value<std::string>()->value_name("NAME"), "check only the component with this name")
-      ("option", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
-       "an option for the component under test (repeatable); the others keep their defaults")
-      ("transport", po::value<std::string>()->default_value("pread")->value_name("NAME"),
-       "the transport pagers read through, found in the plugin folders")
-      ("plugin-dir", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
-       "a folder to search first for --transport (repeatable)")
-      ("seed", po::value<std::string>()->default_value("1"), "seed of the generated files and random ranges")
-      ("scratch", po::value<std::string>()->value_name("DIR"),
-       "where the temporary sample files go (default: the system's temporary folder); choose the disk to test");
+  spec.options.add_options()("library", po::value<std::string>()->value_name("PLUGIN.so"),
+                             "the plugin library to check")("component", po::value<std::string>()->value_name("NAME"),
+                                                            "check only the component with this name")(
+      "option", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
+      "an option for the component under test (repeatable); the others keep their defaults")(
+      "transport", po::value<std::string>()->default_value("pread")->value_name("NAME"),
+      "the transport pagers read through, found in the plugin folders")(
+      "plugin-dir", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
+      "a folder to search first for --transport (repeatable)")("seed", po::value<std::string>()->default_value("1"),
+                                                               "seed of the generated files and random ranges")(
+      "scratch", po::value<std::string>()->value_name("DIR"),
+      "where the temporary sample files go (default: the system's temporary folder); choose the disk to test");
   spec.positional.add("library", 1);
   auto vm = parse_command(spec, argc, argv);
   if (!vm) return kExitOk;
@@ -84,9 +84,10 @@ int cmd_conform(int argc, char** argv) {
     for (const host::Refusal& r : loaded.refusals) {
       if (!r.quiet) refused += "; " + r.message;
     }
-    throw std::runtime_error(library + ": no " + (only.empty() ? "transport or pager component" : "transport or pager named '" + only + "'") +
-                             " to check (the library provides: " + (names.empty() ? "nothing usable" : names) + ")" +
-                             refused);
+    throw std::runtime_error(
+        library + ": no " +
+        (only.empty() ? "transport or pager component" : "transport or pager named '" + only + "'") +
+        " to check (the library provides: " + (names.empty() ? "nothing usable" : names) + ")" + refused);
   }
 
   // Pagers read through a working transport from the plugin folders, as in a real run.
@@ -117,8 +118,8 @@ int cmd_conform(int argc, char** argv) {
       list.record("the transport '" + transport + "' to read through is found", false, e.what());
       continue;
     }
-    conform::run_pager_checks(component, conform::Component{t->descriptor, t->library, t->abi_minor}, host.get(), config,
-                              list);
+    conform::run_pager_checks(component, conform::Component{t->descriptor, t->library, t->abi_minor}, host.get(),
+                              config, list);
   }
   out << "\n" << list.summary() << "\n";
   if (list.failures() > 0) return kExitError;

@@ -74,7 +74,8 @@ void print_tensor_table(const fs::path& dir) {
   }
   size_t width = 4;
   for (const auto& [key, r] : rows) width = std::max(width, key.find('\t'));
-  std::cout << "\ntensors: " << ck.tensors().size() << " in " << ck.files().size() << " file(s); numbered names folded as {*}\n";
+  std::cout << "\ntensors: " << ck.tensors().size() << " in " << ck.files().size()
+            << " file(s); numbered names folded as {*}\n";
   auto pad = [](std::string s, size_t w) { return s.size() < w ? s + std::string(w - s.size(), ' ') : s; };
   std::cout << "  " << pad("name", width + 2) << pad("dtype", 9) << pad("shape", 20) << pad("count", 8) << "bytes\n";
   for (const auto& [key, r] : rows)
@@ -87,12 +88,13 @@ void print_budget(uint64_t budget, const mp_model_info& info, const mp_expert_ca
   for (uint32_t l = 0; l < cat.n_layers; ++l) paged_layers += cat.has_experts[l] ? 1 : 0;
   const uint64_t per_slot_row = uint64_t(paged_layers) * cat.expert_bytes;  // one slot in every paged layer
   const uint64_t slots = per_slot_row ? std::min<uint64_t>(budget / per_slot_row, cat.n_experts) : 0;
-  std::cout << "\nbudget " << units::format_bytes(budget) << " (" << units::group_digits(budget) << " bytes), dense weights "
-            << units::format_bytes(info.dense_bytes) << " placed separately\n";
+  std::cout << "\nbudget " << units::format_bytes(budget) << " (" << units::group_digits(budget)
+            << " bytes), dense weights " << units::format_bytes(info.dense_bytes) << " placed separately\n";
   std::cout << "  slots per layer  " << slots << " of " << cat.n_experts << " = budget / (" << paged_layers
             << " layers x " << units::group_digits(cat.expert_bytes) << " bytes per slot)\n";
   if (slots >= cat.n_experts)
-    std::cout << "  every expert fits: one slot per expert, nothing evicted (the resident pager loads them all up front)\n";
+    std::cout
+        << "  every expert fits: one slot per expert, nothing evicted (the resident pager loads them all up front)\n";
   else if (slots < cat.top_k)
     std::cout << "  below top-k: " << slots << " slots cannot hold the " << cat.top_k << " experts a token uses; "
               << "the minimum budget is " << units::group_digits(per_slot_row * cat.top_k) << " bytes ("
@@ -110,12 +112,11 @@ int cmd_inspect(int argc, char** argv) {
   spec.summary =
       "Prints the architecture's summary of the checkpoint in DIR (config, layer schedule, bytes per expert),\n"
       "its tensors, and with --budget how many expert slots per layer that budget buys.";
-  spec.options.add_options()
-      ("dir", po::value<std::string>()->required()->value_name("DIR"), "the checkpoint folder")
-      ("budget", po::value<std::string>()->value_name("SIZE"), "expert memory budget, e.g. 8GiB")
-      ("arch", po::value<std::string>()->value_name("NAME"), "architecture plugin (default: the best probe)")
-      ("plugin-dir", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
-       "a folder to search for plugins first (repeatable)");
+  spec.options.add_options()("dir", po::value<std::string>()->required()->value_name("DIR"), "the checkpoint folder")(
+      "budget", po::value<std::string>()->value_name("SIZE"), "expert memory budget, e.g. 8GiB")(
+      "arch", po::value<std::string>()->value_name("NAME"), "architecture plugin (default: the best probe)")(
+      "plugin-dir", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
+      "a folder to search for plugins first (repeatable)");
   spec.positional.add("dir", 1);
   auto vm = parse_command(spec, argc, argv);
   if (!vm) return kExitOk;

@@ -19,10 +19,10 @@ namespace {
 
 std::string capability_text(uint32_t caps) {
   static const std::pair<uint32_t, const char*> kNames[] = {{MP_CAP_CPU, "cpu"},
-                                                           {MP_CAP_GPU, "gpu"},
-                                                           {MP_CAP_ASYNC, "async"},
-                                                           {MP_CAP_PREFETCH, "prefetch"},
-                                                           {MP_CAP_SYNTHESIZE, "synthesize"}};
+                                                            {MP_CAP_GPU, "gpu"},
+                                                            {MP_CAP_ASYNC, "async"},
+                                                            {MP_CAP_PREFETCH, "prefetch"},
+                                                            {MP_CAP_SYNTHESIZE, "synthesize"}};
   std::string out;
   for (const auto& [bit, name] : kNames) {
     if (caps & bit) out += (out.empty() ? "" : ",") + std::string(name);
@@ -45,8 +45,8 @@ void print_options(std::ostream& out, const mp_component_descriptor& d) {
   std::vector<std::array<std::string, 4>> rows;
   std::array<size_t, 3> width{};
   for (const mp_option_def& def : mp::option_table(d)) {
-    rows.push_back({def.name ? def.name : "?", profile::option_type_name(def), default_text(def),
-                    def.help ? def.help : ""});
+    rows.push_back(
+        {def.name ? def.name : "?", profile::option_type_name(def), default_text(def), def.help ? def.help : ""});
     for (size_t c = 0; c < width.size(); ++c) width[c] = std::max(width[c], rows.back()[c].size());
   }
   for (const auto& row : rows) {
@@ -86,10 +86,10 @@ int cmd_plugins(int argc, char** argv) {
     for (const host::LoadedComponent& c : registry.components()) {
       if (c.kind() != kind) continue;
       const mp_component_descriptor& d = *c.descriptor;
-      out << mp::kind_name(kind) << " " << c.name() << " " << (d.version ? d.version : "?") << "  (ABI "
-          << c.abi_major << "." << c.abi_minor << ", plugin " << c.plugin_name << " " << c.plugin_version
-          << ", capabilities " << capability_text(d.capabilities)
-          << (c.score > 0 ? ", score " + std::to_string(c.score) : std::string()) << ")\n";
+      out << mp::kind_name(kind) << " " << c.name() << " " << (d.version ? d.version : "?") << "  (ABI " << c.abi_major
+          << "." << c.abi_minor << ", plugin " << c.plugin_name << " " << c.plugin_version << ", capabilities "
+          << capability_text(d.capabilities) << (c.score > 0 ? ", score " + std::to_string(c.score) : std::string())
+          << ")\n";
       out << "    library: " << c.path.string() << "\n";
       out << "    " << (d.description && *d.description ? d.description : "(no description)") << "\n";
       print_options(out, d);

@@ -37,7 +37,8 @@ namespace {
 std::vector<int32_t> prompt_ids(const profile::Profile& p, const std::optional<tokenizer::Tokenizer>& tok) {
   if (p.generate.prompt_ids) return *p.generate.prompt_ids;
   if (!p.generate.prompt) {
-    throw std::runtime_error(p.source.string() + ": no prompt: set generate.prompt or generate.prompt_ids, or pass "
+    throw std::runtime_error(p.source.string() +
+                             ": no prompt: set generate.prompt or generate.prompt_ids, or pass "
                              "--prompt-ids");
   }
   if (!tok) {
@@ -71,8 +72,9 @@ void write_npy_f32(const std::string& path, const std::vector<float>& data, uint
 
 CommandSpec run_spec() {
   CommandSpec spec;
-  spec.usage = "moepage run [--profile P] [--model DIR] [--set key.path=value]... [--plugin-dir DIR]... "
-               "[--prompt TEXT | --prompt-ids 1,2,3] [--max-tokens N]";
+  spec.usage =
+      "moepage run [--profile P] [--model DIR] [--set key.path=value]... [--plugin-dir DIR]... "
+      "[--prompt TEXT | --prompt-ids 1,2,3] [--max-tokens N]";
   spec.summary =
       "Loads profile P (with its base: chain; the default profile without --profile), applies each --set in\n"
       "order and then --model, --prompt-ids and --max-tokens, fills the sampling settings nobody set from the\n"
@@ -80,21 +82,23 @@ CommandSpec run_spec() {
       "creates the architecture, the transport and the pager, and generates tokens. Generated ids (and text,\n"
       "when the model has a tokenizer.json) go to stdout; logs go to stderr. SIGINT or SIGTERM finishes the\n"
       "token being computed, writes the trace and statistics, and exits 130 or 143.";
-  spec.options.add_options()
-      ("profile,p", po::value<std::string>()->value_name("P"), "the YAML profile to run (default: the default profile)")
-      ("model", po::value<std::string>()->value_name("DIR"), "the checkpoint folder (overrides model:)")
-      ("set", po::value<std::vector<std::string>>()->composing()->value_name("K=V"),
-       "override one profile key, e.g. pager.budget=8GiB (repeatable; an empty value removes the key)")
-      ("plugin-dir", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
-       "a folder to search for plugins first (repeatable)")
-      ("prompt-ids", po::value<std::string>()->value_name("IDS"), "prompt token ids, comma separated")
-      ("prompt", po::value<std::string>()->value_name("TEXT"),
-       "prompt text, encoded with the model's tokenizer.json (replaces the profile's prompt_ids)")
-      ("dump-logits", po::value<std::string>()->value_name("F.npy"),
-       "write float32 [P + N - 1, vocab] logits: row t = logits at position t (prompt, then fed-back tokens)")
-      ("max-tokens", po::value<std::string>()->value_name("N"), "tokens to generate (overrides generate.max_tokens)")
-      ("stats-json", po::value<std::string>()->value_name("FILE"), "write the pager's statistics (and per layer) as JSON")
-      ("trace", po::value<std::string>()->value_name("FILE"), "write one row per expert access (moepage simulate reads it)");
+  spec.options.add_options()("profile,p", po::value<std::string>()->value_name("P"),
+                             "the YAML profile to run (default: the default profile)")(
+      "model", po::value<std::string>()->value_name("DIR"), "the checkpoint folder (overrides model:)")(
+      "set", po::value<std::vector<std::string>>()->composing()->value_name("K=V"),
+      "override one profile key, e.g. pager.budget=8GiB (repeatable; an empty value removes the key)")(
+      "plugin-dir", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
+      "a folder to search for plugins first (repeatable)")("prompt-ids", po::value<std::string>()->value_name("IDS"),
+                                                           "prompt token ids, comma separated")(
+      "prompt", po::value<std::string>()->value_name("TEXT"),
+      "prompt text, encoded with the model's tokenizer.json (replaces the profile's prompt_ids)")(
+      "dump-logits", po::value<std::string>()->value_name("F.npy"),
+      "write float32 [P + N - 1, vocab] logits: row t = logits at position t (prompt, then fed-back tokens)")(
+      "max-tokens", po::value<std::string>()->value_name("N"), "tokens to generate (overrides generate.max_tokens)")(
+      "stats-json", po::value<std::string>()->value_name("FILE"),
+      "write the pager's statistics (and per layer) as JSON")(
+      "trace", po::value<std::string>()->value_name("FILE"),
+      "write one row per expert access (moepage simulate reads it)");
   return spec;
 }
 
@@ -149,7 +153,9 @@ std::pair<std::vector<int32_t>, int> generate_interruptible(host::PluginStack& s
                                                             GenerationTimes& times, std::vector<float>* dumped) {
   LogitsSink sink;
   if (dumped != nullptr)
-    sink = [&](const float* rows, uint32_t n) { dumped->insert(dumped->end(), rows, rows + size_t(n) * info.vocab_size); };
+    sink = [&](const float* rows, uint32_t n) {
+      dumped->insert(dumped->end(), rows, rows + size_t(n) * info.vocab_size);
+    };
   std::optional<InterruptGuard> interrupt(std::in_place);
   std::vector<int32_t> generated = generate(
       stack.arch, info, prompt, prof.generate,
@@ -184,8 +190,8 @@ void log_speed(spdlog::logger& log, size_t prompt_tokens, const GenerationTimes&
 // the routed experts' compute time.
 void write_run_stats(const std::string& path, host::PluginStack& stack, uint32_t n_layers, const GenerationTimes& times,
                      double load_seconds, size_t prompt_tokens, size_t generated_tokens) {
-  RunTimes run_times{times.prefill_seconds, times.decode_seconds, load_seconds, uint32_t(prompt_tokens),
-                     uint32_t(generated_tokens), std::nullopt};
+  RunTimes run_times{times.prefill_seconds,   times.decode_seconds,       load_seconds,
+                     uint32_t(prompt_tokens), uint32_t(generated_tokens), std::nullopt};
   if (const auto arch_stats = stack.arch.stats(); arch_stats && arch_stats->routed_timed)
     run_times.routed_compute_seconds = double(arch_stats->routed_ns) / 1e9;
   write_stats_json(path, stack.pager, n_layers, run_times);
@@ -228,12 +234,13 @@ int cmd_run(int argc, char** argv) {
   const std::vector<int32_t> prompt = prompt_ids(prof, tok);
 
   std::optional<TraceWriter> trace;  // before the stack: the architecture calls the pager through it
-  LoadedStack loaded = create_stack(resolved, host.get(), [&](mp::PagerHandle& pager, const mp_expert_catalog& catalog) {
-    if (!vm->count("trace")) return pager.ref();
-    trace.emplace((*vm)["trace"].as<std::string>(), catalog.n_layers, catalog.n_experts, catalog.top_k);
-    if (!pager.set_trace(&TraceWriter::on_event, &*trace)) log->warn("pager {} writes no traces", pager_name);
-    return trace->recording(pager.ref());
-  });
+  LoadedStack loaded =
+      create_stack(resolved, host.get(), [&](mp::PagerHandle& pager, const mp_expert_catalog& catalog) {
+        if (!vm->count("trace")) return pager.ref();
+        trace.emplace((*vm)["trace"].as<std::string>(), catalog.n_layers, catalog.n_experts, catalog.top_k);
+        if (!pager.set_trace(&TraceWriter::on_event, &*trace)) log->warn("pager {} writes no traces", pager_name);
+        return trace->recording(pager.ref());
+      });
   host::PluginStack& stack = loaded.stack;
   const mp_model_info& info = loaded.info;
 
@@ -241,8 +248,8 @@ int cmd_run(int argc, char** argv) {
   if (tok) text.emplace(*tok);
   GenerationTimes times;
   std::vector<float> dumped;  // rows for --dump-logits
-  const auto [generated, signal] = generate_interruptible(stack, info, prompt, prof, text, times,
-                                                          vm->count("dump-logits") ? &dumped : nullptr);
+  const auto [generated, signal] =
+      generate_interruptible(stack, info, prompt, prof, text, times, vm->count("dump-logits") ? &dumped : nullptr);
   if (signal != 0) log->warn("interrupted by signal {} after {} tokens; writing the outputs", signal, generated.size());
   if (vm->count("dump-logits")) write_npy_f32((*vm)["dump-logits"].as<std::string>(), dumped, info.vocab_size);
   print_generated(text, generated);

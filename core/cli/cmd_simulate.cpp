@@ -16,8 +16,9 @@ namespace po = boost::program_options;
 
 int cmd_simulate(int argc, char** argv) {
   CommandSpec spec;
-  spec.usage = "moepage simulate TRACE --slots N[,N...] [--policies lru,lfu,lfru,belady] [--layers A-B] "
-               "[--per-layer] [--json FILE]";
+  spec.usage =
+      "moepage simulate TRACE --slots N[,N...] [--policies lru,lfu,lfru,belady] [--layers A-B] "
+      "[--per-layer] [--json FILE]";
   spec.summary =
       "Replays TRACE (written by `moepage run --trace`, or a v4 trace of tools/train; plain text or .xz) per\n"
       "layer through each policy at each slot count, with the same slot pools and policies the live pagers use,\n"
@@ -30,16 +31,15 @@ int cmd_simulate(int argc, char** argv) {
       "layer's simulated reuse in this trace, as pager.split = trace does with its split_trace (here the trace\n"
       "is its own split trace: an in-sample figure). A second table gives the expert reads per access,\n"
       "prefetches included, and how much of lru's excess misses over belady each policy removes.";
-  spec.options.add_options()
-      ("trace", po::value<std::string>()->required()->value_name("TRACE"), "the trace file")
-      ("slots", po::value<std::string>()->required()->value_name("N,..."), "slots per layer, comma separated")
-      ("policies", po::value<std::string>()->default_value("lru,lfu,lfru,belady")->value_name("P,..."),
-       "policies to replay: lru, lfu, lfru[:H], s3fifo, belady; POLICY+prefetch[:M] also prefetches the trace's "
-       "predictions (v3 predict rows or v4 'p' lines, at most M per proposal) as the adapter-prefetch pager does; "
-       "POLICY+split splits the slots per layer by the trace's reuse (pager.split = trace)")
-      ("layers", po::value<std::string>()->value_name("A-B"), "only these layers (inclusive)")
-      ("per-layer", po::bool_switch(), "also print a miss-rate table per layer")
-      ("json", po::value<std::string>()->value_name("FILE"), "also write the results as JSON");
+  spec.options.add_options()("trace", po::value<std::string>()->required()->value_name("TRACE"), "the trace file")(
+      "slots", po::value<std::string>()->required()->value_name("N,..."), "slots per layer, comma separated")(
+      "policies", po::value<std::string>()->default_value("lru,lfu,lfru,belady")->value_name("P,..."),
+      "policies to replay: lru, lfu, lfru[:H], s3fifo, belady; POLICY+prefetch[:M] also prefetches the trace's "
+      "predictions (v3 predict rows or v4 'p' lines, at most M per proposal) as the adapter-prefetch pager does; "
+      "POLICY+split splits the slots per layer by the trace's reuse (pager.split = trace)")(
+      "layers", po::value<std::string>()->value_name("A-B"), "only these layers (inclusive)")(
+      "per-layer", po::bool_switch(), "also print a miss-rate table per layer")(
+      "json", po::value<std::string>()->value_name("FILE"), "also write the results as JSON");
   spec.positional.add("trace", 1);
   auto vm = parse_command(spec, argc, argv);
   if (!vm) return kExitOk;
@@ -53,7 +53,8 @@ int cmd_simulate(int argc, char** argv) {
     throw UsageError(e.what());
   }
   const std::string trace_path = (*vm)["trace"].as<std::string>();
-  if (vm->count("json")) output::check_output_paths({{"--json", (*vm)["json"].as<std::string>()}}, {{"the trace", trace_path}});
+  if (vm->count("json"))
+    output::check_output_paths({{"--json", (*vm)["json"].as<std::string>()}}, {{"the trace", trace_path}});
   const pager::Trace trace = ablate::load_trace(trace_path);
   ablate::SimulateReport report;
   try {

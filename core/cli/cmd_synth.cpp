@@ -46,23 +46,26 @@ void check_out_folder(const fs::path& out, bool force) {
 
 int cmd_synth(int argc, char** argv) {
   CommandSpec spec;
-  spec.usage = "moepage synth --preset tiny|small|flash --out DIR [--force] [--layers N] [--experts E] "
-               "[--expert-dtype fp4|fp8|bf16] [--seed S] [--arch NAME]";
+  spec.usage =
+      "moepage synth --preset tiny|small|flash --out DIR [--force] [--layers N] [--experts E] "
+      "[--expert-dtype fp4|fp8|bf16] [--seed S] [--arch NAME]";
   spec.summary =
       "Writes a checkpoint with random weights (deterministic per seed) in the architecture's layout, so the\n"
       "engine runs without downloading anything. Presets and dtypes are the architecture's; for deepseek4:\n"
       "tiny and small run interactively on a CPU, flash has the released model's per-expert geometry.";
-  spec.options.add_options()
-      ("preset", po::value<std::string>()->default_value("tiny")->value_name("NAME"), "geometry preset")
-      ("out", po::value<std::string>()->required()->value_name("DIR"), "folder to write (created)")
-      ("force", po::bool_switch(), "replace what a non-empty --out folder holds")
-      ("layers", po::value<std::string>()->value_name("N"), "decoder layers, 1 to 256 (default: the preset's)")
-      ("experts", po::value<std::string>()->value_name("E"), "routed experts per layer, 1 to 1024 (default: the preset's)")
-      ("expert-dtype", po::value<std::string>()->value_name("T"), "routed expert weights: fp4, fp8 or bf16")
-      ("seed", po::value<std::string>()->default_value("0")->value_name("S"), "random seed")
-      ("arch", po::value<std::string>()->value_name("NAME"), "architecture plugin (default: the only one that synthesizes)")
-      ("plugin-dir", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
-       "a folder to search for plugins first (repeatable)");
+  spec.options.add_options()("preset", po::value<std::string>()->default_value("tiny")->value_name("NAME"),
+                             "geometry preset")("out", po::value<std::string>()->required()->value_name("DIR"),
+                                                "folder to write (created)")(
+      "force", po::bool_switch(), "replace what a non-empty --out folder holds")(
+      "layers", po::value<std::string>()->value_name("N"), "decoder layers, 1 to 256 (default: the preset's)")(
+      "experts", po::value<std::string>()->value_name("E"),
+      "routed experts per layer, 1 to 1024 (default: the preset's)")(
+      "expert-dtype", po::value<std::string>()->value_name("T"), "routed expert weights: fp4, fp8 or bf16")(
+      "seed", po::value<std::string>()->default_value("0")->value_name("S"), "random seed")(
+      "arch", po::value<std::string>()->value_name("NAME"),
+      "architecture plugin (default: the only one that synthesizes)")(
+      "plugin-dir", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
+      "a folder to search for plugins first (repeatable)");
   auto vm = parse_command(spec, argc, argv);
   if (!vm) return kExitOk;
   const int64_t layers = integer_option(*vm, "layers", 1, kMaxLayers).value_or(0);

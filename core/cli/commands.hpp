@@ -7,15 +7,15 @@
 #include <span>
 #include <string_view>
 
-#define MOEPAGE_CLI_COMMANDS(X)                                                  \
-  X(ablate, "run A/B arms of profiles over repetitions; write tables and a plot") \
-  X(adapter, "write a random HFADPT expert-prediction adapter (for tests)")      \
-  X(conform, "run the conformance suite on a transport or pager plugin library")   \
-  X(inspect, "show a checkpoint: the architecture's summary, tensors, what a budget buys") \
-  X(plugins, "list the plugins found, their components, options and refusals") \
-  X(run, "load a profile, build arch, transport and pager, and generate tokens") \
+#define MOEPAGE_CLI_COMMANDS(X)                                                                   \
+  X(ablate, "run A/B arms of profiles over repetitions; write tables and a plot")                 \
+  X(adapter, "write a random HFADPT expert-prediction adapter (for tests)")                       \
+  X(conform, "run the conformance suite on a transport or pager plugin library")                  \
+  X(inspect, "show a checkpoint: the architecture's summary, tensors, what a budget buys")        \
+  X(plugins, "list the plugins found, their components, options and refusals")                    \
+  X(run, "load a profile, build arch, transport and pager, and generate tokens")                  \
   X(serve, "serve a profile over OpenAI-compatible HTTP (completions, chat, streaming, metrics)") \
-  X(synth, "write a synthetic checkpoint through an architecture plugin (any geometry, seeded)") \
+  X(synth, "write a synthetic checkpoint through an architecture plugin (any geometry, seeded)")  \
   X(simulate, "replay an expert trace through eviction policies (Belady as the floor)")
 
 namespace moepage::cli {

@@ -29,7 +29,8 @@ ResolvedComponent resolve_component(const host::Registry& registry, const profil
   const int32_t kind = kind_of_section(spec.section);
   if (spec.plugin.empty()) {
     throw profile::ProfileError(profile_file + ": " + spec.section + ".plugin is not set (available " + spec.section +
-                                " plugins: " + list_names(registry, kind) + "; or auto, the best-scoring one on this host)");
+                                " plugins: " + list_names(registry, kind) +
+                                "; or auto, the best-scoring one on this host)");
   }
   ResolvedComponent out;
   try {
@@ -38,8 +39,9 @@ ResolvedComponent resolve_component(const host::Registry& registry, const profil
     throw profile::ProfileError(spec.plugin_where + ": " + spec.section + ".plugin: " + e.what());
   }
   if (spec.plugin == host::kAutoName)
-    host::logger("registry")->info("{}.plugin: auto chose '{}' (score {} on this host)", spec.section,
-                                   out.component->name(), out.component->score);
+    host::logger("registry")
+        ->info("{}.plugin: auto chose '{}' (score {} on this host)", spec.section, out.component->name(),
+               out.component->score);
   // The profile names options of the component chosen, as if it had been named.
   profile::ComponentSpec chosen = spec;
   chosen.plugin = out.component->name();
@@ -78,12 +80,13 @@ ResolvedComponent resolve_arch(const host::Registry& registry, const profile::Pr
           const size_t colon = line.find(": ");
           why += (why.empty() ? "" : "; ") + (colon == std::string::npos ? line : line.substr(colon + 2));
         }
-        declined += (declined.empty() ? "" : "; ") + c.name() + ": " + (why.empty() ? "declined without a reason" : why);
+        declined +=
+            (declined.empty() ? "" : "; ") + c.name() + ": " + (why.empty() ? "declined without a reason" : why);
       }
     }
     if (out.component == nullptr) {
-      throw std::runtime_error("no architecture plugin recognises the model folder " + profile.model.string() +
-                               " (" + (declined.empty() ? "no architecture plugin found" : declined) +
+      throw std::runtime_error("no architecture plugin recognises the model folder " + profile.model.string() + " (" +
+                               (declined.empty() ? "no architecture plugin found" : declined) +
                                "); name one with arch:");
     }
     spec.plugin = out.component->name();

@@ -29,7 +29,6 @@ using StopRequested = std::function<bool()>;
 // Throws std::runtime_error for a prompt id outside the vocabulary or an empty prompt.
 std::vector<int32_t> generate(mp::ArchHandle& arch, const mp_model_info& info, std::span<const int32_t> prompt,
                               const profile::GenerateSettings& settings, const std::function<bool(int32_t)>& on_token,
-                              GenerationTimes& times, const LogitsSink& on_logits = {},
-                              const StopRequested& stop = {});
+                              GenerationTimes& times, const LogitsSink& on_logits = {}, const StopRequested& stop = {});
 
 }  // namespace moepage::cli

@@ -6,7 +6,8 @@ namespace moepage::cli {
 namespace {
 
 volatile std::sig_atomic_t g_received = 0;
-struct sigaction g_previous_int{}, g_previous_term{};
+struct sigaction g_previous_int {
+}, g_previous_term{};
 
 extern "C" void note_signal(int signo) {
   if (g_received == 0) g_received = signo;
@@ -16,7 +17,7 @@ extern "C" void note_signal(int signo) {
 
 InterruptGuard::InterruptGuard() {
   g_received = 0;
-  struct sigaction action{};
+  struct sigaction action {};
   action.sa_handler = note_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESETHAND | SA_RESTART;  // the second signal takes the default action

@@ -39,8 +39,9 @@ LoadedStack create_stack(ResolvedStack& resolved, const mp_host_api* host, const
   stack.transport = mp::TransportHandle::create(*transport.descriptor, transport.library, host,
                                                 resolved.transport.options.c_options());
   const host::LoadedComponent& pager = *resolved.pager.component;
-  mp_pager_create_args pager_args{sizeof(mp_pager_create_args), host, resolved.pager.options.c_options(),
-                                  out.catalog, stack.transport.ref(), out.info.dense_bytes};
+  mp_pager_create_args pager_args{
+      sizeof(mp_pager_create_args), host, resolved.pager.options.c_options(), out.catalog, stack.transport.ref(),
+      out.info.dense_bytes};
   stack.pager = mp::PagerHandle::create(*pager.descriptor, pager.library, pager_args);
   stack.arch.bind_pager(binder ? binder(stack.pager, *out.catalog) : stack.pager.ref());
   out.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -61,7 +61,9 @@ mp_pager_ref TraceWriter::recording(const mp_pager_ref& pager) {
       return s;
     };
   if (vtable_.stats != nullptr)
-    vtable_.stats = [](void* self, mp_pager_stats* out) { return of(self).inner_.vtable->stats(of(self).inner_.self, out); };
+    vtable_.stats = [](void* self, mp_pager_stats* out) {
+      return of(self).inner_.vtable->stats(of(self).inner_.self, out);
+    };
   if (vtable_.layer_stats != nullptr)
     vtable_.layer_stats = [](void* self, uint32_t layer, mp_pager_layer_stats* out) {
       return of(self).inner_.vtable->layer_stats(of(self).inner_.self, layer, out);
@@ -98,9 +100,9 @@ std::string format_pager_stats(const mp_pager_stats& s) {
       double(s.read_ns) / 1e6, double(s.wait_ns) / 1e6, double(s.copy_ns) / 1e6, s.slots_per_layer,
       s.resident ? " (resident)" : "");
   if (s.prefetch_issued > 0)
-    out += fmt::format("; prefetch issued {}, used {}, wasted {}", s.prefetch_issued, s.prefetch_used, s.prefetch_wasted);
-  if (s.predictions > 0)
-    out += fmt::format("; predictions {}, of them chosen {}", s.predictions, s.predictions_hit);
+    out +=
+        fmt::format("; prefetch issued {}, used {}, wasted {}", s.prefetch_issued, s.prefetch_used, s.prefetch_wasted);
+  if (s.predictions > 0) out += fmt::format("; predictions {}, of them chosen {}", s.predictions, s.predictions_hit);
   return out;
 }
 

@@ -3,8 +3,8 @@
 // the run prints a summary of the pager's statistics, and --stats-json FILE writes them (overall
 // and per layer) and the run's phase times as JSON.
 #pragma once
-#include <optional>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "output/output_file.hpp"

@@ -68,7 +68,8 @@ int32_t greedy_index(std::span<const float> logits) {
   if (!(top > low)) best = n;  // the tail held nothing above -inf: any lane wins ties against it
   for (int32_t j = 0; j < kVectors; ++j)
     for (int32_t k = 0; k < 4; ++k)
-      if (lane_max[j][k] > top || (lane_max[j][k] == top && lane_at[j][k] < best)) top = lane_max[j][k], best = lane_at[j][k];
+      if (lane_max[j][k] > top || (lane_max[j][k] == top && lane_at[j][k] < best))
+        top = lane_max[j][k], best = lane_at[j][k];
   return best;
 }
 

@@ -53,7 +53,9 @@ void CheckingDevice::install() {
   table_.alloc_device = [](void* ctx, uint64_t bytes, void** out) {
     return of(ctx).inner_->alloc_device(of(ctx).inner_->ctx, bytes, out);
   };
-  table_.stream_create = [](void* ctx, mp_stream* out) { return of(ctx).inner_->stream_create(of(ctx).inner_->ctx, out); };
+  table_.stream_create = [](void* ctx, mp_stream* out) {
+    return of(ctx).inner_->stream_create(of(ctx).inner_->ctx, out);
+  };
   table_.event_create = [](void* ctx, mp_event* out) { return of(ctx).inner_->event_create(of(ctx).inner_->ctx, out); };
   table_.copy_to_host = [](void* ctx, void* dst, const void* src, uint64_t bytes) {
     return of(ctx).inner_->copy_to_host(of(ctx).inner_->ctx, dst, src, bytes);
@@ -84,7 +86,8 @@ void CheckingDevice::install() {
     d.flush_all();
     return d.inner_->free_device(d.inner_->ctx, ptr);
   };
-  table_.copy_to_device_async = [](void* ctx, void* dst, const void* src, uint64_t bytes, mp_stream stream) -> mp_status {
+  table_.copy_to_device_async = [](void* ctx, void* dst, const void* src, uint64_t bytes,
+                                   mp_stream stream) -> mp_status {
     CheckingDevice& d = of(ctx);
     {
       std::lock_guard lock(d.mutex_);

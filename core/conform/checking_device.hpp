@@ -47,9 +47,9 @@ class CheckingDevice {
   mp_device_service table_{};
   mp_host_api host_{};
   mutable std::mutex mutex_;
-  std::map<const char*, uint64_t> pinned_;                 // start -> bytes
-  std::map<mp_stream, std::vector<Copy>> queued_;          // per stream, in order
-  std::map<mp_event, mp_stream> recorded_on_;              // the stream an event was last recorded on
+  std::map<const char*, uint64_t> pinned_;         // start -> bytes
+  std::map<mp_stream, std::vector<Copy>> queued_;  // per stream, in order
+  std::map<mp_event, mp_stream> recorded_on_;      // the stream an event was last recorded on
   std::vector<std::string> unpinned_;
 };
 

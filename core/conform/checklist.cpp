@@ -44,7 +44,8 @@ size_t Checklist::failures() const noexcept {
 }
 
 size_t Checklist::skipped() const noexcept {
-  return static_cast<size_t>(std::count_if(results_.begin(), results_.end(), [](const CheckResult& r) { return r.skipped; }));
+  return static_cast<size_t>(
+      std::count_if(results_.begin(), results_.end(), [](const CheckResult& r) { return r.skipped; }));
 }
 
 std::string Checklist::summary() const {

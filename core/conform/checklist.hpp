@@ -37,7 +37,7 @@ struct CheckResult {
   std::string name;   // reads as a sentence: "reads past the end of the file fail naming the file"
   bool passed = false;
   bool skipped = false;  // not run: the component declared itself not available (MP_ERR_NOT_AVAILABLE)
-  std::string detail;  // why it failed (or a note when it passed)
+  std::string detail;    // why it failed (or a note when it passed)
 };
 
 class Checklist {

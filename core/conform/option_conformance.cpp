@@ -10,7 +10,6 @@
 namespace moepage::conform {
 namespace {
 
-
 profile::ComponentSpec spec_for(const mp_component_descriptor& d) {
   profile::ComponentSpec spec;
   spec.section = mp::kind_name(d.kind);
@@ -54,7 +53,8 @@ profile::ResolvedOptions resolve_options(const mp_component_descriptor& d, const
 namespace {
 
 void check_table_well_formed(const mp_component_descriptor& d) {
-  expect(d.n_options == 0 || d.options != nullptr, "n_options is " + std::to_string(d.n_options) + " but options is NULL");
+  expect(d.n_options == 0 || d.options != nullptr,
+         "n_options is " + std::to_string(d.n_options) + " but options is NULL");
   std::vector<mp_option_def> table;
   try {
     table = mp::option_table(d);  // the stride rule: every element's struct_size is the first one's
@@ -67,8 +67,8 @@ void check_table_well_formed(const mp_component_descriptor& d) {
     const std::string where = "option " + std::to_string(i);
     expect(def.name != nullptr && *def.name != '\0', where + ": no name");
     expect(seen.insert(def.name).second, where + ": name '" + def.name + "' appears twice");
-    expect(def.type >= MP_OPT_BOOL && def.type <= MP_OPT_ENUM, "option '" + std::string(def.name) +
-                                                                   "': unknown type " + std::to_string(def.type));
+    expect(def.type >= MP_OPT_BOOL && def.type <= MP_OPT_ENUM,
+           "option '" + std::string(def.name) + "': unknown type " + std::to_string(def.type));
     expect(def.type != MP_OPT_ENUM || (def.choices != nullptr && *def.choices != '\0'),
            "option '" + std::string(def.name) + "': an enum without choices");
     expect(def.help != nullptr && *def.help != '\0', "option '" + std::string(def.name) + "': no help text");
@@ -83,8 +83,8 @@ void check_table_well_formed(const mp_component_descriptor& d) {
 
 void check_resolves(const mp_component_descriptor& d, const ConformConfig& config) {
   profile::ResolvedOptions resolved = resolve_options(d, config);
-  expect(resolved.size() == d.n_options, "resolved " + std::to_string(resolved.size()) + " options for a table of " +
-                                             std::to_string(d.n_options));
+  expect(resolved.size() == d.n_options,
+         "resolved " + std::to_string(resolved.size()) + " options for a table of " + std::to_string(d.n_options));
 }
 
 void check_unknown_key_refused(const mp_component_descriptor& d) {

@@ -28,9 +28,9 @@ void repeat_hits(PagerContext& ctx) {
   ctx.acquire_and_verify(p, 1, experts);
   const mp_pager_stats after = p.stats();
   ctx.requested += 2 * experts.size();
-  expect(after.hits - before.hits == experts.size(),
-         "the second acquire counted " + std::to_string(after.hits - before.hits) + " hits for " +
-             std::to_string(experts.size()) + " experts just acquired");
+  expect(after.hits - before.hits == experts.size(), "the second acquire counted " +
+                                                         std::to_string(after.hits - before.hits) + " hits for " +
+                                                         std::to_string(experts.size()) + " experts just acquired");
 }
 
 void prefill_band(PagerContext& ctx) {
@@ -74,12 +74,13 @@ void check_output_struct(const char* call, uint32_t size, uint32_t minor, Fill&&
   std::memset(&g, 0x5A, sizeof g);
   g.s.struct_size = size;
   mp_status st = fill(&g.s);
-  expect(st == MP_OK, std::string(call) + " with struct_size " + std::to_string(size) + " failed: " + mp_status_name(st));
+  expect(st == MP_OK,
+         std::string(call) + " with struct_size " + std::to_string(size) + " failed: " + mp_status_name(st));
   expect(g.s.struct_size == size, std::string(call) + " changed the caller's struct_size");
   const auto* bytes = reinterpret_cast<const unsigned char*>(&g);
   for (size_t i = size; i < sizeof g; ++i)
-    expect(bytes[i] == 0x5A, std::string(call) + " wrote byte " + std::to_string(i) + ", past struct_size " +
-                                 std::to_string(size));
+    expect(bytes[i] == 0x5A,
+           std::string(call) + " wrote byte " + std::to_string(i) + ", past struct_size " + std::to_string(size));
   if (minor < 4) return;  // what 0 means was written down in 1.4
   std::memset(&g, 0x5A, sizeof g);
   g.s.struct_size = 0;
@@ -104,21 +105,24 @@ void output_structs(PagerContext& ctx) {
   r.slots = slots.data();  // struct_size 0: refused before anything is read
   const int32_t expert = 0;
   const mp_status st = v.acquire(self, 1, &expert, 1, &r);
-  expect(st == MP_ERR_INVALID_ARG, std::string("acquire with a result of struct_size 0 returned ") + mp_status_name(st));
-  expect(slots[0] == nullptr && r.ready == nullptr && r.table_changed == 0, "acquire wrote into a result of struct_size 0");
+  expect(st == MP_ERR_INVALID_ARG,
+         std::string("acquire with a result of struct_size 0 returned ") + mp_status_name(st));
+  expect(slots[0] == nullptr && r.ready == nullptr && r.table_changed == 0,
+         "acquire wrote into a result of struct_size 0");
 }
 
 void expert_out_of_range(PagerContext& ctx) {
   for (const int32_t bad : {static_cast<int32_t>(kExperts), -1}) {
-    const mp::PluginError e = expect_failure<mp::PluginError>([&] { ctx.acquire_and_verify(ctx.stack->pager, 1, {bad}); },
-                                                    "acquiring expert " + std::to_string(bad));
+    const mp::PluginError e = expect_failure<mp::PluginError>(
+        [&] { ctx.acquire_and_verify(ctx.stack->pager, 1, {bad}); }, "acquiring expert " + std::to_string(bad));
     expect(std::string(e.what()).find("no message") == std::string::npos, "the failure carries no message");
   }
 }
 
 void layer_out_of_range(PagerContext& ctx) {
-  const mp::PluginError e = expect_failure<mp::PluginError>([&] { ctx.acquire_and_verify(ctx.stack->pager, kLayers, {0}); },
-                                                  "acquiring from layer " + std::to_string(kLayers));
+  const mp::PluginError e =
+      expect_failure<mp::PluginError>([&] { ctx.acquire_and_verify(ctx.stack->pager, kLayers, {0}); },
+                                      "acquiring from layer " + std::to_string(kLayers));
   expect(std::string(e.what()).find("no message") == std::string::npos, "the failure carries no message");
 }
 
@@ -143,9 +147,9 @@ void trace_events(PagerContext& ctx) {
   ctx.acquire_and_verify(p, 3, ctx.random_experts(kTopK));
   const mp_pager_stats after = p.stats();
   p.set_trace(nullptr, nullptr);
-  expect(counter.events == after.accesses - before.accesses,
-         std::to_string(counter.events) + " trace events for " + std::to_string(after.accesses - before.accesses) +
-             " accesses");
+  expect(counter.events == after.accesses - before.accesses, std::to_string(counter.events) + " trace events for " +
+                                                                 std::to_string(after.accesses - before.accesses) +
+                                                                 " accesses");
   expect(counter.hits == after.hits - before.hits, "trace hits disagree with stats hits");
 }
 

@@ -11,9 +11,8 @@ namespace moepage::conform {
 void run_pager_checks(const Component& c, const Component& transport, const mp_host_api* host,
                       const ConformConfig& config, Checklist& list) {
   run_option_checks(c, config, list);
-  if (!list.run("the descriptor has a pager vtable", [&] {
-        expect(c.descriptor->pager != nullptr, "the descriptor has no pager vtable");
-      }))
+  if (!list.run("the descriptor has a pager vtable",
+                [&] { expect(c.descriptor->pager != nullptr, "the descriptor has no pager vtable"); }))
     return;
   if (!run_vtable_check(c, list)) return;
   std::unique_ptr<SampleFile> file_a, file_b;

@@ -29,7 +29,9 @@ class FailingTransport {
     v_.poll = [](void* self, mp_ticket t) { return of(self).report(t, true, nullptr); };
     v_.wait_result = [](void* self, mp_ticket t, mp_ticket_result* out) { return of(self).report(t, false, out); };
     v_.poll_result = [](void* self, mp_ticket t, mp_ticket_result* out) { return of(self).report(t, true, out); };
-    v_.stats = [](void* self, mp_transport_stats* out) { return of(self).inner_.vtable->stats(of(self).inner_.self, out); };
+    v_.stats = [](void* self, mp_transport_stats* out) {
+      return of(self).inner_.vtable->stats(of(self).inner_.self, out);
+    };
     v_.ticket_event = nullptr;  // the pager waits, and so sees the failure
   }
   mp_transport_ref ref() { return mp_transport_ref{sizeof(mp_transport_ref), &v_, this}; }
@@ -103,7 +105,8 @@ void expect_named(const mp::PluginError& e, const FailingTransport& t, bool nami
   expect(e.status() == MP_ERR_DEVICE, "the transport failed with device, the pager with " +
                                           std::string(mp_status_name(e.status())) + ": " + message);
   if (!naming) return;
-  expect(message.find(t.failed_file()) != std::string::npos && message.find(std::to_string(t.failed().offset)) != std::string::npos,
+  expect(message.find(t.failed_file()) != std::string::npos &&
+             message.find(std::to_string(t.failed().offset)) != std::string::npos,
          "the error does not name the read the transport reported (" + t.failed_file() + " at offset " +
              std::to_string(t.failed().offset) + "): " + message);
 }
@@ -112,8 +115,8 @@ void expect_named(const mp::PluginError& e, const FailingTransport& t, bool nami
 // acquire), checks the error, then checks the next acquire reads again.
 void injected_failure(PagerContext& ctx, bool naming) {
   profile::ResolvedOptions options = resolve_options(*ctx.transport.descriptor, ConformConfig{});
-  mp::TransportHandle real = mp::TransportHandle::create(*ctx.transport.descriptor, ctx.transport.library, ctx.host,
-                                                         options.c_options());
+  mp::TransportHandle real =
+      mp::TransportHandle::create(*ctx.transport.descriptor, ctx.transport.library, ctx.host, options.c_options());
   FailingTransport failing(real.ref());
   const mp_transport_ref through = failing.ref();
   std::unique_ptr<Stack> s;
@@ -143,16 +146,16 @@ void truncated_expert(PagerContext& ctx) {
     s = ctx.make_stack(&truncated);
   } catch (const mp::PluginError& e) {
     // A pager that reads every expert at load reports the broken one there.
-    expect(std::string(e.what()).find(path) != std::string::npos, "create failed without naming the file: " +
-                                                                       std::string(e.what()));
+    expect(std::string(e.what()).find(path) != std::string::npos,
+           "create failed without naming the file: " + std::string(e.what()));
     return;
   }
   for (int attempt = 0; attempt < 2; ++attempt) {
-    const mp::PluginError e = expect_failure<mp::PluginError>(
-        [&] { ctx.acquire_and_verify(s->pager, 1, {broken}, &truncated); },
-        "acquiring the truncated expert (attempt " + std::to_string(attempt + 1) + ")");
-    expect(std::string(e.what()).find(path) != std::string::npos, "the error does not name the file: " +
-                                                                      std::string(e.what()));
+    const mp::PluginError e =
+        expect_failure<mp::PluginError>([&] { ctx.acquire_and_verify(s->pager, 1, {broken}, &truncated); },
+                                        "acquiring the truncated expert (attempt " + std::to_string(attempt + 1) + ")");
+    expect(std::string(e.what()).find(path) != std::string::npos,
+           "the error does not name the file: " + std::string(e.what()));
   }
   ctx.acquire_and_verify(s->pager, 1, {broken + 1}, &truncated);  // its neighbours still work
 }

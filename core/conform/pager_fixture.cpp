@@ -66,7 +66,8 @@ std::unique_ptr<Stack> PagerContext::make_stack(const SyntheticCatalog* over, co
   auto stack = std::make_unique<Stack>();
   {
     profile::ResolvedOptions t_options = resolve_options(*transport.descriptor, ConformConfig{});
-    stack->transport = mp::TransportHandle::create(*transport.descriptor, transport.library, host, t_options.c_options());
+    stack->transport =
+        mp::TransportHandle::create(*transport.descriptor, transport.library, host, t_options.c_options());
   }
   profile::ResolvedOptions p_options = resolve_options(*pager.descriptor, config);
   mp_pager_create_args args{};
@@ -98,7 +99,8 @@ void PagerContext::acquire_and_verify(mp::PagerHandle& p, uint32_t layer, const 
   for (size_t i = 0; i < experts.size(); ++i) {
     const std::string who = "layer " + std::to_string(layer) + " expert " + std::to_string(experts[i]);
     expect(slots[i] != nullptr, who + ": acquire returned a NULL slot");
-    expect(dev->copy_to_host(dev->ctx, slot.data(), slots[i], c.expert_bytes) == MP_OK, who + ": copying the slot back failed");
+    expect(dev->copy_to_host(dev->ctx, slot.data(), slots[i], c.expert_bytes) == MP_OK,
+           who + ": copying the slot back failed");
     for (uint32_t part = 0; part < c.n_parts; ++part) {
       const mp_expert_segment& s = cat.segment(layer, static_cast<uint32_t>(experts[i]), part);
       const int64_t bad = cat.sample(s.file).first_mismatch(s.offset, slot.data() + c.part_offset[part], s.length);

@@ -65,7 +65,7 @@ struct PagerContext {
   const SyntheticCatalog& catalog;
   std::unique_ptr<Stack> stack;  // the instance most checks share
   std::mt19937_64 rng;
-  uint64_t requested = 0;        // expert uses acquired through `stack` so far
+  uint64_t requested = 0;  // expert uses acquired through `stack` so far
   uint64_t token = 0;
 
   // A new transport and pager over `over` (default: the context's catalog). `through`, when

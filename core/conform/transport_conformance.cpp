@@ -10,8 +10,8 @@ namespace {
 
 std::vector<TransportCheck> all_checks() {
   std::vector<TransportCheck> out;
-  for (auto group : {&transport_read_checks, &transport_rule_checks, &transport_ticket_checks,
-                     &transport_device_checks, &transport_lifetime_checks}) {
+  for (auto group : {&transport_read_checks, &transport_rule_checks, &transport_ticket_checks, &transport_device_checks,
+                     &transport_lifetime_checks}) {
     for (const TransportCheck& c : group()) out.push_back(c);
   }
   return out;
@@ -21,9 +21,8 @@ std::vector<TransportCheck> all_checks() {
 
 void run_transport_checks(const Component& c, const mp_host_api* host, const ConformConfig& config, Checklist& list) {
   run_option_checks(c, config, list);
-  if (!list.run("the descriptor has a transport vtable", [&] {
-        expect(c.descriptor->transport != nullptr, "the descriptor has no transport vtable");
-      }))
+  if (!list.run("the descriptor has a transport vtable",
+                [&] { expect(c.descriptor->transport != nullptr, "the descriptor has no transport vtable"); }))
     return;
   if (!run_vtable_check(c, list)) return;
   const auto create = [&] {
@@ -34,9 +33,8 @@ void run_transport_checks(const Component& c, const mp_host_api* host, const Con
   if (!creation_check(list, "creates an instance with its options", create)) return;
 
   std::unique_ptr<SampleFile> sample;
-  if (!list.run("a sample file is generated for the checks", [&] {
-        sample = std::make_unique<SampleFile>(kTransportFileBytes, config.seed, config.scratch);
-      }))
+  if (!list.run("a sample file is generated for the checks",
+                [&] { sample = std::make_unique<SampleFile>(kTransportFileBytes, config.seed, config.scratch); }))
     return;
   TransportContext ctx{c, host, config, *sample, sample->path().string(), std::mt19937_64(config.seed)};
   for (const TransportCheck& check : all_checks()) {

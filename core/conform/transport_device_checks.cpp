@@ -61,13 +61,14 @@ void device_reads(TransportContext& ctx) {
   t.wait(ticket);
   // copy_to_host runs nothing still queued: bytes a transport did not synchronise are missing.
   std::vector<uint8_t> back(kDeviceBytes);
-  expect(dev->copy_to_host(dev->ctx, back.data(), device.get(), kDeviceBytes) == MP_OK, "copying back from the device failed");
+  expect(dev->copy_to_host(dev->ctx, back.data(), device.get(), kDeviceBytes) == MP_OK,
+         "copying back from the device failed");
   const int64_t bad = ctx.file.first_mismatch(kDeviceOffset, back.data(), kDeviceBytes);
   expect(bad < 0, "after wait() returned, device bytes differ from the file first at byte " + std::to_string(bad) +
                       " (wait must cover the ticket's device copies)");
   const std::vector<std::string> unpinned = checking.unpinned_copies();
-  expect(unpinned.empty(), "device copies must come from alloc_pinned memory: " +
-                               (unpinned.empty() ? std::string() : unpinned.front()));
+  expect(unpinned.empty(),
+         "device copies must come from alloc_pinned memory: " + (unpinned.empty() ? std::string() : unpinned.front()));
 }
 
 }  // namespace

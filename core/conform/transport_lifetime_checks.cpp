@@ -26,12 +26,12 @@ void stats_count(TransportContext& ctx) {
   t.wait(submit(t, reads, f));
   const mp_transport_stats after = t.stats();
   expect(after.struct_size == sizeof(mp_transport_stats), "stats() changed struct_size");
-  expect(after.requests - before.requests == reads.size(),
-         "stats.requests grew by " + std::to_string(after.requests - before.requests) + " for " +
-             std::to_string(reads.size()) + " requests");
-  expect(after.bytes_read - before.bytes_read >= bytes,
-         "stats.bytes_read grew by " + std::to_string(after.bytes_read - before.bytes_read) + " for " +
-             std::to_string(bytes) + " bytes requested");
+  expect(after.requests - before.requests == reads.size(), "stats.requests grew by " +
+                                                               std::to_string(after.requests - before.requests) +
+                                                               " for " + std::to_string(reads.size()) + " requests");
+  expect(after.bytes_read - before.bytes_read >= bytes, "stats.bytes_read grew by " +
+                                                            std::to_string(after.bytes_read - before.bytes_read) +
+                                                            " for " + std::to_string(bytes) + " bytes requested");
   expect(after.errors == before.errors, "stats.errors grew without a failed read");
 }
 
@@ -49,7 +49,8 @@ void stats_struct_size(TransportContext& ctx) {
   mp_status s = ctx.vtable().stats(t.ref().self, &old.s);
   expect(s == MP_OK, "stats() with a smaller struct_size failed: " + std::string(mp_status_name(s)));
   uint64_t errors_field;
-  std::memcpy(&errors_field, reinterpret_cast<const char*>(&old.s) + offsetof(mp_transport_stats, errors), sizeof errors_field);
+  std::memcpy(&errors_field, reinterpret_cast<const char*>(&old.s) + offsetof(mp_transport_stats, errors),
+              sizeof errors_field);
   expect(errors_field == kPattern && old.sentinel == kPattern, "stats() wrote beyond the caller's struct_size");
   expect(old.s.struct_size == offsetof(mp_transport_stats, errors), "stats() changed the caller's struct_size");
   if (ctx.component.abi_minor < 4) return;  // what 0 means was written down in 1.4

@@ -11,7 +11,8 @@ void missing_file(TransportContext& ctx) {
   mp::TransportHandle t = ctx.make();
   const std::string missing = (ctx.file.folder() / "no-such-file.safetensors").string();
   const mp::PluginError e = expect_plugin_failure([&] { t.open(missing); }, "opening " + missing);
-  expect(std::string(e.what()).find(missing) != std::string::npos, "the message does not name the file: " + std::string(e.what()));
+  expect(std::string(e.what()).find(missing) != std::string::npos,
+         "the message does not name the file: " + std::string(e.what()));
 }
 
 // Handle 0 is an ordinary handle: before any open() it names no file, like any other number.
@@ -20,12 +21,13 @@ void unknown_handles(TransportContext& ctx) {
   std::vector<Read> reads;
   reads.emplace_back(0, 16, 0);
   mp::PluginError e = expect_plugin_failure([&] { submit(fresh, reads, 0); }, "file handle 0 before any open()");
-  expect(e.status() == MP_ERR_INVALID_ARG, "handle 0 before open(): status " + std::string(mp_status_name(e.status())) +
-                                               ", expected invalid-arg");
+  expect(e.status() == MP_ERR_INVALID_ARG,
+         "handle 0 before open(): status " + std::string(mp_status_name(e.status())) + ", expected invalid-arg");
   uint32_t f = 0;
   mp::TransportHandle t = ctx.make_open(f);
   e = expect_plugin_failure([&] { submit(t, reads, f + 9999); }, "a request for a file handle never returned");
-  expect(e.status() == MP_ERR_INVALID_ARG, "status " + std::string(mp_status_name(e.status())) + ", expected invalid-arg");
+  expect(e.status() == MP_ERR_INVALID_ARG,
+         "status " + std::string(mp_status_name(e.status())) + ", expected invalid-arg");
 }
 
 void zero_length(TransportContext& ctx) {
@@ -57,16 +59,18 @@ void past_the_end(TransportContext& ctx) {
     const mp::PluginError e = expect_plugin_failure([&] { t.wait(submit(t, reads, f)); },
                                                     "a read at offset " + std::to_string(start) + " past the end");
     const std::string message = e.what();
-    expect(e.status() != MP_OK && e.status() != MP_PENDING, "the failure has status " + std::string(mp_status_name(e.status())));
+    expect(e.status() != MP_OK && e.status() != MP_PENDING,
+           "the failure has status " + std::string(mp_status_name(e.status())));
     expect(message.find(ctx.path) != std::string::npos, "the message does not name the file: " + message);
     if (ctx.component.abi_minor < 4) continue;  // 1.4 wrote down the status and the offset
-    expect(e.status() == MP_ERR_IO, "the failure has status " + std::string(mp_status_name(e.status())) + ", expected io");
-    expect(message.find(std::to_string(start)) != std::string::npos, "the message does not name offset " +
-                                                                         std::to_string(start) + ": " + message);
+    expect(e.status() == MP_ERR_IO,
+           "the failure has status " + std::string(mp_status_name(e.status())) + ", expected io");
+    expect(message.find(std::to_string(start)) != std::string::npos,
+           "the message does not name offset " + std::to_string(start) + ": " + message);
   }
   const mp_transport_stats after = t.stats();
-  expect(after.errors >= before.errors + 2, "stats.errors grew by " + std::to_string(after.errors - before.errors) +
-                                                " after two failed reads");
+  expect(after.errors >= before.errors + 2,
+         "stats.errors grew by " + std::to_string(after.errors - before.errors) + " after two failed reads");
   std::vector<Read> reads = ctx.reads(4, 4096);
   t.wait(submit(t, reads, f));
   verify_all(reads, ctx.file, "after a failure");
@@ -81,7 +85,8 @@ void messages_per_thread(TransportContext& ctx) {
   for (int w = 0; w < 4; ++w) {
     threads.emplace_back([&, w] {
       for (int i = 0; i < 300 && wrong[size_t(w)].empty(); ++i) {
-        const std::string mine = (ctx.file.folder() / ("missing-" + std::to_string(w) + "-" + std::to_string(i))).string();
+        const std::string mine =
+            (ctx.file.folder() / ("missing-" + std::to_string(w) + "-" + std::to_string(i))).string();
         try {
           t.open(mine);
           wrong[size_t(w)] = "opening " + mine + " succeeded";

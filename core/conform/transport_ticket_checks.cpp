@@ -28,7 +28,8 @@ void poll_until_done(TransportContext& ctx) {
     expect(e.status() == MP_ERR_INVALID_ARG, std::string(op) + "(0): status " + mp_status_name(e.status()));
     e = expect_plugin_failure([&] { wait ? t.wait(ticket) : (void)t.poll(ticket); },
                               std::string(op) + " of a ticket already reported");
-    expect(e.status() == MP_ERR_INVALID_ARG, std::string(op) + " of a reported ticket: status " + mp_status_name(e.status()));
+    expect(e.status() == MP_ERR_INVALID_ARG,
+           std::string(op) + " of a reported ticket: status " + mp_status_name(e.status()));
   }
 }
 
@@ -74,11 +75,12 @@ void names_failed_request(TransportContext& ctx) {
   for (Read& r : reads) requests.push_back(r.request(f));
   const mp::TicketError e = expect_failure<mp::TicketError>([&] { t.wait(t.submit(requests)); }, "the batch");
   const mp_ticket_result& r = e.result();
-  expect(r.failed_request == bad, "the failed ticket names request " +
-                                      (r.failed_request == MP_NO_REQUEST ? std::string("none") : std::to_string(r.failed_request)) +
-                                      ", the one past the end is " + std::to_string(bad));
-  expect(r.failed_tag == requests[bad].tag, "failed_tag is " + std::to_string(r.failed_tag) + ", the request's tag is " +
-                                                std::to_string(requests[bad].tag));
+  expect(r.failed_request == bad,
+         "the failed ticket names request " +
+             (r.failed_request == MP_NO_REQUEST ? std::string("none") : std::to_string(r.failed_request)) +
+             ", the one past the end is " + std::to_string(bad));
+  expect(r.failed_tag == requests[bad].tag, "failed_tag is " + std::to_string(r.failed_tag) +
+                                                ", the request's tag is " + std::to_string(requests[bad].tag));
   expect(r.failed_count == 1, "failed_count is " + std::to_string(r.failed_count) + " for one failed request");
   mp_ticket_result good = mp::no_failed_request();
   good.failed_request = 7;  // must be overwritten
@@ -97,9 +99,10 @@ bool reports_failures(const TransportContext& ctx) {
 std::vector<TransportCheck> transport_ticket_checks() {
   return {
       {"poll reports pending or ok until done; ticket 0 and a reported ticket are errors, not hangs", &poll_until_done},
-      {"two threads waiting for one ticket: one gets its result, the other invalid-arg, neither hangs", &two_waiters, 4},
-      {"a failed ticket names the failed request's index and tag (wait_result, ABI 1.4)", &names_failed_request,
-       0, &reports_failures},
+      {"two threads waiting for one ticket: one gets its result, the other invalid-arg, neither hangs", &two_waiters,
+       4},
+      {"a failed ticket names the failed request's index and tag (wait_result, ABI 1.4)", &names_failed_request, 0,
+       &reports_failures},
   };
 }
 

@@ -75,9 +75,7 @@ mp_status event_record(void*, mp_event event, mp_stream) {
   return MP_OK;
 }
 
-mp_status stream_wait_event(void*, mp_stream, mp_event event) {
-  return event == nullptr ? MP_ERR_INVALID_ARG : MP_OK;
-}
+mp_status stream_wait_event(void*, mp_stream, mp_event event) { return event == nullptr ? MP_ERR_INVALID_ARG : MP_OK; }
 
 mp_status event_query(void*, mp_event event) { return event == nullptr ? MP_ERR_INVALID_ARG : MP_OK; }
 mp_status event_synchronize(void*, mp_event event) { return event == nullptr ? MP_ERR_INVALID_ARG : MP_OK; }

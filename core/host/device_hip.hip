@@ -9,8 +9,8 @@
 #include <string>
 
 #include "gpu/hip_compat.hpp"
-#include "host/device_service.hpp"
 #include "host/device_hip_log.hpp"
+#include "host/device_service.hpp"
 
 namespace moepage::host {
 namespace {
@@ -52,8 +52,7 @@ class HipDeviceService final : public DeviceService {
     const hipError_t counted = hipGetDeviceCount(&count);
     if (counted != hipSuccess) {
       (void)hipGetLastError();
-      throw std::runtime_error(std::string("no usable HIP GPU: hipGetDeviceCount: ") +
-                               hipGetErrorString(counted));
+      throw std::runtime_error(std::string("no usable HIP GPU: hipGetDeviceCount: ") + hipGetErrorString(counted));
     }
     if (device_index < 0 || device_index >= count) {
       throw std::runtime_error("HIP device " + std::to_string(device_index) + " does not exist (" +

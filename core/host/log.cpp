@@ -13,8 +13,8 @@ struct LogState {
   std::mutex mutex;
   std::shared_ptr<spdlog::sinks::dist_sink_mt> fanout;
   std::shared_ptr<spdlog::sinks::sink> stderr_sink;
-  spdlog::level::level_enum level = spdlog::level::info;        // what the user asked for
-  spdlog::level::level_enum capture_floor = spdlog::level::off; // what a LogCapture wants
+  spdlog::level::level_enum level = spdlog::level::info;         // what the user asked for
+  spdlog::level::level_enum capture_floor = spdlog::level::off;  // what a LogCapture wants
   spdlog::level::level_enum effective() const { return std::min(level, capture_floor); }
   void apply() {
     stderr_sink->set_level(level);

@@ -48,10 +48,8 @@ class Checker {
     r.message = "refused plugin " + file_.string() + (component.empty() ? "" : " component " + component) + ": " +
                 reason + " " + versions(host_, plugin_abi_);
     r.quiet = quiet;
-    if (quiet)
-      logger("loader")->debug("{}", r.message);
-    else
-      logger("loader")->warn("{}", r.message);
+    if (quiet) logger("loader")->debug("{}", r.message);
+    else logger("loader")->warn("{}", r.message);
     out_.refusals.push_back(std::move(r));
   }
 

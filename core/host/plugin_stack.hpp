@@ -16,7 +16,7 @@ namespace moepage::host {
 struct PluginStack {
   mp::TransportHandle transport;  // declared first: destroyed last
   mp::PagerHandle pager;
-  mp::ArchHandle arch;            // declared last: destroyed first
+  mp::ArchHandle arch;  // declared last: destroyed first
 
   PluginStack() = default;
   PluginStack(PluginStack&&) = default;

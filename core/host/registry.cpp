@@ -118,14 +118,15 @@ void Registry::add_library(const fs::path& file) {
                     mp::kind_name(c.kind()) + " name '" + c.name() + "', already provided by " + first->path.string() +
                     " (host ABI " + std::to_string(host_->abi_major) + "." + std::to_string(host_->abi_minor) +
                     ", plugin ABI " + std::to_string(c.abi_major) + "." + std::to_string(c.abi_minor) +
-                    ", first plugin ABI " + std::to_string(first->abi_major) + "." +
-                    std::to_string(first->abi_minor) + ")";
+                    ", first plugin ABI " + std::to_string(first->abi_major) + "." + std::to_string(first->abi_minor) +
+                    ")";
       logger("loader")->warn("{}", dup.message);
       refusals_.push_back(std::move(dup));
       continue;
     }
-    logger("registry")->debug("{} {} from {}", mp::detail::label_of(*c.descriptor),
-                              c.descriptor->version != nullptr ? c.descriptor->version : "", c.path.string());
+    logger("registry")
+        ->debug("{} {} from {}", mp::detail::label_of(*c.descriptor),
+                c.descriptor->version != nullptr ? c.descriptor->version : "", c.path.string());
     components_.push_back(std::move(c));
   }
 }

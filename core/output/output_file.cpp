@@ -1,11 +1,11 @@
 #include "output/output_file.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <iostream>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace moepage::output {
 namespace fs = std::filesystem;
@@ -20,7 +20,7 @@ fs::path temp_name(const fs::path& path) {
 }
 
 bool written_in_place(const fs::path& path) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
 }
 

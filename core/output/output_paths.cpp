@@ -1,9 +1,9 @@
 #include "output/output_paths.hpp"
 
-#include <cerrno>
-#include <cstring>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cerrno>
+#include <cstring>
 
 #include "output/output_file.hpp"
 
@@ -12,7 +12,7 @@ namespace fs = std::filesystem;
 namespace {
 
 bool is_regular_or_absent(const fs::path& p) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(p.c_str(), &st) != 0 || S_ISREG(st.st_mode);
 }
 
@@ -34,7 +34,8 @@ void check_writable_place(const NamedPath& out) {
   }
   fs::path folder = fs::absolute(out.path, ec).parent_path();
   if (!fs::is_directory(folder, ec))
-    throw OutputError(out.what + ": cannot write " + out.path.string() + ": folder " + folder.string() + " does not exist");
+    throw OutputError(out.what + ": cannot write " + out.path.string() + ": folder " + folder.string() +
+                      " does not exist");
   // The temporary file is created in the folder, so the folder itself must be writable.
   if (::access(folder.c_str(), W_OK | X_OK) != 0)
     throw OutputError(out.what + ": cannot write " + out.path.string() + ": folder " + folder.string() + ": " +

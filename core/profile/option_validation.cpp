@@ -98,9 +98,7 @@ bool normalise_option_value(const mp_option_def& def, std::string_view text, con
       out = std::string(text);
       return true;
     }
-    case MP_OPT_STRING:
-      out = std::string(text);
-      return true;
+    case MP_OPT_STRING: out = std::string(text); return true;
     case MP_OPT_SIZE_OR_AUTO:
       if (text == "auto") {
         out = "auto";
@@ -129,8 +127,7 @@ bool normalise_option_value(const mp_option_def& def, std::string_view text, con
       out = std::string(text);
       return true;
     }
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -151,8 +148,8 @@ ResolvedOptions validate_options(const ComponentSpec& spec, std::span<const mp_o
     }
     const std::string valid_text =
         valid.empty() ? std::string("it takes no options") : fmt::format("valid keys: {}", fmt::join(valid, ", "));
-    throw ProfileError(fmt::format("{}: unknown key '{}.{}' for {} ({})", setting.where, spec.section, setting.name,
-                                   who, valid_text));
+    throw ProfileError(
+        fmt::format("{}: unknown key '{}.{}' for {} ({})", setting.where, spec.section, setting.name, who, valid_text));
   }
 
   ResolvedOptions resolved;

@@ -58,10 +58,10 @@ struct GenerateSettings {
 };
 
 struct Profile {
-  std::filesystem::path source;  // the file that was loaded (absolute)
-  std::filesystem::path model;   // absolute; empty when the profile names none
-  std::string device = "cpu";    // cpu | hip
-  std::string arch;              // empty: the best-scoring architecture probe picks
+  std::filesystem::path source;                 // the file that was loaded (absolute)
+  std::filesystem::path model;                  // absolute; empty when the profile names none
+  std::string device = "cpu";                   // cpu | hip
+  std::string arch;                             // empty: the best-scoring architecture probe picks
   ComponentSpec arch_spec{"arch", {}, {}, {}};  // `arch: NAME` or `arch: {plugin: NAME, threads: 8, ...}`
   ComponentSpec pager{"pager", {}, {}, {}};
   ComponentSpec transport{"transport", {}, {}, {}};

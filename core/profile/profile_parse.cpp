@@ -86,8 +86,8 @@ void read_component(const Settings& settings, ComponentSpec& spec) {
       spec.plugin_where = setting.where;
       continue;
     }
-    spec.options.push_back(OptionSetting{name, scalar(setting, it->first, "a single value"), setting.base_dir,
-                                         setting.where});
+    spec.options.push_back(
+        OptionSetting{name, scalar(setting, it->first, "a single value"), setting.base_dir, setting.where});
   }
 }
 
@@ -122,16 +122,16 @@ Profile load_profile(const fs::path& path, std::span<const Override> overrides, 
   if (const Setting* s = find(settings, "generate.prompt")) gen.prompt = scalar(*s, "generate.prompt", "text");
   if (const Setting* s = find(settings, "generate.prompt_ids")) gen.prompt_ids = read_token_ids(*s);
   if (const Setting* s = find(settings, "generate.max_tokens")) {
-    gen.max_tokens = read_number<uint32_t>(*s, "generate.max_tokens", "an integer from 1 to 1000000", parse_int,
-                                           1u, 1000000u);
+    gen.max_tokens =
+        read_number<uint32_t>(*s, "generate.max_tokens", "an integer from 1 to 1000000", parse_int, 1u, 1000000u);
   }
   if (const Setting* s = find(settings, "generate.temperature")) {
-    gen.temperature = read_number<double>(*s, "generate.temperature", "a number >= 0 (0 is greedy)", parse_float,
-                                          0.0, 1e6);
+    gen.temperature =
+        read_number<double>(*s, "generate.temperature", "a number >= 0 (0 is greedy)", parse_float, 0.0, 1e6);
   }
   if (const Setting* s = find(settings, "generate.top_k")) {
-    gen.top_k = read_number<uint32_t>(*s, "generate.top_k", "an integer >= 0 (0 keeps every token)", parse_int, 0u,
-                                      UINT32_MAX);
+    gen.top_k =
+        read_number<uint32_t>(*s, "generate.top_k", "an integer >= 0 (0 keeps every token)", parse_int, 0u, UINT32_MAX);
   }
   if (const Setting* s = find(settings, "generate.top_p")) {
     gen.top_p = read_number<double>(*s, "generate.top_p", "a number in (0, 1]", parse_float, 1e-9, 1.0);

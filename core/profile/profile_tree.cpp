@@ -13,8 +13,8 @@ namespace moepage::profile {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr std::array<std::string_view, 8> kTopLevel{"base",      "model",    "device", "arch",
-                                                    "pager",     "transport", "generate", "log"};
+constexpr std::array<std::string_view, 8> kTopLevel{"base",  "model",     "device",   "arch",
+                                                    "pager", "transport", "generate", "log"};
 constexpr std::array<std::string_view, 8> kGenerateKeys{"prompt", "prompt_ids", "max_tokens", "temperature",
                                                         "top_k",  "top_p",      "seed",       "ignore_eos"};
 constexpr std::array<std::string_view, 1> kLogKeys{"level"};
@@ -48,7 +48,9 @@ std::optional<std::string> key_problem(std::string_view dotted) {
   }
   if (dot == std::string_view::npos || rest.empty()) {
     return fmt::format("'{}' is a section; name one of its keys, like {}.{}", top, top,
-                       top == "generate" ? "max_tokens" : top == "log" ? "level" : "plugin");
+                       top == "generate" ? "max_tokens"
+                       : top == "log"    ? "level"
+                                         : "plugin");
   }
   if (rest.find('.') != std::string_view::npos) {
     return fmt::format("'{}' is nested too deeply: {} takes single values", dotted, top);
@@ -78,8 +80,8 @@ void check_value_shape(const std::string& key, const YAML::Node& value, const st
     }
     return;
   }
-  throw ProfileError(fmt::format("{}: {}: expected a single value, got a {}", where, key,
-                                 value.IsMap() ? "map" : "list"));
+  throw ProfileError(
+      fmt::format("{}: {}: expected a single value, got a {}", where, key, value.IsMap() ? "map" : "list"));
 }
 
 struct Layer {

@@ -1,13 +1,13 @@
 // `moepage serve`: loads a profile once and answers OpenAI-compatible HTTP requests with it
 // (routes in http_routes.hpp). SIGTERM or SIGINT lets everything already accepted finish, then
 // the process exits 0.
+#include <pthread.h>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <pthread.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -89,26 +89,29 @@ CommandSpec serve_spec() {
       "(whole or streamed as server-sent events), GET /v1/models, /health, /metrics (Prometheus text), and\n"
       "POST /admin/profile to swap the profile without a restart (needs --api-key). Requests run one at a time\n"
       "in arrival order. SIGTERM lets accepted requests finish, then exits 0.";
-  spec.options.add_options()
-      ("profile,p", po::value<std::string>()->required()->value_name("P"), "the YAML profile to serve")
-      ("model", po::value<std::string>()->value_name("DIR"), "the checkpoint folder (overrides model:)")
-      ("set", po::value<std::vector<std::string>>()->composing()->value_name("K=V"),
-       "override one profile key, e.g. pager.budget=8GiB (repeatable)")
-      ("plugin-dir", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
-       "a folder to search for plugins first (repeatable)")
-      ("host", po::value<std::string>()->default_value("127.0.0.1")->value_name("ADDR"),
-       "address to listen on (loopback unless told otherwise; 0.0.0.0 for every interface)")
-      ("port", po::value<int64_t>()->default_value(8080)->value_name("N"), "port to listen on (0: any free port)")
-      ("api-key", po::value<std::string>()->value_name("KEY"),
-       "require Authorization: Bearer KEY on /v1 and /admin routes")
-      ("api-key-file", po::value<std::string>()->value_name("FILE"), "the same, the key read from FILE's first line")
-      ("model-name", po::value<std::string>()->value_name("ID"), "the model id clients use (default: the model folder's name)")
-      ("chat-format", po::value<std::string>()->default_value("auto")->value_name("F"),
-       "auto | deepseek-v4 | plain (auto: deepseek-v4 when the tokenizer has its role tokens)")
-      ("max-body", po::value<std::string>()->default_value("1MiB")->value_name("SIZE"), "largest request body")
-      ("max-tokens-limit", po::value<int64_t>()->value_name("N"), "largest max_tokens a request may ask (default 4096)")
-      ("max-connections", po::value<int64_t>()->value_name("N"), "requests handled at once; more get a 429 (default 16)")
-      ("max-queue", po::value<int64_t>()->value_name("N"), "generations waiting for the engine; more get a 429 (default 64)");
+  spec.options.add_options()("profile,p", po::value<std::string>()->required()->value_name("P"),
+                             "the YAML profile to serve")("model", po::value<std::string>()->value_name("DIR"),
+                                                          "the checkpoint folder (overrides model:)")(
+      "set", po::value<std::vector<std::string>>()->composing()->value_name("K=V"),
+      "override one profile key, e.g. pager.budget=8GiB (repeatable)")(
+      "plugin-dir", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
+      "a folder to search for plugins first (repeatable)")(
+      "host", po::value<std::string>()->default_value("127.0.0.1")->value_name("ADDR"),
+      "address to listen on (loopback unless told otherwise; 0.0.0.0 for every interface)")(
+      "port", po::value<int64_t>()->default_value(8080)->value_name("N"), "port to listen on (0: any free port)")(
+      "api-key", po::value<std::string>()->value_name("KEY"),
+      "require Authorization: Bearer KEY on /v1 and /admin routes")(
+      "api-key-file", po::value<std::string>()->value_name("FILE"), "the same, the key read from FILE's first line")(
+      "model-name", po::value<std::string>()->value_name("ID"),
+      "the model id clients use (default: the model folder's name)")(
+      "chat-format", po::value<std::string>()->default_value("auto")->value_name("F"),
+      "auto | deepseek-v4 | plain (auto: deepseek-v4 when the tokenizer has its role tokens)")(
+      "max-body", po::value<std::string>()->default_value("1MiB")->value_name("SIZE"), "largest request body")(
+      "max-tokens-limit", po::value<int64_t>()->value_name("N"), "largest max_tokens a request may ask (default 4096)")(
+      "max-connections", po::value<int64_t>()->value_name("N"),
+      "requests handled at once; more get a 429 (default 16)")(
+      "max-queue", po::value<int64_t>()->value_name("N"),
+      "generations waiting for the engine; more get a 429 (default 64)");
   return spec;
 }
 

@@ -21,7 +21,8 @@ double number_in(const json& value, const char* name, double low, double high) {
   if (!value.is_number()) throw bad_field(name, "must be a number");
   const double v = value.get<double>();
   if (!(v >= low && v <= high))
-    throw bad_field(name, "must be between " + json(low).dump() + " and " + json(high).dump() + ", got " + value.dump());
+    throw bad_field(name,
+                    "must be between " + json(low).dump() + " and " + json(high).dump() + ", got " + value.dump());
   return v;
 }
 
@@ -141,10 +142,8 @@ CompletionRequest parse_completion_request(std::string_view text, Endpoint endpo
     if (!model->is_string()) throw bad_field("model", "must be a string");
     out.model = model->get<std::string>();
   }
-  if (endpoint == Endpoint::chat)
-    out.messages = parse_messages(field(body, "messages"));
-  else
-    parse_prompt(field(body, "prompt"), out);
+  if (endpoint == Endpoint::chat) out.messages = parse_messages(field(body, "messages"));
+  else parse_prompt(field(body, "prompt"), out);
 
   const char* max_name = "max_tokens";
   const json* max_tokens = field(body, max_name);

@@ -25,8 +25,7 @@ void send_json(httplib::Response& res, int status, const json& body) {
 // The ids the worker runs: the text through the tokenizer, or the ids as given.
 std::vector<int32_t> prompt_ids(const CompletionRequest& r, const ServeEngine& engine, ChatFormat format) {
   const tokenizer::Tokenizer& tok = engine.tokenizer();
-  if (r.endpoint == Endpoint::chat)
-    return tok.encode(render_chat(format, r.messages), tokenizer_adds_bos(format));
+  if (r.endpoint == Endpoint::chat) return tok.encode(render_chat(format, r.messages), tokenizer_adds_bos(format));
   if (r.prompt_ids) {
     for (int32_t id : *r.prompt_ids) {
       if (uint32_t(id) >= engine.vocab_size())
@@ -82,9 +81,10 @@ void HttpRoutes::require_key(const httplib::Request& req) const {
   unsigned diff = given.size() != expected.size();
   for (size_t i = 0; i < expected.size(); ++i) diff |= unsigned(i < given.size() ? given[i] ^ expected[i] : 1);
   if (diff != 0)
-    throw ApiError(401, given.empty() ? "missing API key: send Authorization: Bearer KEY"
-                                      : "wrong API key in the Authorization header",
-                   {}, "invalid_api_key");
+    throw ApiError(
+        401,
+        given.empty() ? "missing API key: send Authorization: Bearer KEY" : "wrong API key in the Authorization header",
+        {}, "invalid_api_key");
 }
 
 void HttpRoutes::completions(const httplib::Request& req, httplib::Response& res, Endpoint endpoint) {
@@ -148,8 +148,7 @@ void HttpRoutes::completions(const httplib::Request& req, httplib::Response& res
           state->slot.reset();  // free before the client can see the end and send its next request
           if (ch.error())
             out += sse_event(ApiError(500, "generation failed: " + *ch.error(), {}, "engine_error").body());
-          else
-            out += sse_event(final_chunk(state->meta, ch.outcome()));
+          else out += sse_event(final_chunk(state->meta, ch.outcome()));
           out += kSseDone;
         }
         if (!out.empty() && !sink.write(out.data(), out.size())) {
@@ -210,18 +209,20 @@ void HttpRoutes::install(httplib::Server& server) {
   server.Get("/v1/models", [this](const httplib::Request& req, httplib::Response& res) {
     answer(res, [&] {
       require_key(req);
-      send_json(res, 200,
-                {{"object", "list"},
-                 {"data", json::array({{{"id", options_.model_id},
-                                        {"object", "model"},
-                                        {"created", started_},
-                                        {"owned_by", "moepage"}}})}});
+      send_json(
+          res, 200,
+          {{"object", "list"},
+           {"data",
+            json::array(
+                {{{"id", options_.model_id}, {"object", "model"}, {"created", started_}, {"owned_by", "moepage"}}})}});
     });
   });
   server.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
     const bool ok = engine_.serving() && !draining_;
     send_json(res, ok ? 200 : 503,
-              {{"status", draining_ ? "draining" : ok ? "ok" : "no profile loaded"},
+              {{"status", draining_ ? "draining"
+                          : ok      ? "ok"
+                                    : "no profile loaded"},
                {"profile", engine_.profile_name()}});
   });
   server.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {

@@ -15,7 +15,10 @@ json extras(const GenerationOutcome& o) { return {{"profile", o.profile}, {"toke
 bool is_chat(const ResponseMeta& m) { return m.endpoint == Endpoint::chat; }
 
 json envelope(const ResponseMeta& m, const char* object, json choice) {
-  return {{"id", m.id}, {"object", object}, {"created", m.created}, {"model", m.model},
+  return {{"id", m.id},
+          {"object", object},
+          {"created", m.created},
+          {"model", m.model},
           {"choices", json::array({std::move(choice)})}};
 }
 
@@ -23,10 +26,8 @@ json envelope(const ResponseMeta& m, const char* object, json choice) {
 
 json whole_response(const ResponseMeta& meta, const std::string& text, const GenerationOutcome& outcome) {
   json choice{{"index", 0}, {"logprobs", nullptr}, {"finish_reason", outcome.finish_reason}};
-  if (is_chat(meta))
-    choice["message"] = {{"role", "assistant"}, {"content", text}};
-  else
-    choice["text"] = text;
+  if (is_chat(meta)) choice["message"] = {{"role", "assistant"}, {"content", text}};
+  else choice["text"] = text;
   json out = envelope(meta, is_chat(meta) ? "chat.completion" : "text_completion", std::move(choice));
   out["usage"] = usage(outcome);
   out["moepage"] = extras(outcome);
@@ -46,10 +47,8 @@ json text_chunk(const ResponseMeta& meta, const std::string& text, bool first) {
 
 json final_chunk(const ResponseMeta& meta, const GenerationOutcome& outcome) {
   json choice{{"index", 0}, {"logprobs", nullptr}, {"finish_reason", outcome.finish_reason}};
-  if (is_chat(meta))
-    choice["delta"] = json::object();
-  else
-    choice["text"] = "";
+  if (is_chat(meta)) choice["delta"] = json::object();
+  else choice["text"] = "";
   json out = envelope(meta, is_chat(meta) ? "chat.completion.chunk" : "text_completion", std::move(choice));
   out["usage"] = usage(outcome);
   out["moepage"] = extras(outcome);

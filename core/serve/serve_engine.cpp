@@ -96,17 +96,18 @@ void ServeEngine::generate(const GenerationJob& job, GenerationChannel& channel)
   bool cancelled = false;
   std::vector<int32_t> ids;
   try {
-    ids = cli::generate(stack.arch, info, job.prompt, job.settings,
-                        [&](int32_t id) {
-                          // Checked before the next forward: a client that left costs at most one token.
-                          if (channel.cancelled()) {
-                            cancelled = true;
-                            return false;
-                          }
-                          channel.send_text(stops.push(text.push(id)));
-                          return !stops.matched();
-                        },
-                        times);
+    ids = cli::generate(
+        stack.arch, info, job.prompt, job.settings,
+        [&](int32_t id) {
+          // Checked before the next forward: a client that left costs at most one token.
+          if (channel.cancelled()) {
+            cancelled = true;
+            return false;
+          }
+          channel.send_text(stops.push(text.push(id)));
+          return !stops.matched();
+        },
+        times);
   } catch (const std::exception& e) {
     host::logger("serve")->error("generation failed on profile {}: {}", profile, e.what());
     metrics_.record_request({job.endpoint, profile, "error", uint32_t(job.prompt.size()), 0, 0, 0});
@@ -135,12 +136,14 @@ void ServeEngine::generate(const GenerationJob& job, GenerationChannel& channel)
 void ServeEngine::swap_profile(NamedProfile next) {
   const profile::Profile& now = current_.profile;
   if (std::filesystem::weakly_canonical(next.profile.model) != std::filesystem::weakly_canonical(now.model))
-    throw ApiError(409, "profile " + next.name + " names model " + next.profile.model.string() + " but " +
-                            now.model.string() + " is being served; changing the model needs a restart",
+    throw ApiError(409,
+                   "profile " + next.name + " names model " + next.profile.model.string() + " but " +
+                       now.model.string() + " is being served; changing the model needs a restart",
                    "profile", "model_differs");
   if (next.profile.device != now.device)
-    throw ApiError(409, "profile " + next.name + " runs on device " + next.profile.device + " but the server runs on " +
-                            now.device + "; changing the device needs a restart",
+    throw ApiError(409,
+                   "profile " + next.name + " runs on device " + next.profile.device + " but the server runs on " +
+                       now.device + "; changing the device needs a restart",
                    "profile", "device_differs");
   std::unique_ptr<cli::ResolvedStack> resolved;
   try {
@@ -161,13 +164,13 @@ void ServeEngine::swap_profile(NamedProfile next) {
     try {
       loaded_.emplace(cli::create_stack(*resolved_, host_->get()));
     } catch (const std::exception& again) {
-      throw ApiError(500, "profile " + next.name + " cannot be loaded: " + why + "; rebuilding profile " + current_.name +
-                              " failed too: " + again.what());
+      throw ApiError(500, "profile " + next.name + " cannot be loaded: " + why + "; rebuilding profile " +
+                              current_.name + " failed too: " + again.what());
     }
     publish_profile();
-    throw ApiError(422, "profile " + next.name + " cannot be loaded: " + why + " (profile " + current_.name +
-                            " still serves)",
-                   "profile", "profile_load_failed");
+    throw ApiError(
+        422, "profile " + next.name + " cannot be loaded: " + why + " (profile " + current_.name + " still serves)",
+        "profile", "profile_load_failed");
   }
   resolved_ = std::move(resolved);
   current_ = std::move(next);

@@ -37,8 +37,7 @@ std::size_t skip_space_forward(std::string_view text, std::size_t pos) {
 
 }  // namespace
 
-AddedTokenMatcher::AddedTokenMatcher(std::vector<AddedToken> tokens)
-    : tokens_(std::move(tokens)), by_first_byte_(256) {
+AddedTokenMatcher::AddedTokenMatcher(std::vector<AddedToken> tokens) : tokens_(std::move(tokens)), by_first_byte_(256) {
   for (std::size_t i = 0; i < tokens_.size(); ++i) {
     if (!tokens_[i].content.empty()) {
       by_first_byte_[static_cast<unsigned char>(tokens_[i].content[0])].push_back(i);
@@ -57,8 +56,7 @@ bool AddedTokenMatcher::find_next(std::string_view text, std::size_t from, Match
         if (token.single_word) {
           const std::size_t end = pos + token.content.size();
           if (pos > 0 && is_word_char(char_before(text, pos))) continue;
-          if (end < text.size() && is_word_char(decode_utf8(text, end).codepoint) &&
-              decode_utf8(text, end).valid) {
+          if (end < text.size() && is_word_char(decode_utf8(text, end).codepoint) && decode_utf8(text, end).valid) {
             continue;
           }
         }

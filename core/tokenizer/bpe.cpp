@@ -15,9 +15,7 @@ constexpr int32_t kMaxTokenId = 1 << 21;  // real vocabularies stay below 300k
 constexpr std::size_t kCacheCapacity = 1 << 16;
 constexpr std::size_t kMaxCachedWordBytes = 256;
 
-uint64_t pair_key(int32_t left, int32_t right) {
-  return (uint64_t(uint32_t(left)) << 32) | uint32_t(right);
-}
+uint64_t pair_key(int32_t left, int32_t right) { return (uint64_t(uint32_t(left)) << 32) | uint32_t(right); }
 
 }  // namespace
 
@@ -30,8 +28,8 @@ BpeModel::BpeModel(const BpeSpec& spec) : cache_(std::make_unique<Cache>()) {
   int32_t max_id = -1;
   for (const auto& [token, id] : spec.vocab) {
     if (id < 0 || id >= kMaxTokenId) {
-      throw std::invalid_argument("vocab entry '" + token + "' has id " + std::to_string(id) +
-                                  ", expected 0.." + std::to_string(kMaxTokenId - 1));
+      throw std::invalid_argument("vocab entry '" + token + "' has id " + std::to_string(id) + ", expected 0.." +
+                                  std::to_string(kMaxTokenId - 1));
     }
     if (!token_to_id_.emplace(token, id).second) {
       throw std::invalid_argument("vocab token '" + token + "' appears twice");
@@ -42,8 +40,8 @@ BpeModel::BpeModel(const BpeSpec& spec) : cache_(std::make_unique<Cache>()) {
   id_used_.assign(std::size_t(max_id + 1), false);
   for (const auto& [token, id] : spec.vocab) {
     if (id_used_[std::size_t(id)]) {
-      throw std::invalid_argument("vocab id " + std::to_string(id) + " is used by '" +
-                                  id_to_token_[std::size_t(id)] + "' and '" + token + "'");
+      throw std::invalid_argument("vocab id " + std::to_string(id) + " is used by '" + id_to_token_[std::size_t(id)] +
+                                  "' and '" + token + "'");
     }
     id_used_[std::size_t(id)] = true;
     id_to_token_[std::size_t(id)] = token;
@@ -54,8 +52,8 @@ BpeModel::BpeModel(const BpeSpec& spec) : cache_(std::make_unique<Cache>()) {
     const auto l = token_to_id(left), r = token_to_id(right), m = token_to_id(left + right);
     if (!l || !r || !m) {
       const std::string missing = !l ? left : !r ? right : left + right;
-      throw std::invalid_argument("merge " + std::to_string(rank) + " ('" + left + "' '" + right +
-                                  "') uses '" + missing + "', which is not in the vocab");
+      throw std::invalid_argument("merge " + std::to_string(rank) + " ('" + left + "' '" + right + "') uses '" +
+                                  missing + "', which is not in the vocab");
     }
     // A repeated pair takes its last rank: the reference builds its merge map the same way.
     merges_.insert_or_assign(pair_key(*l, *r), Merge{uint32_t(rank), *m});

@@ -145,8 +145,7 @@ void read_pre_tokenizer(const Reader& r, const json& root, TokenizerSpec& spec) 
   const std::string type = r.type_of(*component, "pre_tokenizer");
   if (type == "ByteLevel") return read_byte_level_pre_tokenizer(r, *component, "pre_tokenizer", spec);
   if (type == "Sequence") {
-    const json& list = r.array(r.member(*component, "pre_tokenizer", "pretokenizers"),
-                               "pre_tokenizer.pretokenizers");
+    const json& list = r.array(r.member(*component, "pre_tokenizer", "pretokenizers"), "pre_tokenizer.pretokenizers");
     if (list.size() == 1 && r.type_of(list[0], "pre_tokenizer.pretokenizers[0]") == "ByteLevel") {
       return read_byte_level_pre_tokenizer(r, list[0], "pre_tokenizer.pretokenizers[0]", spec);
     }
@@ -175,8 +174,8 @@ void read_template(const Reader& r, const json& component, const std::string& pa
       parsed.is_sequence = true;
     } else if (item.contains("SpecialToken")) {
       const json& special = r.object(item["SpecialToken"], item_path + ".SpecialToken");
-      const std::string name = r.string(r.member(special, item_path + ".SpecialToken", "id"),
-                                        item_path + ".SpecialToken.id");
+      const std::string name =
+          r.string(r.member(special, item_path + ".SpecialToken", "id"), item_path + ".SpecialToken.id");
       const auto it = specials.find(name);
       if (it == specials.end()) r.fail(item_path, "special token '" + name + "' is not in special_tokens");
       parsed.ids = it->second;

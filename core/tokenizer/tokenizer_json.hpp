@@ -13,15 +13,15 @@
 namespace moepage::tokenizer {
 
 struct TemplateItem {
-  bool is_sequence = false;   // the input text's ids
-  std::vector<int32_t> ids;   // the special token's ids otherwise
+  bool is_sequence = false;  // the input text's ids
+  std::vector<int32_t> ids;  // the special token's ids otherwise
 };
 
 struct TokenizerSpec {
   BpeSpec bpe;
   std::vector<AddedToken> added_tokens;
-  bool add_prefix_space = false;  // ByteLevel: prepend ' ' to text that does not start with one
-  bool use_regex = true;          // ByteLevel: split with the GPT-2 pattern first
+  bool add_prefix_space = false;              // ByteLevel: prepend ' ' to text that does not start with one
+  bool use_regex = true;                      // ByteLevel: split with the GPT-2 pattern first
   std::vector<TemplateItem> single_template;  // empty: no post-processing
 };
 

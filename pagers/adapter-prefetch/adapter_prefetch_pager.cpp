@@ -38,8 +38,8 @@ moepage::pager::Adapter load_adapter(const mp_pager_create_args& args, const std
   model.n_experts = c.n_experts;
   model.has_experts.assign(c.has_experts, c.has_experts + c.n_layers);
   if (model.d_model == 0)
-    throw mp::Error(MP_ERR_UNSUPPORTED, "pager 'adapter-prefetch': the expert catalog gives no d_model to check " + path +
-                                            " against");
+    throw mp::Error(MP_ERR_UNSUPPORTED,
+                    "pager 'adapter-prefetch': the expert catalog gives no d_model to check " + path + " against");
   try {
     return moepage::pager::read_adapter_file(path, model);
   } catch (const PagerError& e) {
@@ -55,15 +55,17 @@ class AdapterPrefetchPager : public moepage::paging::PagedPager {
         scorer_(load_adapter(args, adapter_path_), catalog().n_layers) {
     const int64_t top_m = options.get_int("top_m");
     if (top_m < 0 || top_m > int64_t(catalog().n_experts))
-      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pager 'adapter-prefetch': option top_m = {}: expected 0 (top-k + 2) "
-                                                     "to {} (the expert count)", top_m, catalog().n_experts));
+      throw mp::Error(MP_ERR_INVALID_ARG,
+                      mp::format("pager 'adapter-prefetch': option top_m = {}: expected 0 (top-k + 2) "
+                                 "to {} (the expert count)",
+                                 top_m, catalog().n_experts));
     top_m_ = top_m == 0 ? std::min(catalog().top_k + 2, catalog().n_experts) : uint32_t(top_m);
     hidden_.resize(scorer_.d_model());
     scores_.resize(catalog().n_experts);
     predicted_.assign(catalog().n_layers, std::vector<int32_t>(top_m_));
     predicted_n_.assign(catalog().n_layers, 0);
-    log().info("predictor {}: rank {}, prefetching the top {} experts of the next layer", adapter_path_,
-               scorer_.rank(), top_m_);
+    log().info("predictor {}: rank {}, prefetching the top {} experts of the next layer", adapter_path_, scorer_.rank(),
+               top_m_);
   }
   ~AdapterPrefetchPager() {
     if (predicted_steps_ > 0)
@@ -89,12 +91,12 @@ class AdapterPrefetchPager : public moepage::paging::PagedPager {
 
   mp_status observe(uint32_t layer, const float* hidden, uint32_t d_model, mp_stream stream) {
     if (hidden == nullptr || d_model != scorer_.d_model())
-      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pager 'adapter-prefetch': observe(layer {}) got {} hidden values, "
-                                                     "the adapter {} expects {}", layer, d_model, adapter_path_,
-                                                     scorer_.d_model()));
+      throw mp::Error(MP_ERR_INVALID_ARG,
+                      mp::format("pager 'adapter-prefetch': observe(layer {}) got {} hidden values, "
+                                 "the adapter {} expects {}",
+                                 layer, d_model, adapter_path_, scorer_.d_model()));
     const uint32_t next = layer + 1;
-    if (!scorer_.predicts_after(layer) || next >= catalog().n_layers || !catalog().has_experts[next])
-      return MP_OK;
+    if (!scorer_.predicts_after(layer) || next >= catalog().n_layers || !catalog().has_experts[next]) return MP_OK;
     const mp_device_service* dev = host()->device;
     const float* h = hidden;
     if (dev->kind != MP_DEVICE_CPU) {
@@ -103,8 +105,10 @@ class AdapterPrefetchPager : public moepage::paging::PagedPager {
       mp_status s = dev->stream_synchronize(dev->ctx, stream);
       if (s == MP_OK) s = dev->copy_to_host(dev->ctx, hidden_.data(), hidden, uint64_t(d_model) * sizeof(float));
       if (s != MP_OK)
-        throw mp::Error(MP_ERR_DEVICE, mp::format("pager 'adapter-prefetch': cannot copy layer {}'s hidden state to the "
-                                                  "host ({})", layer, mp_status_name(s)));
+        throw mp::Error(MP_ERR_DEVICE,
+                        mp::format("pager 'adapter-prefetch': cannot copy layer {}'s hidden state to the "
+                                   "host ({})",
+                                   layer, mp_status_name(s)));
       h = hidden_.data();
     }
     scorer_.score(layer, {h, d_model}, {}, scores_);

@@ -47,13 +47,14 @@ CatalogCopy::CatalogCopy(const mp_expert_catalog& c)
       c.segments == nullptr || c.has_experts == nullptr)
     throw mp::Error(MP_ERR_INVALID_ARG, "expert catalog: parts, files, segments and has_experts must all be given");
   if (n_parts > kMaxParts || n_layers >= kMaxLayers)
-    throw mp::Error(MP_ERR_INVALID_ARG, mp::format("expert catalog: {} layers of {} parts per expert; at most {} and {}",
-                                                   n_layers, n_parts, kMaxLayers - 1, kMaxParts));
+    throw mp::Error(MP_ERR_INVALID_ARG,
+                    mp::format("expert catalog: {} layers of {} parts per expert; at most {} and {}", n_layers, n_parts,
+                               kMaxLayers - 1, kMaxParts));
   part_offset.assign(c.part_offset, c.part_offset + n_parts);
   part_bytes.assign(c.part_bytes, c.part_bytes + n_parts);
   for (uint32_t p = 0; p < n_parts; ++p) {
     part_names.emplace_back(c.part_names != nullptr && c.part_names[p] != nullptr ? c.part_names[p]
-                                                                                : "part " + std::to_string(p));
+                                                                                  : "part " + std::to_string(p));
     if (part_offset[p] + part_bytes[p] > expert_bytes)
       throw mp::Error(MP_ERR_INVALID_ARG, mp::format("expert catalog: part {} ends at byte {}, past the {}-byte slot",
                                                      part_names[p], part_offset[p] + part_bytes[p], expert_bytes));
@@ -65,16 +66,18 @@ CatalogCopy::CatalogCopy(const mp_expert_catalog& c)
   // With the architecture's stride (host_api.h): a newer catalog's segments may be larger.
   const size_t n_segments = size_t(n_layers) * n_experts * n_parts;
   if (n_segments > UINT32_MAX) throw mp::Error(MP_ERR_INVALID_ARG, "expert catalog: more than 2^32 segments");
-  segments = mp::VersionedArray<mp_expert_segment>(c.segments, uint32_t(n_segments), "expert catalog segments").to_vector();
+  segments =
+      mp::VersionedArray<mp_expert_segment>(c.segments, uint32_t(n_segments), "expert catalog segments").to_vector();
   for (uint32_t l = 0; l < n_layers; ++l) {
     if (!has_experts[l]) continue;
     for (uint32_t e = 0; e < n_experts; ++e)
       for (uint32_t p = 0; p < n_parts; ++p) {
         const mp_expert_segment& s = segment(l, e, p);
         if (s.file >= files.size() || s.length != part_bytes[p])
-          throw mp::Error(MP_ERR_INVALID_ARG,
-                          mp::format("expert catalog: layer {} expert {} part {}: file {} of {}, length {} (expected {})",
-                                     l, e, part_names[p], s.file, files.size(), s.length, part_bytes[p]));
+          throw mp::Error(
+              MP_ERR_INVALID_ARG,
+              mp::format("expert catalog: layer {} expert {} part {}: file {} of {}, length {} (expected {})", l, e,
+                         part_names[p], s.file, files.size(), s.length, part_bytes[p]));
       }
   }
 }
@@ -165,8 +168,7 @@ void PagedPager::decide_and_allocate(const mp_pager_create_args& args, const mp:
   if (split == "trace") {
     if (d.mode == moepage::pager::BudgetMode::HoldsAll)
       log_.info("split = trace: the budget holds every expert, so every layer keeps all {} slots", slots_);
-    else
-      split_by_trace(split_trace, *policy, uint64_t(slots_) * in.paged_layers);
+    else split_by_trace(split_trace, *policy, uint64_t(slots_) * in.paged_layers);
   } else if (!split_trace.empty()) {
     log_.warn("split_trace = {} is ignored: split is {}, not trace", split_trace, split);
   }
@@ -176,8 +178,9 @@ void PagedPager::decide_and_allocate(const mp_pager_create_args& args, const mp:
     const uint64_t bytes = uint64_t(layer_slots_[l]) * cat_.expert_bytes;
     void* p = nullptr;
     if (dev->alloc_device(dev->ctx, bytes, &p) != MP_OK || p == nullptr)
-      throw mp::Error(MP_ERR_OOM, mp::format("pager '{}': cannot allocate {} bytes of device memory for layer {}'s {} slots",
-                                             component_, bytes, l, layer_slots_[l]));
+      throw mp::Error(MP_ERR_OOM,
+                      mp::format("pager '{}': cannot allocate {} bytes of device memory for layer {}'s {} slots",
+                                 component_, bytes, l, layer_slots_[l]));
     pools_[l] = static_cast<uint8_t*>(p);
     pool_bytes_ += bytes;
   }
@@ -209,10 +212,11 @@ void PagedPager::split_by_trace(const std::string& path, moepage::pager::PolicyK
   }
   const moepage::pager::TraceMeta& m = trace.meta;
   if (m.layers != cat_.n_layers || m.experts != cat_.n_experts || (m.top_k != 0 && m.top_k != cat_.top_k))
-    throw mp::Error(MP_ERR_INVALID_ARG,
-                    mp::format("pager '{}': split_trace {} was recorded on {} layers x {} experts (top-k {}); expected "
-                               "a trace of this model: {} layers x {} experts (top-k {})",
-                               component_, path, m.layers, m.experts, m.top_k, cat_.n_layers, cat_.n_experts, cat_.top_k));
+    throw mp::Error(
+        MP_ERR_INVALID_ARG,
+        mp::format("pager '{}': split_trace {} was recorded on {} layers x {} experts (top-k {}); expected "
+                   "a trace of this model: {} layers x {} experts (top-k {})",
+                   component_, path, m.layers, m.experts, m.top_k, cat_.n_layers, cat_.n_experts, cat_.top_k));
   for (const moepage::pager::TraceRow& r : trace.rows)
     if (!cat_.has_experts[r.layer])
       throw mp::Error(MP_ERR_INVALID_ARG,
@@ -243,8 +247,9 @@ uint64_t PagedPager::add_reads(uint32_t layer, uint32_t expert, uint32_t slot, i
   for (uint32_t p = 0; p < cat_.n_parts; ++p) {
     const mp_expert_segment& s = cat_.segment(layer, expert, p);
     mp_read_request& r = requests_[count++];
-    r = mp_read_request{sizeof(mp_read_request), file_handles_[s.file], s.offset, s.length, slot_base(layer, slot),
-                        cat_.part_offset[p], dst_kind_, priority, read_tag(layer, expert, p)};
+    r = mp_read_request{sizeof(mp_read_request),   file_handles_[s.file], s.offset,  s.length,
+                        slot_base(layer, slot),    cat_.part_offset[p],   dst_kind_, priority,
+                        read_tag(layer, expert, p)};
     bytes += s.length;
   }
   return bytes;
@@ -406,8 +411,8 @@ mp_status PagedPager::hint(uint32_t layer, const int32_t* experts, uint32_t n) {
   mp_ticket ticket = 0;
   if (const mp_status s = transport_.vtable->submit(transport_.self, requests_.data(), count, &ticket); s != MP_OK) {
     core_->invalidate_fill(layer, plan->fill);
-    throw mp::Error(s, mp::format("pager '{}': layer {}: prefetch submit failed: {}", component_, layer,
-                                  transport_error()));
+    throw mp::Error(
+        s, mp::format("pager '{}': layer {}: prefetch submit failed: {}", component_, layer, transport_error()));
   }
   pending_[layer].push_back(PendingPrefetch{plan->fill, ticket, bytes});
   return MP_OK;
@@ -460,8 +465,8 @@ mp_status PagedPager::stats(mp_pager_stats* out) {
 
 mp_status PagedPager::layer_stats(uint32_t layer, mp_pager_layer_stats* out) {
   if (layer >= cat_.n_layers)
-    throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pager '{}': layer_stats for layer {} of {}", component_, layer,
-                                                   cat_.n_layers));
+    throw mp::Error(MP_ERR_INVALID_ARG,
+                    mp::format("pager '{}': layer_stats for layer {} of {}", component_, layer, cat_.n_layers));
   mp_pager_layer_stats s{};
   if (core_->is_paged(layer)) moepage::pager::fill_abi_layer_stats(*core_, layer, s);
   s.struct_size = sizeof s;

@@ -108,16 +108,16 @@ class PagedPager {
   mp_transport_ref transport_;
   std::vector<uint32_t> file_handles_;
   int32_t dst_kind_ = MP_MEM_HOST;
-  uint32_t slots_ = 0;                // the uniform slots per layer the budget buys
+  uint32_t slots_ = 0;                 // the uniform slots per layer the budget buys
   std::vector<uint32_t> layer_slots_;  // [n_layers] each pool's slots: slots_, or the split; 0: not paged
   uint64_t pool_bytes_ = 0;
   std::vector<uint8_t*> pools_;  // [n_layers] device memory, nullptr for layers without experts
   std::unique_ptr<moepage::pager::PagerCore> core_;
 
   // Preallocated hot-path scratch.
-  std::vector<mp_read_request> requests_;           // [max(slots, n_experts) * n_parts]
+  std::vector<mp_read_request> requests_;              // [max(slots, n_experts) * n_parts]
   std::vector<std::vector<PendingPrefetch>> pending_;  // [n_layers], capacity kMaxPendingPerLayer
-  std::vector<std::vector<int32_t>> last_request_;  // [n_layers], capacity slots
+  std::vector<std::vector<int32_t>> last_request_;     // [n_layers], capacity slots
   std::vector<uint32_t> last_request_n_;
 
   uint64_t token_ = 0;
@@ -137,14 +137,17 @@ class NamedPagedPager : public PagedPager {
 };
 
 // The option table every paged pager plugin shares (paged, lru, adapter-prefetch).
-#define MOEPAGE_PAGED_PAGER_OPTIONS                                                                              \
-  mp::option(MP_OPT_SIZE_OR_AUTO, "budget", "auto",                                                              \
-             "device memory for expert slots (one slot per expert at most); auto = available memory minus reserve"),       \
-      mp::option(MP_OPT_SIZE, "reserve", "8GiB", "memory left free when budget is auto"),                        \
-      mp::enum_option("policy", "lru|lfu|lfru|s3fifo", "lru", "which cached expert a miss evicts (lfru: decayed frequency; s3fifo: probation, main and ghost queues)"), \
-      mp::enum_option("split", "uniform|trace", "uniform",                                                       \
-                      "slots per layer: uniform, or trace: the same total split by each layer's reuse in split_trace"), \
-      mp::option(MP_OPT_PATH, "split_trace", "",                                                                 \
+#define MOEPAGE_PAGED_PAGER_OPTIONS                                                                                  \
+  mp::option(MP_OPT_SIZE_OR_AUTO, "budget", "auto",                                                                  \
+             "device memory for expert slots (one slot per expert at most); auto = available memory minus reserve"), \
+      mp::option(MP_OPT_SIZE, "reserve", "8GiB", "memory left free when budget is auto"),                            \
+      mp::enum_option(                                                                                               \
+          "policy", "lru|lfu|lfru|s3fifo", "lru",                                                                    \
+          "which cached expert a miss evicts (lfru: decayed frequency; s3fifo: probation, main and ghost queues)"),  \
+      mp::enum_option(                                                                                               \
+          "split", "uniform|trace", "uniform",                                                                       \
+          "slots per layer: uniform, or trace: the same total split by each layer's reuse in split_trace"),          \
+      mp::option(MP_OPT_PATH, "split_trace", "",                                                                     \
                  "split = trace: a trace recorded on this model (moepage run --trace; plain text or .xz)")
 
 }  // namespace moepage::paging

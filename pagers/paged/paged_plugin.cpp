@@ -17,6 +17,6 @@ class Paged : public moepage::paging::NamedPagedPager<kName> {
 }  // namespace
 
 MOEPAGE_PLUGIN(kName, "0.3.0",
-               mp::make_pager_descriptor<Paged>(
-                   kName, "0.3.0", "slot pool per layer under a memory budget, evicting by policy",
-                   MP_CAP_CPU | MP_CAP_GPU | MP_CAP_PREFETCH, kOptions))
+               mp::make_pager_descriptor<Paged>(kName, "0.3.0",
+                                                "slot pool per layer under a memory budget, evicting by policy",
+                                                MP_CAP_CPU | MP_CAP_GPU | MP_CAP_PREFETCH, kOptions))

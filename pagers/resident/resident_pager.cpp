@@ -6,8 +6,8 @@
 // of up to kBatchReads requests (one ticket per batch), and a failed read is an error naming the
 // layer, expert, file and offset. acquire() then only looks slots up: every access is a hit.
 #include <algorithm>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -97,7 +97,8 @@ class ResidentPager {
   }
 
   void layer_stats(uint32_t layer, mp_pager_layer_stats* out) {
-    if (layer >= n_layers_) throw mp::Error(MP_ERR_INVALID_ARG, "layer_stats: layer " + std::to_string(layer) + " is out of range");
+    if (layer >= n_layers_)
+      throw mp::Error(MP_ERR_INVALID_ARG, "layer_stats: layer " + std::to_string(layer) + " is out of range");
     mp_pager_layer_stats s{sizeof(mp_pager_layer_stats), layer_stats_[layer].accesses, layer_stats_[layer].accesses, 0};
     mp::write_out(out, s, "pager 'resident': layer_stats");
   }
@@ -115,7 +116,8 @@ class ResidentPager {
   uint64_t now() const { return host_->now_ns ? host_->now_ns(host_->ctx) : 0; }
 
   void allocate(const mp_expert_catalog& cat) {
-    if (cat.has_experts == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': the catalog has no has_experts table");
+    if (cat.has_experts == nullptr)
+      throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': the catalog has no has_experts table");
     const mp_device_service* dev = host_->device;
     for (uint32_t l = 0; l < n_layers_; ++l) {
       if (!cat.has_experts[l]) continue;
@@ -215,7 +217,8 @@ class ResidentPager {
         if (si != MP_OK) throw mp::Error(si, read_failure(cat, batch[i], origins[i], tr));
       }
       throw mp::Error(s, "pager 'resident': a batch of " + std::to_string(batch.size()) + " expert reads from layer " +
-                             std::to_string(origins.front().layer) + " expert " + std::to_string(origins.front().expert) +
+                             std::to_string(origins.front().layer) + " expert " +
+                             std::to_string(origins.front().expert) +
                              " on failed but every read succeeded alone: " + tr.vtable->last_error(tr.self));
     }
     for (const mp_read_request& r : batch) load_bytes_read_ += r.length;
@@ -240,5 +243,6 @@ class ResidentPager {
 }  // namespace
 
 MOEPAGE_PLUGIN("resident", "0.2.0",
-               mp::make_pager_descriptor<ResidentPager>("resident", "0.2.0", "every expert resident from load; no paging",
+               mp::make_pager_descriptor<ResidentPager>("resident", "0.2.0",
+                                                        "every expert resident from load; no paging",
                                                         MP_CAP_CPU | MP_CAP_GPU))

@@ -305,7 +305,8 @@ TEST_CASE("every vtable's size at every minor follows from its table and stays f
   CHECK(sizeof(mp_arch_vtable) == kArchSizes[MP_ABI_MINOR]);
 }
 
-TEST_CASE("a 1.0 plugin must fill its vtables up to the last 1.0 required callback, a 1.4 transport up to poll_result") {
+TEST_CASE(
+    "a 1.0 plugin must fill its vtables up to the last 1.0 required callback, a 1.4 transport up to poll_result") {
   CHECK(mp::abi::required_size(mp::abi::kTransportCallbacks, 0) == offsetof(mp_transport_vtable, stats) + 8);
   CHECK(mp::abi::required_size(mp::abi::kTransportCallbacks, 3) == offsetof(mp_transport_vtable, stats) + 8);
   CHECK(mp::abi::required_size(mp::abi::kTransportCallbacks, 4) == sizeof(mp_transport_vtable));

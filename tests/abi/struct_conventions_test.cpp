@@ -74,9 +74,9 @@ TEST_CASE("a versioned array is walked with its first element's struct_size and 
   CHECK(a[2].offset == 200);
   CHECK(a[2].struct_size == sizeof(mp_expert_segment));  // normalised to this SDK's layout
   wide[1].s.struct_size = sizeof(mp_expert_segment);
-  CHECK_THROWS_WITH_AS(mp::VersionedArray<mp_expert_segment>(&wide[0].s, 3, "segments"),
-                       "segments: element 1: struct_size 24 differs from the first element's 32 (the stride of the array)",
-                       mp::Error);
+  CHECK_THROWS_WITH_AS(
+      mp::VersionedArray<mp_expert_segment>(&wide[0].s, 3, "segments"),
+      "segments: element 1: struct_size 24 differs from the first element's 32 (the stride of the array)", mp::Error);
   mp_expert_segment tiny{8, 0, 0, 0};
   CHECK_THROWS_AS(mp::VersionedArray<mp_expert_segment>(&tiny, 1, "segments"), mp::Error);
   CHECK(mp::VersionedArray<mp_expert_segment>(nullptr, 0, "segments").size() == 0);

@@ -7,21 +7,21 @@
 
 #include <nlohmann/json.hpp>
 
-#include "svg_check.hpp"
 #include "support/temp_dir.hpp"
 #include "support/test_paths.hpp"
+#include "svg_check.hpp"
 
 TEST_CASE("a tiny ablation of resident against lru runs end to end with identical ids") {
   moepage::test::TempDir dir("ablate-e2e");
-  dir.write("spec.yaml",
-            "base: " + moepage::test::source_path("configs/default.yaml").string() + "\n"
-            "model: {synth: {preset: tiny, seed: 2}}\n"
-            "arms:\n"
-            "  - {name: resident, set: {pager.plugin: resident}}\n"
-            "  - {name: lru-min, set: {pager.plugin: lru, pager.budget: 1MiB}}\n"
-            "repetitions: 2\n"
-            "prompts: [{ids: [1, 2, 3, 4]}]\n"
-            "max_tokens: 6\n");
+  dir.write("spec.yaml", "base: " + moepage::test::source_path("configs/default.yaml").string() +
+                             "\n"
+                             "model: {synth: {preset: tiny, seed: 2}}\n"
+                             "arms:\n"
+                             "  - {name: resident, set: {pager.plugin: resident}}\n"
+                             "  - {name: lru-min, set: {pager.plugin: lru, pager.budget: 1MiB}}\n"
+                             "repetitions: 2\n"
+                             "prompts: [{ids: [1, 2, 3, 4]}]\n"
+                             "max_tokens: 6\n");
   const std::filesystem::path out = dir.path() / "out";
   const std::string command = moepage::test::moepage_exe().string() + " ablate " + (dir / "spec.yaml").string() +
                               " --quiet --plugin-dir " + moepage::test::plugin_dir().string() + " --out " +
@@ -29,7 +29,8 @@ TEST_CASE("a tiny ablation of resident against lru runs end to end with identica
   const int rc = std::system(command.c_str());
   INFO("stderr: " << moepage::test::read_file(dir.path() / "stderr.txt"));
   REQUIRE(rc == 0);
-  for (const char* name : {"table.md", "table.csv", "table.json", "plot.svg"}) CHECK(std::filesystem::exists(out / name));
+  for (const char* name : {"table.md", "table.csv", "table.json", "plot.svg"})
+    CHECK(std::filesystem::exists(out / name));
   const nlohmann::json table = nlohmann::json::parse(moepage::test::read_file(out / "table.json"));
   REQUIRE(table["arms"].size() == 2);
   CHECK(table["reloaded_per_repetition"] == true);

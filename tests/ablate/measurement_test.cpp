@@ -11,15 +11,16 @@ using namespace moepage::ablate;
 TEST_CASE("token ids come from the last 'token ids:' line") {
   CHECK(parse_token_ids("some text\ntoken ids: 5 7 11\n", "run") == std::vector<int32_t>{5, 7, 11});
   CHECK(parse_token_ids("token ids: 1\ntoken ids: 2 3\n", "run") == std::vector<int32_t>{2, 3});
-  CHECK_THROWS_WITH_AS(parse_token_ids("nothing\n", "arm 'a'"), "arm 'a': no 'token ids:' line in the output of moepage run",
-                       std::runtime_error);
+  CHECK_THROWS_WITH_AS(parse_token_ids("nothing\n", "arm 'a'"),
+                       "arm 'a': no 'token ids:' line in the output of moepage run", std::runtime_error);
   CHECK_THROWS_AS(parse_token_ids("token ids: 1 x\n", "run"), std::runtime_error);
 }
 
 TEST_CASE("the timing line gives prompt tokens and both phase times, in either log format") {
   Measurement m;
   m.generated = 17;
-  REQUIRE(parse_timing_line("[info] run: model x\n[info] run: prefill 8 tokens in 0.250 s; decode 17 tokens in 2.000 s\n", m));
+  REQUIRE(parse_timing_line(
+      "[info] run: model x\n[info] run: prefill 8 tokens in 0.250 s; decode 17 tokens in 2.000 s\n", m));
   CHECK(m.prompt_tokens == 8);
   CHECK(m.prefill_seconds == doctest::Approx(0.25));
   CHECK(m.decode_seconds == doctest::Approx(2.0));
@@ -28,7 +29,8 @@ TEST_CASE("the timing line gives prompt tokens and both phase times, in either l
   CHECK(*m.prefill_tok_s() == doctest::Approx(32.0));
   CHECK(*m.ms_per_token() == doctest::Approx(125.0));
   Measurement rates;
-  REQUIRE(parse_timing_line("run: prefill 4 tokens in 0.018 s (223.6 tok/s); decode 5 tokens in 0.016 s (313.80 tok/s)", rates));
+  REQUIRE(parse_timing_line("run: prefill 4 tokens in 0.018 s (223.6 tok/s); decode 5 tokens in 0.016 s (313.80 tok/s)",
+                            rates));
   CHECK(rates.prompt_tokens == 4);
   CHECK(rates.prefill_seconds == doctest::Approx(0.018));
   CHECK(rates.decode_seconds == doctest::Approx(0.016));

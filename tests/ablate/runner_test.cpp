@@ -8,8 +8,8 @@
 
 #include "ablate/runner.hpp"
 #include "ablate/svg_plot.hpp"
-#include "svg_check.hpp"
 #include "support/temp_dir.hpp"
+#include "svg_check.hpp"
 
 using namespace moepage::ablate;
 using moepage::test::TempDir;
@@ -108,9 +108,10 @@ TEST_CASE("an arm whose overrides break the profile fails before any run, naming
   TempDir dir("badarm");
   dir.write("base.yaml", "device: cpu\npager:\n  plugin: resident\n");
   dir.write("model/config.json", "{}");
-  const Spec spec = parse_spec("base: base.yaml\nmodel: model\narms: [{name: broken, set: {generate.max_tokens: lots}}]\n"
-                               "prompts: [{ids: [1]}]\n",
-                               dir.path() / "spec.yaml");
+  const Spec spec = parse_spec(
+      "base: base.yaml\nmodel: model\narms: [{name: broken, set: {generate.max_tokens: lots}}]\n"
+      "prompts: [{ids: [1]}]\n",
+      dir.path() / "spec.yaml");
   RunnerOptions options;
   options.out_dir = dir.path() / "out";
   options.print_table = false;

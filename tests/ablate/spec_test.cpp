@@ -65,7 +65,8 @@ TEST_CASE("a complete spec parses with paths resolved against the spec's folder"
   CHECK_FALSE(s.model.synth);
   REQUIRE(s.arms.size() == 3);
   CHECK(s.arms[0].profile == s.base);
-  CHECK(s.arms[1].sets == std::vector<std::pair<std::string, std::string>>{{"pager.plugin", "lru"}, {"pager.budget", "8MiB"}});
+  CHECK(s.arms[1].sets ==
+        std::vector<std::pair<std::string, std::string>>{{"pager.plugin", "lru"}, {"pager.budget", "8MiB"}});
   CHECK(s.arms[2].profile == std::filesystem::weakly_canonical(d.dir.path() / "other.yaml"));
   CHECK(s.repetitions == 2);
   CHECK(s.warmup_tokens == 3);
@@ -116,24 +117,25 @@ TEST_CASE("errors name the spec file, the line and the key") {
     CHECK(d.error(replace(kGood, "{name: lru, set:", "{set:")).find("arms[1].name: missing") != std::string::npos);
   }
   SUBCASE("two arms with one name") {
-    CHECK(d.error(replace(kGood, "{name: lru,", "{name: resident,")).find("arms[1].name: duplicate arm name 'resident'") !=
-          std::string::npos);
+    CHECK(d.error(replace(kGood, "{name: lru,", "{name: resident,"))
+              .find("arms[1].name: duplicate arm name 'resident'") != std::string::npos);
   }
   SUBCASE("an arm with neither set nor profile") {
-    CHECK(d.error(replace(kGood, "{name: other, profile: other.yaml}", "{name: other}")).find("arms[2]: expected set") !=
-          std::string::npos);
+    CHECK(
+        d.error(replace(kGood, "{name: other, profile: other.yaml}", "{name: other}")).find("arms[2]: expected set") !=
+        std::string::npos);
   }
   SUBCASE("a set value that is a list") {
     CHECK(d.error(replace(kGood, "pager.budget: 8MiB", "pager.budget: [1, 2]"))
               .find("arms[1].set.pager.budget: expected a scalar value") != std::string::npos);
   }
   SUBCASE("zero repetitions") {
-    CHECK(d.error(replace(kGood, "repetitions: 2", "repetitions: 0")).find(file + ":7: repetitions: expected at least 1") ==
-          0);
+    CHECK(d.error(replace(kGood, "repetitions: 2", "repetitions: 0"))
+              .find(file + ":7: repetitions: expected at least 1") == 0);
   }
   SUBCASE("a negative max_tokens") {
-    CHECK(d.error(replace(kGood, "max_tokens: 9", "max_tokens: -4")).find("max_tokens: expected a whole number, got '-4'") !=
-          std::string::npos);
+    CHECK(d.error(replace(kGood, "max_tokens: 9", "max_tokens: -4"))
+              .find("max_tokens: expected a whole number, got '-4'") != std::string::npos);
   }
   SUBCASE("an unknown order") {
     CHECK(d.error(replace(kGood, "order: shuffled", "order: random")).find("order: expected interleaved or shuffled") !=
@@ -152,9 +154,7 @@ TEST_CASE("errors name the spec file, the line and the key") {
     CHECK(d.error(replace(kGood, "prompts: [{ids: [1, 2, 3]}, {ids_file: prompt.ids}, {text: Hello}]\n", ""))
               .find("prompts: missing") != std::string::npos);
   }
-  SUBCASE("broken YAML") {
-    CHECK(d.error("arms: [\n").find(file + ":") == 0);
-  }
+  SUBCASE("broken YAML") { CHECK(d.error("arms: [\n").find(file + ":") == 0); }
 }
 
 TEST_CASE("a spec file that cannot be opened is named in the error") {

@@ -35,7 +35,8 @@ inline std::string svg_is_well_formed(const std::string& text) {
     if (tag.find('<') != std::string::npos) return "'<' inside a tag at " + std::to_string(lt);
     if (!tag.empty() && tag[0] == '/') {
       const std::string name = tag.substr(1);
-      if (open.empty() || open.back() != name) return "</" + name + "> does not close <" + (open.empty() ? "" : open.back()) + ">";
+      if (open.empty() || open.back() != name)
+        return "</" + name + "> does not close <" + (open.empty() ? "" : open.back()) + ">";
       open.pop_back();
       continue;
     }

@@ -10,9 +10,9 @@
 
 using namespace moepage;
 using namespace moepage::ckpt;
-using moepage::testing::safetensors_bytes;
 using moepage::test::TempDir;
 using moepage::test::write_file;
+using moepage::testing::safetensors_bytes;
 
 namespace {
 
@@ -30,8 +30,8 @@ std::string open_error(const std::filesystem::path& path) {
 }
 
 std::string entry(const std::string& name, const std::string& dtype, const std::string& shape, uint64_t b, uint64_t e) {
-  return "\"" + name + "\":{\"dtype\":\"" + dtype + "\",\"shape\":" + shape + ",\"data_offsets\":[" + std::to_string(b) +
-         "," + std::to_string(e) + "]}";
+  return "\"" + name + "\":{\"dtype\":\"" + dtype + "\",\"shape\":" + shape + ",\"data_offsets\":[" +
+         std::to_string(b) + "," + std::to_string(e) + "]}";
 }
 
 const std::vector<uint8_t> kData(64, 0x11);
@@ -48,7 +48,8 @@ TEST_CASE("a truncated file gives an error naming the file and the tensor past t
   CHECK(msg.find("outside the data region of 44 bytes") != std::string::npos);
 
   write_file(dir / "stub.safetensors", {1, 2, 3});
-  CHECK(open_error(dir / "stub.safetensors").find("shorter than the 8-byte safetensors header length") != std::string::npos);
+  CHECK(open_error(dir / "stub.safetensors").find("shorter than the 8-byte safetensors header length") !=
+        std::string::npos);
 }
 
 TEST_CASE("a header length beyond the file gives an error naming the file") {
@@ -64,13 +65,15 @@ TEST_CASE("a header length beyond the file gives an error naming the file") {
 TEST_CASE("malformed JSON in a header gives an error naming the file") {
   TempDir dir("broken-json");
   write_file(dir / "bad.safetensors", safetensors_bytes("{\"w\":{\"dtype\":", kData));
-  CHECK(open_error(dir / "bad.safetensors") == (dir / "bad.safetensors").string() + ": malformed JSON in the safetensors header");
+  CHECK(open_error(dir / "bad.safetensors") ==
+        (dir / "bad.safetensors").string() + ": malformed JSON in the safetensors header");
 }
 
 TEST_CASE("overlapping tensors give an error naming both tensors") {
   TempDir dir("broken-overlap");
-  write_file(dir / "o.safetensors",
-              safetensors_bytes("{" + entry("a", "F32", "[8]", 0, 32) + "," + entry("b", "F32", "[8]", 16, 48) + "}", kData));
+  write_file(
+      dir / "o.safetensors",
+      safetensors_bytes("{" + entry("a", "F32", "[8]", 0, 32) + "," + entry("b", "F32", "[8]", 16, 48) + "}", kData));
   const std::string msg = open_error(dir / "o.safetensors");
   CHECK(msg.find((dir / "o.safetensors").string() + ": tensor 'b'") == 0);
   CHECK(msg.find("overlap tensor 'a' [0, 32]") != std::string::npos);
@@ -92,8 +95,9 @@ TEST_CASE("a shape that does not match the byte span gives an error naming the t
 TEST_CASE("negative or non-integer offsets give an error naming the tensor") {
   TempDir dir("broken-offsets");
   write_file(dir / "n.safetensors",
-              safetensors_bytes(R"({"w":{"dtype":"U8","shape":[4],"data_offsets":[-4,0]}})", kData));
-  CHECK(open_error(dir / "n.safetensors").find("tensor 'w': data_offsets must hold non-negative integers") != std::string::npos);
+             safetensors_bytes(R"({"w":{"dtype":"U8","shape":[4],"data_offsets":[-4,0]}})", kData));
+  CHECK(open_error(dir / "n.safetensors").find("tensor 'w': data_offsets must hold non-negative integers") !=
+        std::string::npos);
 }
 
 namespace {
@@ -124,18 +128,22 @@ TEST_CASE("a tensor the index names but its shard lacks gives an error naming th
   TempDir dir("broken-missing-tensor");
   write_two_shards(dir);
   write_file(dir / kIndexFileName,
-             shard_index_json({{"a.weight", "a.safetensors"}, {"b.weight", "b.safetensors"}, {"x.weight", "b.safetensors"}}, 8));
+             shard_index_json(
+                 {{"a.weight", "a.safetensors"}, {"b.weight", "b.safetensors"}, {"x.weight", "b.safetensors"}}, 8));
   CHECK(open_error(dir.path()) ==
-        (dir / "b.safetensors").string() + ": tensor 'x.weight' named by model.safetensors.index.json is absent from this file");
+        (dir / "b.safetensors").string() +
+            ": tensor 'x.weight' named by model.safetensors.index.json is absent from this file");
 }
 
 TEST_CASE("a shard holding a tensor the index maps elsewhere or omits gives an error naming the shard") {
   TempDir dir("broken-disagree");
   write_two_shards(dir);
-  write_file(dir / kIndexFileName, shard_index_json({{"a.weight", "a.safetensors"}, {"b.weight", "a.safetensors"},
-                                                     {"x.weight", "b.safetensors"}}, 8));
+  write_file(dir / kIndexFileName,
+             shard_index_json(
+                 {{"a.weight", "a.safetensors"}, {"b.weight", "a.safetensors"}, {"x.weight", "b.safetensors"}}, 8));
   CHECK(open_error(dir.path()) ==
-        (dir / "b.safetensors").string() + ": tensor 'b.weight' is mapped by model.safetensors.index.json to 'a.safetensors'");
+        (dir / "b.safetensors").string() +
+            ": tensor 'b.weight' is mapped by model.safetensors.index.json to 'a.safetensors'");
   write_file(dir / kIndexFileName, shard_index_json({{"a.weight", "a.safetensors"}, {"x.weight", "b.safetensors"}}, 8));
   CHECK(open_error(dir.path()) ==
         (dir / "b.safetensors").string() + ": tensor 'b.weight' is not listed in model.safetensors.index.json");

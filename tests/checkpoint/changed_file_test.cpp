@@ -11,9 +11,9 @@
 #include "support/temp_dir.hpp"
 
 using namespace moepage::ckpt;
-using moepage::testing::safetensors_bytes;
 using moepage::test::TempDir;
 using moepage::test::write_file;
+using moepage::testing::safetensors_bytes;
 
 namespace {
 
@@ -53,8 +53,8 @@ TEST_CASE("a dense view keeps its bytes when the file is truncated under it") {
   CHECK(ck.viewed_data(ck.at("w")) == view.data());
 
   const std::string changed = error_of([&] { ck.check_unchanged(); });
-  CHECK(changed == path.string() + ": the file changed while in use (size " +
-                       std::to_string(8 + kHeader.size() + 64) + " -> 0 bytes)");
+  CHECK(changed == path.string() + ": the file changed while in use (size " + std::to_string(8 + kHeader.size() + 64) +
+                       " -> 0 bytes)");
   std::vector<uint8_t> out(64);
   const std::string read = error_of([&] { ck.read(ck.at("w"), out); });
   CHECK(read.rfind(path.string() + ": short read of 64 bytes", 0) == 0);

@@ -16,8 +16,8 @@ TEST_CASE("FP4 bytes hold the even logical column in the low nibble and scale pe
   // Row 0: byte 0x21 -> [code 1, code 2] = [0.5, 1.0]; groups 0 and 1 scaled by 2^1 and 2^-1.
   std::vector<uint8_t> packed(2 * 32, 0);
   packed[0] = 0x21;
-  packed[16] = 0xF7;   // row 0, logical columns 32, 33: code 7 (6.0), code 15 (-6.0)
-  packed[32] = 0x9C;   // row 1, columns 0, 1: code 12 (-2.0), code 9 (-0.5)
+  packed[16] = 0xF7;  // row 0, logical columns 32, 33: code 7 (6.0), code 15 (-6.0)
+  packed[32] = 0x9C;  // row 1, columns 0, 1: code 12 (-2.0), code 9 (-0.5)
   const std::vector<uint8_t> scale = {128, 126, 127, 127};
   std::vector<float> out(2 * 64);
   dequantize_fp4(packed.data(), 2, 64, scale.data(), out.data(), "t");
@@ -30,22 +30,23 @@ TEST_CASE("FP4 bytes hold the even logical column in the low nibble and scale pe
 }
 
 TEST_CASE("an FP8 weight scales each 128x128 block by its own power of two") {
-  const uint64_t rows = 130, cols = 129;  // ragged edge blocks
-  std::vector<uint8_t> q(rows * cols, 0x38);  // e4m3 1.0
+  const uint64_t rows = 130, cols = 129;                    // ragged edge blocks
+  std::vector<uint8_t> q(rows * cols, 0x38);                // e4m3 1.0
   const std::vector<uint8_t> scale = {127, 128, 126, 130};  // [2, 2] blocks
   std::vector<float> out(rows * cols);
   dequantize_fp8_blocks(q.data(), rows, cols, scale.data(), Dtype::F8_E8M0, out.data(), "t");
   CHECK(out[0] == 1.0f);
-  CHECK(out[128] == 2.0f);             // row 0, column block 1
-  CHECK(out[128 * cols] == 0.5f);      // row 128, column block 0
+  CHECK(out[128] == 2.0f);         // row 0, column block 1
+  CHECK(out[128 * cols] == 0.5f);  // row 128, column block 0
   CHECK(out[129 * cols + 128] == 8.0f);
 }
 
 TEST_CASE("a 0xFF scale is an error naming the tensor") {
   std::vector<uint8_t> q(4, 0x38), scale = {0xFF};
   std::vector<float> out(4);
-  CHECK_THROWS_WITH_AS(dequantize_fp8_blocks(q.data(), 2, 2, scale.data(), Dtype::F8_E8M0, out.data(), "layers.0.attn.wq_a.weight"),
-                       "tensor 'layers.0.attn.wq_a.weight': scale element 0 is 0xFF, the E8M0 NaN", CheckpointError);
+  CHECK_THROWS_WITH_AS(
+      dequantize_fp8_blocks(q.data(), 2, 2, scale.data(), Dtype::F8_E8M0, out.data(), "layers.0.attn.wq_a.weight"),
+      "tensor 'layers.0.attn.wq_a.weight': scale element 0 is 0xFF, the E8M0 NaN", CheckpointError);
   std::vector<uint8_t> packed(16, 0x11), s4 = {0xFF};
   std::vector<float> o4(32);
   CHECK_THROWS_WITH_AS(dequantize_fp4(packed.data(), 1, 32, s4.data(), o4.data(), "experts.3.w2.weight"),
@@ -120,7 +121,9 @@ TEST_CASE("an FP8 weight without its scale sidecar is an error naming the file a
     out.finish();
   }
   const Checkpoint ck = Checkpoint::open(dir.path());
-  CHECK_THROWS_WITH_AS(dequantize_tensor(ck, "w.weight"),
-                       ((dir / "model.safetensors").string() + ": tensor 'w.weight': F8_E4M3 weight has no scale tensor 'w.scale'").c_str(),
-                       CheckpointError);
+  CHECK_THROWS_WITH_AS(
+      dequantize_tensor(ck, "w.weight"),
+      ((dir / "model.safetensors").string() + ": tensor 'w.weight': F8_E4M3 weight has no scale tensor 'w.scale'")
+          .c_str(),
+      CheckpointError);
 }

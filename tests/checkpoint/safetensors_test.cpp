@@ -73,8 +73,8 @@ TEST_CASE("a writer refuses a tensor written past its size or left incomplete") 
   SafetensorsWriter w(dir / "x.safetensors");
   w.declare("t", Dtype::F32, {2});
   w.begin();
-  CHECK_THROWS_WITH_AS(w.write("t", pattern(12, 0)), doctest::Contains("tensor 't': 12 bytes written for a tensor of 8"),
-                       CheckpointError);
+  CHECK_THROWS_WITH_AS(w.write("t", pattern(12, 0)),
+                       doctest::Contains("tensor 't': 12 bytes written for a tensor of 8"), CheckpointError);
   CHECK_THROWS_WITH_AS(w.finish(), doctest::Contains("only 0 of 8 bytes"), CheckpointError);
   CHECK_THROWS_WITH_AS(w.write("u", pattern(4, 0)), doctest::Contains("'u' was not declared"), CheckpointError);
 }
@@ -91,7 +91,8 @@ TEST_CASE("a sharded checkpoint with an index maps every tensor to its shard") {
       weight_map[name] = file;
     }
     w.begin();
-    for (int t = 0; t < 2; ++t) w.write("layers." + std::to_string(s) + ".t" + std::to_string(t), pattern(size_t(5 + t), uint8_t(s * 10 + t)));
+    for (int t = 0; t < 2; ++t)
+      w.write("layers." + std::to_string(s) + ".t" + std::to_string(t), pattern(size_t(5 + t), uint8_t(s * 10 + t)));
     w.finish();
   }
   moepage::test::write_file(dir / kIndexFileName, shard_index_json(weight_map, 33));
@@ -107,7 +108,8 @@ TEST_CASE("a sharded checkpoint with an index maps every tensor to its shard") {
 }
 
 TEST_CASE("the header parser works on an in-memory buffer and reports metadata") {
-  const std::string header = R"({"__metadata__":{"format":"pt"},"a":{"dtype":"F8_E4M3","shape":[2,2],"data_offsets":[0,4]}})";
+  const std::string header =
+      R"({"__metadata__":{"format":"pt"},"a":{"dtype":"F8_E4M3","shape":[2,2],"data_offsets":[0,4]}})";
   const auto bytes = moepage::testing::safetensors_bytes(header, pattern(4, 0));
   const SafetensorsHeader h = parse_safetensors_header(bytes, bytes.size(), "mem");
   CHECK(h.metadata.at("format") == "pt");

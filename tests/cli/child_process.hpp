@@ -2,8 +2,8 @@
 // stderr. MOEPAGE_PLUGIN_PATH is cleared so only this build's plugin folder is found.
 #pragma once
 #include <sys/wait.h>
-#include <csignal>
 #include <unistd.h>
+#include <csignal>
 
 #include <cstdio>
 #include <filesystem>

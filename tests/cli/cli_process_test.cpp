@@ -82,8 +82,7 @@ TEST_CASE("plugins lists all seven built-in components") {
   auto r = run_moepage({"plugins"});
   CHECK(r.exit_code == 0);
   for (const char* component : {"arch deepseek4 ", "pager resident ", "pager paged ", "pager lru ",
-                                "pager adapter-prefetch ",
-                                "transport pread ", "transport pinned-async "}) {
+                                "pager adapter-prefetch ", "transport pread ", "transport pinned-async "}) {
     CAPTURE(component);
     CHECK(contains(r.out, "\n" + std::string(component)));
   }
@@ -99,8 +98,9 @@ TEST_CASE("run names the profile line and the available pagers when the pager do
   auto r = run_moepage({"run", "--profile", profile.string()});
   CHECK(r.exit_code == 1);
   CHECK(line_count(r.err) == 1);
-  CHECK(contains(r.err, "moepage: error: " + profile.string() + ":2:17: pager.plugin: no pager plugin named 'nope'; "
-                        "available: adapter-prefetch, lru, paged, resident"));
+  CHECK(contains(r.err, "moepage: error: " + profile.string() +
+                            ":2:17: pager.plugin: no pager plugin named 'nope'; "
+                            "available: adapter-prefetch, lru, paged, resident"));
 }
 
 TEST_CASE("run refuses a transport option the plugin does not declare, listing the valid ones") {
@@ -167,8 +167,8 @@ TEST_CASE("run drives arch, pager and pread transport end to end and prints the 
   auto profile = dir.write("p.yaml",
                            "model: model\narch: counting\npager: {plugin: passthrough}\n"
                            "transport: {plugin: pread, threads: 2}\ngenerate: {prompt_ids: [3, 1], max_tokens: 4}\n");
-  auto r = run_moepage({"run", "--profile", profile.string(), "--plugin-dir", moepage::test::fake_stack_dir(),
-                        "--log-level", "warn"});
+  auto r = run_moepage(
+      {"run", "--profile", profile.string(), "--plugin-dir", moepage::test::fake_stack_dir(), "--log-level", "warn"});
   CHECK(r.exit_code == 0);
   CHECK(r.err.empty());
   CHECK(r.out == "token ids: 2 3 4 5\n");
@@ -180,8 +180,8 @@ TEST_CASE("transport: {plugin: auto} takes the best-scoring transport on this ho
   auto profile = dir.write("p.yaml",
                            "model: model\narch: counting\npager: {plugin: passthrough}\n"
                            "transport: {plugin: auto, threads: 2}\ngenerate: {prompt_ids: [3, 1], max_tokens: 4}\n");
-  auto r = run_moepage({"run", "--profile", profile.string(), "--plugin-dir", moepage::test::fake_stack_dir(),
-                        "--log-level", "info"});
+  auto r = run_moepage(
+      {"run", "--profile", profile.string(), "--plugin-dir", moepage::test::fake_stack_dir(), "--log-level", "info"});
   CHECK(r.exit_code == 0);
   CHECK(r.out == "token ids: 2 3 4 5\n");
   // pread ranks itself 10 everywhere, pinned-async 5 on the CPU device; fault-inject has no score.
@@ -217,10 +217,11 @@ TEST_CASE("a read failure deep in the stack reaches the user as one error line")
 TEST_CASE("a prompt id outside the vocabulary is refused before decoding") {
   TempDir dir;
   write_counting_model(dir);
-  auto profile = dir.write("p.yaml", "model: model\narch: counting\npager: {plugin: passthrough}\n"
-                                     "transport: {plugin: pread}\n");
-  auto r = run_moepage({"run", "--profile", profile.string(), "--plugin-dir", moepage::test::fake_stack_dir(),
-                        "--prompt-ids", "99"});
+  auto profile = dir.write("p.yaml",
+                           "model: model\narch: counting\npager: {plugin: passthrough}\n"
+                           "transport: {plugin: pread}\n");
+  auto r = run_moepage(
+      {"run", "--profile", profile.string(), "--plugin-dir", moepage::test::fake_stack_dir(), "--prompt-ids", "99"});
   CHECK(r.exit_code == 1);
   CHECK(contains(r.err, "prompt token id 99 is outside the model's vocabulary (0 to 15)"));
 }
@@ -230,6 +231,7 @@ TEST_CASE("a bad value in a shortcut flag is named as the flag the user typed") 
   auto profile = dir.write("p.yaml", "model: .\npager: {plugin: resident}\ntransport: {plugin: pread}\n");
   auto r = run_moepage({"run", "--profile", profile.string(), "--max-tokens", "many"});
   CHECK(r.exit_code == 1);
-  CHECK(r.err == "moepage: error: --max-tokens many: generate.max_tokens: expected an integer from 1 to 1000000, got "
-                 "'many'\n");
+  CHECK(r.err ==
+        "moepage: error: --max-tokens many: generate.max_tokens: expected an integer from 1 to 1000000, got "
+        "'many'\n");
 }

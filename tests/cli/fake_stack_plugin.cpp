@@ -96,8 +96,8 @@ class PassthroughPager {
   void acquire(uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* out) {
     for (uint32_t i = 0; i < n; ++i) {
       const mp_expert_segment& seg = catalog_.segments[(layer * catalog_.n_experts + experts[i]) * catalog_.n_parts];
-      const mp_read_request request{sizeof(mp_read_request), file_,        seg.offset,     seg.length,
-                                    slots_[experts[i]].data(), 0,          MP_MEM_HOST,    MP_READ_DEMAND,
+      const mp_read_request request{sizeof(mp_read_request),          file_, seg.offset,  seg.length,
+                                    slots_[experts[i]].data(),        0,     MP_MEM_HOST, MP_READ_DEMAND,
                                     static_cast<uint64_t>(experts[i])};
       mp_ticket ticket = 0;
       mp_status s = transport_.vtable->submit(transport_.self, &request, 1, &ticket);

@@ -3,12 +3,12 @@
 // signal, complete outputs and exit 128 + signal), never a signal death or silent loss.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
-#include <algorithm>
 #include <filesystem>
-#include <limits>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -19,8 +19,8 @@
 #include "support/temp_dir.hpp"
 #include "support/test_paths.hpp"
 
-using moepage::test::RunningMoepage;
 using moepage::test::run_moepage;
+using moepage::test::RunningMoepage;
 using moepage::test::TempDir;
 namespace fs = std::filesystem;
 
@@ -29,7 +29,9 @@ namespace {
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::string tiny_model() { return moepage::test::source_path("models/ds4-debian-tiny").string(); }
-std::string recorded_trace() { return moepage::test::source_path("tests/data/ds4-debian-tiny-heldout.trace.xz").string(); }
+std::string recorded_trace() {
+  return moepage::test::source_path("tests/data/ds4-debian-tiny-heldout.trace.xz").string();
+}
 
 // A writable copy of the trained tiny model (tests that change its files).
 fs::path copy_tiny_model(const TempDir& dir) {
@@ -44,8 +46,9 @@ std::vector<std::string> counting_run(const TempDir& dir) {
   std::string bytes(128, '\0');
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(static_cast<uint8_t>(i * 7 + 3));
   dir.write("model/experts.bin", bytes);
-  const auto profile = dir.write("p.yaml", "model: model\narch: counting\npager: {plugin: passthrough}\n"
-                                           "transport: {plugin: pread}\ngenerate: {prompt_ids: [3, 1], max_tokens: 4}\n");
+  const auto profile = dir.write("p.yaml",
+                                 "model: model\narch: counting\npager: {plugin: passthrough}\n"
+                                 "transport: {plugin: pread}\ngenerate: {prompt_ids: [3, 1], max_tokens: 4}\n");
   return {"run", "--profile", profile.string(), "--plugin-dir", moepage::test::fake_stack_dir(), "--log-level", "warn"};
 }
 
@@ -57,9 +60,21 @@ std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std:
 // A thrashing lru run of the tiny model: experts are read from the checkpoint at every token,
 // and it runs max_tokens whatever the model emits.
 std::vector<std::string> thrashing_run(const fs::path& model, const std::string& max_tokens) {
-  return {"run", "--profile", moepage::test::source_path("configs/lru.yaml").string(), "--model", model.string(),
-          "--set", "pager.budget=2MiB", "--set", "generate.ignore_eos=true", "--prompt-ids", "5,6,7",
-          "--max-tokens", max_tokens, "--log-level", "warn"};
+  return {"run",
+          "--profile",
+          moepage::test::source_path("configs/lru.yaml").string(),
+          "--model",
+          model.string(),
+          "--set",
+          "pager.budget=2MiB",
+          "--set",
+          "generate.ignore_eos=true",
+          "--prompt-ids",
+          "5,6,7",
+          "--max-tokens",
+          max_tokens,
+          "--log-level",
+          "warn"};
 }
 
 // The number of ids on the "token ids: ..." line of `out`.
@@ -94,12 +109,14 @@ TEST_CASE("each output flag on a full device is an error naming the flag, the pa
     CAPTURE(flag);
     const auto r = run_moepage(plus(counting_run(dir), {flag, "/dev/full"}));
     CHECK(r.exit_code == 1);
-    CHECK(contains(r.err, std::string("moepage: error: ") + flag + ": cannot write /dev/full: No space left on device"));
+    CHECK(
+        contains(r.err, std::string("moepage: error: ") + flag + ": cannot write /dev/full: No space left on device"));
   }
   const auto trace = run_moepage(plus(thrashing_run(tiny_model(), "2"), {"--trace", "/dev/full"}));
   CHECK(trace.exit_code == 1);
   CHECK(contains(trace.err, "moepage: error: --trace: cannot write /dev/full: No space left on device"));
-  const auto json = run_moepage({"simulate", recorded_trace(), "--slots", "8", "--policies", "lru", "--json", "/dev/full"});
+  const auto json =
+      run_moepage({"simulate", recorded_trace(), "--slots", "8", "--policies", "lru", "--json", "/dev/full"});
   CHECK(json.exit_code == 1);
   CHECK(contains(json.err, "moepage: error: --json: cannot write /dev/full: No space left on device"));
 }
@@ -112,8 +129,8 @@ TEST_CASE("an output naming an input or another output is refused before the run
   auto r = run_moepage(plus(run, {"--dump-logits", experts.string()}));
   CHECK(r.exit_code == 1);
   CHECK(r.out.empty());  // nothing generated
-  CHECK(contains(r.err, "--dump-logits " + experts.string() + " names an input: the model's experts.bin " +
-                            experts.string()));
+  CHECK(contains(r.err,
+                 "--dump-logits " + experts.string() + " names an input: the model's experts.bin " + experts.string()));
   CHECK(fs::file_size(experts) == before);
 
   const std::string profile = run[2];
@@ -130,8 +147,8 @@ TEST_CASE("an output naming an input or another output is refused before the run
   r = run_moepage(plus(run, {"--stats-json", nowhere}));
   CHECK(r.exit_code == 1);
   CHECK(r.out.empty());
-  CHECK(contains(r.err, "--stats-json: cannot write " + nowhere + ": folder " + (dir.path() / "no-such-folder").string() +
-                            " does not exist"));
+  CHECK(contains(r.err, "--stats-json: cannot write " + nowhere + ": folder " +
+                            (dir.path() / "no-such-folder").string() + " does not exist"));
 
   r = run_moepage({"simulate", recorded_trace(), "--slots", "8", "--json", recorded_trace()});
   CHECK(r.exit_code == 1);
@@ -250,8 +267,8 @@ TEST_CASE("sizes a user gives are bounded") {
                    "--rank", "1024"});
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "the limit is 1024 MiB (lower --rank)"));
-  r = run_moepage({"ablate", moepage::test::source_path("configs/ablations/demo.yaml").string(), "--repetitions",
-                   "4000000000"});
+  r = run_moepage(
+      {"ablate", moepage::test::source_path("configs/ablations/demo.yaml").string(), "--repetitions", "4000000000"});
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "--repetitions: expected an integer from 1 to 1000, got '4000000000'"));
   CHECK(!fs::exists(out));
@@ -284,7 +301,8 @@ TEST_CASE("a NaN router bias or a short num_hidden_layers is refused at load, na
   }
   auto r = run_moepage(thrashing_run(model, "2"));
   CHECK(r.exit_code == 1);
-  CHECK(contains(r.err, (model / "model.safetensors").string() + ": tensor 'layers.4.ffn.gate.bias': element 3 is NaN or infinite"));
+  CHECK(contains(r.err, (model / "model.safetensors").string() +
+                            ": tensor 'layers.4.ffn.gate.bias': element 3 is NaN or infinite"));
 
   TempDir other;
   const fs::path short_model = copy_tiny_model(other);
@@ -293,7 +311,8 @@ TEST_CASE("a NaN router bias or a short num_hidden_layers is refused at load, na
   std::ofstream(short_model / "config.json") << config.dump();
   r = run_moepage(thrashing_run(short_model, "2"));
   CHECK(r.exit_code == 1);
-  CHECK(contains(r.err, (short_model / "config.json").string() + ": key 'num_hidden_layers': 4, but the checkpoint holds layer 4"));
+  CHECK(contains(r.err, (short_model / "config.json").string() +
+                            ": key 'num_hidden_layers': 4, but the checkpoint holds layer 4"));
 }
 
 TEST_CASE("a corrupt .xz trace reports the decoder's own reason, naming the file") {
@@ -327,8 +346,8 @@ TEST_CASE("when no architecture takes a folder, each says why it declined") {
 }
 
 TEST_CASE("the architecture's options are set from the profile or --set") {
-  auto r = run_moepage({"run", "--model", tiny_model(), "--prompt-ids", "5,6,7", "--max-tokens", "8", "--set",
-                        "arch.max_context=4"});
+  auto r = run_moepage(
+      {"run", "--model", tiny_model(), "--prompt-ids", "5,6,7", "--max-tokens", "8", "--set", "arch.max_context=4"});
   CHECK(r.exit_code == 1);
   CHECK(contains(r.err, "exceeds the model's 4 positions"));
   r = run_moepage({"run", "--model", tiny_model(), "--prompt-ids", "5", "--set", "arch.threadz=2"});

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <limits>
 #include <random>
-#include <string>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "cli/sampler.hpp"
@@ -49,7 +49,8 @@ TEST_CASE("a NaN logit or a wrong logit count is an error, not a silent pick") {
   CHECK_THROWS_AS(sampler.pick(std::vector<float>{0.0f, 1.0f}), std::runtime_error);
 }
 
-TEST_CASE("greedy sampling over long vocabularies agrees with a plain first-maximum scan, ties and infinities included") {
+TEST_CASE(
+    "greedy sampling over long vocabularies agrees with a plain first-maximum scan, ties and infinities included") {
   std::mt19937 rng(5);
   const float inf = std::numeric_limits<float>::infinity();
   for (int round = 0; round < 400; ++round) {

@@ -29,7 +29,8 @@ class FakePager {
     const mp_transport_vtable* t = transport_.vtable;
     for (uint32_t i = 0; i < catalog_.n_files; ++i) {
       uint32_t handle = 0;
-      if (t->open(transport_.self, catalog_.files[i], &handle) != MP_OK) throw mp::Error(MP_ERR_IO, t->last_error(transport_.self));
+      if (t->open(transport_.self, catalog_.files[i], &handle) != MP_OK)
+        throw mp::Error(MP_ERR_IO, t->last_error(transport_.self));
       handles_.push_back(handle);
     }
   }
@@ -37,11 +38,13 @@ class FakePager {
   void acquire(uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* caller) {
     mp_acquire_result result = mp::read_in(caller, "fake pager: acquire");
     mp_acquire_result* out = &result;
-    if (layer >= catalog_.n_layers || !catalog_.has_experts[layer]) throw mp::Error(MP_ERR_INVALID_ARG, "fake pager: bad layer");
+    if (layer >= catalog_.n_layers || !catalog_.has_experts[layer])
+      throw mp::Error(MP_ERR_INVALID_ARG, "fake pager: bad layer");
     for (uint32_t i = 0; i < n; ++i) {
       int32_t e = experts[i];
       if (e < 0 || static_cast<uint32_t>(e) >= catalog_.n_experts) {
-        if constexpr (F != PagerFault::accepts_any_expert) throw mp::Error(MP_ERR_INVALID_ARG, "fake pager: bad expert");
+        if constexpr (F != PagerFault::accepts_any_expert)
+          throw mp::Error(MP_ERR_INVALID_ARG, "fake pager: bad expert");
         e = 0;
       }
       std::vector<unsigned char>& slot = slots_[layer * catalog_.n_experts + static_cast<uint32_t>(e)];

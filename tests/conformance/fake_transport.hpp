@@ -17,17 +17,17 @@ namespace conform_test {
 
 enum class Fault {
   none,
-  flips_a_byte,          // the last byte of every read is wrong
-  writes_past_dst,       // one byte after the destination range is overwritten
-  ignores_end_of_file,   // reads past the end "succeed" (zero-filled)
-  not_available,         // create() answers MP_ERR_NOT_AVAILABLE
-  forgets_stats,         // stats() reports nothing
-  ignores_stride,        // walks requests with its own sizeof, not the caller's struct_size
-  names_no_request,      // a failed ticket does not say which request failed
-  reports_twice,         // a reported ticket is not retired: a second waiter gets its result too
-  zero_means_full,       // stats take struct_size 0 to mean the full struct, and write it
-  pageable_copy,         // device destinations are copied from ordinary (pageable) memory
-  unsynchronised_copy,   // device copies are issued but wait() returns without synchronising
+  flips_a_byte,         // the last byte of every read is wrong
+  writes_past_dst,      // one byte after the destination range is overwritten
+  ignores_end_of_file,  // reads past the end "succeed" (zero-filled)
+  not_available,        // create() answers MP_ERR_NOT_AVAILABLE
+  forgets_stats,        // stats() reports nothing
+  ignores_stride,       // walks requests with its own sizeof, not the caller's struct_size
+  names_no_request,     // a failed ticket does not say which request failed
+  reports_twice,        // a reported ticket is not retired: a second waiter gets its result too
+  zero_means_full,      // stats take struct_size 0 to mean the full struct, and write it
+  pageable_copy,        // device destinations are copied from ordinary (pageable) memory
+  unsynchronised_copy,  // device copies are issued but wait() returns without synchronising
 };
 
 template <Fault F>
@@ -132,7 +132,8 @@ class FakeTransport {
     const uint64_t read = got > 0 ? static_cast<uint64_t>(got) : 0;
     bytes_ += read;
     if (read < r.length) {
-      if constexpr (F != Fault::ignores_end_of_file) return "fake: " + f.path + ": short read at offset " + std::to_string(r.offset);
+      if constexpr (F != Fault::ignores_end_of_file)
+        return "fake: " + f.path + ": short read at offset " + std::to_string(r.offset);
       std::memset(into + read, 0, r.length - read);
     }
     if constexpr (F == Fault::flips_a_byte) into[r.length - 1] ^= 0xFF;
@@ -148,14 +149,17 @@ class FakeTransport {
     if (pinned_bytes_ < bytes) {
       if (pinned_ != nullptr) dev_->free_pinned(dev_->ctx, pinned_);
       pinned_ = nullptr;
-      if (dev_->alloc_pinned(dev_->ctx, bytes, &pinned_) != MP_OK) throw mp::Error(MP_ERR_OOM, "fake: no pinned memory");
+      if (dev_->alloc_pinned(dev_->ctx, bytes, &pinned_) != MP_OK)
+        throw mp::Error(MP_ERR_OOM, "fake: no pinned memory");
       pinned_bytes_ = bytes;
     }
     return static_cast<unsigned char*>(pinned_);
   }
   void copy_to_device(unsigned char* dst, const unsigned char* src, uint64_t bytes) {
-    if (stream_ == nullptr && dev_->stream_create(dev_->ctx, &stream_) != MP_OK) throw mp::Error(MP_ERR_DEVICE, "fake: no stream");
-    if (dev_->copy_to_device_async(dev_->ctx, dst, src, bytes, stream_) != MP_OK) throw mp::Error(MP_ERR_DEVICE, "fake: copy");
+    if (stream_ == nullptr && dev_->stream_create(dev_->ctx, &stream_) != MP_OK)
+      throw mp::Error(MP_ERR_DEVICE, "fake: no stream");
+    if (dev_->copy_to_device_async(dev_->ctx, dst, src, bytes, stream_) != MP_OK)
+      throw mp::Error(MP_ERR_DEVICE, "fake: copy");
     if constexpr (F != Fault::unsynchronised_copy) dev_->stream_synchronize(dev_->ctx, stream_);
   }
 

@@ -16,7 +16,8 @@ void StreamGate::wait_until_open(void* self) noexcept {
 
 void StreamGate::close_on(mp_stream stream) {
   const hipError_t e = hipLaunchHostFunc(reinterpret_cast<hipStream_t>(stream), &StreamGate::wait_until_open, this);
-  if (e != hipSuccess) throw std::runtime_error(std::string("hipLaunchHostFunc (stream gate): ") + hipGetErrorString(e));
+  if (e != hipSuccess)
+    throw std::runtime_error(std::string("hipLaunchHostFunc (stream gate): ") + hipGetErrorString(e));
 }
 
 bool runtime_error_clear() noexcept { return hipPeekAtLastError() == hipSuccess; }

@@ -41,7 +41,8 @@ Encoded random_matrix(Dtype dtype, int64_t rows, int64_t cols, std::mt19937& rng
         std::memcpy(e.data.data() + 4 * i, &f, 4);
       }
       break;
-    case Dtype::BF16: case Dtype::F16:
+    case Dtype::BF16:
+    case Dtype::F16:
       e.data.resize(size_t(rows * cols) * 2);
       for (int64_t i = 0; i < rows * cols; ++i) {
         const uint16_t b = dtype == Dtype::BF16 ? float_to_bf16(u(rng)) : float_to_f16(u(rng));
@@ -58,8 +59,7 @@ Encoded random_matrix(Dtype dtype, int64_t rows, int64_t cols, std::mt19937& rng
       e.scale.resize(size_t(rows * cols / 32));
       for (auto& s : e.scale) s = std::byte(exp_byte(rng));
       break;
-    default:
-      FAIL("unexpected dtype");
+    default: FAIL("unexpected dtype");
   }
   e.ref = MatRef{dtype, rows, cols, e.data.data(), e.scale.empty() ? nullptr : e.scale.data()};
   return e;
@@ -71,9 +71,21 @@ double element(const Encoded& e, int64_t r, int64_t c) {
   const auto* s = reinterpret_cast<const uint8_t*>(e.scale.data());
   const int64_t cols = e.ref.cols;
   switch (e.ref.dtype) {
-    case Dtype::F32: { float f; std::memcpy(&f, b + 4 * (r * cols + c), 4); return f; }
-    case Dtype::BF16: { uint16_t v; std::memcpy(&v, b + 2 * (r * cols + c), 2); return bf16_to_float(v); }
-    case Dtype::F16: { uint16_t v; std::memcpy(&v, b + 2 * (r * cols + c), 2); return f16_to_float(v); }
+    case Dtype::F32: {
+      float f;
+      std::memcpy(&f, b + 4 * (r * cols + c), 4);
+      return f;
+    }
+    case Dtype::BF16: {
+      uint16_t v;
+      std::memcpy(&v, b + 2 * (r * cols + c), 2);
+      return bf16_to_float(v);
+    }
+    case Dtype::F16: {
+      uint16_t v;
+      std::memcpy(&v, b + 2 * (r * cols + c), 2);
+      return f16_to_float(v);
+    }
     case Dtype::F8_E4M3:
       return double(e4m3_to_float(b[r * cols + c])) * e8m0_to_float(s[(r / 128) * ((cols + 127) / 128) + c / 128]);
     case Dtype::I8: {
@@ -114,8 +126,8 @@ TEST_CASE("matmul matches a double-precision reference for every weight encoding
   ThreadPool pool(2);
   for (Dtype d : {Dtype::F32, Dtype::BF16, Dtype::F16, Dtype::F8_E4M3, Dtype::I8})
     for (int64_t tokens : {1, 3, 70}) {
-      check_matmul(d, 131, 320, tokens, pool);   // several FP8 blocks, partial last block
-      check_matmul(d, 7, 64, tokens, pool);      // fewer rows than worth a thread
+      check_matmul(d, 131, 320, tokens, pool);  // several FP8 blocks, partial last block
+      check_matmul(d, 7, 64, tokens, pool);     // fewer rows than worth a thread
     }
   check_matmul(Dtype::F8_E4M3, 260, 1100, 2, pool);  // more columns than one decode chunk
 }

@@ -37,7 +37,8 @@ TEST_CASE("rotation pairs adjacent channels (interleaved), not the two halves") 
 
 TEST_CASE("main rope frequencies are theta^(-2i/d); compress rope blends in YaRN with a ramp") {
   Rope main(RopeSpec{10000.0}, 64);
-  for (int i = 0; i < 32; ++i) CHECK(main.inv_freq()[size_t(i)] == doctest::Approx(std::pow(10000.0, -2.0 * i / 64)).epsilon(1e-6));
+  for (int i = 0; i < 32; ++i)
+    CHECK(main.inv_freq()[size_t(i)] == doctest::Approx(std::pow(10000.0, -2.0 * i / 64)).epsilon(1e-6));
   // DeepSeek-V4-Flash compress rope: theta 160000, factor 16, original context 65536.
   const double theta = 160000, factor = 16, orig = 65536;
   Rope yarn(RopeSpec{theta, true, factor, orig, 32.0, 1.0}, 64);
@@ -49,6 +50,6 @@ TEST_CASE("main rope frequencies are theta^(-2i/d); compress rope blends in YaRN
     const double want = base / factor * ramp + base * (1 - ramp);
     CHECK(yarn.inv_freq()[size_t(i)] == doctest::Approx(want).epsilon(1e-6));
   }
-  CHECK(yarn.inv_freq()[0] == doctest::Approx(1.0));                     // fast dims keep their frequency
+  CHECK(yarn.inv_freq()[0] == doctest::Approx(1.0));  // fast dims keep their frequency
   CHECK(yarn.inv_freq()[31] == doctest::Approx(std::pow(theta, -62.0 / 64) / factor));  // slow ones are divided
 }

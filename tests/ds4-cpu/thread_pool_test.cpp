@@ -34,6 +34,7 @@ TEST_CASE("a parallel_for inside a worker runs inline instead of deadlocking") {
 TEST_CASE("min_chunk keeps small jobs on the calling thread") {
   ThreadPool pool(2);
   unsigned max_worker = 0;
-  pool.parallel_for(10, [&](int64_t, int64_t, unsigned w) { max_worker = std::max(max_worker, w); }, 100);
+  pool.parallel_for(
+      10, [&](int64_t, int64_t, unsigned w) { max_worker = std::max(max_worker, w); }, 100);
   CHECK(max_worker == 0);
 }

@@ -56,7 +56,8 @@ void check_variant(test::Encoding enc) {
   REQUIRE(all_finite(whole));
   // The logits must depend on the input: a sanity check that the test can fail.
   double spread = 0;
-  for (size_t i = 0; i < whole.size(); ++i) spread = std::max(spread, double(std::fabs(whole[i] - whole[i % c.vocab_size])));
+  for (size_t i = 0; i < whole.size(); ++i)
+    spread = std::max(spread, double(std::fabs(whole[i] - whole[i % c.vocab_size])));
   CHECK(spread > 1e-2);
 
   // 16 closes CSA (ratio 4) and HCA (ratio 8) windows; 5, 23 and 30 fall inside windows.
@@ -83,9 +84,7 @@ void check_variant(test::Encoding enc) {
 
 }  // namespace
 
-TEST_CASE("prefill, chunked prefill and decode agree with F32 weights") {
-  check_variant({Dtype::F32, Dtype::F32});
-}
+TEST_CASE("prefill, chunked prefill and decode agree with F32 weights") { check_variant({Dtype::F32, Dtype::F32}); }
 
 TEST_CASE("prefill, chunked prefill and decode agree with FP8 dense weights and FP4 experts") {
   check_variant({Dtype::F8_E4M3, Dtype::I8});
@@ -102,8 +101,8 @@ TEST_CASE("a sequence longer than max_context is refused with a clear error") {
   Model m(c, tm.weights(), tm.layout(), &tm.experts(), pool, ModelOptions{16, 8});
   const auto ids = prompt(17, c.vocab_size);
   std::vector<float> logits(c.vocab_size);
-  CHECK_THROWS_WITH_AS(m.forward(ids.data(), 17, logits.data(), false),
-                       doctest::Contains("exceed max_context 16"), std::length_error);
+  CHECK_THROWS_WITH_AS(m.forward(ids.data(), 17, logits.data(), false), doctest::Contains("exceed max_context 16"),
+                       std::length_error);
   CHECK_THROWS_AS(m.forward(std::vector<int32_t>{int32_t(c.vocab_size)}.data(), 1, logits.data(), false),
                   std::out_of_range);
 }

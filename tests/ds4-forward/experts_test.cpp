@@ -93,7 +93,7 @@ TEST_CASE("hash layers take their experts from tid2eid of the token") {
   c.scoring_func = ScoringFunc::Sigmoid;
   LayerParams lp;
   lp.mlp = MlpKind::HashMoe;
-  lp.tid2eid = {0, 1, 2, 1};  // token 0 -> {0, 1}, token 1 -> {2, 1}
+  lp.tid2eid = {0, 1, 2, 1};             // token 0 -> {0, 1}, token 1 -> {2, 1}
   const float logits[4] = {5, 0, 0, 5};  // expert 3 would win a scored choice
   float scores[4], biased[4], w[2];
   int32_t idx[2];
@@ -127,7 +127,8 @@ TEST_CASE("a non-finite router score is refused at run time, naming the layer an
   } catch (const std::runtime_error& e) {
     error = e.what();
   }
-  CHECK(error.find("router of layer " + std::to_string(layer) + ": token 0 of the batch (id 3) has a non-finite biased "
+  CHECK(error.find("router of layer " + std::to_string(layer) +
+                   ": token 0 of the batch (id 3) has a non-finite biased "
                    "score ") != std::string::npos);
   CHECK(error.find("nan for expert 2") != std::string::npos);
 }

@@ -50,9 +50,9 @@ struct GoldenFixture {
   std::unique_ptr<ckpt::Checkpoint> checkpoint;
   std::unique_ptr<TensorResolver> resolver;
   std::unique_ptr<ExpertCatalog> catalog;
-  std::vector<int32_t> prompt, greedy;      // greedy: decode_steps + 1 ids
-  std::vector<uint32_t> chunks;             // the prompt cut into prefill chunks
-  moepage::test::NpyArray prefill, decode, teacher;       // [P, V], [n, V], [P + n, V]
+  std::vector<int32_t> prompt, greedy;               // greedy: decode_steps + 1 ids
+  std::vector<uint32_t> chunks;                      // the prompt cut into prefill chunks
+  moepage::test::NpyArray prefill, decode, teacher;  // [P, V], [n, V], [P + n, V]
   size_t P = 0, n = 0, V = 0;
 
   explicit GoldenFixture(const std::filesystem::path& d) : dir(d) {
@@ -77,7 +77,9 @@ struct GoldenFixture {
   }
 
   // Every expert of every layer in host memory.
-  std::unique_ptr<ResidentExpertSource> resident_experts() const { return load_resident_experts(*resolver, *catalog, cfg); }
+  std::unique_ptr<ResidentExpertSource> resident_experts() const {
+    return load_resident_experts(*resolver, *catalog, cfg);
+  }
   Weights weights() const { return bind_weights(*resolver, cfg); }
   ExpertLayout layout() const { return expert_layout(*catalog, cfg); }
 

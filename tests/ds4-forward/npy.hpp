@@ -35,7 +35,8 @@ inline std::string value_of(const std::string& header, const std::string& key, c
   if (v < header.size() && header[v] == '(') end = header.find(')', v) + 1;
   else if (v < header.size() && header[v] == '\'') end = header.find('\'', v + 1) + 1;
   else end = header.find_first_of(",}", v);
-  if (end == std::string::npos || end == 0) throw std::runtime_error(path + ": npy header is malformed near '" + key + "'");
+  if (end == std::string::npos || end == 0)
+    throw std::runtime_error(path + ": npy header is malformed near '" + key + "'");
   return header.substr(v, end - v);
 }
 }  // namespace npy_detail
@@ -77,7 +78,8 @@ inline NpyArray parse_npy(const std::string& bytes, const std::string& path) {
   else if (descr == "'<i4'") item = 4;
   else fail("dtype " + descr + " is not '<f4', '<i8' or '<i4'");
   if (bytes.size() - at != size_t(n) * item)
-    fail("holds " + std::to_string(bytes.size() - at) + " data bytes, the header says " + std::to_string(size_t(n) * item));
+    fail("holds " + std::to_string(bytes.size() - at) + " data bytes, the header says " +
+         std::to_string(size_t(n) * item));
   if (descr == "'<f4'") {
     a.f32.resize(size_t(n));
     std::memcpy(a.f32.data(), bytes.data() + at, size_t(n) * 4);

@@ -21,9 +21,8 @@ std::string floats(std::initializer_list<float> v) {
 }  // namespace
 
 TEST_CASE("a float32 npy file reads back with its shape and values") {
-  const auto a = parse_npy(make_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }",
-                                    floats({1, 2, 3, 4, 5, -6.5f})),
-                           "x.npy");
+  const auto a = parse_npy(
+      make_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", floats({1, 2, 3, 4, 5, -6.5f})), "x.npy");
   REQUIRE(a.shape == std::vector<int64_t>{2, 3});
   REQUIRE(a.f32.size() == 6);
   CHECK(a.f32[5] == -6.5f);
@@ -44,8 +43,9 @@ TEST_CASE("a truncated npy file gives an error naming the file") {
   CHECK_THROWS_WITH(parse_npy(good.substr(0, good.size() - 2), "logits.npy"),
                     doctest::Contains("logits.npy: holds 14 data bytes, the header says 16"));
   CHECK_THROWS_WITH(parse_npy("hello world", "bad.npy"), doctest::Contains("bad.npy: not an .npy file"));
-  CHECK_THROWS_WITH(parse_npy(make_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0')), "d.npy"),
-                    doctest::Contains("d.npy: dtype '<f8'"));
+  CHECK_THROWS_WITH(
+      parse_npy(make_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0')), "d.npy"),
+      doctest::Contains("d.npy: dtype '<f8'"));
 }
 
 TEST_CASE("the writer's preamble starts the data on a 64-byte boundary and reads back") {

@@ -62,7 +62,8 @@ void encode_matrix(const float* v, int64_t rows, int64_t cols, Dtype dtype, std:
         for (int64_t bj = 0; bj < bc; ++bj) {
           float amax = 0;
           for (int64_t r = bi * 128; r < std::min(rows, bi * 128 + 128); ++r)
-            for (int64_t c = bj * 128; c < std::min(cols, bj * 128 + 128); ++c) amax = std::max(amax, std::fabs(v[r * cols + c]));
+            for (int64_t c = bj * 128; c < std::min(cols, bj * 128 + 128); ++c)
+              amax = std::max(amax, std::fabs(v[r * cols + c]));
           const uint8_t s = float_to_e8m0_ceil(std::max(amax, 1e-30f) / 448.0f);
           scale[size_t(bi * bc + bj)] = std::byte(s);
           const float sf = e8m0_to_float(s);
@@ -90,8 +91,7 @@ void encode_matrix(const float* v, int64_t rows, int64_t cols, Dtype dtype, std:
         }
       return;
     }
-    default:
-      throw std::invalid_argument("encode_matrix: unsupported dtype");
+    default: throw std::invalid_argument("encode_matrix: unsupported dtype");
   }
 }
 

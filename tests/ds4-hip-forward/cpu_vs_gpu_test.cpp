@@ -93,9 +93,9 @@ TEST_CASE("the GPU Model refuses bad input as the CPU Model does and allocates n
 
   CHECK_THROWS_AS(gpu::GpuModel(ck.cfg, bind_weights(ck.resolver, ck.cfg), layout, nullptr, stream.stream),
                   std::invalid_argument);
-  CHECK_THROWS_AS(gpu::GpuModel(ck.cfg, bind_weights(ck.resolver, ck.cfg), layout, &experts, stream.stream,
-                                ModelOptions{8, 0}),
-                  std::invalid_argument);
+  CHECK_THROWS_AS(
+      gpu::GpuModel(ck.cfg, bind_weights(ck.resolver, ck.cfg), layout, &experts, stream.stream, ModelOptions{8, 0}),
+      std::invalid_argument);
   ExpertLayout wrong = layout;
   wrong.intermediate += 1;
   CHECK_THROWS_AS(gpu::GpuModel(ck.cfg, bind_weights(ck.resolver, ck.cfg), wrong, &experts, stream.stream),

@@ -25,8 +25,8 @@ constexpr uint32_t kTokens = 64;
 
 struct Arm {
   std::string name;
-  std::string pager;       // the profile's pager section, flow style
-  std::string transport;   // the profile's transport section, flow style
+  std::string pager;      // the profile's pager section, flow style
+  std::string transport;  // the profile's transport section, flow style
 };
 
 // A profile of its own per arm (no base: chain, so no option of another transport leaks in).
@@ -56,7 +56,9 @@ TEST_CASE("moepage run --set device=hip: greedy ids identical to the CPU across 
   REQUIRE(info.n_experts > 48);
   const fs::path adapter = dir / "random.hfadpt";
   moepage::test::write_random_adapter(info, adapter);
-  auto lru = [&](uint32_t slots) { return "{plugin: lru, budget: " + std::to_string(h.budget_for(model, slots)) + "}"; };
+  auto lru = [&](uint32_t slots) {
+    return "{plugin: lru, budget: " + std::to_string(h.budget_for(model, slots)) + "}";
+  };
   const std::string pread = "{plugin: pread, threads: 2}";
   const std::string pinned = "{plugin: pinned-async, threads: 2, staging: 256KiB}";
 
@@ -66,13 +68,14 @@ TEST_CASE("moepage run --set device=hip: greedy ids identical to the CPU across 
       {"lru top-k slots / pread", lru(k), pread},
       {"lru top-k slots / pinned-async", lru(k), pinned},
       {"adapter-prefetch / pinned-async",
-       "{plugin: adapter-prefetch, adapter: '" + adapter.string() + "', budget: " +
-           std::to_string(h.budget_for(model, k + 2)) + "}",
+       "{plugin: adapter-prefetch, adapter: '" + adapter.string() +
+           "', budget: " + std::to_string(h.budget_for(model, k + 2)) + "}",
        pinned},
   };
 
   // The reference: the CPU, every expert resident.
-  const auto cpu = run_moepage({"run", "--profile", write_profile(dir, arms[0], model, 0).string(), "--log-level", "warn"});
+  const auto cpu =
+      run_moepage({"run", "--profile", write_profile(dir, arms[0], model, 0).string(), "--log-level", "warn"});
   INFO(cpu.err);
   REQUIRE(cpu.exit_code == 0);
   const std::vector<int32_t> reference = ids_line(cpu.out);
@@ -80,8 +83,8 @@ TEST_CASE("moepage run --set device=hip: greedy ids identical to the CPU across 
 
   for (size_t i = 0; i < arms.size(); ++i) {
     CAPTURE(arms[i].name);
-    const auto r = run_moepage({"run", "--profile", write_profile(dir, arms[i], model, i + 1).string(), "--set",
-                                "device=hip"});
+    const auto r =
+        run_moepage({"run", "--profile", write_profile(dir, arms[i], model, i + 1).string(), "--set", "device=hip"});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(r.err.find("GPU forward pass") != std::string::npos);  // the arch really ran on the GPU

@@ -164,8 +164,7 @@ inline HostMat random_mat(Rng& rng, Dtype dtype, int64_t rows, int64_t cols, flo
       if (with_nan && !m.scale.empty()) m.scale.back() = std::byte(0xFF);  // one NaN scale, not a whole row of NaN
       break;
     }
-    default:
-      FAIL("random_mat: unsupported dtype");
+    default: FAIL("random_mat: unsupported dtype");
   }
   return m;
 }
@@ -196,8 +195,8 @@ inline void check_close(const std::string& what, const std::vector<float>& gpu, 
     }
   }
   const double rel = max_ref > 0 ? max_diff / max_ref : max_diff;
-  INFO("max rel error " << rel << " (threshold " << threshold << ") at " << worst << ": gpu " << gpu[worst]
-                        << " cpu " << cpu[worst] << "; NaN mismatches " << nan_mismatch);
+  INFO("max rel error " << rel << " (threshold " << threshold << ") at " << worst << ": gpu " << gpu[worst] << " cpu "
+                        << cpu[worst] << "; NaN mismatches " << nan_mismatch);
   CHECK(nan_mismatch == 0);
   CHECK(rel <= threshold);
   CHECK(max_ref > 0);  // a comparison of zeros proves nothing
@@ -205,8 +204,6 @@ inline void check_close(const std::string& what, const std::vector<float>& gpu, 
 
 // Tolerance of a product whose only difference from the CPU is the float summation order (the
 // CPU applies FP8/FP4 scales per block after the dot product, the GPU per element).
-inline double matmul_threshold(Dtype dtype) {
-  return dtype == Dtype::F8_E4M3 || dtype == Dtype::I8 ? 2e-5 : 1e-5;
-}
+inline double matmul_threshold(Dtype dtype) { return dtype == Dtype::F8_E4M3 || dtype == Dtype::I8 ? 2e-5 : 1e-5; }
 
 }  // namespace moepage::ds4::gpu::test

@@ -335,9 +335,9 @@ TEST_CASE("gpu attention refuses positions beyond its scratch and a skipped toke
   gpu::Stream stream = gpu::create_stream();
   CHECK_THROWS_AS(gpu::attention(L.glp, L.c, L.gst, L.ring_size, L.ctx, 1, L.xn_dev, *L.gsc, L.out_dev, stream),
                   std::invalid_argument);
-  CHECK_THROWS_AS(gpu::attention(L.glp, L.c, L.gst, L.ring_size, 0, L.max_batch + 1, L.xn_dev, *L.gsc, L.out_dev,
-                                 stream),
-                  std::invalid_argument);
+  CHECK_THROWS_AS(
+      gpu::attention(L.glp, L.c, L.gst, L.ring_size, 0, L.max_batch + 1, L.xn_dev, *L.gsc, L.out_dev, stream),
+      std::invalid_argument);
   // The compressor has emitted nothing, so a batch at position 8 (window 1 of ratio 8) skips tokens.
   std::string message;
   try {

@@ -65,7 +65,7 @@ TEST_CASE("gpu matmul matches cpu::matmul for every encoding, batch and shape") 
       check_matmul(dtype, 300, fp4 ? 512 : 520, n_tokens, 100, 150, 0, 0, seed++);
       check_matmul(dtype, 67, fp4 ? 320 : 333, n_tokens, 0, 0, 0, 4, seed++);
     }
-     // Rows of whole 32-chunk groups: one token takes the kernel with x in registers (1 to 8
+    // Rows of whole 32-chunk groups: one token takes the kernel with x in registers (1 to 8
     // slices, 1 to 8 chunks per thread by encoding), a band of it crossing FP8 scale blocks, and
     // enough rows for many blocks.
     for (int64_t cols : {1024, 4096, 8192})
@@ -165,7 +165,7 @@ TEST_CASE("gpu rope_rotate matches cpu::Rope::rotate in both directions") {
 TEST_CASE("gpu matmul_swiglu matches cpu::matmul twice then cpu::swiglu_clamped, fused or not") {
   uint64_t seed = 700;
   for (Dtype dtype : kAllDtypes)
-    for (int64_t cols : {1024, 1000})      // whole 32-chunk rows (one fused launch at one token) or not
+    for (int64_t cols : {1024, 1000})  // whole 32-chunk rows (one fused launch at one token) or not
       for (int64_t n_tokens : {1, 3}) {
         Rng rng(seed++);
         gpu::test::Device dev;
@@ -328,8 +328,7 @@ TEST_CASE("gpu hc_pre and hc_post match forward/hc.cpp") {
   std::vector<float> want(size_t(S * N * D));
   hc_post(block_out.data(), X.data(), post.data(), comb.data(), S, uint32_t(N), uint32_t(D), want.data());
   float* out_d = dev.zeros<float>(want.size());
-  gpu::hc_post(dev.put(block_out), Xd, dev.put(post), dev.put(comb), S, uint32_t(N), uint32_t(D), out_d,
-               dev.stream());
+  gpu::hc_post(dev.put(block_out), Xd, dev.put(post), dev.put(comb), S, uint32_t(N), uint32_t(D), out_d, dev.stream());
   check_close("hc_post S 5 N 4 D 96", dev.get(out_d, want.size()), want, 1e-6);
 }
 
@@ -459,7 +458,8 @@ TEST_CASE("gpu greedy_token picks the first largest logit across its blocks and 
       }
       int64_t want = 0;
       for (int64_t i = 0; i < V; ++i)
-        if (!std::isnan(logits[size_t(i)]) && (std::isnan(logits[size_t(want)]) || logits[size_t(i)] > logits[size_t(want)]))
+        if (!std::isnan(logits[size_t(i)]) &&
+            (std::isnan(logits[size_t(want)]) || logits[size_t(i)] > logits[size_t(want)]))
           want = i;
       gpu::greedy_token(dev.put(logits), V, work, dev.stream());
       const std::vector<int32_t> got = dev.get(work, 3);

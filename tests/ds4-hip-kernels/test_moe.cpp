@@ -187,8 +187,8 @@ TEST_CASE("gpu route matches route_token for every scoring function, hash and sc
       int32_t* idx = dev.zeros<int32_t>(uint64_t(S * k));
       float* w = dev.zeros<float>(uint64_t(S * k));
       gpu::route(layer.dev, c, dev.put(tokens), S, dev.put(logits), idx, w, dev.stream());
-      const std::string what = "route " + scoring_name(scoring) + (kind == MlpKind::HashMoe ? " hash" : " scored") +
-                               " S 7 E 16 k 4";
+      const std::string what =
+          "route " + scoring_name(scoring) + (kind == MlpKind::HashMoe ? " hash" : " scored") + " S 7 E 16 k 4";
       INFO(what);
       CHECK(dev.get(idx, uint64_t(S * k)) == want_idx);
       check_close(what + " weights", dev.get(w, uint64_t(S * k)), want_w, 1e-6);
@@ -235,9 +235,9 @@ void check_moe(Dtype w13, Dtype w2, uint32_t layer_id, int64_t S, uint32_t band,
   const std::vector<float> got = dev.get(out, want.size());
 
   const std::string what = "moe experts " + std::string(dtype_name(w13)) + "/" + std::string(dtype_name(w2)) +
-                           (layer_id == 0 ? " hash" : " scored") + " S " + std::to_string(S) + " D " + std::to_string(D) + " I " +
-                           std::to_string(intermediate) + " E 16 k 4" +
-                           " band " + std::to_string(band);
+                           (layer_id == 0 ? " hash" : " scored") + " S " + std::to_string(S) + " D " +
+                           std::to_string(D) + " I " + std::to_string(intermediate) + " E 16 k 4" + " band " +
+                           std::to_string(band);
   INFO(what);
   check_close(what, got, want, 5e-5);
   CHECK(stats.acquires == want_stats.acquires);
@@ -276,8 +276,11 @@ TEST_CASE("gpu moe serves experts in bands through moving slots like the CPU") {
 TEST_CASE("gpu moe's single-token expert products (x in registers) match forward/moe.cpp for every encoding") {
   // Rows of 1024 columns are whole groups of 32 16-byte chunks in every encoding but F16, so a
   // token whose experts serve only it takes the single-token kernels; two tokens may share one.
-  const Dtype pairs[][2] = {{Dtype::F32, Dtype::F32}, {Dtype::BF16, Dtype::BF16}, {Dtype::F8_E4M3, Dtype::F8_E4M3},
-                            {Dtype::I8, Dtype::I8}, {Dtype::I8, Dtype::F8_E4M3}};
+  const Dtype pairs[][2] = {{Dtype::F32, Dtype::F32},
+                            {Dtype::BF16, Dtype::BF16},
+                            {Dtype::F8_E4M3, Dtype::F8_E4M3},
+                            {Dtype::I8, Dtype::I8},
+                            {Dtype::I8, Dtype::F8_E4M3}};
   uint64_t seed = 400;
   for (const auto& p : pairs)
     for (uint32_t layer : {0u, 1u}) {

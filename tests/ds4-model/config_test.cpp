@@ -88,7 +88,8 @@ TEST_CASE("the released Flash config gives the Flash layer schedule, hash layers
   CHECK(c.vocab_size == 129280);
 }
 
-TEST_CASE("modern keys layer_types, mlp_layer_types, compress_rates, partial_rotary_factor and nested rope_parameters load") {
+TEST_CASE(
+    "modern keys layer_types, mlp_layer_types, compress_rates, partial_rotary_factor and nested rope_parameters load") {
   nlohmann::json j = small_config();
   j.erase("compress_ratios");
   j.erase("num_hash_layers");
@@ -99,8 +100,13 @@ TEST_CASE("modern keys layer_types, mlp_layer_types, compress_rates, partial_rot
   j["compress_rates"] = {{"compressed_sparse_attention", 8}, {"heavily_compressed_attention", 32}};
   j["partial_rotary_factor"] = 0.5;
   j["rope_parameters"] = {{"main", {{"rope_type", "default"}, {"rope_theta", 5000.0}}},
-                          {"compress", {{"rope_type", "yarn"}, {"rope_theta", 80000.0}, {"factor", 4.0},
-                                        {"original_max_position_embeddings", 4096}, {"beta_fast", 16}, {"beta_slow", 2}}}};
+                          {"compress",
+                           {{"rope_type", "yarn"},
+                            {"rope_theta", 80000.0},
+                            {"factor", 4.0},
+                            {"original_max_position_embeddings", 4096},
+                            {"beta_fast", 16},
+                            {"beta_slow", 2}}}};
   const Config c = parse_config_json(j.dump(), "config.json").config;
   CHECK(c.layer_types == std::vector<AttnKind>{AttnKind::Sliding, AttnKind::CSA, AttnKind::HCA, AttnKind::CSA});
   CHECK(c.mlp_layer_types == std::vector<MlpKind>{MlpKind::HashMoe, MlpKind::HashMoe, MlpKind::Moe, MlpKind::Moe});
@@ -123,7 +129,8 @@ TEST_CASE("legacy compress_rate_csa and compress_rate_hca override the rates, an
   CHECK(c.compress_rate(1) == 4);
 }
 
-TEST_CASE("without layer_types or compress_ratios the schedule is transformers' default: two HCA, then CSA on odd offsets") {
+TEST_CASE(
+    "without layer_types or compress_ratios the schedule is transformers' default: two HCA, then CSA on odd offsets") {
   nlohmann::json j = small_config();
   j.erase("compress_ratios");
   const Config c = parse_config_json(j.dump(), "config.json").config;
@@ -143,7 +150,9 @@ TEST_CASE("geometry errors start with the config.json path and name the key") {
   CHECK(error_of(j).find(path + "qk_rope_head_dim'") == 0);
   j = small_config();
   j["index_head_dim"] = 8;
-  CHECK(error_of(j) == path + "qk_rope_head_dim': rotated dims 16 exceed index_head_dim 8 (the indexer rotates the same trailing dims)");
+  CHECK(error_of(j) ==
+        path +
+            "qk_rope_head_dim': rotated dims 16 exceed index_head_dim 8 (the indexer rotates the same trailing dims)");
   j = small_config();
   j["num_experts_per_tok"] = 9;
   CHECK(error_of(j) == path + "num_experts_per_tok': top-k 9 exceeds n_routed_experts 8");
@@ -183,8 +192,10 @@ TEST_CASE("geometry errors start with the config.json path and name the key") {
 }
 
 TEST_CASE("malformed config JSON names the file") {
-  CHECK_THROWS_WITH_AS(parse_config_json("{\"hidden_size\": ", "/m/config.json"), "/m/config.json: malformed JSON", CheckpointError);
-  CHECK_THROWS_WITH_AS(parse_config_json("[1]", "/m/config.json"), "/m/config.json: config must be a JSON object", CheckpointError);
+  CHECK_THROWS_WITH_AS(parse_config_json("{\"hidden_size\": ", "/m/config.json"), "/m/config.json: malformed JSON",
+                       CheckpointError);
+  CHECK_THROWS_WITH_AS(parse_config_json("[1]", "/m/config.json"), "/m/config.json: config must be a JSON object",
+                       CheckpointError);
 }
 
 TEST_CASE("scales, limits and iteration counts out of range are refused naming config.json and the key") {
@@ -219,7 +230,8 @@ TEST_CASE("keys the parser never reads are listed, those read only in some cases
   nlohmann::json j = small_config();
   j["torch_dtype"] = "bfloat16";
   j["zzz_custom"] = 1;
-  CHECK(parse_config_json(j.dump(), "/m/config.json").ignored_keys == std::vector<std::string>{"torch_dtype", "zzz_custom"});
+  CHECK(parse_config_json(j.dump(), "/m/config.json").ignored_keys ==
+        std::vector<std::string>{"torch_dtype", "zzz_custom"});
   // layer_types wins over compress_ratios: the ratios are ignored, and said to be.
   j = small_config();
   j["layer_types"] = {"sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention",

@@ -46,7 +46,8 @@ std::vector<double> values_of(const TensorResolver& r, const std::string& releas
 
 }  // namespace
 
-TEST_CASE("a checkpoint in each spelling, sharded with FP8 and FP4 tensors or in one file, reads back identical tensors") {
+TEST_CASE(
+    "a checkpoint in each spelling, sharded with FP8 and FP4 tensors or in one file, reads back identical tensors") {
   TempDir dir("spellings");
   auto released_opts = moepage::testing::tiny_options(dir / "released", 42);
   released_opts.dense_format = WeightFormat::Fp8;
@@ -112,11 +113,12 @@ TEST_CASE("a missing required tensor is an error naming the checkpoint and the e
   });
   const auto cut = ckpt::Checkpoint::open(dir / "cut");
   const TensorResolver r(cut);
-  CHECK_THROWS_WITH_AS(r.check_required(c),
-                       ((dir / "cut").string() +
-                        ": missing tensor 'model.layers.3.ffn.gate.bias' required by the configured geometry (save_pretrained spelling)")
-                           .c_str(),
-                       ckpt::CheckpointError);
+  CHECK_THROWS_WITH_AS(
+      r.check_required(c),
+      ((dir / "cut").string() +
+       ": missing tensor 'model.layers.3.ffn.gate.bias' required by the configured geometry (save_pretrained spelling)")
+          .c_str(),
+      ckpt::CheckpointError);
 }
 
 TEST_CASE("a tensor whose stored shape does not fit the config is an error naming the file and the tensor") {
@@ -144,7 +146,8 @@ TEST_CASE("released names map to save_pretrained names with the renamed globals 
   CHECK(spell("head.weight", Spelling::SavePretrained) == "head.weight");
   CHECK(spelling_candidates("head.weight", Spelling::SavePretrained)[1] == "lm_head.weight");
   CHECK(spell("layers.7.attn.kv_norm.weight", Spelling::SavePretrained) == "model.layers.7.attn.norm.weight");
-  CHECK(spell("layers.7.attn.compressor.norm.weight", Spelling::SavePretrained) == "model.layers.7.attn.compressor.norm.weight");
+  CHECK(spell("layers.7.attn.compressor.norm.weight", Spelling::SavePretrained) ==
+        "model.layers.7.attn.compressor.norm.weight");
   CHECK(spell("layers.7.ffn.experts.3.w1.scale", Spelling::SavePretrained) == "model.layers.7.ffn.experts.3.w1.scale");
   CHECK(spell("layers.7.attn.kv_norm.weight", Spelling::Released) == "layers.7.attn.kv_norm.weight");
 }

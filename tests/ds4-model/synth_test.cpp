@@ -42,7 +42,8 @@ TEST_CASE("synth with the same seed writes the same bytes and another seed diffe
   for (const auto& e : std::filesystem::directory_iterator(dir / "a")) {
     const std::string name = e.path().filename().string();
     CHECK_MESSAGE(read_file_bytes(e.path()) == read_file_bytes(dir / "b" / name), name);
-    if (e.path().extension() == ".safetensors") CHECK_MESSAGE(read_file_bytes(e.path()) != read_file_bytes(dir / "c" / name), name);
+    if (e.path().extension() == ".safetensors")
+      CHECK_MESSAGE(read_file_bytes(e.path()) != read_file_bytes(dir / "c" / name), name);
     ++files;
   }
   CHECK(files == 5 + 3);  // 5 shards (globals + 4 layers), index, config.json, generation_config.json
@@ -73,7 +74,8 @@ TEST_CASE("synth writes a released-style config.json that parses back to the pla
   CHECK(std::filesystem::exists(dir / "m" / "generation_config.json"));
 }
 
-TEST_CASE("synthesized routing is not degenerate: distinct valid tid2eid rows, nonzero gate bias, varied router weights") {
+TEST_CASE(
+    "synthesized routing is not degenerate: distinct valid tid2eid rows, nonzero gate bias, varied router weights") {
   TempDir dir("synth-routing");
   synthesize(moepage::testing::tiny_options(dir / "m", 3));
   const Config c = load_config_json(dir / "m").config;
@@ -125,7 +127,9 @@ TEST_CASE("synthesized weights have std 1/sqrt(fan_in) so activations stay O(1) 
   }
 }
 
-TEST_CASE("the flash preset's FP4 expert is 13,369,344 bytes: w1 and w3 2048x2048 I8 + 2048x128 e8m0, w2 4096x1024 + 4096x64") {
+TEST_CASE(
+    "the flash preset's FP4 expert is 13,369,344 bytes: w1 and w3 2048x2048 I8 + 2048x128 e8m0, w2 4096x1024 + "
+    "4096x64") {
   SynthOptions o;
   o.preset = "flash";
   o.layers = 1;

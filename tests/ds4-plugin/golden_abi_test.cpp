@@ -76,7 +76,8 @@ void check_fixture(const char* name) {
   REQUIRE(stack.arch.has_forward_greedy());
   stack.arch.reset_sequence();
   std::vector<int32_t> picked{stack.arch.forward_greedy(prompt)};
-  for (size_t i = 0; i < steps; ++i) picked.push_back(stack.arch.forward_greedy(std::span<const int32_t>(&picked.back(), 1)));
+  for (size_t i = 0; i < steps; ++i)
+    picked.push_back(stack.arch.forward_greedy(std::span<const int32_t>(&picked.back(), 1)));
   CHECK(picked == greedy);
   MESSAGE(std::string(name), " through the ABI: prefill max |diff| ", prefill_diff, ", decode ", decode_diff);
 }

@@ -34,8 +34,8 @@ PluginStack::PluginStack(const std::filesystem::path& dir, const std::string& pa
   arch = mp::ArchHandle::create(*a.descriptor, a.library, arch_args);
   info = arch.describe();
   transport = mp::TransportHandle::create(*t.descriptor, t.library, host.get(), &transport_options->options);
-  mp_pager_create_args pager_args{sizeof(mp_pager_create_args), host.get(), &pager_options->options,
-                                  arch.expert_catalog(), transport.ref(), info.dense_bytes};
+  mp_pager_create_args pager_args{sizeof(mp_pager_create_args), host.get(),      &pager_options->options,
+                                  arch.expert_catalog(),        transport.ref(), info.dense_bytes};
   pager = mp::PagerHandle::create(*p.descriptor, p.library, pager_args);
   arch.bind_pager(pager.ref());
 }

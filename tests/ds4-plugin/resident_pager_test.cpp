@@ -57,11 +57,14 @@ TEST_CASE("with the resident pager every access of a forward is a hit, in the st
   const mp_pager_vtable* v = pager.ref().vtable;
   const bool traces = v->set_trace != nullptr;
   REQUIRE(traces);
-  v->set_trace(pager.ref().self, [](void* ctx, const mp_trace_event* e) {
-    auto* s = static_cast<Seen*>(ctx);
-    ++s->events;
-    s->hits += e->hit;
-  }, &seen);
+  v->set_trace(
+      pager.ref().self,
+      [](void* ctx, const mp_trace_event* e) {
+        auto* s = static_cast<Seen*>(ctx);
+        ++s->events;
+        s->hits += e->hit;
+      },
+      &seen);
   const std::vector<int32_t> prompt{5, 17, 42, 99, 3, 7};
   std::vector<float> logits(stack.info.vocab_size);
   stack.arch.forward(prompt, logits.data(), MP_FORWARD_LAST_LOGITS);
@@ -104,8 +107,21 @@ TEST_CASE("a read past the end of an expert file fails the resident load naming 
   const mp_expert_segment segments[] = {{sizeof(mp_expert_segment), 0, 0, 32},
                                         {sizeof(mp_expert_segment), 0, 4096, 32}};
   const uint8_t has_experts[] = {1}, hash_routed[] = {0};
-  const mp_expert_catalog cat{sizeof(mp_expert_catalog), 1, 2, 1, 1, 64, part_offset, part_bytes, part_names,
-                              1, files, segments, has_experts, hash_routed, 8};
+  const mp_expert_catalog cat{sizeof(mp_expert_catalog),
+                              1,
+                              2,
+                              1,
+                              1,
+                              64,
+                              part_offset,
+                              part_bytes,
+                              part_names,
+                              1,
+                              files,
+                              segments,
+                              has_experts,
+                              hash_routed,
+                              8};
 
   moepage::host::HostApi host;
   moepage::host::Registry registry(host.get());

@@ -24,14 +24,15 @@ struct SmallPool {
   std::vector<std::vector<char>> pool;  // [slots] slot bytes, reused by every acquire
   uint32_t largest_request = 0;
   uint64_t acquires = 0;
-  std::vector<uint64_t> tokens;                        // begin_token arguments
-  std::map<uint32_t, std::set<int32_t>> hinted;        // layer -> experts hinted
-  std::map<uint32_t, std::set<int32_t>> acquired;      // layer -> experts acquired
+  std::vector<uint64_t> tokens;                    // begin_token arguments
+  std::map<uint32_t, std::set<int32_t>> hinted;    // layer -> experts hinted
+  std::map<uint32_t, std::set<int32_t>> acquired;  // layer -> experts acquired
   std::string error;
 
   void fill(uint32_t layer, int32_t expert, char* slot) {
     for (uint32_t p = 0; p < cat->n_parts; ++p) {
-      const mp_expert_segment& s = cat->segments[(size_t(layer) * cat->n_experts + uint32_t(expert)) * cat->n_parts + p];
+      const mp_expert_segment& s =
+          cat->segments[(size_t(layer) * cat->n_experts + uint32_t(expert)) * cat->n_parts + p];
       std::ifstream f(cat->files[s.file], std::ios::binary);
       f.seekg(std::streamoff(s.offset));
       f.read(slot + cat->part_offset[p], std::streamsize(s.length));

@@ -33,7 +33,8 @@ class PatternTransport {
   }
   mp_status wait(mp_ticket ticket) { return poll(ticket); }
   mp_status poll(mp_ticket ticket) {
-    if (ticket == 0 || ticket > last_ticket_) throw mp::Error(MP_ERR_INVALID_ARG, mp::format("unknown ticket {}", ticket));
+    if (ticket == 0 || ticket > last_ticket_)
+      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("unknown ticket {}", ticket));
     return MP_OK;
   }
   mp_status stats(mp_transport_stats* out) {

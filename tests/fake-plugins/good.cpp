@@ -3,5 +3,5 @@
 #include "fake_transport.hpp"
 
 MOEPAGE_PLUGIN("fake-good", "1.0.0",
-               mp::make_transport_descriptor<fake::PatternTransport>("fake-good", "1.0.0", "pattern reads",
-                                                                     MP_CAP_CPU, fake::kPatternOptions))
+               mp::make_transport_descriptor<fake::PatternTransport>("fake-good", "1.0.0", "pattern reads", MP_CAP_CPU,
+                                                                     fake::kPatternOptions))

@@ -11,8 +11,8 @@ extern "C" MP_PLUGIN_EXPORT mp_status moepage_plugin_query(const mp_host_api*, m
     return v;
   }();
   static const std::array<mp_component_descriptor, 1> components = [] {
-    mp_component_descriptor d = mp::make_transport_descriptor<fake::PatternTransport>(
-        "fake-null-callback", "1.0.0", "has no wait()", MP_CAP_CPU);
+    mp_component_descriptor d = mp::make_transport_descriptor<fake::PatternTransport>("fake-null-callback", "1.0.0",
+                                                                                      "has no wait()", MP_CAP_CPU);
     d.transport = &broken;
     return std::to_array({d});
   }();

@@ -23,8 +23,8 @@ extern "C" MP_PLUGIN_EXPORT mp_status moepage_plugin_query(const mp_host_api*, m
       wider(mp::option(MP_OPT_SIZE, "chunk", "1MiB", "read size")),
   };
   static const std::array<mp_component_descriptor, 1> components = [] {
-    mp_component_descriptor d =
-        mp::make_transport_descriptor<fake::PatternTransport>("fake-wide-options", "1.0.0", "wide option table", MP_CAP_CPU);
+    mp_component_descriptor d = mp::make_transport_descriptor<fake::PatternTransport>("fake-wide-options", "1.0.0",
+                                                                                      "wide option table", MP_CAP_CPU);
     d.n_options = static_cast<uint32_t>(table.size());
     d.options = &table[0].def;
     return std::to_array({d});

@@ -25,7 +25,8 @@ TEST_CASE("a missing file or a folder is nullopt with the system's reason, or an
   CHECK(why == "No such file or directory");
   CHECK_FALSE(try_read_file(dir.path(), &why).has_value());
   CHECK(why == "Is a directory");
-  CHECK_THROWS_WITH(read_file(dir / "missing"), ((dir / "missing").string() + ": cannot read: No such file or directory").c_str());
+  CHECK_THROWS_WITH(read_file(dir / "missing"),
+                    ((dir / "missing").string() + ": cannot read: No such file or directory").c_str());
 }
 
 TEST_CASE("files without a size, such as those in /proc, are read to their end") {

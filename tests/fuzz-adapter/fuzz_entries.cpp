@@ -84,8 +84,8 @@ void trace_input(const uint8_t* data, size_t size) {
   for (uint32_t slots : {1u, 2u, 5u}) {
     const uint64_t belady = simulate(trace, slots, PolicySpec{PolicyKind::Belady, 0}).misses;
     // The floor must hold on every trace, hint rows included.
-    for (const PolicySpec other : {PolicySpec{PolicyKind::Lru, 0}, PolicySpec{PolicyKind::Lfu, 0},
-                                   PolicySpec{PolicyKind::Lfru, 2.0}})
+    for (const PolicySpec other :
+         {PolicySpec{PolicyKind::Lru, 0}, PolicySpec{PolicyKind::Lfu, 0}, PolicySpec{PolicyKind::Lfru, 2.0}})
       if (belady > simulate(trace, slots, other).misses) __builtin_trap();
   }
   if (trace.has_outcomes) recorded_result(trace);

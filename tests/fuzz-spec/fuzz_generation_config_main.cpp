@@ -1,4 +1,5 @@
-// libFuzzer entry (MOEPAGE_FUZZ=ON, clang): build-fuzz/bin/fuzz-generation-config tests/fuzz-spec/seeds/generation_config
+// libFuzzer entry (MOEPAGE_FUZZ=ON, clang): build-fuzz/bin/fuzz-generation-config
+// tests/fuzz-spec/seeds/generation_config
 #include "fuzz_entries.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -28,6 +28,7 @@ TEST_CASE("every committed generation_config.json seed and its truncations are a
 }
 
 TEST_CASE("the generation_config body refuses nothing valid and lets no wrong type through") {
-  const std::string valid = R"({"do_sample": true, "temperature": 0.7, "top_p": 0.9, "top_k": 40, "max_new_tokens": 64})";
+  const std::string valid =
+      R"({"do_sample": true, "temperature": 0.7, "top_p": 0.9, "top_k": 40, "max_new_tokens": 64})";
   CHECK_NOTHROW(moepage::fuzz::generation_config_input(reinterpret_cast<const uint8_t*>(valid.data()), valid.size()));
 }

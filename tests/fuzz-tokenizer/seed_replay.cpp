@@ -31,8 +31,8 @@ TEST_CASE("the valid seeds load and the broken ones are refused") {
   const fs::path dir = seed_dir();
   CHECK(moepage::tokenizer::Tokenizer::load(dir / "valid_string_merges.json").vocab_size() == 261);
   CHECK(moepage::tokenizer::Tokenizer::load(dir / "template_and_strip.json").encode("the", true).front() == 0);
-  for (const char* bad : {"merge_out_of_vocab.json", "wrong_model_type.json", "truncated.json",
-                          "not_an_object.json", "negative_id.json"}) {
+  for (const char* bad : {"merge_out_of_vocab.json", "wrong_model_type.json", "truncated.json", "not_an_object.json",
+                          "negative_id.json"}) {
     INFO(bad);
     CHECK_THROWS_AS(moepage::tokenizer::Tokenizer::load(dir / bad), moepage::tokenizer::TokenizerError);
   }

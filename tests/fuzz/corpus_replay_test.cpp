@@ -22,8 +22,22 @@ std::vector<moepage::test::SeedFile> seeds(const std::string& target) {
 
 // Mutations in the spirit of libFuzzer's, from a fixed seed so failures reproduce.
 std::vector<uint8_t> mutate(std::vector<uint8_t> v, moepage::ds4::Rng& rng) {
-  static const char* tokens[] = {"{", "}", "[", "]", "\"", ",", ":", "-1", "1e308", "18446744073709551615", "null",
-                                 "\"F8_E4M3\"", "\"shape\"", "\"data_offsets\"", "\"layer_types\"", "[[[[[[[["};
+  static const char* tokens[] = {"{",
+                                 "}",
+                                 "[",
+                                 "]",
+                                 "\"",
+                                 ",",
+                                 ":",
+                                 "-1",
+                                 "1e308",
+                                 "18446744073709551615",
+                                 "null",
+                                 "\"F8_E4M3\"",
+                                 "\"shape\"",
+                                 "\"data_offsets\"",
+                                 "\"layer_types\"",
+                                 "[[[[[[[["};
   const int edits = 1 + int(rng.below(4));
   for (int i = 0; i < edits; ++i) {
     const size_t at = v.empty() ? 0 : rng.below(uint32_t(v.size()));
@@ -41,7 +55,8 @@ std::vector<uint8_t> mutate(std::vector<uint8_t> v, moepage::ds4::Rng& rng) {
         break;
       }
       default:
-        if (v.size() > at + 1) v.erase(v.begin() + int64_t(at), v.begin() + int64_t(at + 1 + rng.below(uint32_t(v.size() - at - 1))));
+        if (v.size() > at + 1)
+          v.erase(v.begin() + int64_t(at), v.begin() + int64_t(at + 1 + rng.below(uint32_t(v.size() - at - 1))));
     }
   }
   return v;

@@ -50,7 +50,8 @@ bool safetensors_header_one(const uint8_t* data, size_t size) {
 
 bool shard_index_one(const uint8_t* data, size_t size) {
   return guarded([&] {
-    const auto idx = ckpt::parse_shard_index(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.index.json");
+    const auto idx =
+        ckpt::parse_shard_index(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.index.json");
     for (const auto& [tensor, file] : idx.weight_map) {
       if (file.empty() || file.find('/') != std::string::npos || file == "..") bug("shard path escapes the folder");
     }
@@ -59,9 +60,11 @@ bool shard_index_one(const uint8_t* data, size_t size) {
 
 bool config_json_one(const uint8_t* data, size_t size) {
   return guarded([&] {
-    const auto p = ds4::parse_config_json(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz/config.json");
+    const auto p =
+        ds4::parse_config_json(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz/config.json");
     const auto& c = p.config;
-    if (c.layer_types.size() != c.num_hidden_layers || c.mlp_layer_types.size() != c.num_hidden_layers) bug("schedule length");
+    if (c.layer_types.size() != c.num_hidden_layers || c.mlp_layer_types.size() != c.num_hidden_layers)
+      bug("schedule length");
     if (c.num_experts_per_tok > c.n_routed_experts || c.qk_rope_head_dim > c.head_dim) bug("geometry not validated");
   });
 }

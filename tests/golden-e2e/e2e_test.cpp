@@ -1,10 +1,10 @@
 // `moepage synth`, `run` and `inspect` as a user runs them, through the built binary and plugins.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <unistd.h>
 
 #include "cli/child_process.hpp"
 #include "ds4-forward/npy.hpp"
@@ -31,8 +31,8 @@ TEST_CASE("moepage synth --preset tiny then moepage run prints the generated ids
   CHECK(synth.out.find("wrote " + model.string()) != std::string::npos);
   REQUIRE(fs::exists(model / "config.json"));
 
-  const auto run = run_moepage({"run", "--profile", default_profile(), "--model", model.string(), "--prompt-ids", "1,2,3",
-                                "--max-tokens", "6"});
+  const auto run = run_moepage(
+      {"run", "--profile", default_profile(), "--model", model.string(), "--prompt-ids", "1,2,3", "--max-tokens", "6"});
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
   CHECK(ids_line(run.out).size() == 6);
@@ -76,7 +76,8 @@ TEST_CASE("--dump-logits writes [P + N - 1, vocab] rows that match the golden fi
 
 TEST_CASE("moepage synth with an unknown expert dtype fails with one line naming it") {
   const TempDir tmp("e2e-bad");
-  const auto synth = run_moepage({"synth", "--preset", "tiny", "--expert-dtype", "fp5", "--out", (tmp / "model").string()});
+  const auto synth =
+      run_moepage({"synth", "--preset", "tiny", "--expert-dtype", "fp5", "--out", (tmp / "model").string()});
   CHECK(synth.exit_code == 1);
   CHECK(synth.err.find("'fp5'") != std::string::npos);
 }

@@ -16,8 +16,8 @@ TEST_CASE("moepage synth --preset flash then inspect reports 13,369,344 bytes pe
   // 256-expert layer is recorded in the report, not run in CI).
   const moepage::test::TempDir tmp("e2e-flash");
   const fs::path model = tmp / "model";
-  const auto synth = run_moepage({"synth", "--preset", "flash", "--layers", "1", "--experts", "8", "--out",
-                                  model.string()});
+  const auto synth =
+      run_moepage({"synth", "--preset", "flash", "--layers", "1", "--experts", "8", "--out", model.string()});
   INFO(synth.err);
   REQUIRE(synth.exit_code == 0);
   const auto inspect = run_moepage({"inspect", model.string(), "--budget", "1GiB"});

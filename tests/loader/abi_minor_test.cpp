@@ -30,7 +30,8 @@ mp_host_api host_of_minor(const HostApi& host, uint32_t minor) {
 
 }  // namespace
 
-TEST_CASE("a plugin that declares it needs ABI 1.0 only loads on a 1.0 host; one built for the headers' minor does not") {
+TEST_CASE(
+    "a plugin that declares it needs ABI 1.0 only loads on a 1.0 host; one built for the headers' minor does not") {
   HostApi host;
   const mp_host_api v10 = host_of_minor(host, 0);
   LogCapture logs;

@@ -87,23 +87,25 @@ TEST_CASE("the resident pager is registered, has no options and refuses to start
 TEST_CASE("the lru pager declares budget, reserve, policy and the split and checks them before anything else") {
   Builtins b;
   const auto& c = b.registry.find(MP_KIND_PAGER, "lru");
-  CHECK(option_table(*c.descriptor) ==
-        std::vector<std::string>{"budget:5:auto", "reserve:4:8GiB", "policy:7:lru", "split:7:uniform", "split_trace:6:"});
+  CHECK(option_table(*c.descriptor) == std::vector<std::string>{"budget:5:auto", "reserve:4:8GiB", "policy:7:lru",
+                                                                "split:7:uniform", "split_trace:6:"});
   CHECK(std::string(c.descriptor->options[2].choices) == "lru|lfu|lfru|s3fifo");
   // Without an expert catalog there is nothing to size a pool for: a clear invalid-arg, no crash.
   // (Option values are validated by the host against this table before create; see tests/profile.)
-  CHECK(pager_create_error(b, "lru", {}) == "1 pager 'lru': create failed (invalid-arg): pager create: no expert catalog");
+  CHECK(pager_create_error(b, "lru", {}) ==
+        "1 pager 'lru': create failed (invalid-arg): pager create: no expert catalog");
 }
 
 TEST_CASE("the adapter-prefetch pager requires an adapter path, defaults top_m to 0 and observes hidden states") {
   Builtins b;
   const auto& c = b.registry.find(MP_KIND_PAGER, "adapter-prefetch");
   CHECK(option_table(*c.descriptor) == std::vector<std::string>{"budget:5:auto", "reserve:4:8GiB", "policy:7:lru",
-                                                                "split:7:uniform", "split_trace:6:",
-                                                                "adapter:6:<required>", "top_m:1:0"});
+                                                                "split:7:uniform",
+                                                                "split_trace:6:", "adapter:6:<required>", "top_m:1:0"});
   CHECK((c.descriptor->capabilities & MP_CAP_PREFETCH) != 0);
   CHECK((c.descriptor->pager->observe != nullptr));
-  CHECK(pager_create_error(b, "adapter-prefetch", {{"adapter", "/a.hfadpt"}}).rfind("1 pager 'adapter-prefetch'", 0) == 0);
+  CHECK(pager_create_error(b, "adapter-prefetch", {{"adapter", "/a.hfadpt"}}).rfind("1 pager 'adapter-prefetch'", 0) ==
+        0);
 }
 
 TEST_CASE("the pinned-async transport declares its staging options and offers ticket events") {
@@ -141,6 +143,6 @@ TEST_CASE("the deepseek4 arch recognises a DeepSeek-V4 config.json and names it 
   args.host = b.host.get();
   args.options = &values.options;
   args.checkpoint_dir = dir.c_str();
-  CHECK_THROWS_WITH_AS(mp::ArchHandle::create(*c.descriptor, c.library, args),
-                       doctest::Contains("config.json"), mp::PluginError);
+  CHECK_THROWS_WITH_AS(mp::ArchHandle::create(*c.descriptor, c.library, args), doctest::Contains("config.json"),
+                       mp::PluginError);
 }

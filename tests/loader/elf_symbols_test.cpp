@@ -26,7 +26,8 @@ std::vector<unsigned char> read_all(const std::filesystem::path& p) {
 TEST_CASE("the entry symbol is found in a plugin and not in a library that exports another name") {
   CHECK(elf_exports_function(loader_test::fake_lib("good", "fake-good"), "moepage_plugin_query"));
   CHECK_FALSE(elf_exports_function(loader_test::fake_lib("good", "fake-good"), "moepage_plugin_quer"));
-  CHECK_FALSE(elf_exports_function(loader_test::fake_lib("missing-entry", "fake-missing-entry"), "moepage_plugin_query"));
+  CHECK_FALSE(
+      elf_exports_function(loader_test::fake_lib("missing-entry", "fake-missing-entry"), "moepage_plugin_query"));
   CHECK(elf_exports_function(loader_test::fake_lib("missing-entry", "fake-missing-entry"), "moepage_plugin_query_v0"));
 }
 

@@ -22,7 +22,8 @@ namespace {
 // Index of the first captured line containing `text`, or -1.
 long line_index(const LogCapture& logs, const std::string& text) {
   const auto lines = logs.lines();
-  const auto it = std::find_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(text) != std::string::npos; });
+  const auto it =
+      std::find_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(text) != std::string::npos; });
   return it == lines.end() ? -1 : static_cast<long>(it - lines.begin());
 }
 
@@ -50,8 +51,9 @@ void check_shutdown_order(const LogCapture& logs) {
   const long arch = line_index(logs, "fake-arch: destroyed arch");
   const long pager = line_index(logs, "fake-pager: destroyed pager");
   const long transport = line_index(logs, "fake-transport: destroyed transport");
-  const long unloaded = line_index(logs, "unloaded plugin library " + std::filesystem::canonical(
-                                             loader_test::fake_lib("lifecycle", "fake-lifecycle")).string());
+  const long unloaded =
+      line_index(logs, "unloaded plugin library " +
+                           std::filesystem::canonical(loader_test::fake_lib("lifecycle", "fake-lifecycle")).string());
   CHECK(arch >= 0);
   CHECK(arch < pager);
   CHECK(pager < transport);
@@ -130,7 +132,8 @@ TEST_CASE("exceptions thrown inside a plugin reach the host as statuses with the
     return std::make_pair(mp_status{MP_OK}, std::string());
   };
 
-  auto created = status_of([&] { mp::TransportHandle::create(*c.descriptor, c.library, host.get(), options_with("true")); });
+  auto created =
+      status_of([&] { mp::TransportHandle::create(*c.descriptor, c.library, host.get(), options_with("true")); });
   CHECK(created.first == MP_ERR_INVALID_ARG);
   CHECK(created.second == "transport 'fake-throwing': create failed (invalid-arg): fail_create was set");
 
@@ -170,8 +173,8 @@ TEST_CASE("optional members a class does not provide are NULL in its vtable and 
   CHECK(stack.pager.hint(0, experts));
   CHECK(stack.arch.summary() == std::optional<std::string>("fake arch, 3 layers"));
   CHECK(stack.arch.describe().n_layers == 3);
-  CHECK_THROWS_WITH_AS(stack.arch.forward(experts, nullptr, 0), "arch 'fake-life': forward failed (not-available): no forward",
-                       mp::PluginError);
+  CHECK_THROWS_WITH_AS(stack.arch.forward(experts, nullptr, 0),
+                       "arch 'fake-life': forward failed (not-available): no forward", mp::PluginError);
 }
 
 TEST_CASE("a handle never calls a member that lies beyond the vtable's struct_size") {

@@ -11,10 +11,10 @@
 #include "support.hpp"
 #include "support/abi_text.hpp"
 
+using loader_test::fake_lib;
 using moepage::host::HostApi;
 using moepage::host::load_plugin;
 using moepage::host::LogCapture;
-using loader_test::fake_lib;
 using moepage::test::abi_text;
 
 namespace {
@@ -38,9 +38,8 @@ moepage::host::Refusal refuse_one(const std::filesystem::path& lib, bool quiet =
 TEST_CASE("a plugin built for another ABI major is refused, naming the file and both versions") {
   const auto lib = fake_lib("wrong-major", "fake-wrong-major");
   const auto refusal = refuse_one(lib);
-  CHECK(refusal.message ==
-        "refused plugin " + lib.string() + ": ABI major version mismatch (host ABI " + abi_text() + ", plugin ABI " +
-            abi_text(MP_ABI_MAJOR + 1) + ")");
+  CHECK(refusal.message == "refused plugin " + lib.string() + ": ABI major version mismatch (host ABI " + abi_text() +
+                               ", plugin ABI " + abi_text(MP_ABI_MAJOR + 1) + ")");
 }
 
 TEST_CASE("a plugin built for a newer ABI minor is refused") {
@@ -99,9 +98,8 @@ TEST_CASE("a library without the entry symbol is refused before it is loaded") {
 TEST_CASE("a file that is not a shared library is refused with the reason") {
   const auto lib = loader_test::fake_dir("not-elf") / "libnot-elf.so";
   const auto refusal = refuse_one(lib);
-  CHECK(refusal.message ==
-        "refused plugin " + lib.string() + ": not an ELF shared library (no ELF magic) (host ABI " + abi_text() +
-            ", plugin ABI unknown)");
+  CHECK(refusal.message == "refused plugin " + lib.string() + ": not an ELF shared library (no ELF magic) (host ABI " +
+                               abi_text() + ", plugin ABI unknown)");
 }
 
 TEST_CASE("a component with a null required callback is refused, naming the callback") {
@@ -110,12 +108,14 @@ TEST_CASE("a component with a null required callback is refused, naming the call
   CHECK(refusal.component == "transport 'fake-null-callback'");
   CHECK(refusal.message == "refused plugin " + lib.string() +
                                " component transport 'fake-null-callback': null required callback: wait "
-                               "(host ABI " + abi_text() + ", plugin ABI " + abi_text() + ")");
+                               "(host ABI " +
+                               abi_text() + ", plugin ABI " + abi_text() + ")");
 }
 
 TEST_CASE("a vtable whose struct_size is too small for the minor the plugin declares is refused") {
   const auto refusal = refuse_one(fake_lib("small-struct", "fake-small-struct"));
-  CHECK(refusal.message.find("vtable struct_size 48 is smaller than the 96 bytes ABI " + abi_text() + " requires") != std::string::npos);
+  CHECK(refusal.message.find("vtable struct_size 48 is smaller than the 96 bytes ABI " + abi_text() + " requires") !=
+        std::string::npos);
 }
 
 TEST_CASE("a query that returns an error refuses the library with the status") {
@@ -139,7 +139,8 @@ TEST_CASE("a component whose score is 0 is skipped quietly at debug level, its s
   CHECK(r.refusals[0].quiet);
   CHECK(r.refusals[0].message == "refused plugin " + lib.string() +
                                      " component transport 'fake-unusable': score() is 0: unusable on this host "
-                                     "(host ABI " + abi_text() + ", plugin ABI " + abi_text() + ")");
+                                     "(host ABI " +
+                                     abi_text() + ", plugin ABI " + abi_text() + ")");
   CHECK(logs.find({"debug loader: ", "fake-unusable"}) != "");
   CHECK(logs.find({"warning", "fake-unusable"}) == "");
   REQUIRE(r.components.size() == 1);

@@ -19,14 +19,13 @@ namespace fs = std::filesystem;
 TEST_CASE("plugin directories are searched in the order --plugin-dir, environment, next to the binary, install") {
   const auto dirs = moepage::host::discovery_dirs({"/cli/one", "/cli/two"}, std::string("/env/a::/env/b"),
                                                   "/opt/moepage/bin/moepage", "/usr/lib/moepage/plugins");
-  const std::vector<fs::path> expected = {"/cli/one", "/cli/two", "/env/a", "/env/b", "/opt/moepage/lib/moepage/plugins",
-                                          "/usr/lib/moepage/plugins"};
+  const std::vector<fs::path> expected = {
+      "/cli/one", "/cli/two", "/env/a", "/env/b", "/opt/moepage/lib/moepage/plugins", "/usr/lib/moepage/plugins"};
   CHECK(dirs == expected);
 }
 
 TEST_CASE("a directory named twice in the search path is searched once, at its first place") {
-  const auto dirs =
-      moepage::host::discovery_dirs({"/x/plugins"}, std::string("/y:/x/plugins/"), "", "/x/plugins");
+  const auto dirs = moepage::host::discovery_dirs({"/x/plugins"}, std::string("/y:/x/plugins/"), "", "/x/plugins");
   const std::vector<fs::path> expected = {"/x/plugins", "/y"};
   CHECK(dirs == expected);
 }
@@ -51,10 +50,11 @@ TEST_CASE("the second library declaring the same kind and name is refused and bo
   CHECK(std::string(winner.descriptor->version) == "1.0.0-a");
   REQUIRE(registry.refusals().size() == 1);
   const std::string& msg = registry.refusals()[0].message;
-  CHECK(msg == "refused plugin " + b.string() + " component transport 'fake-dup': duplicate transport name 'fake-dup', "
-                   "already provided by " + a.string() +
-                   " (host ABI " + abi_text() + ", plugin ABI " + abi_text() + ", first plugin ABI " + abi_text() +
-                   ")");
+  CHECK(msg == "refused plugin " + b.string() +
+                   " component transport 'fake-dup': duplicate transport name 'fake-dup', "
+                   "already provided by " +
+                   a.string() + " (host ABI " + abi_text() + ", plugin ABI " + abi_text() + ", first plugin ABI " +
+                   abi_text() + ")");
   CHECK(logs.find({"warning loader: ", b.string(), a.string()}) != "");
 }
 
@@ -81,13 +81,15 @@ TEST_CASE("the first directory in search order wins a name two directories provi
 TEST_CASE("asking for a missing component lists the available names of that kind") {
   HostApi host;
   Registry registry(host.get());
-  registry.scan({loader_test::fake_dir("good"), loader_test::fake_dir("lifecycle"), loader_test::fake_dir("score-zero")});
+  registry.scan(
+      {loader_test::fake_dir("good"), loader_test::fake_dir("lifecycle"), loader_test::fake_dir("score-zero")});
   try {
     registry.find(MP_KIND_TRANSPORT, "fake-goood");
     FAIL("find should have thrown");
   } catch (const RegistryError& e) {
     const std::string msg = e.what();
-    CHECK(msg.rfind("no transport plugin named 'fake-goood'; available: fake-good, fake-life, fake-usable (searched: ", 0) == 0);
+    CHECK(msg.rfind("no transport plugin named 'fake-goood'; available: fake-good, fake-life, fake-usable (searched: ",
+                    0) == 0);
   }
   CHECK_THROWS_WITH_AS(registry.find(MP_KIND_PAGER, "lru"),
                        doctest::Contains("no pager plugin named 'lru'; available: fake-life"), RegistryError);
@@ -124,6 +126,7 @@ TEST_CASE("the default search path starts with --plugin-dir and reads MOEPAGE_PL
   REQUIRE(dirs.size() >= 3);
   CHECK(dirs[0] == fs::path(cli_dir));
   CHECK(dirs[1] == fs::path("/from/env"));
-  CHECK(dirs[2] == (moepage::host::current_executable().parent_path() / ".." / "lib/moepage/plugins").lexically_normal());
+  CHECK(dirs[2] ==
+        (moepage::host::current_executable().parent_path() / ".." / "lib/moepage/plugins").lexically_normal());
   CHECK(dirs.back() == moepage::host::install_plugin_dir());
 }

@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "host/host_api.hpp"
-#include "moepage/pager_core/adapter_file.hpp"
 #include "host/plugin_stack.hpp"
 #include "host/registry.hpp"
 #include "moepage/cpp/host_handles.hpp"
+#include "moepage/pager_core/adapter_file.hpp"
 #include "profile/option_validation.hpp"
 #include "support/test_paths.hpp"
 
@@ -44,7 +44,8 @@ class Harness {
 
   // Creates the stack for `dir`; `slots` > 0 adds a budget option buying that many slots per layer.
   void build(host::PluginStack& stack, const std::filesystem::path& dir, const std::string& pager,
-             OptionList pager_options, uint32_t slots, const std::string& transport, const OptionList& transport_options) {
+             OptionList pager_options, uint32_t slots, const std::string& transport,
+             const OptionList& transport_options) {
     const auto& arch = registry_.find(MP_KIND_ARCH, "deepseek4");
     const std::string dir_text = dir.string();
     const mp_arch_create_args arch_args{sizeof(mp_arch_create_args), host_.get(), resolve(arch, {{"threads", "2"}}),
@@ -56,8 +57,9 @@ class Harness {
     stack.transport = mp::TransportHandle::create(*t.descriptor, t.library, host_.get(), resolve(t, transport_options));
     if (slots > 0) pager_options.push_back({"budget", std::to_string(budget_for(*catalog, slots))});
     const auto& p = registry_.find(MP_KIND_PAGER, pager);
-    const mp_pager_create_args pager_args{sizeof(mp_pager_create_args), host_.get(), resolve(p, pager_options),
-                                          catalog, stack.transport.ref(), info_.dense_bytes};
+    const mp_pager_create_args pager_args{sizeof(mp_pager_create_args), host_.get(),
+                                          resolve(p, pager_options),    catalog,
+                                          stack.transport.ref(),        info_.dense_bytes};
     stack.pager = mp::PagerHandle::create(*p.descriptor, p.library, pager_args);
     stack.arch.bind_pager(stack.pager.ref());
   }

@@ -3,8 +3,8 @@
 // only (registry + handles), with the arch plugin driving the pager as `moepage run` does.
 // Arms: resident; lru with a large budget (most but not all experts); lru at the minimum budget
 // (exactly top-k slots: every token thrashes) over pread and pinned-async; paged with its slots split
-// per layer by the committed held-out trace; adapter-prefetch with a random adapter. (Eviction policies are compared with each other in tests/pager-core.) Each paged
-// arm must actually have missed, so the gate cannot pass vacuously.
+// per layer by the committed held-out trace; adapter-prefetch with a random adapter. (Eviction policies are compared
+// with each other in tests/pager-core.) Each paged arm must actually have missed, so the gate cannot pass vacuously.
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -34,7 +34,9 @@ struct Arm {
 
 }  // namespace
 
-TEST_CASE("greedy ids are identical across resident, lru at every budget, a per-layer split, adapter-prefetch and every transport") {
+TEST_CASE(
+    "greedy ids are identical across resident, lru at every budget, a per-layer split, adapter-prefetch and every "
+    "transport") {
   const fs::path model = moepage::test::source_path("models/ds4-debian-tiny");
   REQUIRE(fs::exists(model / "config.json"));
   moepage::test::Harness h;
@@ -54,18 +56,26 @@ TEST_CASE("greedy ids are identical across resident, lru at every budget, a per-
       {"lru large budget / pread", "lru", {}, info.n_experts * 3 / 4, "pread", pread},
       {"lru minimum budget (top-k slots) / pread", "lru", {}, k, "pread", pread},
       {"lru minimum budget / pinned-async", "lru", {}, k, "pinned-async", pinned},
-      {"paged split by a held-out trace (.xz) / pread", "paged",
-       {{"split", "trace"}, {"split_trace", moepage::test::source_path("tests/data/ds4-debian-tiny-heldout-head.trace.xz").string()}},
-       k + 4, "pread", pread},
-      {"adapter-prefetch / pinned-async", "adapter-prefetch", {{"adapter", adapter.string()}}, k + 2, "pinned-async",
+      {"paged split by a held-out trace (.xz) / pread",
+       "paged",
+       {{"split", "trace"},
+        {"split_trace", moepage::test::source_path("tests/data/ds4-debian-tiny-heldout-head.trace.xz").string()}},
+       k + 4,
+       "pread",
+       pread},
+      {"adapter-prefetch / pinned-async",
+       "adapter-prefetch",
+       {{"adapter", adapter.string()}},
+       k + 2,
+       "pinned-async",
        pinned},
   };
   const std::vector<int32_t> prompt = {1, 17, 300, 4000, 42};
   std::vector<int32_t> reference;
   for (const Arm& arm : arms) {
     CAPTURE(arm.name);
-    const auto out = h.greedy(model, arm.pager, arm.pager_options, arm.slots, arm.transport, arm.transport_options,
-                              prompt, kTokens);
+    const auto out =
+        h.greedy(model, arm.pager, arm.pager_options, arm.slots, arm.transport, arm.transport_options, prompt, kTokens);
     REQUIRE(out.ids.size() == kTokens);
     std::printf("%-45s accesses %8llu  hit rate %5.1f%%  bytes read %10llu\n", arm.name.c_str(),
                 (unsigned long long)out.stats.accesses,

@@ -141,8 +141,7 @@ TEST_CASE("meminfo errors name the source and the line") {
                     "/fake/meminfo line 2: no number (expected '<key>: <number> kB', got 'MemAvailable: lots kB')");
   CHECK_THROWS_WITH(parse_meminfo("MemAvailable: 10 MB\n", "m"),
                     "m line 1: unknown unit (expected '<key>: <number> kB', got 'MemAvailable: 10 MB')");
-  CHECK_THROWS_WITH(parse_meminfo("garbage\n", "m"),
-                    "m line 1: no key (expected '<key>: <number> kB', got 'garbage')");
+  CHECK_THROWS_WITH(parse_meminfo("garbage\n", "m"), "m line 1: no key (expected '<key>: <number> kB', got 'garbage')");
   CHECK_THROWS_WITH(parse_meminfo("MemAvailable: 99999999999999999999 kB\n", "m"),
                     "m line 1: number too large (expected '<key>: <number> kB', got 'MemAvailable: "
                     "99999999999999999999 kB')");

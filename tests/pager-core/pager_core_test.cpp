@@ -112,8 +112,7 @@ TEST_CASE("ownership refusal: an expert this rank does not own is never mapped")
   g.owned = {1, 1, 1, 1, 0, 0, 0, 0};  // this rank owns experts 0..3
   PagerCore core(g);
   acquire(core, 1, {0, 1});
-  check_refused(core, 1, {2, 5},
-                "layer 1: expert 5 is not owned by this rank (expert parallelism); refusing to map it",
+  check_refused(core, 1, {2, 5}, "layer 1: expert 5 is not owned by this rank (expert parallelism); refusing to map it",
                 ErrorKind::NotOwned);
   CHECK(core.pool(1).slot_of(2) == -1);
   // A prediction of an unowned expert is skipped, not mapped.
@@ -125,13 +124,13 @@ TEST_CASE("ownership refusal: an expert this rank does not own is never mapped")
 
 TEST_CASE("the dirty flag is set only when the layer's expert to slot mapping changed") {
   PagerCore core(small_geometry(3));
-  CHECK(acquire(core, 1, {0, 1}).table_changed);      // first upload
+  CHECK(acquire(core, 1, {0, 1}).table_changed);        // first upload
   CHECK_FALSE(acquire(core, 1, {1, 0}).table_changed);  // pure hits
   CHECK_FALSE(acquire(core, 1, {1}).table_changed);
-  CHECK(acquire(core, 1, {2}).table_changed);         // into an empty slot
-  CHECK(acquire(core, 1, {3}).table_changed);         // eviction
+  CHECK(acquire(core, 1, {2}).table_changed);  // into an empty slot
+  CHECK(acquire(core, 1, {3}).table_changed);  // eviction
   CHECK_FALSE(acquire(core, 1, {3, 2}).table_changed);
-  CHECK(acquire(core, 2, {3}).table_changed);         // layers are independent
+  CHECK(acquire(core, 2, {3}).table_changed);  // layers are independent
   CHECK_FALSE(acquire(core, 2, {}).table_changed);
   // A prefetch (in a new token, so nothing is protected) changes the mapping; the next plan of
   // that layer reports it.
@@ -197,8 +196,8 @@ TEST_CASE("two pools per layer: gate_up and down are planned together and can di
   // A new expert whose down part fails to load: gate_up keeps it, down forgets it.
   const Plan& q = core.plan(1, std::vector<int32_t>{6});
   const uint64_t qf = q.fill;
-  CHECK(core.commit_fill(1, qf, 0) == 1);  // parts complete separately: gate_up landed
-  CHECK(core.invalidate_fill(1, qf) == 1); // only the down slot was still filling
+  CHECK(core.commit_fill(1, qf, 0) == 1);   // parts complete separately: gate_up landed
+  CHECK(core.invalidate_fill(1, qf) == 1);  // only the down slot was still filling
   CHECK(core.pool(1, 0).slot_of(6) >= 0);
   CHECK(core.pool(1, 1).slot_of(6) == -1);
   const Plan& r = acquire(core, 1, {6});

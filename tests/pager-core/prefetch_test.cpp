@@ -68,13 +68,13 @@ TEST_CASE("a prefetched expert later requested counts as used once; one evicted 
   CHECK(core.layer_counters(1).prefetch_issued == 2);
   const Plan& use = acquire(core, 1, {4});
   CHECK(use.hit(0));
-  CHECK(use.part(0).prefetched);  // for the trace's prefetched column
+  CHECK(use.part(0).prefetched);                          // for the trace's prefetched column
   CHECK_FALSE(acquire(core, 1, {4}).part(0).prefetched);  // a second hit is not a second use
   auto c = core.layer_counters(1);
   CHECK(c.prefetch_used == 1);
   CHECK(c.prefetch_wasted == 0);
   CHECK(c.hits == 2);
-  // Fill the pool so the unused prefetch (5) is evicted: lru order is 5 (inserted first) ... 
+  // Fill the pool so the unused prefetch (5) is evicted: lru order is 5 (inserted first) ...
   core.begin_token(1);
   acquire(core, 1, {6, 4});
   acquire(core, 1, {7, 4, 6});

@@ -28,8 +28,8 @@ TEST_CASE("a hand-checked trace gives the expected misses per policy") {
   CHECK(b.misses == 7);  // 3 cold misses, then every other access
   CHECK(b.accesses == 12);
   CHECK(b.layers[0].misses == 7);
-  CHECK(simulate(t, 3, kLru).misses == 3);      // everything fits: only cold misses
-  CHECK(simulate(t, 100, kLru).slots == 4);     // capped at the expert count
+  CHECK(simulate(t, 3, kLru).misses == 3);   // everything fits: only cold misses
+  CHECK(simulate(t, 100, kLru).slots == 4);  // capped at the expert count
   CHECK_THROWS_WITH(simulate(t, 0, kLru), "simulate: slots per layer must be at least 1");
 }
 

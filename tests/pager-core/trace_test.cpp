@@ -72,7 +72,8 @@ TEST_CASE("trace errors name the file and the line") {
   CHECK(err("# moepage-trace v5 layers=2 experts=4\n") ==
         "bad.csv line 1: trace format 'v5' is not supported (expected v1, v2, v3 or v4)");
   CHECK(err("# moepage-trace v1 layers=2\n") == "bad.csv line 1: the header needs layers=L and experts=E");
-  CHECK(err("# moepage-trace v1 layers=x experts=4\n") == "bad.csv line 1: header field layers needs a number, got 'x'");
+  CHECK(err("# moepage-trace v1 layers=x experts=4\n") ==
+        "bad.csv line 1: header field layers needs a number, got 'x'");
   CHECK(err("# moepage-trace v1 layers=2 experts=4000000000\n") ==
         "bad.csv line 1: experts=4000000000 must be in 1..1048576");
   CHECK(err("# moepage-trace v1 layers=2 experts=4 top_k=5\n") == "bad.csv line 1: top_k=5 exceeds experts=4");

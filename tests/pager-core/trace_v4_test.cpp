@@ -87,7 +87,8 @@ TEST_CASE("a v4 trace gives the same Trace as its v3 equivalent") {
   // The simulator (which infers requests from the rows and hints) sees the same traces.
   PolicySpec lru_prefetch{PolicyKind::Lru, 0.0};
   lru_prefetch.prefetch_predictions = true;
-  for (const PolicySpec& policy : {PolicySpec{PolicyKind::Lru, 0.0}, lru_prefetch, PolicySpec{PolicyKind::Belady, 0.0}}) {
+  for (const PolicySpec& policy :
+       {PolicySpec{PolicyKind::Lru, 0.0}, lru_prefetch, PolicySpec{PolicyKind::Belady, 0.0}}) {
     const SimResult a = simulate(v3, 1, policy), b = simulate(v4, 1, policy);
     CHECK(a.misses == b.misses);
     CHECK(a.accesses == b.accesses);
@@ -102,7 +103,8 @@ TEST_CASE("a trace read from v4 and written with the row writers reads back as v
   char buf[64];
   size_t h = 0;
   for (size_t r = 0; r <= v4.rows.size(); ++r) {
-    for (; h < v4.hints.size() && v4.hints[h].before_row <= r; ++h) text.append(buf, format_trace_hint(v4.hints[h], buf));
+    for (; h < v4.hints.size() && v4.hints[h].before_row <= r; ++h)
+      text.append(buf, format_trace_hint(v4.hints[h], buf));
     if (r < v4.rows.size()) text.append(buf, format_trace_row(v4.rows[r], false, buf));
   }
   check_same(parse_trace(text, "again.v3"), v4);
@@ -119,8 +121,7 @@ TEST_CASE("v4 takes the largest token and a request of one layer again after ano
 
 TEST_CASE("v4 errors name the file, the line and what was expected") {
   const std::string h = "# moepage-trace v4 layers=2 experts=4\n";
-  const std::string kinds =
-      "expected 't TOKEN', 'a LAYER EXPERT...', 'h LAYER EXPERT...' or 'p LAYER EXPERT...', got ";
+  const std::string kinds = "expected 't TOKEN', 'a LAYER EXPERT...', 'h LAYER EXPERT...' or 'p LAYER EXPERT...', got ";
   // Lines of another kind, v3's column names and rows among them.
   CHECK(error_of(h + "t 0\nx 0 1\n") == "bad.trace line 3: " + kinds + "'x 0 1'");
   CHECK(error_of(h + "token,layer,expert\n") == "bad.trace line 2: " + kinds + "'token,layer,expert'");
@@ -134,8 +135,10 @@ TEST_CASE("v4 errors name the file, the line and what was expected") {
   CHECK(error_of(h + "t x\n") == "bad.trace line 2: token 'x' is not a number");
   CHECK(error_of(h + "t -1\n") == "bad.trace line 2: token '-1' is not a number");
   CHECK(error_of(h + "t 18446744073709551616\n") == "bad.trace line 2: token '18446744073709551616' is not a number");
-  CHECK(error_of(h + "t 5\nt 4\n") == "bad.trace line 3: token 4 comes after token 5 (each 't' line starts a later token)");
-  CHECK(error_of(h + "t 5\nt 5\n") == "bad.trace line 3: token 5 comes after token 5 (each 't' line starts a later token)");
+  CHECK(error_of(h + "t 5\nt 4\n") ==
+        "bad.trace line 3: token 4 comes after token 5 (each 't' line starts a later token)");
+  CHECK(error_of(h + "t 5\nt 5\n") ==
+        "bad.trace line 3: token 5 comes after token 5 (each 't' line starts a later token)");
   // Layers and experts.
   CHECK(error_of(h + "t 0\na 2 1\n") == "bad.trace line 3: layer 2 is out of range (layers=2)");
   CHECK(error_of(h + "t 0\nh x 1\n") == "bad.trace line 3: layer 'x' is not a number");
@@ -143,11 +146,15 @@ TEST_CASE("v4 errors name the file, the line and what was expected") {
   CHECK(error_of(h + "t 0\na 0 1 y\n") == "bad.trace line 3: expert 'y' is not a number");
   CHECK(error_of(h + "t 0\na 0  1\n") == "bad.trace line 3: expert '' is not a number");
   CHECK(error_of(h + "t 0\na 0 1 \n") == "bad.trace line 3: expert '' is not a number");
-  CHECK(error_of(h + "t 0\na 0\n") == "bad.trace line 3: expected 'a LAYER EXPERT...' with at least one expert, got 'a 0'");
+  CHECK(error_of(h + "t 0\na 0\n") ==
+        "bad.trace line 3: expected 'a LAYER EXPERT...' with at least one expert, got 'a 0'");
   // Repeats within one line, and two requests of one layer in a row.
-  CHECK(error_of(h + "t 0\na 0 1 2 1\n") == "bad.trace line 3: expert 1 appears twice in one request (token 0, layer 0)");
-  CHECK(error_of(h + "t 3\nh 1 0 0\n") == "bad.trace line 3: expert 0 appears twice in one hint call (token 3, layer 1)");
-  CHECK(error_of(h + "t 0\np 1 3 2 3\n") == "bad.trace line 3: expert 3 appears twice in one prediction (token 0, layer 1)");
+  CHECK(error_of(h + "t 0\na 0 1 2 1\n") ==
+        "bad.trace line 3: expert 1 appears twice in one request (token 0, layer 0)");
+  CHECK(error_of(h + "t 3\nh 1 0 0\n") ==
+        "bad.trace line 3: expert 0 appears twice in one hint call (token 3, layer 1)");
+  CHECK(error_of(h + "t 0\np 1 3 2 3\n") ==
+        "bad.trace line 3: expert 3 appears twice in one prediction (token 0, layer 1)");
   CHECK(error_of(h + "t 0\na 0 1\na 0 2\n") ==
         "bad.trace line 4: a second request in a row (token 0, layer 0): one line holds the whole request; two "
         "would read back as one");

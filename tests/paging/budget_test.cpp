@@ -72,7 +72,8 @@ TEST_CASE("auto budget is MemAvailable minus the reserve, in whole slots per lay
     CapturingHost host(moepage::host::make_cpu_device_service(meminfo));
     Plugins plugins(host.get());
     auto transport = plugins.transport("pread", {{"threads", "1"}});
-    auto pager = plugins.pager("lru", {{"budget", "auto"}, {"reserve", std::to_string(reserve)}}, model.catalog, transport);
+    auto pager =
+        plugins.pager("lru", {{"budget", "auto"}, {"reserve", std::to_string(reserve)}}, model.catalog, transport);
     const mp_pager_stats s = pager.stats();
     CHECK(s.resident == 0);
     CHECK(s.slots_per_layer == 5);

@@ -70,8 +70,8 @@ TEST_CASE("a read the transport fails as internal or device fails acquire with t
     Plugins plugins(host.get());
     SyntheticCatalog model(4, 8, 2);
     const uint64_t bad = model.offset(2, 3, 1);
-    auto transport = plugins.transport("fault-inject", {{"fail_offset", std::to_string(bad + 10)}, {"fail_times", "1"},
-                                                        {"fail_status", name}});
+    auto transport = plugins.transport(
+        "fault-inject", {{"fail_offset", std::to_string(bad + 10)}, {"fail_times", "1"}, {"fail_status", name}});
     auto pager = plugins.pager("paged", {{"budget", std::to_string(model.budget_for(2))}}, model.catalog, transport);
     try {
       acquire(pager, 2, {3, 0});

@@ -82,9 +82,9 @@ TEST_CASE("the trace has one event per access with its hit and prefetched flags"
   auto transport = plugins.transport("pread", {{"threads", "1"}});
   auto pager = plugins.pager("lru", {{"budget", std::to_string(model.budget_for(3))}}, model.catalog, transport);
   std::vector<mp_trace_event> events;
-  REQUIRE(pager.set_trace([](void* ctx, const mp_trace_event* e) {
-    static_cast<std::vector<mp_trace_event>*>(ctx)->push_back(*e);
-  }, &events));
+  REQUIRE(pager.set_trace(
+      [](void* ctx, const mp_trace_event* e) { static_cast<std::vector<mp_trace_event>*>(ctx)->push_back(*e); },
+      &events));
   pager.begin_token(3);
   acquire(pager, 2, {1, 2});
   const int32_t ranked[] = {6};

@@ -46,7 +46,10 @@ struct SyntheticCatalog {
   }
 
   SyntheticCatalog(uint32_t layers = 4, uint32_t experts = 8, uint32_t k = 2, bool sparse = false)
-      : n_layers(layers), n_experts(experts), top_k(k), file(file_bytes(layers, experts), sparse),
+      : n_layers(layers),
+        n_experts(experts),
+        top_k(k),
+        file(file_bytes(layers, experts), sparse),
         file_path(file.path().string()) {
     files[0] = file_path.c_str();
     has_experts.assign(n_layers, 1);
@@ -58,9 +61,21 @@ struct SyntheticCatalog {
         for (uint32_t p = 0; p < kParts; ++p)
           segments[(size_t(l) * n_experts + e) * kParts + p] =
               mp_expert_segment{sizeof(mp_expert_segment), 0, offset(l, e, p), kPartBytes[p]};
-    catalog = mp_expert_catalog{sizeof(mp_expert_catalog), n_layers, n_experts, kParts, top_k, kExpertBytes,
-                                kPartOffset, kPartBytes, part_names, 1, files, segments.data(),
-                                has_experts.data(), hash_routed.data(), 16};
+    catalog = mp_expert_catalog{sizeof(mp_expert_catalog),
+                                n_layers,
+                                n_experts,
+                                kParts,
+                                top_k,
+                                kExpertBytes,
+                                kPartOffset,
+                                kPartBytes,
+                                part_names,
+                                1,
+                                files,
+                                segments.data(),
+                                has_experts.data(),
+                                hash_routed.data(),
+                                16};
   }
   uint64_t offset(uint32_t layer, uint32_t expert, uint32_t part) const {
     return kFirstByte + ((uint64_t(layer) * n_experts + expert) * kParts + part) * 1024;
@@ -99,7 +114,8 @@ class CapturingHost {
   const mp_host_api* get() const { return &api_; }
   bool logged(const std::string& needle) const {
     std::lock_guard lock(mutex_);
-    return std::any_of(lines_.begin(), lines_.end(), [&](const std::string& l) { return l.find(needle) != std::string::npos; });
+    return std::any_of(lines_.begin(), lines_.end(),
+                       [&](const std::string& l) { return l.find(needle) != std::string::npos; });
   }
 
  private:

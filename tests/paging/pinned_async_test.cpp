@@ -16,8 +16,8 @@ TEST_CASE("out-of-order ranges land byte-exact under load through a small stagin
   constexpr uint64_t kFile = 1 << 20;
   PatternFile file(kFile);
   // 8 KiB per thread over 2 buffers: 4 KiB chunks, so most requests take several buffers.
-  auto transport = plugins.transport("pinned-async",
-                                     {{"threads", "3"}, {"staging", "8KiB"}, {"ring", "2"}, {"queue_depth", "4"}});
+  auto transport =
+      plugins.transport("pinned-async", {{"threads", "3"}, {"staging", "8KiB"}, {"ring", "2"}, {"queue_depth", "4"}});
   const uint32_t handle = transport.open(file.path().string());
 
   constexpr int kSubmitters = 3, kRounds = 40, kPerTicket = 6;
@@ -64,7 +64,8 @@ TEST_CASE("poll reports pending, then the result once, and a retired ticket is a
   auto transport = plugins.transport("pinned-async", {{"threads", "1"}, {"staging", "8KiB"}});
   const uint32_t handle = transport.open(file.path().string());
   std::vector<uint8_t> dst(40000);
-  const mp_read_request r{sizeof(mp_read_request), handle, 123, dst.size(), dst.data(), 0, MP_MEM_HOST, MP_READ_DEMAND, 0};
+  const mp_read_request r{sizeof(mp_read_request), handle, 123, dst.size(), dst.data(), 0, MP_MEM_HOST,
+                          MP_READ_DEMAND,          0};
   const mp_ticket t = transport.submit({&r, 1});
   while (!transport.poll(t)) std::this_thread::yield();
   CHECK(matches_pattern(dst.data(), dst.size(), 123));

@@ -1,8 +1,8 @@
 // Loads the built pread plugin through the host loader and writes generated files to read.
 #pragma once
 
-#include <deque>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -27,9 +27,7 @@ class PreadPlugin {
     if (component_ == nullptr) throw std::runtime_error("no pread transport in " + library_path().string());
   }
 
-  static std::filesystem::path library_path() {
-    return plugin_dir() / "libmoepage-transport-pread.so";
-  }
+  static std::filesystem::path library_path() { return plugin_dir() / "libmoepage-transport-pread.so"; }
 
   // An instance with the given options ({"threads", "2"}, ...) validated like a profile's.
   mp::TransportHandle create(std::vector<std::pair<std::string, std::string>> options,
@@ -38,8 +36,7 @@ class PreadPlugin {
     for (auto& [name, value] : options) spec.options.push_back({name, value, "/", "test"});
     const mp_component_descriptor& d = *component_->descriptor;
     options_.push_back(profile::validate_options(spec, {d.options, d.n_options}));
-    return mp::TransportHandle::create(d, component_->library, host ? host : host_.get(),
-                                       options_.back().c_options());
+    return mp::TransportHandle::create(d, component_->library, host ? host : host_.get(), options_.back().c_options());
   }
 
   const mp_host_api* host() const { return host_.get(); }

@@ -66,12 +66,12 @@ TEST_CASE("out-of-order and overlapping ranges land byte-exact at their destinat
   const uint32_t handle = transport.open(file.path().string());
 
   const std::vector<Range> ranges{
-      {size - 300000, 300000, 7},          // the tail, several chunks
-      {0, 100, 400000},                    // the head
-      {1000, 200000, 500000},              // overlaps the next one in the file
-      {150000, 65536 * 3 + 1, 800000},     // chunk-aligned length plus one
-      {size - 1, 1, 1100000},              // the last byte alone
-      {2 * 1024 * 1024, 0, 1100100},       // nothing at all
+      {size - 300000, 300000, 7},       // the tail, several chunks
+      {0, 100, 400000},                 // the head
+      {1000, 200000, 500000},           // overlaps the next one in the file
+      {150000, 65536 * 3 + 1, 800000},  // chunk-aligned length plus one
+      {size - 1, 1, 1100000},           // the last byte alone
+      {2 * 1024 * 1024, 0, 1100100},    // nothing at all
   };
   std::vector<uint8_t> dst(1200000, kCanary);
   std::vector<mp_read_request> requests;
@@ -170,8 +170,8 @@ TEST_CASE("a file truncated under the transport gives an error naming file, offs
   const mp_ticket ticket = transport.submit({&request, 1});
   const std::string message = error_of([&] { transport.wait(ticket); });
   CHECK(message.find("(io)") != std::string::npos);
-  CHECK(message.find("pread: " + file.path().string() + ": unexpected end of file at offset " +
-                     std::to_string(offset) + " (wanted 4096 bytes, got 100) [tag 42]") != std::string::npos);
+  CHECK(message.find("pread: " + file.path().string() + ": unexpected end of file at offset " + std::to_string(offset) +
+                     " (wanted 4096 bytes, got 100) [tag 42]") != std::string::npos);
   CHECK(transport.stats().errors == 1);
 
   // The failure is not sticky: the bytes that still exist read fine afterwards.
@@ -209,8 +209,9 @@ TEST_CASE("bad requests are refused at submit with the request named") {
   const uint32_t handle = transport.open(file.path().string());
   std::vector<uint8_t> dst(16);
   mp_read_request bad_file = read_request(handle + 7, 0, 16, dst.data(), 0);
-  CHECK(error_of([&] { transport.submit({&bad_file, 1}); }).find("request 0: unknown file handle") !=
-        std::string::npos);
+  CHECK(error_of([&] {
+          transport.submit({&bad_file, 1});
+        }).find("request 0: unknown file handle") != std::string::npos);
   mp_read_request null_dst = read_request(handle, 0, 16, nullptr, 0);
   CHECK(error_of([&] { transport.submit({&null_dst, 1}); }).find("request 0: dst is NULL") != std::string::npos);
   mp_read_request overflow = read_request(handle, UINT64_MAX - 4, 16, dst.data(), 0);

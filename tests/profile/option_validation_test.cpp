@@ -48,9 +48,8 @@ std::string validation_error(const ComponentSpec& spec) {
 }  // namespace
 
 TEST_CASE("validated options come in table order with defaults filled and sizes as byte counts") {
-  ResolvedOptions options =
-      validate_options(spec_with({set("adapter", "adapters/a.bin"), set("reserve", "1GiB"), set("trace", "yes")}),
-                       kTable);
+  ResolvedOptions options = validate_options(
+      spec_with({set("adapter", "adapters/a.bin"), set("reserve", "1GiB"), set("trace", "yes")}), kTable);
   REQUIRE(options.size() == kTable.size());
   CHECK(options.name(0) == "budget");
   CHECK(options.value(0) == "auto");

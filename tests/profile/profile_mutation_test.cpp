@@ -31,9 +31,7 @@ std::string mutate(std::string text, std::mt19937& rng) {
   for (int e = 0; e < edits; ++e) {
     const size_t at = pick(text.size() + 1);
     switch (rng() % 5) {
-      case 0:
-        text.insert(at, 1, kSpecial[pick(kSpecial.size())]);
-        break;
+      case 0: text.insert(at, 1, kSpecial[pick(kSpecial.size())]); break;
       case 1:
         if (!text.empty()) text.erase(std::min(at, text.size() - 1), 1 + pick(8));
         break;
@@ -45,9 +43,7 @@ std::string mutate(std::string text, std::mt19937& rng) {
         text.insert(at, text.substr(from, 1 + pick(40)));
         break;
       }
-      default:
-        text.insert(at, "\n  ");
-        break;
+      default: text.insert(at, "\n  "); break;
     }
   }
   return text;

@@ -111,9 +111,9 @@ TEST_CASE("a wrongly typed setting names the key, the expectation and the value"
   CHECK(load_error(dir.write("d.yaml", "device: gpu\n")).find("device: expected one of cpu|hip, got 'gpu'") !=
         std::string::npos);
   CHECK(load_error(dir.write("s.yaml", "pager: lru\n")).find("pager: expected a map of keys") != std::string::npos);
-  CHECK(load_error(dir.write("n.yaml", "pager: {plugin: lru, budget: {a: 1}}\n")).find("pager.budget: expected a "
-                                                                                       "single value") !=
-        std::string::npos);
+  CHECK(load_error(dir.write("n.yaml", "pager: {plugin: lru, budget: {a: 1}}\n"))
+            .find("pager.budget: expected a "
+                  "single value") != std::string::npos);
   CHECK(load_error(dir.write("ids.yaml", "generate: {prompt_ids: [1, x]}\n")).find("generate.prompt_ids") !=
         std::string::npos);
 }
@@ -200,16 +200,18 @@ TEST_CASE("a missing base or profile file is named in the error") {
   auto child = dir.write("child.yaml", "base: nowhere.yaml\n");
   const std::string message = load_error(child);
   CHECK(message.find(child.string() + ":1:7: base profile 'nowhere.yaml' not found") != std::string::npos);
-  CHECK(load_error(dir.path() / "absent.yaml").find("cannot read profile '" + (dir.path() / "absent.yaml").string() +
-                                                    "': no such file") != std::string::npos);
+  CHECK(load_error(dir.path() / "absent.yaml")
+            .find("cannot read profile '" + (dir.path() / "absent.yaml").string() + "': no such file") !=
+        std::string::npos);
 }
 
 TEST_CASE("--set overrides take precedence over the file and its base") {
   TempDir dir;
   dir.write("base.yaml", "pager: {plugin: lru, budget: 1GiB}\ngenerate: {max_tokens: 4}\n");
   auto child = dir.write("child.yaml", "base: base.yaml\npager: {budget: 2GiB}\n");
-  Profile p = load_profile(child, std::vector<std::string>{"pager.budget=3GiB", "generate.max_tokens=9",
-                                                           "model=here/model", "generate.prompt_ids=[4, 5]"},
+  Profile p = load_profile(child,
+                           std::vector<std::string>{"pager.budget=3GiB", "generate.max_tokens=9", "model=here/model",
+                                                    "generate.prompt_ids=[4, 5]"},
                            "/work/somewhere");
   CHECK(*option_text(p.pager, "budget") == "3GiB");
   CHECK(p.generate.max_tokens == 9);
@@ -233,8 +235,9 @@ TEST_CASE("a bad --set names the override and what was wrong") {
   auto file = dir.write("p.yaml", "pager: {plugin: lru}\n");
   CHECK(load_error(file, {"pager.budget"}).find("--set pager.budget: expected key.path=value") != std::string::npos);
   CHECK(load_error(file, {"pagr.budget=1"}).find("--set pagr.budget=1: unknown key 'pagr'") != std::string::npos);
-  CHECK(load_error(file, {"generate.max_tokens=x"}).find("--set generate.max_tokens=x: generate.max_tokens: "
-                                                         "expected an integer") != std::string::npos);
+  CHECK(load_error(file, {"generate.max_tokens=x"})
+            .find("--set generate.max_tokens=x: generate.max_tokens: "
+                  "expected an integer") != std::string::npos);
   CHECK(load_error(file, {"pager=lru"}).find("'pager' is a section") != std::string::npos);
   CHECK(load_error(file, {"pager.budget={a: 1}"}).find("expected a single value") != std::string::npos);
   CHECK(load_error(file, {"base=x.yaml"}).find("base can only be set inside a profile file") != std::string::npos);

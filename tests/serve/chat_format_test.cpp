@@ -15,10 +15,20 @@ using moepage::serve::render_chat;
 
 namespace {
 
-const std::string BOS = "<\xEF\xBD\x9C" "begin\xE2\x96\x81" "of\xE2\x96\x81" "sentence\xEF\xBD\x9C>";
-const std::string EOS = "<\xEF\xBD\x9C" "end\xE2\x96\x81" "of\xE2\x96\x81" "sentence\xEF\xBD\x9C>";
+const std::string BOS =
+    "<\xEF\xBD\x9C"
+    "begin\xE2\x96\x81"
+    "of\xE2\x96\x81"
+    "sentence\xEF\xBD\x9C>";
+const std::string EOS =
+    "<\xEF\xBD\x9C"
+    "end\xE2\x96\x81"
+    "of\xE2\x96\x81"
+    "sentence\xEF\xBD\x9C>";
 const std::string USER = "<\xEF\xBD\x9CUser\xEF\xBD\x9C>";
-const std::string ASSISTANT = "<\xEF\xBD\x9C" "Assistant\xEF\xBD\x9C>";
+const std::string ASSISTANT =
+    "<\xEF\xBD\x9C"
+    "Assistant\xEF\xBD\x9C>";
 
 std::string v4(const std::vector<ChatMessage>& m) { return render_chat(ChatFormat::deepseek_v4, m); }
 
@@ -50,8 +60,8 @@ TEST_CASE("deepseek-v4: the text of a message is not interpreted") {
 }
 
 TEST_CASE("plain: role-prefixed paragraphs ending with Assistant:") {
-  const std::vector<ChatMessage> chat{{"system", "Be brief."}, {"user", "hi"}, {"assistant", "hello"},
-                                      {"developer", "again"}};
+  const std::vector<ChatMessage> chat{
+      {"system", "Be brief."}, {"user", "hi"}, {"assistant", "hello"}, {"developer", "again"}};
   CHECK(render_chat(ChatFormat::plain, chat) ==
         "System: Be brief.\n\nUser: hi\n\nAssistant: hello\n\nUser: again\n\nAssistant:");
 }
@@ -64,8 +74,13 @@ TEST_CASE("the format follows the tokenizer: DeepSeek-V4's role tokens or plain"
   nlohmann::json j = tiny::json();
   int id = 1000;
   for (const std::string& token : {BOS, EOS, USER, ASSISTANT}) {
-    j["added_tokens"].push_back({{"id", id++}, {"content", token}, {"single_word", false}, {"lstrip", false},
-                                 {"rstrip", false}, {"normalized", false}, {"special", true}});
+    j["added_tokens"].push_back({{"id", id++},
+                                 {"content", token},
+                                 {"single_word", false},
+                                 {"lstrip", false},
+                                 {"rstrip", false},
+                                 {"normalized", false},
+                                 {"special", true}});
   }
   const auto tok = moepage::tokenizer::Tokenizer::parse(j.dump(), "v4/tokenizer.json");
   CHECK(moepage::serve::detect_chat_format(&tok) == ChatFormat::deepseek_v4);

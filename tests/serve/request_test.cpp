@@ -88,8 +88,7 @@ TEST_CASE("chat messages: roles, text parts, the last one a user turn") {
   CHECK(refusal(R"({"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]})",
                 Endpoint::chat)
             .second == "messages");
-  CHECK(refusal(R"({"messages": [{"role": "user", "content": "q"}], "tools": [{"type": "function"}]})",
-                Endpoint::chat)
+  CHECK(refusal(R"({"messages": [{"role": "user", "content": "q"}], "tools": [{"type": "function"}]})", Endpoint::chat)
             .second == "tools");
 }
 

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "../pager-core/trace_error.hpp"
 #include "ablate/simulate_report.hpp"
 #include "moepage/pager_core/simulator.hpp"
 #include "moepage/pager_core/trace.hpp"
-#include "../pager-core/trace_error.hpp"
 
 using namespace moepage::pager;
 
@@ -79,7 +79,8 @@ TEST_CASE("bad hint rows are refused naming the line") {
   CHECK(parse_error(v2 + "hint,0,0,1,0\nhint,0,1,2,1\n") ==
         "h.trace line 3: hint rank 1 continues no hint call (token 0, layer 1): a call starts at rank 0 and counts "
         "up by one");
-  CHECK(parse_error(v2 + "hint,0,0,1,0\nhint,0,0,2,2\n").find("hint rank 2 continues no hint call") != std::string::npos);
+  CHECK(parse_error(v2 + "hint,0,0,1,0\nhint,0,0,2,2\n").find("hint rank 2 continues no hint call") !=
+        std::string::npos);
   CHECK(parse_error(v2 + "hint,0,0,1,0\nhint,0,0,1,1\n") ==
         "h.trace line 3: expert 1 appears twice in one hint (token 0, layer 0)");
   CHECK(parse_error(v2 + "1,0,1\nhint,0,0,2,0\n") ==
@@ -88,7 +89,8 @@ TEST_CASE("bad hint rows are refused naming the line") {
         "h.trace line 3: token 1 comes after token 2 (tokens must not decrease)");
   // A hint between two accesses of one layer and token makes them two requests.
   CHECK(parse_error(v2 + "0,0,1\nhint,0,0,1,0\n0,0,1\n") == "(no error)");
-  CHECK(parse_error(v2 + "0,0,1\n0,0,1\n") == "h.trace line 3: expert 1 appears twice in one request (token 0, layer 0)");
+  CHECK(parse_error(v2 + "0,0,1\n0,0,1\n") ==
+        "h.trace line 3: expert 1 appears twice in one request (token 0, layer 0)");
 }
 
 TEST_CASE("a replayed hint prefetches like the live pager: capped by free slots, and free for belady") {

@@ -28,8 +28,7 @@ constexpr uint32_t kLayers = 8, kHashLayers = 3, kTopM = 8;
 nlohmann::json run_prefetch(const std::filesystem::path& dir, const std::string& trace_path) {
   return live_run::run_tiny(dir, " --set pager.plugin=adapter-prefetch --set pager.adapter=" +
                                      moepage::test::source_path("models/ds4-debian-tiny/prefetch.hfadpt").string() +
-                                     " --set pager.budget=3MiB --set pager.top_m=" +
-                                     std::to_string(kTopM) +
+                                     " --set pager.budget=3MiB --set pager.top_m=" + std::to_string(kTopM) +
                                      " --prompt \"The kernel scheduler decides which task runs next on each CPU\"" +
                                      " --max-tokens 64 --trace " + trace_path);
 }

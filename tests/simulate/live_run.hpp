@@ -18,12 +18,11 @@ namespace moepage::live_run {
 // (stdout and stderr into files there), requires exit 0 and returns --stats-json's document.
 inline nlohmann::json run_tiny(const std::filesystem::path& dir, const std::string& args) {
   const std::filesystem::path stats_path = dir / "stats.json";
-  const std::string cmd = test::moepage_exe().string() + " --log-level warn run" +
-                          " --profile " + test::source_path("configs/lru.yaml").string() +
-                          " --model " + test::source_path("models/ds4-debian-tiny").string() +
-                          " --plugin-dir " + test::plugin_dir().string() + " " + args + " --stats-json " +
-                          stats_path.string() + " > " + (dir / "stdout.txt").string() + " 2> " +
-                          (dir / "stderr.txt").string();
+  const std::string cmd = test::moepage_exe().string() + " --log-level warn run" + " --profile " +
+                          test::source_path("configs/lru.yaml").string() + " --model " +
+                          test::source_path("models/ds4-debian-tiny").string() + " --plugin-dir " +
+                          test::plugin_dir().string() + " " + args + " --stats-json " + stats_path.string() + " > " +
+                          (dir / "stdout.txt").string() + " 2> " + (dir / "stderr.txt").string();
   const int rc = std::system(cmd.c_str());
   INFO("stderr: " << test::read_file(dir / "stderr.txt"));
   REQUIRE(rc == 0);

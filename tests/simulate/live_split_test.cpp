@@ -40,10 +40,9 @@ TEST_CASE("the live split pager misses as the simulator says, on every layer, wi
   const std::filesystem::path uniform_path = dir / "uniform.trace", split_path = dir / "split.trace";
   const nlohmann::json uniform = run_paged(dir, budget, " --trace " + uniform_path.string());
   REQUIRE(uniform["pager"]["slots_per_layer"].get<uint32_t>() == kSlots);
-  const nlohmann::json split =
-      run_paged(dir, budget,
-                " --set pager.split=trace --set pager.split_trace=" + uniform_path.string() + " --trace " +
-                    split_path.string());
+  const nlohmann::json split = run_paged(
+      dir, budget,
+      " --set pager.split=trace --set pager.split_trace=" + uniform_path.string() + " --trace " + split_path.string());
   const pager::Trace recorded = ablate::load_trace(uniform_path), replayed = ablate::load_trace(split_path);
   REQUIRE(recorded.meta.layers == kLayers);
 

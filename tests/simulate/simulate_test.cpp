@@ -20,7 +20,8 @@ namespace {
 
 // The recorded trace, decompressed once for the whole suite.
 const pager::Trace& recorded() {
-  static const pager::Trace trace = ablate::load_trace(test::source_path("tests/data/ds4-debian-tiny-heldout.trace.xz").string());
+  static const pager::Trace trace =
+      ablate::load_trace(test::source_path("tests/data/ds4-debian-tiny-heldout.trace.xz").string());
   return trace;
 }
 
@@ -111,7 +112,7 @@ TEST_CASE("belady is never above lru, lfu or lfru on the recorded trace at any s
   check_belady_is_the_floor(r);
   // With as many slots as a token uses, every policy keeps exactly the current request: equal.
   // With more, learned routing leaves Belady strictly ahead of lru.
-  CHECK(r.cells[0].misses == r.cells[3].misses);          // 6 slots: lru == belady
+  CHECK(r.cells[0].misses == r.cells[3].misses);                 // 6 slots: lru == belady
   CHECK(r.cells[4 * 1 + 3].misses < r.cells[4 * 1 + 0].misses);  // 12 slots: belady < lru
 }
 
@@ -141,7 +142,8 @@ TEST_CASE("a layer range keeps only those layers' accesses") {
 
 TEST_CASE("slot, policy and layer lists refuse what they cannot mean") {
   CHECK(ablate::parse_slot_list("6,12,24") == std::vector<uint32_t>{6, 12, 24});
-  CHECK_THROWS_WITH_AS(ablate::parse_slot_list("6,0"), "--slots: a slot count must be at least 1", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(ablate::parse_slot_list("6,0"), "--slots: a slot count must be at least 1",
+                       std::invalid_argument);
   CHECK_THROWS_AS(ablate::parse_slot_list("6,,8"), std::invalid_argument);
   CHECK_THROWS_AS(ablate::parse_slot_list("many"), std::invalid_argument);
   CHECK(ablate::parse_policy_list("lfru:32")[0].half_life == 32.0);

@@ -79,7 +79,7 @@ TEST_CASE("a token id that is not a non-negative integer is refused") {
   CHECK(error_of(j).find("key 'added_tokens[0].id'") != std::string::npos);
   j = tiny::json();
   j["model"]["vocab"]["h"] = 1 << 30;
-  CHECK(error_of(j).find("out of range") == std::string::npos);  // in int32 range...
+  CHECK(error_of(j).find("out of range") == std::string::npos);       // in int32 range...
   CHECK(error_of(j).find("has id 1073741824") != std::string::npos);  // ...but beyond the table bound
 }
 

@@ -51,7 +51,8 @@ TEST_CASE("newlines and tabs stand apart from the word that follows") {
   CHECK(pieces("a\n\n b") == V{"a", "\n\n", " b"});
   CHECK(pieces("\tx") == V{"\t", "x"});
   CHECK(pieces("end\n") == V{"end", "\n"});
-  CHECK(pieces("a\xC2\xA0" "b") == V{"a", "\xC2\xA0", "b"});  // no-break space is \s, not ' '
+  CHECK(pieces("a\xC2\xA0"
+               "b") == V{"a", "\xC2\xA0", "b"});  // no-break space is \s, not ' '
 }
 
 TEST_CASE("non-ASCII letters are letters") {
@@ -65,7 +66,8 @@ TEST_CASE("emoji are symbols and join the punctuation run") {
 }
 
 TEST_CASE("ill-formed UTF-8 bytes are kept as symbols, never dropped") {
-  CHECK(pieces("a\xFF" "b") == V{"a", "\xFF", "b"});
+  CHECK(pieces("a\xFF"
+               "b") == V{"a", "\xFF", "b"});
   CHECK(pieces("ab\xE2\x82") == V{"ab", "\xE2\x82"});
 }
 

@@ -36,6 +36,4 @@ TEST_CASE("negative, garbage, wrongly cased and overflowing sizes are refused") 
   }
 }
 
-TEST_CASE("the largest byte count still fits") {
-  CHECK(parse_size("18446744073709551615") == UINT64_MAX);
-}
+TEST_CASE("the largest byte count still fits") { CHECK(parse_size("18446744073709551615") == UINT64_MAX); }

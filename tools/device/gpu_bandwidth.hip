@@ -44,7 +44,8 @@ struct Options {
 uint64_t parse_count(const std::string& flag, const char* text) {
   char* end = nullptr;
   const unsigned long long v = std::strtoull(text, &end, 10);
-  if (end == text || *end != '\0' || v == 0) throw std::runtime_error(flag + ": expected a positive integer, got '" + text + "'");
+  if (end == text || *end != '\0' || v == 0)
+    throw std::runtime_error(flag + ": expected a positive integer, got '" + text + "'");
   return v;
 }
 
@@ -52,7 +53,8 @@ Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
-    if (i + 1 >= argc) throw std::runtime_error(flag + ": missing value (see the usage at the top of gpu_bandwidth.hip)");
+    if (i + 1 >= argc)
+      throw std::runtime_error(flag + ": missing value (see the usage at the top of gpu_bandwidth.hip)");
     const char* value = argv[++i];
     if (flag == "--file") {
       o.file = value;
@@ -198,7 +200,8 @@ std::string page_cache(const Options& o) {
   std::string runs;
   for (int threads : o.threads) {
     double best = 1e30;
-    for (int r = 0; r < std::max(1, o.reps / 2); ++r) best = std::min(best, read_file(fd, size, o.chunk_bytes, threads));
+    for (int r = 0; r < std::max(1, o.reps / 2); ++r)
+      best = std::min(best, read_file(fd, size, o.chunk_bytes, threads));
     runs += std::string(runs.empty() ? "" : ", ") + "{\"threads\": " + std::to_string(threads) +
             ", \"best_s\": " + std::to_string(best) + ", \"bytes_per_s\": " + std::to_string(size / best) + "}";
   }

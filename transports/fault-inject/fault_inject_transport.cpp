@@ -26,15 +26,16 @@
 
 namespace {
 
+using moepage::fileio::read_range;
 using moepage::transport::FileTable;
 using moepage::transport::OpenFile;
-using moepage::fileio::read_range;
 
 constexpr mp_option_def kOptions[] = {
     mp::option(MP_OPT_INT, "fail_every", "0", "fault every N-th request (0: never by count)"),
     mp::option(MP_OPT_INT, "fail_offset", "-1", "fault every request whose range holds this file offset (-1: none)"),
     mp::option(MP_OPT_INT, "fail_times", "0", "faults to inject before reading normally again (0: unlimited)"),
-    mp::enum_option("fault", "eio|short", "eio", "eio: an I/O error, nothing written; short: half the bytes, then fail"),
+    mp::enum_option("fault", "eio|short", "eio",
+                    "eio: an I/O error, nothing written; short: half the bytes, then fail"),
     mp::option(MP_OPT_INT, "delay_us", "0", "microseconds to sleep before every request"),
     mp::enum_option("fail_status", "io|device|internal", "io",
                     "the status an injected fault fails with (pagers must pass it on unchanged)"),
@@ -75,7 +76,8 @@ class FaultInjectTransport {
     for (uint32_t i = 0; i < n; ++i) {  // the whole batch is checked before anything is read
       const mp_read_request r = batch[i];
       if (files_.find(r.file) == nullptr || (r.dst == nullptr && r.length > 0))
-        throw mp::Error(MP_ERR_INVALID_ARG, mp::format("fault-inject: request {}: unknown file {} or NULL dst", i, r.file));
+        throw mp::Error(MP_ERR_INVALID_ARG,
+                        mp::format("fault-inject: request {}: unknown file {} or NULL dst", i, r.file));
     }
     Result result;
     for (uint32_t i = 0; i < n; ++i) {
@@ -163,8 +165,9 @@ class FaultInjectTransport {
         rr = {MP_ERR_DEVICE, rr.bytes_read, "fault-inject: " + f.path + ": device copy failed"};
     }
     if (rr.status == MP_OK && !fault.empty())
-      rr = {fail_status_, want, mp::format("fault-inject: {}: read error at offset {} (wanted {} bytes, got {}): {}", f.path,
-                                        r.offset, r.length, want, fault)};
+      rr = {fail_status_, want,
+            mp::format("fault-inject: {}: read error at offset {} (wanted {} bytes, got {}): {}", f.path, r.offset,
+                       r.length, want, fault)};
     if (rr.status != MP_OK && result.status == MP_OK) {
       result.status = rr.status;
       result.error = rr.message;

@@ -14,14 +14,17 @@ constexpr int64_t kMaxThreads = 64;
 constexpr int64_t kMaxRing = 64;
 constexpr uint64_t kMinChunk = 4096;
 
-[[noreturn]] void bad_option(const std::string& message) { throw mp::Error(MP_ERR_INVALID_ARG, "pinned-async: " + message); }
+[[noreturn]] void bad_option(const std::string& message) {
+  throw mp::Error(MP_ERR_INVALID_ARG, "pinned-async: " + message);
+}
 
 }  // namespace
 
 PinnedAsyncTransport::PinnedAsyncTransport(const mp_host_api* host, const mp::Options& options)
     : host_(host), dev_(host != nullptr && MP_HAS_FIELD(host, mp_host_api, device) ? host->device : nullptr) {
   const int64_t threads = options.get_int("threads");
-  if (threads < 1 || threads > kMaxThreads) bad_option(mp::format("option threads = {}: expected 1 to {}", threads, kMaxThreads));
+  if (threads < 1 || threads > kMaxThreads)
+    bad_option(mp::format("option threads = {}: expected 1 to {}", threads, kMaxThreads));
   const int64_t ring = options.get_int("ring");
   if (ring < 1 || ring > kMaxRing) bad_option(mp::format("option ring = {}: expected 1 to {} buffers", ring, kMaxRing));
   const int64_t depth = options.get_int("queue_depth");
@@ -56,7 +59,8 @@ PinnedAsyncTransport::PinnedAsyncTransport(const mp_host_api* host, const mp::Op
       if (dev_->alloc_pinned(dev_->ctx, chunk_bytes_, &s.buffer) != MP_OK || s.buffer == nullptr) {
         s.buffer = nullptr;
         cleanup();
-        throw mp::Error(MP_ERR_OOM, mp::format("pinned-async: cannot allocate {} bytes of pinned staging", chunk_bytes_));
+        throw mp::Error(MP_ERR_OOM,
+                        mp::format("pinned-async: cannot allocate {} bytes of pinned staging", chunk_bytes_));
       }
       if (dev_->event_create != nullptr && dev_->event_destroy != nullptr &&
           dev_->event_create(dev_->ctx, &s.event) != MP_OK)
@@ -89,8 +93,9 @@ PinnedAsyncTransport::~PinnedAsyncTransport() {
 
 uint64_t PinnedAsyncTransport::now_ns() const {
   if (host_ != nullptr && host_->now_ns != nullptr) return host_->now_ns(host_->ctx);
-  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch()).count());
+  return uint64_t(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
 }
 
 mp_status PinnedAsyncTransport::open(const char* path, uint32_t* file) {
@@ -120,8 +125,10 @@ uint64_t PinnedAsyncTransport::check_batch(const mp::VersionedArray<mp_read_requ
     if (r.priority != MP_READ_DEMAND && r.priority != MP_READ_PREFETCH)
       throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pinned-async: request {}: unknown priority {}", i, r.priority));
     if (r.dst_kind == MP_MEM_DEVICE && r.length > 0 && !device_copies)
-      throw mp::Error(MP_ERR_UNSUPPORTED, mp::format("pinned-async: request {}: device destination, but the host offers "
-                                                     "no copy stream and events", i));
+      throw mp::Error(MP_ERR_UNSUPPORTED,
+                      mp::format("pinned-async: request {}: device destination, but the host offers "
+                                 "no copy stream and events",
+                                 i));
     if (r.priority == MP_READ_DEMAND) all_prefetch = false;
     chunks += (r.length + chunk_bytes_ - 1) / chunk_bytes_;
   }
@@ -162,8 +169,8 @@ mp_status PinnedAsyncTransport::submit(const mp_read_request* requests, uint32_t
     auto& queue = r.priority == MP_READ_DEMAND ? demand_ : prefetch_;
     for (uint64_t done = 0; done < r.length; done += chunk_bytes_) {
       queue.push_back(Job{Origin{slot, i, r.tag}, files_.find(r.file), r.offset + done,
-                          std::min(chunk_bytes_, r.length - done), static_cast<unsigned char*>(r.dst) + r.dst_offset + done,
-                          r.dst_kind == MP_MEM_DEVICE});
+                          std::min(chunk_bytes_, r.length - done),
+                          static_cast<unsigned char*>(r.dst) + r.dst_offset + done, r.dst_kind == MP_MEM_DEVICE});
     }
   }
   *ticket = (uint64_t(t.generation) << 32) | (slot + 1);
@@ -207,7 +214,8 @@ void PinnedAsyncTransport::run(Job& job, uint32_t worker) {
   next_staging_[worker] = (next_staging_[worker] + 1) % ring_;
   if (s.busy) release(s);  // never read into a buffer whose copy may still be running
   const uint64_t t0 = now_ns();
-  const fileio::RangeRead r = fileio::read_range("pinned-async", job.file->fd, job.file->path, job.offset, job.length, s.buffer);
+  const fileio::RangeRead r =
+      fileio::read_range("pinned-async", job.file->fd, job.file->path, job.offset, job.length, s.buffer);
   const uint64_t t1 = now_ns();
   {
     std::lock_guard lock(mutex_);
@@ -280,9 +288,11 @@ PinnedAsyncTransport::Ticket& PinnedAsyncTransport::find(mp_ticket ticket, const
   const uint64_t slot = (ticket & 0xffffffffu);
   if (slot == 0 || slot > tickets_.size() || !tickets_[slot - 1]->in_use ||
       tickets_[slot - 1]->generation != uint32_t(ticket >> 32))
-    throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pinned-async: {}: unknown or already retired ticket {}", op, ticket));
+    throw mp::Error(MP_ERR_INVALID_ARG,
+                    mp::format("pinned-async: {}: unknown or already retired ticket {}", op, ticket));
   if (tickets_[slot - 1]->claimed)
-    throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pinned-async: {}: ticket {} is already being waited for", op, ticket));
+    throw mp::Error(MP_ERR_INVALID_ARG,
+                    mp::format("pinned-async: {}: ticket {} is already being waited for", op, ticket));
   return *tickets_[slot - 1];
 }
 

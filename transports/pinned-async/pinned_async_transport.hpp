@@ -51,20 +51,20 @@ class PinnedAsyncTransport {
   struct Ticket {
     uint32_t generation = 1;
     bool in_use = false;
-    bool claimed = false;       // a wait() is blocked on it
-    uint64_t chunks_left = 0;   // not yet complete (read and, for device chunks, copied)
-    uint64_t unissued = 0;      // not yet read and handed to the copy stream (or memcpy'd)
+    bool claimed = false;      // a wait() is blocked on it
+    uint64_t chunks_left = 0;  // not yet complete (read and, for device chunks, copied)
+    uint64_t unissued = 0;     // not yet read and handed to the copy stream (or memcpy'd)
     uint32_t n_requests = 0;
     mp_status status = MP_OK;
     std::string error;
     uint32_t failed_request = MP_NO_REQUEST;  // the request whose error is the ticket's
     uint64_t failed_tag = 0;
     uint32_t failed_chunks = 0;
-    mp_event event = nullptr;   // made by ticket_event(), destroyed at retirement
+    mp_event event = nullptr;  // made by ticket_event(), destroyed at retirement
   };
   // Which request of which ticket a chunk belongs to.
   struct Origin {
-    uint32_t ticket = 0;        // slot index
+    uint32_t ticket = 0;  // slot index
     uint32_t request = 0;
     uint64_t tag = 0;
   };
@@ -77,9 +77,9 @@ class PinnedAsyncTransport {
   };
   struct Staging {
     void* buffer = nullptr;
-    mp_event event = nullptr;   // recorded after this buffer's copy
-    bool busy = false;          // a device copy from this buffer may still run
-    Origin origin;              // whose chunk the busy copy belongs to
+    mp_event event = nullptr;  // recorded after this buffer's copy
+    bool busy = false;         // a device copy from this buffer may still run
+    Origin origin;             // whose chunk the busy copy belongs to
   };
 
   void work(uint32_t worker);
@@ -93,7 +93,7 @@ class PinnedAsyncTransport {
   Ticket& find(mp_ticket ticket, const char* op);
   // mutex_ held, the ticket done: fills `result`, retires the ticket, throws its error.
   mp_status report(mp_ticket ticket, Ticket& t, mp_ticket_result* result);
-  void retire(mp_ticket ticket);   // mutex_ held
+  void retire(mp_ticket ticket);  // mutex_ held
   uint64_t now_ns() const;
 
   const mp_host_api* host_;

@@ -30,8 +30,8 @@ PreadTransport::PreadTransport(const mp_host_api* host, const mp::Options& optio
   }
   chunk_bytes_ = options.get_size("chunk");
   if (chunk_bytes_ < kMinChunk || chunk_bytes_ > kMaxChunk) {
-    throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pread: option chunk = {} bytes: expected 4KiB to 1GiB",
-                                                   chunk_bytes_));
+    throw mp::Error(MP_ERR_INVALID_ARG,
+                    mp::format("pread: option chunk = {} bytes: expected 4KiB to 1GiB", chunk_bytes_));
   }
   bounce_.resize(static_cast<size_t>(threads));
   queue_ = std::make_unique<WorkQueue<Job>>(static_cast<uint32_t>(threads),
@@ -195,7 +195,8 @@ mp_status PreadTransport::report(mp_ticket ticket, TicketState& state, mp_ticket
     if (status != MP_OK) error = state.error;
     result->failed_request = state.failed_request;
     result->failed_tag = state.failed_tag;
-    result->failed_count = static_cast<uint32_t>(std::count(state.request_failed.begin(), state.request_failed.end(), 1));
+    result->failed_count =
+        static_cast<uint32_t>(std::count(state.request_failed.begin(), state.request_failed.end(), 1));
   }
   retire(ticket);
   if (status != MP_OK) throw mp::Error(status, error);

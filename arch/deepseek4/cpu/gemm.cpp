@@ -47,7 +47,9 @@ std::string check_matref(const MatRef& m) {
   if (m.rows < 0 || m.cols <= 0) return "empty matrix";
   if (!m.data) return "no data";
   switch (m.dtype) {
-    case Dtype::F32: case Dtype::BF16: case Dtype::F16: return {};
+    case Dtype::F32:
+    case Dtype::BF16:
+    case Dtype::F16: return {};
     case Dtype::F8_E4M3:
       if (!m.scale) return "F8_E4M3 weight without its e8m0 block scale";
       return {};
@@ -55,8 +57,7 @@ std::string check_matref(const MatRef& m) {
       if (!m.scale) return "FP4 (I8) weight without its e8m0 per-32 scale";
       if (m.cols % 32 != 0) return "FP4 (I8) weight whose input width is not a multiple of 32";
       return {};
-    default:
-      return "unsupported weight dtype " + std::string(dtype_name(m.dtype));
+    default: return "unsupported weight dtype " + std::string(dtype_name(m.dtype));
   }
 }
 
@@ -64,9 +65,7 @@ void decode_row(const MatRef& m, int64_t r, int64_t c0, int64_t n, float* out) {
   const int64_t row = m.row_offset + r;
   switch (m.dtype) {
     // Safetensors does not align tensor data, so 16- and 32-bit elements are read with memcpy.
-    case Dtype::F32:
-      std::memcpy(out, m.data + (row * m.cols + c0) * 4, size_t(n) * 4);
-      return;
+    case Dtype::F32: std::memcpy(out, m.data + (row * m.cols + c0) * 4, size_t(n) * 4); return;
     case Dtype::BF16: {
       const std::byte* p = m.data + (row * m.cols + c0) * 2;
       for (int64_t i = 0; i < n; ++i) {
@@ -131,8 +130,8 @@ namespace {
 
 // Table decodes of a run of codes. Restrict-qualified so the compiler keeps the table and the
 // cursors in registers instead of reloading them after every store.
-inline void decode_fp4_run(const uint8_t* __restrict codes, int64_t n_bytes,
-                           const float (*__restrict pairs)[2], float* __restrict out) {
+inline void decode_fp4_run(const uint8_t* __restrict codes, int64_t n_bytes, const float (*__restrict pairs)[2],
+                           float* __restrict out) {
   for (int64_t i = 0; i < n_bytes; ++i) {
     const float* p = pairs[codes[i]];
     out[2 * i] = p[0];
@@ -148,14 +147,13 @@ inline void decode_fp8_run(const uint8_t* __restrict codes, int64_t n, const flo
 // Quantized rows: decode a chunk of codes without their scales, then per scale group one dot
 // product times the group's scale (one multiply per group instead of per element).
 template <int64_t Group>
-void quantized_row(const MatRef& w, int64_t r, const float* x, int64_t ld_x, int64_t nt, float* acc,
-                   float* buf) {
+void quantized_row(const MatRef& w, int64_t r, const float* x, int64_t ld_x, int64_t nt, float* acc, float* buf) {
   const Tables& t = tables();
   const int64_t row = w.row_offset + r;
   const bool fp4 = Group == 32;
   const auto* codes = reinterpret_cast<const uint8_t*>(w.data) + (fp4 ? row * (w.cols / 2) : row * w.cols);
-  const auto* scales = reinterpret_cast<const uint8_t*>(w.scale) +
-                       (fp4 ? row * (w.cols / 32) : (row / 128) * ((w.cols + 127) / 128));
+  const auto* scales =
+      reinterpret_cast<const uint8_t*>(w.scale) + (fp4 ? row * (w.cols / 32) : (row / 128) * ((w.cols + 127) / 128));
   for (int64_t c0 = 0; c0 < w.cols; c0 += kChunk) {
     const int64_t n = std::min(kChunk, w.cols - c0);
     if (fp4) decode_fp4_run(codes + c0 / 2, n / 2, t.fp4_pair, buf);
@@ -170,8 +168,8 @@ void quantized_row(const MatRef& w, int64_t r, const float* x, int64_t ld_x, int
 
 }  // namespace
 
-void matmul_rows(const MatRef& w, const float* x, int64_t ld_x, float* y, int64_t ld_y,
-                 int64_t n_tokens, int64_t r0, int64_t r1) {
+void matmul_rows(const MatRef& w, const float* x, int64_t ld_x, float* y, int64_t ld_y, int64_t n_tokens, int64_t r0,
+                 int64_t r1) {
   alignas(64) float buf[kChunk];
   float acc[kTokenTile];
   for (int64_t r = r0; r < r1; ++r) {
@@ -199,14 +197,11 @@ void matmul_rows(const MatRef& w, const float* x, int64_t ld_x, float* y, int64_
   }
 }
 
-void matmul(ThreadPool& pool, const MatRef& w, const float* x, int64_t ld_x, float* y,
-            int64_t ld_y, int64_t n_tokens) {
+void matmul(ThreadPool& pool, const MatRef& w, const float* x, int64_t ld_x, float* y, int64_t ld_y, int64_t n_tokens) {
   // About 16k multiply-adds per range keeps the wake-up cost small next to the work.
   const int64_t min_rows = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, w.cols * n_tokens));
   pool.parallel_for(
-      w.rows,
-      [&](int64_t b, int64_t e, unsigned) { matmul_rows(w, x, ld_x, y, ld_y, n_tokens, b, e); },
-      min_rows);
+      w.rows, [&](int64_t b, int64_t e, unsigned) { matmul_rows(w, x, ld_x, y, ld_y, n_tokens, b, e); }, min_rows);
 }
 
 }  // namespace moepage::ds4::cpu

@@ -15,8 +15,7 @@ Rope::Rope(const RopeSpec& spec, int rope_dim) : rope_dim_(rope_dim) {
   inv_freq_.resize(size_t(half));
   // pos_freqs = theta ^ (2i / dim), in float32 like the reference.
   std::vector<float> pos_freq(static_cast<size_t>(half));
-  for (int i = 0; i < half; ++i)
-    pos_freq[size_t(i)] = std::pow(float(spec.theta), float(2 * i) / float(rope_dim));
+  for (int i = 0; i < half; ++i) pos_freq[size_t(i)] = std::pow(float(spec.theta), float(2 * i) / float(rope_dim));
   if (!spec.yarn) {
     for (int i = 0; i < half; ++i) inv_freq_[size_t(i)] = 1.0f / pos_freq[size_t(i)];
     return;

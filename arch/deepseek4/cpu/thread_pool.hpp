@@ -26,8 +26,8 @@ class ThreadPool {
   template <class F>
   void parallel_for(int64_t n, F&& fn, int64_t min_chunk = 1) {
     using Fn = std::remove_reference_t<F>;
-    run(n, min_chunk,
-        [](void* ctx, int64_t b, int64_t e, unsigned w) { (*static_cast<Fn*>(ctx))(b, e, w); },
+    run(
+        n, min_chunk, [](void* ctx, int64_t b, int64_t e, unsigned w) { (*static_cast<Fn*>(ctx))(b, e, w); },
         const_cast<void*>(static_cast<const void*>(&fn)));
   }
 

@@ -18,12 +18,11 @@ inline double dot(const float* a, const float* b, int64_t n) {
 }
 
 // Q, the shared KV head (into the ring) and the main compressor, for the whole batch.
-void project_qkv(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, LayerState& st,
-                 int64_t ring_size, int64_t p0, int64_t S, const float* xn, Scratch& sc) {
+void project_qkv(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, LayerState& st, int64_t ring_size,
+                 int64_t p0, int64_t S, const float* xn, Scratch& sc) {
   const int64_t D = c.hidden_size, H = c.num_attention_heads, hd = c.head_dim, ql = c.q_lora_rank;
   const int64_t rope = c.qk_rope_head_dim, half = rope / 2;
-  for (int64_t s = 0; s < S; ++s)
-    lp.rope->angles(p0 + s, sc.cos.data() + s * half, sc.sin.data() + s * half);
+  for (int64_t s = 0; s < S; ++s) lp.rope->angles(p0 + s, sc.cos.data() + s * half, sc.sin.data() + s * half);
 
   cpu::matmul(pool, lp.wq_a, xn, D, sc.q_lat.data(), ql, S);
   for (int64_t s = 0; s < S; ++s)
@@ -69,8 +68,8 @@ void softmax_with_sink(float* logits, int64_t n, double sink) {
 
 }  // namespace
 
-void attention(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, LayerState& st,
-               int64_t ring_size, int64_t p0, int64_t S, const float* xn, Scratch& sc, float* out) {
+void attention(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, LayerState& st, int64_t ring_size,
+               int64_t p0, int64_t S, const float* xn, Scratch& sc, float* out) {
   const int64_t H = c.num_attention_heads, hd = c.head_dim, W = c.sliding_window;
   const int64_t rope = c.qk_rope_head_dim, half = rope / 2;
   project_qkv(pool, lp, c, st, ring_size, p0, S, xn, sc);
@@ -96,9 +95,7 @@ void attention(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, La
         picked = sc.sel.data() + s * topk;
         n_comp = sc.n_sel[size_t(s)];
       }
-      auto comp_key = [&](int64_t i) {
-        return st.comp.entries.data() + (picked ? picked[i] : i) * hd;
-      };
+      auto comp_key = [&](int64_t i) { return st.comp.entries.data() + (picked ? picked[i] : i) * hd; };
       for (int64_t i = 0; i < n_slide; ++i)
         logits[i] = float(dot(q, st.ring.data() + ((first + i) % ring_size) * hd, hd) * scale);
       for (int64_t i = 0; i < n_comp; ++i) logits[n_slide + i] = float(dot(q, comp_key(i), hd) * scale);
@@ -118,8 +115,8 @@ void attention(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, La
   // [g*o_lora, (g+1)*o_lora) of wo_a, then wo_b over all groups.
   const int64_t G = c.o_groups, ol = c.o_lora_rank, group_in = H * hd / G;
   for (int64_t g = 0; g < G; ++g)
-    cpu::matmul(pool, lp.wo_a.row_band(g * ol, ol), sc.attn_out.data() + g * group_in, H * hd,
-                sc.oa.data() + g * ol, G * ol, S);
+    cpu::matmul(pool, lp.wo_a.row_band(g * ol, ol), sc.attn_out.data() + g * group_in, H * hd, sc.oa.data() + g * ol,
+                G * ol, S);
   cpu::matmul(pool, lp.wo_b, sc.oa.data(), G * ol, out, c.hidden_size, S);
 }
 

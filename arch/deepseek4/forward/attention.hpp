@@ -16,7 +16,7 @@
 namespace moepage::ds4 {
 
 // ring_size: slots of st.ring. xn: [S, D] (after attn_norm). out: [S, D].
-void attention(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, LayerState& st,
-               int64_t ring_size, int64_t p0, int64_t S, const float* xn, Scratch& sc, float* out);
+void attention(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, LayerState& st, int64_t ring_size,
+               int64_t p0, int64_t S, const float* xn, Scratch& sc, float* out);
 
 }  // namespace moepage::ds4

@@ -57,9 +57,11 @@ int main(int argc, char** argv) {
       m.forward(&next, 1, logits.data(), false);
     }
     const double decode_s = std::chrono::duration<double>(clock::now() - t2).count();
-    std::printf("load %.2f s, threads %u\nprefill %u tokens: %.3f s = %.1f tok/s\ndecode %u tokens: %.3f s = %.2f tok/s (%.1f ms/token)\nids:",
-                load_s, pool.size(), prompt_len, prefill_s, prompt_len / prefill_s, decode, decode_s,
-                decode ? decode / decode_s : 0.0, decode ? 1e3 * decode_s / decode : 0.0);
+    std::printf(
+        "load %.2f s, threads %u\nprefill %u tokens: %.3f s = %.1f tok/s\ndecode %u tokens: %.3f s = %.2f tok/s (%.1f "
+        "ms/token)\nids:",
+        load_s, pool.size(), prompt_len, prefill_s, prompt_len / prefill_s, decode, decode_s,
+        decode ? decode / decode_s : 0.0, decode ? 1e3 * decode_s / decode : 0.0);
     for (int32_t id : ids) std::printf(" %d", id);
     std::printf("\n");
   } catch (const std::exception& e) {

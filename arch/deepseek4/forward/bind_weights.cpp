@@ -16,8 +16,7 @@ WeightRef ref(const TensorResolver& r, const ckpt::TensorInfo& t, const std::str
   if (const ckpt::TensorInfo* s = r.find_scale(released)) {
     if (s->dtype != Dtype::F8_E8M0)
       throw std::invalid_argument(s->file_path.string() + ": tensor '" + s->name + "' is " +
-                                  std::string(dtype_name(s->dtype)) +
-                                  "; the CPU kernels read F8_E8M0 scales only");
+                                  std::string(dtype_name(s->dtype)) + "; the CPU kernels read F8_E8M0 scales only");
     w.scale = reinterpret_cast<const std::byte*>(r.checkpoint().view(*s).data());
   }
   return w;

@@ -20,8 +20,8 @@ void init_compressor_state(const CompressorParams& p, int64_t max_entries, Compr
   s.reset();
 }
 
-void compressor_push(const CompressorParams& p, const cpu::Rope& rope, double eps, int64_t position,
-                     const float* kv, const float* gate, CompressorState& s, float* scratch) {
+void compressor_push(const CompressorParams& p, const cpu::Rope& rope, double eps, int64_t position, const float* kv,
+                     const float* gate, CompressorState& s, float* scratch) {
   const uint32_t R = p.ratio, dim = p.dim, width = p.width;
   const int64_t slot = position % R;
   float* skv = s.kv.data() + slot * width;
@@ -35,8 +35,8 @@ void compressor_push(const CompressorParams& p, const cpu::Rope& rope, double ep
 
   const int64_t w = position / R;
   if (w != s.n_entries)
-    throw std::logic_error("compressor: window " + std::to_string(w) + " closes after " +
-                           std::to_string(s.n_entries) + " entries (tokens skipped?)");
+    throw std::logic_error("compressor: window " + std::to_string(w) + " closes after " + std::to_string(s.n_entries) +
+                           " entries (tokens skipped?)");
   if (size_t(w + 1) * dim > s.entries.size())
     throw std::length_error("compressor: more than " + std::to_string(s.entries.size() / dim) +
                             " entries; the sequence is longer than the model's max context");

@@ -18,7 +18,7 @@ void init_compressor_state(const CompressorParams& p, int64_t max_entries, Compr
 // Feed one token at `position`: kv and gate are its projections (p.width floats each, gate
 // without ape). Emits an entry when the token closes a window. `scratch` holds 2*p.dim +
 // rope.rope_dim() floats.
-void compressor_push(const CompressorParams& p, const cpu::Rope& rope, double eps, int64_t position,
-                     const float* kv, const float* gate, CompressorState& s, float* scratch);
+void compressor_push(const CompressorParams& p, const cpu::Rope& rope, double eps, int64_t position, const float* kv,
+                     const float* gate, CompressorState& s, float* scratch);
 
 }  // namespace moepage::ds4

@@ -38,20 +38,20 @@ ExpertLayout ExpertLayout::packed(uint32_t hidden, uint32_t intermediate, Dtype 
   return l;
 }
 
-ResidentExpertSource::ResidentExpertSource(ExpertLayout layout, uint32_t n_layers,
-                                           uint32_t n_experts)
-    : layout_(layout), n_layers_(n_layers), n_experts_(n_experts),
+ResidentExpertSource::ResidentExpertSource(ExpertLayout layout, uint32_t n_layers, uint32_t n_experts)
+    : layout_(layout),
+      n_layers_(n_layers),
+      n_experts_(n_experts),
       bytes_(size_t(layout.slot_bytes) * n_layers * n_experts) {}
 
 std::byte* ResidentExpertSource::slot(uint32_t layer, uint32_t expert) {
   if (layer >= n_layers_ || expert >= n_experts_)
-    throw std::out_of_range("resident experts: no slot for layer " + std::to_string(layer) +
-                            " expert " + std::to_string(expert));
+    throw std::out_of_range("resident experts: no slot for layer " + std::to_string(layer) + " expert " +
+                            std::to_string(expert));
   return bytes_.data() + (size_t(layer) * n_experts_ + expert) * layout_.slot_bytes;
 }
 
-void ResidentExpertSource::acquire(uint32_t layer, const int32_t* experts, uint32_t n,
-                                   const std::byte** slots) {
+void ResidentExpertSource::acquire(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots) {
   for (uint32_t i = 0; i < n; ++i) {
     if (experts[i] < 0) throw std::out_of_range("resident experts: negative expert id");
     slots[i] = slot(layer, uint32_t(experts[i]));

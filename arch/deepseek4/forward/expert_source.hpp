@@ -14,8 +14,7 @@ struct ExpertSource {
   virtual ~ExpertSource() = default;
   // slots[i] receives the slot of experts[i] of `layer`. The slots stay valid until the next
   // acquire() call. The forward pass asks for at most `max_batch()` experts per call.
-  virtual void acquire(uint32_t layer, const int32_t* experts, uint32_t n,
-                       const std::byte** slots) = 0;
+  virtual void acquire(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots) = 0;
   // The most experts one acquire() may ask for (at least num_experts_per_tok).
   virtual uint32_t max_batch() const = 0;
   // Called once a layer is complete, with the hidden state a predictor of the next layer's
@@ -25,16 +24,16 @@ struct ExpertSource {
 };
 
 struct ExpertPart {
-  Dtype dtype = Dtype::F32;    // F32, BF16, F16, F8_E4M3 (+ 128x128 scale) or I8 (FP4 + per-32 scale)
-  uint64_t offset = 0;         // weight bytes from the start of the slot
-  uint64_t scale_offset = 0;   // e8m0 scale bytes from the start of the slot
+  Dtype dtype = Dtype::F32;   // F32, BF16, F16, F8_E4M3 (+ 128x128 scale) or I8 (FP4 + per-32 scale)
+  uint64_t offset = 0;        // weight bytes from the start of the slot
+  uint64_t scale_offset = 0;  // e8m0 scale bytes from the start of the slot
   bool has_scale = false;
 };
 
 struct ExpertLayout {
-  uint32_t hidden = 0;         // D: input of w1/w3, output of w2
-  uint32_t intermediate = 0;   // moe_intermediate_size
-  ExpertPart w1, w3, w2;       // w1/w3: [intermediate, hidden]; w2: [hidden, intermediate]
+  uint32_t hidden = 0;        // D: input of w1/w3, output of w2
+  uint32_t intermediate = 0;  // moe_intermediate_size
+  ExpertPart w1, w3, w2;      // w1/w3: [intermediate, hidden]; w2: [hidden, intermediate]
   uint64_t slot_bytes = 0;
 
   // Bytes of one part's weight and of its scale for a logical [rows, cols] matrix.
@@ -50,8 +49,7 @@ class ResidentExpertSource final : public ExpertSource {
   ResidentExpertSource(ExpertLayout layout, uint32_t n_layers, uint32_t n_experts);
   // The writable slot of (layer, expert), layout.slot_bytes long.
   std::byte* slot(uint32_t layer, uint32_t expert);
-  void acquire(uint32_t layer, const int32_t* experts, uint32_t n,
-               const std::byte** slots) override;
+  void acquire(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots) override;
   uint32_t max_batch() const override { return n_experts_; }
   const ExpertLayout& layout() const { return layout_; }
   uint64_t acquired() const { return acquired_; }  // experts handed out so far

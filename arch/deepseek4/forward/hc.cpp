@@ -31,8 +31,8 @@ void collapse(const float* X, const float* pre, uint32_t n, uint32_t d, float* u
 
 }  // namespace
 
-void hc_weights(const float* mixes, const float* base, const float* scale, uint32_t n, uint32_t iters,
-                double eps, float* pre, float* post, float* comb) {
+void hc_weights(const float* mixes, const float* base, const float* scale, uint32_t n, uint32_t iters, double eps,
+                float* pre, float* post, float* comb) {
   for (uint32_t i = 0; i < n; ++i) {
     pre[i] = float(sigmoid(double(mixes[i]) * scale[0] + base[i]) + eps);
     post[i] = float(2.0 * sigmoid(double(mixes[n + i]) * scale[1] + base[n + i]));
@@ -70,21 +70,21 @@ void hc_weights(const float* mixes, const float* base, const float* scale, uint3
   for (uint32_t i = 0; i < n * n; ++i) comb[i] = float(m[i]);
 }
 
-void hc_pre(cpu::ThreadPool& pool, const HcParams& p, const Config& c, const float* X, int64_t S,
-            const HcScratch& sc, float* post, float* comb, float* u) {
+void hc_pre(cpu::ThreadPool& pool, const HcParams& p, const Config& c, const float* X, int64_t S, const HcScratch& sc,
+            float* post, float* comb, float* u) {
   const uint32_t n = c.hc_mult, d = c.hidden_size;
   const int64_t n_mix = (2 + n) * n;
   project(pool, p, c, X, S, sc);
   for (int64_t s = 0; s < S; ++s) {
     float* pre = sc.pre + s * n;
-    hc_weights(sc.mixes + s * n_mix, p.base.data(), p.scale.data(), n, c.hc_sinkhorn_iters, c.hc_eps, pre,
-               post + s * n, comb + s * n * n);
+    hc_weights(sc.mixes + s * n_mix, p.base.data(), p.scale.data(), n, c.hc_sinkhorn_iters, c.hc_eps, pre, post + s * n,
+               comb + s * n * n);
     collapse(X + s * n * d, pre, n, d, u + s * d);
   }
 }
 
-void hc_post(const float* block_out, const float* X, const float* post, const float* comb, int64_t S,
-             uint32_t n, uint32_t d, float* Xout) {
+void hc_post(const float* block_out, const float* X, const float* post, const float* comb, int64_t S, uint32_t n,
+             uint32_t d, float* Xout) {
   for (int64_t s = 0; s < S; ++s) {
     const float* x = X + s * n * d;
     const float* cb = comb + s * n * n;
@@ -100,8 +100,8 @@ void hc_post(const float* block_out, const float* X, const float* post, const fl
   }
 }
 
-void hc_head(cpu::ThreadPool& pool, const HcParams& p, const Config& c, const float* X, int64_t S,
-             const HcScratch& sc, float* h) {
+void hc_head(cpu::ThreadPool& pool, const HcParams& p, const Config& c, const float* X, int64_t S, const HcScratch& sc,
+             float* h) {
   const uint32_t n = c.hc_mult, d = c.hidden_size;
   project(pool, p, c, X, S, sc);
   for (int64_t s = 0; s < S; ++s) {

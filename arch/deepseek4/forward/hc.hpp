@@ -14,8 +14,8 @@ namespace moepage::ds4 {
 // The weights of one token from its (2+N)N mixes (already multiplied by the RMS factor).
 // Sinkhorn: one column normalisation, then iters-1 rounds of (row, column); eps in every
 // denominator. comb is row-major [j][k].
-void hc_weights(const float* mixes, const float* base, const float* scale, uint32_t n, uint32_t iters,
-                double eps, float* pre, float* post, float* comb);
+void hc_weights(const float* mixes, const float* base, const float* scale, uint32_t n, uint32_t iters, double eps,
+                float* pre, float* post, float* comb);
 
 struct HcScratch {
   float* flat;   // [S, N*D]
@@ -28,8 +28,8 @@ void hc_pre(cpu::ThreadPool& pool, const HcParams& p, const Config& c, const flo
             const HcScratch& scratch, float* post, float* comb, float* u);
 
 // Xout may not alias X.
-void hc_post(const float* block_out, const float* X, const float* post, const float* comb, int64_t S,
-             uint32_t n, uint32_t d, float* Xout);
+void hc_post(const float* block_out, const float* X, const float* post, const float* comb, int64_t S, uint32_t n,
+             uint32_t d, float* Xout);
 
 // The final collapse before the norm: pre = sigmoid(mixes * scale + base) + eps, h = sum pre_i X_i.
 void hc_head(cpu::ThreadPool& pool, const HcParams& p, const Config& c, const float* X, int64_t S,

@@ -9,7 +9,7 @@
 namespace moepage::ds4 {
 
 // X: [S, N, D] streams of the S rows wanted; logits: [S, vocab].
-void output_head(cpu::ThreadPool& pool, const ModelParams& mp, const Config& c, const float* X, int64_t S,
-                 Scratch& sc, float* logits);
+void output_head(cpu::ThreadPool& pool, const ModelParams& mp, const Config& c, const float* X, int64_t S, Scratch& sc,
+                 float* logits);
 
 }  // namespace moepage::ds4

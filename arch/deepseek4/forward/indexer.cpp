@@ -9,8 +9,8 @@
 
 namespace moepage::ds4 {
 
-void indexer_compress(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, LayerState& st,
-                      int64_t p0, int64_t S, const float* xn, Scratch& sc) {
+void indexer_compress(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, LayerState& st, int64_t p0,
+                      int64_t S, const float* xn, Scratch& sc) {
   const CompressorParams& p = lp.index_comp;
   cpu::matmul(pool, p.wkv, xn, c.hidden_size, sc.idx_kv.data(), p.width, S);
   cpu::matmul(pool, p.wgate, xn, c.hidden_size, sc.idx_gate.data(), p.width, S);
@@ -19,8 +19,8 @@ void indexer_compress(cpu::ThreadPool& pool, const LayerParams& lp, const Config
                     sc.idx_gate.data() + s * p.width, st.index_comp, sc.comp_tmp.data());
 }
 
-void indexer_select(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, const LayerState& st,
-                    int64_t p0, int64_t S, const float* q_lat, const float* xn, Scratch& sc) {
+void indexer_select(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, const LayerState& st, int64_t p0,
+                    int64_t S, const float* q_lat, const float* xn, Scratch& sc) {
   const int64_t ratio = lp.index_comp.ratio, topk = c.index_topk;
   const int64_t nh = c.index_n_heads, ihd = c.index_head_dim, rope = c.qk_rope_head_dim;
   // Queries that see no more entries than top-k keep them all: no scores needed.

@@ -15,12 +15,12 @@
 namespace moepage::ds4 {
 
 // Feed the batch into the indexer's compressor (xn: [S, D]).
-void indexer_compress(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, LayerState& st,
-                      int64_t p0, int64_t S, const float* xn, Scratch& sc);
+void indexer_compress(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, LayerState& st, int64_t p0,
+                      int64_t S, const float* xn, Scratch& sc);
 
 // Fill sc.sel / sc.n_sel for every token of the batch (q_lat: [S, q_lora]). Entries are listed
 // in ascending order of their index (the set is what matters to attention).
-void indexer_select(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, const LayerState& st,
-                    int64_t p0, int64_t S, const float* q_lat, const float* xn, Scratch& sc);
+void indexer_select(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, const LayerState& st, int64_t p0,
+                    int64_t S, const float* q_lat, const float* xn, Scratch& sc);
 
 }  // namespace moepage::ds4

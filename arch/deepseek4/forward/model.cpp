@@ -18,23 +18,34 @@ cpu::RopeSpec rope_spec(const RopeParams& r) {
 void check_expert_layout(const ExpertLayout& l, const Config& c) {
   auto bad = [](const std::string& what) { throw std::invalid_argument("ds4 expert layout: " + what); };
   if (l.hidden != c.hidden_size || l.intermediate != c.moe_intermediate_size)
-    bad("experts are [" + std::to_string(l.intermediate) + " x " + std::to_string(l.hidden) +
-        "], the config needs [" + std::to_string(c.moe_intermediate_size) + " x " + std::to_string(c.hidden_size) + "]");
-  const struct { const ExpertPart& p; const char* name; int64_t rows, cols; } parts[] = {
-      {l.w1, "w1", l.intermediate, l.hidden}, {l.w3, "w3", l.intermediate, l.hidden}, {l.w2, "w2", l.hidden, l.intermediate}};
+    bad("experts are [" + std::to_string(l.intermediate) + " x " + std::to_string(l.hidden) + "], the config needs [" +
+        std::to_string(c.moe_intermediate_size) + " x " + std::to_string(c.hidden_size) + "]");
+  const struct {
+    const ExpertPart& p;
+    const char* name;
+    int64_t rows, cols;
+  } parts[] = {{l.w1, "w1", l.intermediate, l.hidden},
+               {l.w3, "w3", l.intermediate, l.hidden},
+               {l.w2, "w2", l.hidden, l.intermediate}};
   for (const auto& part : parts) {
     const cpu::MatRef m{part.p.dtype, part.rows, part.cols, reinterpret_cast<const std::byte*>(1),
                         part.p.has_scale ? reinterpret_cast<const std::byte*>(1) : nullptr};
     if (std::string err = cpu::check_matref(m); !err.empty()) bad(std::string(part.name) + ": " + err);
-    const uint64_t end = std::max(part.p.offset + ExpertLayout::weight_bytes(part.p.dtype, part.rows, part.cols),
-                                  part.p.has_scale ? part.p.scale_offset + ExpertLayout::scale_bytes(part.p.dtype, part.rows, part.cols) : 0);
-    if (end > l.slot_bytes) bad(std::string(part.name) + " ends past the slot (" + std::to_string(l.slot_bytes) + " bytes)");
+    const uint64_t end = std::max(
+        part.p.offset + ExpertLayout::weight_bytes(part.p.dtype, part.rows, part.cols),
+        part.p.has_scale ? part.p.scale_offset + ExpertLayout::scale_bytes(part.p.dtype, part.rows, part.cols) : 0);
+    if (end > l.slot_bytes)
+      bad(std::string(part.name) + " ends past the slot (" + std::to_string(l.slot_bytes) + " bytes)");
   }
 }
 
-Model::Model(const Config& config, Weights weights, ExpertLayout layout, ExpertSource* experts,
-             cpu::ThreadPool& pool, ModelOptions options)
-    : config_(config), weights_(std::move(weights)), layout_(layout), experts_(experts), pool_(pool),
+Model::Model(const Config& config, Weights weights, ExpertLayout layout, ExpertSource* experts, cpu::ThreadPool& pool,
+             ModelOptions options)
+    : config_(config),
+      weights_(std::move(weights)),
+      layout_(layout),
+      experts_(experts),
+      pool_(pool),
       options_(options) {
   validate_config(config_);
   if (!experts_) throw std::invalid_argument("ds4 model: no expert source");

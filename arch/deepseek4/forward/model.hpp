@@ -35,8 +35,8 @@ class Model {
  public:
   // Checks every tensor against the config (std::invalid_argument naming the tensor) and sizes
   // all state and scratch. `weights` memory, `experts` and `pool` must outlive the model.
-  Model(const Config& config, Weights weights, ExpertLayout layout, ExpertSource* experts,
-        cpu::ThreadPool& pool, ModelOptions options = {});
+  Model(const Config& config, Weights weights, ExpertLayout layout, ExpertSource* experts, cpu::ThreadPool& pool,
+        ModelOptions options = {});
 
   // Forget the sequence (position 0 again). Allocates nothing.
   void reset();

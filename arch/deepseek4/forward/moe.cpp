@@ -25,8 +25,8 @@ cpu::MatRef part(const ExpertPart& p, const std::byte* slot, int64_t rows, int64
 }
 
 // SwiGLU MLP on S rows of x (ld D) into y (ld D): w2(swiglu(w1 x, w3 x)).
-void mlp(cpu::ThreadPool& pool, const cpu::MatRef& w1, const cpu::MatRef& w3, const cpu::MatRef& w2,
-         const Config& c, const float* x, int64_t S, Scratch& sc, float* y) {
+void mlp(cpu::ThreadPool& pool, const cpu::MatRef& w1, const cpu::MatRef& w3, const cpu::MatRef& w2, const Config& c,
+         const float* x, int64_t S, Scratch& sc, float* y) {
   const int64_t D = c.hidden_size, I = c.moe_intermediate_size;
   cpu::matmul(pool, w1, x, D, sc.ex_h1.data(), I, S);
   cpu::matmul(pool, w3, x, D, sc.ex_h3.data(), I, S);
@@ -127,8 +127,8 @@ void moe(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, uint32_t
                   out + int64_t(sc.expert_tokens[size_t(start + r)]) * D);
       stats.routed_experts += uint64_t(cnt);
     }
-    stats.routed_ns += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                    std::chrono::steady_clock::now() - band_start).count());
+    stats.routed_ns += uint64_t(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - band_start).count());
   }
 }
 

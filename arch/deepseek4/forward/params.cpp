@@ -22,8 +22,9 @@ cpu::MatRef matrix(const WeightRef& w, const std::string& label, int64_t rows, i
   if (!w.present()) fail(w, label, "missing");
   const std::vector<int64_t> want = {rows, w.dtype == Dtype::I8 ? cols / 2 : cols};
   if (w.shape != want)
-    fail(w, label, "has shape " + shape_str(w.shape) + ", expected " + shape_str(want) +
-                       (w.dtype == Dtype::I8 ? " (FP4: two codes per byte)" : ""));
+    fail(w, label,
+         "has shape " + shape_str(w.shape) + ", expected " + shape_str(want) +
+             (w.dtype == Dtype::I8 ? " (FP4: two codes per byte)" : ""));
   cpu::MatRef m{w.dtype, rows, cols, w.data, w.scale};
   if (std::string err = cpu::check_matref(m); !err.empty()) fail(w, label, err);
   return m;
@@ -43,18 +44,19 @@ std::vector<float> floats(const WeightRef& w, const std::string& label, std::vec
   const int64_t n = numel(shape);
   std::vector<float> out(static_cast<size_t>(n));
   switch (w.dtype) {
-    case Dtype::F32: case Dtype::BF16: case Dtype::F16: {
+    case Dtype::F32:
+    case Dtype::BF16:
+    case Dtype::F16: {
       cpu::MatRef m{w.dtype, 1, n, w.data, nullptr};
       cpu::decode_row(m, 0, 0, n, out.data());
       return out;
     }
-    default:
-      fail(w, label, "dtype " + std::string(dtype_name(w.dtype)) + " where F32, BF16 or F16 was expected");
+    default: fail(w, label, "dtype " + std::string(dtype_name(w.dtype)) + " where F32, BF16 or F16 was expected");
   }
 }
 
-HcParams hc(const WeightRef& fn, const WeightRef& base, const WeightRef& scale, const std::string& label,
-            int64_t n_mix, int64_t n_in, int64_t n_scale) {
+HcParams hc(const WeightRef& fn, const WeightRef& base, const WeightRef& scale, const std::string& label, int64_t n_mix,
+            int64_t n_in, int64_t n_scale) {
   HcParams p;
   p.fn = matrix(fn, label + "_fn", n_mix, n_in);
   p.base = floats(base, label + "_base", {n_mix});
@@ -62,8 +64,8 @@ HcParams hc(const WeightRef& fn, const WeightRef& base, const WeightRef& scale, 
   return p;
 }
 
-CompressorParams compressor(const CompressorWeights& w, const std::string& label, const Config& c,
-                            uint32_t ratio, uint32_t dim, bool overlap) {
+CompressorParams compressor(const CompressorWeights& w, const std::string& label, const Config& c, uint32_t ratio,
+                            uint32_t dim, bool overlap) {
   CompressorParams p;
   p.ratio = ratio;
   p.dim = dim;
@@ -137,12 +139,11 @@ ModelParams prepare_params(const Config& c, const Weights& w, const cpu::Rope& r
       const bool csa = lp.kind == AttnKind::CSA;
       lp.comp = compressor(lw.compressor, L + "attn.compressor", c, c.compress_rate(l), c.head_dim, csa);
       if (csa) {
-        lp.index_comp = compressor(lw.indexer_compressor, L + "attn.indexer.compressor", c,
-                                   c.compress_rate(l), c.index_head_dim, true);
-        lp.index_wq_b = matrix(lw.indexer_wq_b, L + "attn.indexer.wq_b",
-                               int64_t(c.index_n_heads) * c.index_head_dim, c.q_lora_rank);
-        lp.index_weights_proj =
-            matrix(lw.indexer_weights_proj, L + "attn.indexer.weights_proj", c.index_n_heads, D);
+        lp.index_comp = compressor(lw.indexer_compressor, L + "attn.indexer.compressor", c, c.compress_rate(l),
+                                   c.index_head_dim, true);
+        lp.index_wq_b = matrix(lw.indexer_wq_b, L + "attn.indexer.wq_b", int64_t(c.index_n_heads) * c.index_head_dim,
+                               c.q_lora_rank);
+        lp.index_weights_proj = matrix(lw.indexer_weights_proj, L + "attn.indexer.weights_proj", c.index_n_heads, D);
       }
     }
     lp.gate = matrix(lw.gate, L + "ffn.gate", E, D);
@@ -150,21 +151,27 @@ ModelParams prepare_params(const Config& c, const Weights& w, const cpu::Rope& r
       const WeightRef& t = lw.tid2eid;
       const std::vector<int64_t> want = {c.vocab_size, c.num_experts_per_tok};
       if (!t.present()) fail(t, L + "ffn.gate.tid2eid", "missing (hash-routed layer)");
-      if (t.shape != want) fail(t, L + "ffn.gate.tid2eid", "has shape " + shape_str(t.shape) + ", expected " + shape_str(want));
+      if (t.shape != want)
+        fail(t, L + "ffn.gate.tid2eid", "has shape " + shape_str(t.shape) + ", expected " + shape_str(want));
       if (t.dtype != Dtype::I64 && t.dtype != Dtype::I32) fail(t, L + "ffn.gate.tid2eid", "must be I64 or I32");
       lp.tid2eid.resize(size_t(c.vocab_size) * c.num_experts_per_tok);
       for (size_t i = 0; i < lp.tid2eid.size(); ++i) {
         int64_t v;
         if (t.dtype == Dtype::I64) std::memcpy(&v, t.data + i * 8, 8);
-        else { int32_t v32; std::memcpy(&v32, t.data + i * 4, 4); v = v32; }
+        else {
+          int32_t v32;
+          std::memcpy(&v32, t.data + i * 4, 4);
+          v = v32;
+        }
         if (v < 0 || v >= E)
-          fail(t, L + "ffn.gate.tid2eid", "entry " + std::to_string(i) + " is expert " + std::to_string(v) +
-                                              ", outside [0, " + std::to_string(E) + ")");
+          fail(t, L + "ffn.gate.tid2eid",
+               "entry " + std::to_string(i) + " is expert " + std::to_string(v) + ", outside [0, " + std::to_string(E) +
+                   ")");
         lp.tid2eid[i] = int32_t(v);
       }
     } else {
-      lp.gate_bias = lw.gate_bias.present() ? floats(lw.gate_bias, L + "ffn.gate.bias", {E})
-                                            : std::vector<float>(size_t(E), 0.0f);
+      lp.gate_bias =
+          lw.gate_bias.present() ? floats(lw.gate_bias, L + "ffn.gate.bias", {E}) : std::vector<float>(size_t(E), 0.0f);
     }
     lp.shared_w1 = matrix(lw.shared_w1, L + "ffn.shared_experts.w1", I, D);
     lp.shared_w3 = matrix(lw.shared_w3, L + "ffn.shared_experts.w3", I, D);

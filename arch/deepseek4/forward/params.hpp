@@ -12,18 +12,18 @@
 namespace moepage::ds4 {
 
 struct HcParams {
-  cpu::MatRef fn;             // [(2+N)N, N*D] for a block site, [N, N*D] for the head
-  std::vector<float> base;    // [(2+N)N] or [N]
-  std::vector<float> scale;   // [3] or [1]
+  cpu::MatRef fn;            // [(2+N)N, N*D] for a block site, [N, N*D] for the head
+  std::vector<float> base;   // [(2+N)N] or [N]
+  std::vector<float> scale;  // [3] or [1]
 };
 
 struct CompressorParams {
-  cpu::MatRef wkv, wgate;     // [width, D]
-  std::vector<float> ape;     // [ratio, width]
-  std::vector<float> norm;    // [dim]
+  cpu::MatRef wkv, wgate;   // [width, D]
+  std::vector<float> ape;   // [ratio, width]
+  std::vector<float> norm;  // [dim]
   uint32_t ratio = 0;
-  uint32_t dim = 0;           // output entry width
-  uint32_t width = 0;         // dim, or 2*dim with overlap (CSA: Ca | Cb)
+  uint32_t dim = 0;    // output entry width
+  uint32_t width = 0;  // dim, or 2*dim with overlap (CSA: Ca | Cb)
   bool overlap = false;
 };
 
@@ -34,12 +34,12 @@ struct LayerParams {
   HcParams hc_attn, hc_ffn;
   std::vector<float> attn_norm, ffn_norm, q_norm, kv_norm, sink;
   cpu::MatRef wq_a, wq_b, wkv, wo_a, wo_b;
-  CompressorParams comp;            // CSA, HCA
-  CompressorParams index_comp;      // CSA
+  CompressorParams comp;        // CSA, HCA
+  CompressorParams index_comp;  // CSA
   cpu::MatRef index_wq_b, index_weights_proj;
   cpu::MatRef gate;
-  std::vector<float> gate_bias;     // scored layers (zeros when the checkpoint has none)
-  std::vector<int32_t> tid2eid;     // hash layers: [vocab, k]
+  std::vector<float> gate_bias;  // scored layers (zeros when the checkpoint has none)
+  std::vector<int32_t> tid2eid;  // hash layers: [vocab, k]
   cpu::MatRef shared_w1, shared_w2, shared_w3;
 };
 

@@ -8,9 +8,9 @@ void Scratch::allocate(const Config& c, int64_t S, unsigned n_threads, int64_t w
                        int64_t max_index_entries) {
   max_batch = S;
   threads = n_threads;
-  const size_t s = size_t(S), N = c.hc_mult, D = c.hidden_size, H = c.num_attention_heads,
-               hd = c.head_dim, ihd = c.index_head_dim, nh = c.index_n_heads, E = c.n_routed_experts,
-               k = c.num_experts_per_tok, I = c.moe_intermediate_size;
+  const size_t s = size_t(S), N = c.hc_mult, D = c.hidden_size, H = c.num_attention_heads, hd = c.head_dim,
+               ihd = c.index_head_dim, nh = c.index_n_heads, E = c.n_routed_experts, k = c.num_experts_per_tok,
+               I = c.moe_intermediate_size;
   X.assign(s * N * D, 0);
   X2.assign(s * N * D, 0);
   hc_flat.assign(s * N * D, 0);

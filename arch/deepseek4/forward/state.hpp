@@ -14,7 +14,7 @@ struct CompressorState {
   std::vector<float> kv, gate;            // [ratio, width]: the open window
   std::vector<float> prev_kv, prev_gate;  // [ratio, dim]: Ca of the last closed window (overlap)
   bool has_prev = false;
-  std::vector<float> entries;             // [max_entries, dim]
+  std::vector<float> entries;  // [max_entries, dim]
   int64_t n_entries = 0;
 
   void reset() {

@@ -13,10 +13,10 @@ namespace moepage::ds4 {
 
 struct WeightRef {
   Dtype dtype = Dtype::F32;
-  std::vector<int64_t> shape;            // the stored shape (FP4: [out, in/2])
+  std::vector<int64_t> shape;  // the stored shape (FP4: [out, in/2])
   const std::byte* data = nullptr;
-  const std::byte* scale = nullptr;      // e8m0 sidecar (FP8 128x128 blocks, FP4 per 32) or null
-  std::string name;                      // for error messages; empty means "unnamed"
+  const std::byte* scale = nullptr;  // e8m0 sidecar (FP8 128x128 blocks, FP4 per 32) or null
+  std::string name;                  // for error messages; empty means "unnamed"
 
   bool present() const { return data != nullptr; }
 };
@@ -31,10 +31,10 @@ struct LayerWeights {
   WeightRef hc_ffn_fn, hc_ffn_base, hc_ffn_scale;
   WeightRef attn_norm, ffn_norm;
   WeightRef wq_a, q_norm, wq_b, wkv, kv_norm, wo_a, wo_b, attn_sink;
-  CompressorWeights compressor;             // CSA and HCA layers
+  CompressorWeights compressor;                  // CSA and HCA layers
   WeightRef indexer_wq_b, indexer_weights_proj;  // CSA layers
-  CompressorWeights indexer_compressor;     // CSA layers
-  WeightRef gate, gate_bias, tid2eid;       // gate_bias for scored layers, tid2eid for hash layers
+  CompressorWeights indexer_compressor;          // CSA layers
+  WeightRef gate, gate_bias, tid2eid;            // gate_bias for scored layers, tid2eid for hash layers
   WeightRef shared_w1, shared_w2, shared_w3;
 };
 

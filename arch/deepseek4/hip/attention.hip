@@ -22,28 +22,28 @@ constexpr int kMaxWarps = kThreads / MP_MIN_WARP_SIZE;
 constexpr size_t kSharedBytes = 48 * 1024;  // what every target grants a block without opting in
 
 struct AttendArgs {
-  const float* q;        // [S, H, hd] (normed, roped)
-  const float* ring;     // [ring_size, hd]
-  const float* entries;  // [n, hd] compressed entries (CSA, HCA) or null
-  const int32_t* sel;    // CSA: [S, sel_stride] picked entries; null otherwise
-  const int32_t* n_sel;  // CSA: [S]
-  const float* sink;     // [H]
+  const float* q;          // [S, H, hd] (normed, roped)
+  const float* ring;       // [ring_size, hd]
+  const float* entries;    // [n, hd] compressed entries (CSA, HCA) or null
+  const int32_t* sel;      // CSA: [S, sel_stride] picked entries; null otherwise
+  const int32_t* n_sel;    // CSA: [S]
+  const float* sink;       // [H]
   const float *cos, *sin;  // rope tables [positions, half]
-  float* out;            // [S, H, hd]
+  float* out;              // [S, H, hd]
   int64_t ring_size, p0, H, hd, window, sel_stride;
-  int32_t hca_ratio;     // HCA: every closed window is visible; 0 otherwise
+  int32_t hca_ratio;  // HCA: every closed window is visible; 0 otherwise
   int32_t half;
   float scale;
-  float* part;           // split: [items, kMaxSplits, hd + 2] partial sums, max, denominator
-  uint32_t* tickets;     // split: [items], zero between launches
+  float* part;        // split: [items, kMaxSplits, hd + 2] partial sums, max, denominator
+  uint32_t* tickets;  // split: [items], zero between launches
 };
 
 // A batch of few (token, head) items (decode) spreads each item's keys over up to kMaxSplits
 // blocks (grid.y) so more of the device works; the last block of an item merges the partials.
 constexpr int kMaxSplits = 4;
-constexpr int kKeyRegs = 16;  // a head of up to 16 elements per lane is held in registers
-constexpr int64_t kSplitItems = 128;   // split only batches of at most this many items
-constexpr int64_t kKeysPerSplit = 8;   // and give every block at least this many keys
+constexpr int kKeyRegs = 16;          // a head of up to 16 elements per lane is held in registers
+constexpr int64_t kSplitItems = 128;  // split only batches of at most this many items
+constexpr int64_t kKeysPerSplit = 8;  // and give every block at least this many keys
 
 // One block per (token, head) and split of its keys; each warp folds a strided share of the
 // block's keys into its own running max, denominator and weighted sum (lanes own channels), then
@@ -52,10 +52,10 @@ constexpr int64_t kKeysPerSplit = 8;   // and give every block at least this man
 __global__ void __launch_bounds__(kThreads) attend_kernel(AttendArgs a) {
   extern __shared__ float smem[];
   const int64_t hd = a.hd;
-  float* acc_all = smem;                         // [kMaxWarps, hd]
-  float* merged = smem + kMaxWarps * hd;         // [hd]
-  float* warp_max = merged + hd;                 // [kMaxWarps]
-  float* warp_den = warp_max + kMaxWarps;        // [kMaxWarps]
+  float* acc_all = smem;                   // [kMaxWarps, hd]
+  float* merged = smem + kMaxWarps * hd;   // [hd]
+  float* warp_max = merged + hd;           // [kMaxWarps]
+  float* warp_den = warp_max + kMaxWarps;  // [kMaxWarps]
 
   const int64_t item = blockIdx.x, s = item / a.H, h = item % a.H, pos = a.p0 + s;
   const int warps = int(blockDim.x) / MP_WARP_SIZE, warp = int(threadIdx.x) / MP_WARP_SIZE;
@@ -203,10 +203,10 @@ __global__ void __launch_bounds__(kThreads) attend_kernel(AttendArgs a) {
 }
 
 struct NormRopeArgs {
-  const float* x;        // [rows, n]
-  float* out;            // [rows, n] (may be x), or the ring [ring_size, n]
-  const float* weight;   // [n] or null
-  const float *cos, *sin;  // rope tables [positions, half]
+  const float* x;                            // [rows, n]
+  float* out;                                // [rows, n] (may be x), or the ring [ring_size, n]
+  const float* weight;                       // [n] or null
+  const float *cos, *sin;                    // rope tables [positions, half]
   int64_t n, rows_per_token, p0, ring_size;  // ring_size 0: row r goes to out row r
   int32_t half;
   float eps;
@@ -267,8 +267,8 @@ void norm_rope(const NormRopeArgs& a, int64_t rows, Stream stream) {
 
 // Q, the shared KV head (written into the ring), the compressors and, for CSA, the indexer's
 // compressor and (when it must score) its projections.
-void project(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int64_t ring_size, int64_t p0,
-             int64_t S, const float* xn, AttentionScratch& sc, Stream stream) {
+void project(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int64_t ring_size, int64_t p0, int64_t S,
+             const float* xn, AttentionScratch& sc, Stream stream) {
   const int64_t D = c.hidden_size, H = c.num_attention_heads, hd = c.head_dim, ql = c.q_lora_rank;
   const float eps = float(c.rms_norm_eps);
   const DeviceRope& r = *lp.rope;
@@ -333,8 +333,8 @@ void check_shapes(const GpuLayerParams& lp, const Config& c, const GpuLayerState
 
 }  // namespace
 
-std::unique_ptr<AttentionScratch> allocate_attention_scratch(const Config& c, const GpuModelParams& p, int64_t max_batch,
-                                                             int64_t max_context, DeviceArena& arena,
+std::unique_ptr<AttentionScratch> allocate_attention_scratch(const Config& c, const GpuModelParams& p,
+                                                             int64_t max_batch, int64_t max_context, DeviceArena& arena,
                                                              DeviceArena& /*pinned: the block needs no host memory*/) {
   if (max_batch <= 0 || max_context <= 0)
     throw std::invalid_argument("attention scratch: max_batch and max_context must be positive, got " +
@@ -348,7 +348,8 @@ std::unique_ptr<AttentionScratch> allocate_attention_scratch(const Config& c, co
     sc->comp_width = std::max<int64_t>(sc->comp_width, lp.comp.width);
     if (lp.kind != AttnKind::CSA) continue;
     sc->index_width = std::max<int64_t>(sc->index_width, lp.index_comp.width);
-    sc->max_index_entries = std::max<int64_t>(sc->max_index_entries, max_context / std::max<uint32_t>(1, lp.index_comp.ratio));
+    sc->max_index_entries =
+        std::max<int64_t>(sc->max_index_entries, max_context / std::max<uint32_t>(1, lp.index_comp.ratio));
   }
   sc->index_topk = std::max<int64_t>(1, c.index_topk);
   const uint64_t nh = c.index_n_heads, ihd = c.index_head_dim, entries = uint64_t(sc->max_index_entries);
@@ -372,26 +373,39 @@ std::unique_ptr<AttentionScratch> allocate_attention_scratch(const Config& c, co
   return sc;
 }
 
-void attention(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int64_t ring_size, int64_t p0,
-               int64_t S, const float* xn, AttentionScratch& sc, float* out, Stream stream) {
+void attention(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int64_t ring_size, int64_t p0, int64_t S,
+               const float* xn, AttentionScratch& sc, float* out, Stream stream) {
   check_shapes(lp, c, st, ring_size, p0, S, sc);
   const int64_t H = c.num_attention_heads, hd = c.head_dim;
   project(lp, c, st, ring_size, p0, S, xn, sc, stream);
   if (lp.kind == AttnKind::CSA) indexer_select(lp, c, st, p0, S, sc, stream);
 
-  AttendArgs a{sc.q,          st.ring,    lp.kind == AttnKind::Sliding ? nullptr : st.comp.entries,
+  AttendArgs a{sc.q,
+               st.ring,
+               lp.kind == AttnKind::Sliding ? nullptr : st.comp.entries,
                lp.kind == AttnKind::CSA ? sc.sel : nullptr,
-               sc.n_sel,      lp.sink,    lp.rope->cos, lp.rope->sin, sc.attn_out, ring_size, p0, H, hd,
-               int64_t(c.sliding_window), sc.index_topk,
-               lp.kind == AttnKind::HCA ? int32_t(lp.comp.ratio) : 0, lp.rope->half,
-               float(1.0 / std::sqrt(double(hd))), sc.attend_part, sc.attend_tickets};
+               sc.n_sel,
+               lp.sink,
+               lp.rope->cos,
+               lp.rope->sin,
+               sc.attn_out,
+               ring_size,
+               p0,
+               H,
+               hd,
+               int64_t(c.sliding_window),
+               sc.index_topk,
+               lp.kind == AttnKind::HCA ? int32_t(lp.comp.ratio) : 0,
+               lp.rope->half,
+               float(1.0 / std::sqrt(double(hd))),
+               sc.attend_part,
+               sc.attend_tickets};
   // Split the keys when the batch has few items: the most keys a token of it sees, by kind.
   const int64_t last_pos = p0 + S - 1;
   int64_t max_keys = std::min<int64_t>(int64_t(c.sliding_window), last_pos + 1);
   if (lp.kind == AttnKind::HCA) max_keys += (last_pos + 1) / lp.comp.ratio;
   if (lp.kind == AttnKind::CSA) max_keys += std::min<int64_t>(c.index_topk, (last_pos + 1) / lp.comp.ratio);
-  const int64_t splits =
-      S * H <= kSplitItems ? std::clamp<int64_t>(max_keys / kKeysPerSplit, 1, kMaxSplits) : 1;
+  const int64_t splits = S * H <= kSplitItems ? std::clamp<int64_t>(max_keys / kKeysPerSplit, 1, kMaxSplits) : 1;
   const size_t smem = (size_t(kMaxWarps) * hd + hd + 2 * kMaxWarps) * sizeof(float);
   if (smem > kSharedBytes)
     throw std::invalid_argument("gpu attention: head_dim " + std::to_string(hd) + " needs " + std::to_string(smem) +

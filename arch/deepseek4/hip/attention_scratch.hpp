@@ -11,11 +11,11 @@ namespace moepage::ds4::gpu {
 struct AttentionScratch {
   int64_t max_batch = 0;
   int64_t max_context = 0;
-  int64_t comp_width = 0;         // widest main compressor row (2*hd with overlap)
-  int64_t index_width = 0;        // widest indexer compressor row
-  int64_t max_index_entries = 0;  // row stride of idx_scores
-  int64_t index_topk = 0;         // row stride of sel (at least 1)
-  float *q_lat = nullptr, *q = nullptr, *kv = nullptr;   // [B, q_lora], [B, H*hd], [B, hd]
+  int64_t comp_width = 0;                               // widest main compressor row (2*hd with overlap)
+  int64_t index_width = 0;                              // widest indexer compressor row
+  int64_t max_index_entries = 0;                        // row stride of idx_scores
+  int64_t index_topk = 0;                               // row stride of sel (at least 1)
+  float *q_lat = nullptr, *q = nullptr, *kv = nullptr;  // [B, q_lora], [B, H*hd], [B, hd]
   float *comp_kv = nullptr, *comp_gate = nullptr;       // [B, comp_width]
   float *idx_kv = nullptr, *idx_gate = nullptr;         // [B, index_width]
   float *idx_q = nullptr, *idx_w = nullptr;             // [B, nh*ihd], [B, nh]

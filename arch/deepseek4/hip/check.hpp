@@ -16,14 +16,14 @@ inline hipStream_t native(Stream s) { return static_cast<hipStream_t>(s); }
 
 }  // namespace moepage::ds4::gpu
 
-#define MP_GPU_CHECK(call)                                                              \
-  do {                                                                                  \
-    const hipError_t mp_gpu_err_ = (call);                                              \
+#define MP_GPU_CHECK(call)                                                                                 \
+  do {                                                                                                     \
+    const hipError_t mp_gpu_err_ = (call);                                                                 \
     if (mp_gpu_err_ != hipSuccess) ::moepage::ds4::gpu::throw_gpu(mp_gpu_err_, #call, __FILE__, __LINE__); \
   } while (0)
 
-#define MP_GPU_CHECK_LAUNCH(what)                                                       \
-  do {                                                                                  \
-    const hipError_t mp_gpu_err_ = hipGetLastError();                                   \
+#define MP_GPU_CHECK_LAUNCH(what)                                                                         \
+  do {                                                                                                    \
+    const hipError_t mp_gpu_err_ = hipGetLastError();                                                     \
     if (mp_gpu_err_ != hipSuccess) ::moepage::ds4::gpu::throw_gpu(mp_gpu_err_, what, __FILE__, __LINE__); \
   } while (0)

@@ -16,12 +16,12 @@ namespace {
 constexpr int kThreads = 256;
 
 struct CompressorArgs {
-  const float *kv, *gate;              // [S, width]
-  const float *ape, *norm;             // [ratio, width], [dim]
-  float *slot_kv, *slot_gate;          // [ratio, width]
-  float *prev_kv, *prev_gate;          // [ratio, dim] (overlap)
-  float* entries;                      // [max_entries, dim]
-  const float *cos, *sin;              // rope tables [positions, half]
+  const float *kv, *gate;      // [S, width]
+  const float *ape, *norm;     // [ratio, width], [dim]
+  float *slot_kv, *slot_gate;  // [ratio, width]
+  float *prev_kv, *prev_gate;  // [ratio, dim] (overlap)
+  float* entries;              // [max_entries, dim]
+  const float *cos, *sin;      // rope tables [positions, half]
   int64_t p0, S;
   int32_t ratio, dim, width, half;
   bool overlap, has_prev;
@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(kThreads) compress_tokens_kernel(CompressorArg
       a.slot_gate[slot * a.width + c] = a.gate[s * a.width + c] + a.ape[slot * a.width + c];
     }
     if (slot != a.ratio - 1) continue;  // uniform over the block
-    __syncthreads();  // the window's slots were written by other threads
+    __syncthreads();                    // the window's slots were written by other threads
     emit_entry(a, pos / a.ratio, a.overlap && has_prev, partials);
     has_prev = a.overlap;
     __syncthreads();  // slots and prev are read before the next window overwrites them
@@ -127,12 +127,12 @@ void compress_tokens(const GpuCompressorParams& p, const DeviceRope& rope, float
     throw std::length_error("compressor: more than " + std::to_string(s.max_entries) +
                             " entries; the sequence is longer than the model's max context");
   if (int64_t(rope.half) * 2 > int64_t(p.dim) || (entries_after > 0 && (entries_after - 1) * R >= rope.positions))
-    throw std::invalid_argument("compressor: the rope table (" + std::to_string(rope.positions) +
-                                " positions, half " + std::to_string(rope.half) + ") does not cover entry " +
+    throw std::invalid_argument("compressor: the rope table (" + std::to_string(rope.positions) + " positions, half " +
+                                std::to_string(rope.half) + ") does not cover entry " +
                                 std::to_string(entries_after - 1) + " of width " + std::to_string(p.dim));
-  CompressorArgs a{kv,          gate,          p.ape,    p.norm,       s.kv,     s.gate,     s.prev_kv,
-                   s.prev_gate, s.entries,     rope.cos, rope.sin,     p0,       S,          int32_t(R),
-                   int32_t(p.dim), int32_t(p.width), rope.half, p.overlap, s.has_prev, eps};
+  CompressorArgs a{kv,        gate,      p.ape,      p.norm, s.kv, s.gate,     s.prev_kv,      s.prev_gate,
+                   s.entries, rope.cos,  rope.sin,   p0,     S,    int32_t(R), int32_t(p.dim), int32_t(p.width),
+                   rope.half, p.overlap, s.has_prev, eps};
   compress_tokens_kernel<<<1, kThreads, 0, native(stream)>>>(a);
   MP_GPU_CHECK_LAUNCH("compress_tokens_kernel");
   if (entries_after > s.n_entries && p.overlap) s.has_prev = true;

@@ -17,7 +17,7 @@ __device__ inline float decode_f16(uint16_t v) {
   const uint32_t sign = uint32_t(v & 0x8000u) << 16;
   const uint32_t exp = (v >> 10) & 0x1Fu;
   const uint32_t man = v & 0x3FFu;
-  if (exp == 0) {  // subnormal or zero: man * 2^-24 is exact in float
+  if (exp == 0) {                                             // subnormal or zero: man * 2^-24 is exact in float
     const float m = float(man) * bits_as_float(0x33800000u);  // 2^-24
     return sign ? -m : m;
   }
@@ -31,8 +31,8 @@ __device__ inline float decode_e4m3(uint8_t v) {
   const uint32_t man = v & 0x7u;
   if (exp == 0xF && man == 0x7) return bits_as_float(0x7FC00000u);
   float m;
-  if (exp == 0) m = float(man) * bits_as_float(0x3B000000u);  // man * 2^-9, exact
-  else m = bits_as_float(((exp + 120u) << 23) | (man << 20));   // (1 + man/8) * 2^(exp-7)
+  if (exp == 0) m = float(man) * bits_as_float(0x3B000000u);   // man * 2^-9, exact
+  else m = bits_as_float(((exp + 120u) << 23) | (man << 20));  // (1 + man/8) * 2^(exp-7)
   return (v & 0x80) ? -m : m;
 }
 
@@ -84,9 +84,7 @@ __device__ inline void fp8_raw4_from_word(uint32_t word, float (&w)[4]) {
 }
 
 // Non-zero when one of the four e4m3 codes of `word` is a NaN code (magnitude bits all ones).
-__device__ inline uint32_t fp8_has_nan(uint32_t word) {
-  return ((word & 0x7F7F7F7Fu) + 0x01010101u) & 0x80808080u;
-}
+__device__ inline uint32_t fp8_has_nan(uint32_t word) { return ((word & 0x7F7F7F7Fu) + 0x01010101u) & 0x80808080u; }
 
 // e2m1, nibble K of `word` (low nibble first).
 template <int K>

@@ -27,8 +27,7 @@ void* DeviceArena::take_bytes(uint64_t bytes) {
     if (kind_ == Kind::Device) {
       MP_GPU_CHECK(hipMemset(p, 0, size));
       MP_GPU_CHECK(hipDeviceSynchronize());
-    }
-    else std::fill_n(static_cast<std::byte*>(p), size, std::byte{0});
+    } else std::fill_n(static_cast<std::byte*>(p), size, std::byte{0});
     chunks_.push_back(p);
     cursor_ = static_cast<std::byte*>(p);
     left_ = size;

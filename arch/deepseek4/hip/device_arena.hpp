@@ -20,7 +20,9 @@ class DeviceArena {
   // `bytes` of memory aligned to 256 bytes, zero-filled. Throws GpuError when out of memory.
   void* take_bytes(uint64_t bytes);
   template <class T>
-  T* take(uint64_t count) { return static_cast<T*>(take_bytes(count * sizeof(T))); }
+  T* take(uint64_t count) {
+    return static_cast<T*>(take_bytes(count * sizeof(T)));
+  }
 
   uint64_t bytes_taken() const { return taken_; }
   uint64_t bytes_reserved() const { return reserved_; }

@@ -74,8 +74,8 @@ DeviceRope upload_rope(const cpu::Rope& rope, int64_t positions, DeviceArena& ar
 GpuModelParams upload_params(const ModelParams& p, const Config& c, const cpu::Rope& rope_main,
                              const cpu::Rope& rope_compress, int64_t max_context, DeviceArena& arena) {
   if (p.layers.size() != c.num_hidden_layers)
-    throw std::invalid_argument("ds4 gpu upload: " + std::to_string(p.layers.size()) + " prepared layers, the config has " +
-                                std::to_string(c.num_hidden_layers));
+    throw std::invalid_argument("ds4 gpu upload: " + std::to_string(p.layers.size()) +
+                                " prepared layers, the config has " + std::to_string(c.num_hidden_layers));
   if (max_context < 1)
     throw std::invalid_argument("ds4 gpu upload: max_context must be positive, got " + std::to_string(max_context));
   const uint64_t taken_before = arena.bytes_taken();

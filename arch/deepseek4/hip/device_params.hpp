@@ -18,20 +18,20 @@ namespace moepage::ds4::gpu {
 struct DeviceRope {
   const float* cos = nullptr;
   const float* sin = nullptr;
-  int32_t half = 0;        // rope_dim / 2
+  int32_t half = 0;  // rope_dim / 2
   int64_t positions = 0;
 };
 
 struct GpuHcParams {
-  cpu::MatRef fn;                 // [(2+N)N, N*D] for a block site, [N, N*D] for the head
-  const float* base = nullptr;    // [(2+N)N] or [N]
-  const float* scale = nullptr;   // [3] or [1]
+  cpu::MatRef fn;                // [(2+N)N, N*D] for a block site, [N, N*D] for the head
+  const float* base = nullptr;   // [(2+N)N] or [N]
+  const float* scale = nullptr;  // [3] or [1]
 };
 
 struct GpuCompressorParams {
-  cpu::MatRef wkv, wgate;         // [width, D]
-  const float* ape = nullptr;     // [ratio, width]
-  const float* norm = nullptr;    // [dim]
+  cpu::MatRef wkv, wgate;       // [width, D]
+  const float* ape = nullptr;   // [ratio, width]
+  const float* norm = nullptr;  // [dim]
   uint32_t ratio = 0, dim = 0, width = 0;
   bool overlap = false;
 };
@@ -39,10 +39,9 @@ struct GpuCompressorParams {
 struct GpuLayerParams {
   AttnKind kind = AttnKind::Sliding;
   MlpKind mlp = MlpKind::Moe;
-  const DeviceRope* rope = nullptr;   // main for sliding layers, compress for CSA/HCA
+  const DeviceRope* rope = nullptr;  // main for sliding layers, compress for CSA/HCA
   GpuHcParams hc_attn, hc_ffn;
-  const float *attn_norm = nullptr, *ffn_norm = nullptr, *q_norm = nullptr, *kv_norm = nullptr,
-              *sink = nullptr;
+  const float *attn_norm = nullptr, *ffn_norm = nullptr, *q_norm = nullptr, *kv_norm = nullptr, *sink = nullptr;
   cpu::MatRef wq_a, wq_b, wkv, wo_a, wo_b;
   GpuCompressorParams comp, index_comp;
   cpu::MatRef index_wq_b, index_weights_proj;
@@ -59,7 +58,7 @@ struct GpuModelParams {
   GpuHcParams hc_head;
   DeviceRope rope_main, rope_compress;
   std::vector<GpuLayerParams> layers;
-  uint64_t device_bytes = 0;   // dense bytes placed on the device
+  uint64_t device_bytes = 0;  // dense bytes placed on the device
 };
 
 // Copies every dense tensor of `p` (and rope tables for max_context positions) into `arena`.
@@ -77,14 +76,20 @@ struct GpuCompressorState {
   int64_t max_entries = 0;
   bool has_prev = false;
   int64_t n_entries = 0;
-  void reset() { has_prev = false; n_entries = 0; }
+  void reset() {
+    has_prev = false;
+    n_entries = 0;
+  }
 };
 
 struct GpuLayerState {
   float* ring = nullptr;          // [ring_size, head_dim]
   GpuCompressorState comp;        // CSA, HCA
   GpuCompressorState index_comp;  // CSA
-  void reset() { comp.reset(); index_comp.reset(); }
+  void reset() {
+    comp.reset();
+    index_comp.reset();
+  }
 };
 
 // Sizes the state of one compressor in `arena` (zeros) for up to max_entries entries.

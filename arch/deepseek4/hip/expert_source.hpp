@@ -14,8 +14,7 @@ struct GpuExpertSource {
   virtual ~GpuExpertSource() = default;
   // slots[i] (host array) receives the device slot of experts[i]; valid until the next acquire()
   // of the same layer. `stream` waits for pending fills.
-  virtual void acquire(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots,
-                       Stream stream) = 0;
+  virtual void acquire(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots, Stream stream) = 0;
   virtual uint32_t max_batch() const = 0;
   // After a layer: the predictor's view (mean of the streams of the batch's last token), device
   // memory, d floats, ready once `stream` reaches this point.

@@ -92,8 +92,7 @@ void GpuModel::forward(const int32_t* tokens, uint32_t n, float* logits_out, boo
 int32_t GpuModel::forward_greedy(const int32_t* tokens, uint32_t n) {
   if (n == 0) throw std::invalid_argument("ds4 gpu model: a greedy pick needs at least one token");
   run(tokens, n, nullptr, false, true);
-  if (greedy_staging_[1] >= 0)
-    throw GpuError("ds4 gpu model: logit " + std::to_string(greedy_staging_[1]) + " is NaN");
+  if (greedy_staging_[1] >= 0) throw GpuError("ds4 gpu model: logit " + std::to_string(greedy_staging_[1]) + " is NaN");
   return greedy_staging_[0];
 }
 

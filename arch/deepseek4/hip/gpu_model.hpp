@@ -36,8 +36,8 @@ class GpuModel {
   // Checks every tensor against the config (std::invalid_argument naming the tensor), uploads the
   // dense weights and sizes all state and scratch. `weights` is read only here; `experts` must
   // outlive the model; `stream` stays the caller's (the model never destroys it).
-  GpuModel(const Config& config, const Weights& weights, ExpertLayout layout, GpuExpertSource* experts,
-           Stream stream, ModelOptions options = {});
+  GpuModel(const Config& config, const Weights& weights, ExpertLayout layout, GpuExpertSource* experts, Stream stream,
+           ModelOptions options = {});
   ~GpuModel();
   GpuModel(const GpuModel&) = delete;
   GpuModel& operator=(const GpuModel&) = delete;
@@ -94,18 +94,18 @@ class GpuModel {
   std::unique_ptr<MoeScratch> moe_scratch_;
   GpuHcScratch hc_scratch_;
   std::unique_ptr<SideStream> comb_side_;  // the mHC sites' Sinkhorn, beside the blocks
-  float *X_ = nullptr, *X2_ = nullptr;                  // [S, N, D]
+  float *X_ = nullptr, *X2_ = nullptr;     // [S, N, D]
   // [S, N], [S, N, N] twice: a site's weights are written while the previous site's hc_post,
   // folded into the same kernel, still reads the other pair.
   float *post_[2] = {nullptr, nullptr}, *comb_[2] = {nullptr, nullptr};
   float *u_ = nullptr, *xn_ = nullptr, *block_out_ = nullptr;  // [S, D]
-  float* observed_ = nullptr;                           // [D]: what the expert source's observe() reads
-  float* logits_ = nullptr;                             // [S, vocab]
-  int32_t* tokens_ = nullptr;                           // [max_context] device copy of the call's ids
-  int32_t* tokens_staging_ = nullptr;                   // [max_context] pinned
-  float* logits_staging_ = nullptr;                     // [S, vocab] pinned
-  int32_t* greedy_ = nullptr;                           // greedy_token's work area; [0..1]: pick, first NaN
-  int32_t* greedy_staging_ = nullptr;                   // [2] pinned
+  float* observed_ = nullptr;                                  // [D]: what the expert source's observe() reads
+  float* logits_ = nullptr;                                    // [S, vocab]
+  int32_t* tokens_ = nullptr;                                  // [max_context] device copy of the call's ids
+  int32_t* tokens_staging_ = nullptr;                          // [max_context] pinned
+  float* logits_staging_ = nullptr;                            // [S, vocab] pinned
+  int32_t* greedy_ = nullptr;                                  // greedy_token's work area; [0..1]: pick, first NaN
+  int32_t* greedy_staging_ = nullptr;                          // [2] pinned
   bool stream_busy_ = false;  // a forward() left work in flight (it threw): wait before reusing staging
   uint64_t position_ = 0;
   MoeStats moe_stats_;

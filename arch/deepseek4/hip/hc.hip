@@ -79,8 +79,8 @@ __device__ inline float post_mix(const float* block_out, const float* X, const f
 }
 
 struct MixArgs {
-  DeviceMat fn;                                          // [R, N*D]
-  const float *X, *block_out, *prev_post, *prev_comb;    // see HcInput
+  DeviceMat fn;                                        // [R, N*D]
+  const float *X, *block_out, *prev_post, *prev_comb;  // see HcInput
   float *Xout, *last_mean;
   const float *base, *scale;
   float *mixes, *partials, *pre, *post, *comb;  // post null: the head (pre only)
@@ -237,8 +237,8 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
           for (int k = 1; k < NS; ++k) sum += others[k];
         } else {
           for (int32_t k = 1; k < a.n; ++k)
-            sum += post_mix<0>(a.block_out, a.X, a.prev_post, a.prev_comb, s, uint32_t(a.n), uint32_t(a.d),
-                               uint32_t(k), uint32_t(f));
+            sum += post_mix<0>(a.block_out, a.X, a.prev_post, a.prev_comb, s, uint32_t(a.n), uint32_t(a.d), uint32_t(k),
+                               uint32_t(f));
         }
         a.last_mean[f] = sum / float(a.n);
       }
@@ -384,7 +384,7 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
 
 // The Sinkhorn of a site whose weights kernel left it out (comb_later): one block per token from
 // the mixes that kernel wrote, so it can run beside the block that follows the site.
-__global__ void __launch_bounds__(kMaxStreams * kMaxStreams) sinkhorn_kernel(MixArgs a) {
+__global__ void __launch_bounds__(kMaxStreams* kMaxStreams) sinkhorn_kernel(MixArgs a) {
   __shared__ double m[kMaxStreams * kMaxStreams];
   const int64_t s = blockIdx.x;
   const float* mx = a.mixes + s * a.R;
@@ -432,11 +432,9 @@ __device__ inline void collapse_columns(const float* __restrict__ x, const float
 }
 
 template <int NS>
-__global__ void __launch_bounds__(kCollapseThreads) collapse_norm_kernel(const float* __restrict__ X,
-                                                                         const float* __restrict__ pre, uint32_t n,
-                                                                         uint32_t d, const float* __restrict__ norm,
-                                                                         float eps, float* __restrict__ u,
-                                                                         float* __restrict__ xn) {
+__global__ void __launch_bounds__(kCollapseThreads)
+    collapse_norm_kernel(const float* __restrict__ X, const float* __restrict__ pre, uint32_t n, uint32_t d,
+                         const float* __restrict__ norm, float eps, float* __restrict__ u, float* __restrict__ xn) {
   __shared__ double red[kCollapseThreads / MP_MIN_WARP_SIZE];
   const int64_t s = blockIdx.x;
   const float* x = X + s * n * d;
@@ -496,8 +494,8 @@ void launch_mix(const GpuHcParams& p, const Config& c, const HcInput& in, int64_
   const int64_t n = c.hc_mult, d = c.hidden_size, nd = n * d;
   const int64_t R = post ? (2 + n) * n : n;
   if (p.fn.rows != R || p.fn.cols != nd)
-    throw GpuError("gpu mHC: fn is [" + std::to_string(p.fn.rows) + ", " + std::to_string(p.fn.cols) +
-                   "], expected [" + std::to_string(R) + ", " + std::to_string(nd) + "]");
+    throw GpuError("gpu mHC: fn is [" + std::to_string(p.fn.rows) + ", " + std::to_string(p.fn.cols) + "], expected [" +
+                   std::to_string(R) + ", " + std::to_string(nd) + "]");
   if (S > sc.max_batch)
     throw GpuError("gpu mHC: batch of " + std::to_string(S) + " tokens, scratch sized for " +
                    std::to_string(sc.max_batch));
@@ -542,8 +540,7 @@ void launch_mix(const GpuHcParams& p, const Config& c, const HcInput& in, int64_
   with_weight_code(weight_code(p.fn, "gpu mHC fn"), [&](auto wc) {
     if (n == kFastStreams)
       hc_mix_kernel<decltype(wc)::value, kFastStreams><<<grid, kMixThreads, 0, native(stream)>>>(a);
-    else
-      hc_mix_kernel<decltype(wc)::value, 0><<<grid, kMixThreads, 0, native(stream)>>>(a);
+    else hc_mix_kernel<decltype(wc)::value, 0><<<grid, kMixThreads, 0, native(stream)>>>(a);
   });
   MP_GPU_CHECK_LAUNCH("gpu mHC hc_mix_kernel");
   if (a.comb_later) {
@@ -608,8 +605,7 @@ void hc_collapse_norm(const float* X, const GpuHcScratch& sc, int64_t S, uint32_
   if (n == kFastStreams)
     collapse_norm_kernel<kFastStreams>
         <<<unsigned(S), kCollapseThreads, 0, native(stream)>>>(X, sc.pre, n, d, norm, eps, u, xn);
-  else
-    collapse_norm_kernel<0><<<unsigned(S), kCollapseThreads, 0, native(stream)>>>(X, sc.pre, n, d, norm, eps, u, xn);
+  else collapse_norm_kernel<0><<<unsigned(S), kCollapseThreads, 0, native(stream)>>>(X, sc.pre, n, d, norm, eps, u, xn);
   MP_GPU_CHECK_LAUNCH("gpu mHC collapse_norm_kernel");
 }
 
@@ -625,10 +621,9 @@ void hc_post(const float* block_out, const float* X, const float* post, const fl
              uint32_t d, float* Xout, Stream stream) {
   if (S <= 0) return;
   if (n == kFastStreams)
-    hc_post_kernel<kFastStreams><<<blocks_for(S * n * d), kBlock, 0, native(stream)>>>(block_out, X, post, comb, S, n,
-                                                                                       d, Xout);
-  else
-    hc_post_kernel<0><<<blocks_for(S * n * d), kBlock, 0, native(stream)>>>(block_out, X, post, comb, S, n, d, Xout);
+    hc_post_kernel<kFastStreams>
+        <<<blocks_for(S * n * d), kBlock, 0, native(stream)>>>(block_out, X, post, comb, S, n, d, Xout);
+  else hc_post_kernel<0><<<blocks_for(S * n * d), kBlock, 0, native(stream)>>>(block_out, X, post, comb, S, n, d, Xout);
   MP_GPU_CHECK_LAUNCH("gpu hc_post");
 }
 

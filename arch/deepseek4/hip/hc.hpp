@@ -55,11 +55,11 @@ void hc_collapse_norm(const float* X, const GpuHcScratch& sc, int64_t S, uint32_
                       float eps, float* u, float* xn, Stream stream);
 
 // u[s] = sum_i pre_i X[s, i]; post [S, N] and comb [S, N, N] for hc_post (Sinkhorn on the device).
-void hc_pre(const GpuHcParams& p, const Config& c, const float* X, int64_t S, const GpuHcScratch& sc,
-            float* post, float* comb, float* u, Stream stream);
+void hc_pre(const GpuHcParams& p, const Config& c, const float* X, int64_t S, const GpuHcScratch& sc, float* post,
+            float* comb, float* u, Stream stream);
 // Xout[s, k] = post[s, k] * block_out[s] + sum_j comb[s, j, k] * X[s, j].
-void hc_post(const float* block_out, const float* X, const float* post, const float* comb, int64_t S,
-             uint32_t n, uint32_t d, float* Xout, Stream stream);
+void hc_post(const float* block_out, const float* X, const float* post, const float* comb, int64_t S, uint32_t n,
+             uint32_t d, float* Xout, Stream stream);
 // The head's collapse: h[s] = sum_i pre_i X[s, i] with the head's own weights; with norm_out set,
 // also norm_out = rms_norm(h) * norm (the final norm fused).
 void hc_head(const GpuHcParams& p, const Config& c, const float* X, int64_t S, const GpuHcScratch& sc, float* h,

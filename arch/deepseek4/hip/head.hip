@@ -40,8 +40,8 @@ __device__ inline void greedy_block_reduce(float& bv, int32_t& bi, int32_t& ni) 
 // Block b scans [b*per_block, ...): each thread its strided elements in index order, kGreedyUnroll
 // loads issued before any is compared, keeping the first maximum (strict >) and the first NaN. The
 // block's result goes to the work area; the block drawing the last ticket reduces them all.
-__global__ void __launch_bounds__(kGreedyThreads) greedy_kernel(const float* logits, int64_t V, int64_t per_block,
-                                                                int32_t* work) {
+__global__ void __launch_bounds__(kGreedyThreads)
+    greedy_kernel(const float* logits, int64_t V, int64_t per_block, int32_t* work) {
   const int64_t begin = int64_t(blockIdx.x) * per_block, end = begin + per_block < V ? begin + per_block : V;
   float bv = -INFINITY;
   int32_t bi = begin + threadIdx.x < end ? int32_t(begin + threadIdx.x) : INT_MAX, ni = INT_MAX;
@@ -96,15 +96,15 @@ __global__ void __launch_bounds__(kGreedyThreads) greedy_kernel(const float* log
 void greedy_token(const float* logits, int64_t V, int32_t* work, Stream stream) {
   if (V <= 0 || V > INT_MAX) throw GpuError("gpu greedy_token: vocabulary of " + std::to_string(V) + " logits");
   // About one block per multiprocessor, each with a few thousand logits: one memory round trip.
-  const int64_t per_block = std::max<int64_t>(int64_t(kGreedyThreads) * kGreedyUnroll,
-                                              (V + kGreedyMaxBlocks - 1) / kGreedyMaxBlocks);
+  const int64_t per_block =
+      std::max<int64_t>(int64_t(kGreedyThreads) * kGreedyUnroll, (V + kGreedyMaxBlocks - 1) / kGreedyMaxBlocks);
   const unsigned blocks = unsigned((V + per_block - 1) / per_block);
   greedy_kernel<<<blocks, kGreedyThreads, 0, native(stream)>>>(logits, V, per_block, work);
   MP_GPU_CHECK_LAUNCH("gpu greedy_token");
 }
 
-void output_head(const GpuModelParams& mp, const Config& c, const float* X, int64_t S, const GpuHcScratch& hs,
-                 float* u, float* xn, float* logits, Stream stream) {
+void output_head(const GpuModelParams& mp, const Config& c, const float* X, int64_t S, const GpuHcScratch& hs, float* u,
+                 float* xn, float* logits, Stream stream) {
   HcInput in;
   in.X = X;
   output_head(mp, c, in, S, hs, u, xn, logits, stream);

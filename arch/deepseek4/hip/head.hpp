@@ -8,8 +8,8 @@
 namespace moepage::ds4::gpu {
 
 // u and xn are [S, D] work buffers.
-void output_head(const GpuModelParams& mp, const Config& c, const float* X, int64_t S, const GpuHcScratch& hs,
-                 float* u, float* xn, float* logits, Stream stream);
+void output_head(const GpuModelParams& mp, const Config& c, const float* X, int64_t S, const GpuHcScratch& hs, float* u,
+                 float* xn, float* logits, Stream stream);
 // The same on streams that may still need the last block's hc_post (folded into the head's mHC).
 void output_head(const GpuModelParams& mp, const Config& c, const HcInput& in, int64_t S, const GpuHcScratch& hs,
                  float* u, float* xn, float* logits, Stream stream);

@@ -166,7 +166,7 @@ __global__ void __launch_bounds__(kThreads) index_select_kernel(SelectArgs a) {
     prefix |= digit << shift;
     mask |= uint32_t(kBins - 1) << shift;
   }
-  const uint32_t kth = prefix;      // the topk-th largest key
+  const uint32_t kth = prefix;        // the topk-th largest key
   const int32_t equal_wanted = want;  // how many entries equal to it are picked (lowest indices)
 
   const int64_t per = (visible + blockDim.x - 1) / blockDim.x;
@@ -214,13 +214,25 @@ void indexer_select(const GpuLayerParams& lp, const Config& c, const GpuLayerSta
       throw std::invalid_argument("indexer: " + std::to_string(nh) + " heads of " + std::to_string(ihd) +
                                   " dims need " + std::to_string(smem) + " bytes of shared memory, at most " +
                                   std::to_string(kSharedBytes));
-    ScoreArgs a{sc.idx_q, sc.idx_w, st.index_comp.entries, lp.rope->cos, lp.rope->sin, sc.idx_scores, p0,
-                sc.max_index_entries, topk, int32_t(ratio), int32_t(nh), int32_t(ihd), lp.rope->half,
-                float(1.0 / std::sqrt(double(nh))), float(1.0 / std::sqrt(double(ihd)))};
+    ScoreArgs a{sc.idx_q,
+                sc.idx_w,
+                st.index_comp.entries,
+                lp.rope->cos,
+                lp.rope->sin,
+                sc.idx_scores,
+                p0,
+                sc.max_index_entries,
+                topk,
+                int32_t(ratio),
+                int32_t(nh),
+                int32_t(ihd),
+                lp.rope->half,
+                float(1.0 / std::sqrt(double(nh))),
+                float(1.0 / std::sqrt(double(ihd)))};
     // Each block pays for staging the queries, so it takes a few entries per warp.
-    const dim3 grid(unsigned(std::clamp<int64_t>((most_visible + kEntriesPerBlock - 1) / kEntriesPerBlock, 1,
-                                                 kMaxScoreBlocks)),
-                    unsigned(S));
+    const dim3 grid(
+        unsigned(std::clamp<int64_t>((most_visible + kEntriesPerBlock - 1) / kEntriesPerBlock, 1, kMaxScoreBlocks)),
+        unsigned(S));
     index_scores_kernel<<<grid, kThreads, smem, native(stream)>>>(a);
     MP_GPU_CHECK_LAUNCH("index_scores_kernel");
   }

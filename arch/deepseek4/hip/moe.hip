@@ -109,7 +109,10 @@ __global__ void route_kernel(const float* logits, int32_t E, int32_t k, int scor
     const int32_t tok = tokens[s];
     // Ids are checked on the host; one outside the table must still not read out of bounds.
     if (tok < 0 || tok >= vocab) {
-      for (int32_t j = 0; j < k; ++j) { idx[j] = -1; w[j] = 0.0f; }
+      for (int32_t j = 0; j < k; ++j) {
+        idx[j] = -1;
+        w[j] = 0.0f;
+      }
       return;
     }
     for (int32_t j = 0; j < k; ++j) idx[j] = tid2eid[int64_t(tok) * k + j];
@@ -212,8 +215,8 @@ __global__ void expert_down_kernel(const std::byte* const* table_row, PartArgs w
 // same RR rows of w3, so the SwiGLU of a row is formed where both dot products end.
 template <WeightCode W, int T, int RR, bool Block>
 __global__ void __launch_bounds__(kMaxTileThreads)
-    expert_up_tile_kernel(const std::byte* const* table_row, PartArgs w1, PartArgs w3, int64_t D, int64_t I,
-                          Band band, const float* yn, float limit, float* act) {
+    expert_up_tile_kernel(const std::byte* const* table_row, PartArgs w1, PartArgs w3, int64_t D, int64_t I, Band band,
+                          const float* yn, float limit, float* act) {
   constexpr int R = 2 * RR;
   __shared__ float red[(Block ? kMaxTileThreads / MP_MIN_WARP_SIZE : 1) * R * T];
   constexpr int U = tile_unroll(T, R);
@@ -248,7 +251,8 @@ __global__ void __launch_bounds__(kMaxTileThreads)
 #pragma unroll
         for (int t = 0; t < T; ++t)
           if (g.first == i * T + t && tile * RR + i < I && t < nt)
-            act[int64_t(band.pairs()[p0 + t]) * I + tile * RR + i] = swiglu_value(acc[i * T + t], acc[(RR + i) * T + t], limit);
+            act[int64_t(band.pairs()[p0 + t]) * I + tile * RR + i] =
+                swiglu_value(acc[i * T + t], acc[(RR + i) * T + t], limit);
     }
   }
 }
@@ -299,9 +303,9 @@ PartArgs part_args(const ExpertPart& p) { return PartArgs{p.offset, p.scale_offs
 // (every decode step): block (x, b) finishes rows [x*rows_per_block, ...) of expert b's w1 and w3
 // together, so SwiGLU is applied where both sums end.
 template <WeightCode W, int CPT>
-__global__ void __launch_bounds__(kGemvMaxSlices * kGemvLanes)
-    expert_up_gemv_kernel(const std::byte* const* table_row, PartArgs w1, PartArgs w3, int64_t D, int64_t I,
-                          Band band, const float* yn, float limit, float* act, int64_t rows_per_block) {
+__global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
+    expert_up_gemv_kernel(const std::byte* const* table_row, PartArgs w1, PartArgs w3, int64_t D, int64_t I, Band band,
+                          const float* yn, float limit, float* act, int64_t rows_per_block) {
   __shared__ float partial[2 * kGemvMaxSlices * kGemvMaxRows];
   const int32_t b = blockIdx.y, pair = band.starts()[b];  // the expert's only (token, j) pair
   const std::byte* slot = table_row[band.experts()[b]];
@@ -318,7 +322,7 @@ __global__ void __launch_bounds__(kGemvMaxSlices * kGemvLanes)
 }
 
 template <WeightCode W, int CPT>
-__global__ void __launch_bounds__(kGemvMaxSlices * kGemvLanes)
+__global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
     expert_down_gemv_kernel(const std::byte* const* table_row, PartArgs w2, int64_t D, int64_t I, Band band,
                             const float* act, float* ex_out, int64_t rows_per_block) {
   __shared__ float partial[kGemvMaxSlices * kGemvMaxRows];
@@ -351,8 +355,8 @@ bool launch_expert_gemv(const std::byte* const* table_row, const ExpertLayout& l
   MP_GPU_CHECK_LAUNCH("gpu moe expert w1/w3 (single token)");
   with_gemv_kernel(down_code, down, [&](auto wc, auto c) {
     expert_down_gemv_kernel<decltype(wc)::value, decltype(c)::value>
-        <<<dim3(unsigned((D + down_rows - 1) / down_rows), unsigned(nb)), unsigned(down.slices * kGemvLanes), 0,
-           st>>>(table_row, part_args(layout.w2), D, I, band, act, ex_out, down_rows);
+        <<<dim3(unsigned((D + down_rows - 1) / down_rows), unsigned(nb)), unsigned(down.slices * kGemvLanes), 0, st>>>(
+            table_row, part_args(layout.w2), D, I, band, act, ex_out, down_rows);
   });
   MP_GPU_CHECK_LAUNCH("gpu moe expert w2 (single token)");
   return true;
@@ -457,10 +461,9 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
                    std::to_string(sc.n_experts) + " experts top-" + std::to_string(sc.top_k));
   if (layout.hidden != D || layout.intermediate != I)
     throw GpuError(where + ": expert layout is " + std::to_string(layout.hidden) + "x" +
-                   std::to_string(layout.intermediate) + ", expected hidden " + std::to_string(D) +
-                   " intermediate " + std::to_string(I));
-  if (layout.w1.dtype != layout.w3.dtype)
-    throw GpuError(where + ": w1 and w3 of an expert must share one encoding");
+                   std::to_string(layout.intermediate) + ", expected hidden " + std::to_string(D) + " intermediate " +
+                   std::to_string(I));
+  if (layout.w1.dtype != layout.w3.dtype) throw GpuError(where + ": w1 and w3 of an expert must share one encoding");
   const WeightCode up_code = part_code(layout.w1, I, D, layer, "w1");
   (void)part_code(layout.w3, I, D, layer, "w3");
   const WeightCode down_code = part_code(layout.w2, D, I, layer, "w2");
@@ -559,8 +562,8 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     staging[2 * nb] = np;
     std::copy_n(sc.pair_token.data() + p_begin, np, staging + 2 * nb + 1);
     std::copy_n(sc.pair_dest.data() + p_begin, np, staging + 2 * nb + 1 + np);
-    MP_GPU_CHECK(hipMemcpyAsync(sc.groups, staging, size_t(2 * nb + 1 + 2 * np) * sizeof(int32_t),
-                                hipMemcpyHostToDevice, st));
+    MP_GPU_CHECK(
+        hipMemcpyAsync(sc.groups, staging, size_t(2 * nb + 1 + 2 * np) * sizeof(int32_t), hipMemcpyHostToDevice, st));
     MP_GPU_CHECK(hipEventRecord(copied, st));
 
     const Band bd{sc.groups, nb, np};
@@ -568,7 +571,8 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     const bool down_vec = reinterpret_cast<uintptr_t>(sc.act) % 16 == 0 && I % 4 == 0;
     const float limit = float(c.swiglu_limit);
     bool slots_aligned = true;
-    for (int32_t i = 0; i < nb; ++i) slots_aligned = slots_aligned && reinterpret_cast<uintptr_t>(sc.slots[size_t(i)]) % 16 == 0;
+    for (int32_t i = 0; i < nb; ++i)
+      slots_aligned = slots_aligned && reinterpret_cast<uintptr_t>(sc.slots[size_t(i)]) % 16 == 0;
     const bool up_tiles = slots_aligned && up_vec && up_code != WeightCode::F16 && layout.w1.offset % 16 == 0 &&
                           layout.w3.offset % 16 == 0 && row_bytes_of(up_code, D) % 16 == 0;
     const bool down_tiles = slots_aligned && down_vec && down_code != WeightCode::F16 && layout.w2.offset % 16 == 0 &&
@@ -589,7 +593,8 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
           constexpr WeightCode W = decltype(wc)::value;
           if constexpr (W != WeightCode::F16) {
             constexpr int RW = up_wide_rows(T);
-            const TilePlan p = plan_tiles(I, row_bytes_of(W, D) / 16, RW, tile_unroll(T, 2 * RW), tile_unroll(T, 2), nb);
+            const TilePlan p =
+                plan_tiles(I, row_bytes_of(W, D) / 16, RW, tile_unroll(T, 2 * RW), tile_unroll(T, 2), nb);
             auto launch = [&](auto rows, auto block) {
               expert_up_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>
                   <<<dim3(p.grid, unsigned(nb)), p.threads, 0, st>>>(table_row, part_args(layout.w1),
@@ -616,8 +621,8 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
             const TilePlan p = plan_tiles(D, row_bytes_of(W, I) / 16, RW, tile_unroll(T, RW), tile_unroll(T, 1), nb);
             auto launch = [&](auto rows, auto block) {
               expert_down_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>
-                  <<<dim3(p.grid, unsigned(nb)), p.threads, 0, st>>>(table_row, part_args(layout.w2), D, I, bd,
-                                                                     sc.act, sc.ex_out);
+                  <<<dim3(p.grid, unsigned(nb)), p.threads, 0, st>>>(table_row, part_args(layout.w2), D, I, bd, sc.act,
+                                                                     sc.ex_out);
             };
             using Wide = std::integral_constant<int, RW>;
             using One = std::integral_constant<int, 1>;
@@ -627,8 +632,8 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
         });
       } else {
         with_weight_code(down_code, [&](auto wc) {
-          expert_down_kernel<decltype(wc)::value, T><<<down_grid, kBlock, 0, st>>>(
-              table_row, part_args(layout.w2), D, I, bd, sc.act, down_vec, sc.ex_out);
+          expert_down_kernel<decltype(wc)::value, T>
+              <<<down_grid, kBlock, 0, st>>>(table_row, part_args(layout.w2), D, I, bd, sc.act, down_vec, sc.ex_out);
         });
       }
       MP_GPU_CHECK_LAUNCH("gpu moe expert w2");

@@ -16,14 +16,15 @@ namespace moepage::ds4::gpu {
 
 struct MoeScratch;  // defined in moe_scratch.hpp (owned by the MoE block)
 
-std::unique_ptr<MoeScratch> allocate_moe_scratch(const Config& c, int64_t max_batch, DeviceArena& arena, DeviceArena& pinned);
+std::unique_ptr<MoeScratch> allocate_moe_scratch(const Config& c, int64_t max_batch, DeviceArena& arena,
+                                                 DeviceArena& pinned);
 
 // out [S, D] = shared expert + weighted routed experts of yn [S, D]. tokens_host / tokens (device)
 // are the batch's ids (hash routing). Counts acquires and routed expert uses into stats and
 // pointer-table uploads into *table_uploads.
-void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_t* tokens_host,
-         const int32_t* tokens, int64_t S, const float* yn, GpuExpertSource& source, const ExpertLayout& layout,
-         MoeScratch& sc, float* out, MoeStats& stats, Stream stream);
+void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_t* tokens_host, const int32_t* tokens,
+         int64_t S, const float* yn, GpuExpertSource& source, const ExpertLayout& layout, MoeScratch& sc, float* out,
+         MoeStats& stats, Stream stream);
 
 // The routing of S tokens on the device (cpu route_token for each): scores, top-k (hash layers:
 // tid2eid), weights normalised and scaled. idx [S, k] int32, weights [S, k]. Exposed for the

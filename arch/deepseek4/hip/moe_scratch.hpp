@@ -20,20 +20,20 @@ struct MoeScratch {
   uint32_t n_layers = 0, n_experts = 0, top_k = 0;
 
   // Device memory.
-  float* logits = nullptr;         // [S, E] router logits
-  int32_t* idx = nullptr;          // [S, k] chosen experts
-  float* weights = nullptr;        // [S, k] their weights
+  float* logits = nullptr;             // [S, E] router logits
+  int32_t* idx = nullptr;              // [S, k] chosen experts
+  float* weights = nullptr;            // [S, k] their weights
   float *h1 = nullptr, *h3 = nullptr;  // [S, I] shared expert
-  float* act = nullptr;            // [S*k, I] routed SwiGLU activations, by pair s*k+j
-  float* ex_out = nullptr;         // [S*k, D] routed expert outputs, by pair s*k+j
-  const std::byte** table = nullptr;  // [layers, E] device slot pointer of each expert
-  int32_t* groups = nullptr;       // one band: experts [nb], starts [nb+1], tokens [np], pairs [np]
-  int64_t group_ints = 0;          // capacity of one band's group record
+  float* act = nullptr;                // [S*k, I] routed SwiGLU activations, by pair s*k+j
+  float* ex_out = nullptr;             // [S*k, D] routed expert outputs, by pair s*k+j
+  const std::byte** table = nullptr;   // [layers, E] device slot pointer of each expert
+  int32_t* groups = nullptr;           // one band: experts [nb], starts [nb+1], tokens [np], pairs [np]
+  int64_t group_ints = 0;              // capacity of one band's group record
 
   // Pinned host memory (async copies come from pinned memory).
-  int32_t* idx_host = nullptr;     // [S, k]
+  int32_t* idx_host = nullptr;         // [S, k]
   const std::byte** mirror = nullptr;  // [layers, E] host copy of `table`
-  int32_t* staging = nullptr;      // [layers, group_ints]: each layer stages its bands here
+  int32_t* staging = nullptr;          // [layers, group_ints]: each layer stages its bands here
 
   // Host working arrays of the grouping (sized at load).
   std::vector<int32_t> count, start, used, pair_token, pair_dest;  // [E], [E+1], [E], [S*k], [S*k]

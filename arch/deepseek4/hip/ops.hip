@@ -78,7 +78,8 @@ __global__ void __launch_bounds__(kMaxTileThreads)
       for (int r = 0; r < R; ++r)
 #pragma unroll
         for (int t = 0; t < T; ++t)
-          if (g.first == r * T + t && tile * R + r < m.rows && t < nt) y[(t0 + t) * ld_y + tile * R + r] = acc[r * T + t];
+          if (g.first == r * T + t && tile * R + r < m.rows && t < nt)
+            y[(t0 + t) * ld_y + tile * R + r] = acc[r * T + t];
     }
   }
 }
@@ -86,7 +87,7 @@ __global__ void __launch_bounds__(kMaxTileThreads)
 // The single-token product with x in registers (row_gemv.hpp): block blockIdx.x finishes rows
 // [r0, r0 + rows_per_block), all inside one group of the grouped product.
 template <WeightCode W, int CPT>
-__global__ void __launch_bounds__(kGemvMaxSlices * kGemvLanes)
+__global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
     matmul_gemv_kernel(DeviceMat m, const float* x, float* y, int64_t rows_per_group, int64_t x_group_stride,
                        int64_t rows_per_block) {
   __shared__ float partial[kGemvMaxSlices * kGemvMaxRows];
@@ -103,7 +104,7 @@ __global__ void __launch_bounds__(kGemvMaxSlices * kGemvLanes)
 // out[r] = swiglu(w1[r] . x, w3[r] . x) for one token: both products and the activation in one
 // launch (the shared expert's up half at decode).
 template <WeightCode W, int CPT>
-__global__ void __launch_bounds__(kGemvMaxSlices * kGemvLanes)
+__global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
     swiglu_gemv_kernel(DeviceMat w1, DeviceMat w3, const float* x, float limit, float* out, int64_t rows_per_block) {
   __shared__ float partial[2 * kGemvMaxSlices * kGemvMaxRows];
   int64_t r1;
@@ -135,7 +136,8 @@ __global__ void __launch_bounds__(kMaxNormThreads)
     const float4* r4 = reinterpret_cast<const float4*>(row);
     for (int64_t i = threadIdx.x; i < n / 4; i += blockDim.x) {
       const float4 v = r4[i];
-      ss += double(v.x) * double(v.x) + double(v.y) * double(v.y) + double(v.z) * double(v.z) + double(v.w) * double(v.w);
+      ss +=
+          double(v.x) * double(v.x) + double(v.y) * double(v.y) + double(v.z) * double(v.z) + double(v.w) * double(v.w);
     }
   } else {
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) ss += double(row[i]) * double(row[i]);
@@ -259,12 +261,11 @@ bool matmul_tiles(const DeviceMat& m, WeightCode code, const float* x, int64_t l
       with_token_tile(n_tokens, [&](auto tile) {
         constexpr int T = decltype(tile)::value, RW = wide_rows(T);
         const int64_t n_chunks = row_bytes<W>(m.cols) / 16;
-        TilePlan p = plan_tiles(m.rows, n_chunks, rows_per_group % RW == 0 ? RW : 1, tile_unroll(T, RW),
-                                tile_unroll(T, 1));
+        TilePlan p =
+            plan_tiles(m.rows, n_chunks, rows_per_group % RW == 0 ? RW : 1, tile_unroll(T, RW), tile_unroll(T, 1));
         auto launch = [&](auto rows, auto block) {
           matmul_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>
-              <<<p.grid, p.threads, 0, native(stream)>>>(m, x, ld_x, y, ld_y, n_tokens, rows_per_group,
-                                                          x_group_stride);
+              <<<p.grid, p.threads, 0, native(stream)>>>(m, x, ld_x, y, ld_y, n_tokens, rows_per_group, x_group_stride);
         };
         using Wide = std::integral_constant<int, RW>;
         using One = std::integral_constant<int, 1>;
@@ -298,8 +299,8 @@ void matmul(const cpu::MatRef& w, const float* x, int64_t ld_x, float* y, int64_
   MP_GPU_CHECK_LAUNCH("gpu matmul");
 }
 
-void matmul_grouped(const cpu::MatRef& w, const float* x, int64_t ld_x, int64_t x_group_stride,
-                    int64_t rows_per_group, int64_t groups, float* y, int64_t ld_y, int64_t n_tokens, Stream stream) {
+void matmul_grouped(const cpu::MatRef& w, const float* x, int64_t ld_x, int64_t x_group_stride, int64_t rows_per_group,
+                    int64_t groups, float* y, int64_t ld_y, int64_t n_tokens, Stream stream) {
   if (n_tokens <= 0 || groups <= 0 || rows_per_group <= 0) return;
   if (rows_per_group * groups != w.rows)
     throw GpuError("gpu matmul_grouped: " + std::to_string(groups) + " groups of " + std::to_string(rows_per_group) +
@@ -323,14 +324,13 @@ void rms_norm(const float* x, int64_t rows, int64_t n, int64_t ld, const float* 
   MP_GPU_CHECK_LAUNCH("gpu rms_norm");
 }
 
-void rope_rotate(float* x, int64_t S, int64_t heads, int64_t ld_token, int64_t ld_head, int64_t col0,
-                 int32_t rope_dim, const float* cos, const float* sin, int64_t pos0, int64_t pos_step,
-                 bool inverse, Stream stream) {
+void rope_rotate(float* x, int64_t S, int64_t heads, int64_t ld_token, int64_t ld_head, int64_t col0, int32_t rope_dim,
+                 const float* cos, const float* sin, int64_t pos0, int64_t pos_step, bool inverse, Stream stream) {
   const int32_t half = rope_dim / 2;
   const int64_t n = S * heads * half;
   if (n <= 0) return;
-  rope_kernel<<<blocks_for(n), kBlock, 0, native(stream)>>>(x, S, heads, ld_token, ld_head, col0, half, cos, sin,
-                                                            pos0, pos_step, inverse);
+  rope_kernel<<<blocks_for(n), kBlock, 0, native(stream)>>>(x, S, heads, ld_token, ld_head, col0, half, cos, sin, pos0,
+                                                            pos_step, inverse);
   MP_GPU_CHECK_LAUNCH("gpu rope_rotate");
 }
 
@@ -344,8 +344,8 @@ void matmul_swiglu(const cpu::MatRef& w1, const cpu::MatRef& w3, const float* x,
   (void)weight_code(w3, "gpu matmul_swiglu w3");
   const DeviceMat m1 = device_mat(w1), m3 = device_mat(w3);
   const GemvShape shape = gemv_shape(code, row_bytes_of(code, m1.cols) / 16);
-  const bool fused = n_tokens == 1 && shape.slices > 0 && tiles_apply(m1, code, x, ld_x, 1) &&
-                     tiles_apply(m3, code, x, ld_x, 1);
+  const bool fused =
+      n_tokens == 1 && shape.slices > 0 && tiles_apply(m1, code, x, ld_x, 1) && tiles_apply(m3, code, x, ld_x, 1);
   if (!fused) {
     matmul(w1, x, ld_x, h1, w1.rows, n_tokens, stream);
     matmul(w3, x, ld_x, h3, w3.rows, n_tokens, stream);

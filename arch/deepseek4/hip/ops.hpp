@@ -20,8 +20,8 @@ void matmul(const cpu::MatRef& w, const float* x, int64_t ld_x, float* y, int64_
 // `groups` row bands of w in one launch: band g (rows [g*rows_per_group, (g+1)*rows_per_group))
 // times the x block at x + g*x_group_stride, into y columns [g*rows_per_group, ...) — the same as
 // `groups` matmul() calls on w.row_band(g * rows_per_group, rows_per_group) (mHC-grouped wo_a).
-void matmul_grouped(const cpu::MatRef& w, const float* x, int64_t ld_x, int64_t x_group_stride,
-                    int64_t rows_per_group, int64_t groups, float* y, int64_t ld_y, int64_t n_tokens, Stream stream);
+void matmul_grouped(const cpu::MatRef& w, const float* x, int64_t ld_x, int64_t x_group_stride, int64_t rows_per_group,
+                    int64_t groups, float* y, int64_t ld_y, int64_t n_tokens, Stream stream);
 
 // cpu::rms_norm on `rows` rows of n floats, `ld` floats apart; weight may be null; out may alias x.
 void rms_norm(const float* x, int64_t rows, int64_t n, int64_t ld, const float* weight, float eps, float* out,
@@ -30,9 +30,8 @@ void rms_norm(const float* x, int64_t rows, int64_t n, int64_t ld, const float* 
 // cpu::Rope::rotate on many heads: for token s < S and head h < heads, the rope_dim floats at
 // x + s*ld_token + h*ld_head + col0 rotate by the angles of position pos0 + s*pos_step (table rows
 // of cos/sin, [positions, rope_dim/2]); inverse rotates back.
-void rope_rotate(float* x, int64_t S, int64_t heads, int64_t ld_token, int64_t ld_head, int64_t col0,
-                 int32_t rope_dim, const float* cos, const float* sin, int64_t pos0, int64_t pos_step,
-                 bool inverse, Stream stream);
+void rope_rotate(float* x, int64_t S, int64_t heads, int64_t ld_token, int64_t ld_head, int64_t col0, int32_t rope_dim,
+                 const float* cos, const float* sin, int64_t pos0, int64_t pos_step, bool inverse, Stream stream);
 
 // h1 = swiglu_clamped(w1 x, w3 x) for n_tokens rows of x (ld_x apart), h1/h3 [n_tokens, rows]
 // (h3 is scratch). One token whose rows suit the single-token kernel runs as one launch.

@@ -35,7 +35,9 @@ __device__ constexpr int elem_bytes_num() {
   else return 1;
 }
 template <WeightCode W>
-__device__ constexpr int elem_bytes_den() { return W == WeightCode::FP4 ? 2 : 1; }
+__device__ constexpr int elem_bytes_den() {
+  return W == WeightCode::FP4 ? 2 : 1;
+}
 
 // The 16 bytes at p decoded into out[elems_per_chunk], the first element being column c0.
 template <WeightCode W>
@@ -188,7 +190,9 @@ __device__ inline uint32_t word_of(const uint4& q) {
 __device__ constexpr float pow2(int e) { return e == 0 ? 1.0f : 2.0f * pow2(e - 1); }
 
 template <WeightCode W>
-__device__ constexpr bool has_block_scale() { return W == WeightCode::FP8 || W == WeightCode::FP4; }
+__device__ constexpr bool has_block_scale() {
+  return W == WeightCode::FP8 || W == WeightCode::FP4;
+}
 
 // The scale of 16-byte chunk i of a block-scaled row whose scales start at row_scale (FP8: one per
 // 128 columns, FP4: one per 32), 1 otherwise. Where the raw FP8 decode turns NaN codes into
@@ -211,21 +215,30 @@ __device__ inline float chunk_scale(const uint4& q, const uint8_t* row_scale, in
 template <WeightCode W, int S>
 __device__ inline void decode4(const uint4& q, float (&w)[4]) {
   if constexpr (W == WeightCode::F32) {
-    w[0] = bits_as_float(q.x); w[1] = bits_as_float(q.y); w[2] = bits_as_float(q.z); w[3] = bits_as_float(q.w);
+    w[0] = bits_as_float(q.x);
+    w[1] = bits_as_float(q.y);
+    w[2] = bits_as_float(q.z);
+    w[3] = bits_as_float(q.w);
   } else if constexpr (W == WeightCode::BF16) {
     const uint32_t a = word_of<2 * S>(q), b = word_of<2 * S + 1>(q);
-    w[0] = bits_as_float(a << 16); w[1] = bits_as_float(a & 0xFFFF0000u);
-    w[2] = bits_as_float(b << 16); w[3] = bits_as_float(b & 0xFFFF0000u);
+    w[0] = bits_as_float(a << 16);
+    w[1] = bits_as_float(a & 0xFFFF0000u);
+    w[2] = bits_as_float(b << 16);
+    w[3] = bits_as_float(b & 0xFFFF0000u);
   } else if constexpr (W == WeightCode::F16) {
     const uint32_t a = word_of<2 * S>(q), b = word_of<2 * S + 1>(q);
-    w[0] = decode_f16(uint16_t(a & 0xFFFFu)); w[1] = decode_f16(uint16_t(a >> 16));
-    w[2] = decode_f16(uint16_t(b & 0xFFFFu)); w[3] = decode_f16(uint16_t(b >> 16));
+    w[0] = decode_f16(uint16_t(a & 0xFFFFu));
+    w[1] = decode_f16(uint16_t(a >> 16));
+    w[2] = decode_f16(uint16_t(b & 0xFFFFu));
+    w[3] = decode_f16(uint16_t(b >> 16));
   } else if constexpr (W == WeightCode::FP8) {
     fp8_raw4_from_word(word_of<S>(q), w);
   } else {
     const uint32_t a = word_of<S / 2>(q);
     constexpr int k = 4 * (S % 2);
-    w[0] = fp4_raw_from_word<k>(a); w[1] = fp4_raw_from_word<k + 1>(a); w[2] = fp4_raw_from_word<k + 2>(a);
+    w[0] = fp4_raw_from_word<k>(a);
+    w[1] = fp4_raw_from_word<k + 1>(a);
+    w[2] = fp4_raw_from_word<k + 2>(a);
     w[3] = fp4_raw_from_word<k + 3>(a);
   }
 }
@@ -251,7 +264,10 @@ __device__ inline void tile_chunk(const uint4 (&q)[R], const uint8_t* const (&rs
     for (int t = 0; t < T; ++t) {
       xv[t] = *reinterpret_cast<const float4*>(xs[t] + c0 + 4 * S);
       if constexpr (has_block_scale<W>()) {  // x carries half of the raw decode's missing power of two
-        xv[t].x *= x_lift; xv[t].y *= x_lift; xv[t].z *= x_lift; xv[t].w *= x_lift;
+        xv[t].x *= x_lift;
+        xv[t].y *= x_lift;
+        xv[t].z *= x_lift;
+        xv[t].w *= x_lift;
       }
     }
 #pragma unroll
@@ -378,8 +394,8 @@ inline WeightCode weight_code(const cpu::MatRef& w, const char* what) {
 }
 
 inline DeviceMat device_mat(const cpu::MatRef& w) {
-  return DeviceMat{reinterpret_cast<const uint8_t*>(w.data), reinterpret_cast<const uint8_t*>(w.scale), w.rows,
-                   w.cols, w.row_offset};
+  return DeviceMat{reinterpret_cast<const uint8_t*>(w.data), reinterpret_cast<const uint8_t*>(w.scale), w.rows, w.cols,
+                   w.row_offset};
 }
 
 // Calls f(std::integral_constant<WeightCode, code>{}) so a launcher instantiates its kernel for

@@ -18,9 +18,9 @@
 
 namespace moepage::ds4::gpu {
 
-constexpr int kGemvLanes = 32;      // threads of a slice: the shuffle width, on every target
-constexpr int kGemvMaxSlices = 8;   // 256 threads per block at most
-constexpr int kGemvMaxRows = 64;    // rows (or row pairs) one block finishes
+constexpr int kGemvLanes = 32;     // threads of a slice: the shuffle width, on every target
+constexpr int kGemvMaxSlices = 8;  // 256 threads per block at most
+constexpr int kGemvMaxRows = 64;   // rows (or row pairs) one block finishes
 
 // Chunks per thread the x registers allow (32 floats of x per thread at most).
 __host__ __device__ constexpr int gemv_max_cpt(WeightCode w) {

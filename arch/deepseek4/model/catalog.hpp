@@ -18,8 +18,8 @@ namespace moepage::ds4 {
 inline constexpr uint64_t kSlotPartAlign = 64;
 
 struct ExpertSegment {
-  uint32_t file = 0;      // index into ExpertCatalog::files()
-  uint64_t offset = 0;    // absolute byte offset in the file
+  uint32_t file = 0;    // index into ExpertCatalog::files()
+  uint64_t offset = 0;  // absolute byte offset in the file
   uint64_t length = 0;
   Dtype dtype = Dtype::I8;
   std::vector<uint64_t> shape;  // as stored

@@ -13,7 +13,7 @@ enum class ScoringFunc : uint8_t { SqrtSoftplus, Sigmoid, Softmax };
 
 struct RopeParams {
   double theta = 10000.0;
-  bool yarn = false;            // compress rope: YaRN frequency blend, amplitude 1
+  bool yarn = false;  // compress rope: YaRN frequency blend, amplitude 1
   double factor = 1.0;
   double original_max_position = 0.0;
   double beta_fast = 32.0;
@@ -27,7 +27,7 @@ struct Config {
   uint32_t num_hidden_layers = 43;
   uint32_t num_attention_heads = 64;
   uint32_t head_dim = 512;
-  uint32_t qk_rope_head_dim = 64;         // trailing rotated dims of each head
+  uint32_t qk_rope_head_dim = 64;  // trailing rotated dims of each head
   uint32_t q_lora_rank = 1024;
   uint32_t o_groups = 8;
   uint32_t o_lora_rank = 1024;
@@ -52,9 +52,9 @@ struct Config {
   int32_t bos_token_id = 0;
   int32_t eos_token_id = 1;
   bool tie_word_embeddings = false;
-  RopeParams rope_main;      // sliding-only layers
-  RopeParams rope_compress;  // every layer with a compressor (CSA, HCA)
-  std::vector<AttnKind> layer_types;  // [num_hidden_layers]
+  RopeParams rope_main;                  // sliding-only layers
+  RopeParams rope_compress;              // every layer with a compressor (CSA, HCA)
+  std::vector<AttnKind> layer_types;     // [num_hidden_layers]
   std::vector<MlpKind> mlp_layer_types;  // [num_hidden_layers]
 
   uint32_t compress_rate(uint32_t layer) const {

@@ -10,8 +10,8 @@
 namespace moepage::ds4 {
 namespace {
 
-using nlohmann::json;
 using ckpt::CheckpointError;
+using nlohmann::json;
 
 constexpr uint32_t kMaxLayers = 4096;
 constexpr uint32_t kMaxSinkhornIters = 1000;
@@ -144,7 +144,8 @@ void read_scalars(const Reader& r, Config& c, ConfigExtras& x) {
   c.num_hidden_layers = r.u32("num_hidden_layers", c.num_hidden_layers);
   c.num_attention_heads = r.u32("num_attention_heads", c.num_attention_heads);
   x.num_key_value_heads = r.u32("num_key_value_heads", 1);
-  if (x.num_key_value_heads != 1) r.fail("num_key_value_heads", "DeepSeek-V4 has one shared KV head, got " + std::to_string(x.num_key_value_heads));
+  if (x.num_key_value_heads != 1)
+    r.fail("num_key_value_heads", "DeepSeek-V4 has one shared KV head, got " + std::to_string(x.num_key_value_heads));
   c.head_dim = r.u32("head_dim", c.head_dim);
   c.q_lora_rank = r.u32("q_lora_rank", c.q_lora_rank);
   c.o_groups = r.u32("o_groups", c.o_groups);
@@ -233,7 +234,8 @@ void read_mlp_layer_types(const Reader& r, Config& c) {
     }
     if (c.mlp_layer_types.size() > n) c.mlp_layer_types.resize(n);
     if (c.mlp_layer_types.size() != n) {
-      r.fail("mlp_layer_types", "has " + std::to_string(c.mlp_layer_types.size()) + " entries for num_hidden_layers " + std::to_string(n));
+      r.fail("mlp_layer_types",
+             "has " + std::to_string(c.mlp_layer_types.size()) + " entries for num_hidden_layers " + std::to_string(n));
     }
   } else {
     const uint32_t hash = r.u32("num_hash_layers", 3);
@@ -254,8 +256,8 @@ void read_partial_rotary(const Reader& r, Config& c, ConfigExtras& x) {
   const double rope_dims = double(c.head_dim) * x.partial_rotary_factor;
   if (!(rope_dims >= 0) || std::fabs(rope_dims - std::round(rope_dims)) > 1e-6 || rope_dims > double(c.head_dim)) {
     r.fail(r.has("partial_rotary_factor") ? "partial_rotary_factor" : "qk_rope_head_dim",
-           "head_dim x partial_rotary_factor = " + std::to_string(rope_dims) + " is not a whole number of dims within head_dim " +
-               std::to_string(c.head_dim));
+           "head_dim x partial_rotary_factor = " + std::to_string(rope_dims) +
+               " is not a whole number of dims within head_dim " + std::to_string(c.head_dim));
   }
   c.qk_rope_head_dim = uint32_t(std::lround(rope_dims));
 }
@@ -269,11 +271,13 @@ void read_rope(const Reader& r, Config& c, const std::string& label) {
   if (rp && !rp->is_object()) r.fail("rope_parameters", "expected an object, got " + brief(*rp));
   if (rp && rp->contains("main") && rp->contains("compress")) {
     for (const char* part : {"main", "compress"}) {
-      if (!(*rp)[part].is_object()) r.fail(std::string("rope_parameters.") + part, "expected an object, got " + brief((*rp)[part]));
+      if (!(*rp)[part].is_object())
+        r.fail(std::string("rope_parameters.") + part, "expected an object, got " + brief((*rp)[part]));
     }
-    c.rope_main = parse_rope(Reader((*rp)["main"], label, "rope_parameters.main."), rope_theta, c.max_position_embeddings);
-    c.rope_compress =
-        parse_rope(Reader((*rp)["compress"], label, "rope_parameters.compress."), compress_theta, c.max_position_embeddings);
+    c.rope_main =
+        parse_rope(Reader((*rp)["main"], label, "rope_parameters.main."), rope_theta, c.max_position_embeddings);
+    c.rope_compress = parse_rope(Reader((*rp)["compress"], label, "rope_parameters.compress."), compress_theta,
+                                 c.max_position_embeddings);
   } else {
     json yarn = json::object();
     std::string yarn_key = "rope_scaling";
@@ -284,7 +288,8 @@ void read_rope(const Reader& r, Config& c, const std::string& label) {
       if (!rs->is_object()) r.fail("rope_scaling", "expected an object, got " + brief(*rs));
       yarn = *rs;
     }
-    const double main_theta = yarn.contains("rope_theta") && yarn["rope_theta"].is_number() ? yarn["rope_theta"].get<double>() : rope_theta;
+    const double main_theta =
+        yarn.contains("rope_theta") && yarn["rope_theta"].is_number() ? yarn["rope_theta"].get<double>() : rope_theta;
     c.rope_main = RopeParams{};
     c.rope_main.theta = main_theta;
     if (!(c.rope_main.theta > 0)) r.fail("rope_theta", "must be positive");
@@ -323,7 +328,8 @@ ParsedConfig parse_config_json(std::string_view text, const std::string& label) 
   read_scalars(r, c, out.extras);
   const uint32_t n = c.num_hidden_layers;
   // Bounds what the schedule vectors below may allocate; real models have tens of layers.
-  if (n > kMaxLayers) r.fail("num_hidden_layers", std::to_string(n) + " exceeds the limit of " + std::to_string(kMaxLayers));
+  if (n > kMaxLayers)
+    r.fail("num_hidden_layers", std::to_string(n) + " exceeds the limit of " + std::to_string(kMaxLayers));
   read_compress_rates(r, c, label);
   read_layer_types(r, c);
   read_mlp_layer_types(r, c);
@@ -358,16 +364,20 @@ void validate_config(const Config& c, const std::string& label) {
     fail("o_groups", "num_attention_heads x head_dim (" + std::to_string(c.num_attention_heads) + " x " +
                          std::to_string(c.head_dim) + ") is not divisible by o_groups " + std::to_string(c.o_groups));
   }
-  if (c.qk_rope_head_dim % 2 != 0) fail("qk_rope_head_dim", "rotated dims " + std::to_string(c.qk_rope_head_dim) + " must be even (interleaved pairs)");
+  if (c.qk_rope_head_dim % 2 != 0)
+    fail("qk_rope_head_dim",
+         "rotated dims " + std::to_string(c.qk_rope_head_dim) + " must be even (interleaved pairs)");
   if (c.qk_rope_head_dim > c.head_dim) {
-    fail("qk_rope_head_dim", "rotated dims " + std::to_string(c.qk_rope_head_dim) + " exceed head_dim " + std::to_string(c.head_dim));
+    fail("qk_rope_head_dim",
+         "rotated dims " + std::to_string(c.qk_rope_head_dim) + " exceed head_dim " + std::to_string(c.head_dim));
   }
   if (c.num_experts_per_tok > c.n_routed_experts) {
     fail("num_experts_per_tok", "top-k " + std::to_string(c.num_experts_per_tok) + " exceeds n_routed_experts " +
                                     std::to_string(c.n_routed_experts));
   }
   if (c.layer_types.size() != c.num_hidden_layers) {
-    fail("layer_types", "has " + std::to_string(c.layer_types.size()) + " entries for num_hidden_layers " + std::to_string(c.num_hidden_layers));
+    fail("layer_types", "has " + std::to_string(c.layer_types.size()) + " entries for num_hidden_layers " +
+                            std::to_string(c.num_hidden_layers));
   }
   if (c.mlp_layer_types.size() != c.num_hidden_layers) {
     fail("mlp_layer_types", "has " + std::to_string(c.mlp_layer_types.size()) + " entries for num_hidden_layers " +
@@ -400,16 +410,19 @@ void validate_config(const Config& c, const std::string& label) {
   if (!(c.hc_eps >= 0) || !std::isfinite(c.hc_eps)) fail("hc_eps", "must be a finite number >= 0");
   // Every token runs the Sinkhorn iterations at every mixing site; the released models use 20.
   if (c.hc_sinkhorn_iters == 0 || c.hc_sinkhorn_iters > kMaxSinkhornIters)
-    fail("hc_sinkhorn_iters", "must be from 1 to " + std::to_string(kMaxSinkhornIters) + ", got " +
-                                  std::to_string(c.hc_sinkhorn_iters));
+    fail("hc_sinkhorn_iters",
+         "must be from 1 to " + std::to_string(kMaxSinkhornIters) + ", got " + std::to_string(c.hc_sinkhorn_iters));
   if (c.hc_mult > kMaxHcMult) fail("hc_mult", "must be from 1 to " + std::to_string(kMaxHcMult));
-  for (const auto& [name, rope] : {std::pair{"rope_parameters.main", &c.rope_main}, std::pair{"rope_parameters.compress", &c.rope_compress}}) {
+  for (const auto& [name, rope] :
+       {std::pair{"rope_parameters.main", &c.rope_main}, std::pair{"rope_parameters.compress", &c.rope_compress}}) {
     if (!std::isfinite(rope->theta) || !std::isfinite(rope->factor) || !std::isfinite(rope->original_max_position) ||
         !std::isfinite(rope->beta_fast) || !std::isfinite(rope->beta_slow))
       fail(name, "holds a value that is not a finite number");
   }
-  if (c.bos_token_id >= int64_t(c.vocab_size)) fail("bos_token_id", "is outside vocab_size " + std::to_string(c.vocab_size));
-  if (c.eos_token_id >= int64_t(c.vocab_size)) fail("eos_token_id", "is outside vocab_size " + std::to_string(c.vocab_size));
+  if (c.bos_token_id >= int64_t(c.vocab_size))
+    fail("bos_token_id", "is outside vocab_size " + std::to_string(c.vocab_size));
+  if (c.eos_token_id >= int64_t(c.vocab_size))
+    fail("eos_token_id", "is outside vocab_size " + std::to_string(c.vocab_size));
 }
 
 ParsedConfig load_config_json(const std::filesystem::path& path) {

@@ -27,8 +27,8 @@ ParsedConfig load_config_json(const std::filesystem::path& path);
 // Geometry checks (also run by parse_config_json); throws naming `label` and the key.
 void validate_config(const Config& c, const std::string& label);
 
-std::string_view attn_kind_name(AttnKind k);       // "sliding_attention", ...
-std::string_view mlp_kind_name(MlpKind k);         // "hash_moe" / "moe"
+std::string_view attn_kind_name(AttnKind k);  // "sliding_attention", ...
+std::string_view mlp_kind_name(MlpKind k);    // "hash_moe" / "moe"
 std::string_view scoring_func_name(ScoringFunc f);
 
 }  // namespace moepage::ds4

@@ -64,15 +64,15 @@ void write_model_summary(std::ostringstream& o, const ckpt::Checkpoint& ck, cons
   o << "attention   " << c.num_attention_heads << " heads x " << c.head_dim << " (rope " << c.qk_rope_head_dim
     << "), q_lora " << c.q_lora_rank << ", o_groups " << c.o_groups << " x " << c.o_lora_rank << ", sliding window "
     << c.sliding_window << "\n";
-  o << "compress    CSA ratio " << c.compress_rate_csa << " (indexer " << c.index_n_heads << " heads x " << c.index_head_dim
-    << ", top " << c.index_topk << "), HCA ratio " << c.compress_rate_hca << "\n";
-  o << "moe         " << c.n_routed_experts << " experts x " << c.moe_intermediate_size << ", top-" << c.num_experts_per_tok
-    << ", " << scoring_func_name(c.scoring_func) << ", routed scale " << c.routed_scaling_factor << ", "
-    << c.n_shared_experts << " shared\n";
+  o << "compress    CSA ratio " << c.compress_rate_csa << " (indexer " << c.index_n_heads << " heads x "
+    << c.index_head_dim << ", top " << c.index_topk << "), HCA ratio " << c.compress_rate_hca << "\n";
+  o << "moe         " << c.n_routed_experts << " experts x " << c.moe_intermediate_size << ", top-"
+    << c.num_experts_per_tok << ", " << scoring_func_name(c.scoring_func) << ", routed scale "
+    << c.routed_scaling_factor << ", " << c.n_shared_experts << " shared\n";
   o << "mhc         hc_mult " << c.hc_mult << ", sinkhorn " << c.hc_sinkhorn_iters << " iterations\n";
   char rope[160];
-  std::snprintf(rope, sizeof rope, "rope        main theta %g; compress theta %g%s", c.rope_main.theta, c.rope_compress.theta,
-                c.rope_compress.yarn ? " + YaRN" : "");
+  std::snprintf(rope, sizeof rope, "rope        main theta %g; compress theta %g%s", c.rope_main.theta,
+                c.rope_compress.theta, c.rope_compress.yarn ? " + YaRN" : "");
   o << rope;
   if (c.rope_compress.yarn) {
     std::snprintf(rope, sizeof rope, " (factor %g, original %g, beta %g/%g)", c.rope_compress.factor,
@@ -109,7 +109,8 @@ std::pair<uint64_t, uint64_t> write_tensor_table(std::ostringstream& o, const ck
   o << "tensors (" << ck.tensors().size() << "; routed experts folded as {*})\n";
   o << "  " << pad("name", wname) << pad("dtype", 9) << pad("shape", 18) << pad("bytes", 22) << "file\n";
   const auto emit = [&](const std::string& n, const Row& r) {
-    const std::string bytes = r.count > 1 ? std::to_string(r.count) + " x " + group_digits(r.bytes) : group_digits(r.bytes);
+    const std::string bytes =
+        r.count > 1 ? std::to_string(r.count) + " x " + group_digits(r.bytes) : group_digits(r.bytes);
     o << "  " << pad(n, wname) << pad(r.dtype, 9) << pad(r.shape, 18) << pad(bytes, 22) << r.file << "\n";
   };
   for (const auto& [n, r] : dense_rows) emit(n, r);
@@ -125,18 +126,21 @@ void write_sizes(std::ostringstream& o, const ckpt::Checkpoint& ck, const Expert
   const uint32_t paged_layers = catalog.layers_with_experts();
   o << "\nsizes\n";
   o << "  dense bytes        " << group_digits(dense_bytes) << " (" << format_bytes(dense_bytes) << ")\n";
-  o << "  expert bytes       " << group_digits(expert_bytes) << " (" << format_bytes(expert_bytes) << ") = " << paged_layers
-    << " layers x " << catalog.n_experts() << " experts x " << group_digits(per_expert) << "\n";
+  o << "  expert bytes       " << group_digits(expert_bytes) << " (" << format_bytes(expert_bytes)
+    << ") = " << paged_layers << " layers x " << catalog.n_experts() << " experts x " << group_digits(per_expert)
+    << "\n";
   o << "  bytes per expert   " << group_digits(per_expert) << " (" << format_bytes(per_expert) << "): ";
   for (uint32_t p = 0; p < catalog.n_parts(); ++p) {
     o << (p ? " + " : "") << catalog.part_names()[p] << " " << group_digits(catalog.part_bytes()[p]);
   }
-  o << "\n  slot bytes         " << group_digits(catalog.expert_bytes()) << " (parts aligned to " << kSlotPartAlign << " bytes)\n";
+  o << "\n  slot bytes         " << group_digits(catalog.expert_bytes()) << " (parts aligned to " << kSlotPartAlign
+    << " bytes)\n";
   const uint64_t headers = file_bytes - dense_bytes - expert_bytes;
   o << "  files on disk      " << group_digits(file_bytes) << " (" << format_bytes(file_bytes) << ") = tensors + "
     << group_digits(headers) << " header bytes"
-    << (expert_bytes == uint64_t(paged_layers) * catalog.n_experts() * per_expert ? ", consistent\n"
-                                                                                 : ", INCONSISTENT with the catalog\n");
+    << (expert_bytes == uint64_t(paged_layers) * catalog.n_experts() * per_expert
+            ? ", consistent\n"
+            : ", INCONSISTENT with the catalog\n");
 }
 
 // What a pager budget buys on this checkpoint.
@@ -145,8 +149,8 @@ void write_budget(std::ostringstream& o, const ExpertCatalog& catalog, uint64_t 
   const uint64_t per_layer = uint64_t(paged_layers) * catalog.expert_bytes();
   const uint64_t slots = per_layer ? std::min<uint64_t>(budget / per_layer, catalog.n_experts()) : 0;
   o << "\nbudget " << format_bytes(budget) << " (" << group_digits(budget) << " bytes)\n";
-  o << "  slots per layer    " << slots << " of " << catalog.n_experts() << " (budget / (" << paged_layers << " layers x "
-    << group_digits(catalog.expert_bytes()) << "))\n";
+  o << "  slots per layer    " << slots << " of " << catalog.n_experts() << " (budget / (" << paged_layers
+    << " layers x " << group_digits(catalog.expert_bytes()) << "))\n";
   if (slots >= catalog.n_experts()) {
     o << "  every expert fits: one slot per expert, nothing evicted; the resident pager loads them up front ("
       << format_bytes(per_layer * catalog.n_experts()) << " of experts)\n";

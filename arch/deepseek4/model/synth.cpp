@@ -2,12 +2,12 @@
 // the index, config.json and generation_config.json.
 #include "deepseek4/model/synth.hpp"
 
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <map>
-#include <unistd.h>
 
 #include "checkpoint/checkpoint_error.hpp"
 #include "checkpoint/shard_index.hpp"
@@ -40,8 +40,9 @@ class Progress {
     const auto now = std::chrono::steady_clock::now();
     if (now - last_ < std::chrono::milliseconds(200) && done_ < total_) return;
     last_ = now;
-    std::fprintf(stderr, "\rsynth: %5.1f%%  %.2f / %.2f GiB  %-40.40s", 100.0 * double(done_) / double(std::max<uint64_t>(1, total_)),
-                 double(done_) / double(1ull << 30), double(total_) / double(1ull << 30), what.c_str());
+    std::fprintf(stderr, "\rsynth: %5.1f%%  %.2f / %.2f GiB  %-40.40s",
+                 100.0 * double(done_) / double(std::max<uint64_t>(1, total_)), double(done_) / double(1ull << 30),
+                 double(total_) / double(1ull << 30), what.c_str());
     std::fflush(stderr);
   }
   ~Progress() {
@@ -73,7 +74,8 @@ SynthResult synthesize(const SynthOptions& o) {
   uint64_t total = 0;
   for (auto& shard : shards) {
     // Generate in file order so the disk sees sequential writes.
-    std::sort(shard.begin(), shard.end(), [](const SynthTensor& a, const SynthTensor& b) { return a.weight.name < b.weight.name; });
+    std::sort(shard.begin(), shard.end(),
+              [](const SynthTensor& a, const SynthTensor& b) { return a.weight.name < b.weight.name; });
     for (const auto& t : shard) total += stored_bytes(t);
   }
 

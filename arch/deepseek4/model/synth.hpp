@@ -16,15 +16,15 @@ namespace moepage::ds4 {
 enum class WeightFormat : uint8_t { Fp4, Fp8, Bf16 };
 
 struct SynthOptions {
-  std::string preset = "tiny";                   // tiny | small | flash
-  std::optional<uint32_t> layers;                // --layers N
-  std::optional<uint32_t> experts;               // --experts E
-  std::optional<WeightFormat> expert_format;     // --expert-dtype fp4|fp8|bf16
-  std::optional<WeightFormat> dense_format;      // projections: fp8|bf16 (preset default)
-  uint64_t seed = 0;                             // --seed S
-  Spelling spelling = Spelling::Released;        // tensor names to write
-  std::filesystem::path out;                     // --out DIR (created; existing shards replaced)
-  bool progress = true;                          // progress line on stderr when it is a TTY
+  std::string preset = "tiny";                // tiny | small | flash
+  std::optional<uint32_t> layers;             // --layers N
+  std::optional<uint32_t> experts;            // --experts E
+  std::optional<WeightFormat> expert_format;  // --expert-dtype fp4|fp8|bf16
+  std::optional<WeightFormat> dense_format;   // projections: fp8|bf16 (preset default)
+  uint64_t seed = 0;                          // --seed S
+  Spelling spelling = Spelling::Released;     // tensor names to write
+  std::filesystem::path out;                  // --out DIR (created; existing shards replaced)
+  bool progress = true;                       // progress line on stderr when it is a TTY
 };
 
 struct SynthPlan {

@@ -19,8 +19,8 @@ struct StoredTensor {
 };
 
 struct SynthTensor {
-  TensorSpec spec;         // released name, logical shape, role
-  WeightFormat format;     // for Projection / Expert roles
+  TensorSpec spec;      // released name, logical shape, role
+  WeightFormat format;  // for Projection / Expert roles
   StoredTensor weight;
   bool has_scale = false;
   StoredTensor scale;

@@ -10,7 +10,9 @@ using ckpt::CheckpointError;
 using R = TensorRole;
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-bool ends_with(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.substr(s.size() - p.size()) == p; }
+bool ends_with(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
@@ -20,11 +22,8 @@ std::string layer_prefix(uint32_t layer) { return "layers." + std::to_string(lay
 std::vector<TensorSpec> global_tensor_specs(const Config& c) {
   const uint64_t D = c.hidden_size, N = c.hc_mult, V = c.vocab_size;
   std::vector<TensorSpec> s = {
-      {"embed.weight", {V, D}, R::Bf16},
-      {"norm.weight", {D}, R::Bf16},
-      {"hc_head_fn", {N, N * D}, R::F32},
-      {"hc_head_base", {N}, R::F32},
-      {"hc_head_scale", {1}, R::F32},
+      {"embed.weight", {V, D}, R::Bf16}, {"norm.weight", {D}, R::Bf16},  {"hc_head_fn", {N, N * D}, R::F32},
+      {"hc_head_base", {N}, R::F32},     {"hc_head_scale", {1}, R::F32},
   };
   if (!c.tie_word_embeddings) s.push_back({"head.weight", {V, D}, R::Bf16});
   return s;
@@ -86,7 +85,8 @@ std::vector<TensorSpec> layer_dense_specs(const Config& c, uint32_t layer) {
 std::vector<TensorSpec> expert_specs(const Config& c, uint32_t layer, uint32_t expert) {
   const uint64_t D = c.hidden_size, I = c.moe_intermediate_size;
   const std::string p = layer_prefix(layer) + "ffn.experts." + std::to_string(expert) + ".";
-  return {{p + "w1.weight", {I, D}, R::Expert}, {p + "w3.weight", {I, D}, R::Expert}, {p + "w2.weight", {D, I}, R::Expert}};
+  return {
+      {p + "w1.weight", {I, D}, R::Expert}, {p + "w3.weight", {I, D}, R::Expert}, {p + "w2.weight", {D, I}, R::Expert}};
 }
 
 std::vector<std::string> spelling_candidates(std::string_view released, Spelling spelling) {
@@ -106,7 +106,9 @@ std::vector<std::string> spelling_candidates(std::string_view released, Spelling
   return {"model." + r, r};
 }
 
-std::string spell(std::string_view released, Spelling spelling) { return spelling_candidates(released, spelling).front(); }
+std::string spell(std::string_view released, Spelling spelling) {
+  return spelling_candidates(released, spelling).front();
+}
 
 TensorResolver::TensorResolver(const ckpt::Checkpoint& ck) : ck_(&ck) {
   if (ck.find("embed.weight")) {
@@ -134,7 +136,8 @@ const ckpt::TensorInfo* TensorResolver::find(std::string_view released) const {
 const ckpt::TensorInfo& TensorResolver::require(std::string_view released, std::string_view why) const {
   if (const auto* t = find(released)) return *t;
   throw CheckpointError(ck_->dir().string() + ": missing tensor '" + spell(released, spelling_) + "' required by " +
-                        std::string(why) + (spelling_ == Spelling::Released ? " (released spelling)" : " (save_pretrained spelling)"));
+                        std::string(why) +
+                        (spelling_ == Spelling::Released ? " (released spelling)" : " (save_pretrained spelling)"));
 }
 
 const ckpt::TensorInfo* TensorResolver::find_scale(std::string_view released_weight) const {
@@ -150,7 +153,9 @@ void TensorResolver::check_spec(const TensorSpec& spec) const {
   const std::string got = std::string(dtype_name(t.dtype)) + " " + ckpt::shape_to_string(t.shape);
   const auto need_scale = [&](const std::vector<uint64_t>& scale_shape, const char* what) {
     const ckpt::TensorInfo* s = find_scale(spec.name);
-    if (!s) fail(std::string(dtype_name(t.dtype)) + " weight has no scale tensor '" + spell(ckpt::scale_name_for(spec.name), spelling_) + "'");
+    if (!s)
+      fail(std::string(dtype_name(t.dtype)) + " weight has no scale tensor '" +
+           spell(ckpt::scale_name_for(spec.name), spelling_) + "'");
     if (s->dtype != Dtype::F8_E8M0 && !(s->dtype == Dtype::F32 && t.dtype == Dtype::F8_E4M3)) {
       fail("scale '" + s->name + "' is " + std::string(dtype_name(s->dtype)) + ", expected F8_E8M0");
     }

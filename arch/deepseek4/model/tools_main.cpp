@@ -71,7 +71,8 @@ int main(int argc, char** argv) {
       for (int i = 3; i < argc; ++i) {
         if (std::strcmp(argv[i], "--budget") == 0 && i + 1 < argc) {
           budget = moepage::units::parse_size(argv[++i]);
-          if (!budget) throw std::invalid_argument(std::string("--budget expects a size such as 8GiB, got '") + argv[i] + "'");
+          if (!budget)
+            throw std::invalid_argument(std::string("--budget expects a size such as 8GiB, got '") + argv[i] + "'");
         } else {
           return usage();
         }

@@ -182,7 +182,8 @@ class Deepseek4Arch {
     if (!backend_)
       throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': forward before bind_pager (no expert source yet)");
     if (n == 0) return;
-    if (tokens == nullptr || logits == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "forward: tokens or logits is NULL");
+    if (tokens == nullptr || logits == nullptr)
+      throw mp::Error(MP_ERR_INVALID_ARG, "forward: tokens or logits is NULL");
     if (flags != MP_FORWARD_LAST_LOGITS && flags != MP_FORWARD_ALL_LOGITS)
       throw mp::Error(MP_ERR_INVALID_ARG, "forward: unknown flags " + std::to_string(flags));
     run_tokens(tokens, n, logits, flags == MP_FORWARD_ALL_LOGITS, nullptr);

@@ -24,8 +24,9 @@ std::unique_ptr<ForwardBackend> make_forward_backend(const BackendInputs& in) {
   if constexpr (kGpuBackend) {
     return make_gpu_backend(in);
   } else {
-    throw mp::Error(MP_ERR_UNSUPPORTED, "arch 'deepseek4': the host's device is a HIP device but this plugin was "
-                                        "built for the CPU only (configure with -DMOEPAGE_GPU=hip-nvidia or hip-amd)");
+    throw mp::Error(MP_ERR_UNSUPPORTED,
+                    "arch 'deepseek4': the host's device is a HIP device but this plugin was "
+                    "built for the CPU only (configure with -DMOEPAGE_GPU=hip-nvidia or hip-amd)");
   }
 }
 

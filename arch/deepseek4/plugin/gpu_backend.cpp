@@ -24,9 +24,11 @@ class GpuBackend final : public ForwardBackend {
   explicit GpuBackend(const BackendInputs& in) : device_(in.host != nullptr ? in.host->device : nullptr) {
     if (device_ == nullptr || device_->kind != MP_DEVICE_HIP || device_->stream_create == nullptr ||
         device_->stream_destroy == nullptr)
-      throw std::runtime_error("arch 'deepseek4': the GPU forward pass needs the host's HIP device service with streams");
+      throw std::runtime_error(
+          "arch 'deepseek4': the GPU forward pass needs the host's HIP device service with streams");
     if (const mp_status s = device_->stream_create(device_->ctx, &stream_); s != MP_OK)
-      throw std::runtime_error(std::string("arch 'deepseek4': creating the compute stream failed: ") + mp_status_name(s));
+      throw std::runtime_error(std::string("arch 'deepseek4': creating the compute stream failed: ") +
+                               mp_status_name(s));
     try {
       const LoadedCheckpoint& m = *in.model;
       source_ = std::make_unique<GpuPagerExpertSource>(*in.pager);

@@ -8,8 +8,9 @@ namespace moepage::ds4 {
 GpuPagerExpertSource::GpuPagerExpertSource(PagerCalls& pager)
     : pager_(pager), device_(pager.host() ? pager.host()->device : nullptr) {
   if (device_ == nullptr || device_->kind != MP_DEVICE_HIP || device_->stream_wait_event == nullptr)
-    throw std::runtime_error("arch 'deepseek4': the GPU forward pass needs the host's HIP device service with "
-                             "stream_wait_event");
+    throw std::runtime_error(
+        "arch 'deepseek4': the GPU forward pass needs the host's HIP device service with "
+        "stream_wait_event");
 }
 
 void GpuPagerExpertSource::acquire(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots,

@@ -22,10 +22,11 @@ void for_each_ref(const Weights& w, F&& f) {
     for (const WeightRef* r : {&c.wkv, &c.wgate, &c.ape, &c.norm}) f(*r);
   };
   for (const LayerWeights& l : w.layers) {
-    for (const WeightRef* r : {&l.hc_attn_fn, &l.hc_attn_base, &l.hc_attn_scale, &l.hc_ffn_fn, &l.hc_ffn_base,
-                               &l.hc_ffn_scale, &l.attn_norm, &l.ffn_norm, &l.wq_a, &l.q_norm, &l.wq_b, &l.wkv,
-                               &l.kv_norm, &l.wo_a, &l.wo_b, &l.attn_sink, &l.indexer_wq_b, &l.indexer_weights_proj,
-                               &l.gate, &l.gate_bias, &l.tid2eid, &l.shared_w1, &l.shared_w2, &l.shared_w3})
+    for (const WeightRef* r :
+         {&l.hc_attn_fn, &l.hc_attn_base, &l.hc_attn_scale, &l.hc_ffn_fn, &l.hc_ffn_base,  &l.hc_ffn_scale,
+          &l.attn_norm,  &l.ffn_norm,     &l.wq_a,          &l.q_norm,    &l.wq_b,         &l.wkv,
+          &l.kv_norm,    &l.wo_a,         &l.wo_b,          &l.attn_sink, &l.indexer_wq_b, &l.indexer_weights_proj,
+          &l.gate,       &l.gate_bias,    &l.tid2eid,       &l.shared_w1, &l.shared_w2,    &l.shared_w3})
       f(*r);
     compressor(l.compressor);
     compressor(l.indexer_compressor);
@@ -67,9 +68,9 @@ void check_layer_count(const ckpt::Checkpoint& ck, const Config& c, const std::f
   }
   for (const auto& [layer, tensor] : extra) {
     if (prediction_layers.count(layer)) continue;
-    throw ckpt::CheckpointError((dir / "config.json").string() + ": key 'num_hidden_layers': " +
-                                std::to_string(c.num_hidden_layers) + ", but the checkpoint holds layer " +
-                                std::to_string(layer) + " (tensor '" + tensor +
+    throw ckpt::CheckpointError((dir / "config.json").string() +
+                                ": key 'num_hidden_layers': " + std::to_string(c.num_hidden_layers) +
+                                ", but the checkpoint holds layer " + std::to_string(layer) + " (tensor '" + tensor +
                                 "'); it would run only part of the model");
   }
 }
@@ -106,9 +107,9 @@ void check_finite_weights(const ckpt::Checkpoint& ck, const Weights& w) {
   };
   for (const WeightRef* r : {&w.norm, &w.hc_head_fn, &w.hc_head_base, &w.hc_head_scale}) check(*r);
   for (const LayerWeights& l : w.layers) {
-    for (const WeightRef* r : {&l.attn_norm, &l.ffn_norm, &l.q_norm, &l.kv_norm, &l.gate, &l.gate_bias,
-                               &l.hc_attn_fn, &l.hc_attn_base, &l.hc_attn_scale, &l.hc_ffn_fn, &l.hc_ffn_base,
-                               &l.hc_ffn_scale, &l.attn_sink, &l.compressor.norm, &l.indexer_compressor.norm})
+    for (const WeightRef* r : {&l.attn_norm, &l.ffn_norm, &l.q_norm, &l.kv_norm, &l.gate, &l.gate_bias, &l.hc_attn_fn,
+                               &l.hc_attn_base, &l.hc_attn_scale, &l.hc_ffn_fn, &l.hc_ffn_base, &l.hc_ffn_scale,
+                               &l.attn_sink, &l.compressor.norm, &l.indexer_compressor.norm})
       check(*r);
   }
   for (const ckpt::TensorInfo& t : ck.tensors()) {

@@ -25,8 +25,8 @@ struct LoadedCheckpoint {
   Weights weights;
   std::unique_ptr<ExpertCatalog> catalog;
   std::vector<std::string> ignored_config_keys;  // config.json keys the engine does not read
-  uint64_t dense_bytes = 0;   // bytes of the dense tensors (and scales) the forward pass reads
-  uint64_t expert_bytes = 0;  // every routed expert as stored in the files
+  uint64_t dense_bytes = 0;                      // bytes of the dense tensors (and scales) the forward pass reads
+  uint64_t expert_bytes = 0;                     // every routed expert as stored in the files
 
   // Throws ckpt::CheckpointError / std::invalid_argument with a message naming the file or
   // tensor: config.json keys, missing tensors, shapes and dtypes that do not fit the config.

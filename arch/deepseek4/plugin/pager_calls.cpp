@@ -22,8 +22,8 @@ PagerCalls::PagerCalls(const mp_host_api* host, const mp_pager_ref& pager, uint3
 
 mp_event PagerCalls::acquire(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots) {
   if (n > band_)
-    throw std::logic_error("arch 'deepseek4': asked the pager for " + std::to_string(n) + " experts at once, more than " +
-                           std::to_string(band_));
+    throw std::logic_error("arch 'deepseek4': asked the pager for " + std::to_string(n) +
+                           " experts at once, more than " + std::to_string(band_));
   mp_acquire_result result{};
   result.struct_size = sizeof result;
   result.slots = raw_slots_.data();

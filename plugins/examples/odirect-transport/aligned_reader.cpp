@@ -40,8 +40,8 @@ WindowResult read_aligned(const AlignedReadArgs& a, const Sink& sink, int* errno
     const uint64_t want_to = std::min(window_end, end);
     if (pos + got < want_to) {
       out.status = MP_ERR_IO;
-      out.message = range_text(a) + ": the file ends at offset " + std::to_string(pos + got) +
-                    ", before the range does";
+      out.message =
+          range_text(a) + ": the file ends at offset " + std::to_string(pos + got) + ", before the range does";
       return out;
     }
     std::string error;

@@ -20,17 +20,17 @@ struct WindowResult {
 };
 
 // Delivers `bytes` bytes that belong at `range_offset` bytes into the requested range.
-using Sink = std::function<mp_status(uint64_t range_offset, const unsigned char* bytes, uint64_t count,
-                                     std::string& error)>;
+using Sink =
+    std::function<mp_status(uint64_t range_offset, const unsigned char* bytes, uint64_t count, std::string& error)>;
 
 struct AlignedReadArgs {
   int fd = -1;
   const std::string* path = nullptr;  // for messages
   uint64_t offset = 0;
   uint64_t length = 0;
-  uint64_t alignment = 4096;       // power of two
-  unsigned char* bounce = nullptr; // aligned to `alignment`
-  uint64_t bounce_bytes = 0;       // multiple of `alignment`
+  uint64_t alignment = 4096;        // power of two
+  unsigned char* bounce = nullptr;  // aligned to `alignment`
+  uint64_t bounce_bytes = 0;        // multiple of `alignment`
 };
 
 // Reads [offset, offset + length) and hands it to `sink` window by window. A read that ends

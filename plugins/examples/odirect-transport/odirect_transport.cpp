@@ -28,18 +28,21 @@ OdirectTransport::OdirectTransport(const mp_host_api* host, const mp::Options& o
     : host_(host), log_(host, "odirect") {
   const int64_t threads = options.get_int("threads");
   if (threads < 1 || threads > kMaxThreads) {
-    throw mp::Error(MP_ERR_INVALID_ARG, mp::format("odirect: option threads = {}: expected 1 to {}", threads, kMaxThreads));
+    throw mp::Error(MP_ERR_INVALID_ARG,
+                    mp::format("odirect: option threads = {}: expected 1 to {}", threads, kMaxThreads));
   }
   alignment_ = options.get_size("alignment");
   if (!is_power_of_two(alignment_) || alignment_ < kMinAlignment || alignment_ > kMaxAlignment) {
-    throw mp::Error(MP_ERR_INVALID_ARG,
-                    mp::format("odirect: option alignment = {} bytes: expected a power of two from 512 to 1MiB", alignment_));
+    throw mp::Error(
+        MP_ERR_INVALID_ARG,
+        mp::format("odirect: option alignment = {} bytes: expected a power of two from 512 to 1MiB", alignment_));
   }
   buffer_bytes_ = options.get_size("buffer");
   if (buffer_bytes_ < alignment_ || buffer_bytes_ % alignment_ != 0 || buffer_bytes_ > kMaxBuffer) {
-    throw mp::Error(MP_ERR_INVALID_ARG,
-                    mp::format("odirect: option buffer = {} bytes: expected a multiple of alignment ({} bytes) up to 1GiB",
-                               buffer_bytes_, alignment_));
+    throw mp::Error(
+        MP_ERR_INVALID_ARG,
+        mp::format("odirect: option buffer = {} bytes: expected a multiple of alignment ({} bytes) up to 1GiB",
+                   buffer_bytes_, alignment_));
   }
   fallback_buffered_ = options.get_string("fallback") == "buffered";
 
@@ -117,9 +120,9 @@ uint64_t OdirectTransport::now_ns() const {
   if (host_ != nullptr && MP_HAS_FIELD(host_, mp_host_api, now_ns) && host_->now_ns != nullptr) {
     return host_->now_ns(host_->ctx);
   }
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
 }
 
 mp_status OdirectTransport::open(const char* path, uint32_t* file) {
@@ -179,10 +182,11 @@ mp_status OdirectTransport::submit(const mp_read_request* requests, uint32_t n, 
     for (uint32_t i = 0; i < n; ++i) {
       const mp_read_request r = batch[i];
       if (r.file >= files_.size()) {
-        throw mp::Error(MP_ERR_INVALID_ARG,
-                        mp::format("odirect: request {}: unknown file handle {} (opened: {})", i, r.file, files_.size()));
+        throw mp::Error(MP_ERR_INVALID_ARG, mp::format("odirect: request {}: unknown file handle {} (opened: {})", i,
+                                                       r.file, files_.size()));
       }
-      if (r.length > 0 && r.dst == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, mp::format("odirect: request {}: dst is NULL", i));
+      if (r.length > 0 && r.dst == nullptr)
+        throw mp::Error(MP_ERR_INVALID_ARG, mp::format("odirect: request {}: dst is NULL", i));
       if (r.offset + r.length < r.offset) {
         throw mp::Error(MP_ERR_INVALID_ARG, mp::format("odirect: request {}: offset + length overflows", i));
       }
@@ -202,7 +206,7 @@ mp_status OdirectTransport::submit(const mp_read_request* requests, uint32_t n, 
     *ticket = next_ticket_++;
     tickets_.emplace(*ticket, state);
   }
-  requests_ += n - jobs.size();   // zero-length requests complete here
+  requests_ += n - jobs.size();    // zero-length requests complete here
   if (jobs.empty()) return MP_OK;  // nothing to read: complete at once
   {
     std::lock_guard lock(queue_mutex_);

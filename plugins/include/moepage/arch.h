@@ -16,13 +16,13 @@ typedef struct mp_model_info {
   uint32_t vocab_size;
   uint32_t n_layers;
   uint32_t d_model;
-  uint32_t n_experts;       /* routed experts per layer */
+  uint32_t n_experts; /* routed experts per layer */
   uint32_t top_k;
-  int32_t bos_token;        /* -1: none */
-  int32_t eos_token;        /* -1: none */
+  int32_t bos_token; /* -1: none */
+  int32_t eos_token; /* -1: none */
   uint64_t max_positions;
-  uint64_t dense_bytes;     /* weights placed at load (everything but routed experts) */
-  uint64_t expert_bytes;    /* all routed experts in the checkpoint */
+  uint64_t dense_bytes;  /* weights placed at load (everything but routed experts) */
+  uint64_t expert_bytes; /* all routed experts in the checkpoint */
 } mp_model_info;
 
 typedef struct mp_arch_create_args {
@@ -35,13 +35,13 @@ typedef struct mp_arch_create_args {
 /* What `moepage synth` asks an architecture to write. */
 typedef struct mp_synth_request {
   uint32_t struct_size;
-  const char* preset;        /* architecture-defined, e.g. "tiny", "small", "flash" */
+  const char* preset; /* architecture-defined, e.g. "tiny", "small", "flash" */
   const char* out_dir;
   uint64_t seed;
-  int32_t layers;            /* <= 0: the preset's */
-  int32_t experts;           /* <= 0: the preset's */
-  const char* expert_dtype;  /* NULL or "": the preset's */
-  uint32_t show_progress;    /* 1: progress lines on stderr */
+  int32_t layers;           /* <= 0: the preset's */
+  int32_t experts;          /* <= 0: the preset's */
+  const char* expert_dtype; /* NULL or "": the preset's */
+  uint32_t show_progress;   /* 1: progress lines on stderr */
 } mp_synth_request;
 
 typedef enum mp_forward_flags {
@@ -52,10 +52,10 @@ typedef enum mp_forward_flags {
 /* Work counters of an architecture instance since its last bind_pager (ABI 1.1). */
 typedef struct mp_arch_stats {
   uint32_t struct_size;
-  uint32_t routed_timed;    /* 1: routed_ns was measured; 0: this build cannot time it (e.g. async GPU) */
-  uint64_t tokens;          /* tokens run through forward() */
-  uint64_t routed_experts;  /* (token, routed expert) pairs computed */
-  uint64_t routed_ns;       /* wall time computing routed experts, their I/O waits excluded */
+  uint32_t routed_timed;   /* 1: routed_ns was measured; 0: this build cannot time it (e.g. async GPU) */
+  uint64_t tokens;         /* tokens run through forward() */
+  uint64_t routed_experts; /* (token, routed expert) pairs computed */
+  uint64_t routed_ns;      /* wall time computing routed experts, their I/O waits excluded */
 } mp_arch_stats;
 
 typedef struct mp_arch_vtable {

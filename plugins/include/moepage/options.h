@@ -11,23 +11,23 @@ extern "C" {
 #endif
 
 typedef enum mp_option_type {
-  MP_OPT_BOOL = 0,   /* normalised to "true" / "false" */
-  MP_OPT_INT = 1,    /* decimal, may be negative */
-  MP_OPT_FLOAT = 2,  /* decimal or exponent notation */
+  MP_OPT_BOOL = 0,  /* normalised to "true" / "false" */
+  MP_OPT_INT = 1,   /* decimal, may be negative */
+  MP_OPT_FLOAT = 2, /* decimal or exponent notation */
   MP_OPT_STRING = 3,
-  MP_OPT_SIZE = 4,   /* "512MiB", "8GiB", "1.5GB", plain bytes; normalised to a byte count */
+  MP_OPT_SIZE = 4,         /* "512MiB", "8GiB", "1.5GB", plain bytes; normalised to a byte count */
   MP_OPT_SIZE_OR_AUTO = 5, /* a size, or the word "auto" (kept as "auto") */
-  MP_OPT_PATH = 6,   /* relative paths resolve against the profile that set them */
-  MP_OPT_ENUM = 7    /* one of `choices`, separated by '|' */
+  MP_OPT_PATH = 6,         /* relative paths resolve against the profile that set them */
+  MP_OPT_ENUM = 7          /* one of `choices`, separated by '|' */
 } mp_option_type;
 
 typedef struct mp_option_def {
   uint32_t struct_size;
-  int32_t type;               /* mp_option_type */
+  int32_t type; /* mp_option_type */
   const char* name;
-  const char* default_value;  /* NULL: the option is required */
+  const char* default_value; /* NULL: the option is required */
   const char* help;
-  const char* choices;        /* MP_OPT_ENUM only: "a|b|c" */
+  const char* choices; /* MP_OPT_ENUM only: "a|b|c" */
 } mp_option_def;
 
 typedef struct mp_option_value {

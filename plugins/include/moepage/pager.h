@@ -14,52 +14,52 @@ extern "C" {
 /* Where one part of one expert lives in the checkpoint. */
 typedef struct mp_expert_segment {
   uint32_t struct_size;
-  uint32_t file;       /* index into mp_expert_catalog.files */
-  uint64_t offset;     /* absolute byte offset in that file */
-  uint64_t length;     /* bytes */
+  uint32_t file;   /* index into mp_expert_catalog.files */
+  uint64_t offset; /* absolute byte offset in that file */
+  uint64_t length; /* bytes */
 } mp_expert_segment;
 
 /* Every routed expert of the model. An expert is n_parts segments (for DeepSeek-V4: w1, w1
  * scale, w3, w3 scale, w2, w2 scale); a slot holds them back to back at part_offset[p]. */
 typedef struct mp_expert_catalog {
   uint32_t struct_size;
-  uint32_t n_layers;            /* decoder layers */
-  uint32_t n_experts;           /* routed experts per layer */
-  uint32_t n_parts;             /* segments per expert */
-  uint32_t top_k;               /* experts each token uses per layer */
-  uint64_t expert_bytes;        /* one slot's bytes: all parts, each aligned */
-  const uint64_t* part_offset;  /* [n_parts] offset of each part inside a slot */
-  const uint64_t* part_bytes;   /* [n_parts] */
-  const char* const* part_names;/* [n_parts] e.g. "w1", "w1.scale" */
+  uint32_t n_layers;             /* decoder layers */
+  uint32_t n_experts;            /* routed experts per layer */
+  uint32_t n_parts;              /* segments per expert */
+  uint32_t top_k;                /* experts each token uses per layer */
+  uint64_t expert_bytes;         /* one slot's bytes: all parts, each aligned */
+  const uint64_t* part_offset;   /* [n_parts] offset of each part inside a slot */
+  const uint64_t* part_bytes;    /* [n_parts] */
+  const char* const* part_names; /* [n_parts] e.g. "w1", "w1.scale" */
   uint32_t n_files;
-  const char* const* files;     /* [n_files] absolute paths */
+  const char* const* files; /* [n_files] absolute paths */
   /* [n_layers * n_experts * n_parts], index (layer * n_experts + expert) * n_parts + part.
    * A layer without routed experts has has_experts[layer] == 0 and no meaningful segments. */
   const mp_expert_segment* segments; /* stride = segments[0].struct_size (host_api.h) */
-  const uint8_t* has_experts;   /* [n_layers] */
-  const uint8_t* hash_routed;   /* [n_layers] routing known from token ids (stage before the step) */
-  uint32_t d_model;             /* hidden width, for predictors */
+  const uint8_t* has_experts;        /* [n_layers] */
+  const uint8_t* hash_routed;        /* [n_layers] routing known from token ids (stage before the step) */
+  uint32_t d_model;                  /* hidden width, for predictors */
 } mp_expert_catalog;
 
 typedef struct mp_pager_stats {
   uint32_t struct_size;
-  uint64_t accesses;          /* expert uses requested by acquire() */
-  uint64_t hits;              /* found resident (prefetched or cached) */
-  uint64_t misses;            /* had to be read on demand */
-  uint64_t bytes_read;        /* by this pager, demand + prefetch */
-  uint64_t read_ns;           /* host time inside transport reads (demand) */
-  uint64_t wait_ns;           /* compute blocked waiting for expert bytes */
-  uint64_t copy_ns;           /* host->device copies */
+  uint64_t accesses;   /* expert uses requested by acquire() */
+  uint64_t hits;       /* found resident (prefetched or cached) */
+  uint64_t misses;     /* had to be read on demand */
+  uint64_t bytes_read; /* by this pager, demand + prefetch */
+  uint64_t read_ns;    /* host time inside transport reads (demand) */
+  uint64_t wait_ns;    /* compute blocked waiting for expert bytes */
+  uint64_t copy_ns;    /* host->device copies */
   uint64_t prefetch_issued;
-  uint64_t prefetch_used;     /* prefetched experts later acquired before eviction */
-  uint64_t prefetch_wasted;   /* prefetched experts evicted unused */
-  uint64_t table_uploads;     /* pointer tables that changed */
-  uint32_t slots_per_layer;   /* 0 when not paged */
-  uint32_t resident;          /* 1: every expert is resident (paging off) */
-  uint64_t pool_bytes;        /* device bytes held by slot pools */
-  uint64_t load_bytes_read;   /* expert bytes read during create() */
-  uint64_t predictions;       /* predictor: experts predicted */
-  uint64_t predictions_hit;   /* predictor: predicted experts the router then chose */
+  uint64_t prefetch_used;   /* prefetched experts later acquired before eviction */
+  uint64_t prefetch_wasted; /* prefetched experts evicted unused */
+  uint64_t table_uploads;   /* pointer tables that changed */
+  uint32_t slots_per_layer; /* 0 when not paged */
+  uint32_t resident;        /* 1: every expert is resident (paging off) */
+  uint64_t pool_bytes;      /* device bytes held by slot pools */
+  uint64_t load_bytes_read; /* expert bytes read during create() */
+  uint64_t predictions;     /* predictor: experts predicted */
+  uint64_t predictions_hit; /* predictor: predicted experts the router then chose */
 } mp_pager_stats;
 
 typedef struct mp_pager_layer_stats {
@@ -75,17 +75,17 @@ enum { MP_TRACE_ACCESS = 0, MP_TRACE_PREDICTION = 1 };
 /* One expert access, for traces; since ABI 1.3 also one expert a predictor proposed. */
 typedef struct mp_trace_event {
   uint32_t struct_size;
-  uint64_t token;     /* decode step / token index given by begin_token */
+  uint64_t token; /* decode step / token index given by begin_token */
   uint32_t layer;
   uint32_t expert;
   uint8_t hit;
-  uint8_t prefetched; /* the slot was filled by a prefetch */
+  uint8_t prefetched;  /* the slot was filled by a prefetch */
   uint8_t reserved[6]; /* padding in 1.0-1.2, named so that 1.3's fields start past it */
   /* 1.3: MP_TRACE_ACCESS, or MP_TRACE_PREDICTION: the pager's predictor proposed `expert` for
    * `layer` (hit and prefetched are 0). A host reads these only when struct_size covers them;
    * older pagers send accesses only. */
   uint32_t kind;
-  uint32_t rank;      /* 1.3, predictions: position in the predictor's ranked list, 0 first */
+  uint32_t rank; /* 1.3, predictions: position in the predictor's ranked list, 0 first */
 } mp_trace_event;
 typedef void (*mp_trace_fn)(void* ctx, const mp_trace_event* event);
 

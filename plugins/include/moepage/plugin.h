@@ -14,11 +14,7 @@
 extern "C" {
 #endif
 
-typedef enum mp_component_kind {
-  MP_KIND_ARCH = 0,
-  MP_KIND_PAGER = 1,
-  MP_KIND_TRANSPORT = 2
-} mp_component_kind;
+typedef enum mp_component_kind { MP_KIND_ARCH = 0, MP_KIND_PAGER = 1, MP_KIND_TRANSPORT = 2 } mp_component_kind;
 
 /* Capability flags (append-only bits). What they promise for a transport:
  *  MP_CAP_CPU    works when the host's device is the CPU device (host->device->kind ==
@@ -33,20 +29,20 @@ typedef enum mp_component_kind {
  *                right after submit() never reports MP_PENDING.
  * For pagers and architectures CPU and GPU name the devices they run on. */
 enum {
-  MP_CAP_CPU = 1u << 0,          /* runs on the CPU device */
-  MP_CAP_GPU = 1u << 1,          /* runs on a GPU device */
-  MP_CAP_ASYNC = 1u << 2,        /* completes work without blocking the submitter */
-  MP_CAP_PREFETCH = 1u << 3,     /* pager: issues speculative reads */
-  MP_CAP_SYNTHESIZE = 1u << 4    /* arch: can write synthetic checkpoints */
+  MP_CAP_CPU = 1u << 0,       /* runs on the CPU device */
+  MP_CAP_GPU = 1u << 1,       /* runs on a GPU device */
+  MP_CAP_ASYNC = 1u << 2,     /* completes work without blocking the submitter */
+  MP_CAP_PREFETCH = 1u << 3,  /* pager: issues speculative reads */
+  MP_CAP_SYNTHESIZE = 1u << 4 /* arch: can write synthetic checkpoints */
 };
 
 typedef struct mp_component_descriptor {
   uint32_t struct_size;
-  int32_t kind;              /* mp_component_kind */
-  const char* name;          /* unique per kind; profiles select by this; "auto" is reserved */
-  const char* version;       /* the component's own version string */
-  const char* description;   /* one line for `moepage plugins` */
-  uint32_t capabilities;     /* MP_CAP_* */
+  int32_t kind;            /* mp_component_kind */
+  const char* name;        /* unique per kind; profiles select by this; "auto" is reserved */
+  const char* version;     /* the component's own version string */
+  const char* description; /* one line for `moepage plugins` */
+  uint32_t capabilities;   /* MP_CAP_* */
   /* Optional: how well the component suits this host, asked once at load. <= 0: unusable here
    * (skipped quietly). Otherwise it ranks the components of one kind when a profile leaves the
    * choice to the host (`plugin: auto`): the highest score is chosen, a tie at the top is an
@@ -62,10 +58,10 @@ typedef struct mp_component_descriptor {
 } mp_component_descriptor;
 
 typedef struct mp_plugin_manifest {
-  uint32_t struct_size;      /* set by the host: the size it allocated */
-  uint32_t abi_major;        /* set by the plugin: MP_ABI_MAJOR it was built against */
-  uint32_t abi_minor;        /* set by the plugin: the oldest host minor it runs on
-                                (MP_PLUGIN_ABI_MINOR, by default the headers' MP_ABI_MINOR) */
+  uint32_t struct_size; /* set by the host: the size it allocated */
+  uint32_t abi_major;   /* set by the plugin: MP_ABI_MAJOR it was built against */
+  uint32_t abi_minor;   /* set by the plugin: the oldest host minor it runs on
+                           (MP_PLUGIN_ABI_MINOR, by default the headers' MP_ABI_MINOR) */
   const char* plugin_name;
   const char* version;
   uint32_t n_components;

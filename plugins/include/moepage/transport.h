@@ -11,37 +11,37 @@ extern "C" {
 #endif
 
 typedef enum mp_memory_kind {
-  MP_MEM_HOST = 0,   /* ordinary or pinned host memory: written directly */
-  MP_MEM_DEVICE = 1  /* device memory: staged in pinned memory and copied on the transport's stream */
+  MP_MEM_HOST = 0,  /* ordinary or pinned host memory: written directly */
+  MP_MEM_DEVICE = 1 /* device memory: staged in pinned memory and copied on the transport's stream */
 } mp_memory_kind;
 
 typedef enum mp_read_priority {
-  MP_READ_DEMAND = 0,   /* the compute step is waiting for it */
-  MP_READ_PREFETCH = 1  /* speculative; served after every queued demand read */
+  MP_READ_DEMAND = 0,  /* the compute step is waiting for it */
+  MP_READ_PREFETCH = 1 /* speculative; served after every queued demand read */
 } mp_read_priority;
 
 /* One read. Requests travel in arrays whose stride is the first element's struct_size
  * (host_api.h); every element of one array has the same struct_size. */
 typedef struct mp_read_request {
   uint32_t struct_size;
-  uint32_t file;        /* a handle from open() */
-  uint64_t offset;      /* byte offset in the file */
-  uint64_t length;      /* bytes to read */
-  void* dst;            /* destination buffer; may be NULL when length is 0 */
-  uint64_t dst_offset;  /* bytes into dst */
-  int32_t dst_kind;     /* mp_memory_kind */
-  int32_t priority;     /* mp_read_priority */
-  uint64_t tag;         /* caller's cookie: echoed in errors and in mp_ticket_result.failed_tag */
+  uint32_t file;       /* a handle from open() */
+  uint64_t offset;     /* byte offset in the file */
+  uint64_t length;     /* bytes to read */
+  void* dst;           /* destination buffer; may be NULL when length is 0 */
+  uint64_t dst_offset; /* bytes into dst */
+  int32_t dst_kind;    /* mp_memory_kind */
+  int32_t priority;    /* mp_read_priority */
+  uint64_t tag;        /* caller's cookie: echoed in errors and in mp_ticket_result.failed_tag */
 } mp_read_request;
 
 typedef struct mp_transport_stats {
   uint32_t struct_size;
-  uint64_t requests;     /* read requests completed */
-  uint64_t bytes_read;   /* bytes read from files */
-  uint64_t read_ns;      /* summed over reader threads */
-  uint64_t copy_ns;      /* host->device copies, summed */
-  uint64_t wait_ns;      /* time callers spent blocked in wait() */
-  uint64_t errors;       /* requests that failed */
+  uint64_t requests;   /* read requests completed */
+  uint64_t bytes_read; /* bytes read from files */
+  uint64_t read_ns;    /* summed over reader threads */
+  uint64_t copy_ns;    /* host->device copies, summed */
+  uint64_t wait_ns;    /* time callers spent blocked in wait() */
+  uint64_t errors;     /* requests that failed */
 } mp_transport_stats;
 
 typedef uint64_t mp_ticket; /* 0 is never a valid ticket */

@@ -38,7 +38,8 @@ SafetensorsHeader read_header(const MappedFile& file) {
   const std::string label = file.path().string();
   uint8_t first8[8] = {};
   if (file.size() >= 8) file.pread_exact(0, first8);
-  const uint64_t n = parse_header_length(std::span<const uint8_t>(first8, file.size() >= 8 ? 8 : 0), file.size(), label);
+  const uint64_t n =
+      parse_header_length(std::span<const uint8_t>(first8, file.size() >= 8 ? 8 : 0), file.size(), label);
   std::vector<uint8_t> bytes(8 + n);
   file.pread_exact(0, bytes);
   return parse_safetensors_header(bytes, file.size(), label);
@@ -83,7 +84,8 @@ Checkpoint Checkpoint::open(const fs::path& path) {
       file_names.push_back("model.safetensors");
     } else {
       for (const auto& e : fs::directory_iterator(abs)) {
-        if (e.is_regular_file() && e.path().extension() == ".safetensors") file_names.push_back(e.path().filename().string());
+        if (e.is_regular_file() && e.path().extension() == ".safetensors")
+          file_names.push_back(e.path().filename().string());
       }
       std::sort(file_names.begin(), file_names.end());
     }
@@ -137,7 +139,8 @@ Checkpoint Checkpoint::open(const fs::path& path) {
       }
     }
   }
-  std::sort(ck.tensors_.begin(), ck.tensors_.end(), [](const TensorInfo& a, const TensorInfo& b) { return a.name < b.name; });
+  std::sort(ck.tensors_.begin(), ck.tensors_.end(),
+            [](const TensorInfo& a, const TensorInfo& b) { return a.name < b.name; });
   for (size_t i = 0; i < ck.tensors_.size(); ++i) ck.by_name_.emplace(ck.tensors_[i].name, i);
   ck.viewed_->bytes.resize(ck.tensors_.size());
   return ck;
@@ -191,8 +194,8 @@ ByteRange Checkpoint::byte_range(std::string_view name) const {
 
 void Checkpoint::read(const TensorInfo& t, std::span<uint8_t> out) const {
   if (out.size() != t.nbytes) {
-    throw CheckpointError(t.file_path.string() + ": tensor '" + t.name + "': read buffer of " + std::to_string(out.size()) +
-                          " bytes for " + std::to_string(t.nbytes));
+    throw CheckpointError(t.file_path.string() + ": tensor '" + t.name + "': read buffer of " +
+                          std::to_string(out.size()) + " bytes for " + std::to_string(t.nbytes));
   }
   files_.at(t.file_index)->pread_exact(t.offset, out);
 }

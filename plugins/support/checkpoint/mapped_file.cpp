@@ -1,11 +1,11 @@
 #include "checkpoint/mapped_file.hpp"
 
-#include <cerrno>
-#include <cstring>
 #include <fcntl.h>
-#include <string>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cerrno>
+#include <cstring>
+#include <string>
 
 #include "checkpoint/checkpoint_error.hpp"
 
@@ -23,7 +23,7 @@ MappedFile::MappedFile(std::filesystem::path path) : path_(std::move(path)) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; the regular-file check refuses it.
   fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd_ < 0) throw CheckpointError(path_.string() + ": cannot open: " + std::strerror(errno));
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd_);
     throw CheckpointError(path_.string() + ": not a regular file");
@@ -45,7 +45,8 @@ void MappedFile::pread_exact(uint64_t offset, std::span<uint8_t> out) const {
       const int err = errno;
       const std::string change = change_since_open();
       throw CheckpointError(path_.string() + ": short read of " + std::to_string(out.size()) + " bytes at offset " +
-                            std::to_string(offset) + (n < 0 ? std::string(": ") + std::strerror(err) : std::string(": end of file")) +
+                            std::to_string(offset) +
+                            (n < 0 ? std::string(": ") + std::strerror(err) : std::string(": end of file")) +
                             (change.empty() ? std::string() : " (the file changed while in use: " + change + ")"));
     }
     done += size_t(n);
@@ -53,10 +54,10 @@ void MappedFile::pread_exact(uint64_t offset, std::span<uint8_t> out) const {
 }
 
 std::string MappedFile::change_since_open() const {
-  struct stat now{};
+  struct stat now {};
   if (::fstat(fd_, &now) != 0) return std::string("cannot stat: ") + std::strerror(errno);
   const FileIdentity open_one = identity_of(now);
-  struct stat named{};
+  struct stat named {};
   if (::stat(path_.c_str(), &named) != 0) return "removed";
   const FileIdentity at_path = identity_of(named);
   if (at_path.device != identity_.device || at_path.inode != identity_.inode) return "replaced by another file";

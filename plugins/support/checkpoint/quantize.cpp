@@ -12,7 +12,7 @@ uint8_t encode_e4m3(float f) {
   const uint8_t sign = std::signbit(f) ? 0x80 : 0x00;
   const float a = std::fabs(f);
   if (a >= 448.0f) return uint8_t(sign | 0x7E);
-  if (a < 0.015625f) {  // below 2^-6: subnormals with quantum 2^-9; code 8 is the first normal
+  if (a < 0.015625f) {                           // below 2^-6: subnormals with quantum 2^-9; code 8 is the first normal
     const float q = std::nearbyint(a * 512.0f);  // default rounding mode: ties to even
     return uint8_t(sign | uint8_t(q));
   }

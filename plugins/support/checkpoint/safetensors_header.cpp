@@ -42,7 +42,8 @@ HeaderTensor parse_entry(const std::string& name, const nlohmann::json& entry, s
 
   const auto shape = entry.find("shape");
   if (shape == entry.end() || !shape->is_array()) fail_tensor(label, name, "missing array field 'shape'");
-  if (shape->size() > 8) fail_tensor(label, name, "shape has " + std::to_string(shape->size()) + " dimensions (at most 8)");
+  if (shape->size() > 8)
+    fail_tensor(label, name, "shape has " + std::to_string(shape->size()) + " dimensions (at most 8)");
   for (const auto& d : *shape) t.shape.push_back(as_u64(d, label, name, "shape"));
 
   const auto offsets = entry.find("data_offsets");
@@ -52,15 +53,17 @@ HeaderTensor parse_entry(const std::string& name, const nlohmann::json& entry, s
   t.begin = as_u64((*offsets)[0], label, name, "data_offsets");
   t.end = as_u64((*offsets)[1], label, name, "data_offsets");
   if (t.end < t.begin) {
-    fail_tensor(label, name, "data_offsets [" + std::to_string(t.begin) + ", " + std::to_string(t.end) + "] end before begin");
+    fail_tensor(label, name,
+                "data_offsets [" + std::to_string(t.begin) + ", " + std::to_string(t.end) + "] end before begin");
   }
   uint64_t expected = 0;
   if (!tensor_byte_size(t.shape, t.dtype, expected)) {
     fail_tensor(label, name, "shape " + shape_to_string(t.shape) + " overflows 64-bit byte counts");
   }
   if (expected != t.end - t.begin) {
-    fail_tensor(label, name, "shape " + shape_to_string(t.shape) + " x " + std::string(dtype_name(t.dtype)) + " is " +
-                                 std::to_string(expected) + " bytes but data_offsets span " + std::to_string(t.end - t.begin));
+    fail_tensor(label, name,
+                "shape " + shape_to_string(t.shape) + " x " + std::string(dtype_name(t.dtype)) + " is " +
+                    std::to_string(expected) + " bytes but data_offsets span " + std::to_string(t.end - t.begin));
   }
   return t;
 }
@@ -93,10 +96,12 @@ uint64_t parse_header_length(std::span<const uint8_t> first8, uint64_t file_size
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | first8[size_t(i)];
   if (n > file_size - 8) {
-    fail(label, "header length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(file_size) + " bytes)");
+    fail(label, "header length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(file_size) +
+                    " bytes)");
   }
   if (n > kMaxHeaderLength) {
-    fail(label, "header length " + std::to_string(n) + " exceeds the " + std::to_string(kMaxHeaderLength) + "-byte limit");
+    fail(label,
+         "header length " + std::to_string(n) + " exceeds the " + std::to_string(kMaxHeaderLength) + "-byte limit");
   }
   if (n < 2) fail(label, "header length " + std::to_string(n) + " is too small to hold a JSON object");
   return n;
@@ -106,7 +111,8 @@ SafetensorsHeader parse_safetensors_header(std::span<const uint8_t> bytes, uint6
   SafetensorsHeader h;
   h.header_length = parse_header_length(bytes.first(std::min<size_t>(8, bytes.size())), file_size, label);
   if (bytes.size() < 8 + h.header_length) {
-    fail(label, "only " + std::to_string(bytes.size()) + " bytes available for a header of " + std::to_string(h.header_length));
+    fail(label, "only " + std::to_string(bytes.size()) + " bytes available for a header of " +
+                    std::to_string(h.header_length));
   }
   h.data_start = 8 + h.header_length;
   h.data_size = file_size - h.data_start;
@@ -127,8 +133,9 @@ SafetensorsHeader parse_safetensors_header(std::span<const uint8_t> bytes, uint6
     }
     HeaderTensor t = parse_entry(key, value, label);
     if (t.end > h.data_size) {
-      fail_tensor(label, t.name, "data_offsets [" + std::to_string(t.begin) + ", " + std::to_string(t.end) +
-                                     "] lie outside the data region of " + std::to_string(h.data_size) + " bytes");
+      fail_tensor(label, t.name,
+                  "data_offsets [" + std::to_string(t.begin) + ", " + std::to_string(t.end) +
+                      "] lie outside the data region of " + std::to_string(h.data_size) + " bytes");
     }
     h.tensors.push_back(std::move(t));
   }
@@ -145,9 +152,9 @@ SafetensorsHeader parse_safetensors_header(std::span<const uint8_t> bytes, uint6
     const HeaderTensor& prev = *by_begin[i - 1];
     const HeaderTensor& cur = *by_begin[i];
     if (cur.begin < prev.end) {
-      fail_tensor(label, cur.name, "data_offsets [" + std::to_string(cur.begin) + ", " + std::to_string(cur.end) +
-                                       "] overlap tensor '" + prev.name + "' [" + std::to_string(prev.begin) + ", " +
-                                       std::to_string(prev.end) + "]");
+      fail_tensor(label, cur.name,
+                  "data_offsets [" + std::to_string(cur.begin) + ", " + std::to_string(cur.end) + "] overlap tensor '" +
+                      prev.name + "' [" + std::to_string(prev.begin) + ", " + std::to_string(prev.end) + "]");
     }
   }
   return h;

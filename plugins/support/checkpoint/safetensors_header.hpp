@@ -25,9 +25,9 @@ struct HeaderTensor {
 };
 
 struct SafetensorsHeader {
-  uint64_t header_length = 0;   // N
-  uint64_t data_start = 0;      // 8 + N: absolute offset of the data region
-  uint64_t data_size = 0;       // file size - data_start
+  uint64_t header_length = 0;         // N
+  uint64_t data_start = 0;            // 8 + N: absolute offset of the data region
+  uint64_t data_size = 0;             // file size - data_start
   std::vector<HeaderTensor> tensors;  // in the JSON's key order (sorted by nlohmann)
   std::map<std::string, std::string> metadata;
 };
@@ -44,8 +44,7 @@ uint64_t parse_header_length(std::span<const uint8_t> first8, uint64_t file_size
 // whole file's size (for the data-region checks). Validates everything the header alone can tell:
 // JSON syntax, entry shapes, known dtypes, shape x dtype size == byte span, offsets inside the
 // data region, no two tensors overlapping. Throws CheckpointError naming `label` and the tensor.
-SafetensorsHeader parse_safetensors_header(std::span<const uint8_t> bytes, uint64_t file_size,
-                                           std::string_view label);
+SafetensorsHeader parse_safetensors_header(std::span<const uint8_t> bytes, uint64_t file_size, std::string_view label);
 
 // Product of the shape times the element size; false on overflow.
 bool tensor_byte_size(const std::vector<uint64_t>& shape, Dtype dtype, uint64_t& out);

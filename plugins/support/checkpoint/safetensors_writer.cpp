@@ -1,10 +1,10 @@
 #include "checkpoint/safetensors_writer.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
 #include "checkpoint/checkpoint_error.hpp"
 #include "checkpoint/safetensors_header.hpp"
@@ -19,10 +19,12 @@ SafetensorsWriter::~SafetensorsWriter() {
 
 void SafetensorsWriter::declare(const std::string& name, Dtype dtype, std::vector<uint64_t> shape) {
   if (begun_) throw CheckpointError(path_.string() + ": tensor '" + name + "' declared after the header was written");
-  if (name.empty() || name == "__metadata__") throw CheckpointError(path_.string() + ": invalid tensor name '" + name + "'");
+  if (name.empty() || name == "__metadata__")
+    throw CheckpointError(path_.string() + ": invalid tensor name '" + name + "'");
   Entry e{dtype, std::move(shape)};
   uint64_t bytes = 0;
-  if (!tensor_byte_size(e.shape, dtype, bytes)) throw CheckpointError(path_.string() + ": tensor '" + name + "': shape overflows");
+  if (!tensor_byte_size(e.shape, dtype, bytes))
+    throw CheckpointError(path_.string() + ": tensor '" + name + "': shape overflows");
   if (!entries_.emplace(name, std::move(e)).second) {
     throw CheckpointError(path_.string() + ": tensor '" + name + "' declared twice");
   }
@@ -43,7 +45,8 @@ void SafetensorsWriter::begin() {
     e.begin = cursor;
     e.end = cursor + bytes;
     cursor = e.end;
-    header[name] = {{"dtype", std::string(dtype_name(e.dtype))}, {"shape", e.shape}, {"data_offsets", {e.begin, e.end}}};
+    header[name] = {
+        {"dtype", std::string(dtype_name(e.dtype))}, {"shape", e.shape}, {"data_offsets", {e.begin, e.end}}};
   }
   std::string text = header.dump();
   // Pad with spaces (valid JSON whitespace) so the data region starts on an 8-byte boundary.
@@ -86,7 +89,8 @@ void SafetensorsWriter::write(const std::string& name, std::span<const uint8_t> 
   while (done < bytes.size()) {
     const ssize_t w = ::pwrite(fd_, bytes.data() + done, bytes.size() - done, off_t(base + done));
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) throw CheckpointError(path_.string() + ": tensor '" + name + "': write failed: " + std::strerror(errno));
+    if (w <= 0)
+      throw CheckpointError(path_.string() + ": tensor '" + name + "': write failed: " + std::strerror(errno));
     done += size_t(w);
   }
   e.written += bytes.size();

@@ -15,8 +15,8 @@ namespace {
 }
 
 bool plain_file_name(const std::string& f) {
-  return !f.empty() && f != "." && f != ".." && f.find('/') == std::string::npos &&
-         f.find('\\') == std::string::npos && f.find('\0') == std::string::npos;
+  return !f.empty() && f != "." && f != ".." && f.find('/') == std::string::npos && f.find('\\') == std::string::npos &&
+         f.find('\0') == std::string::npos;
 }
 
 }  // namespace
@@ -34,7 +34,8 @@ ShardIndex parse_shard_index(std::string_view json_text, std::string_view label)
     if (!file.is_string()) fail(label, "weight_map entry for tensor '" + tensor + "' must be a file name string");
     const auto& f = file.get_ref<const std::string&>();
     if (!plain_file_name(f)) {
-      fail(label, "weight_map maps tensor '" + tensor + "' to '" + f + "', which is not a plain file name in the folder");
+      fail(label,
+           "weight_map maps tensor '" + tensor + "' to '" + f + "', which is not a plain file name in the folder");
     }
     index.weight_map.emplace(tensor, f);
     files.insert(f);

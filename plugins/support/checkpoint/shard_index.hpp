@@ -12,8 +12,8 @@ namespace moepage::ckpt {
 
 struct ShardIndex {
   std::map<std::string, std::string> weight_map;  // tensor -> file name (relative to the folder)
-  std::vector<std::string> files;                  // distinct file names, sorted
-  uint64_t total_size = 0;                         // metadata.total_size when present
+  std::vector<std::string> files;                 // distinct file names, sorted
+  uint64_t total_size = 0;                        // metadata.total_size when present
 };
 
 inline constexpr const char* kIndexFileName = "model.safetensors.index.json";

@@ -36,10 +36,15 @@ std::string_view dtype_name(Dtype dtype) {
 
 uint32_t dtype_size(Dtype dtype) {
   switch (dtype) {
-    case Dtype::F32: case Dtype::I32: return 4;
-    case Dtype::F16: case Dtype::BF16: return 2;
+    case Dtype::F32:
+    case Dtype::I32: return 4;
+    case Dtype::F16:
+    case Dtype::BF16: return 2;
     case Dtype::I64: return 8;
-    case Dtype::F8_E4M3: case Dtype::F8_E8M0: case Dtype::I8: case Dtype::U8: return 1;
+    case Dtype::F8_E4M3:
+    case Dtype::F8_E8M0:
+    case Dtype::I8:
+    case Dtype::U8: return 1;
   }
   return 0;
 }
@@ -74,9 +79,12 @@ uint16_t float_to_f16(float f) {
     return uint16_t(sign | uint16_t(q));
   }
   int e;
-  const float m = std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
+  const float m = std::frexp(a, &e);      // a = m * 2^e, m in [0.5, 1)
   float q = std::nearbyint(m * 2048.0f);  // 11 significant bits
-  if (q >= 2048.0f) { q /= 2.0f; ++e; }
+  if (q >= 2048.0f) {
+    q /= 2.0f;
+    ++e;
+  }
   const uint32_t exp = uint32_t(e - 1 + 15);
   if (exp >= 31) return uint16_t(sign | 0x7C00);
   return uint16_t(sign | (exp << 10) | (uint32_t(q) & 0x3FF));

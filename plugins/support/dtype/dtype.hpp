@@ -12,9 +12,9 @@ enum class Dtype : uint8_t {
   F32,
   F16,
   BF16,
-  F8_E4M3,   // FP8 weights; scaled by F8_E8M0 128x128 blocks
-  F8_E8M0,   // power-of-two scales: 2^(byte - 127); 0xFF is NaN
-  I8,        // raw bytes; FP4 experts store two e2m1 codes per byte (low nibble first)
+  F8_E4M3,  // FP8 weights; scaled by F8_E8M0 128x128 blocks
+  F8_E8M0,  // power-of-two scales: 2^(byte - 127); 0xFF is NaN
+  I8,       // raw bytes; FP4 experts store two e2m1 codes per byte (low nibble first)
   I32,
   I64,
   U8,

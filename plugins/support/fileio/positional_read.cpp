@@ -42,12 +42,12 @@ RangeRead read_range(const char* who, int fd, const std::string& path, uint64_t 
             mp::format("{}: {}: offset {} is beyond what the system can address", who, path, offset + r.bytes)};
   if (r.error != 0)
     return {MP_ERR_IO, r.bytes,
-            mp::format("{}: {}: read error at offset {} (wanted {} bytes, got {}): {}", who, path, offset, length, r.bytes,
-                       std::strerror(r.error))};
+            mp::format("{}: {}: read error at offset {} (wanted {} bytes, got {}): {}", who, path, offset, length,
+                       r.bytes, std::strerror(r.error))};
   if (r.bytes < length)
     return {MP_ERR_IO, r.bytes,
-            mp::format("{}: {}: unexpected end of file at offset {} (wanted {} bytes, got {})", who, path, offset, length,
-                       r.bytes)};
+            mp::format("{}: {}: unexpected end of file at offset {} (wanted {} bytes, got {})", who, path, offset,
+                       length, r.bytes)};
   return {MP_OK, r.bytes, {}};
 }
 

@@ -22,7 +22,7 @@ PreadResult pread_up_to(int fd, void* dst, uint64_t length, uint64_t offset, uin
 struct RangeRead {
   mp_status status = MP_OK;  // MP_OK: every byte read
   uint64_t bytes_read = 0;
-  std::string message;       // one line naming `who`, the file, the offset and the length
+  std::string message;  // one line naming `who`, the file, the offset and the length
 };
 
 // Fills dst[0, length) from `fd` at `offset`; the end of the file before the range ends is an

@@ -14,13 +14,13 @@ constexpr uint64_t kK = 1000ull;
 constexpr std::array<std::pair<std::string_view, uint64_t>, 9> kUnits{{
     {"B", 1},
     {"KiB", kKi},
-    {"MiB", kKi * kKi},
-    {"GiB", kKi * kKi * kKi},
-    {"TiB", kKi * kKi * kKi * kKi},
+    {"MiB", kKi* kKi},
+    {"GiB", kKi* kKi* kKi},
+    {"TiB", kKi* kKi* kKi* kKi},
     {"KB", kK},
-    {"MB", kK * kK},
-    {"GB", kK * kK * kK},
-    {"TB", kK * kK * kK * kK},
+    {"MB", kK* kK},
+    {"GB", kK* kK* kK},
+    {"TB", kK* kK* kK* kK},
 }};
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -97,8 +97,7 @@ std::string format_bytes(uint64_t bytes) {
   const auto whole = (unsigned long long)(hundredths / 100);
   if (hundredths % 10 == 0)
     std::snprintf(buf, sizeof buf, "%llu.%llu %s", whole, (unsigned long long)(hundredths % 100 / 10), kNames[unit]);
-  else
-    std::snprintf(buf, sizeof buf, "%llu.%02llu %s", whole, (unsigned long long)(hundredths % 100), kNames[unit]);
+  else std::snprintf(buf, sizeof buf, "%llu.%02llu %s", whole, (unsigned long long)(hundredths % 100), kNames[unit]);
   return buf;
 }
 

@@ -109,7 +109,8 @@ typedef uint64_t mp12_ticket;
 
 typedef struct mp12_transport_vtable {
   uint32_t struct_size;
-  mp12_status (*create)(const mp12_host_api* host, const mp12_options* options, void** self, char* err, uint32_t err_cap);
+  mp12_status (*create)(const mp12_host_api* host, const mp12_options* options, void** self, char* err,
+                        uint32_t err_cap);
   void (*destroy)(void* self);
   const char* (*last_error)(void* self);
   mp12_status (*open)(void* self, const char* path, uint32_t* file);
@@ -133,7 +134,7 @@ typedef struct mp12_component_descriptor {
   int32_t (*score)(const mp12_host_api* host);
   uint32_t n_options;
   const mp12_option_def* options;
-  const void* arch;  /* the arch and pager vtables of 1.2; a transport leaves them NULL */
+  const void* arch; /* the arch and pager vtables of 1.2; a transport leaves them NULL */
   const void* pager;
   const mp12_transport_vtable* transport;
 } mp12_component_descriptor;

@@ -142,7 +142,8 @@ static mp12_status read_range(const file12* f, uint64_t offset, uint64_t length,
 }
 
 /* Device destinations: through pinned memory of ours and the host's copy, finished before return. */
-static mp12_status read_to_device(transport12* t, const file12* f, const mp12_read_request* r, char* message, size_t cap) {
+static mp12_status read_to_device(transport12* t, const file12* f, const mp12_read_request* r, char* message,
+                                  size_t cap) {
   const mp12_device_service* dev = t->host->device;
   if (t->bounce_bytes < r->length) {
     if (t->bounce != NULL) dev->free_pinned(dev->ctx, t->bounce);
@@ -166,8 +167,10 @@ static mp12_status read_to_device(transport12* t, const file12* f, const mp12_re
   return s == MP12_OK ? MP12_OK : MP12_ERR_DEVICE;
 }
 
-static mp12_status check_request(const transport12* t, const mp12_read_request* r, uint32_t i, char* message, size_t cap) {
-  if (r->struct_size < sizeof *r) snprintf(message, cap, "abi12: request %u: struct_size %u is too small", i, r->struct_size);
+static mp12_status check_request(const transport12* t, const mp12_read_request* r, uint32_t i, char* message,
+                                 size_t cap) {
+  if (r->struct_size < sizeof *r)
+    snprintf(message, cap, "abi12: request %u: struct_size %u is too small", i, r->struct_size);
   else if (r->file >= t->n_files) snprintf(message, cap, "abi12: request %u: unknown file handle %u", i, r->file);
   else if (r->length > 0 && r->dst == NULL) snprintf(message, cap, "abi12: request %u: dst is NULL", i);
   else if (r->offset + r->length < r->offset) snprintf(message, cap, "abi12: request %u: offset + length overflows", i);
@@ -182,7 +185,8 @@ static mp12_status check_request(const transport12* t, const mp12_read_request* 
 static mp12_status submit_locked(transport12* t, const mp12_read_request* requests, uint32_t n, mp12_ticket* ticket) {
   char message[512];
   for (uint32_t i = 0; i < n; ++i) /* the whole batch is checked before anything is read */
-    if (check_request(t, &requests[i], i, message, sizeof message) != MP12_OK) return fail(t, MP12_ERR_INVALID_ARG, message);
+    if (check_request(t, &requests[i], i, message, sizeof message) != MP12_OK)
+      return fail(t, MP12_ERR_INVALID_ARG, message);
   outcome12* grown = realloc(t->outcomes, (t->n_outcomes + 1) * sizeof *grown);
   if (grown == NULL) return fail(t, MP12_ERR_OOM, "abi12: out of memory");
   t->outcomes = grown;
@@ -194,10 +198,10 @@ static mp12_status submit_locked(transport12* t, const mp12_read_request* reques
     const mp12_read_request* r = &requests[i];
     if (r->length == 0) continue;
     const file12* f = &t->files[r->file];
-    const mp12_status s = r->dst_kind == MP12_MEM_DEVICE
-                              ? read_to_device(t, f, r, message, sizeof message)
-                              : read_range(f, r->offset, r->length, (unsigned char*)r->dst + r->dst_offset, message,
-                                           sizeof message);
+    const mp12_status s =
+        r->dst_kind == MP12_MEM_DEVICE
+            ? read_to_device(t, f, r, message, sizeof message)
+            : read_range(f, r->offset, r->length, (unsigned char*)r->dst + r->dst_offset, message, sizeof message);
     if (s == MP12_OK) {
       t->stats.bytes_read += r->length;
       continue;
@@ -256,13 +260,30 @@ static mp12_status stats12(void* self, mp12_transport_stats* out) {
 }
 
 static const mp12_transport_vtable kVtable = {
-    sizeof(mp12_transport_vtable), create12, destroy12, last_error12, open12, submit12, report12, report12, stats12,
+    sizeof(mp12_transport_vtable),
+    create12,
+    destroy12,
+    last_error12,
+    open12,
+    submit12,
+    report12,
+    report12,
+    stats12,
     NULL,
 };
 
 static const mp12_component_descriptor kComponents[] = {{
-    sizeof(mp12_component_descriptor), MP12_KIND_TRANSPORT, "abi12-pread", "1.2.0",
-    "a C transport built against the ABI 1.2 structs", MP12_CAP_CPU | MP12_CAP_GPU, NULL, 0, NULL, NULL, NULL,
+    sizeof(mp12_component_descriptor),
+    MP12_KIND_TRANSPORT,
+    "abi12-pread",
+    "1.2.0",
+    "a C transport built against the ABI 1.2 structs",
+    MP12_CAP_CPU | MP12_CAP_GPU,
+    NULL,
+    0,
+    NULL,
+    NULL,
+    NULL,
     &kVtable,
 }};
 

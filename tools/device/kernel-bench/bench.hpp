@@ -11,8 +11,8 @@
 namespace moepage::bench {
 
 struct Options {
-  int reps = 50;            // timed calls per case (after a warm-up)
-  std::string filter;       // run only cases whose name contains this
+  int reps = 50;       // timed calls per case (after a warm-up)
+  std::string filter;  // run only cases whose name contains this
 };
 
 // A family of cases (one bench_*.cpp). Registered at static-initialisation time.

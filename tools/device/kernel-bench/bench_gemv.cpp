@@ -56,8 +56,8 @@ void fill(void* device, uint64_t bytes, uint8_t scale_value = 0) {
 struct Shape {
   const char* name;
   Dtype dtype;
-  int64_t rows, cols;      // the stored tensor
-  int64_t band_rows = 0;   // > 0: the product reads rows [0, band_rows) of it (wo_a's bands)
+  int64_t rows, cols;     // the stored tensor
+  int64_t band_rows = 0;  // > 0: the product reads rows [0, band_rows) of it (wo_a's bands)
 };
 
 void bench_matmul(const Options& o, const Shape& sh, int64_t n_tokens) {
@@ -68,7 +68,8 @@ void bench_matmul(const Options& o, const Shape& sh, int64_t n_tokens) {
   const int64_t rows = sh.band_rows ? sh.band_rows : sh.rows;
   const uint64_t data_bytes = ds4::ExpertLayout::weight_bytes(sh.dtype, uint64_t(sh.rows), uint64_t(sh.cols));
   const uint64_t scale_bytes = ds4::ExpertLayout::scale_bytes(sh.dtype, uint64_t(sh.rows), uint64_t(sh.cols));
-  const uint64_t read_bytes = data_bytes * uint64_t(rows) / uint64_t(sh.rows) + scale_bytes * uint64_t(rows) / uint64_t(sh.rows);
+  const uint64_t read_bytes =
+      data_bytes * uint64_t(rows) / uint64_t(sh.rows) + scale_bytes * uint64_t(rows) / uint64_t(sh.rows);
   const int copies = int(std::clamp<uint64_t>(kRotateBytes / std::max<uint64_t>(1, read_bytes), 1, 256));
 
   gpu::DeviceArena arena(gpu::DeviceArena::Kind::Device, uint64_t(256) << 20);
@@ -86,9 +87,8 @@ void bench_matmul(const Options& o, const Shape& sh, int64_t n_tokens) {
   gpu::upload(x, xh.data(), xh.size() * sizeof(float));
   float* y = arena.take<float>(uint64_t(n_tokens * rows));
   const gpu::Stream st = gpu::create_stream();
-  const double us = time_us(st, o.reps, [&](int i) {
-    gpu::matmul(mats[size_t(i % copies)], x, sh.cols, y, rows, n_tokens, st);
-  });
+  const double us =
+      time_us(st, o.reps, [&](int i) { gpu::matmul(mats[size_t(i % copies)], x, sh.cols, y, rows, n_tokens, st); });
   gpu::destroy_stream(st);
   report(name, read_bytes, us);
 }
@@ -198,9 +198,8 @@ void bench_moe(const Options& o) {
   auto sc = gpu::allocate_moe_scratch(c, 1, arena, pinned);
   ds4::MoeStats stats;
   const gpu::Stream st = gpu::create_stream();
-  const double us = time_us(st, o.reps, [&](int) {
-    gpu::moe(lp, c, 0, &token_host, token, 1, yn, source, layout, *sc, out, stats, st);
-  });
+  const double us = time_us(
+      st, o.reps, [&](int) { gpu::moe(lp, c, 0, &token_host, token, 1, yn, source, layout, *sc, out, stats, st); });
   gpu::destroy_stream(st);
   auto part_bytes = [&](const ds4::ExpertPart& p, int64_t rows, int64_t cols) {
     return ds4::ExpertLayout::weight_bytes(p.dtype, uint64_t(rows), uint64_t(cols)) +
@@ -212,24 +211,19 @@ void bench_moe(const Options& o) {
     return ds4::ExpertLayout::weight_bytes(m.dtype, uint64_t(m.rows), uint64_t(m.cols)) +
            ds4::ExpertLayout::scale_bytes(m.dtype, uint64_t(m.rows), uint64_t(m.cols));
   };
-  const uint64_t dense_bytes = mat_bytes(lp.gate) + mat_bytes(lp.shared_w1) + mat_bytes(lp.shared_w3) +
-                               mat_bytes(lp.shared_w2);
+  const uint64_t dense_bytes =
+      mat_bytes(lp.gate) + mat_bytes(lp.shared_w1) + mat_bytes(lp.shared_w3) + mat_bytes(lp.shared_w2);
   report(name + " (routed expert bytes)", expert_bytes, us);
   report(name + " (all weights: + gate, shared FP8)", expert_bytes + dense_bytes, us);
 }
 
 void run_gemv(const Options& o) {
   const Shape shapes[] = {
-      {"wq_b", Dtype::F8_E4M3, 32768, 1024},
-      {"wo_a band", Dtype::F8_E4M3, 8192, 4096, 1024},
-      {"wo_b", Dtype::F8_E4M3, 4096, 8192},
-      {"shared w1", Dtype::F8_E4M3, 2048, 4096},
-      {"wq_a", Dtype::F8_E4M3, 1024, 4096},
-      {"wkv", Dtype::F8_E4M3, 512, 4096},
-      {"head", Dtype::BF16, 129280, 4096},
-      {"gate", Dtype::BF16, 256, 4096},
-      {"compressor", Dtype::BF16, 1024, 4096},
-      {"hc fn", Dtype::F32, 24, 16384},
+      {"wq_b", Dtype::F8_E4M3, 32768, 1024},   {"wo_a band", Dtype::F8_E4M3, 8192, 4096, 1024},
+      {"wo_b", Dtype::F8_E4M3, 4096, 8192},    {"shared w1", Dtype::F8_E4M3, 2048, 4096},
+      {"wq_a", Dtype::F8_E4M3, 1024, 4096},    {"wkv", Dtype::F8_E4M3, 512, 4096},
+      {"head", Dtype::BF16, 129280, 4096},     {"gate", Dtype::BF16, 256, 4096},
+      {"compressor", Dtype::BF16, 1024, 4096}, {"hc fn", Dtype::F32, 24, 16384},
       {"expert w1", Dtype::I8, 2048, 4096},
   };
   for (int64_t n_tokens : {1, 8})

@@ -181,8 +181,8 @@ void compressor(Maker& mk, const ds4::Config& c, uint32_t ratio, uint32_t dim, b
 }
 
 // A compressor state as if p0 positions had gone by (entries filled with values).
-void warm_state(Maker& mk, const gpu::GpuCompressorParams& p, int64_t max_entries, int64_t p0,
-                gpu::DeviceArena& arena, gpu::GpuCompressorState& s) {
+void warm_state(Maker& mk, const gpu::GpuCompressorParams& p, int64_t max_entries, int64_t p0, gpu::DeviceArena& arena,
+                gpu::GpuCompressorState& s) {
   gpu::init_compressor_state(p, max_entries, arena, s);
   const float* e = mk.floats(max_entries * p.dim, 0.0f, 1.0f);
   s.entries = const_cast<float*>(e);
@@ -192,8 +192,8 @@ void warm_state(Maker& mk, const gpu::GpuCompressorParams& p, int64_t max_entrie
 
 void bench_attention(const Options& o, ds4::AttnKind kind, int64_t p0) {
   const char* kind_name = kind == ds4::AttnKind::Sliding ? "sliding" : kind == ds4::AttnKind::HCA ? "HCA" : "CSA";
-  const std::string name = std::string("attention S=1 ") + kind_name + " position " + std::to_string(p0) +
-                           " (incl. projections)";
+  const std::string name =
+      std::string("attention S=1 ") + kind_name + " position " + std::to_string(p0) + " (incl. projections)";
   if (!selected(o, name)) return;
   ds4::Config c = flash_config();
   c.layer_types = {kind};
@@ -241,8 +241,7 @@ void bench_attention(const Options& o, ds4::AttnKind kind, int64_t p0) {
 
 void run_small(const Options& o) {
   for (int64_t S : {1, 8}) bench_hc(o, S);
-  for (ds4::AttnKind k : {ds4::AttnKind::Sliding, ds4::AttnKind::HCA, ds4::AttnKind::CSA})
-    bench_attention(o, k, 1001);
+  for (ds4::AttnKind k : {ds4::AttnKind::Sliding, ds4::AttnKind::HCA, ds4::AttnKind::CSA}) bench_attention(o, k, 1001);
   bench_attention(o, ds4::AttnKind::CSA, 4097);  // 1024 visible indexer entries > top-k 512: scored
 }
 

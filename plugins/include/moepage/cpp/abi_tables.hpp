@@ -21,17 +21,17 @@ namespace mp::abi {
 
 struct Callback {
   const char* name;
-  uint32_t offset;       // offsetof in the vtable
-  uint32_t end;          // offset + the pointer's size: struct_size must reach this to hold it
+  uint32_t offset;  // offsetof in the vtable
+  uint32_t end;     // offset + the pointer's size: struct_size must reach this to hold it
   bool required;
   uint32_t since_minor;  // the ABI 1.x minor that appended it
 };
 
-#define MP_ABI_CALLBACK(vtable, field, required, since)                                                  \
-  ::mp::abi::Callback {                                                                                  \
-    #field, static_cast<uint32_t>(offsetof(vtable, field)),                                              \
-        static_cast<uint32_t>(offsetof(vtable, field) + sizeof(static_cast<vtable*>(nullptr)->field)),   \
-        required, since                                                                                  \
+#define MP_ABI_CALLBACK(vtable, field, required, since)                                                             \
+  ::mp::abi::Callback {                                                                                             \
+#field, static_cast < uint32_t>(offsetof(vtable, field)),                                                       \
+        static_cast < uint32_t>(offsetof(vtable, field) + sizeof(static_cast <vtable*>(nullptr)->field)), required, \
+        since                                                                                                       \
   }
 
 inline constexpr Callback kTransportCallbacks[] = {
@@ -49,31 +49,20 @@ inline constexpr Callback kTransportCallbacks[] = {
 };
 
 inline constexpr Callback kPagerCallbacks[] = {
-    MP_ABI_CALLBACK(mp_pager_vtable, create, true, 0),
-    MP_ABI_CALLBACK(mp_pager_vtable, destroy, true, 0),
-    MP_ABI_CALLBACK(mp_pager_vtable, last_error, true, 0),
-    MP_ABI_CALLBACK(mp_pager_vtable, begin_token, true, 0),
-    MP_ABI_CALLBACK(mp_pager_vtable, acquire, true, 0),
-    MP_ABI_CALLBACK(mp_pager_vtable, observe, false, 0),
-    MP_ABI_CALLBACK(mp_pager_vtable, hint, false, 0),
-    MP_ABI_CALLBACK(mp_pager_vtable, stats, true, 0),
-    MP_ABI_CALLBACK(mp_pager_vtable, layer_stats, true, 0),
-    MP_ABI_CALLBACK(mp_pager_vtable, set_trace, false, 0),
+    MP_ABI_CALLBACK(mp_pager_vtable, create, true, 0),      MP_ABI_CALLBACK(mp_pager_vtable, destroy, true, 0),
+    MP_ABI_CALLBACK(mp_pager_vtable, last_error, true, 0),  MP_ABI_CALLBACK(mp_pager_vtable, begin_token, true, 0),
+    MP_ABI_CALLBACK(mp_pager_vtable, acquire, true, 0),     MP_ABI_CALLBACK(mp_pager_vtable, observe, false, 0),
+    MP_ABI_CALLBACK(mp_pager_vtable, hint, false, 0),       MP_ABI_CALLBACK(mp_pager_vtable, stats, true, 0),
+    MP_ABI_CALLBACK(mp_pager_vtable, layer_stats, true, 0), MP_ABI_CALLBACK(mp_pager_vtable, set_trace, false, 0),
 };
 
 inline constexpr Callback kArchCallbacks[] = {
-    MP_ABI_CALLBACK(mp_arch_vtable, probe, true, 0),
-    MP_ABI_CALLBACK(mp_arch_vtable, create, true, 0),
-    MP_ABI_CALLBACK(mp_arch_vtable, destroy, true, 0),
-    MP_ABI_CALLBACK(mp_arch_vtable, last_error, true, 0),
-    MP_ABI_CALLBACK(mp_arch_vtable, describe, true, 0),
-    MP_ABI_CALLBACK(mp_arch_vtable, expert_catalog, true, 0),
-    MP_ABI_CALLBACK(mp_arch_vtable, bind_pager, true, 0),
-    MP_ABI_CALLBACK(mp_arch_vtable, reset, true, 0),
-    MP_ABI_CALLBACK(mp_arch_vtable, forward, true, 0),
-    MP_ABI_CALLBACK(mp_arch_vtable, summary, false, 0),
-    MP_ABI_CALLBACK(mp_arch_vtable, synthesize, false, 0),
-    MP_ABI_CALLBACK(mp_arch_vtable, stats, false, 1),
+    MP_ABI_CALLBACK(mp_arch_vtable, probe, true, 0),           MP_ABI_CALLBACK(mp_arch_vtable, create, true, 0),
+    MP_ABI_CALLBACK(mp_arch_vtable, destroy, true, 0),         MP_ABI_CALLBACK(mp_arch_vtable, last_error, true, 0),
+    MP_ABI_CALLBACK(mp_arch_vtable, describe, true, 0),        MP_ABI_CALLBACK(mp_arch_vtable, expert_catalog, true, 0),
+    MP_ABI_CALLBACK(mp_arch_vtable, bind_pager, true, 0),      MP_ABI_CALLBACK(mp_arch_vtable, reset, true, 0),
+    MP_ABI_CALLBACK(mp_arch_vtable, forward, true, 0),         MP_ABI_CALLBACK(mp_arch_vtable, summary, false, 0),
+    MP_ABI_CALLBACK(mp_arch_vtable, synthesize, false, 0),     MP_ABI_CALLBACK(mp_arch_vtable, stats, false, 1),
     MP_ABI_CALLBACK(mp_arch_vtable, forward_greedy, false, 2),
 };
 
@@ -141,7 +130,8 @@ inline std::string vtable_problem(const mp_component_descriptor& d, uint32_t min
            " bytes ABI 1." + std::to_string(minor) + " requires";
   std::string missing;
   for (const Callback& c : rows)
-    if (c.required && c.since_minor <= minor && !provides(vtable, c)) missing += (missing.empty() ? "" : ", ") + std::string(c.name);
+    if (c.required && c.since_minor <= minor && !provides(vtable, c))
+      missing += (missing.empty() ? "" : ", ") + std::string(c.name);
   return missing.empty() ? std::string() : "null required callback: " + missing;
 }
 

@@ -12,7 +12,6 @@
 
 namespace mp {
 
-
 // The exception plugin code throws to fail a call with a specific status and message.
 class Error : public std::runtime_error {
  public:
@@ -72,11 +71,26 @@ class HostLog {
   HostLog() = default;
   HostLog(const mp_host_api* host, std::string component) : host_(host), component_(std::move(component)) {}
 
-  template <class... Args> void trace(std::string_view f, const Args&... a) const { emit(MP_LOG_TRACE, f, a...); }
-  template <class... Args> void debug(std::string_view f, const Args&... a) const { emit(MP_LOG_DEBUG, f, a...); }
-  template <class... Args> void info(std::string_view f, const Args&... a) const { emit(MP_LOG_INFO, f, a...); }
-  template <class... Args> void warn(std::string_view f, const Args&... a) const { emit(MP_LOG_WARN, f, a...); }
-  template <class... Args> void error(std::string_view f, const Args&... a) const { emit(MP_LOG_ERROR, f, a...); }
+  template <class... Args>
+  void trace(std::string_view f, const Args&... a) const {
+    emit(MP_LOG_TRACE, f, a...);
+  }
+  template <class... Args>
+  void debug(std::string_view f, const Args&... a) const {
+    emit(MP_LOG_DEBUG, f, a...);
+  }
+  template <class... Args>
+  void info(std::string_view f, const Args&... a) const {
+    emit(MP_LOG_INFO, f, a...);
+  }
+  template <class... Args>
+  void warn(std::string_view f, const Args&... a) const {
+    emit(MP_LOG_WARN, f, a...);
+  }
+  template <class... Args>
+  void error(std::string_view f, const Args&... a) const {
+    emit(MP_LOG_ERROR, f, a...);
+  }
 
   // Already formatted text.
   void log(mp_log_level level, const std::string& message) const noexcept {

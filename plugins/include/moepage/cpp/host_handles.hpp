@@ -103,8 +103,8 @@ class InstanceOwner {
   // "<label>: <op> failed (<status>): <last_error>", read on the thread whose call failed.
   std::string failure(mp_status s, const char* op) const {
     const char* msg = (vtable_ != nullptr && vtable_->last_error != nullptr) ? vtable_->last_error(self_) : nullptr;
-    return label_ + ": " + op + " failed (" + mp_status_name(s) + "): " +
-           (msg != nullptr && *msg != '\0' ? msg : "no message");
+    return label_ + ": " + op + " failed (" + mp_status_name(s) +
+           "): " + (msg != nullptr && *msg != '\0' ? msg : "no message");
   }
   void require_live(const char* op) const {
     if (self_ == nullptr) throw PluginError(MP_ERR_INVALID_ARG, label_ + ": " + op + " on an empty handle");
@@ -122,8 +122,8 @@ inline std::string label_of(const mp_component_descriptor& d) {
 }
 
 [[noreturn]] inline void create_failed(const mp_component_descriptor& d, mp_status s, const char* err) {
-  throw PluginError(s, label_of(d) + ": create failed (" + mp_status_name(s) + "): " +
-                           (err != nullptr && *err != '\0' ? err : "no message"));
+  throw PluginError(s, label_of(d) + ": create failed (" + mp_status_name(s) +
+                           "): " + (err != nullptr && *err != '\0' ? err : "no message"));
 }
 
 inline constexpr uint32_t kErrCap = 1024;
@@ -149,8 +149,8 @@ class TransportHandle {
     void* self = nullptr;
     const mp_status s = d.transport->create(host, options, &self, err, sizeof err);
     if (s != MP_OK || self == nullptr) detail::create_failed(d, s == MP_OK ? MP_ERR_INTERNAL : s, err);
-    return TransportHandle(detail::InstanceOwner<mp_transport_vtable>(d.transport, self, std::move(library),
-                                                                      detail::label_of(d)));
+    return TransportHandle(
+        detail::InstanceOwner<mp_transport_vtable>(d.transport, self, std::move(library), detail::label_of(d)));
   }
 
   uint32_t open(const std::string& path) {
@@ -220,8 +220,7 @@ class PagerHandle {
     void* self = nullptr;
     const mp_status s = d.pager->create(&args, &self, err, sizeof err);
     if (s != MP_OK || self == nullptr) detail::create_failed(d, s == MP_OK ? MP_ERR_INTERNAL : s, err);
-    return PagerHandle(
-        detail::InstanceOwner<mp_pager_vtable>(d.pager, self, std::move(library), detail::label_of(d)));
+    return PagerHandle(detail::InstanceOwner<mp_pager_vtable>(d.pager, self, std::move(library), detail::label_of(d)));
   }
 
   void begin_token(uint64_t token) {
@@ -300,8 +299,8 @@ class ArchHandle {
     char err[detail::kErrCap] = {};
     const mp_status s = v->synthesize(host, &req, err, sizeof err);
     if (s != MP_OK)
-      throw PluginError(s, detail::label_of(d) + ": synthesize failed (" + mp_status_name(s) + "): " +
-                               (*err != '\0' ? err : "no message"));
+      throw PluginError(s, detail::label_of(d) + ": synthesize failed (" + mp_status_name(s) +
+                               "): " + (*err != '\0' ? err : "no message"));
   }
 
   static ArchHandle create(const mp_component_descriptor& d, std::shared_ptr<void> library,

@@ -13,12 +13,12 @@
 
 namespace mp {
 
-
 // A table entry; constexpr so option tables can be static constant arrays.
 constexpr mp_option_def option(mp_option_type type, const char* name, const char* default_value, const char* help) {
   return mp_option_def{sizeof(mp_option_def), type, name, default_value, help, nullptr};
 }
-constexpr mp_option_def enum_option(const char* name, const char* choices, const char* default_value, const char* help) {
+constexpr mp_option_def enum_option(const char* name, const char* choices, const char* default_value,
+                                    const char* help) {
   return mp_option_def{sizeof(mp_option_def), MP_OPT_ENUM, name, default_value, help, choices};
 }
 

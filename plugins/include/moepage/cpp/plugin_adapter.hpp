@@ -129,14 +129,17 @@ struct Instance {
 };
 
 template <class T>
-Instance<T>* as(void* self) noexcept { return static_cast<Instance<T>*>(self); }
+Instance<T>* as(void* self) noexcept {
+  return static_cast<Instance<T>*>(self);
+}
 
 // Calls a member through the instance, recording failures as its last error.
 template <class T, class F>
 mp_status call(void* self, const char* op, F&& f) noexcept {
   if (self == nullptr) return MP_ERR_INVALID_ARG;
   Instance<T>* inst = as<T>(self);
-  return guarded(op, [&]() { return f(inst->impl); }, [inst](const char* m) { inst->set_error(m); });
+  return guarded(
+      op, [&]() { return f(inst->impl); }, [inst](const char* m) { inst->set_error(m); });
 }
 
 template <class T>
@@ -233,8 +236,9 @@ concept TransportClass = requires(T& t, const char* path, uint32_t* file, const 
   t.open(path, file);
   t.submit(r, n, tp);
   t.stats(st);
-} && (detail::ReportsFailedRequest<T> || detail::WaitsForTickets<T>) &&
-                         std::is_constructible_v<T, const mp_host_api*, const Options&>;
+}
+&&(detail::ReportsFailedRequest<T> ||
+   detail::WaitsForTickets<T>)&&std::is_constructible_v<T, const mp_host_api*, const Options&>;
 
 template <TransportClass T>
 const mp_transport_vtable* transport_vtable() noexcept {
@@ -264,7 +268,7 @@ const mp_transport_vtable* transport_vtable() noexcept {
     v.stats = [](void* self, mp_transport_stats* out) noexcept {
       return call<T>(self, "stats", [&](T& t) { return t.stats(out); });
     };
-    if constexpr (requires(T& t, mp_ticket tk, mp_event* e) { t.ticket_event(tk, e); }) {
+    if constexpr (requires(T & t, mp_ticket tk, mp_event * e) { t.ticket_event(tk, e); }) {
       v.ticket_event = [](void* self, mp_ticket ticket, mp_event* out) noexcept {
         return call<T>(self, "ticket_event", [&](T& t) { return t.ticket_event(ticket, out); });
       };
@@ -283,7 +287,8 @@ concept PagerClass = requires(T& t, uint64_t token, uint32_t layer, const int32_
   t.acquire(layer, experts, n, out);
   t.stats(st);
   t.layer_stats(layer, ls);
-} && std::is_constructible_v<T, const mp_pager_create_args&, const Options&>;
+}
+&&std::is_constructible_v<T, const mp_pager_create_args&, const Options&>;
 
 template <PagerClass T>
 const mp_pager_vtable* pager_vtable() noexcept {
@@ -307,12 +312,12 @@ const mp_pager_vtable* pager_vtable() noexcept {
     v.acquire = [](void* self, uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* out) noexcept {
       return call<T>(self, "acquire", [&](T& t) { return t.acquire(layer, experts, n, out); });
     };
-    if constexpr (requires(T& t, uint32_t l, const float* h, mp_stream s) { t.observe(l, h, l, s); }) {
+    if constexpr (requires(T & t, uint32_t l, const float* h, mp_stream s) { t.observe(l, h, l, s); }) {
       v.observe = [](void* self, uint32_t layer, const float* hidden, uint32_t d_model, mp_stream stream) noexcept {
         return call<T>(self, "observe", [&](T& t) { return t.observe(layer, hidden, d_model, stream); });
       };
     }
-    if constexpr (requires(T& t, uint32_t l, const int32_t* e) { t.hint(l, e, l); }) {
+    if constexpr (requires(T & t, uint32_t l, const int32_t* e) { t.hint(l, e, l); }) {
       v.hint = [](void* self, uint32_t layer, const int32_t* experts, uint32_t n) noexcept {
         return call<T>(self, "hint", [&](T& t) { return t.hint(layer, experts, n); });
       };
@@ -323,7 +328,7 @@ const mp_pager_vtable* pager_vtable() noexcept {
     v.layer_stats = [](void* self, uint32_t layer, mp_pager_layer_stats* out) noexcept {
       return call<T>(self, "layer_stats", [&](T& t) { return t.layer_stats(layer, out); });
     };
-    if constexpr (requires(T& t, mp_trace_fn fn, void* ctx) { t.set_trace(fn, ctx); }) {
+    if constexpr (requires(T & t, mp_trace_fn fn, void* ctx) { t.set_trace(fn, ctx); }) {
       v.set_trace = [](void* self, mp_trace_fn fn, void* ctx) noexcept {
         return call<T>(self, "set_trace", [&](T& t) { return t.set_trace(fn, ctx); });
       };
@@ -345,7 +350,8 @@ concept ArchClass = requires(T& t, const mp_host_api* host, const char* dir, mp_
   t.bind_pager(pager);
   t.reset();
   t.forward(tokens, n, logits, n);
-} && std::is_constructible_v<T, const mp_arch_create_args&, const Options&>;
+}
+&&std::is_constructible_v<T, const mp_arch_create_args&, const Options&>;
 
 template <ArchClass T>
 const mp_arch_vtable* arch_vtable() noexcept {
@@ -384,17 +390,17 @@ const mp_arch_vtable* arch_vtable() noexcept {
     v.forward = [](void* self, const int32_t* tokens, uint32_t n, float* logits, uint32_t flags) noexcept {
       return call<T>(self, "forward", [&](T& t) { return t.forward(tokens, n, logits, flags); });
     };
-    if constexpr (requires(T& t, char* buf, uint32_t cap) { t.summary(buf, cap); }) {
+    if constexpr (requires(T & t, char* buf, uint32_t cap) { t.summary(buf, cap); }) {
       v.summary = [](void* self, char* buf, uint32_t cap) noexcept {
         return call<T>(self, "summary", [&](T& t) { return t.summary(buf, cap); });
       };
     }
-    if constexpr (requires(T& t, mp_arch_stats* out) { t.stats(out); }) {
+    if constexpr (requires(T & t, mp_arch_stats * out) { t.stats(out); }) {
       v.stats = [](void* self, mp_arch_stats* out) noexcept {
         return call<T>(self, "stats", [&](T& t) { return t.stats(out); });
       };
     }
-    if constexpr (requires(T& t, const int32_t* tokens, uint32_t n, int32_t* next) {
+    if constexpr (requires(T & t, const int32_t* tokens, uint32_t n, int32_t* next) {
                     t.forward_greedy(tokens, n, next);
                   }) {
       v.forward_greedy = [](void* self, const int32_t* tokens, uint32_t n, int32_t* next) noexcept {
@@ -487,13 +493,13 @@ inline mp_status fill_manifest(mp_plugin_manifest* manifest, const char* plugin_
 
 // Defines the library's one exported symbol. The descriptor list is built once, on first query,
 // into static storage; an exception while building it becomes MP_ERR_INTERNAL.
-#define MOEPAGE_PLUGIN(plugin_name, plugin_version, ...)                                                  \
-  extern "C" MP_PLUGIN_EXPORT mp_status moepage_plugin_query(const mp_host_api* /*host*/,                  \
-                                                             mp_plugin_manifest* manifest) {               \
-    try {                                                                                                 \
-      static const mp_component_descriptor moepage_components_[] = {__VA_ARGS__};                         \
-      return ::mp::fill_manifest(manifest, plugin_name, plugin_version, moepage_components_);             \
-    } catch (...) {                                                                                       \
-      return MP_ERR_INTERNAL;                                                                             \
-    }                                                                                                     \
+#define MOEPAGE_PLUGIN(plugin_name, plugin_version, ...)                                      \
+  extern "C" MP_PLUGIN_EXPORT mp_status moepage_plugin_query(const mp_host_api* /*host*/,     \
+                                                             mp_plugin_manifest* manifest) {  \
+    try {                                                                                     \
+      static const mp_component_descriptor moepage_components_[] = {__VA_ARGS__};             \
+      return ::mp::fill_manifest(manifest, plugin_name, plugin_version, moepage_components_); \
+    } catch (...) {                                                                           \
+      return MP_ERR_INTERNAL;                                                                 \
+    }                                                                                         \
   }

@@ -57,12 +57,14 @@ class VersionedArray {
     if (base == nullptr) throw Error(MP_ERR_INVALID_ARG, format("{}: {} elements but the array is NULL", what, n));
     stride_ = base->struct_size;
     if (stride_ < v1_size<T>())
-      throw Error(MP_ERR_INVALID_ARG, format("{}: element 0: struct_size {} is smaller than {}", what, stride_, v1_size<T>()));
+      throw Error(MP_ERR_INVALID_ARG,
+                  format("{}: element 0: struct_size {} is smaller than {}", what, stride_, v1_size<T>()));
     for (uint32_t i = 1; i < n; ++i) {
       const uint32_t size = element(i)->struct_size;
       if (size != stride_)
         throw Error(MP_ERR_INVALID_ARG, format("{}: element {}: struct_size {} differs from the first element's {} "
-                                               "(the stride of the array)", what, i, size, stride_));
+                                               "(the stride of the array)",
+                                               what, i, size, stride_));
     }
   }
 

@@ -1,9 +1,9 @@
 #include "moepage/pager_core/adapter_file.hpp"
 
-#include <cerrno>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -28,8 +28,8 @@ uint32_t load_u32(const uint8_t* p) {
 std::string n(uint64_t v) { return std::to_string(v); }
 
 // Reads `count` little-endian f16 values, rejecting non-finite ones.
-void load_halves(const uint8_t* p, size_t count, std::vector<uint16_t>& out, std::string_view name,
-                 uint32_t entry, uint32_t src_layer, const char* matrix, uint32_t cols) {
+void load_halves(const uint8_t* p, size_t count, std::vector<uint16_t>& out, std::string_view name, uint32_t entry,
+                 uint32_t src_layer, const char* matrix, uint32_t cols) {
   out.resize(count);
   for (size_t i = 0; i < count; ++i) {
     const uint16_t h = uint16_t(p[2 * i] | p[2 * i + 1] << 8);
@@ -61,15 +61,14 @@ Adapter parse_adapter(std::span<const uint8_t> bytes, const AdapterModel& model,
                                                     n(model.has_experts.size()) + " has_experts flags for " +
                                                     n(model.n_layers) + " layers");
   if (bytes.size() < kAdapterHeaderBytes)
-    fail(name, "file is " + n(bytes.size()) + " bytes, shorter than the " + n(kAdapterHeaderBytes) +
-                   "-byte HFADPT header");
+    fail(name,
+         "file is " + n(bytes.size()) + " bytes, shorter than the " + n(kAdapterHeaderBytes) + "-byte HFADPT header");
   if (std::memcmp(bytes.data(), kAdapterMagic, sizeof kAdapterMagic) != 0)
     fail(name, "not an HFADPT adapter file (the first 8 bytes are not \"HFADPT\\0\\0\")");
   const uint8_t* h = bytes.data() + 8;
   const uint32_t version = load_u32(h), n_entries = load_u32(h + 4), d_model = load_u32(h + 8),
                  n_exp = load_u32(h + 12), rank = load_u32(h + 16);
-  if (version != 1 && version != 2)
-    fail(name, "HFADPT version " + n(version) + " is not supported (expected 1 or 2)");
+  if (version != 1 && version != 2) fail(name, "HFADPT version " + n(version) + " is not supported (expected 1 or 2)");
   if (d_model != model.d_model)
     fail(name, "d_model " + n(d_model) + " does not match the model's hidden size " + n(model.d_model));
   if (n_exp != model.n_experts)
@@ -134,16 +133,17 @@ Adapter read_adapter_file(const std::string& path, const AdapterModel& model) {
     ::close(fd);
     fail(path, std::string("cannot open the adapter file (") + std::strerror(errno) + ")");
   }
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) fail(path, "not a regular file");
   // The largest valid adapter for this model: an entry per predicted layer at rank d_model, with
   // the v2 bias.
   const uint64_t largest =
-      kAdapterHeaderBytes + uint64_t(model.n_layers) * (4 + 2 * uint64_t(model.d_model) *
-                                                                (uint64_t(model.d_model) + model.n_experts) +
-                                                        4 * uint64_t(model.n_experts));
+      kAdapterHeaderBytes +
+      uint64_t(model.n_layers) * (4 + 2 * uint64_t(model.d_model) * (uint64_t(model.d_model) + model.n_experts) +
+                                  4 * uint64_t(model.n_experts));
   if (uint64_t(st.st_size) > largest)
-    fail(path, "file is " + n(uint64_t(st.st_size)) + " bytes, more than any adapter for this model (" + n(largest) + ")");
+    fail(path,
+         "file is " + n(uint64_t(st.st_size)) + " bytes, more than any adapter for this model (" + n(largest) + ")");
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   std::vector<uint8_t> bytes;
   uint8_t buf[1 << 16];
@@ -154,9 +154,11 @@ Adapter read_adapter_file(const std::string& path, const AdapterModel& model) {
 }
 
 std::vector<uint8_t> serialize_adapter(const Adapter& adapter) {
-  const uint64_t a_count = uint64_t(adapter.rank) * adapter.d_model, b_count = uint64_t(adapter.n_experts) * adapter.rank;
+  const uint64_t a_count = uint64_t(adapter.rank) * adapter.d_model,
+                 b_count = uint64_t(adapter.n_experts) * adapter.rank;
   if (adapter.version != 1 && adapter.version != 2)
-    throw PagerError(ErrorKind::InvalidRequest, "serialize_adapter: version " + n(adapter.version) + " (expected 1 or 2)");
+    throw PagerError(ErrorKind::InvalidRequest,
+                     "serialize_adapter: version " + n(adapter.version) + " (expected 1 or 2)");
   const uint64_t bias_count = adapter.version == 2 ? adapter.n_experts : 0;
   for (size_t i = 0; i < adapter.entries.size(); ++i) {
     const AdapterEntry& e = adapter.entries[i];
@@ -167,7 +169,8 @@ std::vector<uint8_t> serialize_adapter(const Adapter& adapter) {
                                                       " and " + n(bias_count));
   }
   // Sized once and written by index: the layout is fixed, so no appends are needed.
-  std::vector<uint8_t> out(kAdapterHeaderBytes + adapter.entries.size() * (4 + 2 * (a_count + b_count) + 4 * bias_count));
+  std::vector<uint8_t> out(kAdapterHeaderBytes +
+                           adapter.entries.size() * (4 + 2 * (a_count + b_count) + 4 * bias_count));
   size_t at = 0;
   auto u32 = [&](uint32_t v) {
     for (int i = 0; i < 4; ++i) out[at++] = uint8_t(v >> (8 * i));

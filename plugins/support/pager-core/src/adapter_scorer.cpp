@@ -45,12 +45,14 @@ void AdapterScorer::score(uint32_t src_layer, std::span<const float> hidden, std
   if (!predicts_after(src_layer))
     throw PagerError(ErrorKind::InvalidRequest,
                      "adapter scorer: no entry predicts the layer after layer " + std::to_string(src_layer));
-  if (hidden.size() != d_model_ || scores.size() != n_experts_ || (!gate_bias.empty() && gate_bias.size() != n_experts_))
+  if (hidden.size() != d_model_ || scores.size() != n_experts_ ||
+      (!gate_bias.empty() && gate_bias.size() != n_experts_))
     throw PagerError(ErrorKind::InvalidRequest,
                      "adapter scorer: layer " + std::to_string(src_layer) + ": expected hidden[" +
-                         std::to_string(d_model_) + "], scores[" + std::to_string(n_experts_) + "] and gate_bias[0 or " +
-                         std::to_string(n_experts_) + "], got " + std::to_string(hidden.size()) + ", " +
-                         std::to_string(scores.size()) + ", " + std::to_string(gate_bias.size()));
+                         std::to_string(d_model_) + "], scores[" + std::to_string(n_experts_) +
+                         "] and gate_bias[0 or " + std::to_string(n_experts_) + "], got " +
+                         std::to_string(hidden.size()) + ", " + std::to_string(scores.size()) + ", " +
+                         std::to_string(gate_bias.size()));
   const size_t entry = size_t(entry_of_src_[src_layer]);
   const float* a = a_[entry].data();
   const float* b = b_[entry].data();

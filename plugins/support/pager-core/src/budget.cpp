@@ -36,8 +36,9 @@ BudgetDecision decide_budget(const BudgetInputs& in) {
            (in.available_error.empty() ? std::string("no reason given") : in.available_error) +
            "); set an explicit budget, e.g. budget: 8GiB");
     if (*in.available_bytes <= in.reserve_bytes)
-      fail("budget auto: " + format_bytes(*in.available_bytes) + " available after the dense weights is not more than the " +
-           format_bytes(in.reserve_bytes) + " reserve; set an explicit budget or a smaller reserve");
+      fail("budget auto: " + format_bytes(*in.available_bytes) +
+           " available after the dense weights is not more than the " + format_bytes(in.reserve_bytes) +
+           " reserve; set an explicit budget or a smaller reserve");
     d.budget_bytes = *in.available_bytes - in.reserve_bytes;
     budget_words = "budget " + format_bytes(d.budget_bytes) + " (auto: " + format_bytes(*in.available_bytes) +
                    " available minus " + format_bytes(in.reserve_bytes) + " reserve)";
@@ -63,14 +64,15 @@ BudgetDecision decide_budget(const BudgetInputs& in) {
     d.slots_per_layer = in.n_experts;
     d.pool_bytes = all_bytes;
     d.message = budget_words + " holds every expert (" + std::to_string(in.n_experts) + " per layer over " +
-                layers_words + ", " + format_bytes(all_bytes) + "): one slot per expert, each filled on first use, none evicted";
+                layers_words + ", " + format_bytes(all_bytes) +
+                "): one slot per expert, each filled on first use, none evicted";
     return d;
   }
   if (slots < in.top_k) {
     const uint64_t minimum = mul_or_fail(per_slot_all_layers, in.top_k, "the minimum budget");
     fail(budget_words + " buys " + std::to_string(slots) + " slot" + (slots == 1 ? "" : "s") + " per layer over " +
-         layers_words + " (" + format_bytes(in.expert_bytes) + " per expert); top-k needs " +
-         std::to_string(in.top_k) + " slots: minimum budget " + format_bytes(minimum));
+         layers_words + " (" + format_bytes(in.expert_bytes) + " per expert); top-k needs " + std::to_string(in.top_k) +
+         " slots: minimum budget " + format_bytes(minimum));
   }
   d.mode = BudgetMode::Paged;
   d.slots_per_layer = uint32_t(slots);

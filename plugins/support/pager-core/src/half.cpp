@@ -35,7 +35,7 @@ uint16_t float_to_half(float f) {
   const uint16_t sign = uint16_t((x >> 16) & 0x8000u);
   const uint32_t abs = x & 0x7FFFFFFFu;
   if (abs > 0x7F800000u) return uint16_t(sign | 0x7E00u | ((abs >> 13) & 0x3FFu));  // NaN stays NaN
-  if (abs >= 0x477FF000u) return uint16_t(sign | 0x7C00u);  // rounds past 65504: infinity
+  if (abs >= 0x477FF000u) return uint16_t(sign | 0x7C00u);                          // rounds past 65504: infinity
   if (abs < 0x38800000u) {
     // Result is subnormal (or zero): value / 2^-24, rounded to nearest even.
     if (abs < 0x33000000u) return sign;  // below half the smallest subnormal

@@ -62,8 +62,7 @@ MemInfo parse_meminfo(std::string_view text, std::string_view source) {
 
 uint64_t mem_available_bytes(std::string_view text, std::string_view source) {
   const MemInfo info = parse_meminfo(text, source);
-  if (!info.mem_available)
-    throw PagerError(ErrorKind::Format, std::string(source) + ": has no MemAvailable line");
+  if (!info.mem_available) throw PagerError(ErrorKind::Format, std::string(source) + ": has no MemAvailable line");
   return *info.mem_available;
 }
 

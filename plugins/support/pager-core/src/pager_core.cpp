@@ -104,9 +104,7 @@ const SlotPool& PagerCore::pool(uint32_t layer, uint32_t part) const {
   return pools_[size_t(pool_index_[layer]) + part];
 }
 
-SlotPool& PagerCore::pool_mut(uint32_t layer, uint32_t part) {
-  return pools_[size_t(pool_index_[layer]) + part];
-}
+SlotPool& PagerCore::pool_mut(uint32_t layer, uint32_t part) { return pools_[size_t(pool_index_[layer]) + part]; }
 
 void PagerCore::check_layer(uint32_t layer) const {
   if (layer >= geo_.n_layers)
@@ -191,9 +189,9 @@ const Plan& PagerCore::prefetch(uint32_t layer, std::span<const int32_t> ranked)
   const uint64_t stamp = ++seen_stamp_;
   for (int32_t e : ranked) {
     if (e < 0 || uint32_t(e) >= geo_.n_experts)
-      throw PagerError(ErrorKind::InvalidRequest, "layer " + num(layer) + ": predicted expert " +
-                                                      std::to_string(e) + " is out of range (the layer has " +
-                                                      num(geo_.n_experts) + " experts)");
+      throw PagerError(ErrorKind::InvalidRequest, "layer " + num(layer) + ": predicted expert " + std::to_string(e) +
+                                                      " is out of range (the layer has " + num(geo_.n_experts) +
+                                                      " experts)");
     if (seen_[uint32_t(e)] == stamp)
       throw PagerError(ErrorKind::InvalidRequest,
                        "layer " + num(layer) + ": predicted expert " + std::to_string(e) + " is listed twice");

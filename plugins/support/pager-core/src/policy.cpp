@@ -148,8 +148,7 @@ int32_t BeladyPolicy::choose_victim(std::span<const uint32_t> candidates, std::s
   int32_t victim = -1;
   for (uint32_t slot : candidates) {
     if (protected_slots[slot]) continue;
-    if (victim < 0 || next_use_[slot_expert_[slot]] > next_use_[slot_expert_[uint32_t(victim)]])
-      victim = int32_t(slot);
+    if (victim < 0 || next_use_[slot_expert_[slot]] > next_use_[slot_expert_[uint32_t(victim)]]) victim = int32_t(slot);
   }
   return victim;
 }

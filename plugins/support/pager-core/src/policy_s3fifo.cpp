@@ -82,7 +82,8 @@ int32_t S3FifoPolicy::choose_victim(std::span<const uint32_t> candidates, std::s
   // Unreachable by the bound above; fall back to the oldest unprotected slot.
   int32_t victim = -1;
   for (uint32_t slot : candidates)
-    if (!protected_slots[slot] && (victim < 0 || queued_at_[slot] < queued_at_[uint32_t(victim)])) victim = int32_t(slot);
+    if (!protected_slots[slot] && (victim < 0 || queued_at_[slot] < queued_at_[uint32_t(victim)]))
+      victim = int32_t(slot);
   return victim;
 }
 

@@ -86,8 +86,8 @@ void replay_live(const Trace& trace, const LayerSchedule& s, uint32_t slots, con
 }
 
 // Belady with hints as free just-in-time loads (see simulator.hpp).
-void replay_belady(const Trace& trace, uint32_t layer, const LayerSchedule& s, uint32_t slots,
-                   const PolicySpec& policy, SimLayerResult& out) {
+void replay_belady(const Trace& trace, uint32_t layer, const LayerSchedule& s, uint32_t slots, const PolicySpec& policy,
+                   SimLayerResult& out) {
   const size_t n = s.rows.size();
   // hinted[k]: the row's expert was hinted since its previous access of this layer.
   std::vector<uint8_t> hinted(n, 0), hinted_since(trace.meta.experts, 0);
@@ -185,8 +185,8 @@ SimResult simulate_layers(const Trace& trace, std::span<const uint32_t> layer_sl
                           uint32_t max_request) {
   if (layer_slots.size() != trace.meta.layers)
     throw PagerError(ErrorKind::InvalidRequest, "simulate: " + std::to_string(layer_slots.size()) +
-                                                    " slot counts for a trace of " +
-                                                    std::to_string(trace.meta.layers) + " layers");
+                                                    " slot counts for a trace of " + std::to_string(trace.meta.layers) +
+                                                    " layers");
   const TraceReplay replay(trace);
   SimResult result;
   result.policy = policy;
@@ -239,8 +239,7 @@ SimResult simulate(const Trace& trace, uint32_t slots_per_layer, const PolicySpe
 }
 
 SimResult recorded_result(const Trace& trace) {
-  if (!trace.has_outcomes)
-    throw PagerError(ErrorKind::InvalidRequest, "recorded_result: the trace has no hit column");
+  if (!trace.has_outcomes) throw PagerError(ErrorKind::InvalidRequest, "recorded_result: the trace has no hit column");
   SimResult result;
   result.layers.assign(trace.meta.layers, SimLayerResult{});
   for (const TraceRow& r : trace.rows) {

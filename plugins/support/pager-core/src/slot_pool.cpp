@@ -41,8 +41,8 @@ void SlotPool::check_demand(std::span<const int32_t> experts) const {
   for (int32_t e : experts) {
     if (e < 0 || uint32_t(e) >= n_experts())
       throw PagerError(ErrorKind::InvalidRequest, where() + ": expert " + std::to_string(e) +
-                                                      " is out of range (the layer has " +
-                                                      std::to_string(n_experts()) + " experts)");
+                                                      " is out of range (the layer has " + std::to_string(n_experts()) +
+                                                      " experts)");
     if (seen_[uint32_t(e)] == stamp)
       throw PagerError(ErrorKind::InvalidRequest,
                        where() + ": expert " + std::to_string(e) + " is requested twice in one request");
@@ -58,10 +58,10 @@ void SlotPool::check_demand(std::span<const int32_t> experts) const {
     else if (seen_[uint32_t(expert_of_[s])] != stamp) ++evictable;
   }
   if (evictable < misses)
-    throw PagerError(ErrorKind::SlotsBusy,
-                     where() + ": " + std::to_string(misses) + " misses need slots but only " +
-                         std::to_string(evictable) + " can be evicted (" + std::to_string(filling) +
-                         " slots are still being filled); wait for those fills and retry");
+    throw PagerError(ErrorKind::SlotsBusy, where() + ": " + std::to_string(misses) + " misses need slots but only " +
+                                               std::to_string(evictable) + " can be evicted (" +
+                                               std::to_string(filling) +
+                                               " slots are still being filled); wait for those fills and retry");
 }
 
 int32_t SlotPool::take_slot(std::span<const uint8_t> mask, SlotPlan& out) {

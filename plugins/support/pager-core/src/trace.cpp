@@ -43,9 +43,11 @@ TraceMeta parse_header(std::string_view line, const LineError& err) {
     uint64_t v = 0;
     const bool known = key == "layers" || key == "experts" || key == "top_k";
     if (!known) continue;  // newer writers may add keys
-    if (!parse_uint(value, UINT32_MAX, v)) err("header field " + std::string(key) + " needs a number, got " + shown(value));
+    if (!parse_uint(value, UINT32_MAX, v))
+      err("header field " + std::string(key) + " needs a number, got " + shown(value));
     if (key == "layers") {
-      if (v == 0 || v > kTraceMaxLayers) err("layers=" + std::to_string(v) + " must be in 1.." + std::to_string(kTraceMaxLayers));
+      if (v == 0 || v > kTraceMaxLayers)
+        err("layers=" + std::to_string(v) + " must be in 1.." + std::to_string(kTraceMaxLayers));
       meta.layers = uint32_t(v);
       layers_seen = true;
     } else if (key == "experts") {
@@ -129,8 +131,8 @@ void TraceV3Reader::hint_row(std::string_view line, bool is_hint, const LineErro
   if (!parse_uint(field[3], UINT32_MAX, v)) err("rank " + shown(field[3]) + " is not a number");
   hint.rank = uint32_t(v);
   check_token(hint.token, err);
-  const bool continues = in_hint_ && hint.token == last_token_ && hint.layer == last_layer_ &&
-                         trace_.hints.back().source == hint.source;
+  const bool continues =
+      in_hint_ && hint.token == last_token_ && hint.layer == last_layer_ && trace_.hints.back().source == hint.source;
   if (hint.rank != 0 && (!continues || hint.rank != trace_.hints.back().rank + 1))
     err(kind + " rank " + std::to_string(hint.rank) + " continues no " + kind + " call (token " +
         std::to_string(hint.token) + ", layer " + std::to_string(hint.layer) +
@@ -201,17 +203,13 @@ Trace parse_trace(std::string_view text, std::string_view name) {
     if (!v3 && !v4) {
       if (line.empty()) continue;
       trace.meta = parse_header(line, err);
-      if (trace.meta.version == 4)
-        v4.emplace(trace);
-      else
-        v3.emplace(trace);
+      if (trace.meta.version == 4) v4.emplace(trace);
+      else v3.emplace(trace);
       continue;
     }
     if (line.empty() || line.front() == '#') continue;
-    if (v4)
-      v4->line(line, err);
-    else
-      v3->line(line, err);
+    if (v4) v4->line(line, err);
+    else v3->line(line, err);
   }
   if (!v3 && !v4) throw PagerError(ErrorKind::Format, std::string(name) + ": empty trace (no header line)");
   return trace;
@@ -221,25 +219,26 @@ std::string trace_header(const TraceMeta& meta) {
   // The row writers below write v1-v3 lines only; a v4 trace's meta is written as v3, the version
   // of the rows that will follow, so a trace read from v4 and written again reads back.
   const uint32_t version = std::min(meta.version, kTraceVersion);
-  std::string s = "# moepage-trace v" + std::to_string(version) + " layers=" + std::to_string(meta.layers) + " experts=" + std::to_string(meta.experts);
+  std::string s = "# moepage-trace v" + std::to_string(version) + " layers=" + std::to_string(meta.layers) +
+                  " experts=" + std::to_string(meta.experts);
   if (meta.top_k) s += " top_k=" + std::to_string(meta.top_k);
   return s + "\n";
 }
 
 size_t format_trace_row(const TraceRow& row, bool with_outcomes, std::span<char> buf) {
-  const int n = with_outcomes
-                    ? std::snprintf(buf.data(), buf.size(), "%llu,%u,%u,%u,%u\n", (unsigned long long)row.token,
-                                    row.layer, row.expert, unsigned(row.hit), unsigned(row.prefetched))
-                    : std::snprintf(buf.data(), buf.size(), "%llu,%u,%u\n", (unsigned long long)row.token, row.layer,
-                                    row.expert);
+  const int n =
+      with_outcomes
+          ? std::snprintf(buf.data(), buf.size(), "%llu,%u,%u,%u,%u\n", (unsigned long long)row.token, row.layer,
+                          row.expert, unsigned(row.hit), unsigned(row.prefetched))
+          : std::snprintf(buf.data(), buf.size(), "%llu,%u,%u\n", (unsigned long long)row.token, row.layer, row.expert);
   if (n < 0 || size_t(n) >= buf.size()) return 0;
   return size_t(n);
 }
 
 size_t format_trace_hint(const TraceHint& hint, std::span<char> buf) {
-  const int n = std::snprintf(buf.data(), buf.size(), "%s,%llu,%u,%u,%u\n",
-                              hint.source == HintSource::Arch ? "hint" : "predict", (unsigned long long)hint.token,
-                              hint.layer, hint.expert, hint.rank);
+  const int n =
+      std::snprintf(buf.data(), buf.size(), "%s,%llu,%u,%u,%u\n", hint.source == HintSource::Arch ? "hint" : "predict",
+                    (unsigned long long)hint.token, hint.layer, hint.expert, hint.rank);
   if (n < 0 || size_t(n) >= buf.size()) return 0;
   return size_t(n);
 }

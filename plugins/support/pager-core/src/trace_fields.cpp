@@ -26,7 +26,8 @@ std::string shown(std::string_view s) { return "'" + std::string(s.substr(0, 60)
 uint32_t parse_layer(std::string_view s, const TraceMeta& meta, const LineError& err) {
   uint64_t v = 0;
   if (!parse_uint(s, UINT32_MAX, v)) err("layer " + shown(s) + " is not a number");
-  if (v >= meta.layers) err("layer " + std::to_string(v) + " is out of range (layers=" + std::to_string(meta.layers) + ")");
+  if (v >= meta.layers)
+    err("layer " + std::to_string(v) + " is out of range (layers=" + std::to_string(meta.layers) + ")");
   return uint32_t(v);
 }
 

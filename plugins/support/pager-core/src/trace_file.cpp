@@ -53,8 +53,7 @@ std::string read_xz(FILE* f, const std::string& path) {
     if (strm.avail_in == 0 && action == LZMA_RUN) {
       strm.next_in = in;
       strm.avail_in = std::fread(in, 1, sizeof in, f);
-      if (std::ferror(f))
-        throw PagerError(ErrorKind::Format, path + ": read failed (" + std::strerror(errno) + ")");
+      if (std::ferror(f)) throw PagerError(ErrorKind::Format, path + ": read failed (" + std::strerror(errno) + ")");
       if (std::feof(f)) action = LZMA_FINISH;
     }
     strm.next_out = reinterpret_cast<uint8_t*>(out);
@@ -80,7 +79,7 @@ Trace read_trace_file(const std::string& path) {
     ::close(fd);
     throw PagerError(ErrorKind::Format, path + ": cannot open the trace (" + std::strerror(errno) + ")");
   }
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw PagerError(ErrorKind::Format, path + ": not a regular file");
   if (uint64_t(st.st_size) > kMaxTraceFileBytes)
     throw PagerError(ErrorKind::Format, path + ": the trace is " + std::to_string(st.st_size) + " bytes; at most " +

@@ -11,8 +11,8 @@
 //                            v2 only: f32 bias[n_exp] }
 // Little-endian throughout; the file is exactly 28 + n_entries x (4 + 2 rank d_model +
 // 2 n_exp rank [+ 4 n_exp]) bytes. The scores are B (A h) [+ bias]: v2's per-entry bias is the
-// intercept of the fit (tools/train/adapter_fit.py), which a low-rank map of h alone cannot hold. Every check names the file; a bad file is an error, never a crash
-// (tests/fuzz-adapter fuzzes parse_adapter).
+// intercept of the fit (tools/train/adapter_fit.py), which a low-rank map of h alone cannot hold. Every check names the
+// file; a bad file is an error, never a crash (tests/fuzz-adapter fuzzes parse_adapter).
 #pragma once
 #include <cstdint>
 #include <span>

@@ -30,12 +30,12 @@ class AdapterScorer {
 
  private:
   uint32_t d_model_, n_experts_, rank_;
-  std::vector<int32_t> entry_of_src_;   // [n_layers] entry index or -1
-  std::vector<std::vector<float>> a_;   // per entry [rank][d_model]
-  std::vector<std::vector<float>> b_;   // per entry [n_experts][rank]
+  std::vector<int32_t> entry_of_src_;     // [n_layers] entry index or -1
+  std::vector<std::vector<float>> a_;     // per entry [rank][d_model]
+  std::vector<std::vector<float>> b_;     // per entry [n_experts][rank]
   std::vector<std::vector<float>> bias_;  // per entry [n_experts] or empty (v1)
-  std::vector<float> low_;              // scratch [rank]: A h
-  std::vector<int32_t> order_;          // scratch [n_experts]
+  std::vector<float> low_;                // scratch [rank]: A h
+  std::vector<int32_t> order_;            // scratch [n_experts]
 };
 
 }  // namespace moepage::pager

@@ -15,18 +15,18 @@ namespace moepage::pager {
 inline constexpr uint64_t kDefaultReserveBytes = 8ull << 30;  // 8 GiB
 
 struct BudgetInputs {
-  bool is_auto = false;          // budget: auto
-  uint64_t budget_bytes = 0;     // explicit budget (ignored when is_auto)
+  bool is_auto = false;                           // budget: auto
+  uint64_t budget_bytes = 0;                      // explicit budget (ignored when is_auto)
   uint64_t reserve_bytes = kDefaultReserveBytes;  // auto only: left for everything else
   // Memory available after the dense weights are placed; nullopt when it could not be read, with
   // the reason in available_error. Required for auto; with an explicit budget it only adds a
   // warning to the message when the slot pools would not fit.
   std::optional<uint64_t> available_bytes;
   std::string available_error;
-  uint32_t paged_layers = 0;     // layers whose routed experts are paged
-  uint32_t n_experts = 0;        // routed experts per layer
-  uint32_t top_k = 0;            // experts a token uses per layer
-  uint64_t expert_bytes = 0;     // one slot: every part of one expert
+  uint32_t paged_layers = 0;  // layers whose routed experts are paged
+  uint32_t n_experts = 0;     // routed experts per layer
+  uint32_t top_k = 0;         // experts a token uses per layer
+  uint64_t expert_bytes = 0;  // one slot: every part of one expert
 };
 
 enum class BudgetMode { Paged, HoldsAll };  // HoldsAll: one slot per expert, nothing to evict

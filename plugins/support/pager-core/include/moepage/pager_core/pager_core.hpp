@@ -47,11 +47,11 @@ struct CoreGeometry {
 struct Plan {
   uint32_t layer = 0;
   uint32_t n_pools = 1;
-  uint32_t misses = 0;                // experts with at least one part to read
-  bool table_changed = false;         // the layer's expert -> slot mapping changed since its last plan
-  uint64_t fill = 0;                  // tag of this plan's reads (commit/invalidate it); 0: none
-  std::span<const int32_t> experts;   // plan: the request; prefetch: the experts it placed
-  uint32_t stride = 0;                // pool-major parts: expert i of pool p at p * stride + i
+  uint32_t misses = 0;               // experts with at least one part to read
+  bool table_changed = false;        // the layer's expert -> slot mapping changed since its last plan
+  uint64_t fill = 0;                 // tag of this plan's reads (commit/invalidate it); 0: none
+  std::span<const int32_t> experts;  // plan: the request; prefetch: the experts it placed
+  uint32_t stride = 0;               // pool-major parts: expert i of pool p at p * stride + i
   std::span<const SlotPlan> parts;
 
   uint32_t size() const { return uint32_t(experts.size()); }
@@ -62,14 +62,14 @@ struct Plan {
 
 struct LayerCounters {
   uint64_t accesses = 0;
-  uint64_t hits = 0;             // every part of the expert was mapped
+  uint64_t hits = 0;  // every part of the expert was mapped
   uint64_t misses = 0;
   uint64_t prefetch_issued = 0;  // prefetch counters follow the layer's first pool
   uint64_t prefetch_used = 0;
   uint64_t prefetch_wasted = 0;
   uint64_t prefetch_failed = 0;
-  uint64_t fills_failed = 0;     // slots emptied by invalidate_fill, all pools
-  uint64_t table_changes = 0;    // plans that reported table_changed
+  uint64_t fills_failed = 0;   // slots emptied by invalidate_fill, all pools
+  uint64_t table_changes = 0;  // plans that reported table_changed
   LayerCounters& operator+=(const LayerCounters& o);
 };
 
@@ -124,16 +124,16 @@ class PagerCore {
   SlotPool& pool_mut(uint32_t layer, uint32_t part);
 
   CoreGeometry geo_;
-  std::vector<int32_t> pool_index_;     // [n_layers] first pool of the layer in pools_, -1 if not paged
+  std::vector<int32_t> pool_index_;  // [n_layers] first pool of the layer in pools_, -1 if not paged
   std::vector<SlotPool> pools_;
-  std::vector<uint64_t> reported_gen_;  // [n_layers] generation at the layer's last plan
-  std::vector<uint64_t> table_changes_; // [n_layers]
-  std::vector<uint64_t> layer_accesses_;// [n_layers] an expert hits when every part hits
+  std::vector<uint64_t> reported_gen_;    // [n_layers] generation at the layer's last plan
+  std::vector<uint64_t> table_changes_;   // [n_layers]
+  std::vector<uint64_t> layer_accesses_;  // [n_layers] an expert hits when every part hits
   std::vector<uint64_t> layer_hits_;
   std::vector<uint64_t> layer_misses_;
-  std::vector<int32_t> request_;        // scratch [slots] the request (or placed experts)
-  std::vector<SlotPlan> parts_;         // scratch [slots * pools]
-  std::vector<uint64_t> seen_;          // scratch [n_experts] duplicate stamps for prefetch
+  std::vector<int32_t> request_;  // scratch [slots] the request (or placed experts)
+  std::vector<SlotPlan> parts_;   // scratch [slots * pools]
+  std::vector<uint64_t> seen_;    // scratch [n_experts] duplicate stamps for prefetch
   uint64_t seen_stamp_ = 0;
   uint64_t next_fill_ = 1;
   uint64_t token_ = 0;

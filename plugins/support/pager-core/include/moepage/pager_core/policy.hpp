@@ -70,8 +70,8 @@ class Policy {
   virtual void on_evict(uint32_t slot, uint32_t expert) = 0;
   // The victim among `candidates` (slots holding valid experts), skipping every slot s with
   // protected_slots[s] != 0. Returns -1 when every candidate is protected.
-  virtual int32_t choose_victim(std::span<const uint32_t> candidates,
-                                std::span<const uint8_t> protected_slots, uint64_t now) = 0;
+  virtual int32_t choose_victim(std::span<const uint32_t> candidates, std::span<const uint8_t> protected_slots,
+                                uint64_t now) = 0;
 };
 
 // Builds a policy for a pool of n_slots slots over n_experts experts.
@@ -140,15 +140,15 @@ class S3FifoPolicy final : public Policy {
 
  private:
   bool in_ghost(uint32_t expert) const;
-  uint32_t small_target_;               // probation's share of the slots
-  uint64_t ghost_capacity_;             // ghost entries remembered (one per slot)
-  uint64_t ghost_clock_ = 0;            // counts evictions from probation
-  std::vector<uint64_t> ghost_at_;      // [expert] ghost_clock_ + 1 when evicted from probation, 0 never
-  std::vector<uint8_t> small_;          // [slot] 1: probation, 0: main
-  std::vector<uint8_t> freq_;           // [slot] hits since it entered its queue, capped at 3
-  std::vector<uint8_t> fresh_;          // [slot] inserted, its first on_access not yet seen
-  std::vector<uint64_t> queued_at_;     // [slot] when it entered its queue (FIFO order)
-  std::vector<uint32_t> slot_expert_;   // [slot]
+  uint32_t small_target_;              // probation's share of the slots
+  uint64_t ghost_capacity_;            // ghost entries remembered (one per slot)
+  uint64_t ghost_clock_ = 0;           // counts evictions from probation
+  std::vector<uint64_t> ghost_at_;     // [expert] ghost_clock_ + 1 when evicted from probation, 0 never
+  std::vector<uint8_t> small_;         // [slot] 1: probation, 0: main
+  std::vector<uint8_t> freq_;          // [slot] hits since it entered its queue, capped at 3
+  std::vector<uint8_t> fresh_;         // [slot] inserted, its first on_access not yet seen
+  std::vector<uint64_t> queued_at_;    // [slot] when it entered its queue (FIFO order)
+  std::vector<uint32_t> slot_expert_;  // [slot]
 };
 
 class BeladyPolicy final : public Policy {

@@ -42,10 +42,10 @@ struct SimLayerResult {
 
 struct SimResult {
   PolicySpec policy;
-  uint32_t slots = 0;                 // slots per layer actually used (capped at experts); with a
-                                      // split, the uniform count whose total the split shares out
-  std::vector<uint32_t> layer_slots;  // [trace.meta.layers] the slots each layer had
-  std::vector<SimLayerResult> layers; // [trace.meta.layers]
+  uint32_t slots = 0;                  // slots per layer actually used (capped at experts); with a
+                                       // split, the uniform count whose total the split shares out
+  std::vector<uint32_t> layer_slots;   // [trace.meta.layers] the slots each layer had
+  std::vector<SimLayerResult> layers;  // [trace.meta.layers]
   uint64_t accesses = 0;
   uint64_t misses = 0;
   uint64_t prefetch_reads = 0;

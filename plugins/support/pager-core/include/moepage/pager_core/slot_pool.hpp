@@ -27,10 +27,10 @@ enum class SlotState : uint8_t { Empty, Filling, Valid };
 // One expert in one pool, as planned.
 struct SlotPlan {
   uint32_t slot = 0;
-  int32_t evicted = -1;  // the expert that held the slot before this plan, -1 if none
-  uint64_t fill = 0;     // the fill to wait for when pending (this plan's on a miss), else 0
-  bool hit = false;      // already mapped before this plan
-  bool pending = false;  // the slot's bytes are not there yet: wait for `fill`
+  int32_t evicted = -1;     // the expert that held the slot before this plan, -1 if none
+  uint64_t fill = 0;        // the fill to wait for when pending (this plan's on a miss), else 0
+  bool hit = false;         // already mapped before this plan
+  bool pending = false;     // the slot's bytes are not there yet: wait for `fill`
   bool prefetched = false;  // a hit on a slot a prefetch filled (its first use: prefetch used)
 };
 
@@ -92,15 +92,15 @@ class SlotPool {
   void insert(uint32_t slot, uint32_t expert, uint64_t fill);
 
   uint32_t layer_, part_, n_parts_;
-  std::vector<int32_t> slot_of_;         // [expert] slot or -1
-  std::vector<int32_t> expert_of_;       // [slot] expert or -1
-  std::vector<SlotState> state_;         // [slot]
-  std::vector<uint64_t> fill_of_;        // [slot] fill tag while Filling
-  std::vector<uint8_t> prefetched_;      // [slot] filled by a prefetch and not requested since
-  std::vector<uint8_t> token_protected_; // [slot] requested by the current token
-  std::vector<uint8_t> request_mask_;    // [slot] named by the request being served
-  std::vector<uint32_t> candidates_;     // scratch: valid slots
-  mutable std::vector<uint64_t> seen_;   // [expert] stamp for duplicate detection
+  std::vector<int32_t> slot_of_;          // [expert] slot or -1
+  std::vector<int32_t> expert_of_;        // [slot] expert or -1
+  std::vector<SlotState> state_;          // [slot]
+  std::vector<uint64_t> fill_of_;         // [slot] fill tag while Filling
+  std::vector<uint8_t> prefetched_;       // [slot] filled by a prefetch and not requested since
+  std::vector<uint8_t> token_protected_;  // [slot] requested by the current token
+  std::vector<uint8_t> request_mask_;     // [slot] named by the request being served
+  std::vector<uint32_t> candidates_;      // scratch: valid slots
+  mutable std::vector<uint64_t> seen_;    // [expert] stamp for duplicate detection
   mutable uint64_t seen_stamp_ = 0;
   std::unique_ptr<Policy> policy_;
   uint64_t clock_ = 0;
