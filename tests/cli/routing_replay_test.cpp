@@ -147,4 +147,13 @@ TEST_CASE("routing replay: the ids do not depend on the pager, and a bad trace i
   CHECK(refused.exit_code != 0);
   CHECK(refused.err.find(bad.string()) != std::string::npos);
   CHECK(refused.err.find("32 experts per layer, the model 64") != std::string::npos);
+
+  // A token whose layer 2 was never recorded cannot be replayed.
+  std::string gap = replay_trace();
+  const size_t last_a = gap.rfind("\na 2 ");
+  gap.erase(last_a + 1, gap.find('\n', last_a + 1) - last_a);
+  const fs::path holed = dir.write("gap.trace", gap);
+  const auto incomplete = run_moepage(replay_run(holed, "resident", dir / "d.trace"));
+  CHECK(incomplete.exit_code != 0);
+  CHECK(incomplete.err.find("trace token #4 layer 2 has 0 experts") != std::string::npos);
 }
