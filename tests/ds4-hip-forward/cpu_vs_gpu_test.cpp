@@ -134,8 +134,8 @@ TEST_CASE("the GPU router refuses a non-finite score as the CPU router does, nam
   bias[2] = std::nanf("");
   w.layers[layer].gate_bias.data = reinterpret_cast<const std::byte*>(bias.data());
   gpu::GpuModel m(ck.cfg, w, layout, &experts, stream.stream, ModelOptions{16, 4});
-  const std::string expected = "router of layer " + std::to_string(layer) +
-                               ": token at position 0 (id 3) has a non-finite biased score ";
+  const std::string expected =
+      "router of layer " + std::to_string(layer) + ": token at position 0 (id 3) has a non-finite biased score ";
   auto error_of = [](auto&& call) {
     try {
       call();
