@@ -1,7 +1,6 @@
 #include "pread_transport.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 
 #include "fileio/positional_read.hpp"
@@ -48,15 +47,6 @@ PreadTransport::~PreadTransport() {
       if (b.stream != nullptr) d->stream_destroy(d->ctx, b.stream);
     }
   }
-}
-
-uint64_t PreadTransport::now_ns() const {
-  if (host_ != nullptr && MP_HAS_FIELD(host_, mp_host_api, now_ns) && host_->now_ns != nullptr) {
-    return host_->now_ns(host_->ctx);
-  }
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count());
 }
 
 mp_status PreadTransport::open(const char* path, uint32_t* file) {
@@ -155,10 +145,7 @@ PreadTransport::TicketState& PreadTransport::acquire_slot(mp_ticket* ticket) {
   TicketState& state = *slots_[index];
   state.in_use = true;
   state.done = false;
-  state.status = MP_OK;
-  state.error.clear();
-  state.failed_request = MP_NO_REQUEST;
-  state.failed_tag = 0;
+  state.outcome.reset();
   *ticket = (static_cast<uint64_t>(state.generation) << 32) | (index + 1u);
   return state;
 }
@@ -191,10 +178,9 @@ mp_status PreadTransport::report(mp_ticket ticket, TicketState& state, mp_ticket
   std::string error;
   {
     std::lock_guard lock(state.mutex);
-    status = state.status;
-    if (status != MP_OK) error = state.error;
-    result->failed_request = state.failed_request;
-    result->failed_tag = state.failed_tag;
+    status = state.outcome.status;
+    if (status != MP_OK) error = state.outcome.error;
+    state.outcome.describe(*result);
     result->failed_count =
         static_cast<uint32_t>(std::count(state.request_failed.begin(), state.request_failed.end(), 1));
   }
@@ -244,7 +230,6 @@ void PreadTransport::run(Job& job, uint32_t worker) {
     error = std::move(r.message);
   }
   read_ns_ += now_ns() - start;
-  if (status != MP_OK && job.tag != 0) error += mp::format(" [tag {}]", job.tag);
   finish_chunk(job, status, std::move(error));
 }
 
@@ -285,12 +270,7 @@ void PreadTransport::finish_chunk(const Job& job, mp_status status, std::string&
   TicketState& ticket = *job.ticket;
   if (status != MP_OK) {
     std::lock_guard lock(ticket.mutex);
-    if (ticket.status == MP_OK) {  // the first error is the ticket's error
-      ticket.status = status;
-      ticket.error = std::move(error);
-      ticket.failed_request = job.request;
-      ticket.failed_tag = job.tag;
-    }
+    ticket.outcome.record_failure(status, std::move(error), job.request, job.tag);
     ticket.request_failed[job.request] = 1;
   }
   if (ticket.chunks_left.fetch_sub(1) != 1) return;

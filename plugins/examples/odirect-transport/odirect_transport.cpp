@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -114,15 +113,6 @@ bool OdirectTransport::device_copies() const {
   const mp_device_service* d = host_->device;
   return MP_HAS_FIELD(d, mp_device_service, copy_to_device_async) && d->stream_create && d->stream_destroy &&
          d->stream_synchronize && d->copy_to_device_async;
-}
-
-uint64_t OdirectTransport::now_ns() const {
-  if (host_ != nullptr && MP_HAS_FIELD(host_, mp_host_api, now_ns) && host_->now_ns != nullptr) {
-    return host_->now_ns(host_->ctx);
-  }
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count());
 }
 
 mp_status OdirectTransport::open(const char* path, uint32_t* file) {

@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "moepage/cpp/host_clock.hpp"
 #include "moepage/cpp/plugin_adapter.hpp"
 
 namespace odirect {
@@ -83,7 +84,7 @@ class OdirectTransport {
   // The ticket's outcome into `result`; throws its error.
   static mp_status report(Ticket& ticket, mp_ticket_result* result);
   bool device_copies() const;
-  uint64_t now_ns() const;
+  uint64_t now_ns() const { return mp::host_now_ns(host_); }
 
   const mp_host_api* host_;
   mp::HostLog log_;
