@@ -113,13 +113,18 @@ void write_two_shards(const TempDir& dir) {
   }
 }
 
+// The error opening `dir` once its index maps tensors to shards as `weight_map`.
+std::string error_with_index(const TempDir& dir, const std::map<std::string, std::string>& weight_map) {
+  write_file(dir / kIndexFileName, shard_index_json(weight_map, 8));
+  return open_error(dir.path());
+}
+
 }  // namespace
 
 TEST_CASE("an index naming a missing shard gives an error naming the index and the shard") {
   TempDir dir("broken-missing-shard");
   write_two_shards(dir);
-  write_file(dir / kIndexFileName, shard_index_json({{"a.weight", "a.safetensors"}, {"c.weight", "c.safetensors"}}, 8));
-  const std::string msg = open_error(dir.path());
+  const std::string msg = error_with_index(dir, {{"a.weight", "a.safetensors"}, {"c.weight", "c.safetensors"}});
   CHECK(msg.find((dir / kIndexFileName).string()) == 0);
   CHECK(msg.find("names shard 'c.safetensors' (for tensor 'c.weight'), which does not exist") != std::string::npos);
 }
@@ -127,10 +132,8 @@ TEST_CASE("an index naming a missing shard gives an error naming the index and t
 TEST_CASE("a tensor the index names but its shard lacks gives an error naming the shard and the tensor") {
   TempDir dir("broken-missing-tensor");
   write_two_shards(dir);
-  write_file(dir / kIndexFileName,
-             shard_index_json(
-                 {{"a.weight", "a.safetensors"}, {"b.weight", "b.safetensors"}, {"x.weight", "b.safetensors"}}, 8));
-  CHECK(open_error(dir.path()) ==
+  CHECK(error_with_index(
+            dir, {{"a.weight", "a.safetensors"}, {"b.weight", "b.safetensors"}, {"x.weight", "b.safetensors"}}) ==
         (dir / "b.safetensors").string() +
             ": tensor 'x.weight' named by model.safetensors.index.json is absent from this file");
 }
@@ -138,14 +141,11 @@ TEST_CASE("a tensor the index names but its shard lacks gives an error naming th
 TEST_CASE("a shard holding a tensor the index maps elsewhere or omits gives an error naming the shard") {
   TempDir dir("broken-disagree");
   write_two_shards(dir);
-  write_file(dir / kIndexFileName,
-             shard_index_json(
-                 {{"a.weight", "a.safetensors"}, {"b.weight", "a.safetensors"}, {"x.weight", "b.safetensors"}}, 8));
-  CHECK(open_error(dir.path()) ==
+  CHECK(error_with_index(
+            dir, {{"a.weight", "a.safetensors"}, {"b.weight", "a.safetensors"}, {"x.weight", "b.safetensors"}}) ==
         (dir / "b.safetensors").string() +
             ": tensor 'b.weight' is mapped by model.safetensors.index.json to 'a.safetensors'");
-  write_file(dir / kIndexFileName, shard_index_json({{"a.weight", "a.safetensors"}, {"x.weight", "b.safetensors"}}, 8));
-  CHECK(open_error(dir.path()) ==
+  CHECK(error_with_index(dir, {{"a.weight", "a.safetensors"}, {"x.weight", "b.safetensors"}}) ==
         (dir / "b.safetensors").string() + ": tensor 'b.weight' is not listed in model.safetensors.index.json");
 }
 

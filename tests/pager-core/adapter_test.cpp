@@ -23,24 +23,10 @@ namespace {
 
 // 5 layers, layer 0 and 1 dense (as in DeepSeek's first layers), 3 and 4 have experts, layer 2
 // too: entries may predict layers 2, 3 and 4.
-AdapterModel tiny_model() {
-  AdapterModel m;
-  m.n_layers = 5;
-  m.d_model = 6;
-  m.n_experts = 4;
-  m.has_experts = {0, 0, 1, 1, 1};
-  return m;
-}
+AdapterModel tiny_model() { return {.n_layers = 5, .d_model = 6, .n_experts = 4, .has_experts = {0, 0, 1, 1, 1}}; }
 
 // Three layers of 4 experts over d_model 2: the scorer tests' model.
-AdapterModel scorer_model() {
-  AdapterModel m;
-  m.n_layers = 3;
-  m.d_model = 2;
-  m.n_experts = 4;
-  m.has_experts = {1, 1, 1};
-  return m;
-}
+AdapterModel scorer_model() { return {.n_layers = 3, .d_model = 2, .n_experts = 4, .has_experts = {1, 1, 1}}; }
 
 // One rank-2 entry after layer 1 for scorer_model():
 // A = [[1, 0], [0, 2]]; B = [[1, 0], [0, 1], [1, 1], [-1, 0]] (all exact in f16).
