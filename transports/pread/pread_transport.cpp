@@ -124,7 +124,7 @@ mp_status PreadTransport::submit(const mp_read_request* requests, uint32_t n, mp
   if (staging_.empty()) {
     std::lock_guard state_lock(state.mutex);
     state.done = true;
-    requests_done_ += n;
+    counters_.requests += n;
     return MP_OK;
   }
   const std::span<const Job> jobs(staging_);
@@ -201,7 +201,7 @@ mp_status PreadTransport::wait(mp_ticket ticket, mp_ticket_result* result) {
     std::unique_lock lock(state->mutex);
     state->finished.wait(lock, [state] { return state->done; });
   }
-  wait_ns_ += now_ns() - start;
+  counters_.wait_ns += now_ns() - start;
   return report(ticket, *state, result);
 }
 
@@ -225,11 +225,11 @@ void PreadTransport::run(Job& job, uint32_t worker) {
     status = read_to_device(job, worker, error);
   } else {
     fileio::RangeRead r = fileio::read_range("pread", job.file->fd, job.file->path, job.offset, job.length, job.dst);
-    bytes_read_ += r.bytes_read;
+    counters_.bytes_read += r.bytes_read;
     status = r.status;
     error = std::move(r.message);
   }
-  read_ns_ += now_ns() - start;
+  counters_.read_ns += now_ns() - start;
   finish_chunk(job, status, std::move(error));
 }
 
@@ -249,7 +249,7 @@ mp_status PreadTransport::read_to_device(Job& job, uint32_t worker, std::string&
     return MP_ERR_DEVICE;
   }
   fileio::RangeRead r = fileio::read_range("pread", job.file->fd, job.file->path, job.offset, job.length, b.buffer);
-  bytes_read_ += r.bytes_read;
+  counters_.bytes_read += r.bytes_read;
   if (r.status != MP_OK) {
     error = std::move(r.message);
     return r.status;
@@ -258,7 +258,7 @@ mp_status PreadTransport::read_to_device(Job& job, uint32_t worker, std::string&
   const uint64_t copy_start = now_ns();
   mp_status s = d->copy_to_device_async(d->ctx, job.dst, b.buffer, job.length, b.stream);
   if (s == MP_OK) s = d->stream_synchronize(d->ctx, b.stream);
-  copy_ns_ += now_ns() - copy_start;
+  counters_.copy_ns += now_ns() - copy_start;
   if (s != MP_OK) {
     error = mp::format("pread: {}: copying {} bytes read at offset {} to the device failed ({})", job.file->path,
                        job.length, job.offset, mp_status_name(s));
@@ -276,22 +276,12 @@ void PreadTransport::finish_chunk(const Job& job, mp_status status, std::string&
   if (ticket.chunks_left.fetch_sub(1) != 1) return;
   std::lock_guard lock(ticket.mutex);
   const auto failed = static_cast<uint64_t>(std::count(ticket.request_failed.begin(), ticket.request_failed.end(), 1));
-  requests_done_ += ticket.n_requests;
-  errors_ += failed;
+  counters_.requests += ticket.n_requests;
+  counters_.errors += failed;
   ticket.done = true;
   ticket.finished.notify_all();
 }
 
-mp_status PreadTransport::stats(mp_transport_stats* out) {
-  mp_transport_stats s{};
-  s.requests = requests_done_;
-  s.bytes_read = bytes_read_;
-  s.read_ns = read_ns_;
-  s.copy_ns = copy_ns_;
-  s.wait_ns = wait_ns_;
-  s.errors = errors_;
-  mp::write_out(out, s, "pread: stats");
-  return MP_OK;
-}
+mp_status PreadTransport::stats(mp_transport_stats* out) { return counters_.write(out, "pread: stats"); }
 
 }  // namespace moepage::pread

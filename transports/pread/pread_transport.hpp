@@ -18,6 +18,7 @@
 #include "file_table.hpp"
 #include "moepage/cpp/host_clock.hpp"
 #include "moepage/cpp/plugin_adapter.hpp"
+#include "moepage/cpp/transport_counters.hpp"
 #include "ticket_outcome.hpp"
 #include "work_queue.hpp"
 
@@ -95,7 +96,7 @@ class PreadTransport {
 
   std::vector<Bounce> bounce_;  // [worker], each touched only by its worker
 
-  std::atomic<uint64_t> requests_done_{0}, bytes_read_{0}, read_ns_{0}, copy_ns_{0}, wait_ns_{0}, errors_{0};
+  mp::TransportCounters counters_;
 
   std::unique_ptr<WorkQueue<Job>> queue_;  // last: its threads stop before anything above goes
 };

@@ -28,6 +28,7 @@
 
 #include "moepage/cpp/host_clock.hpp"
 #include "moepage/cpp/plugin_adapter.hpp"
+#include "moepage/cpp/transport_counters.hpp"
 
 namespace odirect {
 
@@ -104,7 +105,7 @@ class OdirectTransport {
   std::deque<Job> demand_, prefetch_;
   bool stopping_ = false;
 
-  std::atomic<uint64_t> requests_{0}, bytes_read_{0}, read_ns_{0}, copy_ns_{0}, wait_ns_{0}, errors_{0};
+  mp::TransportCounters counters_;
 
   std::vector<Worker> workers_;  // last: threads start after everything they use exists
 };
