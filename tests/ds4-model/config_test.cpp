@@ -3,12 +3,21 @@
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
+#include <ostream>
 
 #include "checkpoint/checkpoint_error.hpp"
 #include "deepseek4/model/config_json.hpp"
 
 using namespace moepage::ds4;
 using moepage::ckpt::CheckpointError;
+
+namespace moepage::ds4 {
+// For doctest's messages.
+std::ostream& operator<<(std::ostream& out, const RopeParams& r) {
+  return out << "{theta " << r.theta << ", yarn " << r.yarn << ", factor " << r.factor << ", original_max_position "
+             << r.original_max_position << ", beta_fast " << r.beta_fast << ", beta_slow " << r.beta_slow << "}";
+}
+}  // namespace moepage::ds4
 
 namespace {
 
@@ -79,12 +88,8 @@ TEST_CASE("the released Flash config gives the Flash layer schedule, hash layers
   CHECK(p.extras.num_nextn_predict_layers == 1);
   CHECK(c.rope_main.theta == 10000.0);
   CHECK_FALSE(c.rope_main.yarn);
-  CHECK(c.rope_compress.theta == 160000.0);
-  CHECK(c.rope_compress.yarn);
-  CHECK(c.rope_compress.factor == 16.0);
-  CHECK(c.rope_compress.original_max_position == 65536.0);
-  CHECK(c.rope_compress.beta_fast == 32.0);
-  CHECK(c.rope_compress.beta_slow == 1.0);
+  // theta, yarn, factor, original_max_position, beta_fast, beta_slow
+  CHECK(c.rope_compress == RopeParams{160000.0, true, 16.0, 65536.0, 32.0, 1.0});
   CHECK(&c.rope_for(1) == &c.rope_main);
   CHECK(&c.rope_for(2) == &c.rope_compress);
   CHECK(c.scoring_func == ScoringFunc::SqrtSoftplus);
@@ -121,10 +126,7 @@ TEST_CASE(
   CHECK(c.compress_rate(2) == 32);
   CHECK(c.qk_rope_head_dim == 32);
   CHECK(c.rope_main.theta == 5000.0);
-  CHECK(c.rope_compress.theta == 80000.0);
-  CHECK(c.rope_compress.factor == 4.0);
-  CHECK(c.rope_compress.original_max_position == 4096.0);
-  CHECK(c.rope_compress.beta_fast == 16.0);
+  CHECK(c.rope_compress == RopeParams{80000.0, true, 4.0, 4096.0, 16.0, 2.0});
 }
 
 TEST_CASE("legacy compress_rate_csa and compress_rate_hca override the rates, and HCA ratios map by label") {
