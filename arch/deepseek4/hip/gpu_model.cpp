@@ -112,6 +112,12 @@ void GpuModel::run(const int32_t* tokens, uint32_t n, float* logits_out, bool al
     run_batch(tokens_staging_ + at, tokens_ + at, S, out);
     at += uint32_t(S);
   }
+  // A call without output has not waited for its batches: the router's fault record must still
+  // be read before the call returns, so a non-finite score never passes silently.
+  if (!logits_out && !greedy) {  // the last batch queued the record's copy
+    synchronize(stream_);
+    throw_if_router_fault(*moe_scratch_, stream_);
+  }
   stream_busy_ = false;
 }
 
@@ -121,6 +127,7 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
   const int64_t p0 = int64_t(position_);
   float* X = X_;
   float* X2 = X2_;
+  moe_scratch_->position0 = p0;
   embed(params_.embed, tokens_device, S, N, X, stream_);
   // Each block's hc_post is folded into the next mHC site's weights kernel (which reads X, mixes
   // in block_out_ and writes X2), the last one into the head's. `cur` names the post/comb pair of
@@ -166,6 +173,8 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
   position_ += uint64_t(S);
   const int64_t rows = out.all_logits ? S : 1, first = S - rows;
   const uint32_t last_layer = c.num_hidden_layers - 1;
+  // Every batch leaves the router's record on its way back; the batches that wait check it.
+  fetch_router_fault(*moe_scratch_, stream_);
   if (!out.logits_host && !out.greedy) {
     if (post_pending) {  // no head: the last block's hc_post runs alone for the predictor's view
       hc_post(block_out_, X, post_[cur], comb_[cur], S, c.hc_mult, c.hidden_size, X2, stream_);
@@ -191,10 +200,12 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
     greedy_token(logits_ + (rows - 1) * V, V, greedy_, stream_);
     download_async(greedy_staging_, greedy_, 2 * sizeof(int32_t), stream_);
     synchronize(stream_);
+    throw_if_router_fault(*moe_scratch_, stream_);
     return;
   }
   download_async(logits_staging_, logits_, uint64_t(rows * V) * sizeof(float), stream_);
   synchronize(stream_);
+  throw_if_router_fault(*moe_scratch_, stream_);
   std::memcpy(out.logits_host, logits_staging_, size_t(rows * V) * sizeof(float));
 }
 
