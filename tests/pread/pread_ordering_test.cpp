@@ -12,6 +12,7 @@
 
 using moepage::test::matches_pattern;
 using moepage::test::PatternFile;
+using moepage::test::PreadOnFile;
 using moepage::test::PreadPlugin;
 using moepage::test::read_request;
 

@@ -13,6 +13,7 @@
 using moepage::test::matches_pattern;
 using moepage::test::pattern_byte;
 using moepage::test::PatternFile;
+using moepage::test::PreadOnFile;
 using moepage::test::PreadPlugin;
 using moepage::test::read_request;
 
@@ -228,7 +229,7 @@ TEST_CASE("out-of-range options are refused when the transport is created") {
 TEST_CASE("device destinations go through the host's device copies") {
   const uint64_t size = 300 * 1024;
   PreadOnFile pread(size, {{"threads", "2"}, {"chunk", "64KiB"}});
-  const mp_device_service* device = plugin.host()->device;
+  const mp_device_service* device = pread.plugin.host()->device;
   void* dst = nullptr;
   REQUIRE(device->alloc_device(device->ctx, size, &dst) == MP_OK);
   const mp_read_request request = read_request(pread.handle, 0, size, dst, 0, MP_READ_DEMAND, MP_MEM_DEVICE);
