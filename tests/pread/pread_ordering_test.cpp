@@ -11,9 +11,7 @@
 #include "pread_fixture.hpp"
 
 using moepage::test::matches_pattern;
-using moepage::test::PatternFile;
 using moepage::test::PreadOnFile;
-using moepage::test::PreadPlugin;
 using moepage::test::read_request;
 
 namespace {
@@ -129,18 +127,15 @@ TEST_CASE("queued demand reads run before queued prefetch reads") {
 }
 
 TEST_CASE("destroying a transport with reads still queued does not hang or crash") {
-  PatternFile file(64 * 1024);
-  PreadPlugin plugin;
   GatedDevice device;
   std::vector<uint8_t> a(4096), b(4096);
   {
-    auto transport = plugin.create({{"threads", "1"}}, &device.host);
-    const uint32_t handle = transport.open(file.path().string());
-    const mp_read_request hold = read_request(handle, 0, 4096, a.data(), 0, MP_READ_DEMAND, MP_MEM_DEVICE);
-    transport.submit({&hold, 1});
+    PreadOnFile pread(64 * 1024, {{"threads", "1"}}, &device.host);
+    const mp_read_request hold = read_request(pread.handle, 0, 4096, a.data(), 0, MP_READ_DEMAND, MP_MEM_DEVICE);
+    pread.transport.submit({&hold, 1});
     device.wait_for_copies(1);
-    const mp_read_request queued = read_request(handle, 0, 4096, b.data(), 0);
-    transport.submit({&queued, 1});
+    const mp_read_request queued = read_request(pread.handle, 0, 4096, b.data(), 0);
+    pread.transport.submit({&queued, 1});
     device.release();  // the held copy finishes; the queued read may be dropped
   }
   CHECK(device.copies_started == 1);
