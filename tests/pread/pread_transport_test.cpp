@@ -199,7 +199,7 @@ TEST_CASE("bad requests are refused at submit with the request named") {
   mp_read_request bad_file = read_request(pread.handle + 7, 0, 16, dst.data(), 0);
   CHECK(error_of([&] {
           pread.transport.submit({&bad_file, 1});
-        }).find("request 0: unknown file pread.handle") != std::string::npos);
+        }).find("request 0: unknown file handle") != std::string::npos);
   mp_read_request null_dst = read_request(pread.handle, 0, 16, nullptr, 0);
   CHECK(error_of([&] { pread.transport.submit({&null_dst, 1}); }).find("request 0: dst is NULL") != std::string::npos);
   mp_read_request overflow = read_request(pread.handle, UINT64_MAX - 4, 16, dst.data(), 0);
