@@ -139,14 +139,14 @@ TEST_CASE("routing replay: the ids do not depend on the pager, and a bad trace i
   CHECK(!id_line(resident.out).empty());
   CHECK(id_line(resident.out) == id_line(lru.out));
 
-  // 32 experts where the model has 64.
+  // 128 experts where the model has 64 (a header with fewer than the ids it holds fails to parse).
   std::string wrong = replay_trace();
-  wrong.replace(wrong.find("experts=64"), 10, "experts=32");
+  wrong.replace(wrong.find("experts=64"), 10, "experts=128");
   const fs::path bad = dir.write("wrong.trace", wrong);
   const auto refused = run_moepage(replay_run(bad, "resident", dir / "c.trace"));
   CHECK(refused.exit_code != 0);
   CHECK(refused.err.find(bad.string()) != std::string::npos);
-  CHECK(refused.err.find("32 experts per layer, the model 64") != std::string::npos);
+  CHECK(refused.err.find("128 experts per layer, the model 64") != std::string::npos);
 
   // A token whose layer 2 was never recorded cannot be replayed.
   std::string gap = replay_trace();
