@@ -14,11 +14,11 @@ extern "C" {
 #endif
 
 #define MP_ABI_MAJOR 1
-#define MP_ABI_MINOR                                                       \
-  4 /* 1.1: mp_arch_vtable.stats; 1.2: mp_arch_vtable.forward_greedy;      \
-      1.3: mp_trace_event.kind and .rank (predictions in traces);          \
-      1.4: mp_transport_vtable.wait_result and .poll_result (which request \
-      failed, as data); the conventions below written down and checked */
+/* Minors: 1.1: mp_arch_vtable.stats; 1.2: mp_arch_vtable.forward_greedy; 1.3: mp_trace_event.kind
+ * and .rank (predictions in traces); 1.4: mp_transport_vtable.wait_result and .poll_result (which
+ * request failed, as data); the conventions below written down and checked. The number stays on
+ * the #define line: plugins/CMakeLists.txt reads it from there. */
+#define MP_ABI_MINOR 4
 
 /* The oldest host minor a plugin runs on. A plugin that needs nothing newer than, say, 1.0
  * defines MP_PLUGIN_ABI_MINOR to 0 before including any moepage header; the SDK then writes 0
