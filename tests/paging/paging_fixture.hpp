@@ -131,9 +131,10 @@ using OptionList = std::vector<std::pair<std::string, std::string>>;
 class Plugins {
  public:
   explicit Plugins(const mp_host_api* host) : registry_(host), host_(host) {
-    for (const char* lib : {"libmoepage-pager-paged.so", "libmoepage-pager-lru.so",
-                            "libmoepage-pager-adapter-prefetch.so", "libmoepage-transport-pinned-async.so",
-                            "libmoepage-transport-fault-inject.so", "libmoepage-transport-pread.so"})
+    for (const char* lib :
+         {"libmoepage-pager-paged.so", "libmoepage-pager-lru.so", "libmoepage-pager-adapter-prefetch.so",
+          "libmoepage-transport-pinned-async.so", "libmoepage-transport-fault-inject.so",
+          "libmoepage-transport-pread.so", "libmoepage-transport-io-uring.so"})
       registry_.add_library(plugin_dir() / lib);
   }
 
