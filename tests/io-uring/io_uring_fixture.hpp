@@ -79,6 +79,13 @@ inline Outcome wait_for(uring::UringTransport& t, mp_ticket ticket) {
   return o;
 }
 
+inline mp_transport_stats stats_of(uring::UringTransport& t) {
+  mp_transport_stats s{};
+  s.struct_size = sizeof s;
+  t.stats(&s);
+  return s;
+}
+
 inline uring::UringConfig config(uint32_t depth, uint32_t buffers, uint64_t buffer_size,
                                  uring::Mode direct = uring::Mode::kAuto) {
   uring::UringConfig c;

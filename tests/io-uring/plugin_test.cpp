@@ -163,9 +163,11 @@ TEST_CASE("direct: on names a file whose file system refuses O_DIRECT; auto read
     FAIL("direct: on opened a procfs file");
   } catch (const mp::PluginError& e) {
     CHECK(e.status() == MP_ERR_UNSUPPORTED);
-    CHECK(std::string(e.what()) ==
-          "io-uring: /proc/version: the file system refuses O_DIRECT (direct: on; direct: auto reads such files "
-          "through the page cache)");
+    const std::string what = e.what();
+    CHECK(what.ends_with(
+        ": io-uring: /proc/version: the file system refuses O_DIRECT (direct: on; direct: auto reads such files "
+        "through the page cache)"));
+    CHECK(what.find('\n') == std::string::npos);
   }
   const std::string expected = first_bytes(refuses, 13);
   REQUIRE(expected == "Linux version");

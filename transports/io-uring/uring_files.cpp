@@ -136,6 +136,7 @@ bool UringFiles::fall_back_to_buffered(UringFile& f) {
   }
   f.fd = f.buffered_fd;
   f.direct = false;
+  f.granule = f.memory_alignment = 1;  // requests planned from now on read exactly their bytes
   note_buffered(f.path, "the file system refused an O_DIRECT read");
   return true;
 }

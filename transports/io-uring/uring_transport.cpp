@@ -169,10 +169,10 @@ void UringTransport::plan(Ticket& t, const mp::VersionedArray<mp_read_request>& 
       c.window = windows.at(w);
       c.dst = dst + r.dst_offset + c.window.into_request(r.offset);
       c.to_device = r.dst_kind == MP_MEM_DEVICE;
-      // Host bytes go straight to the caller unless O_DIRECT needs padding or alignment it lacks.
-      c.straight =
-          !c.to_device && (!file->direct || (c.window.skip() == 0 && c.window.want_length == c.window.read_length &&
-                                             reinterpret_cast<uintptr_t>(c.dst) % file->memory_alignment == 0));
+      // Host bytes go straight to the caller unless the window holds padding (O_DIRECT blocks) or
+      // the destination lacks the file's buffer alignment; then they are staged and copied out.
+      c.straight = !c.to_device && c.window.skip() == 0 && c.window.want_length == c.window.read_length &&
+                   reinterpret_cast<uintptr_t>(c.dst) % file->memory_alignment == 0;
       c.progress.read_length = c.window.read_length;
       c.progress.want_end = c.window.skip() + c.window.want_length;
       c.progress.granule = file->granule;
