@@ -234,7 +234,8 @@ TEST_CASE("O_DIRECT reads on a real file system leave the page cache empty; buff
     std::vector<uint8_t> all(kSize);
     t.wait(submit(t, {request(f, 0, kSize, all.data())}));
     CHECK(matches_pattern(all.data(), kSize, 0));
-    CHECK(cached_pages(file) == kSize / size_t(::sysconf(_SC_PAGESIZE)));
+    // Nearly every page: the machine's memory pressure may already have dropped a few again.
+    CHECK(cached_pages(file) >= kSize / size_t(::sysconf(_SC_PAGESIZE)) * 3 / 4);
   }
 }
 

@@ -131,7 +131,7 @@ void UringTransport::drive(std::unique_lock<std::mutex>& lock, Ticket* mine, boo
 void UringTransport::on_completion(Chunk* c, int32_t res) {
   --in_flight_;
   read_ns_ += now_ns() - c->issued_ns;
-  if (filter_) res = filter_(c->file->path, c->issued_offset, c->issued_length, res);
+  if (filter_) res = filter_(Completion{c->file->path, c->issued_offset, c->issued_length, c->read_direct, res});
   const uint64_t before = c->progress.landed;
   const Next next = c->progress.apply(res);
   bytes_read_ += c->progress.landed - before;

@@ -56,15 +56,4 @@ int Ring::wait_for_completion() {
   }
 }
 
-bool io_uring_usable(std::string* why) {
-  io_uring ring{};
-  const int r = io_uring_queue_init(2, &ring, 0);
-  if (r < 0) {
-    if (why != nullptr) *why = std::strerror(-r);
-    return false;
-  }
-  io_uring_queue_exit(&ring);
-  return true;
-}
-
 }  // namespace moepage::uring

@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <span>
-#include <string>
 
 namespace moepage::uring {
 
@@ -59,9 +58,5 @@ class Ring {
   bool registered_ = false;
   uint64_t submit_calls_ = 0;
 };
-
-// True when this kernel and its settings (kernel.io_uring_disabled, seccomp) let us make a ring;
-// `why` gets the reason when not.
-bool io_uring_usable(std::string* why);
 
 }  // namespace moepage::uring

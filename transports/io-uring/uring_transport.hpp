@@ -62,11 +62,15 @@ class UringTransport {
   mp_status stats(mp_transport_stats* out);
   mp_status ticket_event(mp_ticket ticket, mp_event* out);
 
-  // For tests, not part of the ABI: every completion's result passes through `filter` (given the
-  // file, the offset and length of the read, and the kernel's result) before it is acted on, so
-  // tests can turn reads into errors, short reads, EINTR or EAGAIN.
-  using CompletionFilter =
-      std::function<int32_t(const std::string& path, uint64_t offset, uint64_t length, int32_t res)>;
+  // For tests, not part of the ABI: every completion's result passes through `filter` before it
+  // is acted on, so tests can turn reads into errors, short reads, EINTR or EAGAIN.
+  struct Completion {
+    const std::string& path;
+    uint64_t offset, length;  // the read as it was issued
+    bool direct;              // through the O_DIRECT descriptor
+    int32_t res;              // what the kernel answered
+  };
+  using CompletionFilter = std::function<int32_t(const Completion&)>;
   void set_completion_filter(CompletionFilter filter);
   uint64_t ring_submits() const;       // io_uring_submit calls so far
   bool buffers_registered() const;     // the staging buffers are read with read_fixed
