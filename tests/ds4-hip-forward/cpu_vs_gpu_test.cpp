@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 #include <vector>
@@ -114,4 +115,45 @@ TEST_CASE("the GPU Model refuses bad input as the CPU Model does and allocates n
   CHECK(m.position() == 8);
   CHECK(std::all_of(logits.begin(), logits.end(), [](float x) { return std::isfinite(x); }));
   CHECK(m.device_bytes() == reserved);
+}
+
+TEST_CASE("the GPU router refuses a non-finite score as the CPU router does, naming layer, position and expert") {
+  const TinyCheckpoint ck;
+  auto host_experts = load_resident_experts(ck.resolver, *ck.catalog, ck.cfg);
+  GpuResidentExpertSource experts(*host_experts, ck.cfg.num_hidden_layers, ck.cfg.n_routed_experts);
+  TestStream stream;
+  const ExpertLayout layout = expert_layout(*ck.catalog, ck.cfg);
+  Weights w = bind_weights(ck.resolver, ck.cfg);
+  uint32_t layer = 0;
+  while (layer < ck.cfg.num_hidden_layers && !w.layers[layer].gate_bias.present()) ++layer;
+  REQUIRE(layer < ck.cfg.num_hidden_layers);
+  REQUIRE(w.layers[layer].gate_bias.dtype == Dtype::F32);
+  // A copy of the bias with a NaN for expert 2 (the load-time check is bypassed here on purpose).
+  std::vector<float> bias(ck.cfg.n_routed_experts);
+  std::memcpy(bias.data(), w.layers[layer].gate_bias.data, bias.size() * sizeof(float));
+  bias[2] = std::nanf("");
+  w.layers[layer].gate_bias.data = reinterpret_cast<const std::byte*>(bias.data());
+  gpu::GpuModel m(ck.cfg, w, layout, &experts, stream.stream, ModelOptions{16, 4});
+  const std::string expected =
+      "router of layer " + std::to_string(layer) + ": token at position 0 (id 3) has a non-finite biased score ";
+  auto error_of = [](auto&& call) {
+    try {
+      call();
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::vector<float> logits(ck.cfg.vocab_size);
+  const std::vector<int32_t> ids{3, 4};
+  // Logits copied back, the device's greedy pick, and a call with no output (which must still wait).
+  const std::string with_logits = error_of([&] { m.forward(ids.data(), 2, logits.data(), false); });
+  CHECK(with_logits.find(expected) != std::string::npos);
+  CHECK(with_logits.find("for expert 2") != std::string::npos);
+  m.reset();
+  const std::string greedy_pick = error_of([&] { (void)m.forward_greedy(ids.data(), 2); });
+  CHECK(greedy_pick.find(expected) != std::string::npos);
+  m.reset();
+  const std::string no_output = error_of([&] { m.forward(ids.data(), 2, nullptr, false); });
+  CHECK(no_output.find(expected) != std::string::npos);
 }

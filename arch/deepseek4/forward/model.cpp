@@ -118,6 +118,15 @@ void Model::observe_layer(uint32_t layer, const float* streams) {
   experts_->observe(layer, mean, uint32_t(D));
 }
 
+const int32_t* Model::forced_experts(uint32_t layer, int64_t p0, int64_t S) {
+  if (!options_.forced_routing) return nullptr;
+  const int64_t k = config_.num_experts_per_tok;
+  int32_t* out = scratch_.forced_idx.data();
+  for (int64_t s = 0; s < S; ++s)
+    copy_forced_experts(*options_.forced_routing, config_, layer, uint64_t(p0 + s), out + s * k);
+  return out;
+}
+
 void Model::run_batch(const int32_t* tokens, int64_t S, float* logits, bool all_logits) {
   const Config& c = config_;
   const int64_t N = c.hc_mult, D = c.hidden_size;
@@ -144,7 +153,8 @@ void Model::run_batch(const int32_t* tokens, int64_t S, float* logits, bool all_
     hc_pre(pool_, lp.hc_ffn, c, X, S, hs, sc.post.data(), sc.comb.data(), sc.u.data());
     for (int64_t s = 0; s < S; ++s)
       cpu::rms_norm(sc.u.data() + s * D, D, lp.ffn_norm.data(), c.rms_norm_eps, sc.xn.data() + s * D);
-    moe(pool_, lp, c, l, tokens, S, sc.xn.data(), *experts_, layout_, sc, sc.block_out.data(), moe_stats_);
+    moe(pool_, lp, c, l, tokens, S, sc.xn.data(), *experts_, layout_, sc, sc.block_out.data(), moe_stats_,
+        forced_experts(l, p0, S));
     hc_post(sc.block_out.data(), X, sc.post.data(), sc.comb.data(), S, c.hc_mult, c.hidden_size, X2);
     std::swap(X, X2);
     observe_layer(l, X + (S - 1) * N * D);

@@ -10,6 +10,7 @@
 #include "deepseek4/cpu/rope.hpp"
 #include "deepseek4/cpu/thread_pool.hpp"
 #include "deepseek4/forward/expert_source.hpp"
+#include "deepseek4/forward/forced_routing.hpp"
 #include "deepseek4/forward/moe.hpp"
 #include "deepseek4/forward/params.hpp"
 #include "deepseek4/forward/scratch.hpp"
@@ -22,6 +23,9 @@ namespace moepage::ds4 {
 struct ModelOptions {
   uint32_t max_context = 4096;  // positions the state holds; forward() past it throws
   uint32_t max_batch = 64;      // tokens processed together; longer inputs are split internally
+  // Routing to follow instead of the routers' choice (benchmarks; null: the model's own). Must
+  // outlive the model.
+  const ForcedRouting* forced_routing = nullptr;
 };
 
 // The rope of a config's rope parameters (main or compress).
@@ -54,6 +58,8 @@ class Model {
  private:
   void run_batch(const int32_t* tokens, int64_t S, float* logits, bool all_logits);
   void observe_layer(uint32_t layer, const float* streams);
+  // [S, k] experts the forced routing gives `layer` for the batch at p0, or null without one.
+  const int32_t* forced_experts(uint32_t layer, int64_t p0, int64_t S);
 
   Config config_;
   Weights weights_;

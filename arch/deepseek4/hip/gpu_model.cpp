@@ -78,6 +78,25 @@ void GpuModel::allocate_state(int64_t max_batch) {
   logits_staging_ = pinned_.take<float>(uint64_t(max_batch * V));
   greedy_ = device_.take<int32_t>(uint64_t(kGreedyWorkInts));  // zero-filled by the arena
   greedy_staging_ = pinned_.take<int32_t>(2);
+  if (options_.forced_routing) {
+    const uint64_t ints = uint64_t(c.num_hidden_layers) * uint64_t(max_batch) * c.num_experts_per_tok;
+    forced_ = device_.take<int32_t>(ints);
+    forced_staging_ = pinned_.take<int32_t>(ints);
+  }
+}
+
+// The forced routing of a batch at p0, every layer, in one upload. A previous batch's upload
+// that has not run yet still reads the staging: wait for it first (only calls that return no
+// output leave one behind).
+void GpuModel::upload_forced_routing(int64_t p0, int64_t S) {
+  const Config& c = config_;
+  const int64_t k = c.num_experts_per_tok;
+  if (forced_upload_pending_) synchronize(stream_);
+  for (uint32_t l = 0; l < c.num_hidden_layers; ++l)
+    for (int64_t s = 0; s < S; ++s)
+      copy_forced_experts(*options_.forced_routing, c, l, uint64_t(p0 + s), forced_staging_ + (l * S + s) * k);
+  upload_async(forced_, forced_staging_, uint64_t(c.num_hidden_layers * S * k) * sizeof(int32_t), stream_);
+  forced_upload_pending_ = true;
 }
 
 void GpuModel::reset() {
@@ -122,6 +141,13 @@ void GpuModel::run(const int32_t* tokens, uint32_t n, float* logits_out, bool al
     run_batch(tokens_staging_ + at, tokens_ + at, S, out);
     at += uint32_t(S);
   }
+  // A call without output has not waited for its batches: the router's fault record must still
+  // be read before the call returns, so a non-finite score never passes silently.
+  if (!logits_out && !greedy) {  // the last batch queued the record's copy
+    synchronize(stream_);
+    forced_upload_pending_ = false;
+    throw_if_router_fault(*moe_scratch_, stream_);
+  }
   stream_busy_ = false;
 }
 
@@ -131,6 +157,8 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
   const int64_t p0 = int64_t(position_);
   float* X = X_;
   float* X2 = X2_;
+  moe_scratch_->position0 = p0;
+  if (options_.forced_routing) upload_forced_routing(p0, S);
   embed(params_.embed, tokens_device, S, N, X, stream_);
   // Each block's hc_post is folded into the next mHC site's weights kernel (which reads X, mixes
   // in block_out_ and writes X2), the last one into the head's. `cur` names the post/comb pair of
@@ -169,13 +197,16 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
     if (l > 0) experts_->observe(l - 1, observed_, uint32_t(D), stream_);
     attention(lp, c, states_[l], ring_size_, p0, S, xn_, *attention_scratch_, block_out_, stream_);
     mhc_site(lp.hc_ffn, lp.ffn_norm, nullptr);
+    const int64_t forced_at = int64_t(l) * S * c.num_experts_per_tok;
     moe(lp, c, l, tokens_host, tokens_device, S, xn_, *experts_, layout_, *moe_scratch_, block_out_, moe_stats_,
-        stream_);
+        stream_, forced_ ? forced_staging_ + forced_at : nullptr, forced_ ? forced_ + forced_at : nullptr);
   }
   join_comb();
   position_ += uint64_t(S);
   const int64_t rows = out.all_logits ? S : 1, first = S - rows;
   const uint32_t last_layer = c.num_hidden_layers - 1;
+  // Every batch leaves the router's record on its way back; the batches that wait check it.
+  fetch_router_fault(*moe_scratch_, stream_);
   if (!out.logits_host && !out.greedy) {
     if (post_pending) {  // no head: the last block's hc_post runs alone for the predictor's view
       hc_post(block_out_, X, post_[cur], comb_[cur], S, c.hc_mult, c.hidden_size, X2, stream_);
@@ -201,10 +232,14 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
     greedy_token(logits_ + (rows - 1) * V, V, greedy_, stream_);
     download_async(greedy_staging_, greedy_, 2 * sizeof(int32_t), stream_);
     synchronize(stream_);
+    forced_upload_pending_ = false;
+    throw_if_router_fault(*moe_scratch_, stream_);
     return;
   }
   download_async(logits_staging_, logits_, uint64_t(rows * V) * sizeof(float), stream_);
   synchronize(stream_);
+  forced_upload_pending_ = false;
+  throw_if_router_fault(*moe_scratch_, stream_);
   std::memcpy(out.logits_host, logits_staging_, size_t(rows * V) * sizeof(float));
 }
 

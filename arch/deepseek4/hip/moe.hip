@@ -47,9 +47,22 @@ __device__ inline bool ranks_before(const float* v, int32_t a, int32_t b) {
 
 // One block per token. Scores in parallel; the softmax sum, the top-k insertion and the weight
 // normalisation on thread 0 in the CPU's order (E is a few hundred: microseconds).
+// Records the first non-finite score of any thread of any block: the CAS elects one writer.
+__device__ void record_router_fault(RouterFault* fault, int32_t layer, int64_t position, int32_t token, int32_t expert,
+                                    bool biased, float value) {
+  if (atomicCAS(&fault->found, 0, 1) != 0) return;
+  fault->layer = layer;
+  fault->position = int32_t(position);
+  fault->token = token;
+  fault->expert = expert;
+  fault->biased = biased ? 1 : 0;
+  fault->value = value;
+  __threadfence();
+}
+
 __global__ void route_kernel(const float* logits, int32_t E, int32_t k, int scoring, const int32_t* tid2eid,
                              const int32_t* tokens, int32_t vocab, const float* bias, double scaling, int32_t* idx_out,
-                             float* w_out) {
+                             float* w_out, RouterFault* fault, int32_t layer, int64_t p0, const int32_t* forced) {
   extern __shared__ float shared[];
   float* scores = shared;
   float* biased = shared + E;
@@ -83,12 +96,23 @@ __global__ void route_kernel(const float* logits, int32_t E, int32_t k, int scor
   if (!tid2eid)
     for (int32_t i = threadIdx.x; i < E; i += blockDim.x) biased[i] = scores[i] + bias[i];
   __syncthreads();
+  // A NaN or Inf would choose and weight experts by the quirks of the comparisons: the output
+  // would be wrong with no sign. The host turns the record into an error (2E comparisons).
+  if (fault)
+    for (int32_t i = threadIdx.x; i < E; i += blockDim.x) {
+      const bool bad_score = !isfinite(scores[i]), bad_biased = !tid2eid && !isfinite(biased[i]);
+      if (bad_score || bad_biased) {
+        record_router_fault(fault, layer, p0 + s, tokens ? tokens[s] : -1, i, !bad_score,
+                            bad_score ? scores[i] : biased[i]);
+        break;
+      }
+    }
   int32_t* idx = idx_out + s * k;
   float* w = w_out + s * k;
   // Scored top-k by the first warp: k rounds of a warp argmax under ranks_before (a strict total
   // order, so the k winners and their order are the CPU insertion sort's). Lane l owns experts
   // l, l + warp, ...; `taken` marks its winners (up to 64 per lane, E <= 64 * warp).
-  const bool warp_top_k = !tid2eid && E <= 64 * MP_WARP_SIZE;
+  const bool warp_top_k = !tid2eid && !forced && E <= 64 * MP_WARP_SIZE;
   if (warp_top_k && threadIdx.x < MP_WARP_SIZE) {
     const int32_t lane = int32_t(threadIdx.x);
     uint64_t taken = 0;
@@ -105,7 +129,9 @@ __global__ void route_kernel(const float* logits, int32_t E, int32_t k, int scor
     }
   }
   if (threadIdx.x != 0) return;
-  if (tid2eid) {
+  if (forced) {  // a ForcedRouting's experts (checked on the host), weighted by this router's scores
+    for (int32_t j = 0; j < k; ++j) idx[j] = forced[s * k + j];
+  } else if (tid2eid) {
     const int32_t tok = tokens[s];
     // Ids are checked on the host; one outside the table must still not read out of bounds.
     if (tok < 0 || tok >= vocab) {
@@ -412,9 +438,11 @@ std::unique_ptr<MoeScratch> allocate_moe_scratch(const Config& c, int64_t max_ba
   sc->table = arena.take<const std::byte*>(uint64_t(L * E));
   sc->group_ints = 2 * E + 1 + 2 * S * k;
   sc->groups = arena.take<int32_t>(uint64_t(sc->group_ints));
+  sc->fault = arena.take<RouterFault>(1);  // zero-filled: no fault
   sc->idx_host = pinned.take<int32_t>(uint64_t(S * k));
   sc->mirror = pinned.take<const std::byte*>(uint64_t(L * E));
   sc->staging = pinned.take<int32_t>(uint64_t(L * sc->group_ints));
+  sc->fault_host = pinned.take<RouterFault>(1);
   sc->count.assign(size_t(E), 0);
   sc->start.assign(size_t(E + 1), 0);
   sc->used.assign(size_t(E), 0);
@@ -433,7 +461,8 @@ std::unique_ptr<MoeScratch> allocate_moe_scratch(const Config& c, int64_t max_ba
 }
 
 void route(const GpuLayerParams& lp, const Config& c, const int32_t* tokens, int64_t S, const float* logits,
-           int32_t* idx, float* weights, Stream stream) {
+           int32_t* idx, float* weights, Stream stream, RouterFault* fault, uint32_t layer, int64_t p0,
+           const int32_t* forced) {
   if (S <= 0) return;
   const int32_t E = int32_t(c.n_routed_experts), k = int32_t(c.num_experts_per_tok);
   if (k <= 0 || k > E)
@@ -443,13 +472,29 @@ void route(const GpuLayerParams& lp, const Config& c, const int32_t* tokens, int
   if (!hash && !lp.gate_bias) throw GpuError("gpu route: scored layer without its device gate bias");
   route_kernel<<<unsigned(S), kRouteBlock, size_t(2 * E) * sizeof(float), native(stream)>>>(
       logits, E, k, scoring_code(c.scoring_func), hash ? lp.tid2eid : nullptr, tokens, int32_t(c.vocab_size),
-      lp.gate_bias, c.routed_scaling_factor, idx, weights);
+      lp.gate_bias, c.routed_scaling_factor, idx, weights, fault, int32_t(layer), p0, forced);
   MP_GPU_CHECK_LAUNCH("gpu route");
+}
+
+void fetch_router_fault(MoeScratch& sc, Stream stream) {
+  download_async(sc.fault_host, sc.fault, sizeof(RouterFault), stream);
+}
+
+void throw_if_router_fault(MoeScratch& sc, Stream stream) {
+  const RouterFault f = *sc.fault_host;
+  if (!f.found) return;
+  *sc.fault_host = RouterFault{};
+  MP_GPU_CHECK(hipMemsetAsync(sc.fault, 0, sizeof(RouterFault), native(stream)));
+  synchronize(stream);
+  throw std::runtime_error("router of layer " + std::to_string(f.layer) + ": token at position " +
+                           std::to_string(f.position) + " (id " + std::to_string(f.token) + ") has a non-finite " +
+                           (f.biased ? "biased score " : "score ") + std::to_string(f.value) + " for expert " +
+                           std::to_string(f.expert));
 }
 
 void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_t* tokens_host, const int32_t* tokens,
          int64_t S, const float* yn, GpuExpertSource& source, const ExpertLayout& layout, MoeScratch& sc, float* out,
-         MoeStats& stats, Stream stream) {
+         MoeStats& stats, Stream stream, const int32_t* forced_host, const int32_t* forced_device) {
   if (S <= 0) return;
   const int64_t D = c.hidden_size, I = c.moe_intermediate_size, E = c.n_routed_experts, k = c.num_experts_per_tok;
   const std::string where = "gpu moe layer " + std::to_string(layer);
@@ -477,13 +522,15 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
   matmul(lp.shared_w2, sc.h1, I, out, D, S, side);
 
   matmul(lp.gate, yn, D, sc.logits, E, S, stream);
-  route(lp, c, tokens, S, sc.logits, sc.idx, sc.weights, stream);
+  route(lp, c, tokens, S, sc.logits, sc.idx, sc.weights, stream, sc.fault, layer, sc.position0, forced_device);
   if (!hash) {
     MP_GPU_CHECK(hipMemcpyAsync(sc.idx_host, sc.idx, size_t(S * k) * sizeof(int32_t), hipMemcpyDeviceToHost, st));
     MP_GPU_CHECK(hipEventRecord(static_cast<hipEvent_t>(sc.idx_ready), st));
   }
 
-  if (hash) {
+  if (hash && forced_host) {
+    std::copy_n(forced_host, S * k, sc.idx_host);
+  } else if (hash) {
     if (!tokens_host || !lp.tid2eid_host) throw GpuError(where + ": hash routing needs the host token ids and table");
     for (int64_t s = 0; s < S; ++s) {
       const int32_t tok = tokens_host[s];

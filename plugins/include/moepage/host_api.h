@@ -14,10 +14,9 @@ extern "C" {
 #endif
 
 #define MP_ABI_MAJOR 1
-/* Minors: 1.1: mp_arch_vtable.stats; 1.2: mp_arch_vtable.forward_greedy; 1.3: mp_trace_event.kind
- * and .rank (predictions in traces); 1.4: mp_transport_vtable.wait_result and .poll_result (which
- * request failed, as data); the conventions below written down and checked. The number stays on
- * the #define line: plugins/CMakeLists.txt reads it from there. */
+/* The minors: 1.1 mp_arch_vtable.stats; 1.2 mp_arch_vtable.forward_greedy; 1.3 mp_trace_event.kind
+ * and .rank (predictions in traces); 1.4 mp_transport_vtable.wait_result and .poll_result (which
+ * request failed, as data), the conventions below written down and checked. */
 #define MP_ABI_MINOR 4
 
 /* The oldest host minor a plugin runs on. A plugin that needs nothing newer than, say, 1.0
