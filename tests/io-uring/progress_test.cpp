@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cerrno>
+#include <initializer_list>
 
 #include "read_progress.hpp"
 
@@ -71,11 +72,14 @@ TEST_CASE("an O_DIRECT read that stops off a block boundary is the end of the fi
   CHECK(buffered.apply(4196) == Next::kContinue);  // a buffered read may stop anywhere
 }
 
-TEST_CASE("EINVAL is a refused O_DIRECT read only when the read was direct") {
-  ReadProgress direct = window(4096, 4096, 512);
-  CHECK(direct.apply(-EINVAL) == Next::kDirectRefused);
-  ReadProgress buffered = window(4096, 4096, 1);
-  CHECK(buffered.apply(-EINVAL) == Next::kError);
+TEST_CASE("EINVAL and EFAULT are a refused O_DIRECT read only when the read was direct") {
+  for (const int err : {EINVAL, EFAULT}) {
+    ReadProgress direct = window(4096, 4096, 512);
+    CHECK(direct.apply(-err) == Next::kDirectRefused);
+    CHECK(direct.error == err);
+    ReadProgress buffered = window(4096, 4096, 1);
+    CHECK(buffered.apply(-err) == Next::kError);
+  }
 }
 
 TEST_CASE("a result larger than the window (which the kernel never gives) is clamped") {

@@ -14,7 +14,9 @@ Next ReadProgress::apply(int32_t res) {
   }
   if (res < 0) {
     error = -res;
-    return error == EINVAL && granule > 1 ? Next::kDirectRefused : Next::kError;
+    // EINVAL: the file system takes O_DIRECT at open but not for this read. EFAULT: the kernel
+    // cannot pin the buffer for direct I/O (pinned memory some GPU drivers map specially).
+    return (error == EINVAL || error == EFAULT) && granule > 1 ? Next::kDirectRefused : Next::kError;
   }
   retries = 0;
   if (res == 0) return landed >= want_end ? Next::kDone : Next::kEndOfFile;

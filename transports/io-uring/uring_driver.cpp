@@ -139,7 +139,7 @@ void UringTransport::on_completion(Chunk* c, int32_t res) {
     case Next::kContinue: retry_.push(c); return;
     case Next::kDirectRefused:
       // direct: auto reads the file through the page cache from now on; the window stays aligned.
-      if (c->read_direct && files_.fall_back_to_buffered(*c->file)) {
+      if (c->read_direct && files_.fall_back_to_buffered(*c->file, c->progress.error)) {
         retry_.push(c);
         return;
       }

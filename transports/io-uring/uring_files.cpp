@@ -126,7 +126,7 @@ size_t UringFiles::size() const {
   return files_.size();
 }
 
-bool UringFiles::fall_back_to_buffered(UringFile& f) {
+bool UringFiles::fall_back_to_buffered(UringFile& f, int error) {
   if (mode_ != Mode::kAuto) return false;
   std::lock_guard lock(mutex_);
   if (!f.direct) return true;
@@ -137,7 +137,7 @@ bool UringFiles::fall_back_to_buffered(UringFile& f) {
   f.fd = f.buffered_fd;
   f.direct = false;
   f.granule = f.memory_alignment = 1;  // requests planned from now on read exactly their bytes
-  note_buffered(f.path, "the file system refused an O_DIRECT read");
+  note_buffered(f.path, mp::format("an O_DIRECT read of it failed ({})", std::strerror(error)));
   return true;
 }
 

@@ -50,10 +50,11 @@ class UringFiles {
   uint32_t open(const char* path);
   UringFile* find(uint32_t handle);
   size_t size() const;
-  // After the file system refused a direct read of `f` (EINVAL) under direct: auto: reads of it go
+  // After a direct read of `f` failed with `error` (EINVAL: the file system cannot do it after all;
+  // EFAULT: the kernel cannot pin the staging memory for it) under direct: auto: reads of it go
   // through the page cache from now on (aligned windows already planned stay valid). Returns false
   // (nothing changed) under direct: on, or when the file cannot be opened again.
-  bool fall_back_to_buffered(UringFile& f);
+  bool fall_back_to_buffered(UringFile& f, int error);
 
  private:
   // Why `fd` cannot be read with O_DIRECT through our buffers, or empty when it can; fills `f`'s alignment.
