@@ -75,7 +75,7 @@ UringTransport::~UringTransport() {
     if (prepared_ > 0) flush_submissions();
     if (in_flight_ > 0 && ring_.wait_for_completion() == 0) {
       ring_.drain([this](void*, int32_t) { --in_flight_; });
-    } else if (in_flight_ == 0) {
+    } else {  // the kernel is short of resources, or waiting failed: try again shortly
       lock.unlock();
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
       lock.lock();
