@@ -16,34 +16,12 @@ build=$(cd "$1" && pwd); out=$2; model=$3; tokens=${4:-256}; layers=${5:-12}
 here=$(cd "$(dirname "$0")" && pwd); root=$(cd "$here/../.." && pwd)
 trace=${6:-$root/tests/data/ds4-flash-routing-heldout.trace.xz}
 mkdir -p "$out"
-export LD_LIBRARY_PATH="$build/carry-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-moepage="$build/bin/moepage"
 threads=8
-
-if [ ! -f "$model/config.json" ]; then
-  start=$SECONDS
-  "$moepage" synth --preset flash --layers "$layers" --seed 7 --out "$model" --log-level warn || exit 1
-  echo "synth: $((SECONDS - start)) s" | tee -a "$out/summary.txt"
-fi
-du -sb "$model" | tee -a "$out/summary.txt"
-python3 "$here/weights_per_token.py" "$model" > "$out/weights.json"
-cat "$model"/*.safetensors > /dev/null   # page cache warm: the paged arms read from memory
-shard=$(ls -S "$model"/*.safetensors | head -1)
-"$build/bin/gpu_bandwidth" --file "$shard" --threads 1,8 > "$out/bandwidth.json" 2> "$out/bandwidth.log"
-
-expert_total=$(python3 -c "import json; print(json.load(open('$out/weights.json'))['routed_bytes_all'])")
 prompt=11   # one prompt token: every position after it is a single-token step, as in the trace
-replay=(--set arch.plugin=deepseek4 --set "arch.routing_replay=$trace" --set generate.ignore_eos=true)
-run_arm() {  # run_arm NAME [--set k=v]...
-  local name=$1; shift
-  echo "== $name" | tee -a "$out/summary.txt"
-  "$moepage" run --profile "$root/configs/default.yaml" --model "$model" --set device=hip \
-    --prompt-ids "$prompt" --max-tokens "$tokens" "${replay[@]}" \
-    --stats-json "$out/$name.json" "$@" > "$out/$name.log" 2>&1
-  echo "exit $?" >> "$out/$name.log"
-  local ref=(); [ -f "$out/resident.json" ] && [ "$name" != resident ] && ref=("$out/resident.json")
-  python3 "$here/summarize_arm.py" "$out/$name.json" "$out/weights.json" "$out/bandwidth.json" "${ref[@]}" | tee -a "$out/summary.txt"
-}
+source "$here/decode_arms.sh"
+arm_args=(--set arch.plugin=deepseek4 --set "arch.routing_replay=$trace" --set generate.ignore_eos=true)
+
+prepare_model "$layers" 1,8
 quarter=$((expert_total / 4)); eighth=$((expert_total / 8))
 async=(--set transport.plugin=pinned-async --set transport.threads=$threads --set transport.staging=64MiB --set transport.queue_depth=32)
 run_arm resident
@@ -61,5 +39,4 @@ policies=lru,lru+prefetch:3,lru+prefetch,belady
 { echo "-- the replayed positions"; "$moepage" simulate --trace "$out/replayed.trace" --slots "$slots" --policies $policies
   echo "-- the whole trace"; "$moepage" simulate --trace "$trace" --slots "$slots" --policies $policies; } > "$out/simulate.txt" 2>&1
 cat "$out/simulate.txt" >> "$out/summary.txt"
-# Replay keeps the computation deterministic: every arm must print the same token ids.
-echo "distinct token-id lines over all arms (1 = neutral): $(grep -h '^token ids:' "$out"/*.log | sort -u | wc -l)" | tee -a "$out/summary.txt"
+report_neutrality   # replay keeps the computation deterministic

@@ -25,20 +25,20 @@ namespace {
 
 constexpr int kTraceLayers = 3, kTraceTokens = 5, kExperts = 64, kTopK = 6;
 
-// Six distinct experts of (token, layer, what), spread over the 64 so that layers differ.
-std::vector<int> experts_of(int token, int layer, int what) {
+// Six distinct experts of (token, layer, what), spread over `experts` so that layers differ.
+std::vector<int> experts_of(int token, int layer, int what, int experts = kExperts) {
   std::vector<int> e;
   for (int j = 0; e.size() < kTopK; ++j) {
-    const int x = (7 * token + 13 * layer + 29 * what + 11 * j * j + j) % kExperts;
+    const int x = (7 * token + 13 * layer + 29 * what + 11 * j * j + j) % experts;
     if (std::find(e.begin(), e.end(), x) == e.end()) e.push_back(x);
   }
   return e;
 }
 
 // A v4 trace: layer 0 is hinted (a hash layer), layers 1 and 2 carry predictions.
-std::string replay_trace() {
+std::string replay_trace(int experts = kExperts) {
   std::ostringstream t;
-  t << "# moepage-trace v4 layers=" << kTraceLayers << " experts=" << kExperts << " top_k=" << kTopK << "\n";
+  t << "# moepage-trace v4 layers=" << kTraceLayers << " experts=" << experts << " top_k=" << kTopK << "\n";
   auto line = [&](char kind, int layer, const std::vector<int>& e) {
     t << kind << ' ' << layer;
     for (int x : e) t << ' ' << x;
@@ -46,11 +46,11 @@ std::string replay_trace() {
   };
   for (int token = 0; token < kTraceTokens; ++token) {
     t << "t " << token << "\n";
-    line('h', 0, experts_of(token, 0, 1));
-    line('a', 0, experts_of(token, 0, 0));
+    line('h', 0, experts_of(token, 0, 1, experts));
+    line('a', 0, experts_of(token, 0, 0, experts));
     for (int l = 1; l < kTraceLayers; ++l) {
-      line('p', l, experts_of(token, l, 2));
-      line('a', l, experts_of(token, l, 0));
+      line('p', l, experts_of(token, l, 2, experts));
+      line('a', l, experts_of(token, l, 0, experts));
     }
   }
   return t.str();
@@ -140,9 +140,7 @@ TEST_CASE("routing replay: the ids do not depend on the pager, and a bad trace i
   CHECK(id_line(resident.out) == id_line(lru.out));
 
   // 32 experts where the model has 64.
-  std::string wrong = replay_trace();
-  wrong.replace(wrong.find("experts=64"), 10, "experts=32");
-  const fs::path bad = dir.write("wrong.trace", wrong);
+  const fs::path bad = dir.write("wrong.trace", replay_trace(32));
   const auto refused = run_moepage(replay_run(bad, "resident", dir / "c.trace"));
   CHECK(refused.exit_code != 0);
   CHECK(refused.err.find(bad.string()) != std::string::npos);

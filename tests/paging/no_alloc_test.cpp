@@ -10,12 +10,8 @@ using namespace moepage::test;
 
 namespace {
 
-void check_warm_path_allocates_nothing(const std::string& transport_name, OptionList transport_options) {
-  CapturingHost host;
-  Plugins plugins(host.get());
-  SyntheticCatalog model(4, 8, 2);
-  auto transport = plugins.transport(transport_name, std::move(transport_options));
-  auto pager = plugins.pager("lru", {{"budget", std::to_string(model.budget_for(3))}}, model.catalog, transport);
+void check_warm_path_allocates_nothing(PagingBench& bench) {
+  auto pager = bench.pager_with_slots(3);
   {
     // Proof the counter sees allocations made inside the plugin: a refused call through the raw
     // vtable allocates only there (its error message), so 0 below really means none.
@@ -44,17 +40,20 @@ void check_warm_path_allocates_nothing(const std::string& transport_name, Option
   for (uint64_t t = 8; t < 40; ++t) step(t);
   CHECK(scope.count() == 0);
   CHECK(pager.stats().misses > misses);  // the measured steps really read
-  CHECK(model.slot_holds(slots[1], 3, 7));
+  CHECK(bench.model.slot_holds(slots[1], 3, 7));
 }
 
 }  // namespace
 
 TEST_CASE("once warm, acquire and hint allocate nothing, with misses and reads through pread") {
-  check_warm_path_allocates_nothing("pread", {{"threads", "1"}});
+  PagingBench bench;
+  check_warm_path_allocates_nothing(bench);
 }
 
 TEST_CASE("once warm, acquire and hint allocate nothing, with misses and reads through io-uring") {
   // O_DIRECT where the temporary folder takes it: the expert parts are unaligned, so staged.
-  check_warm_path_allocates_nothing("io-uring", {{"buffers", "2"}, {"buffer_size", "4KiB"}});
-  check_warm_path_allocates_nothing("io-uring", {{"direct", "off"}});
+  PagingBench direct("io-uring", OptionList{{"buffers", "2"}, {"buffer_size", "4KiB"}});
+  check_warm_path_allocates_nothing(direct);
+  PagingBench buffered("io-uring", OptionList{{"direct", "off"}});
+  check_warm_path_allocates_nothing(buffered);
 }

@@ -15,6 +15,19 @@ cpu::RopeSpec rope_spec(const RopeParams& r) {
   return cpu::RopeSpec{r.theta, r.yarn, r.factor, r.original_max_position, r.beta_fast, r.beta_slow};
 }
 
+std::unique_ptr<cpu::Rope> make_rope(const RopeParams& r, const Config& config) {
+  return std::make_unique<cpu::Rope>(rope_spec(r), int(config.qk_rope_head_dim));
+}
+
+void check_model_inputs(const Config& config, const ExpertLayout& layout, bool has_expert_source,
+                        const ModelOptions& options, const char* who) {
+  validate_config(config);
+  if (!has_expert_source) throw std::invalid_argument(std::string(who) + ": no expert source");
+  if (options.max_batch == 0 || options.max_context == 0)
+    throw std::invalid_argument(std::string(who) + ": max_batch and max_context must be positive");
+  check_expert_layout(layout, config);
+}
+
 void check_expert_layout(const ExpertLayout& l, const Config& c) {
   auto bad = [](const std::string& what) { throw std::invalid_argument("ds4 expert layout: " + what); };
   if (l.hidden != c.hidden_size || l.intermediate != c.moe_intermediate_size)
@@ -47,13 +60,9 @@ Model::Model(const Config& config, Weights weights, ExpertLayout layout, ExpertS
       experts_(experts),
       pool_(pool),
       options_(options) {
-  validate_config(config_);
-  if (!experts_) throw std::invalid_argument("ds4 model: no expert source");
-  if (options_.max_batch == 0 || options_.max_context == 0)
-    throw std::invalid_argument("ds4 model: max_batch and max_context must be positive");
-  check_expert_layout(layout_, config_);
-  rope_main_ = std::make_unique<cpu::Rope>(rope_spec(config_.rope_main), int(config_.qk_rope_head_dim));
-  rope_compress_ = std::make_unique<cpu::Rope>(rope_spec(config_.rope_compress), int(config_.qk_rope_head_dim));
+  check_model_inputs(config_, layout_, experts_ != nullptr, options_, "ds4 model");
+  rope_main_ = make_rope(config_.rope_main, config_);
+  rope_compress_ = make_rope(config_.rope_compress, config_);
   params_ = prepare_params(config_, weights_, *rope_main_, *rope_compress_);
 
   const Config& c = config_;
@@ -86,15 +95,20 @@ void Model::reset() {
   position_ = 0;
 }
 
+void check_forward_input(const Config& config, const ModelOptions& options, uint64_t position, const int32_t* tokens,
+                         uint32_t n, const char* who) {
+  if (position + n > options.max_context)
+    throw std::length_error(std::string(who) + ": " + std::to_string(position + n) + " positions exceed max_context " +
+                            std::to_string(options.max_context));
+  for (uint32_t i = 0; i < n; ++i)
+    if (tokens[i] < 0 || uint32_t(tokens[i]) >= config.vocab_size)
+      throw std::out_of_range(std::string(who) + ": token id " + std::to_string(tokens[i]) +
+                              " outside the vocabulary of " + std::to_string(config.vocab_size));
+}
+
 void Model::forward(const int32_t* tokens, uint32_t n, float* logits_out, bool all_logits) {
   if (n == 0) return;
-  if (position_ + n > options_.max_context)
-    throw std::length_error("ds4 model: " + std::to_string(position_ + n) + " positions exceed max_context " +
-                            std::to_string(options_.max_context));
-  for (uint32_t i = 0; i < n; ++i)
-    if (tokens[i] < 0 || uint32_t(tokens[i]) >= config_.vocab_size)
-      throw std::out_of_range("ds4 model: token id " + std::to_string(tokens[i]) + " outside the vocabulary of " +
-                              std::to_string(config_.vocab_size));
+  check_forward_input(config_, options_, position_, tokens, n, "ds4 model");
   const int64_t V = config_.vocab_size;
   for (uint32_t at = 0; at < n;) {
     const int64_t S = std::min<int64_t>(scratch_.max_batch, n - at);

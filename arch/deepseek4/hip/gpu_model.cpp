@@ -18,14 +18,10 @@ namespace moepage::ds4::gpu {
 GpuModel::GpuModel(const Config& config, const Weights& weights, ExpertLayout layout, GpuExpertSource* experts,
                    Stream stream, ModelOptions options)
     : config_(config), layout_(layout), experts_(experts), stream_(stream), options_(options) {
-  validate_config(config_);
-  if (!experts_) throw std::invalid_argument("ds4 gpu model: no expert source");
+  check_model_inputs(config_, layout_, experts_ != nullptr, options_, "ds4 gpu model");
   if (stream_ == nullptr) throw std::invalid_argument("ds4 gpu model: no compute stream");
-  if (options_.max_batch == 0 || options_.max_context == 0)
-    throw std::invalid_argument("ds4 gpu model: max_batch and max_context must be positive");
-  check_expert_layout(layout_, config_);
-  rope_main_ = std::make_unique<cpu::Rope>(rope_spec(config_.rope_main), int(config_.qk_rope_head_dim));
-  rope_compress_ = std::make_unique<cpu::Rope>(rope_spec(config_.rope_compress), int(config_.qk_rope_head_dim));
+  rope_main_ = make_rope(config_.rope_main, config_);
+  rope_compress_ = make_rope(config_.rope_compress, config_);
   host_params_ = prepare_params(config_, weights, *rope_main_, *rope_compress_);
   params_ = upload_params(host_params_, config_, *rope_main_, *rope_compress_, options_.max_context, device_);
   // The assignment moved the rope tables' descriptors: point every layer at this object's copies.
@@ -117,13 +113,7 @@ int32_t GpuModel::forward_greedy(const int32_t* tokens, uint32_t n) {
 
 void GpuModel::run(const int32_t* tokens, uint32_t n, float* logits_out, bool all_logits, bool greedy) {
   if (n == 0) return;
-  if (position_ + n > options_.max_context)
-    throw std::length_error("ds4 gpu model: " + std::to_string(position_ + n) + " positions exceed max_context " +
-                            std::to_string(options_.max_context));
-  for (uint32_t i = 0; i < n; ++i)
-    if (tokens[i] < 0 || uint32_t(tokens[i]) >= config_.vocab_size)
-      throw std::out_of_range("ds4 gpu model: token id " + std::to_string(tokens[i]) + " outside the vocabulary of " +
-                              std::to_string(config_.vocab_size));
+  check_forward_input(config_, options_, position_, tokens, n, "ds4 gpu model");
   if (stream_busy_) synchronize(stream_);
   stream_busy_ = true;
   // The whole call's ids go up in one copy (n <= max_context - position fits the buffers); the
