@@ -154,7 +154,9 @@ void split_truncated_expert(PagerContext& ctx) {
   }
   for (int attempt = 0; attempt < 2; ++attempt) {
     const mp::PluginError e = expect_failure<mp::PluginError>(
-        [&] { ctx.acquire_and_verify(s->pager, 1, {broken, broken + 2}, &truncated, true); },
+        [&] {
+          ctx.acquire_and_verify(s->pager, 1, {broken, broken + 2}, &truncated, true);
+        },
         "a split acquire of the truncated expert (attempt " + std::to_string(attempt + 1) + ")");
     expect(std::string(e.what()).find(path) != std::string::npos,
            "the error does not name the file: " + std::string(e.what()));

@@ -66,24 +66,24 @@ void split_rules(PagerContext& ctx) {
 
   r.struct_size = offsetof(mp_acquire_result, pending);  // a 1.4 result: no room for pending
   mp_status st = v.acquire_start(self, 2, experts.data(), n, &r);
-  expect(st == MP_ERR_INVALID_ARG, std::string("acquire_start with a result without pending returned ") +
-                                       mp_status_name(st));
+  expect(st == MP_ERR_INVALID_ARG,
+         std::string("acquire_start with a result without pending returned ") + mp_status_name(st));
   st = v.acquire_finish(self, 2);
-  expect(st == MP_ERR_INVALID_ARG, std::string("acquire_finish of a layer with nothing started returned ") +
-                                       mp_status_name(st));
+  expect(st == MP_ERR_INVALID_ARG,
+         std::string("acquire_finish of a layer with nothing started returned ") + mp_status_name(st));
 
   r.struct_size = sizeof r;
   st = v.acquire_start(self, 2, experts.data(), n, &r);
   expect(st == MP_OK, std::string("acquire_start failed: ") + mp_status_name(st));
   st = v.acquire_start(self, 2, experts.data(), n, &r);
-  expect(st == MP_ERR_INVALID_ARG, std::string("a second acquire_start of a started layer returned ") +
-                                       mp_status_name(st));
+  expect(st == MP_ERR_INVALID_ARG,
+         std::string("a second acquire_start of a started layer returned ") + mp_status_name(st));
   st = v.acquire(self, 2, experts.data(), n, &r);
   expect(st == MP_ERR_INVALID_ARG, std::string("a plain acquire of a started layer returned ") + mp_status_name(st));
   mp_event ready = nullptr;
   st = v.acquire_await(self, 2, n, &ready);
-  expect(st == MP_ERR_INVALID_ARG, std::string("acquire_await of an index past the request returned ") +
-                                       mp_status_name(st));
+  expect(st == MP_ERR_INVALID_ARG,
+         std::string("acquire_await of an index past the request returned ") + mp_status_name(st));
   st = v.acquire_finish(self, 2);
   expect(st == MP_OK, std::string("acquire_finish failed: ") + mp_status_name(st));
   st = v.acquire_finish(self, 2);

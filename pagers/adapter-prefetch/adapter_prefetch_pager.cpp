@@ -101,7 +101,6 @@ class AdapterPrefetchPager : public moepage::paging::PagedPager {
   }
 
  public:
-
   mp_status observe(uint32_t layer, const float* hidden, uint32_t d_model, mp_stream stream) {
     if (hidden == nullptr || d_model != scorer_.d_model())
       throw mp::Error(MP_ERR_INVALID_ARG,

@@ -299,8 +299,7 @@ const Plan& PagedPager::plan_with_retry(uint32_t layer, std::span<const int32_t>
   }
 }
 
-void PagedPager::check_request(uint32_t layer, const int32_t* experts, uint32_t n,
-                               const mp_acquire_result& out) const {
+void PagedPager::check_request(uint32_t layer, const int32_t* experts, uint32_t n, const mp_acquire_result& out) const {
   if (n > 0 && (experts == nullptr || out.slots == nullptr))
     throw mp::Error(MP_ERR_INVALID_ARG, "pager '" + component_ + "': acquire needs experts and a slots array");
   if (layer >= cat_.n_layers || !cat_.has_experts[layer])
@@ -373,9 +372,9 @@ mp_status PagedPager::acquire(uint32_t layer, const int32_t* experts, uint32_t n
 
 PagedPager::StartedAcquire& PagedPager::started_of(uint32_t layer, const char* call) {
   if (layer >= cat_.n_layers || !started_[layer].active)
-    throw mp::Error(MP_ERR_INVALID_ARG,
-                    mp::format("pager '{}': {}: layer {} has no started acquire (acquire_start first)", component_,
-                               call, layer));
+    throw mp::Error(
+        MP_ERR_INVALID_ARG,
+        mp::format("pager '{}': {}: layer {} has no started acquire (acquire_start first)", component_, call, layer));
   return started_[layer];
 }
 
@@ -443,8 +442,9 @@ mp_status PagedPager::acquire_await(uint32_t layer, uint32_t index, mp_event* re
   *ready = nullptr;
   StartedAcquire& a = started_of(layer, "acquire_await");
   if (index >= a.n)
-    throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pager '{}': acquire_await: layer {}: index {} of a {}-expert request",
-                                                   component_, layer, index, a.n));
+    throw mp::Error(MP_ERR_INVALID_ARG,
+                    mp::format("pager '{}': acquire_await: layer {}: index {} of a {}-expert request", component_,
+                               layer, index, a.n));
   const mp_ticket ticket = a.tickets[index];
   if (ticket == 0) return MP_OK;  // a hit, or its bytes were waited for already
   const uint64_t t0 = now();
@@ -527,8 +527,8 @@ void PagedPager::fail_read(uint32_t layer, std::span<const int32_t> experts, std
   for (size_t i = 0; i < experts.size(); ++i) {
     if (!missed[i]) continue;
     const mp_expert_segment& s0 = cat_.segment(layer, uint32_t(experts[i]), 0);
-    missing += mp::format("{}expert {} ({} at offset {})", missing.empty() ? "" : ", ", experts[i],
-                          cat_.files[s0.file], s0.offset);
+    missing += mp::format("{}expert {} ({} at offset {})", missing.empty() ? "" : ", ", experts[i], cat_.files[s0.file],
+                          s0.offset);
   }
   throw mp::Error(f.status, mp::format("pager '{}': layer {}: reading {} failed (the slots were left empty): {}",
                                        component_, layer, missing, f.why));

@@ -103,8 +103,8 @@ class ResidentPager {
     if (ready == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': acquire_await: ready is NULL");
     *ready = nullptr;
     if (layer >= n_layers_ || !started_[layer])
-      throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': acquire_await: layer " + std::to_string(layer) +
-                                              " has no started acquire");
+      throw mp::Error(MP_ERR_INVALID_ARG,
+                      "pager 'resident': acquire_await: layer " + std::to_string(layer) + " has no started acquire");
     if (index >= started_[layer] - 1)
       throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': acquire_await: layer " + std::to_string(layer) +
                                               ": index " + std::to_string(index) + " of a " +
@@ -112,8 +112,8 @@ class ResidentPager {
   }
   void acquire_finish(uint32_t layer) {
     if (layer >= n_layers_ || !started_[layer])
-      throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': acquire_finish: layer " + std::to_string(layer) +
-                                              " has no started acquire");
+      throw mp::Error(MP_ERR_INVALID_ARG,
+                      "pager 'resident': acquire_finish: layer " + std::to_string(layer) + " has no started acquire");
     started_[layer] = 0;
   }
 

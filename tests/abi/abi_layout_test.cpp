@@ -290,7 +290,7 @@ static_assert(rows_are_the_slots<mp_arch_vtable>(mp::abi::kArchCallbacks));
 
 // sizeof each vtable in the headers of 1.0, 1.1, ...: frozen, one column per minor.
 constexpr uint32_t kTransportSizes[] = {80, 80, 80, 80, 96, 96};  // 1.4 appended wait_result, poll_result
-constexpr uint32_t kPagerSizes[] = {88, 88, 88, 88, 88, 112};  // 1.5 acquire_start, _await, _finish
+constexpr uint32_t kPagerSizes[] = {88, 88, 88, 88, 88, 112};     // 1.5 acquire_start, _await, _finish
 constexpr uint32_t kArchSizes[] = {96, 104, 112, 112, 112, 112};  // 1.1 stats, 1.2 forward_greedy
 static_assert(std::size(kTransportSizes) == MP_ABI_MINOR + 1, "add this minor's column to every size table");
 

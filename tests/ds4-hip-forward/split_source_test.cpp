@@ -170,8 +170,9 @@ TEST_CASE("GPU logits over a split acquire (hits first, pending experts as they 
     const char* name;
     uint32_t band, every;
   };
-  for (const Arm arm : {Arm{"every third expert pending, one band", E, 3}, Arm{"every other pending, top-k bands", k, 2},
-                        Arm{"all pending, bands of top-k + 1", k + 1, 1}, Arm{"none pending, top-k bands", k, E + 1}}) {
+  for (const Arm arm :
+       {Arm{"every third expert pending, one band", E, 3}, Arm{"every other pending, top-k bands", k, 2},
+        Arm{"all pending, bands of top-k + 1", k + 1, 1}, Arm{"none pending, top-k bands", k, E + 1}}) {
     CAPTURE(arm.name);
     SplittingExpertSource split(t, arm.band, arm.every);
     const std::vector<std::vector<float>> got = run(t, split);

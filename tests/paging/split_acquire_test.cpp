@@ -150,8 +150,7 @@ struct SplitBench {
   mp::PagerHandle pager;
   explicit SplitBench(uint32_t slots, DeferredControl control = {}, const std::string& name = "paged")
       : transport(control) {
-    pager = plugins.pager(name, {{"budget", std::to_string(model.budget_for(slots))}}, model.catalog,
-                          transport.ref());
+    pager = plugins.pager(name, {{"budget", std::to_string(model.budget_for(slots))}}, model.catalog, transport.ref());
   }
   ~SplitBench() { pager.reset(); }
 };
@@ -185,7 +184,8 @@ TEST_CASE("split acquire: hits are ready at once, each miss lands with its own e
   CHECK(after.accesses - before.accesses == 3);
   CHECK(after.hits - before.hits == 1);
   CHECK(after.misses - before.misses == 2);
-  CHECK(after.bytes_read - before.bytes_read == 2 * (SyntheticCatalog::kPartBytes[0] + SyntheticCatalog::kPartBytes[1]));
+  CHECK(after.bytes_read - before.bytes_read ==
+        2 * (SyntheticCatalog::kPartBytes[0] + SyntheticCatalog::kPartBytes[1]));
   // Committed: the next acquire finds all three.
   Started again = start(b.pager, 2, {5, 4, 1});
   CHECK(again.pending == std::vector<uint8_t>{0, 0, 0});
@@ -233,8 +233,9 @@ TEST_CASE("split acquire over pread (no ticket_event at all) gives the bytes pla
   pager.reset();
 }
 
-TEST_CASE("split acquire fails closed at finish: the error names layer, expert, part, file and offset, and the "
-          "next acquire reads again") {
+TEST_CASE(
+    "split acquire fails closed at finish: the error names layer, expert, part, file and offset, and the "
+    "next acquire reads again") {
   SyntheticCatalog probe(4, 8, 2);
   DeferredControl control;
   control.fail_offset = probe.offset(2, 5, 1) + 10;  // layer 2, expert 5, part w2
@@ -273,7 +274,7 @@ TEST_CASE("split acquire keeps its rules: one started acquire per layer, no toke
   CHECK_THROWS_WITH(b.pager.begin_token(7), doctest::Contains("not finished"));
   CHECK_THROWS_WITH(b.pager.acquire_await(2, 2), doctest::Contains("index 2"));
   CHECK_THROWS_WITH(b.pager.acquire_finish(3), doctest::Contains("no started acquire"));
-  acquire(b.pager, 3, experts);           // other layers are served meanwhile
+  acquire(b.pager, 3, experts);              // other layers are served meanwhile
   b.pager.hint(2, std::vector<int32_t>{6});  // and hints taken
   b.pager.acquire_finish(2);
   CHECK_THROWS_WITH(b.pager.acquire_finish(2), doctest::Contains("no started acquire"));

@@ -421,6 +421,22 @@ WeightCode part_code(const ExpertPart& p, int64_t rows, int64_t cols, uint32_t l
   return weight_code(probe, what.c_str());
 }
 
+// Closes a started acquire when the band fails before its acquire_finish (a launch error, a bad
+// slot), so the pager is not left with the layer started; the first error is the one that
+// travels.
+struct FinishOnUnwind {
+  GpuExpertSource& source;
+  uint32_t layer;
+  bool armed = true;
+  ~FinishOnUnwind() {
+    if (!armed) return;
+    try {
+      source.acquire_finish(layer);
+    } catch (...) {
+    }
+  }
+};
+
 }  // namespace
 
 MoeScratch::~MoeScratch() {
@@ -608,6 +624,7 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     if (b0 > 0) MP_GPU_CHECK(hipStreamSynchronize(st));
     // Hits first: the slots of every expert now, the misses' bytes still on their way.
     source.acquire_start(layer, sc.used.data() + b0, uint32_t(nb), sc.slots.data(), sc.pending.data(), stream);
+    FinishOnUnwind started{source, layer};
     ++stats.acquires;
     // The previous copies out of this layer's pinned memory must be done before it is rewritten.
     MP_GPU_CHECK(hipEventSynchronize(copied));
@@ -734,6 +751,7 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     }
     // Fail closed: a read that failed makes this throw, and the forward call with it, so what the
     // kernels computed from that slot is never returned.
+    started.armed = false;
     source.acquire_finish(layer);
     stats.routed_experts += uint64_t(np);
   }

@@ -39,8 +39,7 @@ class PagerCalls {
   // and throws, with the pager's message naming the part, when one failed: nothing computed
   // from the started slots may then be used.
   bool splits() const { return splits_; }
-  mp_event acquire_start(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots,
-                         uint8_t* pending);
+  mp_event acquire_start(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots, uint8_t* pending);
   mp_event acquire_await(uint32_t layer, uint32_t index);
   void acquire_finish(uint32_t layer);
   // Forwards to the pager's observe() when it has one (a predictor stages layer + 1). Under a
