@@ -1,5 +1,5 @@
-// Nothing allocated after load: once warm, the lru pager's acquire path (hits, misses with reads
-// through pread, hints) makes no heap allocation. alloc_counter.cpp (shared with pager-core's
+// Nothing allocated after load: once warm, the lru pager's acquire path and its split acquire (hits, misses with reads
+// through pread or io-uring, hints) makes no heap allocation. alloc_counter.cpp (shared with pager-core's
 // tests) replaces operator new in this binary; the plugins' calls resolve to it too.
 #include <doctest/doctest.h>
 
@@ -8,8 +8,9 @@
 
 using namespace moepage::test;
 
-TEST_CASE("once warm, acquire and hint allocate nothing, with misses and reads") {
-  PagingBench bench;
+namespace {
+
+void check_warm_path_allocates_nothing(PagingBench& bench) {
   auto pager = bench.pager_with_slots(3);
   {
     // Proof the counter sees allocations made inside the plugin: a refused call through the raw
@@ -40,6 +41,21 @@ TEST_CASE("once warm, acquire and hint allocate nothing, with misses and reads")
   CHECK(scope.count() == 0);
   CHECK(pager.stats().misses > misses);  // the measured steps really read
   CHECK(bench.model.slot_holds(slots[1], 3, 7));
+}
+
+}  // namespace
+
+TEST_CASE("once warm, acquire and hint allocate nothing, with misses and reads through pread") {
+  PagingBench bench;
+  check_warm_path_allocates_nothing(bench);
+}
+
+TEST_CASE("once warm, acquire and hint allocate nothing, with misses and reads through io-uring") {
+  // O_DIRECT where the temporary folder takes it: the expert parts are unaligned, so staged.
+  PagingBench direct("io-uring", OptionList{{"buffers", "2"}, {"buffer_size", "4KiB"}});
+  check_warm_path_allocates_nothing(direct);
+  PagingBench buffered("io-uring", OptionList{{"direct", "off"}});
+  check_warm_path_allocates_nothing(buffered);
 }
 
 TEST_CASE("once warm, the split acquire (start, await, finish) allocates nothing, with misses and reads") {
