@@ -348,9 +348,9 @@ TEST_CASE("a pager vtable of ABI 1.4 does not split its acquire; one with only s
   v.struct_size = offsetof(mp_pager_vtable, acquire_start);
   CHECK_FALSE(mp_pager_splits_acquire(&v));
   v.struct_size = sizeof v;
-  v.acquire_start = [](void*, uint32_t, const int32_t*, uint32_t, mp_acquire_result*) { return MP_OK; };
-  v.acquire_finish = [](void*, uint32_t) { return MP_OK; };
+  v.acquire_start = [](void*, uint32_t, const int32_t*, uint32_t, mp_acquire_result*) -> mp_status { return MP_OK; };
+  v.acquire_finish = [](void*, uint32_t) -> mp_status { return MP_OK; };
   CHECK_FALSE(mp_pager_splits_acquire(&v));  // no acquire_await
-  v.acquire_await = [](void*, uint32_t, uint32_t, mp_event*) { return MP_OK; };
+  v.acquire_await = [](void*, uint32_t, uint32_t, mp_event*) -> mp_status { return MP_OK; };
   CHECK(mp_pager_splits_acquire(&v));
 }
