@@ -46,10 +46,10 @@ mp_status PagedPager::acquire_start(uint32_t layer, const int32_t* experts, uint
   a.failed = MP_OK;
   a.failed_result = mp::no_failed_request();
   std::copy(request.begin(), request.end(), a.experts.begin());
+  std::fill_n(a.tickets.begin(), n, mp_ticket{0});  // a refused submit drains only this call's tickets
   const uint64_t t0 = now();
   for (uint32_t i = 0; i < n; ++i) {
     a.missed[i] = plan.hit(i) ? 0 : 1;
-    a.tickets[i] = 0;
     result.slots[i] = slot_base(layer, plan.part(i).slot);
     result.pending[i] = a.missed[i];
     if (!a.missed[i]) continue;
@@ -58,7 +58,7 @@ mp_status PagedPager::acquire_start(uint32_t layer, const int32_t* experts, uint
     const mp_status s = transport_.vtable->submit(transport_.self, requests_.data(), count, &a.tickets[i]);
     if (s != MP_OK) {
       const std::string why = transport_error();
-      a.tickets[i] = 0;
+      a.tickets[i] = 0;  // refused: nothing was queued
       drain_started(a);
       core_->invalidate_fill(layer, plan.fill);
       const mp_expert_segment& s0 = cat_.segment(layer, uint32_t(experts[i]), 0);
