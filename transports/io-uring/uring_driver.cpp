@@ -130,11 +130,11 @@ void UringTransport::drive(std::unique_lock<std::mutex>& lock, Ticket* mine, boo
 
 void UringTransport::on_completion(Chunk* c, int32_t res) {
   --in_flight_;
-  read_ns_ += now_ns() - c->issued_ns;
+  counters_.read_ns += now_ns() - c->issued_ns;
   if (filter_) res = filter_(Completion{c->file->path, c->issued_offset, c->issued_length, c->read_direct, res});
   const uint64_t before = c->progress.landed;
   const Next next = c->progress.apply(res);
-  bytes_read_ += c->progress.landed - before;
+  counters_.bytes_read += c->progress.landed - before;
   switch (next) {
     case Next::kContinue: retry_.push(c); return;
     case Next::kDirectRefused:
@@ -174,7 +174,7 @@ void UringTransport::copy_landed(std::unique_lock<std::mutex>& lock) {
     std::memcpy(c->dst, pool_.data(uint32_t(c->staging)) + c->window.skip(), c->window.want_length);
   const uint64_t took = now_ns() - start;
   lock.lock();
-  copy_ns_ += took;
+  counters_.copy_ns += took;
   for (Chunk* c : landed_) complete(c);
   landed_.clear();
 }
@@ -186,7 +186,7 @@ void UringTransport::issue_device_copy(Chunk* c) {
   mp_status s = dev_->copy_to_device_async(dev_->ctx, c->dst, pool_.data(b) + c->window.skip(), c->window.want_length,
                                            copy_stream_);
   if (s == MP_OK) s = dev_->event_record(dev_->ctx, pool_.event(b), copy_stream_);
-  copy_ns_ += now_ns() - start;
+  counters_.copy_ns += now_ns() - start;
   if (s != MP_OK)
     return fail(c, s, describe_failure(*c, "copying to the device failed") + " (" + mp_status_name(s) + ")");
   buffers_[b].state = BufferState::kCopying;
@@ -253,8 +253,8 @@ void UringTransport::complete(Chunk* c) {
   if (c->staging >= 0) release_buffer(c);
   if (!c->copy_issued) --t.unissued;
   if (--t.chunks_left > 0) return;
-  requests_ += t.n_requests;
-  errors_ += uint64_t(std::count(t.request_failed.begin(), t.request_failed.end(), 1));
+  counters_.requests += t.n_requests;
+  counters_.errors += uint64_t(std::count(t.request_failed.begin(), t.request_failed.end(), 1));
 }
 
 void UringTransport::release_buffer(Chunk* c) {

@@ -9,6 +9,8 @@
 
 #include "uring_transport.hpp"
 
+#include "request_checks.hpp"
+
 namespace moepage::uring {
 
 namespace {
@@ -107,26 +109,11 @@ void UringTransport::check_batch(const mp::VersionedArray<mp_read_request>& batc
   constexpr uint64_t kMaxOffset = uint64_t(LLONG_MAX);  // what off_t (and the kernel) can address
   for (uint32_t i = 0; i < batch.size(); ++i) {
     const mp_read_request r = batch[i];
-    if (files_.find(r.file) == nullptr)
-      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("io-uring: request {}: unknown file handle {} (opened: {})", i,
-                                                     r.file, files_.size()));
-    if (r.length > 0 && r.dst == nullptr)
-      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("io-uring: request {}: dst is NULL", i));
-    if (r.offset + r.length < r.offset || r.dst_offset + r.length < r.dst_offset)
-      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("io-uring: request {}: offset + length overflows", i));
+    transport::check_read_request(r, i, {"io-uring", files_.find(r.file) != nullptr, files_.size(), device_copies_});
     if (r.length > 0 && r.offset + r.length > kMaxOffset)
       throw mp::Error(MP_ERR_INVALID_ARG,
                       mp::format("io-uring: request {}: offset {} + length {} is beyond what the system can address", i,
                                  r.offset, r.length));
-    if (r.dst_kind != MP_MEM_HOST && r.dst_kind != MP_MEM_DEVICE)
-      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("io-uring: request {}: unknown dst_kind {}", i, r.dst_kind));
-    if (r.priority != MP_READ_DEMAND && r.priority != MP_READ_PREFETCH)
-      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("io-uring: request {}: unknown priority {}", i, r.priority));
-    if (r.dst_kind == MP_MEM_DEVICE && r.length > 0 && !device_copies_)
-      throw mp::Error(MP_ERR_UNSUPPORTED,
-                      mp::format("io-uring: request {}: device destination, but the host offers no pinned memory, copy "
-                                 "stream and events",
-                                 i));
   }
 }
 
@@ -137,7 +124,7 @@ mp_status UringTransport::submit(const mp_read_request* requests, uint32_t n, mp
   std::lock_guard lock(mutex_);
   Ticket& t = acquire_slot(ticket);
   plan(t, batch);
-  if (t.chunks_left == 0) requests_ += n;
+  if (t.chunks_left == 0) counters_.requests += n;
   issue();
   return MP_OK;
 }
@@ -245,7 +232,7 @@ mp_status UringTransport::wait(mp_ticket ticket, mp_ticket_result* result) {
     t.claimed = false;
     throw;
   }
-  wait_ns_ += now_ns() - start;
+  counters_.wait_ns += now_ns() - start;
   return report(ticket, t, result);
 }
 
@@ -290,15 +277,7 @@ mp_status UringTransport::ticket_event(mp_ticket ticket, mp_event* out) {
   return MP_OK;
 }
 
-mp_status UringTransport::stats(mp_transport_stats* out) {
-  mp_transport_stats s{};
-  {
-    std::lock_guard lock(mutex_);
-    s = mp_transport_stats{sizeof s, requests_, bytes_read_, read_ns_, copy_ns_, wait_ns_, errors_};
-  }
-  mp::write_out(out, s, "io-uring: stats");
-  return MP_OK;
-}
+mp_status UringTransport::stats(mp_transport_stats* out) { return counters_.write(out, "io-uring: stats"); }
 
 void UringTransport::set_completion_filter(CompletionFilter filter) {
   std::lock_guard lock(mutex_);

@@ -39,6 +39,7 @@
 #include "aligned_windows.hpp"
 #include "chunk_fifo.hpp"
 #include "moepage/cpp/plugin_adapter.hpp"
+#include "moepage/cpp/transport_counters.hpp"
 #include "read_progress.hpp"
 #include "staging_pool.hpp"
 #include "uring_config.hpp"
@@ -52,14 +53,7 @@ class UringTransport {
   UringTransport(const mp_host_api* host, const mp::Options& options);
   UringTransport(const mp_host_api* host, const UringConfig& config);
   ~UringTransport();
-  UringTransport(const UringTransport&) = delete;
-  UringTransport& operator=(const UringTransport&) = delete;
-
-  mp_status open(const char* path, uint32_t* file);
-  mp_status submit(const mp_read_request* requests, uint32_t n, mp_ticket* ticket);
-  mp_status wait(mp_ticket ticket, mp_ticket_result* result);
-  mp_status poll(mp_ticket ticket, mp_ticket_result* result);
-  mp_status stats(mp_transport_stats* out);
+  MP_TRANSPORT_MEMBERS(UringTransport);
   mp_status ticket_event(mp_ticket ticket, mp_event* out);
 
   // For tests, not part of the ABI: every completion's result passes through `filter` before it
@@ -168,7 +162,7 @@ class UringTransport {
   bool starved_ = false;        // the last issue() stopped for want of a free staging buffer
   uint64_t copy_order_ = 0;
 
-  uint64_t requests_ = 0, bytes_read_ = 0, read_ns_ = 0, copy_ns_ = 0, wait_ns_ = 0, errors_ = 0;
+  mp::TransportCounters counters_;
 };
 
 }  // namespace moepage::uring

@@ -7,6 +7,8 @@
 //   class PreadTransport {
 //    public:
 //     PreadTransport(const mp_host_api* host, const mp::Options& options);   // may throw
+//     MP_TRANSPORT_MEMBERS(PreadTransport);  // declares the five calls below and no copying
+//     // or, written out:
 //     mp_status open(const char* path, uint32_t* file);          // the C arguments minus `self`;
 //     mp_status submit(const mp_read_request* r, uint32_t n, mp_ticket* t);  // return a status
 //     mp_status wait(mp_ticket t, mp_ticket_result* r);            // or void; throw mp::Error to
@@ -239,6 +241,20 @@ concept TransportClass = requires(T& t, const char* path, uint32_t* file, const 
 }
 &&(detail::ReportsFailedRequest<T> ||
    detail::WaitsForTickets<T>)&&std::is_constructible_v<T, const mp_host_api*, const Options&>;
+
+// Declares inside a transport class the member functions TransportClass requires, in their 1.4
+// form (wait/poll say which request failed), and makes the class non-copyable (the adapter owns
+// it through `self`). The class defines them in its .cpp; the optional ticket_event is declared
+// by the classes that offer it. One list, so a transport's signatures cannot drift from the
+// adapter's.
+#define MP_TRANSPORT_MEMBERS(Class)                                                 \
+  Class(const Class&) = delete;                                                     \
+  Class& operator=(const Class&) = delete;                                          \
+  mp_status open(const char* path, uint32_t* file);                                 \
+  mp_status submit(const mp_read_request* requests, uint32_t n, mp_ticket* ticket); \
+  mp_status wait(mp_ticket ticket, mp_ticket_result* result);                       \
+  mp_status poll(mp_ticket ticket, mp_ticket_result* result);                       \
+  mp_status stats(mp_transport_stats* out)
 
 template <TransportClass T>
 const mp_transport_vtable* transport_vtable() noexcept {
