@@ -132,9 +132,9 @@ class Plugins {
  public:
   explicit Plugins(const mp_host_api* host) : registry_(host), host_(host) {
     for (const char* lib :
-         {"libmoepage-pager-paged.so", "libmoepage-pager-lru.so", "libmoepage-pager-adapter-prefetch.so",
-          "libmoepage-transport-pinned-async.so", "libmoepage-transport-fault-inject.so",
-          "libmoepage-transport-pread.so", "libmoepage-transport-io-uring.so"})
+         {"libmoepage-pager-paged.so", "libmoepage-pager-lru.so", "libmoepage-pager-resident.so",
+          "libmoepage-pager-adapter-prefetch.so", "libmoepage-transport-pinned-async.so",
+          "libmoepage-transport-fault-inject.so", "libmoepage-transport-pread.so", "libmoepage-transport-io-uring.so"})
       registry_.add_library(plugin_dir() / lib);
   }
 
@@ -145,13 +145,18 @@ class Plugins {
 
   mp::PagerHandle pager(const std::string& name, OptionList options, const mp_expert_catalog& catalog,
                         mp::TransportHandle& transport, uint64_t dense_bytes = 0) {
+    return pager(name, std::move(options), catalog, transport.ref(), dense_bytes);
+  }
+  // Over any transport instance (a test double made in process), which must outlive the pager.
+  mp::PagerHandle pager(const std::string& name, OptionList options, const mp_expert_catalog& catalog,
+                        const mp_transport_ref& transport, uint64_t dense_bytes = 0) {
     const host::LoadedComponent& c = registry_.find(MP_KIND_PAGER, name);
     mp_pager_create_args args{};
     args.struct_size = sizeof args;
     args.host = host_;
     args.options = resolve(c, options);
     args.catalog = &catalog;
-    args.transport = transport.ref();
+    args.transport = transport;
     args.dense_bytes = dense_bytes;
     return mp::PagerHandle::create(*c.descriptor, c.library, args);
   }

@@ -349,6 +349,23 @@ const mp_pager_vtable* pager_vtable() noexcept {
         return call<T>(self, "set_trace", [&](T& t) { return t.set_trace(fn, ctx); });
       };
     }
+    // The split acquire (1.5): all three, or none (pager.h).
+    if constexpr (requires(T & t, uint32_t l, const int32_t* e, mp_acquire_result* r, mp_event* ev) {
+                    t.acquire_start(l, e, l, r);
+                    t.acquire_await(l, l, ev);
+                    t.acquire_finish(l);
+                  }) {
+      v.acquire_start = [](void* self, uint32_t layer, const int32_t* experts, uint32_t n,
+                           mp_acquire_result* out) noexcept {
+        return call<T>(self, "acquire_start", [&](T& t) { return t.acquire_start(layer, experts, n, out); });
+      };
+      v.acquire_await = [](void* self, uint32_t layer, uint32_t index, mp_event* ready) noexcept {
+        return call<T>(self, "acquire_await", [&](T& t) { return t.acquire_await(layer, index, ready); });
+      };
+      v.acquire_finish = [](void* self, uint32_t layer) noexcept {
+        return call<T>(self, "acquire_finish", [&](T& t) { return t.acquire_finish(layer); });
+      };
+    }
     return v;
   }();
   return &table;
