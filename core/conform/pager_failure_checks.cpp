@@ -141,33 +141,12 @@ void split_names_reported_request(PagerContext& ctx) {
   if (offers_split(ctx)) injected_failure(ctx, true, true);
 }
 
-void split_truncated_expert(PagerContext& ctx) {
-  if (!offers_split(ctx)) return;
-  const int32_t broken = 5;
-  const SyntheticCatalog truncated(ctx.file_a, ctx.file_b, broken);
-  const std::string& path = truncated.file(static_cast<uint32_t>(broken) % 2);
-  std::unique_ptr<Stack> s;
-  try {
-    s = ctx.make_stack(&truncated);
-  } catch (const mp::PluginError& e) {
-    return;  // a pager that reads every expert at load: truncated_expert checked the message
-  }
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    const mp::PluginError e = expect_failure<mp::PluginError>(
-        [&] {
-          ctx.acquire_and_verify(s->pager, 1, {broken, broken + 2}, &truncated, true);
-        },
-        "a split acquire of the truncated expert (attempt " + std::to_string(attempt + 1) + ")");
-    expect(std::string(e.what()).find(path) != std::string::npos,
-           "the error does not name the file: " + std::string(e.what()));
-  }
-  ctx.acquire_and_verify(s->pager, 1, {broken + 1}, &truncated, true);  // its neighbours still work
-}
-
 void keeps_status(PagerContext& ctx) { injected_failure(ctx, false); }
 void names_reported_request(PagerContext& ctx) { injected_failure(ctx, true); }
 
-void truncated_expert(PagerContext& ctx) {
+// An expert whose bytes lie past the end of its file fails naming the file, twice (the slot is
+// never valid), while its neighbours still load; through plain acquire or the split acquire.
+void truncated_expert_through(PagerContext& ctx, bool split) {
   const int32_t broken = 5;
   const SyntheticCatalog truncated(ctx.file_a, ctx.file_b, broken);
   const std::string& path = truncated.file(static_cast<uint32_t>(broken) % 2);
@@ -180,14 +159,23 @@ void truncated_expert(PagerContext& ctx) {
            "create failed without naming the file: " + std::string(e.what()));
     return;
   }
+  // The split acquire also asks for a good expert beside the broken one.
+  const std::vector<int32_t> request = split ? std::vector<int32_t>{broken, broken + 2} : std::vector<int32_t>{broken};
   for (int attempt = 0; attempt < 2; ++attempt) {
     const mp::PluginError e =
-        expect_failure<mp::PluginError>([&] { ctx.acquire_and_verify(s->pager, 1, {broken}, &truncated); },
-                                        "acquiring the truncated expert (attempt " + std::to_string(attempt + 1) + ")");
+        expect_failure<mp::PluginError>([&] { ctx.acquire_and_verify(s->pager, 1, request, &truncated, split); },
+                                        std::string(split ? "a split acquire of" : "acquiring") +
+                                            " the truncated expert (attempt " + std::to_string(attempt + 1) + ")");
     expect(std::string(e.what()).find(path) != std::string::npos,
            "the error does not name the file: " + std::string(e.what()));
   }
-  ctx.acquire_and_verify(s->pager, 1, {broken + 1}, &truncated);  // its neighbours still work
+  ctx.acquire_and_verify(s->pager, 1, {broken + 1}, &truncated, split);  // its neighbours still work
+}
+
+void truncated_expert(PagerContext& ctx) { truncated_expert_through(ctx, false); }
+
+void split_truncated_expert(PagerContext& ctx) {
+  if (offers_split(ctx)) truncated_expert_through(ctx, true);
 }
 
 }  // namespace

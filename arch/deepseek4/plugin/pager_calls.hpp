@@ -55,6 +55,10 @@ class PagerCalls {
   void hint(uint32_t layer, const std::vector<int32_t>& experts);
 
  private:
+  // One acquire() or acquire_start() (start = true; pending as for acquire_start): the band
+  // checked, the pager's slots handed back, a failure thrown with the call's name.
+  mp_event call_acquire(bool start, uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots,
+                        uint8_t* pending);
   [[noreturn]] void fail(const char* call, mp_status status) const;
 
   const mp_host_api* host_;
