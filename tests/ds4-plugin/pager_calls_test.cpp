@@ -69,14 +69,23 @@ mp_pager_vtable vtable(bool split) {
   return v;
 }
 
+// PagerCalls over the double: a split pager or a 1.4 one. The double is the global the vtable's
+// functions reach.
+struct Over {
+  Double d;
+  mp_pager_vtable v;
+  int self = 0;
+  PagerCalls calls;
+  explicit Over(bool split)
+      : v((g = &d, vtable(split))), calls(nullptr, mp_pager_ref{sizeof(mp_pager_ref), &v, &self}, 8, 2) {}
+};
+
 }  // namespace
 
 TEST_CASE("PagerCalls passes the split acquire through to a pager that offers it") {
-  Double d;
-  g = &d;
-  const mp_pager_vtable v = vtable(true);
-  int self = 0;
-  PagerCalls calls(nullptr, mp_pager_ref{sizeof(mp_pager_ref), &v, &self}, 8, 2);
+  Over over(true);
+  Double& d = over.d;
+  PagerCalls& calls = over.calls;
   REQUIRE(calls.splits());
   const int32_t experts[3] = {2, 5, 7};
   const std::byte* slots[3] = {};
@@ -102,11 +111,9 @@ TEST_CASE("PagerCalls passes the split acquire through to a pager that offers it
 }
 
 TEST_CASE("PagerCalls falls back to plain acquire for a pager without the split acquire (ABI 1.4)") {
-  Double d;
-  g = &d;
-  const mp_pager_vtable v = vtable(false);
-  int self = 0;
-  PagerCalls calls(nullptr, mp_pager_ref{sizeof(mp_pager_ref), &v, &self}, 8, 2);
+  Over over(false);
+  Double& d = over.d;
+  PagerCalls& calls = over.calls;
   CHECK_FALSE(calls.splits());
   const int32_t experts[2] = {1, 3};
   const std::byte* slots[2] = {};
