@@ -1,7 +1,8 @@
 // deepseek4's PagerCalls over the split acquire (ABI 1.5) and over a pager without it: with the
 // split, start/await/finish reach the pager and a failed finish throws with the pager's status
 // and message; without it (a 1.4 vtable, or the calls absent), acquire_start is plain acquire with
-// nothing pending and its ready event, await and finish do nothing. In-process pager doubles.
+// nothing pending and its ready event, await and finish do nothing; the same when the arch option
+// hits_first is false. In-process pager doubles.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -110,19 +111,25 @@ TEST_CASE("PagerCalls passes the split acquire through to a pager that offers it
   }
 }
 
-TEST_CASE("PagerCalls falls back to plain acquire for a pager without the split acquire (ABI 1.4)") {
-  Over over(false);
-  Double& d = over.d;
-  PagerCalls& calls = over.calls;
-  CHECK_FALSE(calls.splits());
-  const int32_t experts[2] = {1, 3};
-  const std::byte* slots[2] = {};
-  uint8_t pending[2] = {9, 9};
-  CHECK(calls.acquire_start(0, experts, 2, slots, pending) == d.plain_ready);
-  CHECK(pending[0] == 0);
-  CHECK(pending[1] == 0);
-  CHECK(slots[1] == d.pool.data() + 64 * 3);
-  CHECK(calls.acquire_await(0, 1) == nullptr);
-  calls.acquire_finish(0);
-  CHECK((d.acquires == 1 && d.starts == 0 && d.awaits == 0 && d.finishes == 0));
+TEST_CASE("PagerCalls takes plain acquire for a pager without the split acquire (ABI 1.4), or when told to") {
+  // told to: the arch option hits_first: false, on a pager that offers the split.
+  for (const bool split_pager : {false, true}) {
+    CAPTURE(split_pager);
+    Over over(split_pager);
+    Double& d = over.d;
+    PagerCalls& calls = over.calls;
+    CHECK(calls.splits() == split_pager);
+    if (split_pager) calls.use_plain_acquire();
+    CHECK_FALSE(calls.splits());
+    const int32_t experts[2] = {1, 3};
+    const std::byte* slots[2] = {};
+    uint8_t pending[2] = {9, 9};
+    CHECK(calls.acquire_start(0, experts, 2, slots, pending) == d.plain_ready);
+    CHECK(pending[0] == 0);
+    CHECK(pending[1] == 0);
+    CHECK(slots[1] == d.pool.data() + 64 * 3);
+    CHECK(calls.acquire_await(0, 1) == nullptr);
+    calls.acquire_finish(0);
+    CHECK((d.acquires == 1 && d.starts == 0 && d.awaits == 0 && d.finishes == 0));
+  }
 }

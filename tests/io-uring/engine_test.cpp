@@ -248,14 +248,20 @@ TEST_CASE("under direct: auto a refused O_DIRECT read falls back to buffered rea
 }
 
 TEST_CASE("many threads submit, poll and wait at once through a small ring and few buffers, byte-exact") {
-  for (const Mode direct : {Mode::kOff, Mode::kAuto}) {
+  // workers 0: reads submitted inline; 3: every read handed to at most 3 kernel worker threads,
+  // so completions arrive out of submission order from other threads.
+  for (const auto& [direct, workers] : {std::pair{Mode::kOff, 0u}, std::pair{Mode::kAuto, 0u}, std::pair{Mode::kOff, 3u},
+                                       std::pair{Mode::kAuto, 3u}}) {
     CAPTURE(int(direct));
+    CAPTURE(workers);
     LogHost host;
     constexpr uint64_t kSize = 2 << 20;
     PatternFile file(kSize);
     // 3 staging buffers of 8 KiB, 4 reads in flight: most requests need several windows and wait
     // for buffers; every fourth completion comes back short.
-    UringTransport t(host.get(), config(4, 3, 8192, direct));
+    moepage::uring::UringConfig c = config(4, 3, 8192, direct);
+    c.workers = workers;
+    UringTransport t(host.get(), c);
     std::atomic<uint64_t> completions{0};
     t.set_completion_filter([&](const UringTransport::Completion& c) {
       if (c.res > 8192 / 2 && completions++ % 4 == 0 && c.length == 8192) return int32_t(4096);

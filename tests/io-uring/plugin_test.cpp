@@ -113,7 +113,8 @@ TEST_CASE("the io-uring plugin declares its options with defaults and help") {
                                                        {"buffer_size", "1MiB"},
                                                        {"direct", "auto"},
                                                        {"fixed_buffers", "auto"},
-                                                       {"sqpoll", "false"}});
+                                                       {"sqpoll", "false"},
+                                                       {"workers", "0"}});
 }
 
 TEST_CASE("out-of-range options are refused in one line naming the option, its value and the range") {
@@ -125,6 +126,8 @@ TEST_CASE("out-of-range options are refused in one line naming the option, its v
       {{{"buffer_size", "5000"}}, "io-uring: option buffer_size = 5000 bytes: expected a multiple of 4KiB"},
       {{{"buffer_size", "128MiB"}}, "io-uring: option buffer_size = 134217728 bytes"},
       {{{"buffers", "1024"}, {"buffer_size", "64MiB"}}, "io-uring: options buffers x buffer_size = 68719476736 bytes"},
+      {{{"workers", "-1"}}, "io-uring: option workers = -1: expected 0 (submit inline) to 256 kernel worker threads"},
+      {{{"workers", "257"}}, "io-uring: option workers = 257: expected 0"},
   };
   for (const auto& [options, expected] : cases) {
     const std::string message = plugin.refusal(options);

@@ -1,5 +1,5 @@
 // What one completion means for one window (transports/io-uring/read_progress.hpp): short reads go
-// on, EINTR and EAGAIN are retried a bounded number of times, end of file and errors are told
+// on, EINTR, EAGAIN and ECANCELED are retried a bounded number of times, end of file and errors are told
 // apart, and an O_DIRECT refusal is recognised.
 #include <doctest/doctest.h>
 
@@ -37,10 +37,11 @@ TEST_CASE("a short read goes on for the rest of the window, then is done") {
   CHECK(p.landed == 10000);
 }
 
-TEST_CASE("EINTR and EAGAIN are retried without counting bytes, up to a limit") {
+TEST_CASE("EINTR, EAGAIN and ECANCELED are retried without counting bytes, up to a limit") {
   ReadProgress p = window(100, 100);
   CHECK(p.apply(-EINTR) == Next::kContinue);
   CHECK(p.apply(-EAGAIN) == Next::kContinue);
+  CHECK(p.apply(-ECANCELED) == Next::kContinue);  // its submitting thread exited
   CHECK(p.landed == 0);
   CHECK(p.apply(40) == Next::kContinue);  // progress resets the count
   CHECK(p.retries == 0);

@@ -22,6 +22,9 @@ constexpr mp_option_def kOptions[] = {
     mp::option(MP_OPT_BOOL, "sqpoll", "false",
                "a kernel thread polls the submission queue (saves syscalls, costs a "
                "busy core while reads flow)"),
+    mp::option(MP_OPT_INT, "workers", "0",
+               "0: submit reads inline (a page-cache hit is copied by the submitting thread); N: hand every read "
+               "to at most N kernel worker threads (IOSQE_ASYNC), so page-cache reads copy in parallel (0 to 256)"),
 };
 
 }  // namespace

@@ -5,7 +5,7 @@
 namespace moepage::uring {
 
 Next ReadProgress::apply(int32_t res) {
-  if (res == -EINTR || res == -EAGAIN) {
+  if (res == -EINTR || res == -EAGAIN || res == -ECANCELED) {
     if (++retries > kMaxRetries) {
       error = -res;
       return Next::kError;

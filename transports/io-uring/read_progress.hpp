@@ -1,12 +1,15 @@
 // What one completion means for one window read (a CQE's `res`): the read is done, must go on
-// for the rest of the window (a short read), must be sent again (EINTR, EAGAIN), hit the end of
+// for the rest of the window (a short read), must be sent again (EINTR, EAGAIN, ECANCELED), hit the end of
 // the file, or failed. Kept apart from the ring so every case is testable with made-up results.
 #pragma once
 #include <cstdint>
 
 namespace moepage::uring {
 
-// Consecutive EINTR/EAGAIN completions of one window before it counts as failed.
+// Consecutive EINTR/EAGAIN/ECANCELED completions of one window before it counts as failed.
+// ECANCELED: a read handed to a kernel worker thread is canceled when the thread that submitted it
+// exits (any caller's thread may submit the queued reads of other tickets); the driver sends it
+// again from a thread that lives.
 inline constexpr uint32_t kMaxRetries = 64;
 
 enum class Next {
@@ -22,7 +25,7 @@ struct ReadProgress {
   uint64_t want_end = 0;     // bytes of the window up to the last requested one (<= read_length)
   uint64_t granule = 1;      // the O_DIRECT block size; 1 for buffered reads
   uint64_t landed = 0;       // bytes of the window read so far
-  uint32_t retries = 0;      // EINTR/EAGAIN in a row
+  uint32_t retries = 0;      // EINTR/EAGAIN/ECANCELED in a row
   int error = 0;             // errno of the failure, for kError and kDirectRefused
 
   // Applies one completion result (bytes read, or -errno) and says what to do next.

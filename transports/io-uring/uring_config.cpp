@@ -9,6 +9,7 @@ constexpr int64_t kMaxBuffers = 1024;
 constexpr uint64_t kMinBuffer = 4096;
 constexpr uint64_t kMaxBuffer = uint64_t{64} << 20;
 constexpr uint64_t kMaxStaging = uint64_t{16} << 30;
+constexpr int64_t kMaxWorkers = 256;
 
 [[noreturn]] void bad(const std::string& message) { throw mp::Error(MP_ERR_INVALID_ARG, "io-uring: " + message); }
 
@@ -28,6 +29,11 @@ UringConfig UringConfig::from(const mp::Options& options) {
   c.direct = parse_mode(options.get_string("direct"));
   c.fixed_buffers = parse_mode(options.get_string("fixed_buffers"));
   c.sqpoll = options.get_bool("sqpoll");
+  const int64_t workers = options.get_int("workers");
+  if (workers < 0 || workers > kMaxWorkers)
+    bad(mp::format("option workers = {}: expected 0 (submit inline) to {} kernel worker threads", workers,
+                   kMaxWorkers));
+  c.workers = static_cast<uint32_t>(workers);
   c.validate();
   return c;
 }
@@ -39,6 +45,9 @@ void UringConfig::validate() const {
     bad(mp::format("option buffers = {}: expected 1 to {} staging buffers", buffers, kMaxBuffers));
   if (buffer_size < kMinBuffer || buffer_size > kMaxBuffer || buffer_size % kMinBuffer != 0)
     bad(mp::format("option buffer_size = {} bytes: expected a multiple of 4KiB from 4KiB to 64MiB", buffer_size));
+  if (workers > kMaxWorkers)
+    bad(mp::format("option workers = {}: expected 0 (submit inline) to {} kernel worker threads", workers,
+                   kMaxWorkers));
   if (uint64_t(buffers) * buffer_size > kMaxStaging)
     bad(mp::format("options buffers x buffer_size = {} bytes of staging: expected at most 16GiB",
                    uint64_t(buffers) * buffer_size));

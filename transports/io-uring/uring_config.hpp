@@ -14,6 +14,10 @@ struct UringConfig {
   Mode direct = Mode::kAuto;
   Mode fixed_buffers = Mode::kAuto;
   bool sqpoll = false;
+  // 0: reads are submitted inline (a read the page cache holds is copied in the submitting
+  // thread, one at a time); N: every read is handed to the kernel's worker threads (IOSQE_ASYNC),
+  // at most N of them, so page-cache reads copy in parallel.
+  uint32_t workers = 0;
 
   // Throws mp::Error(MP_ERR_INVALID_ARG) naming the option, its value and the range.
   static UringConfig from(const mp::Options& options);

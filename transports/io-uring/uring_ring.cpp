@@ -7,7 +7,7 @@
 
 namespace moepage::uring {
 
-Ring::Ring(uint32_t entries, bool sqpoll) {
+Ring::Ring(uint32_t entries, bool sqpoll, uint32_t workers) : async_(workers > 0) {
   io_uring_params params{};
   if (sqpoll) {
     params.flags |= IORING_SETUP_SQPOLL;
@@ -18,6 +18,17 @@ Ring::Ring(uint32_t entries, bool sqpoll) {
     throw mp::Error(sqpoll && (r == -EPERM || r == -EINVAL) ? MP_ERR_INVALID_ARG : MP_ERR_UNSUPPORTED,
                     mp::format("io-uring: cannot set up a ring of {} entries{}: {}", entries,
                                sqpoll ? " with sqpoll: true" : "", std::strerror(-r)));
+  }
+  if (workers > 0) {
+    // [0]: workers for bounded work (reads of regular files), [1]: unbounded work (sockets, pipes).
+    unsigned limits[2] = {workers, workers};
+    if (const int w = io_uring_register_iowq_max_workers(&ring_, limits); w < 0) {
+      io_uring_queue_exit(&ring_);
+      throw mp::Error(MP_ERR_UNSUPPORTED,
+                      mp::format("io-uring: option workers = {}: the kernel refused to bound its worker threads: {} "
+                                 "(workers: 0 submits inline)",
+                                 workers, std::strerror(-w)));
+    }
   }
 }
 
@@ -31,12 +42,14 @@ int Ring::register_buffers(std::span<const iovec> buffers) {
 
 void Ring::prep_read(io_uring_sqe* sqe, int fd, void* dst, uint32_t bytes, uint64_t offset, void* cookie) {
   io_uring_prep_read(sqe, fd, dst, bytes, offset);
+  if (async_) io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
   io_uring_sqe_set_data(sqe, cookie);
 }
 
 void Ring::prep_read_fixed(io_uring_sqe* sqe, int fd, void* dst, uint32_t bytes, uint64_t offset, int index,
                            void* cookie) {
   io_uring_prep_read_fixed(sqe, fd, dst, bytes, offset, index);
+  if (async_) io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
   io_uring_sqe_set_data(sqe, cookie);
 }
 

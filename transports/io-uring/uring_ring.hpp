@@ -14,8 +14,11 @@ namespace moepage::uring {
 class Ring {
  public:
   // `entries` submission queue entries (the kernel rounds up to a power of two); `sqpoll` asks
-  // for a kernel thread that polls the submission queue. Throws mp::Error naming the option.
-  Ring(uint32_t entries, bool sqpoll);
+  // for a kernel thread that polls the submission queue; `workers` > 0 marks every read
+  // IOSQE_ASYNC and bounds the kernel's worker threads to that many (why: a buffered read the page
+  // cache holds would otherwise be copied inside io_uring_submit, one read after another in the
+  // submitting thread). Throws mp::Error naming the option.
+  Ring(uint32_t entries, bool sqpoll, uint32_t workers);
   ~Ring();
   Ring(const Ring&) = delete;
   Ring& operator=(const Ring&) = delete;
@@ -56,6 +59,7 @@ class Ring {
  private:
   io_uring ring_{};
   bool registered_ = false;
+  bool async_ = false;  // every read goes to a kernel worker thread
   uint64_t submit_calls_ = 0;
 };
 

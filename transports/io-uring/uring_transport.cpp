@@ -37,7 +37,7 @@ UringTransport::UringTransport(const mp_host_api* host, const UringConfig& confi
       log_(host, "io-uring"),
       files_(config.direct, config.buffer_size, kStagingAlignment, log_),
       pool_(host, config.buffers, config.buffer_size),
-      ring_(config.queue_depth, config.sqpoll) {
+      ring_(config.queue_depth, config.sqpoll, config.workers) {
   if (config_.fixed_buffers != Mode::kOff) {
     const std::vector<iovec> iov = pool_.iovecs();
     const int err = ring_.register_buffers(iov);

@@ -54,6 +54,9 @@ constexpr mp_option_def kOptions[] = {
                "mod N, position p its token p mod T) and hand the pager its recorded hints and predictions"),
     mp::option(MP_OPT_INT, "replay_predictions", "6",
                "routing_replay: how many of each recorded prediction the pager gets as a hint (0 = none)"),
+    mp::option(MP_OPT_BOOL, "hits_first", "true",
+               "GPU: compute the experts already in slots while the misses are read, each miss as its bytes land "
+               "(the pager's split acquire); false: every expert after all of the layer's reads (an ablation)"),
 };
 
 class Deepseek4Arch {
@@ -70,6 +73,7 @@ class Deepseek4Arch {
     if (args.checkpoint_dir == nullptr || *args.checkpoint_dir == '\0')
       throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': no checkpoint folder given");
     threads_ = uint32_t(threads);
+    hits_first_ = options.get_bool("hits_first");
     try {
       model_ = ds4::LoadedCheckpoint::load(args.checkpoint_dir);
     } catch (const ckpt::CheckpointError& e) {
@@ -176,6 +180,7 @@ class Deepseek4Arch {
     backend_.reset();
     tokens_ = 0;
     pager_ = std::make_unique<ds4::PagerCalls>(host_, *pager, c.n_routed_experts, c.num_experts_per_tok);
+    if (!hits_first_) pager_->use_plain_acquire();
     hint_scratch_.reserve(c.n_routed_experts);
     if (replay_) pager_->replay_predictions(replay_.get(), replay_top_, c.num_hidden_layers);
     backend_ = ds4::make_forward_backend(
@@ -301,6 +306,7 @@ class Deepseek4Arch {
   static constexpr uint32_t kMaxBatch = 64;  // tokens the forward pass processes together
   const mp_host_api* host_;
   uint32_t threads_ = 0;
+  bool hits_first_ = true;  // arch option hits_first
   uint32_t max_context_ = 0;
   uint64_t tokens_ = 0;  // through forward() since bind_pager
   ds4::LoadedCheckpoint model_;

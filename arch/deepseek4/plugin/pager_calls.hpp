@@ -39,6 +39,9 @@ class PagerCalls {
   // and throws, with the pager's message naming the part, when one failed: nothing computed
   // from the started slots may then be used.
   bool splits() const { return splits_; }
+  // acquire_start / _await / _finish take the plain-acquire path even on a splitting pager (the
+  // arch option hits_first: false, an ablation of the split acquire).
+  void use_plain_acquire() { splits_ = false; }
   mp_event acquire_start(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots, uint8_t* pending);
   mp_event acquire_await(uint32_t layer, uint32_t index);
   void acquire_finish(uint32_t layer);
