@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <utility>
 
 #include "moepage/cpp/host_clock.hpp"
 #include "moepage/pager_core/abi_stats.hpp"
@@ -108,6 +110,7 @@ PagedPager::PagedPager(const mp_pager_create_args& args, const mp::Options& opti
   if (transport_.vtable->stats(transport_.self, &ts) == MP_OK) copy_ns_at_create_ = ts.copy_ns;
   pools_.assign(cat_.n_layers, nullptr);
   pending_.resize(cat_.n_layers);
+  slot_reads_.resize(cat_.n_layers);
   for (auto& p : pending_) p.reserve(moepage::pager::kMaxPendingPrefetchesPerLayer);
   try {
     decide_and_allocate(args, options);
@@ -199,6 +202,9 @@ void PagedPager::decide_and_allocate(const mp_pager_create_args& args, const mp:
     a.experts.resize(last_request_[l].size());
     a.missed.resize(last_request_[l].size());
     a.tickets.resize(last_request_[l].size());
+    a.prefetch.resize(last_request_[l].size());
+    a.slots.resize(last_request_[l].size());
+    slot_reads_[l].resize(layer_slots_[l]);
   }
 
   moepage::pager::CoreGeometry geo;
@@ -293,7 +299,7 @@ const Plan& PagedPager::plan_with_retry(uint32_t layer, std::span<const int32_t>
   try {
     return core_->plan(layer, experts);
   } catch (const PagerError& e) {
-    // Only prefetch fills of this layer can be in flight, and they were settled: anything else
+    // Only prefetch fills of this layer can be in flight, and they were committed: anything else
     // is a request the pool cannot serve.
     throw mp::Error(e.status(), "pager '" + component_ + "': " + e.what());
   }
@@ -336,32 +342,53 @@ mp_status PagedPager::acquire(uint32_t layer, const int32_t* experts, uint32_t n
   const std::span<const int32_t> request(experts, n);
   out->ready = nullptr;
 
-  settle_prefetches(layer);
+  commit_prefetches(layer);
+  reap_prefetches(layer);
   const Plan& plan = plan_with_retry(layer, request);
   uint32_t count = 0;
   uint64_t bytes = 0;
   std::vector<uint8_t>& missed = started_[layer].missed;  // scratch: nothing is started on this layer
   for (uint32_t i = 0; i < plan.size(); ++i) {
     missed[i] = plan.hit(i) ? 0 : 1;
-    if (missed[i]) bytes += add_reads(layer, uint32_t(experts[i]), plan.part(i).slot, MP_READ_DEMAND, count);
+    if (!missed[i]) continue;
+    land_slot(layer, plan.part(i).slot);  // a prefetch still writing the evicted slot lands first
+    bytes += add_reads(layer, uint32_t(experts[i]), plan.part(i).slot, MP_READ_DEMAND, count);
+  }
+  const uint64_t t0 = now();
+  mp_ticket ticket = 0;
+  mp_status s = MP_OK;
+  std::string why;
+  if (count > 0 && (s = transport_.vtable->submit(transport_.self, requests_.data(), count, &ticket)) != MP_OK)
+    why = transport_error();
+  // Hits on prefetched experts whose reads may still be landing: each waited for alone (read again
+  // if it failed) while the misses are read.
+  std::optional<std::pair<uint32_t, ReadFailure>> hit_failed;
+  for (uint32_t i = 0; i < plan.size(); ++i) {
+    const uint32_t slot = plan.part(i).slot;
+    if (missed[i] || slot_reads_[layer][slot].ticket == 0) continue;
+    ReadFailure f{MP_OK, {}, mp::no_failed_request()};
+    if (!land_slot(layer, slot, &f) && !read_again(layer, uint32_t(experts[i]), slot, f) && !hit_failed)
+      hit_failed.emplace(i, std::move(f));
   }
   if (count > 0) {
-    const uint64_t t0 = now();
-    mp_ticket ticket = 0;
-    mp_ticket_result failed = mp::no_failed_request();
-    mp_status s = transport_.vtable->submit(transport_.self, requests_.data(), count, &ticket);
     const uint64_t t1 = now();
-    if (s == MP_OK) s = mp::report_ticket(transport_.vtable, transport_.self, ticket, false, failed);
+    mp_ticket_result failed = mp::no_failed_request();
+    if (s == MP_OK && (s = mp::report_ticket(transport_.vtable, transport_.self, ticket, false, failed)) != MP_OK)
+      why = transport_error();
     const uint64_t t2 = now();
     read_ns_ += t2 - t0;
     wait_ns_ += t2 - t1;
     if (s != MP_OK) {
-      const std::string why = transport_error();
       core_->invalidate_fill(layer, plan.fill);
       fail_read(layer, request, {missed.data(), n}, ReadFailure{s, why, failed});
     }
     core_->commit_fill(layer, plan.fill);
     bytes_read_ += bytes;
+  }
+  if (hit_failed) {  // its expert was dropped by read_again; name it alone
+    std::fill_n(missed.begin(), n, uint8_t{0});
+    missed[hit_failed->first] = 1;
+    fail_read(layer, request, {missed.data(), n}, hit_failed->second);
   }
   for (uint32_t i = 0; i < plan.size(); ++i) out->slots[i] = slot_base(layer, plan.part(i).slot);
   out->table_changed = plan.table_changed ? 1 : 0;
@@ -427,7 +454,7 @@ mp_status PagedPager::hint(uint32_t layer, const int32_t* experts, uint32_t n) {
   if (layer >= cat_.n_layers || !cat_.has_experts[layer])
     throw mp::Error(MP_ERR_INVALID_ARG,
                     mp::format("pager '{}': hint for layer {}, which has no routed experts", component_, layer));
-  if (pending_[layer].size() >= moepage::pager::kMaxPendingPrefetchesPerLayer) settle_prefetches(layer);
+  if (pending_[layer].size() >= moepage::pager::kMaxPendingPrefetchesPerLayer) commit_prefetches(layer);
   const Plan* plan = nullptr;
   try {
     plan = &core_->prefetch(layer, {experts, n});
@@ -435,42 +462,96 @@ mp_status PagedPager::hint(uint32_t layer, const int32_t* experts, uint32_t n) {
     throw mp::Error(e.status(), "pager '" + component_ + "': " + e.what());
   }
   if (plan->size() == 0) return MP_OK;
-  uint32_t count = 0;
-  uint64_t bytes = 0;
-  for (uint32_t i = 0; i < plan->size(); ++i)
-    bytes += add_reads(layer, uint32_t(plan->experts[i]), plan->part(i).slot, MP_READ_PREFETCH, count);
-  mp_ticket ticket = 0;
-  if (const mp_status s = transport_.vtable->submit(transport_.self, requests_.data(), count, &ticket); s != MP_OK) {
-    core_->invalidate_fill(layer, plan->fill);
-    throw mp::Error(
-        s, mp::format("pager '{}': layer {}: prefetch submit failed: {}", component_, layer, transport_error()));
+  // One ticket per expert, so that a request waits only for the prefetched experts it uses.
+  for (uint32_t i = 0; i < plan->size(); ++i) {
+    const uint32_t slot = plan->part(i).slot;
+    land_slot(layer, slot);  // an earlier prefetch still writing the slot this one evicts
+    uint32_t count = 0;
+    const uint64_t bytes = add_reads(layer, uint32_t(plan->experts[i]), slot, MP_READ_PREFETCH, count);
+    mp_ticket ticket = 0;
+    if (const mp_status s = transport_.vtable->submit(transport_.self, requests_.data(), count, &ticket); s != MP_OK) {
+      // The experts submitted before this one keep their tickets (their slots are emptied with the
+      // fill; a later read into one of them lands them first).
+      core_->invalidate_fill(layer, plan->fill);
+      throw mp::Error(
+          s, mp::format("pager '{}': layer {}: prefetch submit failed: {}", component_, layer, transport_error()));
+    }
+    slot_reads_[layer][slot] = SlotRead{ticket, bytes, plan->experts[i]};
   }
-  pending_[layer].push_back(PendingPrefetch{plan->fill, ticket, bytes});
+  pending_[layer].push_back(plan->fill);
   return MP_OK;
 }
 
-void PagedPager::settle_prefetches(uint32_t layer) {
-  auto& list = pending_[layer];
-  for (const PendingPrefetch& p : list) {
-    const uint64_t t0 = now();
-    const mp_status s = transport_.vtable->wait(transport_.self, p.ticket);
-    wait_ns_ += now() - t0;
-    if (s == MP_OK) {
-      core_->commit_fill(layer, p.fill);
-      bytes_read_ += p.bytes;
-    } else {
-      // A failed prefetch is advice lost, not an error: its slots empty and demand reads retry.
-      core_->invalidate_fill(layer, p.fill);
-      log_.warn("layer {}: a prefetch read failed; its slots were emptied: {}", layer, transport_error());
-    }
+void PagedPager::commit_prefetches(uint32_t layer) {
+  for (const uint64_t fill : pending_[layer]) core_->commit_fill(layer, fill);
+  pending_[layer].clear();
+}
+
+bool PagedPager::land_slot(uint32_t layer, uint32_t slot, ReadFailure* failure) {
+  SlotRead& r = slot_reads_[layer][slot];
+  if (r.ticket == 0) return true;
+  const uint64_t t0 = now();
+  mp_ticket_result result = mp::no_failed_request();
+  const mp_status s = mp::report_ticket(transport_.vtable, transport_.self, r.ticket, false, result);
+  wait_ns_ += now() - t0;
+  r.ticket = 0;
+  if (s == MP_OK) {
+    bytes_read_ += r.bytes;
+    return true;
   }
-  list.clear();
+  if (failure != nullptr) *failure = ReadFailure{s, transport_error(), result};
+  return false;
+}
+
+bool PagedPager::read_again(uint32_t layer, uint32_t expert, uint32_t slot, ReadFailure& failure) {
+  log_.warn("layer {}: the prefetch read of expert {} failed ({}); reading it again", layer, expert, failure.why);
+  uint32_t count = 0;
+  const uint64_t bytes = add_reads(layer, expert, slot, MP_READ_DEMAND, count);
+  const uint64_t t0 = now();
+  mp_ticket ticket = 0;
+  mp_ticket_result result = mp::no_failed_request();
+  mp_status s = transport_.vtable->submit(transport_.self, requests_.data(), count, &ticket);
+  if (s == MP_OK) s = mp::report_ticket(transport_.vtable, transport_.self, ticket, false, result);
+  const uint64_t took = now() - t0;
+  read_ns_ += took;
+  wait_ns_ += took;
+  if (s == MP_OK) {
+    bytes_read_ += bytes;
+    return true;
+  }
+  failure = ReadFailure{s, transport_error(), result};
+  core_->drop(layer, int32_t(expert));
+  return false;
+}
+
+void PagedPager::reap_prefetches(uint32_t layer) {
+  for (uint32_t slot = 0; slot < slot_reads_[layer].size(); ++slot) {
+    SlotRead& r = slot_reads_[layer][slot];
+    if (r.ticket == 0) continue;
+    mp_ticket_result result = mp::no_failed_request();
+    const mp_status s = mp::report_ticket(transport_.vtable, transport_.self, r.ticket, true, result);
+    if (s == MP_PENDING) continue;
+    r.ticket = 0;
+    if (s == MP_OK) {
+      bytes_read_ += r.bytes;
+      continue;
+    }
+    // A failed prefetch is advice lost, not an error: its expert leaves the bookkeeping, and a
+    // request for it reads it again.
+    if (core_->pool(layer).slot_of(uint32_t(r.expert)) == int32_t(slot)) core_->drop(layer, r.expert);
+    log_.warn("layer {}: the prefetch read of expert {} failed; its slot was emptied: {}", layer, r.expert,
+              transport_error());
+  }
 }
 
 void PagedPager::settle_all_prefetches() noexcept {
-  for (auto& list : pending_) {
-    for (const PendingPrefetch& p : list) transport_.vtable->wait(transport_.self, p.ticket);
-    list.clear();
+  for (uint32_t l = 0; l < cat_.n_layers; ++l) {
+    for (SlotRead& r : slot_reads_[l])
+      if (r.ticket != 0) {
+        transport_.vtable->wait(transport_.self, r.ticket);
+        r.ticket = 0;
+      }
+    pending_[l].clear();
   }
 }
 

@@ -2,11 +2,22 @@
 // device memory, sized from a memory budget at create, filled through the transport on misses. It
 // always pages: a budget that holds every expert buys one slot per expert, filled on first use.
 //
-// Per acquire: settle the layer's outstanding prefetch reads, plan (validates before it mutates),
-// submit one ticket with every missing part into its evicted slot, wait, then commit the fill or,
-// on a failed or short read, invalidate every slot it was filling and fail with an error naming
-// layer, expert, file and offset (the next access reads again). Everything the hot path touches
-// (request arrays, prefetch ticket lists, trace rows) is sized at create.
+// Per acquire: commit the layer's prefetch fills in the bookkeeping, plan (validates before it
+// mutates), submit one ticket with every missing part into its evicted slot, wait, then commit the
+// fill or, on a failed or short read, invalidate every slot it was filling and fail with an error
+// naming layer, expert, file and offset (the next access reads again). Everything the hot path
+// touches (request arrays, prefetch reads, trace rows) is sized at create.
+//
+// Prefetch reads are committed before their bytes land, and only the ones a request needs are
+// waited for. Why: the bookkeeping (which expert is where, what the policy sees) must stay exactly
+// what `moepage simulate` replays, which settles every prefetch before each plan; but waiting for
+// every prefetch of the layer would put the bytes of experts the token does not use on the
+// critical path. So each prefetched expert is its own ticket, kept per slot until it lands: a
+// request that hits it waits for that ticket alone (the split acquire hands out its event), a miss
+// that evicts a slot still being written waits for it first, and the rest are polled. A prefetch
+// read that fails after its commit drops the expert from the bookkeeping (the next request reads
+// it again); one that a request was already using fails that request, closed, as a demand read
+// would.
 //
 // Why plain acquire always waits, even when the transport offers ticket_event: a read error is
 // only known once the read finished, and compute must never run on a slot whose read failed (fail
@@ -84,10 +95,11 @@ class PagedPager {
   std::span<const int32_t> last_request(uint32_t layer) const;
 
  private:
-  struct PendingPrefetch {
-    uint64_t fill = 0;
+  // A prefetch read into one slot whose bytes may still be on their way (ticket 0: none).
+  struct SlotRead {
     mp_ticket ticket = 0;
     uint64_t bytes = 0;
+    int32_t expert = -1;
   };
 
   // A layer's acquire between acquire_start and acquire_finish. The vectors are sized at create
@@ -100,6 +112,8 @@ class PagedPager {
     std::vector<int32_t> experts;    // the request
     std::vector<uint8_t> missed;     // 1: expert i is being read
     std::vector<mp_ticket> tickets;  // expert i's reads; 0: a hit, or already waited for by await
+    std::vector<uint8_t> prefetch;   // 1: expert i hit a slot whose prefetch read may still be landing
+    std::vector<uint32_t> slots;     // expert i's slot
     // The first failure among tickets acquire_await waited for (no ticket_event), kept for finish.
     mp_status failed = MP_OK;
     std::string why;
@@ -114,21 +128,31 @@ class PagedPager {
   // Waits for every ticket of a started acquire still in flight, ignoring their outcome.
   void drain_started(StartedAcquire& started) noexcept;
   StartedAcquire& started_of(uint32_t layer, const char* call);
+  // acquire_await of a hit whose prefetch read may still be landing.
+  mp_status await_prefetch(uint32_t layer, StartedAcquire& started, uint32_t index, mp_event* ready);
   // split = trace: shares total_slots out per layer by the reuse the trace at `path` shows
   // (pager_core/split.hpp) into layer_slots_; errors name the file and what was expected.
   void split_by_trace(const std::string& path, moepage::pager::PolicyKind policy, uint64_t total_slots);
   uint8_t* slot_base(uint32_t layer, uint32_t slot) const { return pools_[layer] + uint64_t(slot) * cat_.expert_bytes; }
   // Appends read requests for every part of (layer, expert) into slot; returns the bytes.
   uint64_t add_reads(uint32_t layer, uint32_t expert, uint32_t slot, int32_t priority, uint32_t& count);
-  // Waits for every prefetch of `layer` still in flight and commits or invalidates it.
-  void settle_prefetches(uint32_t layer);
-  void settle_all_prefetches() noexcept;
   // A failed demand read: the transport's status and message, and which request it named.
   struct ReadFailure {
     mp_status status;
     std::string why;
     mp_ticket_result result;
   };
+  // Commits the layer's prefetch fills in the bookkeeping (their reads may still be landing).
+  void commit_prefetches(uint32_t layer);
+  // Polls the layer's prefetch reads: one that landed is counted, one that failed drops its expert.
+  void reap_prefetches(uint32_t layer);
+  // Waits for the prefetch read into `slot` (if any); false when it failed. The expert it was
+  // filling is not touched: the caller either overwrites the slot or drops the expert.
+  bool land_slot(uint32_t layer, uint32_t slot, ReadFailure* failure = nullptr);
+  // Reads (layer, expert) again into `slot` and waits, after its prefetch read failed. False
+  // (and the expert dropped) when this read fails too; *failure then says why.
+  bool read_again(uint32_t layer, uint32_t expert, uint32_t slot, ReadFailure& failure);
+  void settle_all_prefetches() noexcept;
   // experts[i] with missed[i] != 0 were being read when `failure` happened.
   [[noreturn]] void fail_read(uint32_t layer, std::span<const int32_t> experts, std::span<const uint8_t> missed,
                               const ReadFailure& failure);
@@ -154,7 +178,8 @@ class PagedPager {
 
   // Preallocated hot-path scratch.
   std::vector<mp_read_request> requests_;              // [max(slots, n_experts) * n_parts]
-  std::vector<std::vector<PendingPrefetch>> pending_;  // [n_layers], capacity kMaxPendingPerLayer
+  std::vector<std::vector<uint64_t>> pending_;  // [n_layers] prefetch fills not committed yet, capacity kMaxPendingPerLayer
+  std::vector<std::vector<SlotRead>> slot_reads_;  // [n_layers][slot] prefetch reads that may still be landing
   std::vector<std::vector<int32_t>> last_request_;     // [n_layers], capacity slots
   std::vector<uint32_t> last_request_n_;
   std::vector<StartedAcquire> started_;  // [n_layers] split acquires (sized only for paged layers)

@@ -149,3 +149,25 @@ TEST_CASE("with two pools a prefetch places both parts and a partly resident exp
   CHECK(core.commit_fill(1, pre.fill) == 3);
   CHECK(acquire(core, 1, {6, 2}).misses == 0);
 }
+
+TEST_CASE("a committed prefetch whose read then fails is dropped: empty, counted, read again on request") {
+  PagerCore core(small_geometry(4));
+  core.begin_token(0);
+  const Plan& pre = core.prefetch(1, std::vector<int32_t>{5, 6});
+  REQUIRE(pre.size() == 2);
+  core.commit_fill(1, pre.fill);  // committed before the bytes landed, as the paged pager does
+  REQUIRE(core.pool(1).slot_of(5) >= 0);
+  const auto slot = uint32_t(core.pool(1).slot_of(5));
+  CHECK(core.drop(1, 5) == 1);
+  CHECK(core.pool(1).slot_of(5) == -1);
+  CHECK(core.pool(1).state(slot) == SlotState::Empty);
+  CHECK(core.drop(1, 5) == 0);  // no longer valid: nothing to drop
+  CHECK(core.drop(1, 7) == 0);  // never mapped
+  const LayerCounters c = core.layer_counters(1);
+  CHECK(c.prefetch_failed == 1);
+  CHECK(c.fills_failed == 1);
+  const Plan& again = core.plan(1, std::vector<int32_t>{5, 6});
+  CHECK_FALSE(again.hit(0));  // read again
+  CHECK(again.hit(1));        // its neighbour of the same fill is untouched
+  CHECK_THROWS_WITH(core.drop(1, 9), "layer 1: expert 9 is out of range (the layer has 8 experts)");
+}

@@ -2,7 +2,8 @@
 // through a transport that reads nothing until asked: a ticket's bytes land when the pager asks
 // for its event (as pinned-async issues a ticket's copies before recording its event) or waits
 // for it. So the test sees exactly which expert's bytes are in place at each step: hits at once,
-// each miss only after its await, and a failed read surfacing at finish, fail closed.
+// each miss only after its await, and a failed read surfacing at finish, fail closed. Prefetched
+// experts (hint) land only when a request uses them: nothing else waits for their reads.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -69,7 +70,11 @@ class DeferredTransport {
     throw mp::Error(MP_ERR_IO, "deferred: " + paths_[r.file] + ": injected error at offset " +
                                    std::to_string(r.offset) + " (" + std::to_string(r.length) + " bytes)");
   }
-  mp_status poll(mp_ticket ticket, mp_ticket_result* result) { return wait(ticket, result); }
+  // Pending until something asked for the bytes (an event or a wait): a poll alone lands nothing.
+  mp_status poll(mp_ticket ticket, mp_ticket_result* result) {
+    if (!find(ticket).landed) return MP_PENDING;
+    return wait(ticket, result);
+  }
   mp_status stats(mp_transport_stats* out) {
     mp_transport_stats s{};
     s.struct_size = sizeof s;
@@ -353,4 +358,80 @@ TEST_CASE("a pager vtable of ABI 1.4 does not split its acquire; one with only s
   CHECK_FALSE(mp_pager_splits_acquire(&v));  // no acquire_await
   v.acquire_await = [](void*, uint32_t, uint32_t, mp_event*) -> mp_status { return MP_OK; };
   CHECK(mp_pager_splits_acquire(&v));
+}
+
+TEST_CASE("prefetched experts land only when a request uses them, each on its own ticket") {
+  SplitBench b(4);
+  b.pager.begin_token(1);
+  const uint32_t tickets_before = g_control.tickets;
+  b.pager.hint(1, std::vector<int32_t>{4, 5});
+  CHECK(g_control.tickets == tickets_before + 2);  // one ticket per prefetched expert
+  const uint32_t reads_before = g_control.reads;
+  Started s = start(b.pager, 1, {4, 6});
+  CHECK(s.pending == std::vector<uint8_t>{1, 1});  // 4: its prefetch read may still be landing; 6: a miss
+  CHECK(g_control.reads == reads_before);          // nothing waited for the prefetches
+  CHECK(b.pager.acquire_await(1, 0) != nullptr);   // expert 4's prefetch ticket's event
+  CHECK(b.model.slot_holds(s.slots[0], 1, 4));
+  b.pager.acquire_finish(1);
+  CHECK(b.model.slot_holds(s.slots[1], 1, 6));
+  CHECK(g_control.reads == reads_before + 2 * 2);  // experts 4 and 6, two parts each; never 5
+  const mp_pager_stats st = b.pager.stats();
+  CHECK(st.prefetch_issued == 2);
+  CHECK(st.prefetch_used == 1);
+  // Plain acquire waits for the one prefetch it uses, too.
+  b.pager.begin_token(2);
+  b.pager.hint(2, std::vector<int32_t>{1, 2, 3});
+  const uint32_t reads_plain = g_control.reads;
+  const Acquired a = acquire(b.pager, 2, {2});
+  CHECK(b.model.slot_holds(a.slots[0], 2, 2));
+  CHECK(g_control.reads == reads_plain + 2);
+  // And a later request for expert 5 of layer 1 finds it (its read lands then), a hit.
+  b.pager.begin_token(3);
+  Started later = start(b.pager, 1, {5});
+  CHECK(later.pending == std::vector<uint8_t>{1});
+  b.pager.acquire_finish(1);
+  CHECK(b.model.slot_holds(later.slots[0], 1, 5));
+  CHECK(b.pager.stats().hits == st.hits + 2);  // 2 (plain) and 5
+}
+
+TEST_CASE("a miss that evicts a prefetched expert still landing waits for its read before reading into the slot") {
+  SplitBench b(2);
+  b.pager.begin_token(1);
+  acquire(b.pager, 3, {0});
+  b.pager.begin_token(2);
+  b.pager.hint(3, std::vector<int32_t>{7});  // the second slot, read still in flight
+  b.pager.begin_token(3);
+  const uint32_t reads_before = g_control.reads;
+  const Acquired a = acquire(b.pager, 3, {0, 6});  // 0 hits, 6 evicts 7 (the only other slot)
+  CHECK(g_control.reads == reads_before + 2 * 2);  // 7 landed first, then 6 over it
+  CHECK(b.model.slot_holds(a.slots[1], 3, 6));
+}
+
+TEST_CASE("a prefetch read that fails is advice lost when unused, and fails closed when a request used it") {
+  SyntheticCatalog probe(4, 8, 2);
+  DeferredControl control;
+  control.fail_offset = probe.offset(1, 5, 0) + 3;  // layer 1, expert 5, part w1
+  SplitBench b(4, control);
+  b.pager.begin_token(1);
+  b.pager.hint(1, std::vector<int32_t>{5});
+  // Used through plain acquire: read again at once; that read fails too, so the acquire fails naming it.
+  CHECK_THROWS_WITH(acquire(b.pager, 1, {5}), doctest::Contains("layer 1 expert 5"));
+  g_control.fail_offset = 0;
+  const Acquired again = acquire(b.pager, 1, {5});  // dropped from the bookkeeping: a miss, read again
+  CHECK(b.model.slot_holds(again.slots[0], 1, 5));
+  // Used through the split acquire with an event handed out: finish fails closed, and the next
+  // request reads the expert again.
+  g_control.fail_offset = probe.offset(1, 6, 1) + 1;
+  b.pager.begin_token(2);
+  b.pager.hint(1, std::vector<int32_t>{6});
+  Started s = start(b.pager, 1, {6});
+  CHECK(s.pending == std::vector<uint8_t>{1});
+  CHECK(b.pager.acquire_await(1, 0) != nullptr);
+  CHECK_THROWS_WITH(b.pager.acquire_finish(1), doctest::Contains("layer 1 expert 6 (w2)"));
+  g_control.fail_offset = 0;
+  const mp_pager_stats before = b.pager.stats();
+  Started retry = start(b.pager, 1, {6});
+  b.pager.acquire_finish(1);
+  CHECK(b.pager.stats().misses == before.misses + 1);
+  CHECK(b.model.slot_holds(retry.slots[0], 1, 6));
 }

@@ -262,6 +262,14 @@ uint32_t PagerCore::invalidate_fill(uint32_t layer, uint64_t fill, int32_t part)
   return end_fill(layer, fill, part, &SlotPool::invalidate_fill);
 }
 
+uint32_t PagerCore::drop(uint32_t layer, int32_t expert) {
+  check_layer(layer);
+  check_expert(layer, expert);
+  uint32_t n = 0;
+  for (uint32_t p = 0; p < geo_.pools_per_layer; ++p) n += pool_mut(layer, p).drop(uint32_t(expert));
+  return n;
+}
+
 LayerCounters PagerCore::layer_counters(uint32_t layer) const {
   LayerCounters c;
   if (layer >= geo_.n_layers || pool_index_[layer] < 0) return c;

@@ -183,25 +183,37 @@ uint32_t SlotPool::commit_fill(uint64_t fill) {
   return n;
 }
 
+void SlotPool::empty_failed(uint32_t s) {
+  const int32_t e = expert_of_[s];
+  slot_of_[uint32_t(e)] = -1;
+  expert_of_[s] = -1;
+  state_[s] = SlotState::Empty;
+  fill_of_[s] = 0;
+  if (prefetched_[s]) {
+    ++counters_.prefetch_failed;
+    prefetched_[s] = 0;
+  }
+  policy_->on_evict(s, uint32_t(e));
+  ++counters_.fills_failed;
+  ++generation_;
+}
+
 uint32_t SlotPool::invalidate_fill(uint64_t fill) {
   uint32_t n = 0;
   for (uint32_t s = 0; s < n_slots(); ++s) {
     if (state_[s] != SlotState::Filling || fill_of_[s] != fill) continue;
-    const int32_t e = expert_of_[s];
-    slot_of_[uint32_t(e)] = -1;
-    expert_of_[s] = -1;
-    state_[s] = SlotState::Empty;
-    fill_of_[s] = 0;
-    if (prefetched_[s]) {
-      ++counters_.prefetch_failed;
-      prefetched_[s] = 0;
-    }
-    policy_->on_evict(s, uint32_t(e));
-    ++counters_.fills_failed;
-    ++generation_;
+    empty_failed(s);
     ++n;
   }
   return n;
+}
+
+uint32_t SlotPool::drop(uint32_t expert) {
+  if (expert >= slot_of_.size() || slot_of_[expert] < 0) return 0;
+  const uint32_t s = uint32_t(slot_of_[expert]);
+  if (state_[s] != SlotState::Valid) return 0;
+  empty_failed(s);
+  return 1;
 }
 
 void SlotPool::begin_token() {

@@ -112,6 +112,10 @@ class PagerCore {
   // The reads of `fill` failed or were short: every slot they were filling becomes empty (in
   // every pool of the layer, or only in `part`).
   uint32_t invalidate_fill(uint32_t layer, uint64_t fill, int32_t part = -1);
+  // `expert` of `layer` was valid, but the read that filled it failed after its fill was
+  // committed (a pager may commit a prefetch before its bytes land, so that its bookkeeping stays
+  // the simulator's): it becomes empty in every pool of the layer. Returns the slots emptied.
+  uint32_t drop(uint32_t layer, int32_t expert);
 
   LayerCounters layer_counters(uint32_t layer) const;
   LayerCounters total_counters() const;

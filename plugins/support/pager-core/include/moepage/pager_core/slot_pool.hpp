@@ -82,6 +82,10 @@ class SlotPool {
   // The read for `fill` failed or was short: every slot it was filling becomes empty and unmapped,
   // so the next request reads again. Returns how many.
   uint32_t invalidate_fill(uint64_t fill);
+  // A valid expert's bytes proved bad after its fill was committed (a pager that commits a
+  // prefetch before its read lands, and then sees the read fail): its slot becomes empty and
+  // unmapped, counted as a failed fill. Returns 1, or 0 when the expert is not valid here.
+  uint32_t drop(uint32_t expert);
   // A new token starts: nothing is protected from prefetch any more.
   void begin_token();
 
@@ -90,6 +94,8 @@ class SlotPool {
   // The slot a new expert goes into, evicting if needed; -1 if none. mask: slots not to evict.
   int32_t take_slot(std::span<const uint8_t> mask, SlotPlan& out);
   void insert(uint32_t slot, uint32_t expert, uint64_t fill);
+  // Slot s (mapped) becomes empty after a failed read: unmapped, the policy told, counted.
+  void empty_failed(uint32_t s);
 
   uint32_t layer_, part_, n_parts_;
   std::vector<int32_t> slot_of_;          // [expert] slot or -1

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Paged decode against its physical bound, one row per arm of a GPU decode benchmark folder.
+
+paged_bound.py OUT [ARM ...]
+  OUT holds resident.json, weights.json, bandwidth.json and one <arm>.json per arm (moepage run
+  --stats-json), as bench/gpu/pipeline-sweep.sh and replay-decode.sh write them. Without ARM names,
+  every paged arm in OUT.
+
+The bound of a token (issue 16): the sum over layers of max(the layer's resident time, the bytes
+the layer read / the slower copy ceiling). The bytes read per layer: each layer's demand misses
+times the expert size, plus the prefetch bytes (the pager's total bytes read minus the misses'),
+which the stats do not split by layer: they are laid on the hash-routed layers (the only layers
+hinted when replay_predictions is 0), or spread over every paged layer in proportion to its misses
+when the arm handed predictions to the pager. A layer's resident time is the resident arm's
+decode time per token over the layers (the layers of the slice have one shape). The slower ceiling
+is the smaller of the pinned host->device copy and the best page-cache read rate measured beside it.
+"""
+import json
+import os
+import sys
+
+
+def load(path):
+    with open(path) as fh:
+        return json.load(fh)
+
+
+def arm_row(arm, resident, weights, ceiling, hash_layers):
+    run, pager, layers = arm["run"], arm["pager"], arm["layers"]
+    n_layers = len(layers)
+    tokens = run["prompt_tokens"] + run["generated_tokens"]
+    expert_bytes = weights["routed_bytes_all"] / (n_layers * 256)
+    res_ms_layer = 1e3 * resident["run"]["decode_seconds"] / resident["run"]["generated_tokens"] / n_layers
+    miss_bytes = [l["misses"] * expert_bytes for l in layers]
+    prefetch_bytes = max(0.0, pager["bytes_read"] - pager["load_bytes_read"] - sum(miss_bytes))
+    if pager["predictions"] == 0 and hash_layers:
+        extra = [prefetch_bytes / len(hash_layers) if i in hash_layers else 0.0 for i in range(n_layers)]
+    else:
+        total = sum(miss_bytes) or 1.0
+        extra = [prefetch_bytes * m / total for m in miss_bytes]
+    bound_ms = sum(max(res_ms_layer, 1e3 * (m + e) / tokens / ceiling) for m, e in zip(miss_bytes, extra))
+    ms = 1e3 * run["decode_seconds"] / run["generated_tokens"]
+    res_tok_s = resident["run"]["generated_tokens"] / resident["run"]["decode_seconds"]
+    read_per_token = (pager["bytes_read"] - pager["load_bytes_read"]) / tokens
+    extra_ms = ms - 1e3 / res_tok_s
+    return {
+        "decode_tok_s": round(1e3 / ms, 2),
+        "ms_per_token": round(ms, 3),
+        "bound_ms": round(bound_ms, 3),
+        "over_bound": round(ms / bound_ms, 3),
+        "bound_tok_s": round(1e3 / bound_ms, 2),
+        "of_resident": round(1e3 / ms / res_tok_s, 4),
+        "hit_rate": round(pager["hit_rate"], 4),
+        "mb_read_per_token": round(read_per_token / 1e6, 1),
+        "miss_path_gb_s": round(read_per_token / extra_ms / 1e6, 2) if extra_ms > 0 else None,
+        "of_ceiling": round(read_per_token / (extra_ms / 1e3) / ceiling, 4) if extra_ms > 0 else None,
+    }
+
+
+def main():
+    out = sys.argv[1]
+    weights, bw = load(os.path.join(out, "weights.json")), load(os.path.join(out, "bandwidth.json"))
+    resident = load(os.path.join(out, "resident.json"))
+    pinned = bw["pinned_to_device"]["bytes_per_s"]
+    cache = max(r["bytes_per_s"] for r in bw["page_cache"]["runs"])
+    ceiling = min(pinned, cache)
+    # Hash-routed layers: those whose hit rate a token's hints make (nearly) perfect in the
+    # resident-free arms are not knowable from the stats; the flash preset's first 3 layers are.
+    hash_layers = {0, 1, 2}
+    names = sys.argv[2:] or sorted(f[:-5] for f in os.listdir(out)
+                                   if f.endswith(".json") and f[:-5] not in ("resident", "weights", "bandwidth"))
+    print(f"ceiling: {ceiling / 1e9:.2f} GB/s (pinned copy {pinned / 1e9:.2f}, page cache best {cache / 1e9:.2f}); "
+          f"resident {resident['run']['generated_tokens'] / resident['run']['decode_seconds']:.1f} tok/s")
+    for name in names:
+        arm = load(os.path.join(out, name + ".json"))
+        if arm["pager"]["resident"]:
+            continue
+        print(name, json.dumps(arm_row(arm, resident, weights, ceiling, hash_layers)))
+
+
+if __name__ == "__main__":
+    main()
