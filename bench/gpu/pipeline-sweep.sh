@@ -6,7 +6,8 @@
 #              spread one expert's parts over many readers and overlap its reads with its copies
 #   hits first the split acquire on and off (arch.hits_first) at the best chunking
 #   budget      12.5% and 50% of the expert bytes at the best chunking
-#   predictions the trace's recorded top-3 predictions handed to the pager
+#   predictions the trace's recorded top-3 / top-6 predictions handed to the pager (what the
+#              adapter-prefetch pager proposed when the trace was recorded)
 #   io-uring    buffered reads from the page cache handed to kernel worker threads (workers: 16),
 #               and O_DIRECT from the disk with larger windows
 #
@@ -41,6 +42,8 @@ run_arm resident
   run_arm pa-t16-c2M-12.5 $(lru $eighth) $(pinned 16 64MiB 32)
   run_arm pa-t16-c2M-50 $(lru $half) $(pinned 16 64MiB 32)
   run_arm pa-t16-c2M-predict3 $(lru $quarter) $(pinned 16 64MiB 32) --set arch.replay_predictions=3
+  run_arm pa-t16-c2M-predict6 $(lru $quarter) $(pinned 16 64MiB 32) --set arch.replay_predictions=6
+  run_arm pa-t16-c2M-12.5-predict3 $(lru $eighth) $(pinned 16 64MiB 32) --set arch.replay_predictions=3
   uring=(--set transport.plugin=io-uring --set transport.queue_depth=64 --set transport.buffers=64)
   run_arm uring-cached-w16 $(lru $quarter) "${uring[@]}" --set transport.buffer_size=2MiB --set transport.direct=off \
     --set transport.workers=16

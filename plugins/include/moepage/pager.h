@@ -143,7 +143,8 @@ typedef struct mp_pager_vtable {
    * all three lie inside struct_size and are non-NULL, and plain acquire otherwise.
    *
    *  acquire_start(layer, experts, n, out): what acquire() does up to the reads: settles the
-   *    layer's prefetches, plans (the same eviction decisions as acquire), submits the reads of
+   *    layer's prefetches (in its bookkeeping: a hit on a prefetch whose bytes are still landing
+   *    may be reported pending), plans (the same eviction decisions as acquire), submits the reads of
    *    the misses, and returns without waiting for them. Writes slots[i] for every expert,
    *    pending[i] (see mp_acquire_result), table_changed, and ready = NULL. Counts accesses, hits
    *    and misses as acquire does. Its errors (a bad request, a refused submit) leave nothing

@@ -24,8 +24,9 @@
 namespace moepage::pager {
 
 // Prefetch fills of one layer a pager keeps in flight: a hint that finds this many first settles
-// (waits for and commits) them, and every plan() of the layer is preceded by settling them all.
-// The live paged pager and the simulator both follow this rule, so they evict the same experts.
+// (commits) them, and every plan() of the layer is preceded by committing them all. The live paged
+// pager and the simulator both follow this rule, so they evict the same experts (the paged pager
+// commits before the bytes land and waits only for the prefetched experts a request uses).
 inline constexpr size_t kMaxPendingPrefetchesPerLayer = 4;
 
 struct CoreGeometry {
