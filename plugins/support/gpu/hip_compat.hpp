@@ -60,6 +60,11 @@ using hipHostFn_t = cudaHostFn_t;
 #define hipEventSynchronize cudaEventSynchronize
 #define hipEventElapsedTime cudaEventElapsedTime
 #define hipLaunchHostFunc cudaLaunchHostFunc
+#define hipHostRegister cudaHostRegister
+#define hipHostUnregister cudaHostUnregister
+#define hipHostRegisterDefault cudaHostRegisterDefault
+// Registering memory the process may only read (a PROT_READ file mapping); HIP 5.2 has no such flag.
+#define MP_HOST_REGISTER_READ_ONLY cudaHostRegisterReadOnly
 
 // Warp (wavefront) size and lane shuffles. CUDA needs an explicit lane mask; HIP has none.
 #define MP_WARP_SIZE 32
@@ -106,6 +111,7 @@ inline hipError_t launch_host_func(hipStream_t stream, hipHostFn_t fn, void* use
 }
 }  // namespace mp_hip_compat
 #define hipLaunchHostFunc ::mp_hip_compat::launch_host_func
+#define MP_HOST_REGISTER_READ_ONLY hipHostRegisterDefault  // HIP 5.2 has no read-only registration
 
 // Device passes know the wavefront of the target (32 on gfx10/11 by default, 64 on gfx9);
 // the host pass never uses it in a kernel, 64 keeps host-side sizing conservative.
