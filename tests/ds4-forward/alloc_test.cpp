@@ -29,8 +29,8 @@ using namespace moepage;
 using namespace moepage::ds4;
 
 TEST_CASE("prefill and decode allocate nothing after construction") {
-  const Config c = test::tiny_config();
-  test::TinyModel tm(c, {Dtype::F8_E4M3, Dtype::I8}, 11);
+  const Config c = ds4::test::tiny_config();
+  ds4::test::TinyModel tm(c, {Dtype::F8_E4M3, Dtype::I8}, 11);
   cpu::ThreadPool pool(2);
   Model m(c, tm.weights(), tm.layout(), &tm.experts(), pool, ModelOptions{64, 16});
   std::vector<int32_t> prompt = {5, 9, 13, 2, 77, 31, 8, 40, 41, 42, 1, 0, 3, 19, 60, 61, 62, 63, 64, 65};

@@ -3,6 +3,7 @@
 #pragma once
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -13,6 +14,9 @@
 #include "support/test_paths.hpp"
 
 namespace moepage::live_run {
+
+// The committed tiny model: 8 layers, the first 3 of which route by token hash.
+constexpr uint32_t kLayers = 8, kHashLayers = 3;
 
 // Runs `moepage run --profile configs/lru.yaml --model models/ds4-debian-tiny ARGS` in `dir`
 // (stdout and stderr into files there), requires exit 0 and returns --stats-json's document.
