@@ -298,7 +298,11 @@ mp_status PagedPager::acquire(uint32_t layer, const int32_t* experts, uint32_t n
                                                    component_, layer, n, last_request_[layer].size()));
   const std::span<const int32_t> request(experts, n);
   out->ready = nullptr;
-  mp_trace_event ev{sizeof(mp_trace_event), token_, layer, 0, 1, 0};
+  mp_trace_event ev{};  // an access; expert, hit and prefetched are set per expert below
+  ev.struct_size = sizeof ev;
+  ev.token = token_;
+  ev.layer = layer;
+  ev.kind = MP_TRACE_ACCESS;
 
   settle_prefetches(layer);
   const Plan& plan = plan_with_retry(layer, request);
