@@ -11,36 +11,13 @@
 set -uo pipefail
 build=$(cd "$1" && pwd); out=$2; tokens=${3:-128}
 mkdir -p "$out"
-export LD_LIBRARY_PATH="$build/carry-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-moepage="$build/bin/moepage"
 model=${FLASH_MODEL_DIR:-/tmp/flash4}
-here=$(cd "$(dirname "$0")" && pwd)
 threads=${READER_THREADS:-8}
-
-if [ ! -f "$model/config.json" ]; then
-  start=$SECONDS
-  "$moepage" synth --preset flash --layers 4 --seed 7 --out "$model" --log-level warn || exit 1
-  echo "synth: $((SECONDS - start)) s" | tee -a "$out/summary.txt"
-fi
-du -sb "$model" | tee -a "$out/summary.txt"
-python3 "$here/weights_per_token.py" "$model" > "$out/weights.json"
-cat "$model"/*.safetensors > /dev/null   # page cache warm: the paged arms read from memory
-shard=$(ls -S "$model"/*.safetensors | head -1)
-"$build/bin/gpu_bandwidth" --file "$shard" --threads 1,4,8,16 > "$out/bandwidth.json" 2> "$out/bandwidth.log"
-cat "$out/bandwidth.json" >> "$out/summary.txt"
-
-expert_total=$(python3 -c "import json; print(json.load(open('$out/weights.json'))['routed_bytes_all'])")
 prompt=11,12,13,14   # a short prompt: the run is nearly all decode
-run_arm() {  # run_arm NAME [--set k=v]...
-  local name=$1; shift
-  echo "== $name" | tee -a "$out/summary.txt"
-  "$moepage" run --profile "$here/../../configs/default.yaml" --model "$model" --set device=hip \
-    --prompt-ids "$prompt" --max-tokens "$tokens" \
-    --stats-json "$out/$name.json" "$@" > "$out/$name.log" 2>&1
-  echo "exit $?" >> "$out/$name.log"
-  local ref=(); [ -f "$out/resident.json" ] && [ "$name" != resident ] && ref=("$out/resident.json")
-  python3 "$here/summarize_arm.py" "$out/$name.json" "$out/weights.json" "$out/bandwidth.json" "${ref[@]}" | tee -a "$out/summary.txt"
-}
+source "$(dirname "$0")/decode_arms.sh"
+
+prepare_model 4 1,4,8,16
+cat "$out/bandwidth.json" >> "$out/summary.txt"
 half=$((expert_total / 2)); eighth=$((expert_total / 8))
 async=(--set transport.plugin=pinned-async --set transport.threads=$threads --set transport.staging=64MiB --set transport.queue_depth=32)
 run_arm resident
@@ -48,5 +25,4 @@ run_arm lru-50 --set pager.plugin=lru --set pager.budget=$half "${async[@]}"
 run_arm lru-12.5 --set pager.plugin=lru --set pager.budget=$eighth "${async[@]}"
 run_arm lru-12.5-pread --set pager.plugin=lru --set pager.budget=$eighth --set transport.plugin=pread --set transport.threads=$threads
 run_arm resident-again
-# Neutrality on the big model too: every arm must print the same token ids.
-echo "distinct token-id lines over all arms (1 = neutral): $(grep -h '^token ids:' "$out"/*.log | sort -u | wc -l)" | tee -a "$out/summary.txt"
+report_neutrality   # on the big model too

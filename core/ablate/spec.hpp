@@ -34,7 +34,16 @@ namespace moepage::ablate {
 
 class SpecError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  // One line, whatever the spec's strings (or the YAML parser's message) hold: control bytes
+  // become '?'.
+  explicit SpecError(std::string message) : std::runtime_error(one_line(std::move(message))) {}
+
+ private:
+  static std::string one_line(std::string m) {
+    for (char& c : m)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    return m;
+  }
 };
 
 struct SynthModel {

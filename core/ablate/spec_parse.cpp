@@ -19,11 +19,7 @@ class Reader {
   [[noreturn]] void fail(const YAML::Node& node, const std::string& key, const std::string& what) const {
     std::string where = source_.string();
     if (node.IsDefined() && node.Mark().line >= 0) where += ":" + std::to_string(node.Mark().line + 1);
-    std::string message = where + ": " + key + ": " + what;
-    // One line, whatever the spec's strings hold: control bytes become '?'.
-    std::replace_if(
-        message.begin(), message.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }, '?');
-    throw SpecError(message);
+    throw SpecError(where + ": " + key + ": " + what);
   }
 
   std::string string(const YAML::Node& node, const std::string& key) const {

@@ -13,11 +13,17 @@ namespace fs = std::filesystem;
 std::vector<std::string> apply_generation_config(const fs::path& model, profile::GenerateSettings& gen,
                                                  const std::function<bool(const std::string&)>& user_set) {
   const fs::path path = model / "generation_config.json";
-  std::vector<std::string> applied;
-  if (!fs::exists(path)) return applied;
+  if (!fs::exists(path)) return {};
   const std::optional<std::string> text = fileio::try_read_file(path);
   if (!text) throw std::runtime_error(path.string() + ": cannot read");
-  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  return apply_generation_config_text(*text, path, gen, user_set);
+}
+
+std::vector<std::string> apply_generation_config_text(const std::string& text, const fs::path& path,
+                                                      profile::GenerateSettings& gen,
+                                                      const std::function<bool(const std::string&)>& user_set) {
+  std::vector<std::string> applied;
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) throw std::runtime_error(path.string() + ": not a JSON object");
 
   auto bad = [&](const char* key, const char* expected) {

@@ -18,4 +18,9 @@ namespace moepage::cli {
 std::vector<std::string> apply_generation_config(const std::filesystem::path& model, profile::GenerateSettings& gen,
                                                  const std::function<bool(const std::string&)>& user_set);
 
+// The same for the file's text, read already; `path` names it in errors (the fuzz target's way in).
+std::vector<std::string> apply_generation_config_text(const std::string& text, const std::filesystem::path& path,
+                                                      profile::GenerateSettings& gen,
+                                                      const std::function<bool(const std::string&)>& user_set);
+
 }  // namespace moepage::cli

@@ -13,8 +13,9 @@
 #include "moepage/host_api.h"
 #include "output/output_file.hpp"
 
+// The project version, from project(moepage VERSION ...) in the top-level CMakeLists.txt.
 #ifndef MOEPAGE_VERSION
-#define MOEPAGE_VERSION "unknown"
+#error "MOEPAGE_VERSION must come from CMake (core/cli/CMakeLists.txt)"
 #endif
 
 namespace {

@@ -30,15 +30,7 @@ constexpr uint64_t kDeviceBytes = 300000;
 
 // Submits one device read; returns false when the transport refused it as unsupported.
 bool submit_device_read(TransportContext& ctx, mp::TransportHandle& t, uint32_t f, void* device, mp_ticket& ticket) {
-  mp_read_request r{};
-  r.struct_size = sizeof r;
-  r.file = f;
-  r.offset = kDeviceOffset;
-  r.length = kDeviceBytes;
-  r.dst = device;
-  r.dst_kind = MP_MEM_DEVICE;
-  r.priority = MP_READ_DEMAND;
-  r.tag = 1;
+  const mp_read_request r = read_request(f, kDeviceOffset, kDeviceBytes, device, 0, MP_MEM_DEVICE, MP_READ_DEMAND, 1);
   const mp_status s = ctx.vtable().submit(t.ref().self, &r, 1, &ticket);
   if (s == MP_ERR_UNSUPPORTED) return false;
   expect(s == MP_OK, "submit to a device destination failed (" + std::string(mp_status_name(s)) +

@@ -6,18 +6,13 @@ Read::Read(uint64_t off, uint64_t len, uint64_t dst_off) : offset(off), length(l
   buffer.assign(dst_offset + length + kGuardBytes, kGuard);
 }
 
+mp_read_request read_request(uint32_t file, uint64_t offset, uint64_t length, void* dst, uint64_t dst_offset,
+                             int32_t kind, int32_t priority, uint64_t tag) {
+  return mp_read_request{sizeof(mp_read_request), file, offset, length, dst, dst_offset, kind, priority, tag};
+}
+
 mp_read_request Read::request(uint32_t file, int32_t priority, int32_t kind) {
-  mp_read_request r{};
-  r.struct_size = sizeof r;
-  r.file = file;
-  r.offset = offset;
-  r.length = length;
-  r.dst = buffer.data();
-  r.dst_offset = dst_offset;
-  r.dst_kind = kind;
-  r.priority = priority;
-  r.tag = offset + 1;
-  return r;
+  return read_request(file, offset, length, buffer.data(), dst_offset, kind, priority, offset + 1);
 }
 
 void Read::verify(const SampleFile& file, const std::string& what) const {

@@ -19,6 +19,10 @@ inline constexpr uint64_t kGuardBytes = 64;
 // Not a multiple of any block size, and larger than common bounce buffers (1 MiB) and chunks.
 inline constexpr uint64_t kTransportFileBytes = (uint64_t{5} << 20) + 1234;
 
+// One request as this host's headers lay it out.
+mp_read_request read_request(uint32_t file, uint64_t offset, uint64_t length, void* dst, uint64_t dst_offset,
+                             int32_t kind, int32_t priority, uint64_t tag);
+
 // One read and the buffer it lands in: [dst_offset filler][data][guard].
 struct Read {
   uint64_t offset = 0;

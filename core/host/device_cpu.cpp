@@ -41,33 +41,22 @@ mp_status free_aligned(void*, void* ptr) {
   return MP_OK;
 }
 
-mp_status stream_create(void*, mp_stream* out) {
+// create and destroy of the opaque handle type Handle (mp_stream, mp_event) over Object.
+template <class Object, class Handle>
+mp_status create(void*, Handle* out) {
   if (out == nullptr) return MP_ERR_INVALID_ARG;
-  auto* s = new (std::nothrow) CpuStream;
-  if (s == nullptr) return MP_ERR_OOM;
-  *out = reinterpret_cast<mp_stream>(s);
+  auto* object = new (std::nothrow) Object;
+  if (object == nullptr) return MP_ERR_OOM;
+  *out = reinterpret_cast<Handle>(object);
   return MP_OK;
 }
-
-mp_status stream_destroy(void*, mp_stream stream) {
-  delete reinterpret_cast<CpuStream*>(stream);
+template <class Object, class Handle>
+mp_status destroy(void*, Handle handle) {
+  delete reinterpret_cast<Object*>(handle);
   return MP_OK;
 }
 
 mp_status stream_synchronize(void*, mp_stream) { return MP_OK; }  // work already ran
-
-mp_status event_create(void*, mp_event* out) {
-  if (out == nullptr) return MP_ERR_INVALID_ARG;
-  auto* e = new (std::nothrow) CpuEvent;
-  if (e == nullptr) return MP_ERR_OOM;
-  *out = reinterpret_cast<mp_event>(e);
-  return MP_OK;
-}
-
-mp_status event_destroy(void*, mp_event event) {
-  delete reinterpret_cast<CpuEvent*>(event);
-  return MP_OK;
-}
 
 mp_status event_record(void*, mp_event event, mp_stream) {
   if (event == nullptr) return MP_ERR_INVALID_ARG;
@@ -103,11 +92,11 @@ class CpuDeviceService final : public DeviceService {
     table_.free_device = &free_aligned;
     table_.alloc_pinned = &alloc_aligned;
     table_.free_pinned = &free_aligned;
-    table_.stream_create = &stream_create;
-    table_.stream_destroy = &stream_destroy;
+    table_.stream_create = &create<CpuStream, mp_stream>;
+    table_.stream_destroy = &destroy<CpuStream, mp_stream>;
     table_.stream_synchronize = &stream_synchronize;
-    table_.event_create = &event_create;
-    table_.event_destroy = &event_destroy;
+    table_.event_create = &create<CpuEvent, mp_event>;
+    table_.event_destroy = &destroy<CpuEvent, mp_event>;
     table_.event_record = &event_record;
     table_.stream_wait_event = &stream_wait_event;
     table_.event_query = &event_query;

@@ -1,6 +1,8 @@
 #include "profile/option_validation.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -38,6 +40,14 @@ std::string expectation(const mp_option_def& def) {
     case MP_OPT_ENUM: return fmt::format("one of {}", def.choices ? def.choices : "");
     default: return fmt::format("a value of unknown type {}", def.type);
   }
+}
+
+// A parsed integer or byte count, written back in decimal; false when it did not parse.
+template <class Number>
+bool store_number(const std::optional<Number>& value, std::string& out) {
+  if (!value) return false;
+  out = std::to_string(*value);
+  return true;
 }
 
 }  // namespace
@@ -87,12 +97,7 @@ bool normalise_option_value(const mp_option_def& def, std::string_view text, con
       out = *value ? "true" : "false";
       return true;
     }
-    case MP_OPT_INT: {
-      auto value = parse_int(text);
-      if (!value) return false;
-      out = std::to_string(*value);
-      return true;
-    }
+    case MP_OPT_INT: return store_number(parse_int(text), out);
     case MP_OPT_FLOAT: {
       if (!parse_float(text)) return false;
       out = std::string(text);
@@ -105,12 +110,7 @@ bool normalise_option_value(const mp_option_def& def, std::string_view text, con
         return true;
       }
       [[fallthrough]];
-    case MP_OPT_SIZE: {
-      auto bytes = parse_size(text);
-      if (!bytes) return false;
-      out = std::to_string(*bytes);
-      return true;
-    }
+    case MP_OPT_SIZE: return store_number(parse_size(text), out);
     case MP_OPT_PATH: {
       if (text.empty()) {
         out.clear();  // an optional path left unset

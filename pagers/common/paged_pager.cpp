@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "moepage/cpp/host_clock.hpp"
 #include "moepage/pager_core/abi_stats.hpp"
 #include "moepage/pager_core/budget.hpp"
 #include "moepage/pager_core/errors.hpp"
@@ -260,9 +261,7 @@ std::string PagedPager::transport_error() const {
   return e != nullptr && *e != '\0' ? e : "the transport gave no message";
 }
 
-uint64_t PagedPager::now() const {
-  return host_ != nullptr && host_->now_ns != nullptr ? host_->now_ns(host_->ctx) : 0;
-}
+uint64_t PagedPager::now() const { return mp::host_now_ns(host_); }
 
 mp_status PagedPager::begin_token(uint64_t token) {
   token_ = token;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "moepage/cpp/host_clock.hpp"
 #include "moepage/cpp/plugin_adapter.hpp"
 
 namespace {
@@ -119,7 +120,7 @@ class ResidentPager {
     uint64_t accesses = 0;
   };
 
-  uint64_t now() const { return host_->now_ns ? host_->now_ns(host_->ctx) : 0; }
+  uint64_t now() const { return mp::host_now_ns(host_); }
 
   void allocate(const mp_expert_catalog& cat) {
     if (cat.has_experts == nullptr)

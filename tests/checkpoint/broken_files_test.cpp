@@ -2,6 +2,10 @@
 // tensor when there is one) and says what is wrong.
 #include <doctest/doctest.h>
 
+#include <map>
+#include <string>
+#include <utility>
+
 #include "checkpoint/checkpoint.hpp"
 #include "checkpoint/safetensors_writer.hpp"
 #include "checkpoint/shard_index.hpp"
@@ -103,55 +107,51 @@ TEST_CASE("negative or non-integer offsets give an error naming the tensor") {
 namespace {
 
 // Two shards, each with one tensor, and an index for them.
-void write_two_shards(const TempDir& dir) {
-  for (const char* name : {"a", "b"}) {
-    SafetensorsWriter w(dir / (std::string(name) + ".safetensors"));
-    w.declare(std::string(name) + ".weight", Dtype::U8, {4});
-    w.begin();
-    w.write(std::string(name) + ".weight", std::vector<uint8_t>(4, 1));
-    w.finish();
+// A folder with two one-tensor shards, a.safetensors (a.weight) and b.safetensors (b.weight).
+struct TwoShards : TempDir {
+  explicit TwoShards(const std::string& tag) : TempDir(tag) {
+    for (const char* name : {"a", "b"}) {
+      SafetensorsWriter w(*this / (std::string(name) + ".safetensors"));
+      w.declare(std::string(name) + ".weight", Dtype::U8, {4});
+      w.begin();
+      w.write(std::string(name) + ".weight", std::vector<uint8_t>(4, 1));
+      w.finish();
+    }
   }
-}
+
+  // The error opening the folder once its index maps tensors to shards as `weight_map`.
+  std::string error_with_index(const std::map<std::string, std::string>& weight_map) const {
+    write_file(*this / kIndexFileName, shard_index_json(weight_map, 8));
+    return open_error(path());
+  }
+};
 
 }  // namespace
 
 TEST_CASE("an index naming a missing shard gives an error naming the index and the shard") {
-  TempDir dir("broken-missing-shard");
-  write_two_shards(dir);
-  write_file(dir / kIndexFileName, shard_index_json({{"a.weight", "a.safetensors"}, {"c.weight", "c.safetensors"}}, 8));
-  const std::string msg = open_error(dir.path());
+  const TwoShards dir("broken-missing-shard");
+  const std::string msg = dir.error_with_index({{"a.weight", "a.safetensors"}, {"c.weight", "c.safetensors"}});
   CHECK(msg.find((dir / kIndexFileName).string()) == 0);
   CHECK(msg.find("names shard 'c.safetensors' (for tensor 'c.weight'), which does not exist") != std::string::npos);
 }
 
-TEST_CASE("a tensor the index names but its shard lacks gives an error naming the shard and the tensor") {
-  TempDir dir("broken-missing-tensor");
-  write_two_shards(dir);
-  write_file(dir / kIndexFileName,
-             shard_index_json(
-                 {{"a.weight", "a.safetensors"}, {"b.weight", "b.safetensors"}, {"x.weight", "b.safetensors"}}, 8));
-  CHECK(open_error(dir.path()) ==
-        (dir / "b.safetensors").string() +
-            ": tensor 'x.weight' named by model.safetensors.index.json is absent from this file");
-}
-
-TEST_CASE("a shard holding a tensor the index maps elsewhere or omits gives an error naming the shard") {
-  TempDir dir("broken-disagree");
-  write_two_shards(dir);
-  write_file(dir / kIndexFileName,
-             shard_index_json(
-                 {{"a.weight", "a.safetensors"}, {"b.weight", "a.safetensors"}, {"x.weight", "b.safetensors"}}, 8));
-  CHECK(open_error(dir.path()) ==
-        (dir / "b.safetensors").string() +
-            ": tensor 'b.weight' is mapped by model.safetensors.index.json to 'a.safetensors'");
-  write_file(dir / kIndexFileName, shard_index_json({{"a.weight", "a.safetensors"}, {"x.weight", "b.safetensors"}}, 8));
-  CHECK(open_error(dir.path()) ==
-        (dir / "b.safetensors").string() + ": tensor 'b.weight' is not listed in model.safetensors.index.json");
+TEST_CASE("an index that disagrees with a shard's tensors gives an error naming the shard and the tensor") {
+  const TwoShards dir("broken-disagree");
+  // A weight_map, and what the error says after "<folder>/b.safetensors: ".
+  const std::pair<std::map<std::string, std::string>, std::string> cases[] = {
+      {{{"a.weight", "a.safetensors"}, {"b.weight", "b.safetensors"}, {"x.weight", "b.safetensors"}},
+       "tensor 'x.weight' named by model.safetensors.index.json is absent from this file"},
+      {{{"a.weight", "a.safetensors"}, {"b.weight", "a.safetensors"}, {"x.weight", "b.safetensors"}},
+       "tensor 'b.weight' is mapped by model.safetensors.index.json to 'a.safetensors'"},
+      {{{"a.weight", "a.safetensors"}, {"x.weight", "b.safetensors"}},
+       "tensor 'b.weight' is not listed in model.safetensors.index.json"},
+  };
+  for (const auto& c : cases)
+    CHECK(dir.error_with_index(c.first) == (dir / "b.safetensors").string() + ": " + c.second);
 }
 
 TEST_CASE("a tensor stored in two shards gives an error naming both files") {
-  TempDir dir("broken-two-shards");
-  write_two_shards(dir);
+  const TwoShards dir("broken-two-shards");
   {
     SafetensorsWriter w(dir / "c.safetensors");
     w.declare("a.weight", Dtype::U8, {4});
@@ -166,8 +166,7 @@ TEST_CASE("a tensor stored in two shards gives an error naming both files") {
 }
 
 TEST_CASE("an index with malformed JSON or a path outside the folder is refused") {
-  TempDir dir("broken-index");
-  write_two_shards(dir);
+  const TwoShards dir("broken-index");
   write_file(dir / kIndexFileName, "{\"weight_map\": {\"a.weight\": ");
   CHECK(open_error(dir.path()) == (dir / kIndexFileName).string() + ": malformed JSON");
   write_file(dir / kIndexFileName, R"({"weight_map": {"a.weight": "../a.safetensors"}})");
@@ -176,8 +175,7 @@ TEST_CASE("an index with malformed JSON or a path outside the folder is refused"
 }
 
 TEST_CASE("an index whose weight_map is empty is refused naming the index") {
-  TempDir dir("broken-empty-index");
-  write_two_shards(dir);
+  const TwoShards dir("broken-empty-index");
   write_shard_index(dir.path(), {}, 0);
   CHECK(open_error(dir.path()) == (dir / kIndexFileName).string() + ": weight_map names no tensors");
 }

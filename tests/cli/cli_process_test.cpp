@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "child_process.hpp"
 #include "cli/commands.hpp"
@@ -20,11 +21,10 @@ size_t line_count(const std::string& text) { return static_cast<size_t>(std::cou
 
 }  // namespace
 
-TEST_CASE("--version prints the version and the plugin ABI and exits 0") {
+TEST_CASE("--version prints the project version and the plugin ABI and exits 0") {
   auto r = run_moepage({"--version"});
   CHECK(r.exit_code == 0);
-  CHECK(r.out.rfind("moepage ", 0) == 0);
-  CHECK(contains(r.out, "(plugin ABI " + abi_text() + ")"));
+  CHECK(r.out == std::string("moepage ") + MOEPAGE_PROJECT_VERSION + " (plugin ABI " + abi_text() + ")\n");
 }
 
 TEST_CASE("--help lists every command and exits 0") {
@@ -152,36 +152,45 @@ TEST_CASE("plugins shows a refused library with its reason") {
 
 namespace {
 
-// A model folder for the fake "counting" arch: experts.bin holds two 64-byte experts.
-void write_counting_model(const TempDir& dir) {
+// The bytes of the fake "counting" arch's experts.bin: two 64-byte experts.
+std::string counting_experts() {
   std::string bytes(128, '\0');
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(static_cast<uint8_t>(i * 7 + 3));
-  dir.write("model/experts.bin", bytes);
+  return bytes;
 }
+
+// A folder holding a model for the fake stack (arch counting, pager passthrough) whose
+// experts.bin is `experts`.
+struct CountingModel {
+  TempDir dir;
+
+  explicit CountingModel(const std::string& experts = counting_experts()) { dir.write("model/experts.bin", experts); }
+
+  // `moepage run ARGS...` with the profile lines `rest` (transport, generate) after the stack's.
+  moepage::test::ChildResult run(const std::string& rest, const std::vector<std::string>& args) const {
+    const auto profile = dir.write("p.yaml", "model: model\narch: counting\npager: {plugin: passthrough}\n" + rest);
+    std::vector<std::string> argv{"run", "--profile", profile.string(), "--plugin-dir",
+                                  moepage::test::fake_stack_dir()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_moepage(argv);
+  }
+};
 
 }  // namespace
 
 TEST_CASE("run drives arch, pager and pread transport end to end and prints the generated ids") {
-  TempDir dir;
-  write_counting_model(dir);
-  auto profile = dir.write("p.yaml",
-                           "model: model\narch: counting\npager: {plugin: passthrough}\n"
-                           "transport: {plugin: pread, threads: 2}\ngenerate: {prompt_ids: [3, 1], max_tokens: 4}\n");
-  auto r = run_moepage(
-      {"run", "--profile", profile.string(), "--plugin-dir", moepage::test::fake_stack_dir(), "--log-level", "warn"});
+  const CountingModel model;
+  auto r = model.run("transport: {plugin: pread, threads: 2}\ngenerate: {prompt_ids: [3, 1], max_tokens: 4}\n",
+                     {"--log-level", "warn"});
   CHECK(r.exit_code == 0);
   CHECK(r.err.empty());
   CHECK(r.out == "token ids: 2 3 4 5\n");
 }
 
 TEST_CASE("transport: {plugin: auto} takes the best-scoring transport on this host, says so, and checks its options") {
-  TempDir dir;
-  write_counting_model(dir);
-  auto profile = dir.write("p.yaml",
-                           "model: model\narch: counting\npager: {plugin: passthrough}\n"
-                           "transport: {plugin: auto, threads: 2}\ngenerate: {prompt_ids: [3, 1], max_tokens: 4}\n");
-  auto r = run_moepage(
-      {"run", "--profile", profile.string(), "--plugin-dir", moepage::test::fake_stack_dir(), "--log-level", "info"});
+  const CountingModel model;
+  auto r = model.run("transport: {plugin: auto, threads: 2}\ngenerate: {prompt_ids: [3, 1], max_tokens: 4}\n",
+                     {"--log-level", "info"});
   CHECK(r.exit_code == 0);
   CHECK(r.out == "token ids: 2 3 4 5\n");
   // pread ranks itself 10 everywhere, pinned-async 5 on the CPU device; fault-inject has no score.
@@ -189,25 +198,17 @@ TEST_CASE("transport: {plugin: auto} takes the best-scoring transport on this ho
 }
 
 TEST_CASE("run stops at the end-of-sequence token and --prompt-ids and --max-tokens override the profile") {
-  TempDir dir;
-  write_counting_model(dir);
-  auto profile = dir.write("p.yaml",
-                           "model: model\narch: counting\npager: {plugin: passthrough}\n"
-                           "transport: {plugin: pread}\ngenerate: {prompt_ids: [3], max_tokens: 2}\n");
-  auto r = run_moepage({"run", "--profile", profile.string(), "--plugin-dir", moepage::test::fake_stack_dir(),
-                        "--prompt-ids", "12,13", "--max-tokens", "9", "--log-level", "warn"});
+  const CountingModel model;
+  auto r = model.run("transport: {plugin: pread}\ngenerate: {prompt_ids: [3], max_tokens: 2}\n",
+                     {"--prompt-ids", "12,13", "--max-tokens", "9", "--log-level", "warn"});
   CHECK(r.exit_code == 0);
   CHECK(r.out == "token ids: 14 15\n");  // 15 is the fake model's end-of-sequence token
 }
 
 TEST_CASE("a read failure deep in the stack reaches the user as one error line") {
-  TempDir dir;
-  dir.write("model/experts.bin", std::string(100, 'x'));  // shorter than the two experts it should hold
-  auto profile = dir.write("p.yaml",
-                           "model: model\narch: counting\npager: {plugin: passthrough}\n"
-                           "transport: {plugin: pread}\ngenerate: {prompt_ids: [1], max_tokens: 2}\n");
-  auto r = run_moepage(
-      {"run", "--profile", profile.string(), "--plugin-dir", moepage::test::fake_stack_dir(), "--log-level", "warn"});
+  const CountingModel model(std::string(100, 'x'));  // shorter than the two experts it should hold
+  auto r =
+      model.run("transport: {plugin: pread}\ngenerate: {prompt_ids: [1], max_tokens: 2}\n", {"--log-level", "warn"});
   CHECK(r.exit_code == 1);
   CHECK(line_count(r.err) == 1);
   CHECK(r.err.rfind("moepage: error: arch 'counting': forward failed (io): ", 0) == 0);
@@ -215,13 +216,8 @@ TEST_CASE("a read failure deep in the stack reaches the user as one error line")
 }
 
 TEST_CASE("a prompt id outside the vocabulary is refused before decoding") {
-  TempDir dir;
-  write_counting_model(dir);
-  auto profile = dir.write("p.yaml",
-                           "model: model\narch: counting\npager: {plugin: passthrough}\n"
-                           "transport: {plugin: pread}\n");
-  auto r = run_moepage(
-      {"run", "--profile", profile.string(), "--plugin-dir", moepage::test::fake_stack_dir(), "--prompt-ids", "99"});
+  const CountingModel model;
+  auto r = model.run("transport: {plugin: pread}\n", {"--prompt-ids", "99"});
   CHECK(r.exit_code == 1);
   CHECK(contains(r.err, "prompt token id 99 is outside the model's vocabulary (0 to 15)"));
 }

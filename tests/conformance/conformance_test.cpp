@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "conform/checklist.hpp"
 #include "conform/conformance.hpp"
@@ -38,12 +39,12 @@ bool has_failure(const Checklist& list, const std::string& name_part) {
   });
 }
 
-template <Fault F>
-Checklist check_fake_transport() {
+using DescriptorOf = const mp_component_descriptor& (*)();
+
+Checklist check_fake_transport(DescriptorOf descriptor) {
   moepage::host::HostApi host;
   Checklist list;
-  moepage::conform::run_transport_checks(Component{&conform_test::fake_transport_descriptor<F>(), nullptr}, host.get(),
-                                         ConformConfig{}, list);
+  moepage::conform::run_transport_checks(Component{&descriptor(), nullptr}, host.get(), ConformConfig{}, list);
   return list;
 }
 
@@ -51,76 +52,33 @@ moepage::host::LoadResult load_builtin(const std::string& file, const mp_host_ap
   return moepage::host::load_plugin(moepage::test::plugin_dir() / file, host);
 }
 
-template <PagerFault F>
-Checklist check_fake_pager(const mp_host_api* host) {
-  const moepage::host::LoadResult pread = load_builtin("libmoepage-transport-pread.so", host);
+Checklist check_fake_pager(DescriptorOf descriptor) {
+  moepage::host::HostApi host;
+  const moepage::host::LoadResult pread = load_builtin("libmoepage-transport-pread.so", host.get());
   REQUIRE(pread.components.size() == 1);
   Checklist list;
-  moepage::conform::run_pager_checks(Component{&conform_test::fake_pager_descriptor<F>(), nullptr},
-                                     Component{pread.components[0].descriptor, pread.components[0].library}, host,
+  moepage::conform::run_pager_checks(Component{&descriptor(), nullptr},
+                                     Component{pread.components[0].descriptor, pread.components[0].library}, host.get(),
                                      ConformConfig{}, list);
   return list;
 }
 
+// A test double: the conformance run of its kind and its descriptor.
+struct Double {
+  Checklist (*run)(DescriptorOf);
+  DescriptorOf descriptor;
+};
+template <Fault F>
+constexpr Double kTransport{&check_fake_transport, &conform_test::fake_transport_descriptor<F>};
+template <PagerFault F>
+constexpr Double kPager{&check_fake_pager, &conform_test::fake_pager_descriptor<F>};
+
 }  // namespace
 
 TEST_CASE("a correct transport passes every conformance check") {
-  const Checklist list = check_fake_transport<Fault::none>();
+  const Checklist list = check_fake_transport(&conform_test::fake_transport_descriptor<Fault::none>);
   CHECK_MESSAGE(list.failures() == 0, failed(list));
   CHECK(list.results().size() > 15);
-}
-
-TEST_CASE("a transport that returns a wrong byte fails the byte-exactness checks") {
-  const Checklist list = check_fake_transport<Fault::flips_a_byte>();
-  CHECK(has_failure(list, "random ranges in one batch are byte-exact"));
-  CHECK(has_failure(list, "overlapping ranges"));
-  CHECK(has_failure(list, "four threads"));
-}
-
-TEST_CASE("a transport that writes past its destination range fails the guard-byte check") {
-  const Checklist list = check_fake_transport<Fault::writes_past_dst>();
-  CHECK(has_failure(list, "stay inside their destination"));
-}
-
-TEST_CASE("a transport that reports success for reads past the end of the file fails that check") {
-  const Checklist list = check_fake_transport<Fault::ignores_end_of_file>();
-  CHECK(has_failure(list, "reading past the end fails with io naming the file"));
-}
-
-TEST_CASE("a transport whose stats stay at zero fails the stats check") {
-  const Checklist list = check_fake_transport<Fault::forgets_stats>();
-  CHECK(has_failure(list, "stats count requests and bytes"));
-}
-
-// ABI 1.4's rules, each caught by its check.
-TEST_CASE("a transport that walks requests with its own sizeof fails the stride check") {
-  const Checklist list = check_fake_transport<Fault::ignores_stride>();
-  CHECK(has_failure(list, "walked with that stride"));
-}
-
-TEST_CASE("a transport that does not say which request failed fails that check") {
-  const Checklist list = check_fake_transport<Fault::names_no_request>();
-  CHECK(has_failure(list, "names the failed request's index and tag"));
-}
-
-TEST_CASE("a transport that reports a ticket twice fails the two-waiters check") {
-  const Checklist list = check_fake_transport<Fault::reports_twice>();
-  CHECK(has_failure(list, "two threads waiting for one ticket"));
-}
-
-TEST_CASE("a transport that takes struct_size 0 as the full struct fails the stats check") {
-  const Checklist list = check_fake_transport<Fault::zero_means_full>();
-  CHECK(has_failure(list, "refuse struct_size 0"));
-}
-
-TEST_CASE("a transport that copies to the device from pageable memory fails the device check") {
-  const Checklist list = check_fake_transport<Fault::pageable_copy>();
-  CHECK(has_failure(list, "copied from pinned memory"));
-}
-
-TEST_CASE("a transport whose wait returns before its device copies ran fails the device check") {
-  const Checklist list = check_fake_transport<Fault::unsynchronised_copy>();
-  CHECK(has_failure(list, "copied from pinned memory"));
 }
 
 TEST_CASE("a transport declared at ABI 1.2 is not held to rules 1.4 wrote down") {
@@ -135,7 +93,7 @@ TEST_CASE("a transport declared at ABI 1.2 is not held to rules 1.4 wrote down")
 }
 
 TEST_CASE("a component that says it is not available yet is skipped, not failed") {
-  const Checklist list = check_fake_transport<Fault::not_available>();
+  const Checklist list = check_fake_transport(&conform_test::fake_transport_descriptor<Fault::not_available>);
   CHECK(list.failures() == 0);
   CHECK(list.skipped() == 1);
 }
@@ -173,38 +131,60 @@ TEST_CASE("the pread transport passes every conformance check") {
 }
 
 TEST_CASE("a correct pager passes every pager conformance check") {
-  moepage::host::HostApi host;
-  const Checklist list = check_fake_pager<PagerFault::none>(host.get());
+  const Checklist list = check_fake_pager(&conform_test::fake_pager_descriptor<PagerFault::none>);
   CHECK_MESSAGE(list.failures() == 0, failed(list));
   CHECK(list.results().size() > 10);
 }
 
-TEST_CASE("a pager that counts hits as misses fails the repeated-acquire check") {
-  moepage::host::HostApi host;
-  const Checklist list = check_fake_pager<PagerFault::counts_hits_as_misses>(host.get());
-  CHECK(has_failure(list, "the second time as hits"));
-}
-
-TEST_CASE("a pager that accepts expert ids outside the catalog fails the range check") {
-  moepage::host::HostApi host;
-  const Checklist list = check_fake_pager<PagerFault::accepts_any_expert>(host.get());
-  CHECK(has_failure(list, "acquiring an expert outside the catalog fails"));
-}
-
-TEST_CASE("a pager that turns a transport's device failure into io fails the status check") {
-  moepage::host::HostApi host;
-  const Checklist list = check_fake_pager<PagerFault::reports_io>(host.get());
-  CHECK(has_failure(list, "fails with device too"));
-}
-
-TEST_CASE("a pager that names a failed read by guesswork, not by the reported request, fails that check") {
-  moepage::host::HostApi host;
-  const Checklist list = check_fake_pager<PagerFault::names_first_part>(host.get());
-  CHECK(has_failure(list, "named by the request the transport reports"));
-}
-
-TEST_CASE("a pager whose stats take struct_size 0 as the full struct fails the output-struct check") {
-  moepage::host::HostApi host;
-  const Checklist list = check_fake_pager<PagerFault::full_size_on_zero>(host.get());
-  CHECK(has_failure(list, "keep to the caller's struct_size"));
+// Each faulty double and parts of the names of the checks that must fail for it.
+TEST_CASE("each fault of a transport or pager fails the checks that exist for it") {
+  const struct {
+    const char* fault;
+    Double faulty;
+    std::vector<std::string> caught_by;
+  } cases[] = {
+      {"a transport returns a wrong byte",
+       kTransport<Fault::flips_a_byte>,
+       {"random ranges in one batch are byte-exact", "overlapping ranges", "four threads"}},
+      {"a transport writes past its destination range",
+       kTransport<Fault::writes_past_dst>,
+       {"stay inside their destination"}},
+      {"a transport reports success for reads past the end of the file",
+       kTransport<Fault::ignores_end_of_file>,
+       {"reading past the end fails with io naming the file"}},
+      {"a transport keeps its stats at zero", kTransport<Fault::forgets_stats>, {"stats count requests and bytes"}},
+      // ABI 1.4's rules, each caught by its check.
+      {"a transport walks requests with its own sizeof",
+       kTransport<Fault::ignores_stride>,
+       {"walked with that stride"}},
+      {"a transport does not say which request failed",
+       kTransport<Fault::names_no_request>,
+       {"names the failed request's index and tag"}},
+      {"a transport reports a ticket twice", kTransport<Fault::reports_twice>, {"two threads waiting for one ticket"}},
+      {"a transport takes struct_size 0 as the full struct",
+       kTransport<Fault::zero_means_full>,
+       {"refuse struct_size 0"}},
+      {"a transport copies to the device from pageable memory",
+       kTransport<Fault::pageable_copy>,
+       {"copied from pinned memory"}},
+      {"a transport returns from wait before its device copies ran",
+       kTransport<Fault::unsynchronised_copy>,
+       {"copied from pinned memory"}},
+      {"a pager counts hits as misses", kPager<PagerFault::counts_hits_as_misses>, {"the second time as hits"}},
+      {"a pager accepts expert ids outside the catalog",
+       kPager<PagerFault::accepts_any_expert>,
+       {"acquiring an expert outside the catalog fails"}},
+      {"a pager turns a transport's device failure into io", kPager<PagerFault::reports_io>, {"fails with device too"}},
+      {"a pager names a failed read by guesswork, not by the reported request",
+       kPager<PagerFault::names_first_part>,
+       {"named by the request the transport reports"}},
+      {"a pager's stats take struct_size 0 as the full struct",
+       kPager<PagerFault::full_size_on_zero>,
+       {"keep to the caller's struct_size"}},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.fault);
+    const Checklist list = c.faulty.run(c.faulty.descriptor);
+    for (const std::string& check : c.caught_by) CHECK_MESSAGE(has_failure(list, check), check);
+  }
 }

@@ -31,19 +31,18 @@ struct Device {
     for (mp_event e : events) t->event_destroy(t->ctx, e);
     for (mp_stream s : streams) t->stream_destroy(t->ctx, s);
   }
-  mp_stream stream() {
-    mp_stream s = nullptr;
-    REQUIRE(t->stream_create(t->ctx, &s) == MP_OK);
-    REQUIRE(s != nullptr);
-    streams.push_back(s);
-    return s;
-  }
-  mp_event event() {
-    mp_event e = nullptr;
-    REQUIRE(t->event_create(t->ctx, &e) == MP_OK);
-    REQUIRE(e != nullptr);
-    events.push_back(e);
-    return e;
+  mp_stream stream() { return made(t->stream_create, streams); }
+  mp_event event() { return made(t->event_create, events); }
+
+ private:
+  // A stream or event from `create`, kept in `made_so_far` for the teardown.
+  template <class Handle>
+  Handle made(mp_status (*create)(void*, Handle*), std::vector<Handle>& made_so_far) {
+    Handle h = nullptr;
+    REQUIRE(create(t->ctx, &h) == MP_OK);
+    REQUIRE(h != nullptr);
+    made_so_far.push_back(h);
+    return h;
   }
 };
 

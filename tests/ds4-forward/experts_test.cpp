@@ -41,6 +41,16 @@ class PoisoningSource final : public ExpertSource {
   std::vector<std::byte> bytes_;
 };
 
+// A router over 4 experts choosing 2, for route_token on hand-made logits.
+Config router_config(ScoringFunc scoring, double scaling) {
+  Config c;
+  c.n_routed_experts = 4;
+  c.num_experts_per_tok = 2;
+  c.routed_scaling_factor = scaling;
+  c.scoring_func = scoring;
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("experts served through a few reused slots give the resident logits") {
@@ -66,11 +76,7 @@ TEST_CASE("experts served through a few reused slots give the resident logits") 
 }
 
 TEST_CASE("the score bias picks the experts but the weights come from the unbiased scores") {
-  Config c;
-  c.n_routed_experts = 4;
-  c.num_experts_per_tok = 2;
-  c.routed_scaling_factor = 1.5;
-  c.scoring_func = ScoringFunc::SqrtSoftplus;
+  const Config c = router_config(ScoringFunc::SqrtSoftplus, 1.5);
   LayerParams lp;
   lp.mlp = MlpKind::Moe;
   lp.gate_bias = {10.0f, 0.0f, 0.0f, 0.0f};
@@ -86,11 +92,7 @@ TEST_CASE("the score bias picks the experts but the weights come from the unbias
 }
 
 TEST_CASE("hash layers take their experts from tid2eid of the token") {
-  Config c;
-  c.n_routed_experts = 4;
-  c.num_experts_per_tok = 2;
-  c.routed_scaling_factor = 1.0;
-  c.scoring_func = ScoringFunc::Sigmoid;
+  const Config c = router_config(ScoringFunc::Sigmoid, 1.0);
   LayerParams lp;
   lp.mlp = MlpKind::HashMoe;
   lp.tid2eid = {0, 1, 2, 1};             // token 0 -> {0, 1}, token 1 -> {2, 1}

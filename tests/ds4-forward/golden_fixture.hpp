@@ -11,6 +11,7 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -27,17 +28,21 @@ inline std::filesystem::path fixture_root() {
   return ::moepage::test::source_path("tests/fixtures");
 }
 
-// DeepSeek-V4 golden fixtures: folders with a meta.json that lists prefill chunks.
+// DeepSeek-V4 golden fixtures: folders with a meta.json that lists prefill chunks. The fixtures
+// are committed: finding none means a broken checkout or a wrong $MOEPAGE_DS4_FIXTURES, never a
+// reason to pass, so that throws.
 inline std::vector<std::filesystem::path> golden_fixtures() {
   std::vector<std::filesystem::path> out;
-  if (!std::filesystem::is_directory(fixture_root())) return out;
-  for (const auto& entry : std::filesystem::directory_iterator(fixture_root())) {
-    const std::filesystem::path meta = entry.path() / "meta.json";
-    if (!std::filesystem::exists(meta)) continue;
-    std::ifstream f(meta);
-    const auto j = nlohmann::json::parse(f, nullptr, false);
-    if (!j.is_discarded() && j.contains("prefill_chunks") && j.contains("decode_steps")) out.push_back(entry.path());
+  if (std::filesystem::is_directory(fixture_root())) {
+    for (const auto& entry : std::filesystem::directory_iterator(fixture_root())) {
+      const std::filesystem::path meta = entry.path() / "meta.json";
+      if (!std::filesystem::exists(meta)) continue;
+      std::ifstream f(meta);
+      const auto j = nlohmann::json::parse(f, nullptr, false);
+      if (!j.is_discarded() && j.contains("prefill_chunks") && j.contains("decode_steps")) out.push_back(entry.path());
+    }
   }
+  if (out.empty()) throw std::runtime_error("no golden fixtures in " + fixture_root().string());
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -74,6 +79,8 @@ struct GoldenFixture {
     P = prompt.size();
     n = size_t(meta["decode_steps"].get<int>());
     V = cfg.vocab_size;
+    if (!shapes_agree())
+      throw std::runtime_error(dir.string() + ": the .npy arrays do not have the shapes meta.json promises");
   }
 
   // Every expert of every layer in host memory.
@@ -83,8 +90,8 @@ struct GoldenFixture {
   Weights weights() const { return bind_weights(*resolver, cfg); }
   ExpertLayout layout() const { return expert_layout(*catalog, cfg); }
 
-  // The arrays have the shapes meta.json promises: greedy n + 1 ids, prefill [P, V], decode
-  // [n, V], teacher [P + n, V].
+  // The arrays have the shapes meta.json promises (checked on opening): greedy n + 1 ids, prefill
+  // [P, V], decode [n, V], teacher [P + n, V].
   bool shapes_agree() const {
     auto is = [](const moepage::test::NpyArray& a, size_t rows, size_t cols) {
       return a.shape == std::vector<int64_t>{int64_t(rows), int64_t(cols)};

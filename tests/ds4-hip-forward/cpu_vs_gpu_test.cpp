@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -37,6 +38,14 @@ struct TinyCheckpoint {
   std::unique_ptr<ExpertCatalog> catalog = ExpertCatalog::build(resolver, cfg);
 };
 
+// The checkpoint with every expert resident on the host and, copied, on the device; a stream.
+struct OnDevice : TinyCheckpoint {
+  std::unique_ptr<ResidentExpertSource> host_experts = load_resident_experts(resolver, *catalog, cfg);
+  GpuResidentExpertSource experts{*host_experts, cfg.num_hidden_layers, cfg.n_routed_experts};
+  TestStream stream;
+  const ExpertLayout layout = expert_layout(*catalog, cfg);
+};
+
 // The prompt as one prefill, then one token per forward, greedy; the first step's logits too.
 template <class M>
 std::vector<int32_t> greedy(M& m, const std::vector<int32_t>& prompt, uint32_t V, std::vector<float>& first) {
@@ -54,21 +63,17 @@ std::vector<int32_t> greedy(M& m, const std::vector<int32_t>& prompt, uint32_t V
 }  // namespace
 
 TEST_CASE("GPU and CPU Models give identical greedy ids on models/ds4-debian-tiny for 64 tokens") {
-  const TinyCheckpoint ck;
-  auto host_experts = load_resident_experts(ck.resolver, *ck.catalog, ck.cfg);
-  const ExpertLayout layout = expert_layout(*ck.catalog, ck.cfg);
+  OnDevice ck;
   const std::vector<int32_t> prompt = {1, 17, 300, 4000, 42};
   const ModelOptions options{uint32_t(prompt.size() + kTokens), 64};
   const uint32_t V = ck.cfg.vocab_size;
 
   cpu::ThreadPool pool(2);
-  Model cpu_model(ck.cfg, bind_weights(ck.resolver, ck.cfg), layout, host_experts.get(), pool, options);
+  Model cpu_model(ck.cfg, bind_weights(ck.resolver, ck.cfg), ck.layout, ck.host_experts.get(), pool, options);
   std::vector<float> cpu_first, gpu_first;
   const std::vector<int32_t> cpu_ids = greedy(cpu_model, prompt, V, cpu_first);
 
-  GpuResidentExpertSource experts(*host_experts, ck.cfg.num_hidden_layers, ck.cfg.n_routed_experts);
-  TestStream stream;
-  gpu::GpuModel gpu_model(ck.cfg, bind_weights(ck.resolver, ck.cfg), layout, &experts, stream.stream, options);
+  gpu::GpuModel gpu_model(ck.cfg, bind_weights(ck.resolver, ck.cfg), ck.layout, &ck.experts, ck.stream.stream, options);
   const std::vector<int32_t> gpu_ids = greedy(gpu_model, prompt, V, gpu_first);
 
   const double diff = max_abs_diff(gpu_first.data(), cpu_first.data(), V);
@@ -76,7 +81,7 @@ TEST_CASE("GPU and CPU Models give identical greedy ids on models/ds4-debian-tin
   CHECK(diff <= 1e-2 * std::max(1.0, max_abs(cpu_first.data(), V)));
   CHECK(gpu_ids == cpu_ids);
   CHECK(gpu_model.moe_stats().routed_experts == cpu_model.moe_stats().routed_experts);
-  CHECK(experts.acquired() > 0);
+  CHECK(ck.experts.acquired() > 0);
 
   // The device's greedy pick (forward_greedy) gives the same ids without copying logits back.
   gpu_model.reset();
@@ -86,23 +91,19 @@ TEST_CASE("GPU and CPU Models give identical greedy ids on models/ds4-debian-tin
 }
 
 TEST_CASE("the GPU Model refuses bad input as the CPU Model does and allocates nothing per call") {
-  const TinyCheckpoint ck;
-  auto host_experts = load_resident_experts(ck.resolver, *ck.catalog, ck.cfg);
-  GpuResidentExpertSource experts(*host_experts, ck.cfg.num_hidden_layers, ck.cfg.n_routed_experts);
-  TestStream stream;
-  const ExpertLayout layout = expert_layout(*ck.catalog, ck.cfg);
-
-  CHECK_THROWS_AS(gpu::GpuModel(ck.cfg, bind_weights(ck.resolver, ck.cfg), layout, nullptr, stream.stream),
+  OnDevice ck;
+  CHECK_THROWS_AS(gpu::GpuModel(ck.cfg, bind_weights(ck.resolver, ck.cfg), ck.layout, nullptr, ck.stream.stream),
                   std::invalid_argument);
-  CHECK_THROWS_AS(
-      gpu::GpuModel(ck.cfg, bind_weights(ck.resolver, ck.cfg), layout, &experts, stream.stream, ModelOptions{8, 0}),
-      std::invalid_argument);
-  ExpertLayout wrong = layout;
+  CHECK_THROWS_AS(gpu::GpuModel(ck.cfg, bind_weights(ck.resolver, ck.cfg), ck.layout, &ck.experts, ck.stream.stream,
+                                ModelOptions{8, 0}),
+                  std::invalid_argument);
+  ExpertLayout wrong = ck.layout;
   wrong.intermediate += 1;
-  CHECK_THROWS_AS(gpu::GpuModel(ck.cfg, bind_weights(ck.resolver, ck.cfg), wrong, &experts, stream.stream),
+  CHECK_THROWS_AS(gpu::GpuModel(ck.cfg, bind_weights(ck.resolver, ck.cfg), wrong, &ck.experts, ck.stream.stream),
                   std::invalid_argument);
 
-  gpu::GpuModel m(ck.cfg, bind_weights(ck.resolver, ck.cfg), layout, &experts, stream.stream, ModelOptions{8, 4});
+  gpu::GpuModel m(ck.cfg, bind_weights(ck.resolver, ck.cfg), ck.layout, &ck.experts, ck.stream.stream,
+                  ModelOptions{8, 4});
   const uint64_t reserved = m.device_bytes();
   std::vector<float> logits(size_t(8) * ck.cfg.vocab_size);
   const int32_t outside = int32_t(ck.cfg.vocab_size);
@@ -118,11 +119,7 @@ TEST_CASE("the GPU Model refuses bad input as the CPU Model does and allocates n
 }
 
 TEST_CASE("the GPU router refuses a non-finite score as the CPU router does, naming layer, position and expert") {
-  const TinyCheckpoint ck;
-  auto host_experts = load_resident_experts(ck.resolver, *ck.catalog, ck.cfg);
-  GpuResidentExpertSource experts(*host_experts, ck.cfg.num_hidden_layers, ck.cfg.n_routed_experts);
-  TestStream stream;
-  const ExpertLayout layout = expert_layout(*ck.catalog, ck.cfg);
+  OnDevice ck;
   Weights w = bind_weights(ck.resolver, ck.cfg);
   uint32_t layer = 0;
   while (layer < ck.cfg.num_hidden_layers && !w.layers[layer].gate_bias.present()) ++layer;
@@ -133,9 +130,9 @@ TEST_CASE("the GPU router refuses a non-finite score as the CPU router does, nam
   std::memcpy(bias.data(), w.layers[layer].gate_bias.data, bias.size() * sizeof(float));
   bias[2] = std::nanf("");
   w.layers[layer].gate_bias.data = reinterpret_cast<const std::byte*>(bias.data());
-  gpu::GpuModel m(ck.cfg, w, layout, &experts, stream.stream, ModelOptions{16, 4});
-  const std::string expected = "router of layer " + std::to_string(layer) +
-                               ": token at position 0 (id 3) has a non-finite biased score ";
+  gpu::GpuModel m(ck.cfg, w, ck.layout, &ck.experts, ck.stream.stream, ModelOptions{16, 4});
+  const std::string expected =
+      "router of layer " + std::to_string(layer) + ": token at position 0 (id 3) has a non-finite biased score ";
   auto error_of = [](auto&& call) {
     try {
       call();

@@ -91,16 +91,11 @@ TEST_CASE("a BF16 expert has three parts and FP8 expert parts start on 64-byte b
 }
 
 TEST_CASE("an expert lacking a scale the others have is an error naming the file and tensor") {
-  TempDir dir("catalog-inconsistent");
-  synthesize(moepage::testing::tiny_options(dir / "m"));
-  const Config c = load_config_json(dir / "m").config;
-  const auto full = ckpt::Checkpoint::open(dir / "m");
-  moepage::testing::rewrite_single_file(full, dir / "cut", [](const std::string& n) {
-    return n == "layers.1.ffn.experts.5.w2.scale" ? std::string() : n;
-  });
-  const auto cut = ckpt::Checkpoint::open(dir / "cut");
-  CHECK_THROWS_WITH_AS(ExpertCatalog::build(TensorResolver(cut), c),
-                       ((dir / "cut" / "model.safetensors").string() +
+  const moepage::testing::TinyCheckpoint tiny("catalog-inconsistent");
+  const auto cut =
+      tiny.cut([](const std::string& n) { return n == "layers.1.ffn.experts.5.w2.scale" ? std::string() : n; });
+  CHECK_THROWS_WITH_AS(ExpertCatalog::build(TensorResolver(cut), tiny.config),
+                       ((tiny.dir / "cut" / "model.safetensors").string() +
                         ": tensor 'layers.1.ffn.experts.5.w2.weight' has no scale sidecar, unlike expert 0 of layer 0")
                            .c_str(),
                        ckpt::CheckpointError);

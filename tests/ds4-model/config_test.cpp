@@ -3,12 +3,21 @@
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
+#include <ostream>
 
 #include "checkpoint/checkpoint_error.hpp"
 #include "deepseek4/model/config_json.hpp"
 
 using namespace moepage::ds4;
 using moepage::ckpt::CheckpointError;
+
+namespace moepage::ds4 {
+// For doctest's messages.
+std::ostream& operator<<(std::ostream& out, const RopeParams& r) {
+  return out << "{theta " << r.theta << ", yarn " << r.yarn << ", factor " << r.factor << ", original_max_position "
+             << r.original_max_position << ", beta_fast " << r.beta_fast << ", beta_slow " << r.beta_slow << "}";
+}
+}  // namespace moepage::ds4
 
 namespace {
 
@@ -53,6 +62,13 @@ std::string error_of(const nlohmann::json& j) {
   return {};
 }
 
+// The error of small_config() with `key` set to `value`.
+std::string error_with(const std::string& key, const nlohmann::json& value) {
+  nlohmann::json j = small_config();
+  j[key] = value;
+  return error_of(j);
+}
+
 }  // namespace
 
 TEST_CASE("the released Flash config gives the Flash layer schedule, hash layers and rope") {
@@ -72,12 +88,8 @@ TEST_CASE("the released Flash config gives the Flash layer schedule, hash layers
   CHECK(p.extras.num_nextn_predict_layers == 1);
   CHECK(c.rope_main.theta == 10000.0);
   CHECK_FALSE(c.rope_main.yarn);
-  CHECK(c.rope_compress.theta == 160000.0);
-  CHECK(c.rope_compress.yarn);
-  CHECK(c.rope_compress.factor == 16.0);
-  CHECK(c.rope_compress.original_max_position == 65536.0);
-  CHECK(c.rope_compress.beta_fast == 32.0);
-  CHECK(c.rope_compress.beta_slow == 1.0);
+  // theta, yarn, factor, original_max_position, beta_fast, beta_slow
+  CHECK(c.rope_compress == RopeParams{160000.0, true, 16.0, 65536.0, 32.0, 1.0});
   CHECK(&c.rope_for(1) == &c.rope_main);
   CHECK(&c.rope_for(2) == &c.rope_compress);
   CHECK(c.scoring_func == ScoringFunc::SqrtSoftplus);
@@ -114,10 +126,7 @@ TEST_CASE(
   CHECK(c.compress_rate(2) == 32);
   CHECK(c.qk_rope_head_dim == 32);
   CHECK(c.rope_main.theta == 5000.0);
-  CHECK(c.rope_compress.theta == 80000.0);
-  CHECK(c.rope_compress.factor == 4.0);
-  CHECK(c.rope_compress.original_max_position == 4096.0);
-  CHECK(c.rope_compress.beta_fast == 16.0);
+  CHECK(c.rope_compress == RopeParams{80000.0, true, 4.0, 4096.0, 16.0, 2.0});
 }
 
 TEST_CASE("legacy compress_rate_csa and compress_rate_hca override the rates, and HCA ratios map by label") {
@@ -139,56 +148,33 @@ TEST_CASE(
 
 TEST_CASE("geometry errors start with the config.json path and name the key") {
   const std::string path = "/models/x/config.json: key '";
-  nlohmann::json j = small_config();
-  j["o_groups"] = 3;
-  CHECK(error_of(j) == path + "o_groups': num_attention_heads x head_dim (4 x 64) is not divisible by o_groups 3");
-  j = small_config();
-  j["qk_rope_head_dim"] = 15;
-  CHECK(error_of(j) == path + "qk_rope_head_dim': rotated dims 15 must be even (interleaved pairs)");
-  j = small_config();
-  j["qk_rope_head_dim"] = 66;
-  CHECK(error_of(j).find(path + "qk_rope_head_dim'") == 0);
-  j = small_config();
-  j["index_head_dim"] = 8;
-  CHECK(error_of(j) ==
+  CHECK(error_with("o_groups", 3) ==
+        path + "o_groups': num_attention_heads x head_dim (4 x 64) is not divisible by o_groups 3");
+  CHECK(error_with("qk_rope_head_dim", 15) ==
+        path + "qk_rope_head_dim': rotated dims 15 must be even (interleaved pairs)");
+  CHECK(error_with("qk_rope_head_dim", 66).find(path + "qk_rope_head_dim'") == 0);
+  CHECK(error_with("index_head_dim", 8) ==
         path +
             "qk_rope_head_dim': rotated dims 16 exceed index_head_dim 8 (the indexer rotates the same trailing dims)");
-  j = small_config();
-  j["num_experts_per_tok"] = 9;
-  CHECK(error_of(j) == path + "num_experts_per_tok': top-k 9 exceeds n_routed_experts 8");
-  j = small_config();
-  j["compress_ratios"] = {0, 4, 128};
-  CHECK(error_of(j) == path + "compress_ratios': has 3 entries for num_hidden_layers 4");
-  j = small_config();
-  j["compress_ratios"] = {0, 4, 7, 4};
-  CHECK(error_of(j) == path + "compress_ratios': entry 7 is not 0 (sliding), 4 (CSA) or 128 (HCA)");
-  j = small_config();
-  j["layer_types"] = {"sliding_attention", "dense"};
-  CHECK(error_of(j).find(path + "layer_types': entries must be one of") == 0);
-  j = small_config();
-  j["mlp_layer_types"] = {"moe", "moe"};
-  CHECK(error_of(j) == path + "mlp_layer_types': has 2 entries for num_hidden_layers 4");
-  j = small_config();
-  j["scoring_func"] = "relu";
-  CHECK(error_of(j) == path + "scoring_func': unknown scoring function \"relu\" (sqrtsoftplus, sigmoid or softmax)");
-  j = small_config();
-  j["hidden_size"] = "wide";
-  CHECK(error_of(j) == path + "hidden_size': expected a non-negative integer, got \"wide\"");
-  j = small_config();
-  j["hidden_size"] = 0;
-  CHECK(error_of(j) == path + "hidden_size': must be positive");
-  j = small_config();
-  j["num_key_value_heads"] = 8;
-  CHECK(error_of(j).find(path + "num_key_value_heads'") == 0);
-  j = small_config();
-  j["num_hidden_layers"] = 4000000000u;
-  CHECK(error_of(j) == path + "num_hidden_layers': 4000000000 exceeds the limit of 4096");
-  j = small_config();
-  j["rope_scaling"] = {{"type", "longrope"}};
-  CHECK(error_of(j) == path + "rope_scaling.rope_type': unsupported rope type \"longrope\" (default or yarn)");
-  j = small_config();
-  j["rope_scaling"] = {{"type", "yarn"}, {"factor", -2}};
-  CHECK(error_of(j) == path + "rope_scaling.factor': YaRN factor must be positive");
+  CHECK(error_with("num_experts_per_tok", 9) == path + "num_experts_per_tok': top-k 9 exceeds n_routed_experts 8");
+  CHECK(error_with("compress_ratios", {0, 4, 128}) == path + "compress_ratios': has 3 entries for num_hidden_layers 4");
+  CHECK(error_with("compress_ratios", {0, 4, 7, 4}) ==
+        path + "compress_ratios': entry 7 is not 0 (sliding), 4 (CSA) or 128 (HCA)");
+  CHECK(error_with("layer_types", {"sliding_attention", "dense"}).find(path + "layer_types': entries must be one of") ==
+        0);
+  CHECK(error_with("mlp_layer_types", {"moe", "moe"}) ==
+        path + "mlp_layer_types': has 2 entries for num_hidden_layers 4");
+  CHECK(error_with("scoring_func", "relu") ==
+        path + "scoring_func': unknown scoring function \"relu\" (sqrtsoftplus, sigmoid or softmax)");
+  CHECK(error_with("hidden_size", "wide") == path + "hidden_size': expected a non-negative integer, got \"wide\"");
+  CHECK(error_with("hidden_size", 0) == path + "hidden_size': must be positive");
+  CHECK(error_with("num_key_value_heads", 8).find(path + "num_key_value_heads'") == 0);
+  CHECK(error_with("num_hidden_layers", 4000000000u) ==
+        path + "num_hidden_layers': 4000000000 exceeds the limit of 4096");
+  CHECK(error_with("rope_scaling", {{"type", "longrope"}}) ==
+        path + "rope_scaling.rope_type': unsupported rope type \"longrope\" (default or yarn)");
+  CHECK(error_with("rope_scaling", {{"type", "yarn"}, {"factor", -2}}) ==
+        path + "rope_scaling.factor': YaRN factor must be positive");
 }
 
 TEST_CASE("malformed config JSON names the file") {
@@ -200,30 +186,16 @@ TEST_CASE("malformed config JSON names the file") {
 
 TEST_CASE("scales, limits and iteration counts out of range are refused naming config.json and the key") {
   const std::string path = "/models/x/config.json: key '";
-  nlohmann::json j = small_config();
-  j["routed_scaling_factor"] = 0;
-  CHECK(error_of(j) == path + "routed_scaling_factor': must be a positive finite number, got 0.000000");
-  j = small_config();
-  j["routed_scaling_factor"] = -1.5;
-  CHECK(error_of(j).find(path + "routed_scaling_factor'") == 0);
-  j = small_config();
-  j["swiglu_limit"] = 0;
-  CHECK(error_of(j) == path + "swiglu_limit': must be a positive finite number, got 0.000000");
-  j = small_config();
-  j["swiglu_limit"] = -10;
-  CHECK(error_of(j).find(path + "swiglu_limit'") == 0);
-  j = small_config();
-  j["rms_norm_eps"] = -1e-6;
-  CHECK(error_of(j).find(path + "rms_norm_eps': must be a positive finite number") == 0);
-  j = small_config();
-  j["hc_sinkhorn_iters"] = 2000000000;
-  CHECK(error_of(j) == path + "hc_sinkhorn_iters': must be from 1 to 1000, got 2000000000");
-  j = small_config();
-  j["hc_sinkhorn_iters"] = 0;
-  CHECK(error_of(j) == path + "hc_sinkhorn_iters': must be from 1 to 1000, got 0");
-  j = small_config();
-  j["hc_mult"] = 100000;
-  CHECK(error_of(j) == path + "hc_mult': must be from 1 to 64");
+  CHECK(error_with("routed_scaling_factor", 0) ==
+        path + "routed_scaling_factor': must be a positive finite number, got 0.000000");
+  CHECK(error_with("routed_scaling_factor", -1.5).find(path + "routed_scaling_factor'") == 0);
+  CHECK(error_with("swiglu_limit", 0) == path + "swiglu_limit': must be a positive finite number, got 0.000000");
+  CHECK(error_with("swiglu_limit", -10).find(path + "swiglu_limit'") == 0);
+  CHECK(error_with("rms_norm_eps", -1e-6).find(path + "rms_norm_eps': must be a positive finite number") == 0);
+  CHECK(error_with("hc_sinkhorn_iters", 2000000000) ==
+        path + "hc_sinkhorn_iters': must be from 1 to 1000, got 2000000000");
+  CHECK(error_with("hc_sinkhorn_iters", 0) == path + "hc_sinkhorn_iters': must be from 1 to 1000, got 0");
+  CHECK(error_with("hc_mult", 100000) == path + "hc_mult': must be from 1 to 64");
 }
 
 TEST_CASE("keys the parser never reads are listed, those read only in some cases too") {

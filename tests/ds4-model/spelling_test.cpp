@@ -102,20 +102,16 @@ TEST_CASE(
 }
 
 TEST_CASE("a missing required tensor is an error naming the checkpoint and the expected tensor name") {
-  TempDir dir("missing-required");
-  synthesize(moepage::testing::tiny_options(dir / "full"));
-  const Config c = load_config_json(dir / "full").config;
-  const auto full = ckpt::Checkpoint::open(dir / "full");
+  const moepage::testing::TinyCheckpoint tiny("missing-required");
   // save_pretrained spelling without layer 3's gate bias (required: layer 3 is score-routed).
-  moepage::testing::rewrite_single_file(full, dir / "cut", [](const std::string& n) {
+  const auto cut = tiny.cut([](const std::string& n) {
     if (n == "layers.3.ffn.gate.bias") return std::string();
     return n == "head.weight" ? n : spell(n, Spelling::SavePretrained);
   });
-  const auto cut = ckpt::Checkpoint::open(dir / "cut");
   const TensorResolver r(cut);
   CHECK_THROWS_WITH_AS(
-      r.check_required(c),
-      ((dir / "cut").string() +
+      r.check_required(tiny.config),
+      ((tiny.dir / "cut").string() +
        ": missing tensor 'model.layers.3.ffn.gate.bias' required by the configured geometry (save_pretrained spelling)")
           .c_str(),
       ckpt::CheckpointError);

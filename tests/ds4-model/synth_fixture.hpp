@@ -5,6 +5,7 @@
 
 #include "checkpoint/checkpoint.hpp"
 #include "checkpoint/safetensors_writer.hpp"
+#include "deepseek4/model/config_json.hpp"
 #include "deepseek4/model/synth.hpp"
 #include "support/temp_dir.hpp"
 
@@ -40,5 +41,29 @@ inline void rewrite_single_file(const ckpt::Checkpoint& ck, const std::filesyste
   std::filesystem::copy_file(ck.dir() / "config.json", dir / "config.json",
                              std::filesystem::copy_options::overwrite_existing);
 }
+
+// Synthesizes the tiny checkpoint into `out` and returns its config.
+inline ds4::Config synthesize_tiny(const std::filesystem::path& out) {
+  ds4::synthesize(tiny_options(out));
+  return ds4::load_config_json(out).config;
+}
+
+// A tiny checkpoint synthesized into `dir / "full"`, with its config, for tests that cut or
+// rename its tensors.
+struct TinyCheckpoint {
+  test::TempDir dir;
+  ds4::Config config;
+  ckpt::Checkpoint full;
+
+  explicit TinyCheckpoint(const std::string& tag)
+      : dir(tag), config(synthesize_tiny(dir / "full")), full(ckpt::Checkpoint::open(dir / "full")) {}
+
+  // The full checkpoint rewritten into one file in `dir / "cut"` by `rename` (see
+  // rewrite_single_file), opened.
+  ckpt::Checkpoint cut(const std::function<std::string(const std::string&)>& rename) const {
+    rewrite_single_file(full, dir / "cut", rename);
+    return ckpt::Checkpoint::open(dir / "cut");
+  }
+};
 
 }  // namespace moepage::testing

@@ -3,21 +3,6 @@
 
 namespace moepage::test {
 
-OptionValues::OptionValues(const mp_component_descriptor& d,
-                           const std::vector<std::pair<std::string, std::string>>& set) {
-  for (uint32_t i = 0; i < d.n_options; ++i) {
-    names.emplace_back(d.options[i].name);
-    values.emplace_back(d.options[i].default_value != nullptr ? d.options[i].default_value : "");
-    for (const auto& [k, v] : set)
-      if (k == names.back()) values.back() = v;
-    // Sizes arrive normalised to byte counts; pread's chunk default is written with a unit.
-    if (values.back() == "4MiB") values.back() = "4194304";
-  }
-  for (size_t i = 0; i < names.size(); ++i)
-    raw.push_back(mp_option_value{sizeof(mp_option_value), names[i].c_str(), values[i].c_str()});
-  options = mp_options{sizeof(mp_options), uint32_t(raw.size()), raw.data()};
-}
-
 PluginStack::PluginStack(const std::filesystem::path& dir, const std::string& pager_name,
                          std::vector<std::pair<std::string, std::string>> arch_set) {
   registry.scan({moepage::test::plugin_dir()});

@@ -9,16 +9,9 @@
 #include "host/host_api.hpp"
 #include "host/registry.hpp"
 #include "moepage/cpp/host_handles.hpp"
+#include "support/option_values.hpp"
 
 namespace moepage::test {
-
-// Every option of a component at its default, with some replaced (as the profile layer does).
-struct OptionValues {
-  std::vector<std::string> names, values;
-  std::vector<mp_option_value> raw;
-  mp_options options{};
-  OptionValues(const mp_component_descriptor& d, const std::vector<std::pair<std::string, std::string>>& set);
-};
 
 struct PluginStack {
   host::HostApi host;

@@ -2,6 +2,8 @@
 // destinations without creating data. Shared by several fake plugins.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -55,5 +57,46 @@ class PatternTransport {
 inline constexpr mp_option_def kPatternOptions[] = {
     mp::option(MP_OPT_INT, "threads", "1", "unused; present so option tables are exercised"),
 };
+
+// A PatternTransport that ranks itself kScore on every host (for `plugin: auto`).
+template <int32_t kScore>
+class ScoredTransport : public PatternTransport {
+ public:
+  using PatternTransport::PatternTransport;
+  static int32_t score(const mp_host_api*) { return kScore; }
+};
+
+// PatternTransport's vtable after `edit` (a callback removed, a shorter struct_size); built once
+// per edit and kept for the life of the library.
+template <class Edit>
+const mp_transport_vtable* edited_vtable(Edit edit) {
+  static const mp_transport_vtable v = [&] {
+    mp_transport_vtable copy = *mp::transport_vtable<PatternTransport>();
+    edit(copy);
+    return copy;
+  }();
+  return &v;
+}
+
+struct Unchanged {
+  template <class T>
+  void operator()(T&) const {}
+};
+
+// The body of moepage_plugin_query for a plugin "name" 1.0.0 with one PatternTransport of the
+// same name that breaks a rule: `edit_descriptor` changes its descriptor once, and
+// `edit_manifest` the manifest handed to the host.
+template <class EditDescriptor, class EditManifest = Unchanged>
+mp_status query_one_transport(mp_plugin_manifest* manifest, const char* name, const char* description,
+                              EditDescriptor edit_descriptor, EditManifest edit_manifest = {}) {
+  static const std::array<mp_component_descriptor, 1> components = [&] {
+    mp_component_descriptor d = mp::make_transport_descriptor<PatternTransport>(name, "1.0.0", description, MP_CAP_CPU);
+    edit_descriptor(d);
+    return std::to_array({d});
+  }();
+  const mp_status s = mp::fill_manifest(manifest, name, "1.0.0", components);
+  if (s == MP_OK) edit_manifest(*manifest);
+  return s;
+}
 
 }  // namespace fake

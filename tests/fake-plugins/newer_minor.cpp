@@ -3,9 +3,6 @@
 #include "fake_transport.hpp"
 
 extern "C" MP_PLUGIN_EXPORT mp_status moepage_plugin_query(const mp_host_api*, mp_plugin_manifest* manifest) {
-  static const mp_component_descriptor components[] = {mp::make_transport_descriptor<fake::PatternTransport>(
-      "fake-newer-minor", "1.0.0", "declares a future ABI minor", MP_CAP_CPU)};
-  const mp_status s = mp::fill_manifest(manifest, "fake-newer-minor", "1.0.0", components);
-  manifest->abi_minor = MP_ABI_MINOR + 1;
-  return s;
+  return fake::query_one_transport(manifest, "fake-newer-minor", "declares a future ABI minor", fake::Unchanged{},
+                                   [](mp_plugin_manifest& m) { m.abi_minor = MP_ABI_MINOR + 1; });
 }

@@ -2,16 +2,7 @@
 // score, which is never chosen automatically.
 #include "fake_transport.hpp"
 
-namespace {
-template <int32_t kScore>
-class Scored : public fake::PatternTransport {
- public:
-  using fake::PatternTransport::PatternTransport;
-  static int32_t score(const mp_host_api*) { return kScore; }
-};
-}  // namespace
-
 MOEPAGE_PLUGIN("fake-scored", "1.0.0",
-               mp::make_transport_descriptor<Scored<5>>("fake-score-5", "1.0.0", "scores 5", MP_CAP_CPU),
-               mp::make_transport_descriptor<Scored<9>>("fake-score-9", "1.0.0", "scores 9", MP_CAP_CPU),
+               mp::make_transport_descriptor<fake::ScoredTransport<5>>("fake-score-5", "1.0.0", "scores 5", MP_CAP_CPU),
+               mp::make_transport_descriptor<fake::ScoredTransport<9>>("fake-score-9", "1.0.0", "scores 9", MP_CAP_CPU),
                mp::make_transport_descriptor<fake::PatternTransport>("fake-unscored", "1.0.0", "no score", MP_CAP_CPU))

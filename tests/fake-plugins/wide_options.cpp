@@ -22,12 +22,8 @@ extern "C" MP_PLUGIN_EXPORT mp_status moepage_plugin_query(const mp_host_api*, m
       wider(mp::enum_option("policy", "lru|lfu", "lfu", "eviction policy")),
       wider(mp::option(MP_OPT_SIZE, "chunk", "1MiB", "read size")),
   };
-  static const std::array<mp_component_descriptor, 1> components = [] {
-    mp_component_descriptor d = mp::make_transport_descriptor<fake::PatternTransport>("fake-wide-options", "1.0.0",
-                                                                                      "wide option table", MP_CAP_CPU);
+  return fake::query_one_transport(manifest, "fake-wide-options", "wide option table", [](mp_component_descriptor& d) {
     d.n_options = static_cast<uint32_t>(table.size());
     d.options = &table[0].def;
-    return std::to_array({d});
-  }();
-  return mp::fill_manifest(manifest, "fake-wide-options", "1.0.0", components);
+  });
 }

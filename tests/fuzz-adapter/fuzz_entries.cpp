@@ -15,14 +15,7 @@ namespace moepage::fuzz {
 
 using namespace moepage::pager;
 
-AdapterModel adapter_model() {
-  AdapterModel model;
-  model.n_layers = 5;
-  model.d_model = 6;
-  model.n_experts = 4;
-  model.has_experts = {0, 0, 1, 1, 1};
-  return model;
-}
+AdapterModel adapter_model() { return {.n_layers = 5, .d_model = 6, .n_experts = 4, .has_experts = {0, 0, 1, 1, 1}}; }
 
 void adapter_input(const uint8_t* data, size_t size) {
   const AdapterModel model = adapter_model();

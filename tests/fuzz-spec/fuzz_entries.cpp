@@ -34,20 +34,13 @@ void ablation_spec_input(const uint8_t* data, size_t size) {
 }
 
 void generation_config_input(const uint8_t* data, size_t size) {
-  // apply_generation_config reads MODEL/generation_config.json, so the input becomes that file.
-  static const fs::path model = [] {
-    const fs::path dir = fs::temp_directory_path() / ("moepage-fuzz-genconfig-" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    return dir;
-  }();
-  {
-    std::ofstream out(model / "generation_config.json", std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
-  }
+  // The file's text straight into the parser: no file system work per input.
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  const fs::path path = "fuzz/generation_config.json";
   for (const bool user_set_all : {false, true}) {
     profile::GenerateSettings gen;
     try {
-      (void)cli::apply_generation_config(model, gen, [&](const std::string&) { return user_set_all; });
+      (void)cli::apply_generation_config_text(text, path, gen, [&](const std::string&) { return user_set_all; });
     } catch (const std::runtime_error&) {
       continue;
     }

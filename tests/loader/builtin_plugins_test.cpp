@@ -11,10 +11,12 @@
 #include "host/host_api.hpp"
 #include "host/registry.hpp"
 #include "moepage/cpp/host_handles.hpp"
+#include "support/option_values.hpp"
 #include "support/test_paths.hpp"
 
 using moepage::host::HostApi;
 using moepage::host::Registry;
+using moepage::test::OptionValues;
 namespace fs = std::filesystem;
 
 namespace {
@@ -31,27 +33,6 @@ std::vector<std::string> option_table(const mp_component_descriptor& d) {
   }
   return out;
 }
-
-// Every option at its default, with `overrides` replacing some (as the profile layer would).
-struct OptionValues {
-  std::vector<std::string> names, values;
-  std::vector<mp_option_value> raw;
-  mp_options options{};
-  OptionValues(const mp_component_descriptor& d, std::vector<std::pair<std::string, std::string>> overrides) {
-    for (uint32_t i = 0; i < d.n_options; ++i) {
-      names.emplace_back(d.options[i].name);
-      values.emplace_back(d.options[i].default_value != nullptr ? d.options[i].default_value : "");
-      for (const auto& [k, v] : overrides)
-        if (k == names.back()) values.back() = v;
-      // Sizes arrive normalised to byte counts; the defaults here are written with units.
-      if (values.back() == "8GiB") values.back() = "8589934592";
-      if (values.back() == "64MiB") values.back() = "67108864";
-    }
-    for (size_t i = 0; i < names.size(); ++i)
-      raw.push_back(mp_option_value{sizeof(mp_option_value), names[i].c_str(), values[i].c_str()});
-    options = mp_options{sizeof(mp_options), static_cast<uint32_t>(raw.size()), raw.data()};
-  }
-};
 
 struct Builtins {
   HostApi host;
@@ -122,7 +103,8 @@ TEST_CASE("the pinned-async transport declares its staging options and offers ti
 TEST_CASE("the deepseek4 arch recognises a DeepSeek-V4 config.json and names it when it is missing") {
   Builtins b;
   const auto& c = b.registry.find(MP_KIND_ARCH, "deepseek4");
-  CHECK(option_table(*c.descriptor) == std::vector<std::string>{"threads:1:0", "max_context:1:4096"});
+  CHECK(option_table(*c.descriptor) ==
+        std::vector<std::string>{"threads:1:0", "max_context:1:4096", "routing_replay:6:", "replay_predictions:1:6"});
 
   const fs::path dir = fs::temp_directory_path() / "moepage-loader-test-ds4";
   fs::create_directories(dir);

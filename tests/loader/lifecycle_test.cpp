@@ -46,6 +46,14 @@ PluginStack make_stack(const Registry& registry, const HostApi& host) {
   return stack;
 }
 
+// The lifecycle fakes stacked, their registry already gone: the handles alone keep the library
+// loaded.
+PluginStack stack_outliving_registry(const HostApi& host) {
+  Registry registry(host.get());
+  registry.scan({loader_test::fake_dir("lifecycle")});
+  return make_stack(registry, host);
+}
+
 void check_shutdown_order(const LogCapture& logs) {
   INFO(logs.dump());
   const long arch = line_index(logs, "fake-arch: destroyed arch");
@@ -65,10 +73,7 @@ void check_shutdown_order(const LogCapture& logs) {
 TEST_CASE("shutdown destroys arch, then pager, then transport, and unloads the library last") {
   HostApi host;
   LogCapture logs(spdlog::level::debug);
-  auto registry = std::make_unique<Registry>(host.get());
-  registry->scan({loader_test::fake_dir("lifecycle")});
-  PluginStack stack = make_stack(*registry, host);
-  registry.reset();  // the registry goes first: the handles alone keep the library loaded
+  PluginStack stack = stack_outliving_registry(host);
   CHECK(line_index(logs, "unloaded plugin library") == -1);
   stack.shutdown();
   check_shutdown_order(logs);
@@ -77,12 +82,7 @@ TEST_CASE("shutdown destroys arch, then pager, then transport, and unloads the l
 TEST_CASE("a plugin stack that is simply destroyed tears down in the same order") {
   HostApi host;
   LogCapture logs(spdlog::level::debug);
-  {
-    auto registry = std::make_unique<Registry>(host.get());
-    registry->scan({loader_test::fake_dir("lifecycle")});
-    PluginStack stack = make_stack(*registry, host);
-    registry.reset();
-  }
+  { PluginStack stack = stack_outliving_registry(host); }
   check_shutdown_order(logs);
 }
 

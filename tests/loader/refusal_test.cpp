@@ -2,7 +2,10 @@
 // recorded for `moepage plugins`, and leaves the host running.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "host/host_api.hpp"
@@ -31,6 +34,11 @@ moepage::host::Refusal refuse_one(const std::filesystem::path& lib, bool quiet =
   CHECK(line.find(r.refusals[0].message) != std::string::npos);
   CHECK(r.refusals[0].quiet == quiet);
   return r.refusals[0];
+}
+
+// The message refusing `lib` for `reason` before its manifest could be read.
+std::string refused_before_manifest(const std::filesystem::path& lib, const std::string& reason) {
+  return "refused plugin " + lib.string() + ": " + reason + " (host ABI " + abi_text() + ", plugin ABI unknown)";
 }
 
 }  // namespace
@@ -82,24 +90,19 @@ TEST_CASE("a truncated library is refused with what is missing, not loaded") {
     std::ofstream(cut, std::ios::binary).write(head.data(), static_cast<std::streamsize>(head.size()));
   }
   const auto refusal = refuse_one(cut);
-  CHECK(refusal.message == "refused plugin " + cut.string() +
-                               ": the section header table extends past the end of the file (host ABI " + abi_text() +
-                               ", plugin ABI unknown)");
+  CHECK(refusal.message == refused_before_manifest(cut, "the section header table extends past the end of the file"));
 }
 
-TEST_CASE("a library without the entry symbol is refused before it is loaded") {
-  const auto lib = fake_lib("missing-entry", "fake-missing-entry");
-  const auto refusal = refuse_one(lib);
-  CHECK(refusal.message == "refused plugin " + lib.string() +
-                               ": missing entry symbol 'moepage_plugin_query' (host ABI " + abi_text() +
-                               ", plugin ABI unknown)");
-}
-
-TEST_CASE("a file that is not a shared library is refused with the reason") {
-  const auto lib = loader_test::fake_dir("not-elf") / "libnot-elf.so";
-  const auto refusal = refuse_one(lib);
-  CHECK(refusal.message == "refused plugin " + lib.string() + ": not an ELF shared library (no ELF magic) (host ABI " +
-                               abi_text() + ", plugin ABI unknown)");
+TEST_CASE("a file without the entry symbol, not a shared library or missing is refused before loading, not thrown") {
+  const std::pair<std::filesystem::path, std::string> cases[] = {
+      {fake_lib("missing-entry", "fake-missing-entry"), "missing entry symbol 'moepage_plugin_query'"},
+      {loader_test::fake_dir("not-elf") / "libnot-elf.so", "not an ELF shared library (no ELF magic)"},
+      {loader_test::fake_dir("no-such-case") / "libnothing.so", "not a regular file (missing, or a directory)"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.first);
+    CHECK(refuse_one(c.first).message == refused_before_manifest(c.first, c.second));
+  }
 }
 
 TEST_CASE("a component with a null required callback is refused, naming the callback") {
@@ -145,14 +148,6 @@ TEST_CASE("a component whose score is 0 is skipped quietly at debug level, its s
   CHECK(logs.find({"warning", "fake-unusable"}) == "");
   REQUIRE(r.components.size() == 1);
   CHECK(r.components[0].name() == "fake-usable");
-}
-
-TEST_CASE("a file that does not exist is refused, not thrown") {
-  const auto lib = loader_test::fake_dir("no-such-case") / "libnothing.so";
-  const auto refusal = refuse_one(lib);
-  CHECK(refusal.message == "refused plugin " + lib.string() +
-                               ": not a regular file (missing, or a directory) (host ABI " + abi_text() +
-                               ", plugin ABI unknown)");
 }
 
 TEST_CASE("a library with an unresolved symbol fails at load time, not when the symbol is first used") {

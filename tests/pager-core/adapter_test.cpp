@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -23,39 +24,21 @@ namespace {
 
 // 5 layers, layer 0 and 1 dense (as in DeepSeek's first layers), 3 and 4 have experts, layer 2
 // too: entries may predict layers 2, 3 and 4.
-AdapterModel tiny_model() {
-  AdapterModel m;
-  m.n_layers = 5;
-  m.d_model = 6;
-  m.n_experts = 4;
-  m.has_experts = {0, 0, 1, 1, 1};
-  return m;
-}
+AdapterModel tiny_model() { return {.n_layers = 5, .d_model = 6, .n_experts = 4, .has_experts = {0, 0, 1, 1, 1}}; }
 
 // Three layers of 4 experts over d_model 2: the scorer tests' model.
-AdapterModel scorer_model() {
-  AdapterModel m;
-  m.n_layers = 3;
-  m.d_model = 2;
-  m.n_experts = 4;
-  m.has_experts = {1, 1, 1};
-  return m;
-}
+AdapterModel scorer_model() { return {.n_layers = 3, .d_model = 2, .n_experts = 4, .has_experts = {1, 1, 1}}; }
 
 // One rank-2 entry after layer 1 for scorer_model():
 // A = [[1, 0], [0, 2]]; B = [[1, 0], [0, 1], [1, 1], [-1, 0]] (all exact in f16).
 Adapter scorer_adapter(uint32_t version) {
-  Adapter a;
-  a.version = version;
-  a.d_model = 2;
-  a.n_experts = 4;
-  a.rank = 2;
-  AdapterEntry e;
-  e.src_layer = 1;
-  for (float v : {1.f, 0.f, 0.f, 2.f}) e.a.push_back(float_to_half(v));
-  for (float v : {1.f, 0.f, 0.f, 1.f, 1.f, 1.f, -1.f, 0.f}) e.b.push_back(float_to_half(v));
-  a.entries.push_back(e);
-  return a;
+  auto halves = [](std::initializer_list<float> values) {
+    std::vector<uint16_t> bits;
+    for (float v : values) bits.push_back(float_to_half(v));
+    return bits;
+  };
+  AdapterEntry e{.src_layer = 1, .a = halves({1, 0, 0, 2}), .b = halves({1, 0, 0, 1, 1, 1, -1, 0}), .bias = {}};
+  return {.version = version, .d_model = 2, .n_experts = 4, .rank = 2, .entries = {e}};
 }
 
 void put_u32(std::vector<uint8_t>& b, size_t at, uint32_t v) {

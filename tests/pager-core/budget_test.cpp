@@ -1,7 +1,9 @@
 // Budget sizing messages (exact text) and the meminfo parser.
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "moepage/pager_core/budget.hpp"
 #include "moepage/pager_core/errors.hpp"
@@ -19,6 +21,15 @@ BudgetInputs six_layers(uint64_t budget) {
   in.n_experts = 64;
   in.top_k = 4;
   in.expert_bytes = 13 * kMiB + kMiB / 4;  // 13.25 MiB
+  return in;
+}
+
+// The same with budget: auto over `available` bytes (nullopt: unreadable, for the reason `error`).
+BudgetInputs six_layers_auto(std::optional<uint64_t> available, std::string error = "") {
+  BudgetInputs in = six_layers(0);
+  in.is_auto = true;
+  in.available_bytes = available;
+  in.available_error = std::move(error);
   return in;
 }
 
@@ -77,9 +88,7 @@ TEST_CASE("when every expert fits, there is one slot per expert and the message 
 }
 
 TEST_CASE("auto budget is available memory minus the reserve") {
-  auto in = six_layers(0);
-  in.is_auto = true;
-  in.available_bytes = 9 * kGiB;
+  auto in = six_layers_auto(9 * kGiB);
   in.reserve_bytes = 8 * kGiB;
   const auto d = decide_budget(in);
   CHECK(d.budget_bytes == kGiB);
@@ -90,19 +99,13 @@ TEST_CASE("auto budget is available memory minus the reserve") {
 }
 
 TEST_CASE("auto with unreadable memory information asks for an explicit size") {
-  auto in = six_layers(0);
-  in.is_auto = true;
-  in.available_error = "/proc/meminfo: has no MemAvailable line";
-  CHECK(budget_error(in) ==
+  CHECK(budget_error(six_layers_auto(std::nullopt, "/proc/meminfo: has no MemAvailable line")) ==
         "budget auto: cannot read the available memory (/proc/meminfo: has no MemAvailable line); set an explicit "
         "budget, e.g. budget: 8GiB");
 }
 
 TEST_CASE("auto with less memory than the reserve is an error, not a wrapped-around budget") {
-  auto in = six_layers(0);
-  in.is_auto = true;
-  in.available_bytes = 6 * kGiB;
-  CHECK(budget_error(in) ==
+  CHECK(budget_error(six_layers_auto(6 * kGiB)) ==
         "budget auto: 6.0 GiB available after the dense weights is not more than the 8.0 GiB reserve; set an explicit "
         "budget or a smaller reserve");
 }

@@ -11,11 +11,8 @@ using namespace moepage::test;
 TEST_CASE("at the minimum budget every acquired slot holds the requested expert's bytes") {
   for (const char* transport_name : {"pread", "pinned-async"}) {
     CAPTURE(transport_name);
-    CapturingHost host;
-    Plugins plugins(host.get());
-    SyntheticCatalog model(4, 8, 2);
-    auto transport = plugins.transport(transport_name, {{"threads", "2"}});
-    auto pager = plugins.pager("lru", {{"budget", std::to_string(model.budget_for(2))}}, model.catalog, transport);
+    PagingBench bench(transport_name, "2");
+    auto pager = bench.pager_with_slots(2);
     CHECK(pager.stats().slots_per_layer == 2);
     std::mt19937 rng(7);
     uint64_t accesses = 0;
@@ -25,8 +22,8 @@ TEST_CASE("at the minimum budget every acquired slot holds the requested expert'
         const int32_t a = int32_t(rng() % 8);
         const int32_t b = int32_t((a + 1 + rng() % 7) % 8);
         auto got = acquire(pager, layer, {a, b});
-        REQUIRE(model.slot_holds(got.slots[0], layer, uint32_t(a)));
-        REQUIRE(model.slot_holds(got.slots[1], layer, uint32_t(b)));
+        REQUIRE(bench.model.slot_holds(got.slots[0], layer, uint32_t(a)));
+        REQUIRE(bench.model.slot_holds(got.slots[1], layer, uint32_t(b)));
         accesses += 2;
       }
     }
@@ -36,7 +33,7 @@ TEST_CASE("at the minimum budget every acquired slot holds the requested expert'
     CHECK(s.misses > 0);
     CHECK(s.bytes_read == s.misses * (1000 + 600));
     CHECK(s.load_bytes_read == 0);
-    CHECK(s.pool_bytes == model.budget_for(2));
+    CHECK(s.pool_bytes == bench.model.budget_for(2));
     uint64_t per_layer = 0;
     for (uint32_t layer = 0; layer < 4; ++layer) per_layer += pager.layer_stats(layer).accesses;
     CHECK(per_layer == accesses);
@@ -44,11 +41,8 @@ TEST_CASE("at the minimum budget every acquired slot holds the requested expert'
 }
 
 TEST_CASE("a repeated request is all hits and does not report a changed pointer table") {
-  CapturingHost host;
-  Plugins plugins(host.get());
-  SyntheticCatalog model(4, 8, 2);
-  auto transport = plugins.transport("pread", {{"threads", "1"}});
-  auto pager = plugins.pager("lru", {{"budget", std::to_string(model.budget_for(3))}}, model.catalog, transport);
+  PagingBench bench;
+  auto pager = bench.pager_with_slots(3);
   CHECK(acquire(pager, 1, {4, 5}).result.table_changed == 1);
   const uint64_t misses = pager.stats().misses;
   CHECK(acquire(pager, 1, {5, 4}).result.table_changed == 0);
@@ -56,11 +50,8 @@ TEST_CASE("a repeated request is all hits and does not report a changed pointer 
 }
 
 TEST_CASE("a hint never evicts an expert the current token already acquired") {
-  CapturingHost host;
-  Plugins plugins(host.get());
-  SyntheticCatalog model(4, 8, 2);
-  auto transport = plugins.transport("pinned-async", {{"threads", "2"}});
-  auto pager = plugins.pager("lru", {{"budget", std::to_string(model.budget_for(3))}}, model.catalog, transport);
+  PagingBench bench("pinned-async", "2");
+  auto pager = bench.pager_with_slots(3);
   pager.begin_token(0);
   acquire(pager, 1, {0, 1});
   const int32_t ranked[] = {5, 6, 7};
@@ -68,19 +59,16 @@ TEST_CASE("a hint never evicts an expert the current token already acquired") {
   // Only the one free slot could be used: experts 0 and 1 stay, 5 is staged.
   CHECK(pager.stats().prefetch_issued == 1);
   auto again = acquire(pager, 1, {0, 5});
-  CHECK(model.slot_holds(again.slots[0], 1, 0));
-  CHECK(model.slot_holds(again.slots[1], 1, 5));
+  CHECK(bench.model.slot_holds(again.slots[0], 1, 0));
+  CHECK(bench.model.slot_holds(again.slots[1], 1, 5));
   const mp_pager_stats s = pager.stats();
   CHECK(s.misses == 2);  // only the first acquire missed
   CHECK(s.prefetch_used == 1);
 }
 
 TEST_CASE("the trace has one event per access with its hit and prefetched flags") {
-  CapturingHost host;
-  Plugins plugins(host.get());
-  SyntheticCatalog model(4, 8, 2);
-  auto transport = plugins.transport("pread", {{"threads", "1"}});
-  auto pager = plugins.pager("lru", {{"budget", std::to_string(model.budget_for(3))}}, model.catalog, transport);
+  PagingBench bench;
+  auto pager = bench.pager_with_slots(3);
   std::vector<mp_trace_event> events;
   REQUIRE(pager.set_trace(
       [](void* ctx, const mp_trace_event* e) { static_cast<std::vector<mp_trace_event>*>(ctx)->push_back(*e); },
@@ -106,11 +94,8 @@ TEST_CASE("the trace has one event per access with its hit and prefetched flags"
 }
 
 TEST_CASE("acquire on a layer without routed experts names the layer") {
-  CapturingHost host;
-  Plugins plugins(host.get());
-  SyntheticCatalog model(4, 8, 2);
-  auto transport = plugins.transport("pread", {{"threads", "1"}});
-  auto pager = plugins.pager("lru", {{"budget", std::to_string(model.budget_for(2))}}, model.catalog, transport);
+  PagingBench bench;
+  auto pager = bench.pager_with_slots(2);
   CHECK_THROWS_WITH(acquire(pager, 0, {1, 2}), doctest::Contains("layer 0 has no routed experts"));
   CHECK_THROWS_WITH(acquire(pager, 1, {1, 9}), doctest::Contains("expert 9"));
 }

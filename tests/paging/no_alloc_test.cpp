@@ -9,11 +9,8 @@
 using namespace moepage::test;
 
 TEST_CASE("once warm, acquire and hint allocate nothing, with misses and reads") {
-  CapturingHost host;
-  Plugins plugins(host.get());
-  SyntheticCatalog model(4, 8, 2);
-  auto transport = plugins.transport("pread", {{"threads", "1"}});
-  auto pager = plugins.pager("lru", {{"budget", std::to_string(model.budget_for(3))}}, model.catalog, transport);
+  PagingBench bench;
+  auto pager = bench.pager_with_slots(3);
   {
     // Proof the counter sees allocations made inside the plugin: a refused call through the raw
     // vtable allocates only there (its error message), so 0 below really means none.
@@ -42,5 +39,5 @@ TEST_CASE("once warm, acquire and hint allocate nothing, with misses and reads")
   for (uint64_t t = 8; t < 40; ++t) step(t);
   CHECK(scope.count() == 0);
   CHECK(pager.stats().misses > misses);  // the measured steps really read
-  CHECK(model.slot_holds(slots[1], 3, 7));
+  CHECK(bench.model.slot_holds(slots[1], 3, 7));
 }

@@ -15,17 +15,13 @@ namespace {
 // four times, then 1, 2 and 3 arrive. lru then evicts 0 (least recent) and misses it again; lfu
 // keeps 0 (most used) and evicts one of the experts used once.
 uint64_t misses_of(const std::string& pager_name, const std::string& policy) {
-  CapturingHost host;
-  Plugins plugins(host.get());
-  SyntheticCatalog model(4, 8, 2);
-  auto transport = plugins.transport("pread", {{"threads", "1"}});
-  auto pager = plugins.pager(pager_name, {{"budget", std::to_string(model.budget_for(3))}, {"policy", policy}},
-                             model.catalog, transport);
+  PagingBench bench;
+  auto pager = bench.pager_with_slots(3, pager_name, {{"policy", policy}});
   uint64_t token = 0;
   for (int32_t e : {0, 0, 0, 0, 1, 2, 3, 0}) {
     pager.begin_token(token++);
     auto got = acquire(pager, 1, {e});
-    REQUIRE(model.slot_holds(got.slots[0], 1, uint32_t(e)));
+    REQUIRE(bench.model.slot_holds(got.slots[0], 1, uint32_t(e)));
   }
   return pager.stats().misses;
 }
@@ -45,17 +41,9 @@ TEST_CASE("pager.policy changes what a miss evicts") {
 }
 
 TEST_CASE("an unknown policy is a create error naming the option and the choices") {
-  CapturingHost host;
-  Plugins plugins(host.get());
-  SyntheticCatalog model(4, 8, 2);
-  auto transport = plugins.transport("pread", {{"threads", "1"}});
-  try {
-    plugins.pager("paged", {{"budget", std::to_string(model.budget_for(3))}, {"policy", "fifo"}}, model.catalog,
-                  transport);
-    FAIL("create succeeded");
-  } catch (const std::exception& e) {
-    const std::string what = e.what();
-    CHECK(what.find("policy") != std::string::npos);
-    CHECK(what.find("lfru") != std::string::npos);
-  }
+  PagingBench bench;
+  const std::string what =
+      bench.pager_refusal("paged", {{"budget", std::to_string(bench.model.budget_for(3))}, {"policy", "fifo"}});
+  CHECK(what.find("policy") != std::string::npos);
+  CHECK(what.find("lfru") != std::string::npos);
 }

@@ -170,6 +170,35 @@ class Plugins {
   std::deque<profile::ResolvedOptions> options_;  // deque: never moves while instances live
 };
 
+// The stack most paging tests run on: a capturing host over `device`, the paging plugins, the
+// default synthetic catalog (4 layers, layer 0 dense, 8 experts, top-2) and one transport.
+// Declared first, destroyed last: pagers a test creates from it go before it.
+struct PagingBench {
+  CapturingHost host;
+  Plugins plugins{host.get()};
+  SyntheticCatalog model;
+  mp::TransportHandle transport;
+
+  explicit PagingBench(const std::string& transport_name = "pread", const std::string& threads = "1",
+                       std::unique_ptr<host::DeviceService> device = host::make_cpu_device_service())
+      : host(std::move(device)), transport(plugins.transport(transport_name, {{"threads", threads}})) {}
+
+  // Pager `name` with a budget that buys `slots` slots per layer, plus `options`.
+  mp::PagerHandle pager_with_slots(uint32_t slots, const std::string& name = "lru", OptionList options = {}) {
+    options.emplace_back("budget", std::to_string(model.budget_for(slots)));
+    return plugins.pager(name, std::move(options), model.catalog, transport);
+  }
+  // The message creating pager `name` with `options` fails with ("created" when it does not fail).
+  std::string pager_refusal(const std::string& name, OptionList options) {
+    try {
+      plugins.pager(name, std::move(options), model.catalog, transport);
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "created";
+  }
+};
+
 // Acquires and returns the slots, with the result struct.
 struct Acquired {
   std::vector<void*> slots;

@@ -49,6 +49,19 @@ class PreadPlugin {
   std::deque<profile::ResolvedOptions> options_;  // deque: elements never move while instances live
 };
 
+// A pread transport with `options` over a fresh pattern file of `size` bytes, which it has opened.
+// `host` (when given) must outlive it.
+struct PreadOnFile {
+  PatternFile file;
+  PreadPlugin plugin;
+  mp::TransportHandle transport;
+  uint32_t handle;
+
+  PreadOnFile(uint64_t size, std::vector<std::pair<std::string, std::string>> options,
+              const mp_host_api* host = nullptr)
+      : file(size), transport(plugin.create(std::move(options), host)), handle(transport.open(file.path().string())) {}
+};
+
 inline mp_read_request read_request(uint32_t file, uint64_t offset, uint64_t length, void* dst, uint64_t dst_offset,
                                     int32_t priority = MP_READ_DEMAND, int32_t kind = MP_MEM_HOST, uint64_t tag = 0) {
   return mp_read_request{sizeof(mp_read_request), file, offset, length, dst, dst_offset, kind, priority, tag};

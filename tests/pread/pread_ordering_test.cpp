@@ -11,8 +11,7 @@
 #include "pread_fixture.hpp"
 
 using moepage::test::matches_pattern;
-using moepage::test::PatternFile;
-using moepage::test::PreadPlugin;
+using moepage::test::PreadOnFile;
 using moepage::test::read_request;
 
 namespace {
@@ -78,51 +77,46 @@ struct GatedDevice {
 }  // namespace
 
 TEST_CASE("poll returns pending while a ticket's reads are in flight, then the result") {
-  PatternFile file(64 * 1024);
-  PreadPlugin plugin;
   GatedDevice device;
-  auto transport = plugin.create({{"threads", "1"}}, &device.host);
-  const uint32_t handle = transport.open(file.path().string());
+  PreadOnFile pread(64 * 1024, {{"threads", "1"}}, &device.host);
   std::vector<uint8_t> held(4096), queued(4096);
 
-  const mp_read_request first = read_request(handle, 0, 4096, held.data(), 0, MP_READ_DEMAND, MP_MEM_DEVICE);
-  const mp_ticket a = transport.submit({&first, 1});
+  const mp_read_request first = read_request(pread.handle, 0, 4096, held.data(), 0, MP_READ_DEMAND, MP_MEM_DEVICE);
+  const mp_ticket a = pread.transport.submit({&first, 1});
   device.wait_for_copies(1);  // the only reader is now stuck in a's copy
-  const mp_read_request second = read_request(handle, 8192, 4096, queued.data(), 0);
-  const mp_ticket b = transport.submit({&second, 1});
+  const mp_read_request second = read_request(pread.handle, 8192, 4096, queued.data(), 0);
+  const mp_ticket b = pread.transport.submit({&second, 1});
 
-  CHECK_FALSE(transport.poll(a));
-  CHECK_FALSE(transport.poll(b));
+  CHECK_FALSE(pread.transport.poll(a));
+  CHECK_FALSE(pread.transport.poll(b));
   device.release();
-  transport.wait(b);
-  transport.wait(a);
+  pread.transport.wait(b);
+  pread.transport.wait(a);
   CHECK(matches_pattern(held.data(), 4096, 0));
   CHECK(matches_pattern(queued.data(), 4096, 8192));
 }
 
 TEST_CASE("queued demand reads run before queued prefetch reads") {
-  PatternFile file(64 * 1024);
-  PreadPlugin plugin;
   GatedDevice device;
-  auto transport = plugin.create({{"threads", "1"}}, &device.host);
-  const uint32_t handle = transport.open(file.path().string());
+  PreadOnFile pread(64 * 1024, {{"threads", "1"}}, &device.host);
   std::vector<uint8_t> blocker(4096), prefetch1(4096), prefetch2(4096), demand(4096);
 
-  const mp_read_request hold = read_request(handle, 0, 4096, blocker.data(), 0, MP_READ_DEMAND, MP_MEM_DEVICE);
-  const mp_ticket t0 = transport.submit({&hold, 1});
+  const mp_read_request hold = read_request(pread.handle, 0, 4096, blocker.data(), 0, MP_READ_DEMAND, MP_MEM_DEVICE);
+  const mp_ticket t0 = pread.transport.submit({&hold, 1});
   device.wait_for_copies(1);
   // Submitted prefetch first, demand last; one batch mixes both.
-  const mp_read_request p1 = read_request(handle, 4096, 4096, prefetch1.data(), 0, MP_READ_PREFETCH, MP_MEM_DEVICE);
-  const mp_ticket t1 = transport.submit({&p1, 1});
+  const mp_read_request p1 =
+      read_request(pread.handle, 4096, 4096, prefetch1.data(), 0, MP_READ_PREFETCH, MP_MEM_DEVICE);
+  const mp_ticket t1 = pread.transport.submit({&p1, 1});
   const mp_read_request mixed[] = {
-      read_request(handle, 8192, 4096, prefetch2.data(), 0, MP_READ_PREFETCH, MP_MEM_DEVICE),
-      read_request(handle, 12288, 4096, demand.data(), 0, MP_READ_DEMAND, MP_MEM_DEVICE),
+      read_request(pread.handle, 8192, 4096, prefetch2.data(), 0, MP_READ_PREFETCH, MP_MEM_DEVICE),
+      read_request(pread.handle, 12288, 4096, demand.data(), 0, MP_READ_DEMAND, MP_MEM_DEVICE),
   };
-  const mp_ticket t2 = transport.submit(mixed);
+  const mp_ticket t2 = pread.transport.submit(mixed);
   device.release();
-  transport.wait(t0);
-  transport.wait(t1);
-  transport.wait(t2);
+  pread.transport.wait(t0);
+  pread.transport.wait(t1);
+  pread.transport.wait(t2);
 
   REQUIRE(device.copy_order.size() == 4);
   CHECK(device.copy_order[0] == blocker.data());
@@ -133,18 +127,15 @@ TEST_CASE("queued demand reads run before queued prefetch reads") {
 }
 
 TEST_CASE("destroying a transport with reads still queued does not hang or crash") {
-  PatternFile file(64 * 1024);
-  PreadPlugin plugin;
   GatedDevice device;
   std::vector<uint8_t> a(4096), b(4096);
   {
-    auto transport = plugin.create({{"threads", "1"}}, &device.host);
-    const uint32_t handle = transport.open(file.path().string());
-    const mp_read_request hold = read_request(handle, 0, 4096, a.data(), 0, MP_READ_DEMAND, MP_MEM_DEVICE);
-    transport.submit({&hold, 1});
+    PreadOnFile pread(64 * 1024, {{"threads", "1"}}, &device.host);
+    const mp_read_request hold = read_request(pread.handle, 0, 4096, a.data(), 0, MP_READ_DEMAND, MP_MEM_DEVICE);
+    pread.transport.submit({&hold, 1});
     device.wait_for_copies(1);
-    const mp_read_request queued = read_request(handle, 0, 4096, b.data(), 0);
-    transport.submit({&queued, 1});
+    const mp_read_request queued = read_request(pread.handle, 0, 4096, b.data(), 0);
+    pread.transport.submit({&queued, 1});
     device.release();  // the held copy finishes; the queued read may be dropped
   }
   CHECK(device.copies_started == 1);

@@ -13,6 +13,7 @@
 using moepage::test::matches_pattern;
 using moepage::test::pattern_byte;
 using moepage::test::PatternFile;
+using moepage::test::PreadOnFile;
 using moepage::test::PreadPlugin;
 using moepage::test::read_request;
 
@@ -60,10 +61,7 @@ TEST_CASE("the pread plugin declares its options") {
 
 TEST_CASE("out-of-order and overlapping ranges land byte-exact at their destination offsets") {
   const uint64_t size = 3 * 1024 * 1024 + 123;  // not a multiple of the chunk size
-  PatternFile file(size);
-  PreadPlugin plugin;
-  auto transport = plugin.create({{"threads", "3"}, {"chunk", "64KiB"}});
-  const uint32_t handle = transport.open(file.path().string());
+  PreadOnFile pread(size, {{"threads", "3"}, {"chunk", "64KiB"}});
 
   const std::vector<Range> ranges{
       {size - 300000, 300000, 7},       // the tail, several chunks
@@ -75,13 +73,14 @@ TEST_CASE("out-of-order and overlapping ranges land byte-exact at their destinat
   };
   std::vector<uint8_t> dst(1200000, kCanary);
   std::vector<mp_read_request> requests;
-  for (const Range& r : ranges) requests.push_back(read_request(handle, r.offset, r.length, dst.data(), r.dst_offset));
-  const mp_ticket ticket = transport.submit(requests);
+  for (const Range& r : ranges)
+    requests.push_back(read_request(pread.handle, r.offset, r.length, dst.data(), r.dst_offset));
+  const mp_ticket ticket = pread.transport.submit(requests);
   CHECK(ticket != 0);
-  transport.wait(ticket);
+  pread.transport.wait(ticket);
   CHECK(holds_exactly(dst, ranges));
 
-  const mp_transport_stats stats = transport.stats();
+  const mp_transport_stats stats = pread.transport.stats();
   CHECK(stats.requests == ranges.size());
   uint64_t total = 0;
   for (const Range& r : ranges) total += r.length;
@@ -101,10 +100,7 @@ TEST_CASE("opening the same file twice gives the same handle and a missing file 
 
 TEST_CASE("many concurrent tickets from several threads all complete byte-exact") {
   const uint64_t size = 1024 * 1024;
-  PatternFile file(size);
-  PreadPlugin plugin;
-  auto transport = plugin.create({{"threads", "4"}, {"chunk", "4KiB"}});
-  const uint32_t handle = transport.open(file.path().string());
+  PreadOnFile pread(size, {{"threads", "4"}, {"chunk", "4KiB"}});
 
   constexpr int kThreads = 4;
   constexpr int kTicketsPerThread = 32;
@@ -131,10 +127,10 @@ TEST_CASE("many concurrent tickets from several threads all complete byte-exact"
         s.dst.assign(dst_size, kCanary);
         std::vector<mp_read_request> requests;
         for (const Range& r : s.ranges) {
-          requests.push_back(read_request(handle, r.offset, r.length, s.dst.data(), r.dst_offset,
+          requests.push_back(read_request(pread.handle, r.offset, r.length, s.dst.data(), r.dst_offset,
                                           k % 2 ? MP_READ_PREFETCH : MP_READ_DEMAND));
         }
-        s.ticket = transport.submit(requests);
+        s.ticket = pread.transport.submit(requests);
         per_thread[t].push_back(std::move(s));
       }
     });
@@ -145,54 +141,49 @@ TEST_CASE("many concurrent tickets from several threads all complete byte-exact"
   std::vector<mp_ticket> seen;
   for (int t = kThreads - 1; t >= 0; --t) {
     for (auto it = per_thread[t].rbegin(); it != per_thread[t].rend(); ++it) {
-      transport.wait(it->ticket);
+      pread.transport.wait(it->ticket);
       CHECK(holds_exactly(it->dst, it->ranges));
       seen.push_back(it->ticket);
     }
   }
   std::sort(seen.begin(), seen.end());
   CHECK(std::adjacent_find(seen.begin(), seen.end()) == seen.end());  // every ticket distinct
-  CHECK(transport.stats().requests == uint64_t{kThreads} * kTicketsPerThread * kRangesPerTicket);
+  CHECK(pread.transport.stats().requests == uint64_t{kThreads} * kTicketsPerThread * kRangesPerTicket);
 }
 
 TEST_CASE("a file truncated under the transport gives an error naming file, offset and length") {
   const uint64_t size = 256 * 1024;
-  PatternFile file(size);
-  PreadPlugin plugin;
-  auto transport = plugin.create({{"threads", "2"}, {"chunk", "64KiB"}});
-  const uint32_t handle = transport.open(file.path().string());
+  PreadOnFile pread(size, {{"threads", "2"}, {"chunk", "64KiB"}});
   const uint64_t truncated = 100000;
-  std::filesystem::resize_file(file.path(), truncated);
+  std::filesystem::resize_file(pread.file.path(), truncated);
 
   std::vector<uint8_t> dst(8192, kCanary);
   const uint64_t offset = truncated - 100;
-  const mp_read_request request = read_request(handle, offset, 4096, dst.data(), 0, MP_READ_DEMAND, MP_MEM_HOST, 42);
-  const mp_ticket ticket = transport.submit({&request, 1});
-  const std::string message = error_of([&] { transport.wait(ticket); });
+  const mp_read_request request =
+      read_request(pread.handle, offset, 4096, dst.data(), 0, MP_READ_DEMAND, MP_MEM_HOST, 42);
+  const mp_ticket ticket = pread.transport.submit({&request, 1});
+  const std::string message = error_of([&] { pread.transport.wait(ticket); });
   CHECK(message.find("(io)") != std::string::npos);
-  CHECK(message.find("pread: " + file.path().string() + ": unexpected end of file at offset " + std::to_string(offset) +
-                     " (wanted 4096 bytes, got 100) [tag 42]") != std::string::npos);
-  CHECK(transport.stats().errors == 1);
+  CHECK(message.find("pread: " + pread.file.path().string() + ": unexpected end of file at offset " +
+                     std::to_string(offset) + " (wanted 4096 bytes, got 100) [tag 42]") != std::string::npos);
+  CHECK(pread.transport.stats().errors == 1);
 
   // The failure is not sticky: the bytes that still exist read fine afterwards.
-  const mp_read_request ok = read_request(handle, 0, 1000, dst.data(), 0);
-  transport.wait(transport.submit({&ok, 1}));
+  const mp_read_request ok = read_request(pread.handle, 0, 1000, dst.data(), 0);
+  pread.transport.wait(pread.transport.submit({&ok, 1}));
   CHECK(matches_pattern(dst.data(), 1000, 0));
 }
 
 TEST_CASE("poll reports the result once and the ticket is then retired") {
-  PatternFile file(64 * 1024);
-  PreadPlugin plugin;
-  auto transport = plugin.create({{"threads", "1"}});
-  const uint32_t handle = transport.open(file.path().string());
+  PreadOnFile pread(64 * 1024, {{"threads", "1"}});
   std::vector<uint8_t> dst(4096);
-  const mp_read_request request = read_request(handle, 4096, 4096, dst.data(), 0);
-  const mp_ticket ticket = transport.submit({&request, 1});
-  while (!transport.poll(ticket)) std::this_thread::yield();
+  const mp_read_request request = read_request(pread.handle, 4096, 4096, dst.data(), 0);
+  const mp_ticket ticket = pread.transport.submit({&request, 1});
+  while (!pread.transport.poll(ticket)) std::this_thread::yield();
   CHECK(matches_pattern(dst.data(), 4096, 4096));
-  CHECK(error_of([&] { transport.wait(ticket); }).find("unknown ticket") != std::string::npos);
-  CHECK(error_of([&] { transport.poll(ticket); }).find("unknown ticket") != std::string::npos);
-  CHECK(error_of([&] { transport.wait(12345); }).find("unknown ticket 12345") != std::string::npos);
+  CHECK(error_of([&] { pread.transport.wait(ticket); }).find("unknown ticket") != std::string::npos);
+  CHECK(error_of([&] { pread.transport.poll(ticket); }).find("unknown ticket") != std::string::npos);
+  CHECK(error_of([&] { pread.transport.wait(12345); }).find("unknown ticket 12345") != std::string::npos);
 }
 
 TEST_CASE("an empty batch completes at once") {
@@ -203,21 +194,18 @@ TEST_CASE("an empty batch completes at once") {
 }
 
 TEST_CASE("bad requests are refused at submit with the request named") {
-  PatternFile file(4096);
-  PreadPlugin plugin;
-  auto transport = plugin.create({});
-  const uint32_t handle = transport.open(file.path().string());
+  PreadOnFile pread(4096, {});
   std::vector<uint8_t> dst(16);
-  mp_read_request bad_file = read_request(handle + 7, 0, 16, dst.data(), 0);
+  mp_read_request bad_file = read_request(pread.handle + 7, 0, 16, dst.data(), 0);
   CHECK(error_of([&] {
-          transport.submit({&bad_file, 1});
+          pread.transport.submit({&bad_file, 1});
         }).find("request 0: unknown file handle") != std::string::npos);
-  mp_read_request null_dst = read_request(handle, 0, 16, nullptr, 0);
-  CHECK(error_of([&] { transport.submit({&null_dst, 1}); }).find("request 0: dst is NULL") != std::string::npos);
-  mp_read_request overflow = read_request(handle, UINT64_MAX - 4, 16, dst.data(), 0);
-  CHECK(error_of([&] { transport.submit({&overflow, 1}); }).find("overflows") != std::string::npos);
-  mp_read_request bad_priority = read_request(handle, 0, 16, dst.data(), 0, 9);
-  CHECK(error_of([&] { transport.submit({&bad_priority, 1}); }).find("unknown priority 9") != std::string::npos);
+  mp_read_request null_dst = read_request(pread.handle, 0, 16, nullptr, 0);
+  CHECK(error_of([&] { pread.transport.submit({&null_dst, 1}); }).find("request 0: dst is NULL") != std::string::npos);
+  mp_read_request overflow = read_request(pread.handle, UINT64_MAX - 4, 16, dst.data(), 0);
+  CHECK(error_of([&] { pread.transport.submit({&overflow, 1}); }).find("overflows") != std::string::npos);
+  mp_read_request bad_priority = read_request(pread.handle, 0, 16, dst.data(), 0, 9);
+  CHECK(error_of([&] { pread.transport.submit({&bad_priority, 1}); }).find("unknown priority 9") != std::string::npos);
 }
 
 TEST_CASE("out-of-range options are refused when the transport is created") {
@@ -240,15 +228,12 @@ TEST_CASE("out-of-range options are refused when the transport is created") {
 
 TEST_CASE("device destinations go through the host's device copies") {
   const uint64_t size = 300 * 1024;
-  PatternFile file(size);
-  PreadPlugin plugin;
-  auto transport = plugin.create({{"threads", "2"}, {"chunk", "64KiB"}});
-  const uint32_t handle = transport.open(file.path().string());
-  const mp_device_service* device = plugin.host()->device;
+  PreadOnFile pread(size, {{"threads", "2"}, {"chunk", "64KiB"}});
+  const mp_device_service* device = pread.plugin.host()->device;
   void* dst = nullptr;
   REQUIRE(device->alloc_device(device->ctx, size, &dst) == MP_OK);
-  const mp_read_request request = read_request(handle, 0, size, dst, 0, MP_READ_DEMAND, MP_MEM_DEVICE);
-  transport.wait(transport.submit({&request, 1}));
+  const mp_read_request request = read_request(pread.handle, 0, size, dst, 0, MP_READ_DEMAND, MP_MEM_DEVICE);
+  pread.transport.wait(pread.transport.submit({&request, 1}));
   std::vector<uint8_t> back(size);
   REQUIRE(device->copy_to_host(device->ctx, back.data(), dst, size) == MP_OK);
   CHECK(matches_pattern(back.data(), size, 0));

@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "profile/profile.hpp"
-#include "profile/size.hpp"
+#include "units/byte_size.hpp"
 
 namespace {
 
@@ -32,7 +32,7 @@ void load_or_refuse(const std::filesystem::path& file, std::span<const std::stri
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  (void)moepage::profile::parse_size(text);
+  (void)moepage::units::parse_size(text);
 
   static const std::filesystem::path input = scratch(".yaml");
   std::ofstream(input, std::ios::binary | std::ios::trunc) << text;

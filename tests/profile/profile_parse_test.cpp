@@ -23,6 +23,13 @@ std::string load_error(const std::filesystem::path& file, std::vector<std::strin
   return "";
 }
 
+// The profile that child.yaml ("base: base.yaml" then `child`) loads to over base.yaml (`base`).
+Profile load_over_base(const std::string& base, const std::string& child) {
+  TempDir dir;
+  dir.write("base.yaml", base);
+  return load_profile(dir.write("child.yaml", "base: base.yaml\n" + child));
+}
+
 const std::string* option_text(const moepage::profile::ComponentSpec& spec, const std::string& name) {
   for (const auto& option : spec.options) {
     if (option.name == name) return &option.text;
@@ -84,44 +91,27 @@ TEST_CASE("malformed YAML gives an error with file, line and column") {
   CHECK(message.find(":4:1:") != std::string::npos);
 }
 
-TEST_CASE("an unknown top-level key is an error naming it, its position and the valid keys") {
+TEST_CASE("an unknown, wrongly typed or repeated key is an error naming its position, the key and what is valid") {
+  // A profile, and parts of its error message.
+  const struct {
+    const char* yaml;
+    std::vector<std::string> parts;
+  } cases[] = {
+      {"model: m\npagr: {plugin: lru}\n", {"p.yaml:2:1:", "unknown key 'pagr'", "pager"}},
+      {"generate:\n  max_token: 3\n", {"p.yaml:2:3:", "unknown key 'generate.max_token'", "max_tokens"}},
+      {"generate:\n  max_tokens: lots\n", {"p.yaml:2:15:", "generate.max_tokens: expected an integer", "got 'lots'"}},
+      {"device: gpu\n", {"device: expected one of cpu|hip, got 'gpu'"}},
+      {"pager: lru\n", {"pager: expected a map of keys"}},
+      {"pager: {plugin: lru, budget: {a: 1}}\n", {"pager.budget: expected a single value"}},
+      {"generate: {prompt_ids: [1, x]}\n", {"generate.prompt_ids"}},
+      {"pager:\n  plugin: lru\n  plugin: resident\n", {"p.yaml:3:3: duplicate key 'pager.plugin'"}},
+  };
   TempDir dir;
-  auto file = dir.write("p.yaml", "model: m\npagr: {plugin: lru}\n");
-  const std::string message = load_error(file);
-  CHECK(message.find(file.string() + ":2:1:") != std::string::npos);
-  CHECK(message.find("unknown key 'pagr'") != std::string::npos);
-  CHECK(message.find("pager") != std::string::npos);
-}
-
-TEST_CASE("an unknown key inside generate names the key and the valid ones") {
-  TempDir dir;
-  const std::string message = load_error(dir.write("p.yaml", "generate:\n  max_token: 3\n"));
-  CHECK(message.find(":2:3:") != std::string::npos);
-  CHECK(message.find("unknown key 'generate.max_token'") != std::string::npos);
-  CHECK(message.find("max_tokens") != std::string::npos);
-}
-
-TEST_CASE("a wrongly typed setting names the key, the expectation and the value") {
-  TempDir dir;
-  const std::string message = load_error(dir.write("p.yaml", "generate:\n  max_tokens: lots\n"));
-  CHECK(message.find(":2:15:") != std::string::npos);
-  CHECK(message.find("generate.max_tokens: expected an integer") != std::string::npos);
-  CHECK(message.find("got 'lots'") != std::string::npos);
-
-  CHECK(load_error(dir.write("d.yaml", "device: gpu\n")).find("device: expected one of cpu|hip, got 'gpu'") !=
-        std::string::npos);
-  CHECK(load_error(dir.write("s.yaml", "pager: lru\n")).find("pager: expected a map of keys") != std::string::npos);
-  CHECK(load_error(dir.write("n.yaml", "pager: {plugin: lru, budget: {a: 1}}\n"))
-            .find("pager.budget: expected a "
-                  "single value") != std::string::npos);
-  CHECK(load_error(dir.write("ids.yaml", "generate: {prompt_ids: [1, x]}\n")).find("generate.prompt_ids") !=
-        std::string::npos);
-}
-
-TEST_CASE("a duplicate key is an error rather than a silent override") {
-  TempDir dir;
-  const std::string message = load_error(dir.write("p.yaml", "pager:\n  plugin: lru\n  plugin: resident\n"));
-  CHECK(message.find(":3:3: duplicate key 'pager.plugin'") != std::string::npos);
+  for (const auto& c : cases) {
+    CAPTURE(c.yaml);
+    const std::string message = load_error(dir.write("p.yaml", c.yaml));
+    for (const std::string& part : c.parts) CHECK_MESSAGE(message.find(part) != std::string::npos, part);
+  }
 }
 
 TEST_CASE("a base chain merges key by key with relative paths resolved against each file") {
@@ -151,37 +141,30 @@ TEST_CASE("a base chain merges key by key with relative paths resolved against e
 }
 
 TEST_CASE("a child that picks another plugin drops the options inherited for the old one") {
-  TempDir dir;
-  dir.write("base.yaml", "pager: {plugin: lru, budget: 1GiB}\n");
-  Profile p = load_profile(dir.write("child.yaml", "base: base.yaml\npager: {plugin: resident}\n"));
+  Profile p = load_over_base("pager: {plugin: lru, budget: 1GiB}\n", "pager: {plugin: resident}\n");
   CHECK(p.pager.plugin == "resident");
   CHECK(p.pager.options.empty());
 }
 
 TEST_CASE("options a base sets before any plugin is named survive the child naming one") {
-  TempDir dir;
-  dir.write("base.yaml", "transport: {threads: 2}\n");
-  Profile p = load_profile(dir.write("child.yaml", "base: base.yaml\ntransport: {plugin: pread}\n"));
+  Profile p = load_over_base("transport: {threads: 2}\n", "transport: {plugin: pread}\n");
   CHECK(p.transport.plugin == "pread");
   REQUIRE(option_text(p.transport, "threads") != nullptr);
   CHECK(*option_text(p.transport, "threads") == "2");
 }
 
 TEST_CASE("a key with no value removes what the base set") {
-  TempDir dir;
-  dir.write("base.yaml", "arch: deepseek4\npager: {plugin: lru, budget: 1GiB}\n");
-  Profile p = load_profile(dir.write("child.yaml", "base: base.yaml\narch:\npager: {budget: ~}\n"));
+  Profile p = load_over_base("arch: deepseek4\npager: {plugin: lru, budget: 1GiB}\n", "arch:\npager: {budget: ~}\n");
   CHECK(p.arch.empty());
   CHECK(p.pager.plugin == "lru");
   CHECK(p.pager.options.empty());
 }
 
 TEST_CASE("a prompt in the child replaces prompt ids from the base") {
-  TempDir dir;
-  dir.write("base.yaml", "generate: {prompt_ids: [5, 6]}\n");
-  Profile p = load_profile(dir.write("child.yaml", "base: base.yaml\ngenerate: {prompt: hi}\n"));
+  Profile p = load_over_base("generate: {prompt_ids: [5, 6]}\n", "generate: {prompt: hi}\n");
   CHECK(p.generate.prompt == std::optional<std::string>("hi"));
   CHECK_FALSE(p.generate.prompt_ids.has_value());
+  TempDir dir;
   CHECK(load_error(dir.write("both.yaml", "generate: {prompt: a, prompt_ids: [1]}\n"))
             .find("set either generate.prompt or generate.prompt_ids, not both") != std::string::npos);
 }

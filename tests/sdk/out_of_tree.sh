@@ -51,6 +51,14 @@ inc=$(cd "$prefix/include" && pwd -P)
 got=$(cd "${cflags#-I}" 2>/dev/null && pwd -P || true)
 [ "$got" = "$inc" ] || fail "pkg-config --cflags gave '$cflags', expected -I$prefix/include"
 
+step "one project version: moepage --version, the CMake package and pkg-config agree"
+version=$("$prefix/bin/moepage" --version | awk '{print $2}')
+[ -n "$version" ] || fail "moepage --version printed no version"
+pc_version=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --modversion moepage)
+[ "$pc_version" = "$version" ] || fail "pkg-config says $pc_version, moepage --version says $version"
+grep -q "set(PACKAGE_VERSION \"$version\")" "$prefix/lib/cmake/moepage/moepageConfigVersion.cmake" \
+  || fail "the CMake package's version is not $version"
+
 step "the installed example is the one in the source tree"
 diff -r "$source/plugins/examples/odirect-transport" "$example" > "$work/example.diff" \
   || { cat "$work/example.diff"; fail "the installed example differs from plugins/examples/odirect-transport"; }

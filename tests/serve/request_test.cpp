@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "serve/api_error.hpp"
 #include "serve/completion_request.hpp"
@@ -53,20 +55,26 @@ TEST_CASE("prompts: text, one text in an array, token ids") {
 }
 
 TEST_CASE("wrong types and ranges name their field") {
-  CHECK(refusal(R"({"prompt": "x", "max_tokens": 0})").second == "max_tokens");
-  CHECK(refusal(R"({"prompt": "x", "max_tokens": 4097})").second == "max_tokens");
-  CHECK(refusal(R"({"prompt": "x", "max_tokens": 1.5})").second == "max_tokens");
-  CHECK(refusal(R"({"prompt": "x", "max_tokens": 18446744073709551615})").second == "max_tokens");
-  CHECK(refusal(R"({"prompt": "x", "temperature": 2.5})").second == "temperature");
-  CHECK(refusal(R"({"prompt": "x", "top_p": 0})").second == "top_p");
-  CHECK(refusal(R"({"prompt": "x", "top_k": -1})").second == "top_k");
-  CHECK(refusal(R"({"prompt": "x", "seed": "s"})").second == "seed");
-  CHECK(refusal(R"({"prompt": "x", "stop": 3})").second == "stop");
-  CHECK(refusal(R"({"prompt": "x", "stream": 1})").second == "stream");
-  CHECK(refusal(R"({"prompt": "x", "model": 1})").second == "model");
-  CHECK(refusal(R"({"prompt": "x", "n": 2})").second == "n");
-  CHECK(refusal(R"({"prompt": "x", "echo": true})").second == "echo");
-  CHECK(refusal(R"({"prompt": "x", "logprobs": 2})").second == "logprobs");
+  // Values out of type or range for each field, beside a valid prompt: the refusal names the field.
+  const std::pair<std::string, std::vector<std::string>> bad_values[] = {
+      {"max_tokens", {"0", "4097", "1.5", "18446744073709551615"}},
+      {"temperature", {"2.5"}},
+      {"top_p", {"0"}},
+      {"top_k", {"-1"}},
+      {"seed", {R"("s")"}},
+      {"stop", {"3"}},
+      {"stream", {"1"}},
+      {"model", {"1"}},
+      {"n", {"2"}},
+      {"echo", {"true"}},
+      {"logprobs", {"2"}}};
+  for (const auto& [field, values] : bad_values) {
+    for (const std::string& value : values) {
+      const std::string body = R"({"prompt": "x", ")" + field + R"(": )" + value + "}";
+      CAPTURE(body);
+      CHECK(refusal(body).second == field);
+    }
+  }
   CHECK(refusal(R"([1, 2])").first == 400);
   CHECK(refusal(R"({"prompt": )").first == 400);
 }

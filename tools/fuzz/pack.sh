@@ -18,6 +18,9 @@ declare -A seeds=(
 for t in "${!seeds[@]}"; do
   [ -x "build-fuzz/bin/fuzz-$t" ] || { echo "pack.sh: build-fuzz/bin/fuzz-$t is missing (build it first)" >&2; exit 1; }
   cp "build-fuzz/bin/fuzz-$t" "$out/bin/"
+  # Debug sections halve the pack (the 64 MiB a device call carries); ASan reports keep the
+  # function names from the symbol table.
+  strip --strip-debug "$out/bin/fuzz-$t"
   mkdir -p "$out/seeds/$t"
   # plugin-elf starts from the fake plugins of a plain build (build/fake-plugins/*/*.so: small ELF
   # files, good and bad); the other targets from their committed seeds.

@@ -35,12 +35,6 @@ EXEMPT = (
     ("arch/deepseek4/cpu/", "CPU kernels (the reference every GPU kernel is tested against)"),
     ("tests/fixtures/", "generated golden fixtures"),
     ("tests/data/", "generated test data"),
-    # Being split by the plugin-ABI work of issue #19 (the conformance runners run_pager_checks
-    # and run_transport_checks, the C++ adapters in plugin_adapter.hpp, the layout test's
-    # layouts_pinned); drop each entry once that lands and the file passes.
-    ("core/conform/", "split pending: conformance runners"),
-    ("plugins/include/moepage/cpp/", "split pending: C++ ABI adapters"),
-    ("tests/abi/abi_layout_test.cpp", "split pending: ABI layout test"),
 )
 
 SKIP_DIRS = {"__pycache__", "node_modules"}

@@ -1,7 +1,6 @@
 #include "pinned_async_transport.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 
 #include "fileio/positional_read.hpp"
@@ -91,13 +90,6 @@ PinnedAsyncTransport::~PinnedAsyncTransport() {
   if (copy_stream_ != nullptr && dev_->stream_destroy != nullptr) dev_->stream_destroy(dev_->ctx, copy_stream_);
 }
 
-uint64_t PinnedAsyncTransport::now_ns() const {
-  if (host_ != nullptr && host_->now_ns != nullptr) return host_->now_ns(host_->ctx);
-  return uint64_t(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count());
-}
-
 mp_status PinnedAsyncTransport::open(const char* path, uint32_t* file) {
   if (file == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "pinned-async: open: file is NULL");
   *file = files_.open(path);
@@ -158,10 +150,7 @@ mp_status PinnedAsyncTransport::submit(const mp_read_request* requests, uint32_t
   t.chunks_left = chunks;
   t.unissued = chunks;
   t.n_requests = n;
-  t.status = MP_OK;
-  t.error.clear();
-  t.failed_request = MP_NO_REQUEST;
-  t.failed_tag = 0;
+  t.outcome.reset();
   t.failed_chunks = 0;
   if (chunks == 0) requests_ += n;
   for (uint32_t i = 0; i < n; ++i) {
@@ -272,13 +261,7 @@ void PinnedAsyncTransport::finish_chunk(const Origin& origin, bool issued_now, m
   if (status != MP_OK) {
     ++errors_;
     ++t.failed_chunks;
-    if (t.status == MP_OK) {
-      t.status = status;
-      t.error = error;
-      if (origin.tag != 0) t.error += mp::format(" [tag {}]", origin.tag);
-      t.failed_request = origin.request;
-      t.failed_tag = origin.tag;
-    }
+    t.outcome.record_failure(status, error, origin.request, origin.tag);
   }
   if (--t.chunks_left == 0) requests_ += t.n_requests;
   ticket_changed_.notify_all();
@@ -310,10 +293,9 @@ void PinnedAsyncTransport::retire(mp_ticket ticket) {
 }
 
 mp_status PinnedAsyncTransport::report(mp_ticket ticket, Ticket& t, mp_ticket_result* result) {
-  const mp_status status = t.status;
-  const std::string error = std::move(t.error);
-  result->failed_request = t.failed_request;
-  result->failed_tag = t.failed_tag;
+  const mp_status status = t.outcome.status;
+  const std::string error = std::move(t.outcome.error);
+  t.outcome.describe(*result);
   // Chunks, not requests, are what failed here; a failed ticket names at least one request.
   result->failed_count = t.failed_chunks > t.n_requests ? t.n_requests : t.failed_chunks;
   retire(ticket);

@@ -29,7 +29,9 @@
 #include <vector>
 
 #include "file_table.hpp"
+#include "moepage/cpp/host_clock.hpp"
 #include "moepage/cpp/plugin_adapter.hpp"
+#include "ticket_outcome.hpp"
 
 namespace moepage::transport {
 
@@ -55,10 +57,7 @@ class PinnedAsyncTransport {
     uint64_t chunks_left = 0;  // not yet complete (read and, for device chunks, copied)
     uint64_t unissued = 0;     // not yet read and handed to the copy stream (or memcpy'd)
     uint32_t n_requests = 0;
-    mp_status status = MP_OK;
-    std::string error;
-    uint32_t failed_request = MP_NO_REQUEST;  // the request whose error is the ticket's
-    uint64_t failed_tag = 0;
+    TicketOutcome outcome;
     uint32_t failed_chunks = 0;
     mp_event event = nullptr;  // made by ticket_event(), destroyed at retirement
   };
@@ -94,7 +93,7 @@ class PinnedAsyncTransport {
   // mutex_ held, the ticket done: fills `result`, retires the ticket, throws its error.
   mp_status report(mp_ticket ticket, Ticket& t, mp_ticket_result* result);
   void retire(mp_ticket ticket);  // mutex_ held
-  uint64_t now_ns() const;
+  uint64_t now_ns() const { return mp::host_now_ns(host_); }
 
   const mp_host_api* host_;
   const mp_device_service* dev_;

@@ -1,7 +1,6 @@
 #include "pread_transport.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 
 #include "fileio/positional_read.hpp"
@@ -48,15 +47,6 @@ PreadTransport::~PreadTransport() {
       if (b.stream != nullptr) d->stream_destroy(d->ctx, b.stream);
     }
   }
-}
-
-uint64_t PreadTransport::now_ns() const {
-  if (host_ != nullptr && MP_HAS_FIELD(host_, mp_host_api, now_ns) && host_->now_ns != nullptr) {
-    return host_->now_ns(host_->ctx);
-  }
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count());
 }
 
 mp_status PreadTransport::open(const char* path, uint32_t* file) {
@@ -134,7 +124,7 @@ mp_status PreadTransport::submit(const mp_read_request* requests, uint32_t n, mp
   if (staging_.empty()) {
     std::lock_guard state_lock(state.mutex);
     state.done = true;
-    requests_done_ += n;
+    counters_.requests += n;
     return MP_OK;
   }
   const std::span<const Job> jobs(staging_);
@@ -155,10 +145,7 @@ PreadTransport::TicketState& PreadTransport::acquire_slot(mp_ticket* ticket) {
   TicketState& state = *slots_[index];
   state.in_use = true;
   state.done = false;
-  state.status = MP_OK;
-  state.error.clear();
-  state.failed_request = MP_NO_REQUEST;
-  state.failed_tag = 0;
+  state.outcome.reset();
   *ticket = (static_cast<uint64_t>(state.generation) << 32) | (index + 1u);
   return state;
 }
@@ -191,10 +178,9 @@ mp_status PreadTransport::report(mp_ticket ticket, TicketState& state, mp_ticket
   std::string error;
   {
     std::lock_guard lock(state.mutex);
-    status = state.status;
-    if (status != MP_OK) error = state.error;
-    result->failed_request = state.failed_request;
-    result->failed_tag = state.failed_tag;
+    status = state.outcome.status;
+    if (status != MP_OK) error = state.outcome.error;
+    state.outcome.describe(*result);
     result->failed_count =
         static_cast<uint32_t>(std::count(state.request_failed.begin(), state.request_failed.end(), 1));
   }
@@ -215,7 +201,7 @@ mp_status PreadTransport::wait(mp_ticket ticket, mp_ticket_result* result) {
     std::unique_lock lock(state->mutex);
     state->finished.wait(lock, [state] { return state->done; });
   }
-  wait_ns_ += now_ns() - start;
+  counters_.wait_ns += now_ns() - start;
   return report(ticket, *state, result);
 }
 
@@ -239,12 +225,11 @@ void PreadTransport::run(Job& job, uint32_t worker) {
     status = read_to_device(job, worker, error);
   } else {
     fileio::RangeRead r = fileio::read_range("pread", job.file->fd, job.file->path, job.offset, job.length, job.dst);
-    bytes_read_ += r.bytes_read;
+    counters_.bytes_read += r.bytes_read;
     status = r.status;
     error = std::move(r.message);
   }
-  read_ns_ += now_ns() - start;
-  if (status != MP_OK && job.tag != 0) error += mp::format(" [tag {}]", job.tag);
+  counters_.read_ns += now_ns() - start;
   finish_chunk(job, status, std::move(error));
 }
 
@@ -264,7 +249,7 @@ mp_status PreadTransport::read_to_device(Job& job, uint32_t worker, std::string&
     return MP_ERR_DEVICE;
   }
   fileio::RangeRead r = fileio::read_range("pread", job.file->fd, job.file->path, job.offset, job.length, b.buffer);
-  bytes_read_ += r.bytes_read;
+  counters_.bytes_read += r.bytes_read;
   if (r.status != MP_OK) {
     error = std::move(r.message);
     return r.status;
@@ -273,7 +258,7 @@ mp_status PreadTransport::read_to_device(Job& job, uint32_t worker, std::string&
   const uint64_t copy_start = now_ns();
   mp_status s = d->copy_to_device_async(d->ctx, job.dst, b.buffer, job.length, b.stream);
   if (s == MP_OK) s = d->stream_synchronize(d->ctx, b.stream);
-  copy_ns_ += now_ns() - copy_start;
+  counters_.copy_ns += now_ns() - copy_start;
   if (s != MP_OK) {
     error = mp::format("pread: {}: copying {} bytes read at offset {} to the device failed ({})", job.file->path,
                        job.length, job.offset, mp_status_name(s));
@@ -285,33 +270,18 @@ void PreadTransport::finish_chunk(const Job& job, mp_status status, std::string&
   TicketState& ticket = *job.ticket;
   if (status != MP_OK) {
     std::lock_guard lock(ticket.mutex);
-    if (ticket.status == MP_OK) {  // the first error is the ticket's error
-      ticket.status = status;
-      ticket.error = std::move(error);
-      ticket.failed_request = job.request;
-      ticket.failed_tag = job.tag;
-    }
+    ticket.outcome.record_failure(status, std::move(error), job.request, job.tag);
     ticket.request_failed[job.request] = 1;
   }
   if (ticket.chunks_left.fetch_sub(1) != 1) return;
   std::lock_guard lock(ticket.mutex);
   const auto failed = static_cast<uint64_t>(std::count(ticket.request_failed.begin(), ticket.request_failed.end(), 1));
-  requests_done_ += ticket.n_requests;
-  errors_ += failed;
+  counters_.requests += ticket.n_requests;
+  counters_.errors += failed;
   ticket.done = true;
   ticket.finished.notify_all();
 }
 
-mp_status PreadTransport::stats(mp_transport_stats* out) {
-  mp_transport_stats s{};
-  s.requests = requests_done_;
-  s.bytes_read = bytes_read_;
-  s.read_ns = read_ns_;
-  s.copy_ns = copy_ns_;
-  s.wait_ns = wait_ns_;
-  s.errors = errors_;
-  mp::write_out(out, s, "pread: stats");
-  return MP_OK;
-}
+mp_status PreadTransport::stats(mp_transport_stats* out) { return counters_.write(out, "pread: stats"); }
 
 }  // namespace moepage::pread

@@ -16,7 +16,10 @@
 #include <vector>
 
 #include "file_table.hpp"
+#include "moepage/cpp/host_clock.hpp"
 #include "moepage/cpp/plugin_adapter.hpp"
+#include "moepage/cpp/transport_counters.hpp"
+#include "ticket_outcome.hpp"
 #include "work_queue.hpp"
 
 namespace moepage::pread {
@@ -44,10 +47,7 @@ class PreadTransport {
     std::mutex mutex;  // guards the fields below
     std::condition_variable finished;
     bool done = false;
-    mp_status status = MP_OK;
-    std::string error;
-    uint32_t failed_request = MP_NO_REQUEST;  // the request whose error is the ticket's
-    uint64_t failed_tag = 0;
+    transport::TicketOutcome outcome;
     std::vector<uint8_t> request_failed;  // capacity reused across the slot's tickets
   };
 
@@ -80,7 +80,7 @@ class PreadTransport {
   void retire(mp_ticket ticket);
   // The finished ticket's outcome: fills `result`, retires the ticket, throws its error.
   mp_status report(mp_ticket ticket, TicketState& state, mp_ticket_result* result);
-  uint64_t now_ns() const;
+  uint64_t now_ns() const { return mp::host_now_ns(host_); }
 
   const mp_host_api* host_;
   uint64_t chunk_bytes_;
@@ -96,7 +96,7 @@ class PreadTransport {
 
   std::vector<Bounce> bounce_;  // [worker], each touched only by its worker
 
-  std::atomic<uint64_t> requests_done_{0}, bytes_read_{0}, read_ns_{0}, copy_ns_{0}, wait_ns_{0}, errors_{0};
+  mp::TransportCounters counters_;
 
   std::unique_ptr<WorkQueue<Job>> queue_;  // last: its threads stop before anything above goes
 };

@@ -61,29 +61,27 @@ std::string check_matref(const MatRef& m) {
   }
 }
 
+namespace {
+
+// n 16-bit elements from unaligned `p`, each widened by `to_float`.
+template <class ToFloat>
+void decode_16bit(const std::byte* p, int64_t n, float* out, ToFloat to_float) {
+  for (int64_t i = 0; i < n; ++i) {
+    uint16_t v;
+    std::memcpy(&v, p + 2 * i, 2);
+    out[i] = to_float(v);
+  }
+}
+
+}  // namespace
+
 void decode_row(const MatRef& m, int64_t r, int64_t c0, int64_t n, float* out) {
   const int64_t row = m.row_offset + r;
   switch (m.dtype) {
     // Safetensors does not align tensor data, so 16- and 32-bit elements are read with memcpy.
     case Dtype::F32: std::memcpy(out, m.data + (row * m.cols + c0) * 4, size_t(n) * 4); return;
-    case Dtype::BF16: {
-      const std::byte* p = m.data + (row * m.cols + c0) * 2;
-      for (int64_t i = 0; i < n; ++i) {
-        uint16_t v;
-        std::memcpy(&v, p + 2 * i, 2);
-        out[i] = bf16_to_float(v);
-      }
-      return;
-    }
-    case Dtype::F16: {
-      const std::byte* p = m.data + (row * m.cols + c0) * 2;
-      for (int64_t i = 0; i < n; ++i) {
-        uint16_t v;
-        std::memcpy(&v, p + 2 * i, 2);
-        out[i] = f16_to_float(v);
-      }
-      return;
-    }
+    case Dtype::BF16: decode_16bit(m.data + (row * m.cols + c0) * 2, n, out, bf16_to_float); return;
+    case Dtype::F16: decode_16bit(m.data + (row * m.cols + c0) * 2, n, out, f16_to_float); return;
     case Dtype::F8_E4M3: {
       const Tables& t = tables();
       const auto* p = reinterpret_cast<const uint8_t*>(m.data) + row * m.cols;

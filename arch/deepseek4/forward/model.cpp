@@ -15,6 +15,19 @@ cpu::RopeSpec rope_spec(const RopeParams& r) {
   return cpu::RopeSpec{r.theta, r.yarn, r.factor, r.original_max_position, r.beta_fast, r.beta_slow};
 }
 
+std::unique_ptr<cpu::Rope> make_rope(const RopeParams& r, const Config& config) {
+  return std::make_unique<cpu::Rope>(rope_spec(r), int(config.qk_rope_head_dim));
+}
+
+void check_model_inputs(const Config& config, const ExpertLayout& layout, bool has_expert_source,
+                        const ModelOptions& options, const char* who) {
+  validate_config(config);
+  if (!has_expert_source) throw std::invalid_argument(std::string(who) + ": no expert source");
+  if (options.max_batch == 0 || options.max_context == 0)
+    throw std::invalid_argument(std::string(who) + ": max_batch and max_context must be positive");
+  check_expert_layout(layout, config);
+}
+
 void check_expert_layout(const ExpertLayout& l, const Config& c) {
   auto bad = [](const std::string& what) { throw std::invalid_argument("ds4 expert layout: " + what); };
   if (l.hidden != c.hidden_size || l.intermediate != c.moe_intermediate_size)
@@ -47,13 +60,9 @@ Model::Model(const Config& config, Weights weights, ExpertLayout layout, ExpertS
       experts_(experts),
       pool_(pool),
       options_(options) {
-  validate_config(config_);
-  if (!experts_) throw std::invalid_argument("ds4 model: no expert source");
-  if (options_.max_batch == 0 || options_.max_context == 0)
-    throw std::invalid_argument("ds4 model: max_batch and max_context must be positive");
-  check_expert_layout(layout_, config_);
-  rope_main_ = std::make_unique<cpu::Rope>(rope_spec(config_.rope_main), int(config_.qk_rope_head_dim));
-  rope_compress_ = std::make_unique<cpu::Rope>(rope_spec(config_.rope_compress), int(config_.qk_rope_head_dim));
+  check_model_inputs(config_, layout_, experts_ != nullptr, options_, "ds4 model");
+  rope_main_ = make_rope(config_.rope_main, config_);
+  rope_compress_ = make_rope(config_.rope_compress, config_);
   params_ = prepare_params(config_, weights_, *rope_main_, *rope_compress_);
 
   const Config& c = config_;
@@ -86,15 +95,20 @@ void Model::reset() {
   position_ = 0;
 }
 
+void check_forward_input(const Config& config, const ModelOptions& options, uint64_t position, const int32_t* tokens,
+                         uint32_t n, const char* who) {
+  if (position + n > options.max_context)
+    throw std::length_error(std::string(who) + ": " + std::to_string(position + n) + " positions exceed max_context " +
+                            std::to_string(options.max_context));
+  for (uint32_t i = 0; i < n; ++i)
+    if (tokens[i] < 0 || uint32_t(tokens[i]) >= config.vocab_size)
+      throw std::out_of_range(std::string(who) + ": token id " + std::to_string(tokens[i]) +
+                              " outside the vocabulary of " + std::to_string(config.vocab_size));
+}
+
 void Model::forward(const int32_t* tokens, uint32_t n, float* logits_out, bool all_logits) {
   if (n == 0) return;
-  if (position_ + n > options_.max_context)
-    throw std::length_error("ds4 model: " + std::to_string(position_ + n) + " positions exceed max_context " +
-                            std::to_string(options_.max_context));
-  for (uint32_t i = 0; i < n; ++i)
-    if (tokens[i] < 0 || uint32_t(tokens[i]) >= config_.vocab_size)
-      throw std::out_of_range("ds4 model: token id " + std::to_string(tokens[i]) + " outside the vocabulary of " +
-                              std::to_string(config_.vocab_size));
+  check_forward_input(config_, options_, position_, tokens, n, "ds4 model");
   const int64_t V = config_.vocab_size;
   for (uint32_t at = 0; at < n;) {
     const int64_t S = std::min<int64_t>(scratch_.max_batch, n - at);
@@ -116,6 +130,15 @@ void Model::observe_layer(uint32_t layer, const float* streams) {
     mean[d] = sum / float(N);
   }
   experts_->observe(layer, mean, uint32_t(D));
+}
+
+const int32_t* Model::forced_experts(uint32_t layer, int64_t p0, int64_t S) {
+  if (!options_.forced_routing) return nullptr;
+  const int64_t k = config_.num_experts_per_tok;
+  int32_t* out = scratch_.forced_idx.data();
+  for (int64_t s = 0; s < S; ++s)
+    copy_forced_experts(*options_.forced_routing, config_, layer, uint64_t(p0 + s), out + s * k);
+  return out;
 }
 
 void Model::run_batch(const int32_t* tokens, int64_t S, float* logits, bool all_logits) {
@@ -144,7 +167,8 @@ void Model::run_batch(const int32_t* tokens, int64_t S, float* logits, bool all_
     hc_pre(pool_, lp.hc_ffn, c, X, S, hs, sc.post.data(), sc.comb.data(), sc.u.data());
     for (int64_t s = 0; s < S; ++s)
       cpu::rms_norm(sc.u.data() + s * D, D, lp.ffn_norm.data(), c.rms_norm_eps, sc.xn.data() + s * D);
-    moe(pool_, lp, c, l, tokens, S, sc.xn.data(), *experts_, layout_, sc, sc.block_out.data(), moe_stats_);
+    moe(pool_, lp, c, l, tokens, S, sc.xn.data(), *experts_, layout_, sc, sc.block_out.data(), moe_stats_,
+        forced_experts(l, p0, S));
     hc_post(sc.block_out.data(), X, sc.post.data(), sc.comb.data(), S, c.hc_mult, c.hidden_size, X2);
     std::swap(X, X2);
     observe_layer(l, X + (S - 1) * N * D);

@@ -10,6 +10,7 @@
 #include "deepseek4/cpu/rope.hpp"
 #include "deepseek4/cpu/thread_pool.hpp"
 #include "deepseek4/forward/expert_source.hpp"
+#include "deepseek4/forward/forced_routing.hpp"
 #include "deepseek4/forward/moe.hpp"
 #include "deepseek4/forward/params.hpp"
 #include "deepseek4/forward/scratch.hpp"
@@ -22,14 +23,32 @@ namespace moepage::ds4 {
 struct ModelOptions {
   uint32_t max_context = 4096;  // positions the state holds; forward() past it throws
   uint32_t max_batch = 64;      // tokens processed together; longer inputs are split internally
+  // Routing to follow instead of the routers' choice (benchmarks; null: the model's own). Must
+  // outlive the model.
+  const ForcedRouting* forced_routing = nullptr;
 };
 
 // The rope of a config's rope parameters (main or compress).
 cpu::RopeSpec rope_spec(const RopeParams& r);
 
+// The rope of `r` (the config's main or compress parameters) over the config's rotated head dims.
+std::unique_ptr<cpu::Rope> make_rope(const RopeParams& r, const Config& config);
+
 // Throws std::invalid_argument when the expert layout does not fit the config (shapes, encodings,
 // parts past the slot). Shared by the CPU and GPU models.
 void check_expert_layout(const ExpertLayout& layout, const Config& config);
+
+// What the CPU and GPU models check before they build anything: the config, that there is an
+// expert source, positive max_batch and max_context, and the expert layout. Throws
+// std::invalid_argument, its message starting with `who` where the check is the model's own.
+void check_model_inputs(const Config& config, const ExpertLayout& layout, bool has_expert_source,
+                        const ModelOptions& options, const char* who);
+
+// Throws std::length_error when n more tokens at `position` pass max_context and
+// std::out_of_range for a token id outside the vocabulary, messages starting with `who`. Shared
+// by the CPU and GPU models' forward calls.
+void check_forward_input(const Config& config, const ModelOptions& options, uint64_t position, const int32_t* tokens,
+                         uint32_t n, const char* who);
 
 class Model {
  public:
@@ -54,6 +73,8 @@ class Model {
  private:
   void run_batch(const int32_t* tokens, int64_t S, float* logits, bool all_logits);
   void observe_layer(uint32_t layer, const float* streams);
+  // [S, k] experts the forced routing gives `layer` for the batch at p0, or null without one.
+  const int32_t* forced_experts(uint32_t layer, int64_t p0, int64_t S);
 
   Config config_;
   Weights weights_;

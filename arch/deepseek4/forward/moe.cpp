@@ -52,10 +52,15 @@ void check_finite_scores(uint32_t layer, int64_t position, int32_t token, const 
 }  // namespace
 
 void route_token(const LayerParams& lp, const Config& c, int32_t token, const float* logits, float* scores,
-                 float* biased, int32_t* idx, float* weights) {
+                 float* biased, int32_t* idx, float* weights, const int32_t* forced) {
   const int64_t E = c.n_routed_experts, k = c.num_experts_per_tok;
   cpu::router_scores(logits, E, scoring_of(c.scoring_func), scores);
-  if (lp.mlp == MlpKind::HashMoe) {
+  if (forced) {
+    std::copy_n(forced, k, idx);
+    // The biased scores are still formed: the non-finite check reads them on scored layers.
+    if (lp.mlp != MlpKind::HashMoe)
+      for (int64_t e = 0; e < E; ++e) biased[e] = scores[e] + lp.gate_bias[size_t(e)];
+  } else if (lp.mlp == MlpKind::HashMoe) {
     std::copy_n(lp.tid2eid.data() + int64_t(token) * k, k, idx);
   } else {
     // The bias picks the experts; the weights come from the unbiased scores.
@@ -70,13 +75,14 @@ void route_token(const LayerParams& lp, const Config& c, int32_t token, const fl
 
 void moe(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, uint32_t layer, const int32_t* tokens,
          int64_t S, const float* yn, ExpertSource& source, const ExpertLayout& layout, Scratch& sc, float* out,
-         MoeStats& stats) {
+         MoeStats& stats, const int32_t* forced) {
   const int64_t D = c.hidden_size, I = c.moe_intermediate_size, E = c.n_routed_experts;
   const int64_t k = c.num_experts_per_tok;
   cpu::matmul(pool, lp.gate, yn, D, sc.router_logits.data(), E, S);
   for (int64_t s = 0; s < S; ++s) {
     route_token(lp, c, tokens[s], sc.router_logits.data() + s * E, sc.router_scores.data() + s * E,
-                sc.router_biased.data(), sc.route_idx.data() + s * k, sc.route_w.data() + s * k);
+                sc.router_biased.data(), sc.route_idx.data() + s * k, sc.route_w.data() + s * k,
+                forced ? forced + s * k : nullptr);
     check_finite_scores(layer, s, tokens[s], sc.router_scores.data() + s * E,
                         lp.mlp == MlpKind::HashMoe ? nullptr : sc.router_biased.data(), E);
   }

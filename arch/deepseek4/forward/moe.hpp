@@ -23,14 +23,16 @@ struct MoeStats {
   uint64_t routed_ns = 0;       // CPU only: wall time in the routed experts' MLPs (acquire excluded)
 };
 
-// tokens: [S] ids (hash routing); yn: [S, D] after ffn_norm; out: [S, D].
+// tokens: [S] ids (hash routing); yn: [S, D] after ffn_norm; out: [S, D]. forced: [S, k] experts
+// to use instead of the router's choice (ForcedRouting), or null.
 void moe(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, uint32_t layer, const int32_t* tokens,
          int64_t S, const float* yn, ExpertSource& source, const ExpertLayout& layout, Scratch& sc, float* out,
-         MoeStats& stats);
+         MoeStats& stats, const int32_t* forced = nullptr);
 
 // The (expert ids, weights) a token's router picks from its logits [E]; scores and biased are
-// [E] scratch. Exposed for tests and for pagers' hints.
+// [E] scratch. forced: k experts to take instead of the router's choice (their weights from the
+// scores as always), or null. Exposed for tests and for pagers' hints.
 void route_token(const LayerParams& lp, const Config& c, int32_t token, const float* logits, float* scores,
-                 float* biased, int32_t* idx, float* weights);
+                 float* biased, int32_t* idx, float* weights, const int32_t* forced = nullptr);
 
 }  // namespace moepage::ds4

@@ -45,6 +45,7 @@ void Scratch::allocate(const Config& c, int64_t S, unsigned n_threads, int64_t w
   router_scores.assign(s * E, 0);
   router_biased.assign(E, 0);
   route_idx.assign(s * k, 0);
+  forced_idx.assign(s * k, 0);
   route_w.assign(s * k, 0);
   expert_count.assign(E, 0);
   expert_start.assign(E + 1, 0);

@@ -35,6 +35,7 @@ struct Scratch {
   std::vector<float> router_logits, router_scores;  // [S, E]
   std::vector<float> router_biased;                 // [E]
   std::vector<int32_t> route_idx;                   // [S, k]
+  std::vector<int32_t> forced_idx;                  // [S, k] ForcedRouting's experts for one layer
   std::vector<float> route_w;                       // [S, k]
   std::vector<int32_t> expert_count, expert_start;  // [E], [E + 1]
   std::vector<int32_t> expert_tokens;               // [S*k]: token of each (expert, slot) pair

@@ -18,14 +18,10 @@ namespace moepage::ds4::gpu {
 GpuModel::GpuModel(const Config& config, const Weights& weights, ExpertLayout layout, GpuExpertSource* experts,
                    Stream stream, ModelOptions options)
     : config_(config), layout_(layout), experts_(experts), stream_(stream), options_(options) {
-  validate_config(config_);
-  if (!experts_) throw std::invalid_argument("ds4 gpu model: no expert source");
+  check_model_inputs(config_, layout_, experts_ != nullptr, options_, "ds4 gpu model");
   if (stream_ == nullptr) throw std::invalid_argument("ds4 gpu model: no compute stream");
-  if (options_.max_batch == 0 || options_.max_context == 0)
-    throw std::invalid_argument("ds4 gpu model: max_batch and max_context must be positive");
-  check_expert_layout(layout_, config_);
-  rope_main_ = std::make_unique<cpu::Rope>(rope_spec(config_.rope_main), int(config_.qk_rope_head_dim));
-  rope_compress_ = std::make_unique<cpu::Rope>(rope_spec(config_.rope_compress), int(config_.qk_rope_head_dim));
+  rope_main_ = make_rope(config_.rope_main, config_);
+  rope_compress_ = make_rope(config_.rope_compress, config_);
   host_params_ = prepare_params(config_, weights, *rope_main_, *rope_compress_);
   params_ = upload_params(host_params_, config_, *rope_main_, *rope_compress_, options_.max_context, device_);
   // The assignment moved the rope tables' descriptors: point every layer at this object's copies.
@@ -78,6 +74,25 @@ void GpuModel::allocate_state(int64_t max_batch) {
   logits_staging_ = pinned_.take<float>(uint64_t(max_batch * V));
   greedy_ = device_.take<int32_t>(uint64_t(kGreedyWorkInts));  // zero-filled by the arena
   greedy_staging_ = pinned_.take<int32_t>(2);
+  if (options_.forced_routing) {
+    const uint64_t ints = uint64_t(c.num_hidden_layers) * uint64_t(max_batch) * c.num_experts_per_tok;
+    forced_ = device_.take<int32_t>(ints);
+    forced_staging_ = pinned_.take<int32_t>(ints);
+  }
+}
+
+// The forced routing of a batch at p0, every layer, in one upload. A previous batch's upload
+// that has not run yet still reads the staging: wait for it first (only calls that return no
+// output leave one behind).
+void GpuModel::upload_forced_routing(int64_t p0, int64_t S) {
+  const Config& c = config_;
+  const int64_t k = c.num_experts_per_tok;
+  if (forced_upload_pending_) synchronize(stream_);
+  for (uint32_t l = 0; l < c.num_hidden_layers; ++l)
+    for (int64_t s = 0; s < S; ++s)
+      copy_forced_experts(*options_.forced_routing, c, l, uint64_t(p0 + s), forced_staging_ + (l * S + s) * k);
+  upload_async(forced_, forced_staging_, uint64_t(c.num_hidden_layers * S * k) * sizeof(int32_t), stream_);
+  forced_upload_pending_ = true;
 }
 
 void GpuModel::reset() {
@@ -98,13 +113,7 @@ int32_t GpuModel::forward_greedy(const int32_t* tokens, uint32_t n) {
 
 void GpuModel::run(const int32_t* tokens, uint32_t n, float* logits_out, bool all_logits, bool greedy) {
   if (n == 0) return;
-  if (position_ + n > options_.max_context)
-    throw std::length_error("ds4 gpu model: " + std::to_string(position_ + n) + " positions exceed max_context " +
-                            std::to_string(options_.max_context));
-  for (uint32_t i = 0; i < n; ++i)
-    if (tokens[i] < 0 || uint32_t(tokens[i]) >= config_.vocab_size)
-      throw std::out_of_range("ds4 gpu model: token id " + std::to_string(tokens[i]) + " outside the vocabulary of " +
-                              std::to_string(config_.vocab_size));
+  check_forward_input(config_, options_, position_, tokens, n, "ds4 gpu model");
   if (stream_busy_) synchronize(stream_);
   stream_busy_ = true;
   // The whole call's ids go up in one copy (n <= max_context - position fits the buffers); the
@@ -126,6 +135,7 @@ void GpuModel::run(const int32_t* tokens, uint32_t n, float* logits_out, bool al
   // be read before the call returns, so a non-finite score never passes silently.
   if (!logits_out && !greedy) {  // the last batch queued the record's copy
     synchronize(stream_);
+    forced_upload_pending_ = false;
     throw_if_router_fault(*moe_scratch_, stream_);
   }
   stream_busy_ = false;
@@ -138,6 +148,7 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
   float* X = X_;
   float* X2 = X2_;
   moe_scratch_->position0 = p0;
+  if (options_.forced_routing) upload_forced_routing(p0, S);
   embed(params_.embed, tokens_device, S, N, X, stream_);
   // Each block's hc_post is folded into the next mHC site's weights kernel (which reads X, mixes
   // in block_out_ and writes X2), the last one into the head's. `cur` names the post/comb pair of
@@ -176,8 +187,9 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
     if (l > 0) experts_->observe(l - 1, observed_, uint32_t(D), stream_);
     attention(lp, c, states_[l], ring_size_, p0, S, xn_, *attention_scratch_, block_out_, stream_);
     mhc_site(lp.hc_ffn, lp.ffn_norm, nullptr);
+    const int64_t forced_at = int64_t(l) * S * c.num_experts_per_tok;
     moe(lp, c, l, tokens_host, tokens_device, S, xn_, *experts_, layout_, *moe_scratch_, block_out_, moe_stats_,
-        stream_);
+        stream_, forced_ ? forced_staging_ + forced_at : nullptr, forced_ ? forced_ + forced_at : nullptr);
   }
   join_comb();
   position_ += uint64_t(S);
@@ -210,11 +222,13 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
     greedy_token(logits_ + (rows - 1) * V, V, greedy_, stream_);
     download_async(greedy_staging_, greedy_, 2 * sizeof(int32_t), stream_);
     synchronize(stream_);
+    forced_upload_pending_ = false;
     throw_if_router_fault(*moe_scratch_, stream_);
     return;
   }
   download_async(logits_staging_, logits_, uint64_t(rows * V) * sizeof(float), stream_);
   synchronize(stream_);
+  forced_upload_pending_ = false;
   throw_if_router_fault(*moe_scratch_, stream_);
   std::memcpy(out.logits_host, logits_staging_, size_t(rows * V) * sizeof(float));
 }

@@ -66,6 +66,7 @@ class GpuModel {
 
  private:
   void allocate_state(int64_t max_batch);
+  void upload_forced_routing(int64_t p0, int64_t S);
   // The last chunk's output: logits to the host (all rows or the last), or the greedy pick.
   struct Output {
     float* logits_host = nullptr;  // null and !greedy: no head at all (an inner chunk)
@@ -106,7 +107,12 @@ class GpuModel {
   float* logits_staging_ = nullptr;                            // [S, vocab] pinned
   int32_t* greedy_ = nullptr;                                  // greedy_token's work area; [0..1]: pick, first NaN
   int32_t* greedy_staging_ = nullptr;                          // [2] pinned
-  bool stream_busy_ = false;  // a forward() left work in flight (it threw): wait before reusing staging
+  // ForcedRouting only: the batch's experts for every layer, [layers, S, k], filled on the host
+  // and uploaded once per batch.
+  int32_t* forced_ = nullptr;
+  int32_t* forced_staging_ = nullptr;
+  bool forced_upload_pending_ = false;  // the staging's last upload may not have run yet
+  bool stream_busy_ = false;            // a forward() left work in flight (it threw): wait before reusing staging
   uint64_t position_ = 0;
   MoeStats moe_stats_;
 };

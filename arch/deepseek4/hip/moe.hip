@@ -62,7 +62,7 @@ __device__ void record_router_fault(RouterFault* fault, int32_t layer, int64_t p
 
 __global__ void route_kernel(const float* logits, int32_t E, int32_t k, int scoring, const int32_t* tid2eid,
                              const int32_t* tokens, int32_t vocab, const float* bias, double scaling, int32_t* idx_out,
-                             float* w_out, RouterFault* fault, int32_t layer, int64_t p0) {
+                             float* w_out, RouterFault* fault, int32_t layer, int64_t p0, const int32_t* forced) {
   extern __shared__ float shared[];
   float* scores = shared;
   float* biased = shared + E;
@@ -112,7 +112,7 @@ __global__ void route_kernel(const float* logits, int32_t E, int32_t k, int scor
   // Scored top-k by the first warp: k rounds of a warp argmax under ranks_before (a strict total
   // order, so the k winners and their order are the CPU insertion sort's). Lane l owns experts
   // l, l + warp, ...; `taken` marks its winners (up to 64 per lane, E <= 64 * warp).
-  const bool warp_top_k = !tid2eid && E <= 64 * MP_WARP_SIZE;
+  const bool warp_top_k = !tid2eid && !forced && E <= 64 * MP_WARP_SIZE;
   if (warp_top_k && threadIdx.x < MP_WARP_SIZE) {
     const int32_t lane = int32_t(threadIdx.x);
     uint64_t taken = 0;
@@ -129,7 +129,9 @@ __global__ void route_kernel(const float* logits, int32_t E, int32_t k, int scor
     }
   }
   if (threadIdx.x != 0) return;
-  if (tid2eid) {
+  if (forced) {  // a ForcedRouting's experts (checked on the host), weighted by this router's scores
+    for (int32_t j = 0; j < k; ++j) idx[j] = forced[s * k + j];
+  } else if (tid2eid) {
     const int32_t tok = tokens[s];
     // Ids are checked on the host; one outside the table must still not read out of bounds.
     if (tok < 0 || tok >= vocab) {
@@ -459,7 +461,8 @@ std::unique_ptr<MoeScratch> allocate_moe_scratch(const Config& c, int64_t max_ba
 }
 
 void route(const GpuLayerParams& lp, const Config& c, const int32_t* tokens, int64_t S, const float* logits,
-           int32_t* idx, float* weights, Stream stream, RouterFault* fault, uint32_t layer, int64_t p0) {
+           int32_t* idx, float* weights, Stream stream, RouterFault* fault, uint32_t layer, int64_t p0,
+           const int32_t* forced) {
   if (S <= 0) return;
   const int32_t E = int32_t(c.n_routed_experts), k = int32_t(c.num_experts_per_tok);
   if (k <= 0 || k > E)
@@ -469,7 +472,7 @@ void route(const GpuLayerParams& lp, const Config& c, const int32_t* tokens, int
   if (!hash && !lp.gate_bias) throw GpuError("gpu route: scored layer without its device gate bias");
   route_kernel<<<unsigned(S), kRouteBlock, size_t(2 * E) * sizeof(float), native(stream)>>>(
       logits, E, k, scoring_code(c.scoring_func), hash ? lp.tid2eid : nullptr, tokens, int32_t(c.vocab_size),
-      lp.gate_bias, c.routed_scaling_factor, idx, weights, fault, int32_t(layer), p0);
+      lp.gate_bias, c.routed_scaling_factor, idx, weights, fault, int32_t(layer), p0, forced);
   MP_GPU_CHECK_LAUNCH("gpu route");
 }
 
@@ -491,7 +494,7 @@ void throw_if_router_fault(MoeScratch& sc, Stream stream) {
 
 void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_t* tokens_host, const int32_t* tokens,
          int64_t S, const float* yn, GpuExpertSource& source, const ExpertLayout& layout, MoeScratch& sc, float* out,
-         MoeStats& stats, Stream stream) {
+         MoeStats& stats, Stream stream, const int32_t* forced_host, const int32_t* forced_device) {
   if (S <= 0) return;
   const int64_t D = c.hidden_size, I = c.moe_intermediate_size, E = c.n_routed_experts, k = c.num_experts_per_tok;
   const std::string where = "gpu moe layer " + std::to_string(layer);
@@ -519,13 +522,15 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
   matmul(lp.shared_w2, sc.h1, I, out, D, S, side);
 
   matmul(lp.gate, yn, D, sc.logits, E, S, stream);
-  route(lp, c, tokens, S, sc.logits, sc.idx, sc.weights, stream, sc.fault, layer, sc.position0);
+  route(lp, c, tokens, S, sc.logits, sc.idx, sc.weights, stream, sc.fault, layer, sc.position0, forced_device);
   if (!hash) {
     MP_GPU_CHECK(hipMemcpyAsync(sc.idx_host, sc.idx, size_t(S * k) * sizeof(int32_t), hipMemcpyDeviceToHost, st));
     MP_GPU_CHECK(hipEventRecord(static_cast<hipEvent_t>(sc.idx_ready), st));
   }
 
-  if (hash) {
+  if (hash && forced_host) {
+    std::copy_n(forced_host, S * k, sc.idx_host);
+  } else if (hash) {
     if (!tokens_host || !lp.tid2eid_host) throw GpuError(where + ": hash routing needs the host token ids and table");
     for (int64_t s = 0; s < S; ++s) {
       const int32_t tok = tokens_host[s];

@@ -21,21 +21,23 @@ std::unique_ptr<MoeScratch> allocate_moe_scratch(const Config& c, int64_t max_ba
 
 // out [S, D] = shared expert + weighted routed experts of yn [S, D]. tokens_host / tokens (device)
 // are the batch's ids (hash routing). Counts acquires and routed expert uses into stats and
-// pointer-table uploads into *table_uploads.
+// pointer-table uploads into *table_uploads. forced_host / forced_device: [S, k] experts to use
+// instead of the router's choice (ForcedRouting; the same ids in host and device memory), or null.
 void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_t* tokens_host, const int32_t* tokens,
          int64_t S, const float* yn, GpuExpertSource& source, const ExpertLayout& layout, MoeScratch& sc, float* out,
-         MoeStats& stats, Stream stream);
+         MoeStats& stats, Stream stream, const int32_t* forced_host = nullptr, const int32_t* forced_device = nullptr);
 
 struct RouterFault;  // defined in moe_scratch.hpp
 
 // The routing of S tokens on the device (cpu route_token for each): scores, top-k (hash layers:
 // tid2eid), weights normalised and scaled. idx [S, k] int32, weights [S, k]. A non-finite score
 // (or biased score) is recorded in *fault (device memory; may be null) with the layer and the
-// position p0 + s; the routing itself still completes, as the CPU's top-k would order it. Exposed
-// for the kernel tests.
+// position p0 + s; the routing itself still completes, as the CPU's top-k would order it. forced:
+// [S, k] device ids to take instead of the choice (weights from the scores as always), or null.
+// Exposed for the kernel tests.
 void route(const GpuLayerParams& lp, const Config& c, const int32_t* tokens, int64_t S, const float* logits,
            int32_t* idx, float* weights, Stream stream, RouterFault* fault = nullptr, uint32_t layer = 0,
-           int64_t p0 = 0);
+           int64_t p0 = 0, const int32_t* forced = nullptr);
 
 // Queues the copy of the router's fault record to the host; it is read after the stream's next
 // synchronize by throw_if_router_fault.

@@ -14,13 +14,13 @@ namespace moepage::ds4::gpu {
 // kernel on the device (all zero: none). Hash layers never bring their routing to the host, so
 // the record travels with the batch's last copy instead of costing a round trip per layer.
 struct RouterFault {
-  int32_t found = 0;   // 1 once a fault is recorded; later ones are dropped
-  int32_t layer = 0;   // the layer whose router saw it
+  int32_t found = 0;     // 1 once a fault is recorded; later ones are dropped
+  int32_t layer = 0;     // the layer whose router saw it
   int32_t position = 0;  // the token's position in the sequence
-  int32_t token = 0;   // its id (-1 when the kernel had no ids)
-  int32_t expert = 0;  // the expert whose score is not finite
-  int32_t biased = 0;  // 1: the score was finite and the bias made it not
-  float value = 0;     // the non-finite value
+  int32_t token = 0;     // its id (-1 when the kernel had no ids)
+  int32_t expert = 0;    // the expert whose score is not finite
+  int32_t biased = 0;    // 1: the score was finite and the bias made it not
+  float value = 0;       // the non-finite value
   int32_t unused = 0;
 };
 

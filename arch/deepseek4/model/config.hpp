@@ -18,6 +18,7 @@ struct RopeParams {
   double original_max_position = 0.0;
   double beta_fast = 32.0;
   double beta_slow = 1.0;
+  bool operator==(const RopeParams&) const = default;
 };
 
 struct Config {

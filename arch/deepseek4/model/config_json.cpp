@@ -6,6 +6,7 @@
 
 #include "checkpoint/checkpoint_error.hpp"
 #include "fileio/text_file.hpp"
+#include "units/enum_names.hpp"
 
 namespace moepage::ds4 {
 namespace {
@@ -19,6 +20,10 @@ constexpr uint32_t kMaxHcMult = 64;
 constexpr const char* kSliding = "sliding_attention";
 constexpr const char* kCsa = "compressed_sparse_attention";
 constexpr const char* kHca = "heavily_compressed_attention";
+constexpr units::EnumName<AttnKind> kAttnKindNames[] = {
+    {AttnKind::Sliding, kSliding}, {AttnKind::CSA, kCsa}, {AttnKind::HCA, kHca}};
+constexpr units::EnumName<ScoringFunc> kScoringFuncNames[] = {
+    {ScoringFunc::SqrtSoftplus, "sqrtsoftplus"}, {ScoringFunc::Sigmoid, "sigmoid"}, {ScoringFunc::Softmax, "softmax"}};
 
 std::string brief(const json& v) {
   std::string s = v.dump(-1, ' ', true, json::error_handler_t::replace);
@@ -106,10 +111,7 @@ class Reader {
 
 AttnKind attn_kind_from(const Reader& r, std::string_view key, const json& v) {
   if (v.is_string()) {
-    const auto& s = v.get_ref<const std::string&>();
-    if (s == kSliding) return AttnKind::Sliding;
-    if (s == kCsa) return AttnKind::CSA;
-    if (s == kHca) return AttnKind::HCA;
+    if (const auto kind = units::value_named(kAttnKindNames, v.get_ref<const std::string&>())) return *kind;
   }
   r.fail(key, std::string("entries must be one of ") + kSliding + ", " + kCsa + ", " + kHca + "; got " + brief(v));
 }
@@ -154,9 +156,7 @@ void read_scalars(const Reader& r, Config& c, ConfigExtras& x) {
   c.n_shared_experts = r.u32("n_shared_experts", c.n_shared_experts);
   c.num_experts_per_tok = r.u32("num_experts_per_tok", c.num_experts_per_tok);
   const std::string scoring = r.string("scoring_func", "sqrtsoftplus");
-  if (scoring == "sqrtsoftplus") c.scoring_func = ScoringFunc::SqrtSoftplus;
-  else if (scoring == "sigmoid") c.scoring_func = ScoringFunc::Sigmoid;
-  else if (scoring == "softmax") c.scoring_func = ScoringFunc::Softmax;
+  if (const auto f = units::value_named(kScoringFuncNames, scoring)) c.scoring_func = *f;
   else r.fail("scoring_func", "unknown scoring function \"" + scoring + "\" (sqrtsoftplus, sigmoid or softmax)");
   c.norm_topk_prob = r.boolean("norm_topk_prob", c.norm_topk_prob);
   c.routed_scaling_factor = r.number("routed_scaling_factor", c.routed_scaling_factor);
@@ -300,23 +300,9 @@ void read_rope(const Reader& r, Config& c, const std::string& label) {
 
 }  // namespace
 
-std::string_view attn_kind_name(AttnKind k) {
-  switch (k) {
-    case AttnKind::Sliding: return kSliding;
-    case AttnKind::CSA: return kCsa;
-    case AttnKind::HCA: return kHca;
-  }
-  return "?";
-}
+std::string_view attn_kind_name(AttnKind k) { return units::name_of(kAttnKindNames, k); }
 std::string_view mlp_kind_name(MlpKind k) { return k == MlpKind::HashMoe ? "hash_moe" : "moe"; }
-std::string_view scoring_func_name(ScoringFunc f) {
-  switch (f) {
-    case ScoringFunc::SqrtSoftplus: return "sqrtsoftplus";
-    case ScoringFunc::Sigmoid: return "sigmoid";
-    case ScoringFunc::Softmax: return "softmax";
-  }
-  return "?";
-}
+std::string_view scoring_func_name(ScoringFunc f) { return units::name_of(kScoringFuncNames, f); }
 
 ParsedConfig parse_config_json(std::string_view text, const std::string& label) {
   const json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);

@@ -4,6 +4,7 @@
 
 #include "deepseek4/model/config_json.hpp"
 #include "deepseek4/model/synth.hpp"
+#include "units/enum_names.hpp"
 
 namespace moepage::ds4 {
 namespace {
@@ -31,23 +32,16 @@ void yarn_compress_rope(Config& c) {
   c.rope_compress.beta_slow = 1.0;
 }
 
+constexpr units::EnumName<WeightFormat> kWeightFormatNames[] = {
+    {WeightFormat::Fp4, "fp4"}, {WeightFormat::Fp8, "fp8"}, {WeightFormat::Bf16, "bf16"}};
+
 }  // namespace
 
 std::optional<WeightFormat> weight_format_from_name(std::string_view name) {
-  if (name == "fp4") return WeightFormat::Fp4;
-  if (name == "fp8") return WeightFormat::Fp8;
-  if (name == "bf16") return WeightFormat::Bf16;
-  return std::nullopt;
+  return units::value_named(kWeightFormatNames, name);
 }
 
-std::string_view weight_format_name(WeightFormat f) {
-  switch (f) {
-    case WeightFormat::Fp4: return "fp4";
-    case WeightFormat::Fp8: return "fp8";
-    case WeightFormat::Bf16: return "bf16";
-  }
-  return "?";
-}
+std::string_view weight_format_name(WeightFormat f) { return units::name_of(kWeightFormatNames, f); }
 
 SynthPlan synth_plan(const SynthOptions& o) {
   SynthPlan plan;

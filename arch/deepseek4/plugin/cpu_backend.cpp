@@ -23,7 +23,7 @@ class CpuBackend final : public ForwardBackend {
       : pool_(in.threads),
         source_(*in.pager),
         model_(in.model->config, in.model->weights, expert_layout(*in.model->catalog, in.model->config), &source_,
-               pool_, ModelOptions{in.max_context, in.max_batch}),
+               pool_, ModelOptions{in.max_context, in.max_batch, in.forced_routing}),
         greedy_logits_(in.model->config.vocab_size, 0.0f) {}
 
   void forward(const int32_t* tokens, uint32_t n, float* logits, bool all_logits) override {

@@ -40,6 +40,7 @@
 #include "loaded_checkpoint.hpp"
 #include "moepage/cpp/plugin_adapter.hpp"
 #include "pager_calls.hpp"
+#include "routing_replay.hpp"
 
 namespace {
 
@@ -48,6 +49,11 @@ using namespace moepage;
 constexpr mp_option_def kOptions[] = {
     mp::option(MP_OPT_INT, "threads", "0", "compute threads; 0 = all cores"),
     mp::option(MP_OPT_INT, "max_context", "4096", "positions one sequence may hold (prompt + generated tokens)"),
+    mp::option(MP_OPT_PATH, "routing_replay", "",
+               "benchmarks only: route as this recorded trace says (plain or .xz; layer i follows trace layer i "
+               "mod N, position p its token p mod T) and hand the pager its recorded hints and predictions"),
+    mp::option(MP_OPT_INT, "replay_predictions", "6",
+               "routing_replay: how many of each recorded prediction the pager gets as a hint (0 = none)"),
 };
 
 class Deepseek4Arch {
@@ -72,6 +78,7 @@ class Deepseek4Arch {
       throw mp::Error(MP_ERR_INVALID_ARG, e.what());  // the checkpoint holds what the kernels cannot read
     }
     max_context_ = uint32_t(std::min<uint64_t>(uint64_t(max_context), model_.config.max_position_embeddings));
+    load_routing_replay(options);
     mp::HostLog(host_, "deepseek4")
         .info("{}: {} layers, {} experts x {} bytes, dense {} bytes read", model_.dir.string(),
               model_.config.num_hidden_layers, model_.catalog->n_experts(), model_.catalog->expert_file_bytes(),
@@ -170,8 +177,9 @@ class Deepseek4Arch {
     tokens_ = 0;
     pager_ = std::make_unique<ds4::PagerCalls>(host_, *pager, c.n_routed_experts, c.num_experts_per_tok);
     hint_scratch_.reserve(c.n_routed_experts);
-    backend_ =
-        ds4::make_forward_backend(ds4::BackendInputs{host_, pager_.get(), &model_, max_context_, kMaxBatch, threads_});
+    if (replay_) pager_->replay_predictions(replay_.get(), replay_top_, c.num_hidden_layers);
+    backend_ = ds4::make_forward_backend(
+        ds4::BackendInputs{host_, pager_.get(), &model_, max_context_, kMaxBatch, threads_, replay_.get()});
   }
 
   void reset() {
@@ -223,16 +231,51 @@ class Deepseek4Arch {
   }
 
  private:
+  void load_routing_replay(const mp::Options& options) {
+    const int64_t top = options.get_int("replay_predictions");
+    if (top < 0 || top > int64_t(model_.config.n_routed_experts))
+      throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': option 'replay_predictions' must be 0 to " +
+                                              std::to_string(model_.config.n_routed_experts) + ", got " +
+                                              std::to_string(top));
+    replay_top_ = uint32_t(top);
+    const std::string path = options.get_string("routing_replay");
+    if (path.empty()) return;
+    try {
+      replay_ = ds4::RoutingReplay::load(path, model_.config);
+    } catch (const std::runtime_error& e) {
+      throw mp::Error(MP_ERR_INVALID_ARG, std::string("arch 'deepseek4': option ") + e.what());
+    }
+    mp::HostLog(host_, "deepseek4")
+        .info("routing replay (a benchmark mode): {} tokens x {} layers from {}; predictions handed to the pager: {}",
+              replay_->trace_tokens(), replay_->trace_layers(), path, replay_top_);
+  }
+
+  // Under a replay the hints are the trace's (its hash layers' recorded calls), else the hash
+  // layers' experts for these tokens.
+  void hint_known_experts(const int32_t* tokens, uint32_t n) {
+    const ds4::Config& c = model_.config;
+    const uint64_t p0 = backend_->position();
+    for (uint32_t l = 0; l < c.num_hidden_layers; ++l) {
+      if (replay_) {
+        hint_scratch_.clear();
+        for (uint32_t i = 0; i < n; ++i)
+          for (const int32_t e : replay_->hints(l, p0 + i))
+            if (std::find(hint_scratch_.begin(), hint_scratch_.end(), e) == hint_scratch_.end())
+              hint_scratch_.push_back(e);
+      } else {
+        if (c.mlp_layer_types[l] != ds4::MlpKind::HashMoe) continue;
+        ds4::hash_routed_experts(model_, l, tokens, n, hint_scratch_);
+      }
+      pager_->hint(l, hint_scratch_);
+    }
+  }
+
   // forward() and forward_greedy(): pager notices, then the backend; `next` set: the greedy pick.
   void run_tokens(const int32_t* tokens, uint32_t n, float* logits, bool all, int32_t* next) {
     pager_->begin_token(backend_->position());
+    pager_->set_last_position(backend_->position() + n - 1);
     // Hash-routed layers know their experts from the token ids: let the pager stage them now.
-    const ds4::Config& c = model_.config;
-    for (uint32_t l = 0; l < c.num_hidden_layers; ++l) {
-      if (c.mlp_layer_types[l] != ds4::MlpKind::HashMoe) continue;
-      ds4::hash_routed_experts(model_, l, tokens, n, hint_scratch_);
-      pager_->hint(l, hint_scratch_);
-    }
+    hint_known_experts(tokens, n);
     try {
       if (next) *next = backend_->forward_greedy(tokens, n);
       else backend_->forward(tokens, n, logits, all);
@@ -261,6 +304,8 @@ class Deepseek4Arch {
   uint32_t max_context_ = 0;
   uint64_t tokens_ = 0;  // through forward() since bind_pager
   ds4::LoadedCheckpoint model_;
+  std::unique_ptr<ds4::RoutingReplay> replay_;  // arch option routing_replay; null: the model's own routing
+  uint32_t replay_top_ = 0;
   // Destroyed in reverse order of declaration: the backend before the pager calls it acquires through.
   std::unique_ptr<ds4::PagerCalls> pager_;
   std::unique_ptr<ds4::ForwardBackend> backend_;  // null until bind_pager succeeded

@@ -11,6 +11,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "deepseek4/forward/forced_routing.hpp"
 #include "loaded_checkpoint.hpp"
 #include "moepage/moepage.h"
 #include "pager_calls.hpp"
@@ -43,9 +44,10 @@ struct BackendInputs {
   const mp_host_api* host = nullptr;
   PagerCalls* pager = nullptr;
   const LoadedCheckpoint* model = nullptr;
-  uint32_t max_context = 0;  // positions one sequence may hold
-  uint32_t max_batch = 0;    // tokens processed together
-  uint32_t threads = 0;      // CPU compute threads; 0 = all cores
+  uint32_t max_context = 0;                       // positions one sequence may hold
+  uint32_t max_batch = 0;                         // tokens processed together
+  uint32_t threads = 0;                           // CPU compute threads; 0 = all cores
+  const ForcedRouting* forced_routing = nullptr;  // routing replay (benchmarks), or null
 };
 
 // The backend for the host's device: the GPU one on a HIP device, the CPU one otherwise. Throws

@@ -1,6 +1,7 @@
 #include "pager_calls.hpp"
 
 #include "moepage/cpp/error.hpp"
+#include "routing_replay.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -44,7 +45,21 @@ void PagerCalls::hint(uint32_t layer, const std::vector<int32_t>& experts) {
     fail("hint", s);
 }
 
+void PagerCalls::replay_predictions(const RoutingReplay* replay, uint32_t top, uint32_t n_layers) {
+  replay_ = replay;
+  replay_top_ = top;
+  n_layers_ = n_layers;
+  predicted_.reserve(top);
+}
+
 void PagerCalls::observe(uint32_t layer, const float* hidden, uint32_t d, mp_stream stream) {
+  if (replay_) {
+    if (layer + 1 >= n_layers_ || replay_top_ == 0) return;
+    const std::span<const int32_t> p = replay_->predictions(layer + 1, last_position_);
+    predicted_.assign(p.begin(), p.begin() + std::min<size_t>(p.size(), replay_top_));
+    hint(layer + 1, predicted_);
+    return;
+  }
   const mp_pager_vtable* v = pager_.vtable;
   if (!MP_HAS_FIELD(v, mp_pager_vtable, observe) || v->observe == nullptr) return;
   if (const mp_status s = v->observe(pager_.self, layer, hidden, d, stream); s != MP_OK) fail("observe", s);

@@ -16,6 +16,8 @@
 
 namespace moepage::ds4 {
 
+class RoutingReplay;
+
 class PagerCalls {
  public:
   // Reads the pager's stats once to size the band. Throws std::runtime_error naming the pager
@@ -29,8 +31,14 @@ class PagerCalls {
   // the ExpertLayout expert_layout(catalog) builds). Returns the event the slots are ready at
   // (NULL when nothing is in flight).
   mp_event acquire(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots);
-  // Forwards to the pager's observe() when it has one (a predictor stages layer + 1).
+  // Forwards to the pager's observe() when it has one (a predictor stages layer + 1). Under a
+  // routing replay, hands the pager the replay's recorded predictions for layer + 1 as a hint
+  // instead: the hidden state of a replayed model says nothing about the recorded routing.
   void observe(uint32_t layer, const float* hidden, uint32_t d, mp_stream stream);
+  // Routing replay (null: off): at most `top` of each recorded prediction, for layers below
+  // `n_layers`. The predictions are those of the token at `last_position` (set per call).
+  void replay_predictions(const RoutingReplay* replay, uint32_t top, uint32_t n_layers);
+  void set_last_position(uint64_t position) { last_position_ = position; }
   void begin_token(uint64_t token);
   // Does nothing when the pager has no hint callback.
   void hint(uint32_t layer, const std::vector<int32_t>& experts);
@@ -42,6 +50,10 @@ class PagerCalls {
   mp_pager_ref pager_;
   uint32_t band_ = 0;
   std::vector<void*> raw_slots_;
+  const RoutingReplay* replay_ = nullptr;
+  uint32_t replay_top_ = 0, n_layers_ = 0;
+  uint64_t last_position_ = 0;
+  std::vector<int32_t> predicted_;  // scratch of one prediction hint
 };
 
 }  // namespace moepage::ds4

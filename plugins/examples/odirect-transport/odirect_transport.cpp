@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -116,15 +115,6 @@ bool OdirectTransport::device_copies() const {
          d->stream_synchronize && d->copy_to_device_async;
 }
 
-uint64_t OdirectTransport::now_ns() const {
-  if (host_ != nullptr && MP_HAS_FIELD(host_, mp_host_api, now_ns) && host_->now_ns != nullptr) {
-    return host_->now_ns(host_->ctx);
-  }
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count());
-}
-
 mp_status OdirectTransport::open(const char* path, uint32_t* file) {
   if (path == nullptr || file == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "odirect: open: path or file is NULL");
   std::lock_guard lock(files_mutex_);
@@ -206,8 +196,8 @@ mp_status OdirectTransport::submit(const mp_read_request* requests, uint32_t n, 
     *ticket = next_ticket_++;
     tickets_.emplace(*ticket, state);
   }
-  requests_ += n - jobs.size();    // zero-length requests complete here
-  if (jobs.empty()) return MP_OK;  // nothing to read: complete at once
+  counters_.requests += n - jobs.size();  // zero-length requests complete here
+  if (jobs.empty()) return MP_OK;         // nothing to read: complete at once
   {
     std::lock_guard lock(queue_mutex_);
     for (Job& j : jobs) (j.request.priority == MP_READ_PREFETCH ? prefetch_ : demand_).push_back(std::move(j));
@@ -254,7 +244,7 @@ mp_status OdirectTransport::run(Worker& worker, const Job& job, std::string& err
     const uint64_t start = now_ns();
     mp_status s = d->copy_to_device_async(d->ctx, dst + at, bytes, count, worker.stream);
     if (s == MP_OK) s = d->stream_synchronize(d->ctx, worker.stream);  // the bounce buffer is reused next
-    copy_ns_ += now_ns() - start;
+    counters_.copy_ns += now_ns() - start;
     if (s != MP_OK) err = mp::format("copying {} bytes to the device failed ({})", count, mp_status_name(s));
     return s;
   };
@@ -272,7 +262,7 @@ mp_status OdirectTransport::run(Worker& worker, const Job& job, std::string& err
   if (!f.direct_refused) {
     args.fd = f.direct_fd;
     w = read_aligned(args, sink, &err_no);
-    bytes_read_ += w.bytes_from_disk;
+    counters_.bytes_read += w.bytes_from_disk;
     // Some filesystems accept the O_DIRECT open and refuse the read itself.
     if (w.status != MP_OK && err_no == EINVAL && fallback_buffered_) {
       if (!f.direct_refused.exchange(true)) {
@@ -283,17 +273,17 @@ mp_status OdirectTransport::run(Worker& worker, const Job& job, std::string& err
   if (f.direct_refused) {
     args.fd = f.buffered_fd;
     w = read_aligned(args, sink, &err_no);
-    bytes_read_ += w.bytes_from_disk;
+    counters_.bytes_read += w.bytes_from_disk;
   }
-  read_ns_ += now_ns() - start;
+  counters_.read_ns += now_ns() - start;
   if (w.status != MP_OK) error = "odirect: " + w.message;
   return w.status;
 }
 
 void OdirectTransport::finish(const Job& job, mp_status status, std::string&& error) {
   Ticket& ticket = *job.ticket;
-  ++requests_;
-  if (status != MP_OK) ++errors_;
+  ++counters_.requests;
+  if (status != MP_OK) ++counters_.errors;
   std::lock_guard lock(ticket.mutex);
   if (status != MP_OK && ticket.failed_count++ == 0) {  // the first error is the ticket's error
     ticket.status = status;
@@ -334,7 +324,7 @@ mp_status OdirectTransport::wait(mp_ticket ticket, mp_ticket_result* result) {
   const uint64_t start = now_ns();
   std::unique_lock lock(state->mutex);
   state->finished.wait(lock, [&] { return state->left == 0; });
-  wait_ns_ += now_ns() - start;
+  counters_.wait_ns += now_ns() - start;
   return report(*state, result);
 }
 
@@ -346,16 +336,7 @@ mp_status OdirectTransport::poll(mp_ticket ticket, mp_ticket_result* result) {
   return report(*state, result);
 }
 
-mp_status OdirectTransport::stats(mp_transport_stats* out) {
-  mp_transport_stats s{};
-  s.requests = requests_;
-  s.bytes_read = bytes_read_;
-  s.read_ns = read_ns_;
-  s.copy_ns = copy_ns_;
-  s.wait_ns = wait_ns_;
-  s.errors = errors_;
-  mp::write_out(out, s, "odirect: stats");  // only what the caller's struct_size covers
-  return MP_OK;
-}
+// Only what the caller's struct_size covers is written.
+mp_status OdirectTransport::stats(mp_transport_stats* out) { return counters_.write(out, "odirect: stats"); }
 
 }  // namespace odirect

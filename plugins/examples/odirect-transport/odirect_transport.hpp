@@ -26,7 +26,9 @@
 #include <thread>
 #include <vector>
 
+#include "moepage/cpp/host_clock.hpp"
 #include "moepage/cpp/plugin_adapter.hpp"
+#include "moepage/cpp/transport_counters.hpp"
 
 namespace odirect {
 
@@ -83,7 +85,7 @@ class OdirectTransport {
   // The ticket's outcome into `result`; throws its error.
   static mp_status report(Ticket& ticket, mp_ticket_result* result);
   bool device_copies() const;
-  uint64_t now_ns() const;
+  uint64_t now_ns() const { return mp::host_now_ns(host_); }
 
   const mp_host_api* host_;
   mp::HostLog log_;
@@ -103,7 +105,7 @@ class OdirectTransport {
   std::deque<Job> demand_, prefetch_;
   bool stopping_ = false;
 
-  std::atomic<uint64_t> requests_{0}, bytes_read_{0}, read_ns_{0}, copy_ns_{0}, wait_ns_{0}, errors_{0};
+  mp::TransportCounters counters_;
 
   std::vector<Worker> workers_;  // last: threads start after everything they use exists
 };

@@ -2,37 +2,26 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
+
+#include "units/enum_names.hpp"
 
 namespace moepage {
 
-std::optional<Dtype> dtype_from_name(std::string_view name) {
-  if (name == "F32") return Dtype::F32;
-  if (name == "F16") return Dtype::F16;
-  if (name == "BF16") return Dtype::BF16;
-  if (name == "F8_E4M3") return Dtype::F8_E4M3;
-  if (name == "F8_E8M0") return Dtype::F8_E8M0;
-  if (name == "I8") return Dtype::I8;
-  if (name == "I32") return Dtype::I32;
-  if (name == "I64") return Dtype::I64;
-  if (name == "U8") return Dtype::U8;
-  return std::nullopt;
-}
+namespace {
 
-std::string_view dtype_name(Dtype dtype) {
-  switch (dtype) {
-    case Dtype::F32: return "F32";
-    case Dtype::F16: return "F16";
-    case Dtype::BF16: return "BF16";
-    case Dtype::F8_E4M3: return "F8_E4M3";
-    case Dtype::F8_E8M0: return "F8_E8M0";
-    case Dtype::I8: return "I8";
-    case Dtype::I32: return "I32";
-    case Dtype::I64: return "I64";
-    case Dtype::U8: return "U8";
-  }
-  return "?";
-}
+constexpr units::EnumName<Dtype> kDtypeNames[] = {
+    {Dtype::F32, "F32"},         {Dtype::F16, "F16"},         {Dtype::BF16, "BF16"},
+    {Dtype::F8_E4M3, "F8_E4M3"}, {Dtype::F8_E8M0, "F8_E8M0"}, {Dtype::I8, "I8"},
+    {Dtype::I32, "I32"},         {Dtype::I64, "I64"},         {Dtype::U8, "U8"}};
+static_assert(std::size(kDtypeNames) == size_t(Dtype::U8) + 1, "every dtype has its safetensors name");
+
+}  // namespace
+
+std::optional<Dtype> dtype_from_name(std::string_view name) { return units::value_named(kDtypeNames, name); }
+
+std::string_view dtype_name(Dtype dtype) { return units::name_of(kDtypeNames, dtype); }
 
 uint32_t dtype_size(Dtype dtype) {
   switch (dtype) {

@@ -1,5 +1,5 @@
 // Element types of checkpoint tensors and their scalar decoders. Shared by the checkpoint reader,
-// the architecture's CPU kernels and the tests; no dependencies beyond the standard library.
+// the architecture's CPU kernels and the tests; needs only the standard library and moepage::units.
 #pragma once
 #include <cstdint>
 #include <cstring>

@@ -21,20 +21,18 @@
 #include <utility>
 #include <vector>
 
+#include "moepage/cpp/error.hpp"
 #include "moepage/cpp/structs.hpp"
 #include "moepage/cpp/ticket.hpp"
 #include "moepage/moepage.h"
 
 namespace mp {
 
-// A failed call into a plugin: the status it returned and the message it gave.
-class PluginError : public std::runtime_error {
+// A failed call into a plugin: the status it returned and the message it gave. It is an
+// mp::Error, so code that passes statuses on treats it as any other failure with a status.
+class PluginError : public Error {
  public:
-  PluginError(mp_status status, const std::string& message) : std::runtime_error(message), status_(status) {}
-  mp_status status() const noexcept { return status_; }
-
- private:
-  mp_status status_;
+  using Error::Error;
 };
 
 // A failed ticket: besides status and message, which request failed when the transport says so
@@ -128,6 +126,37 @@ inline std::string label_of(const mp_component_descriptor& d) {
 
 inline constexpr uint32_t kErrCap = 1024;
 
+// What every handle shares: the instance it owns, made by the descriptor's create(), its label,
+// emptiness and destruction.
+template <class Vtable>
+class Handle {
+ public:
+  const std::string& label() const noexcept { return o_.label(); }
+  explicit operator bool() const noexcept { return static_cast<bool>(o_); }
+  // Destroys the instance (for an architecture, not to be confused with reset_sequence, the ABI's
+  // reset()).
+  void reset() noexcept { o_.reset(); }
+
+ protected:
+  Handle() = default;
+  // Checks that `d` is of `kind` with a vtable, then calls create(&self, err, err_cap); a failure
+  // throws PluginError naming the component and carrying create's message.
+  template <class Create>
+  Handle(const mp_component_descriptor& d, int32_t kind, const Vtable* vtable, std::shared_ptr<void> library,
+         Create&& create) {
+    if (d.kind != kind || vtable == nullptr)
+      throw PluginError(MP_ERR_INVALID_ARG,
+                        label_of(d) + " is not " + (kind == MP_KIND_ARCH ? "an " : "a ") + kind_name(kind));
+    char err[kErrCap] = {};
+    void* self = nullptr;
+    const mp_status s = create(&self, err, static_cast<uint32_t>(sizeof err));
+    if (s != MP_OK || self == nullptr) create_failed(d, s == MP_OK ? MP_ERR_INTERNAL : s, err);
+    o_ = InstanceOwner<Vtable>(vtable, self, std::move(library), label_of(d));
+  }
+
+  InstanceOwner<Vtable> o_;
+};
+
 }  // namespace detail
 
 // The descriptor's option table as this host's structs, walked with the plugin's stride
@@ -137,20 +166,15 @@ inline std::vector<mp_option_def> option_table(const mp_component_descriptor& d)
   return VersionedArray<mp_option_def>(d.options, d.n_options, detail::label_of(d) + " option table").to_vector();
 }
 
-class TransportHandle {
+class TransportHandle : public detail::Handle<mp_transport_vtable> {
  public:
   TransportHandle() = default;
 
   static TransportHandle create(const mp_component_descriptor& d, std::shared_ptr<void> library,
                                 const mp_host_api* host, const mp_options* options) {
-    if (d.kind != MP_KIND_TRANSPORT || d.transport == nullptr)
-      throw PluginError(MP_ERR_INVALID_ARG, detail::label_of(d) + " is not a transport");
-    char err[detail::kErrCap] = {};
-    void* self = nullptr;
-    const mp_status s = d.transport->create(host, options, &self, err, sizeof err);
-    if (s != MP_OK || self == nullptr) detail::create_failed(d, s == MP_OK ? MP_ERR_INTERNAL : s, err);
-    return TransportHandle(
-        detail::InstanceOwner<mp_transport_vtable>(d.transport, self, std::move(library), detail::label_of(d)));
+    return TransportHandle(d, std::move(library), [&](void** self, char* err, uint32_t cap) {
+      return d.transport->create(host, options, self, err, cap);
+    });
   }
 
   uint32_t open(const std::string& path) {
@@ -188,12 +212,11 @@ class TransportHandle {
     return e;
   }
   mp_transport_ref ref() const noexcept { return mp_transport_ref{sizeof(mp_transport_ref), o_.vtable(), o_.self()}; }
-  const std::string& label() const noexcept { return o_.label(); }
-  explicit operator bool() const noexcept { return static_cast<bool>(o_); }
-  void reset() noexcept { o_.reset(); }
 
  private:
-  explicit TransportHandle(detail::InstanceOwner<mp_transport_vtable> o) : o_(std::move(o)) {}
+  template <class Create>
+  TransportHandle(const mp_component_descriptor& d, std::shared_ptr<void> library, Create&& create)
+      : Handle(d, MP_KIND_TRANSPORT, d.transport, std::move(library), std::forward<Create>(create)) {}
 
   // wait() or poll(), through wait_result/poll_result when the transport has them.
   mp_status report(mp_ticket t, bool poll) {
@@ -204,23 +227,16 @@ class TransportHandle {
     if (s != MP_OK && s != MP_PENDING) throw TicketError(s, o_.failure(s, op), r);
     return s;
   }
-
-  detail::InstanceOwner<mp_transport_vtable> o_;
 };
 
-class PagerHandle {
+class PagerHandle : public detail::Handle<mp_pager_vtable> {
  public:
   PagerHandle() = default;
 
   static PagerHandle create(const mp_component_descriptor& d, std::shared_ptr<void> library,
                             const mp_pager_create_args& args) {
-    if (d.kind != MP_KIND_PAGER || d.pager == nullptr)
-      throw PluginError(MP_ERR_INVALID_ARG, detail::label_of(d) + " is not a pager");
-    char err[detail::kErrCap] = {};
-    void* self = nullptr;
-    const mp_status s = d.pager->create(&args, &self, err, sizeof err);
-    if (s != MP_OK || self == nullptr) detail::create_failed(d, s == MP_OK ? MP_ERR_INTERNAL : s, err);
-    return PagerHandle(detail::InstanceOwner<mp_pager_vtable>(d.pager, self, std::move(library), detail::label_of(d)));
+    return PagerHandle(d, std::move(library),
+                       [&](void** self, char* err, uint32_t cap) { return d.pager->create(&args, self, err, cap); });
   }
 
   void begin_token(uint64_t token) {
@@ -271,16 +287,14 @@ class PagerHandle {
     return true;
   }
   mp_pager_ref ref() const noexcept { return mp_pager_ref{sizeof(mp_pager_ref), o_.vtable(), o_.self()}; }
-  const std::string& label() const noexcept { return o_.label(); }
-  explicit operator bool() const noexcept { return static_cast<bool>(o_); }
-  void reset() noexcept { o_.reset(); }
 
  private:
-  explicit PagerHandle(detail::InstanceOwner<mp_pager_vtable> o) : o_(std::move(o)) {}
-  detail::InstanceOwner<mp_pager_vtable> o_;
+  template <class Create>
+  PagerHandle(const mp_component_descriptor& d, std::shared_ptr<void> library, Create&& create)
+      : Handle(d, MP_KIND_PAGER, d.pager, std::move(library), std::forward<Create>(create)) {}
 };
 
-class ArchHandle {
+class ArchHandle : public detail::Handle<mp_arch_vtable> {
  public:
   ArchHandle() = default;
 
@@ -305,13 +319,8 @@ class ArchHandle {
 
   static ArchHandle create(const mp_component_descriptor& d, std::shared_ptr<void> library,
                            const mp_arch_create_args& args) {
-    if (d.kind != MP_KIND_ARCH || d.arch == nullptr)
-      throw PluginError(MP_ERR_INVALID_ARG, detail::label_of(d) + " is not an arch");
-    char err[detail::kErrCap] = {};
-    void* self = nullptr;
-    const mp_status s = d.arch->create(&args, &self, err, sizeof err);
-    if (s != MP_OK || self == nullptr) detail::create_failed(d, s == MP_OK ? MP_ERR_INTERNAL : s, err);
-    return ArchHandle(detail::InstanceOwner<mp_arch_vtable>(d.arch, self, std::move(library), detail::label_of(d)));
+    return ArchHandle(d, std::move(library),
+                      [&](void** self, char* err, uint32_t cap) { return d.arch->create(&args, self, err, cap); });
   }
 
   mp_model_info describe() {
@@ -375,16 +384,13 @@ class ArchHandle {
     o_.check(v->stats(o_.self(), &out), "stats");
     return out;
   }
-  const std::string& label() const noexcept { return o_.label(); }
   // The plugin's instance, for calling its vtable directly (tests, conformance).
   void* instance() const noexcept { return o_.self(); }
-  explicit operator bool() const noexcept { return static_cast<bool>(o_); }
-  // Destroys the instance (not to be confused with reset_sequence, the ABI's reset()).
-  void reset() noexcept { o_.reset(); }
 
  private:
-  explicit ArchHandle(detail::InstanceOwner<mp_arch_vtable> o) : o_(std::move(o)) {}
-  detail::InstanceOwner<mp_arch_vtable> o_;
+  template <class Create>
+  ArchHandle(const mp_component_descriptor& d, std::shared_ptr<void> library, Create&& create)
+      : Handle(d, MP_KIND_ARCH, d.arch, std::move(library), std::forward<Create>(create)) {}
 };
 
 }  // namespace mp

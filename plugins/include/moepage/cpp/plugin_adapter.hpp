@@ -421,19 +421,33 @@ const mp_arch_vtable* arch_vtable() noexcept {
 
 // ---- descriptors and the entry point ---------------------------------------------------------
 
-template <TransportClass T>
-mp_component_descriptor make_transport_descriptor(const char* name, const char* version, const char* description,
-                                                  uint32_t capabilities, std::span<const mp_option_def> options = {}) {
+namespace detail {
+
+// Everything of a descriptor but the kind's vtable, which the make_*_descriptor below add.
+template <class T>
+mp_component_descriptor descriptor_without_vtable(int32_t kind, const char* name, const char* version,
+                                                  const char* description, uint32_t capabilities,
+                                                  std::span<const mp_option_def> options) {
   mp_component_descriptor d{};
   d.struct_size = sizeof(mp_component_descriptor);
-  d.kind = MP_KIND_TRANSPORT;
+  d.kind = kind;
   d.name = name;
   d.version = version;
   d.description = description;
   d.capabilities = capabilities;
-  d.score = detail::score_fn<T>();
+  d.score = score_fn<T>();
   d.n_options = static_cast<uint32_t>(options.size());
   d.options = options.empty() ? nullptr : options.data();
+  return d;
+}
+
+}  // namespace detail
+
+template <TransportClass T>
+mp_component_descriptor make_transport_descriptor(const char* name, const char* version, const char* description,
+                                                  uint32_t capabilities, std::span<const mp_option_def> options = {}) {
+  mp_component_descriptor d =
+      detail::descriptor_without_vtable<T>(MP_KIND_TRANSPORT, name, version, description, capabilities, options);
   d.transport = transport_vtable<T>();
   return d;
 }
@@ -441,16 +455,8 @@ mp_component_descriptor make_transport_descriptor(const char* name, const char* 
 template <PagerClass T>
 mp_component_descriptor make_pager_descriptor(const char* name, const char* version, const char* description,
                                               uint32_t capabilities, std::span<const mp_option_def> options = {}) {
-  mp_component_descriptor d{};
-  d.struct_size = sizeof(mp_component_descriptor);
-  d.kind = MP_KIND_PAGER;
-  d.name = name;
-  d.version = version;
-  d.description = description;
-  d.capabilities = capabilities;
-  d.score = detail::score_fn<T>();
-  d.n_options = static_cast<uint32_t>(options.size());
-  d.options = options.empty() ? nullptr : options.data();
+  mp_component_descriptor d =
+      detail::descriptor_without_vtable<T>(MP_KIND_PAGER, name, version, description, capabilities, options);
   d.pager = pager_vtable<T>();
   return d;
 }
@@ -458,16 +464,8 @@ mp_component_descriptor make_pager_descriptor(const char* name, const char* vers
 template <ArchClass T>
 mp_component_descriptor make_arch_descriptor(const char* name, const char* version, const char* description,
                                              uint32_t capabilities, std::span<const mp_option_def> options = {}) {
-  mp_component_descriptor d{};
-  d.struct_size = sizeof(mp_component_descriptor);
-  d.kind = MP_KIND_ARCH;
-  d.name = name;
-  d.version = version;
-  d.description = description;
-  d.capabilities = capabilities;
-  d.score = detail::score_fn<T>();
-  d.n_options = static_cast<uint32_t>(options.size());
-  d.options = options.empty() ? nullptr : options.data();
+  mp_component_descriptor d =
+      detail::descriptor_without_vtable<T>(MP_KIND_ARCH, name, version, description, capabilities, options);
   d.arch = arch_vtable<T>();
   return d;
 }

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "moepage/pager_core/errors.hpp"
+#include "text_lines.hpp"
 #include "units/byte_size.hpp"
 
 namespace moepage::pager {
@@ -21,15 +22,10 @@ bool is_space(char c) { return c == ' ' || c == '\t'; }
 
 MemInfo parse_meminfo(std::string_view text, std::string_view source) {
   MemInfo info;
-  size_t line_no = 0, pos = 0, lines_seen = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
+  size_t lines_seen = 0;
+  for_each_line(text, [&](std::string_view line, size_t line_no) {
     while (!line.empty() && (is_space(line.back()) || line.back() == '\r')) line.remove_suffix(1);
-    if (line.empty()) continue;
+    if (line.empty()) return;
     ++lines_seen;
     const size_t colon = line.find(':');
     if (colon == std::string_view::npos || colon == 0) bad_line(source, line_no, line, "no key");
@@ -55,7 +51,7 @@ MemInfo parse_meminfo(std::string_view text, std::string_view source) {
     if (key == "MemTotal") info.mem_total = bytes;
     else if (key == "MemFree") info.mem_free = bytes;
     else if (key == "MemAvailable") info.mem_available = bytes;
-  }
+  });
   if (lines_seen == 0) throw PagerError(ErrorKind::Format, std::string(source) + ": is empty");
   return info;
 }

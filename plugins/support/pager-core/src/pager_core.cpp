@@ -246,20 +246,20 @@ void PagerCore::check_part(uint32_t layer, int32_t part) const {
                                                     " (the layer has " + num(geo_.pools_per_layer) + ")");
 }
 
-uint32_t PagerCore::commit_fill(uint32_t layer, uint64_t fill, int32_t part) {
+uint32_t PagerCore::end_fill(uint32_t layer, uint64_t fill, int32_t part, uint32_t (SlotPool::*end)(uint64_t)) {
   check_part(layer, part);
   uint32_t n = 0;
   for (uint32_t p = 0; p < geo_.pools_per_layer; ++p)
-    if (part < 0 || uint32_t(part) == p) n += pool_mut(layer, p).commit_fill(fill);
+    if (part < 0 || uint32_t(part) == p) n += (pool_mut(layer, p).*end)(fill);
   return n;
 }
 
+uint32_t PagerCore::commit_fill(uint32_t layer, uint64_t fill, int32_t part) {
+  return end_fill(layer, fill, part, &SlotPool::commit_fill);
+}
+
 uint32_t PagerCore::invalidate_fill(uint32_t layer, uint64_t fill, int32_t part) {
-  check_part(layer, part);
-  uint32_t n = 0;
-  for (uint32_t p = 0; p < geo_.pools_per_layer; ++p)
-    if (part < 0 || uint32_t(part) == p) n += pool_mut(layer, p).invalidate_fill(fill);
-  return n;
+  return end_fill(layer, fill, part, &SlotPool::invalidate_fill);
 }
 
 LayerCounters PagerCore::layer_counters(uint32_t layer) const {

@@ -4,27 +4,35 @@
 #include <stdexcept>
 #include <string>
 
+#include "units/enum_names.hpp"
+
 namespace moepage::pager {
 
-std::optional<PolicyKind> policy_from_name(std::string_view name) {
-  if (name == "lru") return PolicyKind::Lru;
-  if (name == "lfu") return PolicyKind::Lfu;
-  if (name == "lfru") return PolicyKind::Lfru;
-  if (name == "belady") return PolicyKind::Belady;
-  if (name == "s3fifo") return PolicyKind::S3Fifo;
-  return std::nullopt;
+namespace {
+
+constexpr units::EnumName<PolicyKind> kPolicyNames[] = {{PolicyKind::Lru, "lru"},
+                                                        {PolicyKind::Lfu, "lfu"},
+                                                        {PolicyKind::Lfru, "lfru"},
+                                                        {PolicyKind::Belady, "belady"},
+                                                        {PolicyKind::S3Fifo, "s3fifo"}};
+
+// The unprotected candidate that no other beats: `beats(a, b)` says slot a is the better victim.
+// Ties keep the earlier candidate. -1 when every candidate is protected.
+template <class Beats>
+int32_t pick_victim(std::span<const uint32_t> candidates, std::span<const uint8_t> protected_slots, Beats beats) {
+  int32_t victim = -1;
+  for (uint32_t slot : candidates) {
+    if (protected_slots[slot]) continue;
+    if (victim < 0 || beats(slot, uint32_t(victim))) victim = int32_t(slot);
+  }
+  return victim;
 }
 
-std::string_view policy_name(PolicyKind kind) {
-  switch (kind) {
-    case PolicyKind::Lru: return "lru";
-    case PolicyKind::Lfu: return "lfu";
-    case PolicyKind::Lfru: return "lfru";
-    case PolicyKind::Belady: return "belady";
-    case PolicyKind::S3Fifo: return "s3fifo";
-  }
-  return "unknown";
-}
+}  // namespace
+
+std::optional<PolicyKind> policy_from_name(std::string_view name) { return units::value_named(kPolicyNames, name); }
+
+std::string_view policy_name(PolicyKind kind) { return units::name_of(kPolicyNames, kind, "unknown"); }
 
 std::unique_ptr<Policy> make_policy(const PolicySpec& spec, uint32_t n_slots, uint32_t n_experts) {
   switch (spec.kind) {
@@ -50,12 +58,7 @@ void LruPolicy::on_evict(uint32_t slot, uint32_t) { last_use_[slot] = 0; }
 
 int32_t LruPolicy::choose_victim(std::span<const uint32_t> candidates, std::span<const uint8_t> protected_slots,
                                  uint64_t) {
-  int32_t victim = -1;
-  for (uint32_t slot : candidates) {
-    if (protected_slots[slot]) continue;
-    if (victim < 0 || last_use_[slot] < last_use_[uint32_t(victim)]) victim = int32_t(slot);
-  }
-  return victim;
+  return pick_victim(candidates, protected_slots, [&](uint32_t a, uint32_t b) { return last_use_[a] < last_use_[b]; });
 }
 
 // ---- lfu ----
@@ -75,18 +78,10 @@ void LfuPolicy::on_evict(uint32_t slot, uint32_t) { last_use_[slot] = 0; }
 
 int32_t LfuPolicy::choose_victim(std::span<const uint32_t> candidates, std::span<const uint8_t> protected_slots,
                                  uint64_t) {
-  int32_t victim = -1;
-  for (uint32_t slot : candidates) {
-    if (protected_slots[slot]) continue;
-    if (victim < 0) {
-      victim = int32_t(slot);
-      continue;
-    }
-    const uint32_t best = uint32_t(victim);
-    const uint64_t c = count_[slot_expert_[slot]], cb = count_[slot_expert_[best]];
-    if (c < cb || (c == cb && last_use_[slot] < last_use_[best])) victim = int32_t(slot);
-  }
-  return victim;
+  return pick_victim(candidates, protected_slots, [&](uint32_t a, uint32_t b) {
+    const uint64_t ca = count_[slot_expert_[a]], cb = count_[slot_expert_[b]];
+    return ca < cb || (ca == cb && last_use_[a] < last_use_[b]);
+  });
 }
 
 // ---- lfru (decayed lfu) ----
@@ -145,12 +140,8 @@ void BeladyPolicy::on_evict(uint32_t, uint32_t) {}
 
 int32_t BeladyPolicy::choose_victim(std::span<const uint32_t> candidates, std::span<const uint8_t> protected_slots,
                                     uint64_t) {
-  int32_t victim = -1;
-  for (uint32_t slot : candidates) {
-    if (protected_slots[slot]) continue;
-    if (victim < 0 || next_use_[slot_expert_[slot]] > next_use_[slot_expert_[uint32_t(victim)]]) victim = int32_t(slot);
-  }
-  return victim;
+  return pick_victim(candidates, protected_slots,
+                     [&](uint32_t a, uint32_t b) { return next_use_[slot_expert_[a]] > next_use_[slot_expert_[b]]; });
 }
 
 }  // namespace moepage::pager

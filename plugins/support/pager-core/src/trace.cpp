@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "moepage/pager_core/errors.hpp"
+#include "text_lines.hpp"
 #include "trace_fields.hpp"
 #include "trace_v4.hpp"
 
@@ -191,26 +192,19 @@ Trace parse_trace(std::string_view text, std::string_view name) {
   Trace trace;
   std::optional<TraceV3Reader> v3;
   std::optional<TraceV4Reader> v4;
-  size_t pos = 0, line_no = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  for_each_line(text, [&](std::string_view line, size_t line_no) {
     const LineError err{name, line_no};
     if (!v3 && !v4) {
-      if (line.empty()) continue;
+      if (line.empty()) return;
       trace.meta = parse_header(line, err);
       if (trace.meta.version == 4) v4.emplace(trace);
       else v3.emplace(trace);
-      continue;
+      return;
     }
-    if (line.empty() || line.front() == '#') continue;
+    if (line.empty() || line.front() == '#') return;
     if (v4) v4->line(line, err);
     else v3->line(line, err);
-  }
+  });
   if (!v3 && !v4) throw PagerError(ErrorKind::Format, std::string(name) + ": empty trace (no header line)");
   return trace;
 }

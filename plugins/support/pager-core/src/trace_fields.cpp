@@ -23,20 +23,25 @@ bool parse_uint(std::string_view s, uint64_t max, uint64_t& out) {
 
 std::string shown(std::string_view s) { return "'" + std::string(s.substr(0, 60)) + (s.size() > 60 ? "...'" : "'"); }
 
-uint32_t parse_layer(std::string_view s, const TraceMeta& meta, const LineError& err) {
+namespace {
+
+// An index below `count`; errors call it `what` ("layer 7 is out of range (layers=4)").
+uint32_t parse_index(std::string_view s, const char* what, uint32_t count, const LineError& err) {
   uint64_t v = 0;
-  if (!parse_uint(s, UINT32_MAX, v)) err("layer " + shown(s) + " is not a number");
-  if (v >= meta.layers)
-    err("layer " + std::to_string(v) + " is out of range (layers=" + std::to_string(meta.layers) + ")");
+  if (!parse_uint(s, UINT32_MAX, v)) err(std::string(what) + " " + shown(s) + " is not a number");
+  if (v >= count)
+    err(std::string(what) + " " + std::to_string(v) + " is out of range (" + what + "s=" + std::to_string(count) + ")");
   return uint32_t(v);
 }
 
+}  // namespace
+
+uint32_t parse_layer(std::string_view s, const TraceMeta& meta, const LineError& err) {
+  return parse_index(s, "layer", meta.layers, err);
+}
+
 uint32_t parse_expert(std::string_view s, const TraceMeta& meta, const LineError& err) {
-  uint64_t v = 0;
-  if (!parse_uint(s, UINT32_MAX, v)) err("expert " + shown(s) + " is not a number");
-  if (v >= meta.experts)
-    err("expert " + std::to_string(v) + " is out of range (experts=" + std::to_string(meta.experts) + ")");
-  return uint32_t(v);
+  return parse_index(s, "expert", meta.experts, err);
 }
 
 }  // namespace moepage::pager::trace_fields

@@ -122,6 +122,8 @@ class PagerCore {
   void check_expert(uint32_t layer, int32_t expert) const;
   uint64_t layer_generation(uint32_t layer) const;
   SlotPool& pool_mut(uint32_t layer, uint32_t part);
+  // commit_fill and invalidate_fill: `end` applied to the fill in every pool of the layer, or in `part`.
+  uint32_t end_fill(uint32_t layer, uint64_t fill, int32_t part, uint32_t (SlotPool::*end)(uint64_t));
 
   CoreGeometry geo_;
   std::vector<int32_t> pool_index_;  // [n_layers] first pool of the layer in pools_, -1 if not paged

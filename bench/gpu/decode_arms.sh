@@ -1,0 +1,46 @@
+# What the GPU decode benchmarks share (sourced by flash-decode.sh and replay-decode.sh): the model,
+# prepared and measured once, and one `moepage run` per arm with its summary line. The caller sets
+# build, out, model, tokens and prompt, and may set the array arm_args (added to every run).
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+export LD_LIBRARY_PATH="$build/carry-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+moepage="$build/bin/moepage"
+arm_args=()
+
+# prepare_model LAYERS THREADS: synthesizes the flash preset with LAYERS layers into $model when it
+# holds no config.json; writes OUT/weights.json, warms the page cache (the paged arms read from
+# memory) and measures OUT/bandwidth.json with THREADS (comma separated) reader threads; sets
+# expert_total, the routed experts' bytes.
+prepare_model() {
+  local layers=$1 threads=$2
+  if [ ! -f "$model/config.json" ]; then
+    local start=$SECONDS
+    "$moepage" synth --preset flash --layers "$layers" --seed 7 --out "$model" --log-level warn || exit 1
+    echo "synth: $((SECONDS - start)) s" | tee -a "$out/summary.txt"
+  fi
+  du -sb "$model" | tee -a "$out/summary.txt"
+  python3 "$here/weights_per_token.py" "$model" > "$out/weights.json"
+  cat "$model"/*.safetensors > /dev/null
+  local shard
+  shard=$(ls -S "$model"/*.safetensors | head -1)
+  "$build/bin/gpu_bandwidth" --file "$shard" --threads "$threads" > "$out/bandwidth.json" 2> "$out/bandwidth.log"
+  expert_total=$(python3 -c "import json; print(json.load(open('$out/weights.json'))['routed_bytes_all'])")
+}
+
+# run_arm NAME [--set k=v]...: one run on the GPU, its log and statistics in OUT/NAME.*, its summary
+# (against the resident arm once that ran) appended to OUT/summary.txt.
+run_arm() {
+  local name=$1; shift
+  echo "== $name" | tee -a "$out/summary.txt"
+  "$moepage" run --profile "$here/../../configs/default.yaml" --model "$model" --set device=hip \
+    --prompt-ids "$prompt" --max-tokens "$tokens" "${arm_args[@]}" \
+    --stats-json "$out/$name.json" "$@" > "$out/$name.log" 2>&1
+  echo "exit $?" >> "$out/$name.log"
+  local ref=(); [ -f "$out/resident.json" ] && [ "$name" != resident ] && ref=("$out/resident.json")
+  python3 "$here/summarize_arm.py" "$out/$name.json" "$out/weights.json" "$out/bandwidth.json" "${ref[@]}" | tee -a "$out/summary.txt"
+}
+
+# Neutrality: every arm must print the same token ids.
+report_neutrality() {
+  echo "distinct token-id lines over all arms (1 = neutral): $(grep -h '^token ids:' "$out"/*.log | sort -u | wc -l)" \
+    | tee -a "$out/summary.txt"
+}
