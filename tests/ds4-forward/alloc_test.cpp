@@ -16,6 +16,7 @@ std::atomic<long> g_allocations{0};
 }  // namespace
 
 // GCC pairs its builtin idea of `new` with the free() below and warns; the pair is consistent.
+#pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(std::size_t n) {
   if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
@@ -24,6 +25,7 @@ void* operator new(std::size_t n) {
 }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop  // not over the files a unity build puts after this one
 
 using namespace moepage;
 using namespace moepage::ds4;
