@@ -77,7 +77,10 @@ SplitPlan split_slots_by_reuse(const Trace& trace, const SplitRequest& request) 
 
 std::string format_layer_slots(const std::vector<uint32_t>& slots) {
   std::string out;
-  for (size_t i = 0; i < slots.size(); ++i) out += (i ? "," : "") + std::to_string(slots[i]);
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(slots[i]);
+  }
   return out;
 }
 
