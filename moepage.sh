@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One entry point for people and CI. Every command installs what it needs first (Debian 12, root).
 #   ./moepage.sh demo   set-up, build, synthesize a model, run the demo
-#   ./moepage.sh test   set-up; every test under ASan+UBSan; the tests the sanitizers distort on a
-#                       plain build of the runtime; the threaded suites under TSan; compile the GPU builds
+#   ./moepage.sh test   set-up; clang-tidy; every test under ASan+UBSan; the tests the sanitizers
+#                       distort on a plain build of the runtime; the threaded suites under TSan; compile
+#                       the GPU builds (warnings are errors throughout)
 #   ./moepage.sh build  set-up and build into build/
 #   ./moepage.sh gpu-build  set-up, compile and link the hip-amd and hip-nvidia builds (no GPU needed)
 set -euo pipefail
@@ -156,7 +157,7 @@ case "$cmd" in
     bash tools/demo.sh build
     ;;
   *)
-    sed -n '2,7p' "$0"
+    sed -n '2,8p' "$0"
     [ "$cmd" = help ] || exit 2
     ;;
 esac
