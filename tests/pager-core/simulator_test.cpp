@@ -10,12 +10,9 @@
 #include "trace_fixture.hpp"
 
 using namespace moepage::pager;
+using namespace moepage::test::policies;
 using moepage::test::acquire;
 using moepage::test::cyclic_trace;
-using moepage::test::kBelady;
-using moepage::test::kLfru;
-using moepage::test::kLfu;
-using moepage::test::kLru;
 using moepage::test::random_trace;
 
 TEST_CASE("a hand-checked trace gives the expected misses per policy") {

@@ -14,7 +14,7 @@
 
 using namespace moepage::pager;
 
-using moepage::test::kLru;
+using moepage::test::policies::kLru;
 
 namespace {
 

@@ -30,9 +30,8 @@ constexpr uint32_t kLruSlots = 16;
 
 // `moepage run` of the tiny model under the lru pager; returns the stats JSON.
 nlohmann::json run_lru(const std::filesystem::path& dir, const std::string& budget, const std::string& trace_path) {
-  return live_run::run_tiny(dir, " --set pager.budget=" + budget + " --set pager.policy=lru" +
-                                     " --prompt-ids 1,20,300,4000,50,600,7000,80,9,110,1200,13,1400,150,1600,170" +
-                                     " --max-tokens 64" + (trace_path.empty() ? "" : " --trace " + trace_path));
+  return live_run::run_tiny_prompt(dir, " --set pager.budget=" + budget + " --set pager.policy=lru" +
+                                            (trace_path.empty() ? "" : " --trace " + trace_path));
 }
 
 }  // namespace

@@ -33,6 +33,13 @@ inline nlohmann::json run_tiny(const std::filesystem::path& dir, const std::stri
   return nlohmann::json::parse(test::read_file(stats_path));
 }
 
+// run_tiny on a fixed 16-token prompt for 64 tokens. `args` come first: their order matters
+// (a --set that picks another pager.plugin drops the pager options set before it).
+inline nlohmann::json run_tiny_prompt(const std::filesystem::path& dir, const std::string& args) {
+  return run_tiny(dir,
+                  args + " --prompt-ids 1,20,300,4000,50,600,7000,80,9,110,1200,13,1400,150,1600,170 --max-tokens 64");
+}
+
 // The budget that buys exactly `slots` slots per layer, from a probe run's stats (its pool bytes
 // over its slots per layer are the bytes of one slot in every paged layer).
 inline std::string budget_buying(const nlohmann::json& probe, uint64_t slots) {

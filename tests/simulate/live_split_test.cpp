@@ -26,9 +26,7 @@ using live_run::kLayers;
 constexpr uint32_t kSplitSlots = 16;
 
 nlohmann::json run_paged(const std::filesystem::path& dir, const std::string& budget, const std::string& extra) {
-  return live_run::run_tiny(dir, " --set pager.plugin=paged --set pager.budget=" + budget +
-                                     " --prompt-ids 1,20,300,4000,50,600,7000,80,9,110,1200,13,1400,150,1600,170" +
-                                     " --max-tokens 64" + extra);
+  return live_run::run_tiny_prompt(dir, " --set pager.plugin=paged --set pager.budget=" + budget + extra);
 }
 
 }  // namespace
