@@ -14,6 +14,7 @@ packages=(
   clang-tidy-14                               # the clang-tidy stage of CI (tools/lint/tidy.sh)
   python3 xz-utils                            # stdlib-only script self-tests; compressed traces
   liblzma-dev                                 # the pager core reads .xz traces (pager.split_trace)
+  liburing-dev                                # the io-uring transport (transports/io-uring)
   hipcc libamdhip64-dev rocm-device-libs      # MOEPAGE_GPU=hip-amd builds (CI compiles, no GPU)
   libcpp-httplib-dev prometheus-cpp-dev       # `moepage serve`: HTTP server, Prometheus exposition
   curl python3-prometheus-client nodejs       # serve tests: curl, a /metrics parser, the openai client

@@ -113,7 +113,7 @@ void expect_named(const mp::PluginError& e, const FailingTransport& t, bool nami
 
 // Fails one demand ticket (at create for a pager that reads everything then, else at the next
 // acquire), checks the error, then checks the next acquire reads again.
-void injected_failure(PagerContext& ctx, bool naming) {
+void injected_failure(PagerContext& ctx, bool naming, bool split = false) {
   profile::ResolvedOptions options = resolve_options(*ctx.transport.descriptor, ConformConfig{});
   mp::TransportHandle real =
       mp::TransportHandle::create(*ctx.transport.descriptor, ctx.transport.library, ctx.host, options.c_options());
@@ -127,17 +127,26 @@ void injected_failure(PagerContext& ctx, bool naming) {
     return expect_named(e, failing, naming);
   }
   const std::vector<int32_t> experts = ctx.random_experts(kTopK);
-  const mp::PluginError e = expect_failure<mp::PluginError>([&] { ctx.acquire_and_verify(s->pager, 2, experts); },
-                                                            "an acquire whose read the transport failed");
+  const mp::PluginError e =
+      expect_failure<mp::PluginError>([&] { ctx.acquire_and_verify(s->pager, 2, experts, nullptr, split); },
+                                      "an acquire whose read the transport failed");
   expect(failing.fired(), "the acquire failed before any read: " + std::string(e.what()));
   expect_named(e, failing, naming);
-  ctx.acquire_and_verify(s->pager, 2, experts);  // read again: the failed slots were not kept
+  ctx.acquire_and_verify(s->pager, 2, experts, nullptr, split);  // read again: the failed slots were not kept
+}
+
+bool offers_split(PagerContext& ctx) { return mp_pager_splits_acquire(ctx.pager.descriptor->pager) != 0; }
+
+void split_names_reported_request(PagerContext& ctx) {
+  if (offers_split(ctx)) injected_failure(ctx, true, true);
 }
 
 void keeps_status(PagerContext& ctx) { injected_failure(ctx, false); }
 void names_reported_request(PagerContext& ctx) { injected_failure(ctx, true); }
 
-void truncated_expert(PagerContext& ctx) {
+// An expert whose bytes lie past the end of its file fails naming the file, twice (the slot is
+// never valid), while its neighbours still load; through plain acquire or the split acquire.
+void truncated_expert_through(PagerContext& ctx, bool split) {
   const int32_t broken = 5;
   const SyntheticCatalog truncated(ctx.file_a, ctx.file_b, broken);
   const std::string& path = truncated.file(static_cast<uint32_t>(broken) % 2);
@@ -150,14 +159,23 @@ void truncated_expert(PagerContext& ctx) {
            "create failed without naming the file: " + std::string(e.what()));
     return;
   }
+  // The split acquire also asks for a good expert beside the broken one.
+  const std::vector<int32_t> request = split ? std::vector<int32_t>{broken, broken + 2} : std::vector<int32_t>{broken};
   for (int attempt = 0; attempt < 2; ++attempt) {
     const mp::PluginError e =
-        expect_failure<mp::PluginError>([&] { ctx.acquire_and_verify(s->pager, 1, {broken}, &truncated); },
-                                        "acquiring the truncated expert (attempt " + std::to_string(attempt + 1) + ")");
+        expect_failure<mp::PluginError>([&] { ctx.acquire_and_verify(s->pager, 1, request, &truncated, split); },
+                                        std::string(split ? "a split acquire of" : "acquiring") +
+                                            " the truncated expert (attempt " + std::to_string(attempt + 1) + ")");
     expect(std::string(e.what()).find(path) != std::string::npos,
            "the error does not name the file: " + std::string(e.what()));
   }
-  ctx.acquire_and_verify(s->pager, 1, {broken + 1}, &truncated);  // its neighbours still work
+  ctx.acquire_and_verify(s->pager, 1, {broken + 1}, &truncated, split);  // its neighbours still work
+}
+
+void truncated_expert(PagerContext& ctx) { truncated_expert_through(ctx, false); }
+
+void split_truncated_expert(PagerContext& ctx) {
+  if (offers_split(ctx)) truncated_expert_through(ctx, true);
 }
 
 }  // namespace
@@ -169,6 +187,12 @@ std::vector<PagerCheck> pager_failure_checks() {
        4},
       {"a failed read is named by the request the transport reports (its file and offset; ABI 1.4)",
        &names_reported_request, 4},
+      {"a split acquire whose read the transport fails fails at acquire_finish naming that read, and the next "
+       "access reads again (ABI 1.5, when offered)",
+       &split_names_reported_request, 5},
+      {"a split acquire of an expert past the end of its file fails naming the file, and fails again (ABI 1.5, "
+       "when offered)",
+       &split_truncated_expert, 5},
   };
 }
 

@@ -75,8 +75,10 @@ struct PagerContext {
   // Acquires `experts` of `layer` on `p` as a token of its own (a pager may keep a token's
   // experts pinned until the next begin_token), waits for the ready event and checks every part
   // of every slot against `over`.
+  // With `split` (ABI 1.5, a pager that offers it): acquire_start, acquire_await of every pending
+  // expert (its event synchronised), acquire_finish, then the same comparison.
   void acquire_and_verify(mp::PagerHandle& p, uint32_t layer, const std::vector<int32_t>& experts,
-                          const SyntheticCatalog* over = nullptr);
+                          const SyntheticCatalog* over = nullptr, bool split = false);
   std::vector<int32_t> random_experts(uint32_t n);
 };
 
@@ -89,5 +91,6 @@ struct PagerCheck {
 
 std::vector<PagerCheck> pager_checks();
 std::vector<PagerCheck> pager_failure_checks();
+std::vector<PagerCheck> pager_split_checks();
 
 }  // namespace moepage::conform

@@ -16,6 +16,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace moepage::profile {
@@ -80,6 +81,11 @@ struct Override {
 // `override_base_dir` is where relative paths given by overrides resolve (the working folder).
 Profile load_profile(const std::filesystem::path& path, std::span<const Override> overrides,
                      const std::filesystem::path& override_base_dir = std::filesystem::current_path());
+// The same with the profile's own text given instead of read from `path` (its `base:` chain is
+// still read from disk; messages name `path`). For callers that already hold the text.
+Profile load_profile_text(std::string_view text, const std::filesystem::path& path,
+                          std::span<const Override> overrides = {},
+                          const std::filesystem::path& override_base_dir = std::filesystem::current_path());
 // The same with plain "--set" assignments.
 Profile load_profile(const std::filesystem::path& path, std::span<const std::string> overrides = {},
                      const std::filesystem::path& override_base_dir = std::filesystem::current_path());

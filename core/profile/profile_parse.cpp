@@ -93,14 +93,11 @@ void read_component(const Settings& settings, ComponentSpec& spec) {
 
 }  // namespace
 
-Profile load_profile(const fs::path& path, std::span<const std::string> overrides, const fs::path& override_base_dir) {
-  std::vector<Override> tagged;
-  for (const std::string& assignment : overrides) tagged.push_back({assignment, ""});
-  return load_profile(path, tagged, override_base_dir);
-}
+namespace {
 
-Profile load_profile(const fs::path& path, std::span<const Override> overrides, const fs::path& override_base_dir) {
-  Settings settings = read_profile_chain(path);
+Profile load_profile_from(const fs::path& path, const std::string_view* text, std::span<const Override> overrides,
+                          const fs::path& override_base_dir) {
+  Settings settings = read_profile_chain_text(path, text);
   for (const Override& o : overrides) {
     apply_override(settings, o.assignment, override_base_dir,
                    o.origin.empty() ? fmt::format("--set {}", o.assignment) : o.origin);
@@ -151,6 +148,23 @@ Profile load_profile(const fs::path& path, std::span<const Override> overrides, 
     profile.log_level = read_choice(*s, "log.level", kLevels);
   }
   return profile;
+}
+
+}  // namespace
+
+Profile load_profile(const fs::path& path, std::span<const std::string> overrides, const fs::path& override_base_dir) {
+  std::vector<Override> tagged;
+  for (const std::string& assignment : overrides) tagged.push_back({assignment, ""});
+  return load_profile(path, tagged, override_base_dir);
+}
+
+Profile load_profile(const fs::path& path, std::span<const Override> overrides, const fs::path& override_base_dir) {
+  return load_profile_from(path, nullptr, overrides, override_base_dir);
+}
+
+Profile load_profile_text(std::string_view text, const fs::path& path, std::span<const Override> overrides,
+                          const fs::path& override_base_dir) {
+  return load_profile_from(path, &text, overrides, override_base_dir);
 }
 
 }  // namespace moepage::profile

@@ -151,9 +151,18 @@ struct FileContents {
   std::optional<std::pair<std::string, std::string>> base;  // (as written, where)
 };
 
-FileContents read_one_file(const fs::path& path) {
+YAML::Node load_yaml_text(std::string_view text, const fs::path& path) {
+  try {
+    return YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    throw ProfileError(fmt::format("{}: YAML syntax error: {}", where_of(path.string(), e.mark), e.msg));
+  }
+}
+
+// `root` is the parsed text of the file at `path` (its name shows in messages; its folder anchors
+// relative paths).
+FileContents read_one_file(const fs::path& path, const YAML::Node& root) {
   const std::string file = path.string();
-  const YAML::Node root = load_yaml_file(path);
   FileContents contents;
   if (root.IsNull()) return contents;  // an empty profile is fine: it inherits or defaults everything
   if (!root.IsMap()) {
@@ -221,8 +230,9 @@ FileContents read_one_file(const fs::path& path) {
   return contents;
 }
 
+// `text`: the first file's contents when the caller already holds them (nullptr: read `path`).
 void read_chain(const fs::path& path, std::vector<fs::path>& chain, std::vector<std::string>& shown,
-                std::vector<Layer>& layers) {
+                std::vector<Layer>& layers, const std::string_view* text = nullptr) {
   const fs::path canonical = fs::weakly_canonical(path);
   if (std::find(chain.begin(), chain.end(), canonical) != chain.end()) {
     shown.push_back(path.string());
@@ -230,7 +240,7 @@ void read_chain(const fs::path& path, std::vector<fs::path>& chain, std::vector<
   }
   chain.push_back(canonical);
   shown.push_back(path.string());
-  FileContents contents = read_one_file(path);
+  FileContents contents = read_one_file(path, text ? load_yaml_text(*text, path) : load_yaml_file(path));
   if (contents.base) {
     const fs::path base_path = (path.parent_path() / contents.base->first).lexically_normal();
     std::error_code ec;
@@ -249,11 +259,13 @@ bool is_component_section(std::string_view section) {
   return section == "pager" || section == "transport" || section == "arch";
 }
 
-Settings read_profile_chain(const fs::path& path) {
+Settings read_profile_chain(const fs::path& path) { return read_profile_chain_text(path, nullptr); }
+
+Settings read_profile_chain_text(const fs::path& path, const std::string_view* text) {
   std::vector<fs::path> chain;
   std::vector<std::string> shown;
   std::vector<Layer> layers;  // deepest base first
-  read_chain(path, chain, shown, layers);
+  read_chain(path, chain, shown, layers, text);
   Settings settings;
   for (const Layer& layer : layers) merge_layer(settings, layer);
   return settings;

@@ -26,6 +26,9 @@ using Settings = std::map<std::string, Setting>;
 // first. Errors (syntax with file:line:column, unknown keys, missing bases, cycles naming the
 // files) throw ProfileError.
 Settings read_profile_chain(const std::filesystem::path& path);
+// The same with the first file's text given (nullptr: read it), as if read from `path`: messages
+// name `path`, relative paths and `base:` resolve from its folder. The bases are read from disk.
+Settings read_profile_chain_text(const std::filesystem::path& path, const std::string_view* text);
 
 // Applies one "key.path=value" override on top of `settings`; errors start with `origin`.
 void apply_override(Settings& settings, std::string_view assignment, const std::filesystem::path& base_dir,

@@ -75,7 +75,19 @@ class AdapterPrefetchPager : public moepage::paging::PagedPager {
 
   mp_status acquire(uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* out) {
     const mp_status s = PagedPager::acquire(layer, experts, n, out);
-    if (s == MP_OK && layer < predicted_n_.size() && predicted_n_[layer] > 0) {
+    if (s == MP_OK) count_recall(layer, experts, n);
+    return s;
+  }
+  // The split acquire counts recall at start, where the request is known (as acquire does).
+  mp_status acquire_start(uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* out) {
+    const mp_status s = PagedPager::acquire_start(layer, experts, n, out);
+    if (s == MP_OK) count_recall(layer, experts, n);
+    return s;
+  }
+
+ private:
+  void count_recall(uint32_t layer, const int32_t* experts, uint32_t n) {
+    if (layer < predicted_n_.size() && predicted_n_[layer] > 0) {
       const auto predicted = std::span<const int32_t>(predicted_[layer].data(), predicted_n_[layer]);
       uint64_t hit = 0;
       for (uint32_t i = 0; i < n; ++i)
@@ -86,9 +98,9 @@ class AdapterPrefetchPager : public moepage::paging::PagedPager {
       ++predicted_steps_;
       predicted_n_[layer] = 0;
     }
-    return s;
   }
 
+ public:
   mp_status observe(uint32_t layer, const float* hidden, uint32_t d_model, mp_stream stream) {
     if (hidden == nullptr || d_model != scorer_.d_model())
       throw mp::Error(MP_ERR_INVALID_ARG,

@@ -119,6 +119,9 @@ PagedPager::PagedPager(const mp_pager_create_args& args, const mp::Options& opti
 }
 
 PagedPager::~PagedPager() {
+  // A started acquire's reads are dropped (their slots stay empty); they must land before the
+  // pools are freed.
+  for (StartedAcquire& a : started_) drain_started(a);
   settle_all_prefetches();
   const mp_device_service* dev = device_of(host_);
   for (uint8_t* pool : pools_)
@@ -189,6 +192,14 @@ void PagedPager::decide_and_allocate(const mp_pager_create_args& args, const mp:
   last_request_.resize(cat_.n_layers);
   for (auto& r : last_request_) r.resize(std::max(slots_, cat_.n_experts));
   last_request_n_.assign(cat_.n_layers, 0);
+  started_.resize(cat_.n_layers);
+  for (uint32_t l = 0; l < cat_.n_layers; ++l) {
+    if (!cat_.has_experts[l]) continue;
+    StartedAcquire& a = started_[l];
+    a.experts.resize(last_request_[l].size());
+    a.missed.resize(last_request_[l].size());
+    a.tickets.resize(last_request_[l].size());
+  }
 
   moepage::pager::CoreGeometry geo;
   geo.n_layers = cat_.n_layers;
@@ -264,6 +275,10 @@ std::string PagedPager::transport_error() const {
 uint64_t PagedPager::now() const { return mp::host_now_ns(host_); }
 
 mp_status PagedPager::begin_token(uint64_t token) {
+  if (started_count_ > 0)
+    throw mp::Error(MP_ERR_INVALID_ARG,
+                    mp::format("pager '{}': begin_token({}) while {} layer(s) have an acquire started and not finished",
+                               component_, token, started_count_));
   token_ = token;
   core_->begin_token(token);
   return MP_OK;
@@ -284,10 +299,8 @@ const Plan& PagedPager::plan_with_retry(uint32_t layer, std::span<const int32_t>
   }
 }
 
-mp_status PagedPager::acquire(uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* caller) {
-  mp_acquire_result result = mp::read_in(caller, acquire_label_);
-  mp_acquire_result* out = &result;
-  if (n > 0 && (experts == nullptr || out->slots == nullptr))
+void PagedPager::check_request(uint32_t layer, const int32_t* experts, uint32_t n, const mp_acquire_result& out) const {
+  if (n > 0 && (experts == nullptr || out.slots == nullptr))
     throw mp::Error(MP_ERR_INVALID_ARG, "pager '" + component_ + "': acquire needs experts and a slots array");
   if (layer >= cat_.n_layers || !cat_.has_experts[layer])
     throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pager '{}': layer {} has no routed experts (model has {} layers)",
@@ -295,20 +308,47 @@ mp_status PagedPager::acquire(uint32_t layer, const int32_t* experts, uint32_t n
   if (n > last_request_[layer].size())
     throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pager '{}': layer {}: {} experts requested, at most {} fit",
                                                    component_, layer, n, last_request_[layer].size()));
+  if (started_[layer].active)
+    throw mp::Error(MP_ERR_INVALID_ARG,
+                    mp::format("pager '{}': layer {}: an acquire_start of this layer is not finished yet (call "
+                               "acquire_finish first)",
+                               component_, layer));
+}
+
+void PagedPager::record_request(uint32_t layer, const Plan& plan, std::span<const int32_t> request) {
+  if (trace_fn_ != nullptr) {
+    mp_trace_event ev{};  // an access; expert, hit and prefetched are set per expert below
+    ev.struct_size = sizeof ev;
+    ev.token = token_;
+    ev.layer = layer;
+    ev.kind = MP_TRACE_ACCESS;
+    for (uint32_t i = 0; i < plan.size(); ++i) {
+      ev.expert = uint32_t(request[i]);
+      ev.hit = plan.hit(i) ? 1 : 0;
+      ev.prefetched = plan.part(i).prefetched ? 1 : 0;
+      trace_fn_(trace_ctx_, &ev);
+    }
+  }
+  std::copy(request.begin(), request.end(), last_request_[layer].begin());
+  last_request_n_[layer] = uint32_t(request.size());
+}
+
+mp_status PagedPager::acquire(uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* caller) {
+  mp_acquire_result result = mp::read_in(caller, acquire_label_);
+  mp_acquire_result* out = &result;
+  check_request(layer, experts, n, *out);
   const std::span<const int32_t> request(experts, n);
   out->ready = nullptr;
-  mp_trace_event ev{};  // an access; expert, hit and prefetched are set per expert below
-  ev.struct_size = sizeof ev;
-  ev.token = token_;
-  ev.layer = layer;
-  ev.kind = MP_TRACE_ACCESS;
 
   settle_prefetches(layer);
   const Plan& plan = plan_with_retry(layer, request);
   uint32_t count = 0;
   uint64_t bytes = 0;
-  for (uint32_t i = 0; i < plan.size(); ++i)
-    if (!plan.hit(i)) bytes += add_reads(layer, uint32_t(experts[i]), plan.part(i).slot, MP_READ_DEMAND, count);
+  std::vector<uint8_t>& missed = started_[layer].missed;  // scratch: nothing is started on this layer
+  for (uint32_t i = 0; i < plan.size(); ++i) {
+    missed[i] = plan.hit(i) ? 0 : 1;
+    if (missed[i]) bytes += add_reads(layer, uint32_t(experts[i]), plan.part(i).slot, MP_READ_DEMAND, count);
+  }
   if (count > 0) {
     const uint64_t t0 = now();
     mp_ticket ticket = 0;
@@ -322,23 +362,14 @@ mp_status PagedPager::acquire(uint32_t layer, const int32_t* experts, uint32_t n
     if (s != MP_OK) {
       const std::string why = transport_error();
       core_->invalidate_fill(layer, plan.fill);
-      fail_read(layer, plan, ReadFailure{s, why, failed});
+      fail_read(layer, request, {missed.data(), n}, ReadFailure{s, why, failed});
     }
     core_->commit_fill(layer, plan.fill);
     bytes_read_ += bytes;
   }
-  for (uint32_t i = 0; i < plan.size(); ++i) {
-    out->slots[i] = slot_base(layer, plan.part(i).slot);
-    if (trace_fn_ != nullptr) {
-      ev.expert = uint32_t(experts[i]);
-      ev.hit = plan.hit(i) ? 1 : 0;
-      ev.prefetched = plan.part(i).prefetched ? 1 : 0;
-      trace_fn_(trace_ctx_, &ev);
-    }
-  }
+  for (uint32_t i = 0; i < plan.size(); ++i) out->slots[i] = slot_base(layer, plan.part(i).slot);
   out->table_changed = plan.table_changed ? 1 : 0;
-  std::copy(request.begin(), request.end(), last_request_[layer].begin());
-  last_request_n_[layer] = n;
+  record_request(layer, plan, request);
   mp::write_out(caller, result, acquire_label_);
   return MP_OK;
 }
@@ -347,29 +378,30 @@ mp_status PagedPager::acquire(uint32_t layer, const int32_t* experts, uint32_t n
 // failed request's tag, which says layer, expert and part. An older one only has a message: the
 // request whose range holds the offset it names ("... at offset N ...") is the culprit. When
 // neither says, every expert the ticket was reading is named.
-void PagedPager::fail_read(uint32_t layer, const Plan& plan, const ReadFailure& f) {
+void PagedPager::fail_read(uint32_t layer, std::span<const int32_t> experts, std::span<const uint8_t> missed,
+                           const ReadFailure& f) {
   if (f.result.failed_request != MP_NO_REQUEST) {
     const TagParts t = parse_tag(f.result.failed_tag);
-    for (uint32_t i = 0; i < plan.size(); ++i)
-      if (!plan.hit(i) && uint32_t(plan.experts[i]) == t.expert && t.layer == layer && t.part < cat_.n_parts)
+    for (size_t i = 0; i < experts.size(); ++i)
+      if (missed[i] && uint32_t(experts[i]) == t.expert && t.layer == layer && t.part < cat_.n_parts)
         fail_part(layer, t.expert, t.part, f);
   } else if (!mp::reports_failed_requests(transport_.vtable)) {
     if (const std::optional<uint64_t> at = offset_in(f.why))
-      for (uint32_t i = 0; i < plan.size(); ++i) {
-        if (plan.hit(i)) continue;
+      for (size_t i = 0; i < experts.size(); ++i) {
+        if (!missed[i]) continue;
         for (uint32_t p = 0; p < cat_.n_parts; ++p) {
-          const mp_expert_segment& s = cat_.segment(layer, uint32_t(plan.experts[i]), p);
+          const mp_expert_segment& s = cat_.segment(layer, uint32_t(experts[i]), p);
           if (*at >= s.offset && *at < s.offset + s.length && f.why.find(cat_.files[s.file]) != std::string::npos)
-            fail_part(layer, uint32_t(plan.experts[i]), p, f);
+            fail_part(layer, uint32_t(experts[i]), p, f);
         }
       }
   }
   std::string missing;
-  for (uint32_t i = 0; i < plan.size(); ++i) {
-    if (plan.hit(i)) continue;
-    const mp_expert_segment& s0 = cat_.segment(layer, uint32_t(plan.experts[i]), 0);
-    missing += mp::format("{}expert {} ({} at offset {})", missing.empty() ? "" : ", ", plan.experts[i],
-                          cat_.files[s0.file], s0.offset);
+  for (size_t i = 0; i < experts.size(); ++i) {
+    if (!missed[i]) continue;
+    const mp_expert_segment& s0 = cat_.segment(layer, uint32_t(experts[i]), 0);
+    missing += mp::format("{}expert {} ({} at offset {})", missing.empty() ? "" : ", ", experts[i], cat_.files[s0.file],
+                          s0.offset);
   }
   throw mp::Error(f.status, mp::format("pager '{}': layer {}: reading {} failed (the slots were left empty): {}",
                                        component_, layer, missing, f.why));

@@ -8,9 +8,18 @@
 // layer, expert, file and offset (the next access reads again). Everything the hot path touches
 // (request arrays, prefetch ticket lists, trace rows) is sized at create.
 //
-// Why acquire always waits, even when the transport offers ticket_event: a read error is only
-// known once the read finished, and compute must never run on a slot whose read failed (fail
-// closed). The copy itself is short next to the read, so little is lost.
+// Why plain acquire always waits, even when the transport offers ticket_event: a read error is
+// only known once the read finished, and compute must never run on a slot whose read failed (fail
+// closed).
+//
+// The split acquire (ABI 1.5, pager.h) lets the caller compute while misses are read, and keeps
+// fail-closed by moving the verdict: acquire_start plans exactly as acquire does (same eviction
+// decisions, so `moepage simulate` still agrees), submits one ticket per missing expert (its
+// parts) and returns; acquire_await(i) hands out the transport's ticket_event for expert i (or
+// waits for its ticket when there is none); acquire_finish waits for every ticket and only then
+// commits the fill, or invalidates it and fails naming the part. Whatever the caller computed
+// from a pending slot is garbage until finish said OK, which is the caller's to honour (pager.h).
+// The per-layer state of a started acquire is sized at create.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -49,6 +58,10 @@ class PagedPager {
 
   mp_status begin_token(uint64_t token);
   mp_status acquire(uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* out);
+  // The split acquire (pager.h, ABI 1.5).
+  mp_status acquire_start(uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* out);
+  mp_status acquire_await(uint32_t layer, uint32_t index, mp_event* ready);
+  mp_status acquire_finish(uint32_t layer);
   // Stages experts of `layer` (most likely first) with prefetch reads, never evicting an expert
   // the current token requested. Used for hash-routed layers and by the predictor.
   mp_status hint(uint32_t layer, const int32_t* experts, uint32_t n);
@@ -77,7 +90,30 @@ class PagedPager {
     uint64_t bytes = 0;
   };
 
+  // A layer's acquire between acquire_start and acquire_finish. The vectors are sized at create
+  // (the most experts one request may name); only `n` of them are meaningful.
+  struct StartedAcquire {
+    bool active = false;
+    uint64_t fill = 0;
+    uint64_t bytes = 0;
+    uint32_t n = 0;
+    std::vector<int32_t> experts;    // the request
+    std::vector<uint8_t> missed;     // 1: expert i is being read
+    std::vector<mp_ticket> tickets;  // expert i's reads; 0: a hit, or already waited for by await
+    // The first failure among tickets acquire_await waited for (no ticket_event), kept for finish.
+    mp_status failed = MP_OK;
+    std::string why;
+    mp_ticket_result failed_result{};
+  };
+
   void decide_and_allocate(const mp_pager_create_args& args, const mp::Options& options);
+  // The checks acquire and acquire_start share (request shape, layer, size).
+  void check_request(uint32_t layer, const int32_t* experts, uint32_t n, const mp_acquire_result& out) const;
+  // Trace rows of a plan, last_request_ and the table-changed flag (acquire and acquire_start).
+  void record_request(uint32_t layer, const moepage::pager::Plan& plan, std::span<const int32_t> request);
+  // Waits for every ticket of a started acquire still in flight, ignoring their outcome.
+  void drain_started(StartedAcquire& started) noexcept;
+  StartedAcquire& started_of(uint32_t layer, const char* call);
   // split = trace: shares total_slots out per layer by the reuse the trace at `path` shows
   // (pager_core/split.hpp) into layer_slots_; errors name the file and what was expected.
   void split_by_trace(const std::string& path, moepage::pager::PolicyKind policy, uint64_t total_slots);
@@ -93,7 +129,9 @@ class PagedPager {
     std::string why;
     mp_ticket_result result;
   };
-  [[noreturn]] void fail_read(uint32_t layer, const moepage::pager::Plan& plan, const ReadFailure& failure);
+  // experts[i] with missed[i] != 0 were being read when `failure` happened.
+  [[noreturn]] void fail_read(uint32_t layer, std::span<const int32_t> experts, std::span<const uint8_t> missed,
+                              const ReadFailure& failure);
   [[noreturn]] void fail_part(uint32_t layer, uint32_t expert, uint32_t part, const ReadFailure& failure) const;
   static std::optional<uint64_t> offset_in(const std::string& why);
   const moepage::pager::Plan& plan_with_retry(uint32_t layer, std::span<const int32_t> experts);
@@ -119,6 +157,8 @@ class PagedPager {
   std::vector<std::vector<PendingPrefetch>> pending_;  // [n_layers], capacity kMaxPendingPerLayer
   std::vector<std::vector<int32_t>> last_request_;     // [n_layers], capacity slots
   std::vector<uint32_t> last_request_n_;
+  std::vector<StartedAcquire> started_;  // [n_layers] split acquires (sized only for paged layers)
+  uint32_t started_count_ = 0;           // layers with an acquire started and not finished
 
   uint64_t token_ = 0;
   uint64_t bytes_read_ = 0, read_ns_ = 0, wait_ns_ = 0;

@@ -37,6 +37,7 @@ class ResidentPager {
     expert_bytes_ = cat->expert_bytes;
     layer_slots_.assign(n_layers_, nullptr);
     layer_stats_.assign(n_layers_, Counts{});
+    started_.assign(n_layers_, 0);
     const uint64_t t0 = now();
     try {
       allocate(*cat);
@@ -62,6 +63,9 @@ class ResidentPager {
     if (layer >= n_layers_ || layer_slots_[layer] == nullptr)
       throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': layer " + std::to_string(layer) +
                                               (layer >= n_layers_ ? " is out of range" : " has no routed experts"));
+    if (started_[layer] != 0)
+      throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': layer " + std::to_string(layer) +
+                                              ": an acquire_start of this layer is not finished yet");
     std::byte* base = static_cast<std::byte*>(layer_slots_[layer]);
     for (uint32_t i = 0; i < n; ++i) {
       if (experts[i] < 0 || uint32_t(experts[i]) >= n_experts_)
@@ -87,6 +91,36 @@ class ResidentPager {
         trace_fn_(trace_ctx_, &ev);
       }
     }
+  }
+
+  // The split acquire (ABI 1.5): every slot is valid from load, so nothing is ever pending and
+  // finish only closes what start opened (the caller's code path is the paged one's).
+  void acquire_start(uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* out) {
+    const mp_acquire_result in = mp::read_in(out, "pager 'resident': acquire_start");
+    if (n > 0 && in.pending == nullptr)
+      throw mp::Error(MP_ERR_INVALID_ARG,
+                      "pager 'resident': acquire_start needs the result's pending array (ABI 1.5: inside struct_size "
+                      "and not NULL)");
+    acquire(layer, experts, n, out);  // refuses a started layer
+    std::fill_n(in.pending, n, uint8_t{0});
+    started_[layer] = n + 1;
+  }
+  void acquire_await(uint32_t layer, uint32_t index, mp_event* ready) {
+    if (ready == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': acquire_await: ready is NULL");
+    *ready = nullptr;
+    if (layer >= n_layers_ || !started_[layer])
+      throw mp::Error(MP_ERR_INVALID_ARG,
+                      "pager 'resident': acquire_await: layer " + std::to_string(layer) + " has no started acquire");
+    if (index >= started_[layer] - 1)
+      throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': acquire_await: layer " + std::to_string(layer) +
+                                              ": index " + std::to_string(index) + " of a " +
+                                              std::to_string(started_[layer] - 1) + "-expert request");
+  }
+  void acquire_finish(uint32_t layer) {
+    if (layer >= n_layers_ || !started_[layer])
+      throw mp::Error(MP_ERR_INVALID_ARG,
+                      "pager 'resident': acquire_finish: layer " + std::to_string(layer) + " has no started acquire");
+    started_[layer] = 0;
   }
 
   void stats(mp_pager_stats* out) {
@@ -239,6 +273,7 @@ class ResidentPager {
   uint64_t expert_bytes_ = 0;
   std::vector<void*> layer_slots_;  // [n_layers] base of n_experts slots, or null
   std::vector<Counts> layer_stats_;
+  std::vector<uint32_t> started_;  // [n_layers] between acquire_start and acquire_finish: n + 1; else 0
   Counts totals_;
   uint64_t token_ = 0;
   uint64_t load_bytes_read_ = 0, load_read_ns_ = 0;

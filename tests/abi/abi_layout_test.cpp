@@ -175,11 +175,12 @@ constexpr bool pager_pinned() {
   static_assert(offsetof(mp_trace_event, kind) == 32);  // 1.3: past the old struct_size of 32
   static_assert(offsetof(mp_trace_event, rank) == 36);  // 1.3
 
-  static_assert(sizeof(mp_acquire_result) == 32);
+  static_assert(sizeof(mp_acquire_result) == 40);  // 1.5 appended pending (32 bytes before)
   static_assert(offsetof(mp_acquire_result, struct_size) == 0);
   static_assert(offsetof(mp_acquire_result, slots) == 8);
   static_assert(offsetof(mp_acquire_result, ready) == 16);
   static_assert(offsetof(mp_acquire_result, table_changed) == 24);
+  static_assert(offsetof(mp_acquire_result, pending) == 32);  // 1.5
 
   static_assert(sizeof(mp_pager_create_args) == 64);
   static_assert(offsetof(mp_pager_create_args, struct_size) == 0);
@@ -288,9 +289,9 @@ static_assert(rows_are_the_slots<mp_pager_vtable>(mp::abi::kPagerCallbacks));
 static_assert(rows_are_the_slots<mp_arch_vtable>(mp::abi::kArchCallbacks));
 
 // sizeof each vtable in the headers of 1.0, 1.1, ...: frozen, one column per minor.
-constexpr uint32_t kTransportSizes[] = {80, 80, 80, 80, 96};  // 1.4 appended wait_result, poll_result
-constexpr uint32_t kPagerSizes[] = {88, 88, 88, 88, 88};
-constexpr uint32_t kArchSizes[] = {96, 104, 112, 112, 112};  // 1.1 stats, 1.2 forward_greedy
+constexpr uint32_t kTransportSizes[] = {80, 80, 80, 80, 96, 96};  // 1.4 appended wait_result, poll_result
+constexpr uint32_t kPagerSizes[] = {88, 88, 88, 88, 88, 112};     // 1.5 acquire_start, _await, _finish
+constexpr uint32_t kArchSizes[] = {96, 104, 112, 112, 112, 112};  // 1.1 stats, 1.2 forward_greedy
 static_assert(std::size(kTransportSizes) == MP_ABI_MINOR + 1, "add this minor's column to every size table");
 
 TEST_CASE("every vtable's size at every minor follows from its table and stays frozen") {
@@ -311,12 +312,14 @@ TEST_CASE(
   CHECK(mp::abi::required_size(mp::abi::kTransportCallbacks, 3) == offsetof(mp_transport_vtable, stats) + 8);
   CHECK(mp::abi::required_size(mp::abi::kTransportCallbacks, 4) == sizeof(mp_transport_vtable));
   CHECK(mp::abi::required_size(mp::abi::kPagerCallbacks, 4) == offsetof(mp_pager_vtable, layer_stats) + 8);
+  // The split acquire of 1.5 is optional: a 1.5 pager needs no more than a 1.0 one.
+  CHECK(mp::abi::required_size(mp::abi::kPagerCallbacks, 5) == offsetof(mp_pager_vtable, layer_stats) + 8);
   CHECK(mp::abi::required_size(mp::abi::kArchCallbacks, 4) == offsetof(mp_arch_vtable, forward) + 8);
 }
 
-TEST_CASE("the ABI version is 1.4 and every struct starts with a 32-bit struct_size") {
+TEST_CASE("the ABI version is 1.5 and every struct starts with a 32-bit struct_size") {
   CHECK(MP_ABI_MAJOR == 1);
-  CHECK(MP_ABI_MINOR == 4);
+  CHECK(MP_ABI_MINOR == 5);
   CHECK(MP_PLUGIN_ABI_MINOR == MP_ABI_MINOR);  // nothing defined it here: the headers' own minor
   CHECK(sizeof(mp_host_api{}.struct_size) == 4);
   CHECK(sizeof(mp_component_descriptor{}.struct_size) == 4);

@@ -78,6 +78,17 @@ TEST_CASE("plugins lists the pread transport with its version, ABI, library and 
   CHECK(contains(r.out, "chunk    size  default 4MiB  "));
 }
 
+TEST_CASE("plugins lists the io-uring transport and every one of its options") {
+  auto r = run_moepage({"plugins"});
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "transport io-uring 0.1.0  (ABI " + abi_text()));
+  for (const char* option : {"queue_depth ", "buffers ", "buffer_size ", "direct ", "fixed_buffers ", "sqpoll "}) {
+    CAPTURE(option);
+    CHECK(contains(r.out, option));
+  }
+  CHECK(contains(r.out, "auto|on|off"));
+}
+
 TEST_CASE("plugins lists all seven built-in components") {
   auto r = run_moepage({"plugins"});
   CHECK(r.exit_code == 0);

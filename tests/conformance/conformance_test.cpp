@@ -181,6 +181,8 @@ TEST_CASE("each fault of a transport or pager fails the checks that exist for it
       {"a pager's stats take struct_size 0 as the full struct",
        kPager<PagerFault::full_size_on_zero>,
        {"keep to the caller's struct_size"}},
+      {"a pager offers half of the split acquire", kPager<PagerFault::split_without_await>, {"offered whole"}},
+      {"a pager starts a started layer again", kPager<PagerFault::restarts_started_layer>, {"keeps its rules"}},
   };
   for (const auto& c : cases) {
     CAPTURE(c.fault);

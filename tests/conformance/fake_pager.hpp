@@ -12,11 +12,13 @@ namespace conform_test {
 
 enum class PagerFault {
   none,
-  counts_hits_as_misses,  // stats say every access was a miss
-  reports_io,             // a failed read fails acquire with io, whatever the transport said
-  names_first_part,       // a failed read is named by the expert's first part, not the one reported
-  full_size_on_zero,      // stats take struct_size 0 to mean the full struct, and write it
-  accepts_any_expert,     // no range check on expert ids (returns a slot anyway)
+  counts_hits_as_misses,   // stats say every access was a miss
+  reports_io,              // a failed read fails acquire with io, whatever the transport said
+  names_first_part,        // a failed read is named by the expert's first part, not the one reported
+  full_size_on_zero,       // stats take struct_size 0 to mean the full struct, and write it
+  accepts_any_expert,      // no range check on expert ids (returns a slot anyway)
+  split_without_await,     // offers acquire_start and acquire_finish, but no acquire_await
+  restarts_started_layer,  // a started layer takes a second acquire_start and a plain acquire
 };
 
 template <PagerFault F>
@@ -26,6 +28,7 @@ class FakePager {
       : catalog_(*args.catalog), transport_(args.transport) {
     slots_.resize(static_cast<size_t>(catalog_.n_layers) * catalog_.n_experts);
     layers_.resize(catalog_.n_layers);
+    started_.assign(catalog_.n_layers, 0);
     const mp_transport_vtable* t = transport_.vtable;
     for (uint32_t i = 0; i < catalog_.n_files; ++i) {
       uint32_t handle = 0;
@@ -40,6 +43,8 @@ class FakePager {
     mp_acquire_result* out = &result;
     if (layer >= catalog_.n_layers || !catalog_.has_experts[layer])
       throw mp::Error(MP_ERR_INVALID_ARG, "fake pager: bad layer");
+    if (started_[layer] != 0 && F != PagerFault::restarts_started_layer)
+      throw mp::Error(MP_ERR_INVALID_ARG, "fake pager: layer started");
     for (uint32_t i = 0; i < n; ++i) {
       int32_t e = experts[i];
       if (e < 0 || static_cast<uint32_t>(e) >= catalog_.n_experts) {
@@ -56,6 +61,24 @@ class FakePager {
     out->ready = nullptr;
     out->table_changed = 1;
     mp::write_out(caller, result, "fake pager: acquire");
+  }
+  // The split acquire (ABI 1.5): reads at start, so nothing is ever pending.
+  void acquire_start(uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* caller) {
+    const mp_acquire_result in = mp::read_in(caller, "fake pager: acquire_start");
+    if (n > 0 && in.pending == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "fake pager: no pending array");
+    acquire(layer, experts, n, caller);
+    std::memset(in.pending, 0, n);
+    started_[layer] = n + 1;
+  }
+  void acquire_await(uint32_t layer, uint32_t index, mp_event* ready) {
+    if (layer >= catalog_.n_layers || started_[layer] == 0 || index >= started_[layer] - 1 || ready == nullptr)
+      throw mp::Error(MP_ERR_INVALID_ARG, "fake pager: nothing to await");
+    *ready = nullptr;
+  }
+  void acquire_finish(uint32_t layer) {
+    if (layer >= catalog_.n_layers || started_[layer] == 0)
+      throw mp::Error(MP_ERR_INVALID_ARG, "fake pager: nothing started");
+    started_[layer] = 0;
   }
   void stats(mp_pager_stats* out) {
     mp_pager_stats s{};
@@ -122,12 +145,21 @@ class FakePager {
   std::vector<std::vector<unsigned char>> slots_;
   std::vector<mp_pager_layer_stats> layers_;
   mp_pager_layer_stats total_{};
+  std::vector<uint32_t> started_;  // [n_layers] n + 1 between acquire_start and acquire_finish
 };
 
 template <PagerFault F>
 const mp_component_descriptor& fake_pager_descriptor() {
-  static const mp_component_descriptor d =
-      mp::make_pager_descriptor<FakePager<F>>("fake-pager", "0", "test double", MP_CAP_CPU);
+  static const mp_component_descriptor d = [] {
+    mp_component_descriptor made =
+        mp::make_pager_descriptor<FakePager<F>>("fake-pager", "0", "test double", MP_CAP_CPU);
+    if constexpr (F == PagerFault::split_without_await) {
+      static mp_pager_vtable partial = *made.pager;
+      partial.acquire_await = nullptr;
+      made.pager = &partial;
+    }
+    return made;
+  }();
   return d;
 }
 

@@ -2,9 +2,10 @@
 // DeepSeek-V4 model are identical across every pager x transport x budget, through the public ABI
 // only (registry + handles), with the arch plugin driving the pager as `moepage run` does.
 // Arms: resident; lru with a large budget (most but not all experts); lru at the minimum budget
-// (exactly top-k slots: every token thrashes) over pread and pinned-async; paged with its slots split
-// per layer by the committed held-out trace; adapter-prefetch with a random adapter. (Eviction policies are compared
-// with each other in tests/pager-core.) Each paged arm must actually have missed, so the gate cannot pass vacuously.
+// (exactly top-k slots: every token thrashes) over pread, pinned-async and io-uring; paged with
+// its slots split per layer by the committed held-out trace; adapter-prefetch with a random
+// adapter over pinned-async and io-uring. (Eviction policies are compared with each other in
+// tests/pager-core.) Each paged arm must actually have missed, so the gate cannot pass vacuously.
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -51,11 +52,16 @@ TEST_CASE(
 
   const OptionList pread = {{"threads", "2"}};
   const OptionList pinned = {{"threads", "2"}, {"staging", "256KiB"}};
+  // O_DIRECT where the model's file system takes it, in 4 KiB windows through three staging
+  // buffers: every expert part spans windows and waits for a buffer.
+  const OptionList uring_direct = {{"buffers", "3"}, {"buffer_size", "4KiB"}, {"queue_depth", "4"}};
+  const OptionList uring_buffered = {{"direct", "off"}, {"queue_depth", "8"}};
   const std::vector<Arm> arms = {
       {"resident / pread", "resident", {}, 0, "pread", pread},
       {"lru large budget / pread", "lru", {}, info.n_experts * 3 / 4, "pread", pread},
       {"lru minimum budget (top-k slots) / pread", "lru", {}, k, "pread", pread},
       {"lru minimum budget / pinned-async", "lru", {}, k, "pinned-async", pinned},
+      {"lru minimum budget / io-uring (direct: auto)", "lru", {}, k, "io-uring", uring_direct},
       {"paged split by a held-out trace (.xz) / pread",
        "paged",
        {{"split", "trace"},
@@ -69,6 +75,12 @@ TEST_CASE(
        k + 2,
        "pinned-async",
        pinned},
+      {"adapter-prefetch / io-uring (direct: off)",
+       "adapter-prefetch",
+       {{"adapter", adapter.string()}},
+       k + 2,
+       "io-uring",
+       uring_buffered},
   };
   const std::vector<int32_t> prompt = {1, 17, 300, 4000, 42};
   std::vector<int32_t> reference;

@@ -2,6 +2,9 @@
 // the slot it was filling is not trusted afterwards, and the next access reads again.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "paging_fixture.hpp"
 
 using namespace moepage::test;
@@ -82,5 +85,47 @@ TEST_CASE("a read the transport fails as internal or device fails acquire with t
     }
     auto retry = acquire(pager, 2, {3, 0});
     CHECK(model.slot_holds(retry.slots[0], 2, 3));
+  }
+}
+
+// A real fault rather than an injected one: the file is cut short under the io-uring transport
+// (O_DIRECT where the temporary folder takes it, and buffered), so the last expert reads short.
+TEST_CASE("through io-uring, a file cut short fails closed naming the expert, and reads again once it is whole") {
+  for (const char* direct : {"auto", "off"}) {
+    CAPTURE(direct);
+    CapturingHost host;
+    Plugins plugins(host.get());
+    SyntheticCatalog model(4, 8, 2);
+    auto transport = plugins.transport("io-uring", {{"direct", direct}, {"buffers", "2"}, {"buffer_size", "4KiB"}});
+    auto pager = plugins.pager("lru", {{"budget", std::to_string(model.budget_for(2))}}, model.catalog, transport);
+    acquire(pager, 3, {0, 1});
+    const uint64_t cut = model.offset(3, 7, 1) + 300;  // layer 3, expert 7, part w2: 300 of its 600 bytes
+    const uint64_t size = std::filesystem::file_size(model.file_path);
+    std::filesystem::resize_file(model.file_path, cut);
+    try {
+      acquire(pager, 3, {7, 0});
+      FAIL("a short read was not reported");
+    } catch (const mp::PluginError& e) {
+      const std::string what = e.what();
+      CHECK(e.status() == MP_ERR_IO);
+      CHECK(what.find("layer 3 expert 7 (w2)") != std::string::npos);
+      CHECK(what.find(model.file_path) != std::string::npos);
+      CHECK(what.find("unexpected end of file at offset " + std::to_string(model.offset(3, 7, 1))) !=
+            std::string::npos);
+    }
+    // Whole again: the same bytes written back past the cut.
+    std::string tail(size - cut, '\0');
+    for (uint64_t i = cut; i < size; ++i) tail[i - cut] = char(pattern_byte(i));
+    {
+      std::fstream out(model.file_path, std::ios::in | std::ios::out | std::ios::binary);
+      out.seekp(std::streamoff(cut));
+      out.write(tail.data(), std::streamsize(tail.size()));
+      REQUIRE(out.good());
+    }
+    const uint64_t misses_before = pager.stats().misses;
+    auto retry = acquire(pager, 3, {7, 0});
+    CHECK(model.slot_holds(retry.slots[0], 3, 7));
+    CHECK(model.slot_holds(retry.slots[1], 3, 0));
+    CHECK(pager.stats().misses == misses_before + 1);  // expert 7 was read again, not trusted
   }
 }

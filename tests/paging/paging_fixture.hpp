@@ -131,9 +131,10 @@ using OptionList = std::vector<std::pair<std::string, std::string>>;
 class Plugins {
  public:
   explicit Plugins(const mp_host_api* host) : registry_(host), host_(host) {
-    for (const char* lib : {"libmoepage-pager-paged.so", "libmoepage-pager-lru.so",
-                            "libmoepage-pager-adapter-prefetch.so", "libmoepage-transport-pinned-async.so",
-                            "libmoepage-transport-fault-inject.so", "libmoepage-transport-pread.so"})
+    for (const char* lib :
+         {"libmoepage-pager-paged.so", "libmoepage-pager-lru.so", "libmoepage-pager-resident.so",
+          "libmoepage-pager-adapter-prefetch.so", "libmoepage-transport-pinned-async.so",
+          "libmoepage-transport-fault-inject.so", "libmoepage-transport-pread.so", "libmoepage-transport-io-uring.so"})
       registry_.add_library(plugin_dir() / lib);
   }
 
@@ -144,13 +145,18 @@ class Plugins {
 
   mp::PagerHandle pager(const std::string& name, OptionList options, const mp_expert_catalog& catalog,
                         mp::TransportHandle& transport, uint64_t dense_bytes = 0) {
+    return pager(name, std::move(options), catalog, transport.ref(), dense_bytes);
+  }
+  // Over any transport instance (a test double made in process), which must outlive the pager.
+  mp::PagerHandle pager(const std::string& name, OptionList options, const mp_expert_catalog& catalog,
+                        const mp_transport_ref& transport, uint64_t dense_bytes = 0) {
     const host::LoadedComponent& c = registry_.find(MP_KIND_PAGER, name);
     mp_pager_create_args args{};
     args.struct_size = sizeof args;
     args.host = host_;
     args.options = resolve(c, options);
     args.catalog = &catalog;
-    args.transport = transport.ref();
+    args.transport = transport;
     args.dense_bytes = dense_bytes;
     return mp::PagerHandle::create(*c.descriptor, c.library, args);
   }
@@ -182,6 +188,9 @@ struct PagingBench {
   explicit PagingBench(const std::string& transport_name = "pread", const std::string& threads = "1",
                        std::unique_ptr<host::DeviceService> device = host::make_cpu_device_service())
       : host(std::move(device)), transport(plugins.transport(transport_name, {{"threads", threads}})) {}
+  // A transport with options of its own (io-uring has no `threads`).
+  PagingBench(const std::string& transport_name, OptionList transport_options)
+      : transport(plugins.transport(transport_name, std::move(transport_options))) {}
 
   // Pager `name` with a budget that buys `slots` slots per layer, plus `options`.
   mp::PagerHandle pager_with_slots(uint32_t slots, const std::string& name = "lru", OptionList options = {}) {

@@ -1,13 +1,11 @@
 // libFuzzer entry for profile loading (built with -DMOEPAGE_FUZZ=ON and clang):
 //   build/bin/fuzz-profile -max_total_time=60 configs/
 // Every input must load or fail with ProfileError; anything else escaping is a bug. The input is
-// also tried as a size string and as a --set override on top of a fixed profile.
-#include <unistd.h>
-
+// parsed from memory as a profile (no file written per input), and tried as a size string and as
+// a --set override on top of a fixed profile.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <string_view>
 
@@ -16,13 +14,10 @@
 
 namespace {
 
-std::filesystem::path scratch(const char* name) {
-  return std::filesystem::temp_directory_path() / ("moepage-fuzz-profile-" + std::to_string(::getpid()) + name);
-}
-
-void load_or_refuse(const std::filesystem::path& file, std::span<const std::string> overrides) {
+template <typename Load>
+void load_or_refuse(Load load) {
   try {
-    moepage::profile::load_profile(file, overrides, "/");
+    load();
   } catch (const moepage::profile::ProfileError&) {
     // a clear refusal is the expected outcome for most inputs
   }
@@ -31,19 +26,17 @@ void load_or_refuse(const std::filesystem::path& file, std::span<const std::stri
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  namespace profile = moepage::profile;
   const std::string text(reinterpret_cast<const char*>(data), size);
   (void)moepage::units::parse_size(text);
 
-  static const std::filesystem::path input = scratch(".yaml");
-  std::ofstream(input, std::ios::binary | std::ios::trunc) << text;
-  load_or_refuse(input, {});
+  // A folder that does not exist: a `base:` in the input is refused as missing, never read.
+  static const std::filesystem::path as_path = "/nonexistent-moepage-fuzz/profile.yaml";
+  const std::filesystem::path root = "/";
+  load_or_refuse([&] { profile::load_profile_text(text, as_path, {}, root); });
 
-  static const std::filesystem::path fixed = [] {
-    const auto path = scratch("-fixed.yaml");
-    std::ofstream(path) << "pager: {plugin: lru, budget: 1GiB}\ntransport: {plugin: pread}\n";
-    return path;
-  }();
-  const std::string overrides[] = {text};
-  load_or_refuse(fixed, overrides);
+  static const std::string fixed = "pager: {plugin: lru, budget: 1GiB}\ntransport: {plugin: pread}\n";
+  const profile::Override overrides[] = {{text, ""}};
+  load_or_refuse([&] { profile::load_profile_text(fixed, as_path, overrides, root); });
   return 0;
 }

@@ -242,3 +242,23 @@ TEST_CASE("arch takes a name or a map with the architecture's options, and --set
   CHECK(p.arch == "other");
   CHECK(p.arch_spec.options.empty());  // another plugin: the options given for deepseek4 are dropped
 }
+
+TEST_CASE("a profile given as text loads as the file it names would, bases read from disk") {
+  TempDir dir;
+  dir.write("common/root.yaml", "model: ../models/tiny\npager: {plugin: lru, budget: 1GiB}\n");
+  const auto as_path = dir.path() / "common/leaf.yaml";  // never written: only its folder anchors paths
+  const std::string text = "base: root.yaml\ntransport: {plugin: pread}\npager: {budget: 2GiB}\n";
+  Profile p = moepage::profile::load_profile_text(text, as_path);
+  CHECK(p.model == dir.path() / "models/tiny");
+  CHECK(*option_text(p.pager, "budget") == "2GiB");
+  CHECK(p.transport.plugin == "pread");
+  CHECK(p.source == as_path);
+  // Errors name the path the text stands for, with line and column.
+  try {
+    moepage::profile::load_profile_text("pager: [1, 2\n", as_path);
+    FAIL("malformed text loaded");
+  } catch (const ProfileError& e) {
+    CHECK(std::string(e.what()).find(as_path.string() + ":") == 0);
+    CHECK(std::string(e.what()).find("YAML syntax error") != std::string::npos);
+  }
+}

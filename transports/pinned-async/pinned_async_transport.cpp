@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "fileio/positional_read.hpp"
+#include "request_checks.hpp"
 
 namespace moepage::transport {
 
@@ -105,22 +106,7 @@ uint64_t PinnedAsyncTransport::check_batch(const mp::VersionedArray<mp_read_requ
   all_prefetch = requests.size() > 0;
   for (uint32_t i = 0; i < requests.size(); ++i) {
     const mp_read_request r = requests[i];
-    if (files_.find(r.file) == nullptr)
-      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pinned-async: request {}: unknown file handle {} (opened: {})", i,
-                                                     r.file, files_.size()));
-    if (r.dst == nullptr && r.length > 0)
-      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pinned-async: request {}: dst is NULL", i));
-    if (r.offset + r.length < r.offset)
-      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pinned-async: request {}: offset + length overflows", i));
-    if (r.dst_kind != MP_MEM_HOST && r.dst_kind != MP_MEM_DEVICE)
-      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pinned-async: request {}: unknown dst_kind {}", i, r.dst_kind));
-    if (r.priority != MP_READ_DEMAND && r.priority != MP_READ_PREFETCH)
-      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pinned-async: request {}: unknown priority {}", i, r.priority));
-    if (r.dst_kind == MP_MEM_DEVICE && r.length > 0 && !device_copies)
-      throw mp::Error(MP_ERR_UNSUPPORTED,
-                      mp::format("pinned-async: request {}: device destination, but the host offers "
-                                 "no copy stream and events",
-                                 i));
+    check_read_request(r, i, {"pinned-async", files_.find(r.file) != nullptr, files_.size(), device_copies});
     if (r.priority == MP_READ_DEMAND) all_prefetch = false;
     chunks += (r.length + chunk_bytes_ - 1) / chunk_bytes_;
   }
@@ -152,7 +138,7 @@ mp_status PinnedAsyncTransport::submit(const mp_read_request* requests, uint32_t
   t.n_requests = n;
   t.outcome.reset();
   t.failed_chunks = 0;
-  if (chunks == 0) requests_ += n;
+  if (chunks == 0) counters_.requests += n;
   for (uint32_t i = 0; i < n; ++i) {
     const mp_read_request r = batch[i];
     auto& queue = r.priority == MP_READ_DEMAND ? demand_ : prefetch_;
@@ -208,8 +194,8 @@ void PinnedAsyncTransport::run(Job& job, uint32_t worker) {
   const uint64_t t1 = now_ns();
   {
     std::lock_guard lock(mutex_);
-    read_ns_ += t1 - t0;
-    bytes_ += r.bytes_read;
+    counters_.read_ns += t1 - t0;
+    counters_.bytes_read += r.bytes_read;
   }
   if (r.status != MP_OK) {
     finish_chunk(job.origin, true, r.status, r.message);
@@ -220,7 +206,7 @@ void PinnedAsyncTransport::run(Job& job, uint32_t worker) {
     const uint64_t t2 = now_ns();
     {
       std::lock_guard lock(mutex_);
-      copy_ns_ += t2 - t1;
+      counters_.copy_ns += t2 - t1;
     }
     finish_chunk(job.origin, true, MP_OK, {});
     return;
@@ -241,7 +227,7 @@ void PinnedAsyncTransport::run(Job& job, uint32_t worker) {
   s.busy = true;
   s.origin = job.origin;
   std::lock_guard lock(mutex_);
-  copy_ns_ += t2 - t1;
+  counters_.copy_ns += t2 - t1;
   --tickets_[job.origin.ticket]->unissued;
   ticket_changed_.notify_all();
 }
@@ -259,11 +245,11 @@ void PinnedAsyncTransport::finish_chunk(const Origin& origin, bool issued_now, m
   Ticket& t = *tickets_[origin.ticket];
   if (issued_now) --t.unissued;
   if (status != MP_OK) {
-    ++errors_;
+    ++counters_.errors;
     ++t.failed_chunks;
     t.outcome.record_failure(status, error, origin.request, origin.tag);
   }
-  if (--t.chunks_left == 0) requests_ += t.n_requests;
+  if (--t.chunks_left == 0) counters_.requests += t.n_requests;
   ticket_changed_.notify_all();
 }
 
@@ -309,7 +295,7 @@ mp_status PinnedAsyncTransport::wait(mp_ticket ticket, mp_ticket_result* result)
   t.claimed = true;  // a second waiter is refused instead of retiring the slot twice
   const uint64_t t0 = now_ns();
   ticket_changed_.wait(lock, [&t] { return t.chunks_left == 0; });
-  wait_ns_ += now_ns() - t0;
+  counters_.wait_ns += now_ns() - t0;
   return report(ticket, t, result);
 }
 
@@ -339,14 +325,6 @@ mp_status PinnedAsyncTransport::ticket_event(mp_ticket ticket, mp_event* out) {
   return MP_OK;
 }
 
-mp_status PinnedAsyncTransport::stats(mp_transport_stats* out) {
-  mp_transport_stats s{};
-  {
-    std::lock_guard lock(mutex_);
-    s = mp_transport_stats{sizeof s, requests_, bytes_, read_ns_, copy_ns_, wait_ns_, errors_};
-  }
-  mp::write_out(out, s, "pinned-async: stats");
-  return MP_OK;
-}
+mp_status PinnedAsyncTransport::stats(mp_transport_stats* out) { return counters_.write(out, "pinned-async: stats"); }
 
 }  // namespace moepage::transport

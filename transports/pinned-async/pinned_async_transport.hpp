@@ -31,6 +31,7 @@
 #include "file_table.hpp"
 #include "moepage/cpp/host_clock.hpp"
 #include "moepage/cpp/plugin_adapter.hpp"
+#include "moepage/cpp/transport_counters.hpp"
 #include "ticket_outcome.hpp"
 
 namespace moepage::transport {
@@ -39,14 +40,7 @@ class PinnedAsyncTransport {
  public:
   PinnedAsyncTransport(const mp_host_api* host, const mp::Options& options);
   ~PinnedAsyncTransport();
-  PinnedAsyncTransport(const PinnedAsyncTransport&) = delete;
-  PinnedAsyncTransport& operator=(const PinnedAsyncTransport&) = delete;
-
-  mp_status open(const char* path, uint32_t* file);
-  mp_status submit(const mp_read_request* requests, uint32_t n, mp_ticket* ticket);
-  mp_status wait(mp_ticket ticket, mp_ticket_result* result);
-  mp_status poll(mp_ticket ticket, mp_ticket_result* result);
-  mp_status stats(mp_transport_stats* out);
+  MP_TRANSPORT_MEMBERS(PinnedAsyncTransport);
   mp_status ticket_event(mp_ticket ticket, mp_event* out);
 
  private:
@@ -113,7 +107,7 @@ class PinnedAsyncTransport {
   std::vector<std::vector<Staging>> staging_;  // [worker][ring]
   std::vector<uint32_t> next_staging_;         // [worker]
 
-  uint64_t requests_ = 0, bytes_ = 0, read_ns_ = 0, copy_ns_ = 0, wait_ns_ = 0, errors_ = 0;  // under mutex_
+  mp::TransportCounters counters_;
   std::vector<std::thread> workers_;  // last: started after everything they use exists
 };
 

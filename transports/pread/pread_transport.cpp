@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "fileio/positional_read.hpp"
+#include "request_checks.hpp"
 
 namespace moepage::pread {
 namespace {
@@ -63,26 +64,7 @@ void PreadTransport::check_batch(const mp::VersionedArray<mp_read_request>& requ
   for (uint32_t i = 0; i < n; ++i) {
     const mp_read_request r = requests[i];
     resolved_[i] = files_.find(r.file);
-    if (resolved_[i] == nullptr) {
-      throw mp::Error(MP_ERR_INVALID_ARG,
-                      mp::format("pread: request {}: unknown file handle {} (opened: {})", i, r.file, files_.size()));
-    }
-    if (r.length > 0 && r.dst == nullptr) {
-      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pread: request {}: dst is NULL", i));
-    }
-    if (r.offset + r.length < r.offset || r.dst_offset + r.length < r.dst_offset) {
-      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pread: request {}: offset + length overflows", i));
-    }
-    if (r.dst_kind != MP_MEM_HOST && r.dst_kind != MP_MEM_DEVICE) {
-      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pread: request {}: unknown dst_kind {}", i, r.dst_kind));
-    }
-    if (r.priority != MP_READ_DEMAND && r.priority != MP_READ_PREFETCH) {
-      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pread: request {}: unknown priority {}", i, r.priority));
-    }
-    if (r.dst_kind == MP_MEM_DEVICE && r.length > 0 && !has_device_copies(host_)) {
-      throw mp::Error(MP_ERR_UNSUPPORTED,
-                      mp::format("pread: request {}: device destination, but the host offers no device copies", i));
-    }
+    transport::check_read_request(r, i, {"pread", resolved_[i] != nullptr, files_.size(), has_device_copies(host_)});
   }
 }
 

@@ -28,14 +28,7 @@ class PreadTransport {
  public:
   PreadTransport(const mp_host_api* host, const mp::Options& options);
   ~PreadTransport();
-  PreadTransport(const PreadTransport&) = delete;
-  PreadTransport& operator=(const PreadTransport&) = delete;
-
-  mp_status open(const char* path, uint32_t* file);
-  mp_status submit(const mp_read_request* requests, uint32_t n, mp_ticket* ticket);
-  mp_status wait(mp_ticket ticket, mp_ticket_result* result);
-  mp_status poll(mp_ticket ticket, mp_ticket_result* result);
-  mp_status stats(mp_transport_stats* out);
+  MP_TRANSPORT_MEMBERS(PreadTransport);
 
  private:
   struct TicketState {

@@ -21,6 +21,11 @@ struct MoeStats {
   uint64_t acquires = 0;        // ExpertSource::acquire calls
   uint64_t table_uploads = 0;   // GPU only: uploads of a layer's expert slot pointer table
   uint64_t routed_ns = 0;       // CPU only: wall time in the routed experts' MLPs (acquire excluded)
+  // GPU only, the split acquire: experts whose bytes were still being read when their band's
+  // kernels began (each launched as its bytes landed), and the experts of those bands launched
+  // before the first of them (hits computed while misses were read).
+  uint64_t pending_experts = 0;
+  uint64_t hits_first = 0;
 };
 
 // tokens: [S] ids (hash routing); yn: [S, D] after ffn_norm; out: [S, D]. forced: [S, k] experts

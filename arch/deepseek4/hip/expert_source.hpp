@@ -15,6 +15,18 @@ struct GpuExpertSource {
   // slots[i] (host array) receives the device slot of experts[i]; valid until the next acquire()
   // of the same layer. `stream` waits for pending fills.
   virtual void acquire(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots, Stream stream) = 0;
+  // The split acquire, so that experts whose bytes are there are computed while the others are
+  // read: slots[i] for every expert, pending[i] = 1 for each whose bytes may still be on their way
+  // (acquire_await makes `stream` wait for expert `index`'s bytes before its kernels). The
+  // default is acquire() with nothing pending. acquire_finish returns once every read landed and
+  // throws when one failed (what was computed from the slots must then be discarded).
+  virtual void acquire_start(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots,
+                             uint8_t* pending, Stream stream) {
+    acquire(layer, experts, n, slots, stream);
+    for (uint32_t i = 0; i < n; ++i) pending[i] = 0;
+  }
+  virtual void acquire_await(uint32_t /*layer*/, uint32_t /*index*/, Stream /*stream*/) {}
+  virtual void acquire_finish(uint32_t /*layer*/) {}
   virtual uint32_t max_batch() const = 0;
   // After a layer: the predictor's view (mean of the streams of the batch's last token), device
   // memory, d floats, ready once `stream` reaches this point.

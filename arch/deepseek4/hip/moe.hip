@@ -1,9 +1,14 @@
 // The MoE block on the GPU (moe.hpp). One step of a layer:
 //   gate matmul -> route (device) -> [scored layers: ids to pinned host memory, event]
 //   (the shared expert on a side stream from the start, joined before the combine)
-//   -> per band of experts: acquire, pointer-table row upload if it changed, group upload,
-//      w1/w3 + SwiGLU kernel, w2 kernel (both find the slot through the device table)
-//   -> combine in j order (no atomics: the same bits every run).
+//   -> per band of experts: acquire_start (slots of all, which are still being read),
+//      pointer-table row upload if it changed, group upload (ready experts first), then
+//      w1/w3 + SwiGLU kernel and w2 kernel for the ready experts, and for each pending expert
+//      a device wait on its bytes and its two kernels (all find the slot through the device
+//      table); acquire_finish (the host waits for the reads while the GPU computes; a failed
+//      read throws)
+//   -> combine in j order (no atomics: the same bits every run; the kernel variant is the
+//      layer's, whatever the grouping).
 #include "deepseek4/hip/moe.hpp"
 
 #include <algorithm>
@@ -172,11 +177,13 @@ __device__ inline DeviceMat part_mat(const std::byte* slot, const PartArgs& p, i
 }
 
 // The band's group record: experts [nb], starts [nb+1] (into the pair lists), tokens [np], pairs [np].
+// A launch covers the experts first .. first + gridDim.y of the record (a group of the band).
 struct Band {
   const int32_t* groups;
   int32_t nb, np;
-  __device__ const int32_t* experts() const { return groups; }
-  __device__ const int32_t* starts() const { return groups + nb; }
+  int32_t first = 0;
+  __device__ const int32_t* experts() const { return groups + first; }
+  __device__ const int32_t* starts() const { return groups + nb + first; }
   __device__ const int32_t* tokens() const { return groups + 2 * nb + 1; }
   __device__ const int32_t* pairs() const { return groups + 2 * nb + 1 + np; }
 };
@@ -365,14 +372,17 @@ __global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
   for (int64_t i = threadIdx.x; i < r1 - r0; i += blockDim.x) ex_out[dest * D + r0 + i] = gemv_total(partial, 0, i);
 }
 
-// Launches both single-token expert products when their shapes apply; false otherwise.
+// Launches both single-token expert products for `nb` experts of the band (grid.y), planned for
+// plan_nb experts (the layer's: every group gets the same plan), when their shapes apply; false
+// otherwise (decided by the shapes alone, so the same for every group of a layer).
 bool launch_expert_gemv(const std::byte* const* table_row, const ExpertLayout& layout, WeightCode up_code,
-                        WeightCode down_code, int64_t D, int64_t I, const Band& band, int32_t nb, const float* yn,
-                        float limit, float* act, float* ex_out, hipStream_t st) {
+                        WeightCode down_code, int64_t D, int64_t I, const Band& band, int32_t nb, int32_t plan_nb,
+                        const float* yn, float limit, float* act, float* ex_out, hipStream_t st) {
   const GemvShape up = gemv_shape(up_code, row_bytes_of(up_code, D) / 16);
   const GemvShape down = gemv_shape(down_code, row_bytes_of(down_code, I) / 16);
   if (up.slices == 0 || down.slices == 0) return false;
-  const int64_t up_rows = gemv_rows_per_block(I, nb, up.slices), down_rows = gemv_rows_per_block(D, nb, down.slices);
+  const int64_t up_rows = gemv_rows_per_block(I, plan_nb, up.slices),
+                down_rows = gemv_rows_per_block(D, plan_nb, down.slices);
   with_gemv_kernel(up_code, up, [&](auto wc, auto c) {
     expert_up_gemv_kernel<decltype(wc)::value, decltype(c)::value>
         <<<dim3(unsigned((I + up_rows - 1) / up_rows), unsigned(nb)), unsigned(up.slices * kGemvLanes), 0, st>>>(
@@ -410,6 +420,22 @@ WeightCode part_code(const ExpertPart& p, int64_t rows, int64_t cols, uint32_t l
   const std::string what = "gpu moe layer " + std::to_string(layer) + " expert part " + name;
   return weight_code(probe, what.c_str());
 }
+
+// Closes a started acquire when the band fails before its acquire_finish (a launch error, a bad
+// slot), so the pager is not left with the layer started; the first error is the one that
+// travels.
+struct FinishOnUnwind {
+  GpuExpertSource& source;
+  uint32_t layer;
+  bool armed = true;
+  ~FinishOnUnwind() {
+    if (!armed) return;
+    try {
+      source.acquire_finish(layer);
+    } catch (...) {
+    }
+  }
+};
 
 }  // namespace
 
@@ -449,6 +475,8 @@ std::unique_ptr<MoeScratch> allocate_moe_scratch(const Config& c, int64_t max_ba
   sc->pair_token.assign(size_t(S * k), 0);
   sc->pair_dest.assign(size_t(S * k), 0);
   sc->slots.assign(size_t(E), nullptr);
+  sc->pending.assign(size_t(E), 0);
+  sc->order.assign(size_t(E), 0);
   hipEvent_t e = nullptr;
   MP_GPU_CHECK(hipEventCreateWithFlags(&e, hipEventDisableTiming));
   sc->idx_ready = e;
@@ -574,11 +602,29 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
   const std::byte** mirror = sc.mirror + int64_t(layer) * E;
   const std::byte** table_row = sc.table + int64_t(layer) * E;
   int32_t* staging = sc.staging + int64_t(layer) * sc.group_ints;
+
+  // The kernel variant is chosen once per layer from all of its experts: the token tile from the
+  // largest group, the tile and row plans for n_used experts. Every band and every group of a band
+  // launches that same variant (only grid.y differs), so an expert's output has the same bits
+  // whether the pager served the layer in one call or in bands, hits first or all at once.
+  int32_t max_count = 0;
+  for (int32_t i = 0; i < n_used; ++i) {
+    const int32_t e = sc.used[size_t(i)];
+    max_count = std::max(max_count, sc.start[size_t(e + 1)] - sc.start[size_t(e)]);
+  }
+  const bool up_vec = reinterpret_cast<uintptr_t>(yn) % 16 == 0 && D % 4 == 0;
+  const bool down_vec = reinterpret_cast<uintptr_t>(sc.act) % 16 == 0 && I % 4 == 0;
+  const float limit = float(c.swiglu_limit);
+  const dim3 up_grid(blocks_for(I, kBlock / MP_MIN_WARP_SIZE));
+  const dim3 down_grid(blocks_for(D, kBlock / MP_MIN_WARP_SIZE));
+
   for (int32_t b0 = 0; b0 < n_used; b0 += int32_t(band)) {
     const int32_t nb = std::min<int32_t>(int32_t(band), n_used - b0);
     // A second band may evict the first band's slots: their kernels must be done.
     if (b0 > 0) MP_GPU_CHECK(hipStreamSynchronize(st));
-    source.acquire(layer, sc.used.data() + b0, uint32_t(nb), sc.slots.data(), stream);
+    // Hits first: the slots of every expert now, the misses' bytes still on their way.
+    source.acquire_start(layer, sc.used.data() + b0, uint32_t(nb), sc.slots.data(), sc.pending.data(), stream);
+    FinishOnUnwind started{source, layer};
     ++stats.acquires;
     // The previous copies out of this layer's pinned memory must be done before it is rewritten.
     MP_GPU_CHECK(hipEventSynchronize(copied));
@@ -596,27 +642,32 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
       MP_GPU_CHECK(hipMemcpyAsync(table_row, mirror, size_t(E) * sizeof(const std::byte*), hipMemcpyHostToDevice, st));
       ++stats.table_uploads;
     }
+    // The band's experts in launch order: those ready now, then the pending ones (each ascending),
+    // each expert's pairs in token order behind it.
+    int32_t n_ready = 0;
+    for (int32_t i = 0; i < nb; ++i)
+      if (!sc.pending[size_t(i)]) sc.order[size_t(n_ready++)] = i;
+    for (int32_t i = 0, g = n_ready; i < nb; ++i)
+      if (sc.pending[size_t(i)]) sc.order[size_t(g++)] = i;
     const int32_t p_begin = sc.start[size_t(sc.used[size_t(b0)])];
     const int32_t p_end = sc.start[size_t(sc.used[size_t(b0 + nb - 1)] + 1)];
     const int32_t np = p_end - p_begin;
-    int32_t max_count = 0;
-    for (int32_t i = 0; i < nb; ++i) {
-      const int32_t e = sc.used[size_t(b0 + i)];
-      staging[i] = e;
-      staging[nb + i] = sc.start[size_t(e)] - p_begin;
-      max_count = std::max(max_count, sc.start[size_t(e + 1)] - sc.start[size_t(e)]);
+    int32_t* rec_tokens = staging + 2 * nb + 1;
+    int32_t* rec_pairs = rec_tokens + np;
+    for (int32_t g = 0, at = 0; g < nb; ++g) {
+      const int32_t e = sc.used[size_t(b0 + sc.order[size_t(g)])];
+      const int32_t from = sc.start[size_t(e)], n_pairs = sc.start[size_t(e + 1)] - from;
+      staging[g] = e;
+      staging[nb + g] = at;
+      std::copy_n(sc.pair_token.data() + from, n_pairs, rec_tokens + at);
+      std::copy_n(sc.pair_dest.data() + from, n_pairs, rec_pairs + at);
+      at += n_pairs;
     }
     staging[2 * nb] = np;
-    std::copy_n(sc.pair_token.data() + p_begin, np, staging + 2 * nb + 1);
-    std::copy_n(sc.pair_dest.data() + p_begin, np, staging + 2 * nb + 1 + np);
     MP_GPU_CHECK(
         hipMemcpyAsync(sc.groups, staging, size_t(2 * nb + 1 + 2 * np) * sizeof(int32_t), hipMemcpyHostToDevice, st));
     MP_GPU_CHECK(hipEventRecord(copied, st));
 
-    const Band bd{sc.groups, nb, np};
-    const bool up_vec = reinterpret_cast<uintptr_t>(yn) % 16 == 0 && D % 4 == 0;
-    const bool down_vec = reinterpret_cast<uintptr_t>(sc.act) % 16 == 0 && I % 4 == 0;
-    const float limit = float(c.swiglu_limit);
     bool slots_aligned = true;
     for (int32_t i = 0; i < nb; ++i)
       slots_aligned = slots_aligned && reinterpret_cast<uintptr_t>(sc.slots[size_t(i)]) % 16 == 0;
@@ -624,67 +675,84 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
                           layout.w3.offset % 16 == 0 && row_bytes_of(up_code, D) % 16 == 0;
     const bool down_tiles = slots_aligned && down_vec && down_code != WeightCode::F16 && layout.w2.offset % 16 == 0 &&
                             row_bytes_of(down_code, I) % 16 == 0;
-    const dim3 up_grid(blocks_for(I, kBlock / MP_MIN_WARP_SIZE), unsigned(nb));
-    const dim3 down_grid(blocks_for(D, kBlock / MP_MIN_WARP_SIZE), unsigned(nb));
-    if (max_count == 1 && up_tiles && down_tiles &&
-        launch_expert_gemv(table_row, layout, up_code, down_code, D, I, bd, nb, yn, limit, sc.act, sc.ex_out, st)) {
-      stats.routed_experts += uint64_t(np);
-      continue;
+    // The layer's variant for the experts first .. first + count of the record.
+    auto launch_group = [&](int32_t first, int32_t count) {
+      const Band bd{sc.groups, nb, np, first};
+      if (max_count == 1 && up_tiles && down_tiles &&
+          launch_expert_gemv(table_row, layout, up_code, down_code, D, I, bd, count, n_used, yn, limit, sc.act,
+                             sc.ex_out, st))
+        return;
+      with_token_tile(max_count, [&](auto tile) {
+        constexpr int T = decltype(tile)::value;
+        using Yes = std::true_type;
+        using No = std::false_type;
+        if (up_tiles) {
+          with_weight_code(up_code, [&](auto wc) {
+            constexpr WeightCode W = decltype(wc)::value;
+            if constexpr (W != WeightCode::F16) {
+              constexpr int RW = up_wide_rows(T);
+              const TilePlan p =
+                  plan_tiles(I, row_bytes_of(W, D) / 16, RW, tile_unroll(T, 2 * RW), tile_unroll(T, 2), n_used);
+              auto launch = [&](auto rows, auto block) {
+                expert_up_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>
+                    <<<dim3(p.grid, unsigned(count)), p.threads, 0, st>>>(
+                        table_row, part_args(layout.w1), part_args(layout.w3), D, I, bd, yn, limit, sc.act);
+              };
+              using Wide = std::integral_constant<int, RW>;
+              using One = std::integral_constant<int, 1>;
+              if (p.wide) p.block ? launch(Wide{}, Yes{}) : launch(Wide{}, No{});
+              else p.block ? launch(One{}, Yes{}) : launch(One{}, No{});
+            }
+          });
+        } else {
+          with_weight_code(up_code, [&](auto wc) {
+            expert_up_kernel<decltype(wc)::value, T><<<dim3(up_grid.x, unsigned(count)), kBlock, 0, st>>>(
+                table_row, part_args(layout.w1), part_args(layout.w3), D, I, bd, yn, up_vec, limit, sc.act);
+          });
+        }
+        MP_GPU_CHECK_LAUNCH("gpu moe expert w1/w3");
+        if (down_tiles) {
+          with_weight_code(down_code, [&](auto wc) {
+            constexpr WeightCode W = decltype(wc)::value;
+            if constexpr (W != WeightCode::F16) {
+              constexpr int RW = down_wide_rows(T);
+              const TilePlan p =
+                  plan_tiles(D, row_bytes_of(W, I) / 16, RW, tile_unroll(T, RW), tile_unroll(T, 1), n_used);
+              auto launch = [&](auto rows, auto block) {
+                expert_down_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>
+                    <<<dim3(p.grid, unsigned(count)), p.threads, 0, st>>>(table_row, part_args(layout.w2), D, I, bd,
+                                                                          sc.act, sc.ex_out);
+              };
+              using Wide = std::integral_constant<int, RW>;
+              using One = std::integral_constant<int, 1>;
+              if (p.wide) p.block ? launch(Wide{}, Yes{}) : launch(Wide{}, No{});
+              else p.block ? launch(One{}, Yes{}) : launch(One{}, No{});
+            }
+          });
+        } else {
+          with_weight_code(down_code, [&](auto wc) {
+            expert_down_kernel<decltype(wc)::value, T><<<dim3(down_grid.x, unsigned(count)), kBlock, 0, st>>>(
+                table_row, part_args(layout.w2), D, I, bd, sc.act, down_vec, sc.ex_out);
+          });
+        }
+        MP_GPU_CHECK_LAUNCH("gpu moe expert w2");
+      });
+    };
+    if (n_ready > 0) launch_group(0, n_ready);
+    // Each pending expert as its bytes land: the stream waits for them on the device, the host
+    // only for their reads to be queued, while the GPU computes what was launched before.
+    for (int32_t g = n_ready; g < nb; ++g) {
+      source.acquire_await(layer, uint32_t(sc.order[size_t(g)]), stream);
+      launch_group(g, 1);
     }
-    with_token_tile(max_count, [&](auto tile) {
-      constexpr int T = decltype(tile)::value;
-      using Yes = std::true_type;
-      using No = std::false_type;
-      if (up_tiles) {
-        with_weight_code(up_code, [&](auto wc) {
-          constexpr WeightCode W = decltype(wc)::value;
-          if constexpr (W != WeightCode::F16) {
-            constexpr int RW = up_wide_rows(T);
-            const TilePlan p =
-                plan_tiles(I, row_bytes_of(W, D) / 16, RW, tile_unroll(T, 2 * RW), tile_unroll(T, 2), nb);
-            auto launch = [&](auto rows, auto block) {
-              expert_up_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>
-                  <<<dim3(p.grid, unsigned(nb)), p.threads, 0, st>>>(table_row, part_args(layout.w1),
-                                                                     part_args(layout.w3), D, I, bd, yn, limit, sc.act);
-            };
-            using Wide = std::integral_constant<int, RW>;
-            using One = std::integral_constant<int, 1>;
-            if (p.wide) p.block ? launch(Wide{}, Yes{}) : launch(Wide{}, No{});
-            else p.block ? launch(One{}, Yes{}) : launch(One{}, No{});
-          }
-        });
-      } else {
-        with_weight_code(up_code, [&](auto wc) {
-          expert_up_kernel<decltype(wc)::value, T><<<up_grid, kBlock, 0, st>>>(
-              table_row, part_args(layout.w1), part_args(layout.w3), D, I, bd, yn, up_vec, limit, sc.act);
-        });
-      }
-      MP_GPU_CHECK_LAUNCH("gpu moe expert w1/w3");
-      if (down_tiles) {
-        with_weight_code(down_code, [&](auto wc) {
-          constexpr WeightCode W = decltype(wc)::value;
-          if constexpr (W != WeightCode::F16) {
-            constexpr int RW = down_wide_rows(T);
-            const TilePlan p = plan_tiles(D, row_bytes_of(W, I) / 16, RW, tile_unroll(T, RW), tile_unroll(T, 1), nb);
-            auto launch = [&](auto rows, auto block) {
-              expert_down_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>
-                  <<<dim3(p.grid, unsigned(nb)), p.threads, 0, st>>>(table_row, part_args(layout.w2), D, I, bd, sc.act,
-                                                                     sc.ex_out);
-            };
-            using Wide = std::integral_constant<int, RW>;
-            using One = std::integral_constant<int, 1>;
-            if (p.wide) p.block ? launch(Wide{}, Yes{}) : launch(Wide{}, No{});
-            else p.block ? launch(One{}, Yes{}) : launch(One{}, No{});
-          }
-        });
-      } else {
-        with_weight_code(down_code, [&](auto wc) {
-          expert_down_kernel<decltype(wc)::value, T>
-              <<<down_grid, kBlock, 0, st>>>(table_row, part_args(layout.w2), D, I, bd, sc.act, down_vec, sc.ex_out);
-        });
-      }
-      MP_GPU_CHECK_LAUNCH("gpu moe expert w2");
-    });
+    if (n_ready < nb) {
+      stats.pending_experts += uint64_t(nb - n_ready);
+      stats.hits_first += uint64_t(n_ready);
+    }
+    // Fail closed: a read that failed makes this throw, and the forward call with it, so what the
+    // kernels computed from that slot is never returned.
+    started.armed = false;
+    source.acquire_finish(layer);
     stats.routed_experts += uint64_t(np);
   }
   sc.side.join(stream);

@@ -58,6 +58,8 @@ struct MoeScratch {
   // Host working arrays of the grouping (sized at load).
   std::vector<int32_t> count, start, used, pair_token, pair_dest;  // [E], [E+1], [E], [S*k], [S*k]
   std::vector<const std::byte*> slots;                             // [E]
+  std::vector<uint8_t> pending;  // [E] of a band: 1 when the expert's bytes were still being read
+  std::vector<int32_t> order;    // [E] the band's experts in launch order (ready ones first)
 
   // Runtime events (hipEvent_t): the router's ids reached the host; and per layer, the last
   // async copy out of that layer's pinned mirror row and staging (the host waits on it before

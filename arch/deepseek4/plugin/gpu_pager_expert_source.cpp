@@ -13,13 +13,25 @@ GpuPagerExpertSource::GpuPagerExpertSource(PagerCalls& pager)
         "stream_wait_event");
 }
 
-void GpuPagerExpertSource::acquire(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots,
-                                   gpu::Stream stream) {
-  const mp_event ready = pager_.acquire(layer, experts, n, slots);
+void GpuPagerExpertSource::wait_on(uint32_t layer, mp_event ready, gpu::Stream stream) const {
   if (ready == nullptr) return;
   if (const mp_status s = device_->stream_wait_event(device_->ctx, static_cast<mp_stream>(stream), ready); s != MP_OK)
     throw std::runtime_error(std::string("arch 'deepseek4': ordering the compute stream after layer ") +
                              std::to_string(layer) + "'s expert fills failed: " + mp_status_name(s));
+}
+
+void GpuPagerExpertSource::acquire(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots,
+                                   gpu::Stream stream) {
+  wait_on(layer, pager_.acquire(layer, experts, n, slots), stream);
+}
+
+void GpuPagerExpertSource::acquire_start(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots,
+                                         uint8_t* pending, gpu::Stream stream) {
+  wait_on(layer, pager_.acquire_start(layer, experts, n, slots, pending), stream);
+}
+
+void GpuPagerExpertSource::acquire_await(uint32_t layer, uint32_t index, gpu::Stream stream) {
+  wait_on(layer, pager_.acquire_await(layer, index), stream);
 }
 
 void GpuPagerExpertSource::observe(uint32_t layer, const float* hidden_device, uint32_t d, gpu::Stream stream) {

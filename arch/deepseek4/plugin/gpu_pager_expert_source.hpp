@@ -3,7 +3,9 @@
 // acquire(layer, ids, stream) calls the pager's acquire(); a ready event makes the compute stream
 // wait for it on the device (the device service's stream_wait_event, the compute stream being an
 // mp_stream: on a HIP device both are the native stream), so the host never blocks on a fill.
-// Slot pointers are device memory and go to the forward pass unchanged. observe() hands the
+// The split acquire (pager.h 1.5) goes to the pager's acquire_start / _await / _finish, each
+// await's event ordering the stream the same way; a pager without them is served by plain acquire
+// with nothing pending. Slot pointers are device memory and go to the forward pass unchanged. observe() hands the
 // pager the device pointer and the stream it was written on. Bands and errors: pager_calls.hpp.
 #pragma once
 #include <cstdint>
@@ -20,10 +22,17 @@ class GpuPagerExpertSource final : public gpu::GpuExpertSource {
 
   void acquire(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots,
                gpu::Stream stream) override;
+  void acquire_start(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots, uint8_t* pending,
+                     gpu::Stream stream) override;
+  void acquire_await(uint32_t layer, uint32_t index, gpu::Stream stream) override;
+  void acquire_finish(uint32_t layer) override { pager_.acquire_finish(layer); }
   uint32_t max_batch() const override { return pager_.band(); }
   void observe(uint32_t layer, const float* hidden_device, uint32_t d, gpu::Stream stream) override;
 
  private:
+  // Makes `stream` wait for `ready` on the device (NULL: nothing to wait for).
+  void wait_on(uint32_t layer, mp_event ready, gpu::Stream stream) const;
+
   PagerCalls& pager_;
   const mp_device_service* device_;
 };

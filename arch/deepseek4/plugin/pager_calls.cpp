@@ -19,17 +19,47 @@ PagerCalls::PagerCalls(const mp_host_api* host, const mp_pager_ref& pager, uint3
   const bool everything_fits = stats.resident != 0 || stats.slots_per_layer == 0 || stats.slots_per_layer >= n_experts;
   band_ = everything_fits ? n_experts : std::max(stats.slots_per_layer, std::min(top_k, n_experts));
   raw_slots_.resize(band_);
+  splits_ = mp_pager_splits_acquire(pager_.vtable) != 0;
+}
+
+mp_event PagerCalls::acquire_start(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots,
+                                   uint8_t* pending) {
+  if (!splits_) {
+    std::fill_n(pending, n, uint8_t{0});
+    return acquire(layer, experts, n, slots);
+  }
+  return call_acquire(true, layer, experts, n, slots, pending);
+}
+
+mp_event PagerCalls::acquire_await(uint32_t layer, uint32_t index) {
+  if (!splits_) return nullptr;
+  mp_event ready = nullptr;
+  if (const mp_status s = pager_.vtable->acquire_await(pager_.self, layer, index, &ready); s != MP_OK)
+    fail("acquire_await", s);
+  return ready;
+}
+
+void PagerCalls::acquire_finish(uint32_t layer) {
+  if (!splits_) return;
+  if (const mp_status s = pager_.vtable->acquire_finish(pager_.self, layer); s != MP_OK) fail("acquire_finish", s);
 }
 
 mp_event PagerCalls::acquire(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots) {
+  return call_acquire(false, layer, experts, n, slots, nullptr);
+}
+
+mp_event PagerCalls::call_acquire(bool start, uint32_t layer, const int32_t* experts, uint32_t n,
+                                  const std::byte** slots, uint8_t* pending) {
   if (n > band_)
     throw std::logic_error("arch 'deepseek4': asked the pager for " + std::to_string(n) +
                            " experts at once, more than " + std::to_string(band_));
   mp_acquire_result result{};
   result.struct_size = sizeof result;
   result.slots = raw_slots_.data();
-  if (const mp_status s = pager_.vtable->acquire(pager_.self, layer, experts, n, &result); s != MP_OK)
-    fail("acquire", s);
+  result.pending = pending;
+  const mp_pager_vtable* v = pager_.vtable;
+  if (const mp_status s = (start ? v->acquire_start : v->acquire)(pager_.self, layer, experts, n, &result); s != MP_OK)
+    fail(start ? "acquire_start" : "acquire", s);
   for (uint32_t i = 0; i < n; ++i) slots[i] = static_cast<const std::byte*>(raw_slots_[i]);
   return result.ready;
 }

@@ -31,6 +31,17 @@ class PagerCalls {
   // the ExpertLayout expert_layout(catalog) builds). Returns the event the slots are ready at
   // (NULL when nothing is in flight).
   mp_event acquire(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots);
+  // The split acquire (pager.h, ABI 1.5), or plain acquire where the pager lacks it.
+  // acquire_start writes slots[i] for every expert and pending[i] = 1 for each whose bytes are
+  // still on their way (await it); returns the event the slots are ready at (plain acquire's
+  // event on the fallback, NULL on a split pager). acquire_await(index) returns the event expert
+  // `index`'s bytes are ready at (NULL: they are). acquire_finish returns once every read landed
+  // and throws, with the pager's message naming the part, when one failed: nothing computed
+  // from the started slots may then be used.
+  bool splits() const { return splits_; }
+  mp_event acquire_start(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots, uint8_t* pending);
+  mp_event acquire_await(uint32_t layer, uint32_t index);
+  void acquire_finish(uint32_t layer);
   // Forwards to the pager's observe() when it has one (a predictor stages layer + 1). Under a
   // routing replay, hands the pager the replay's recorded predictions for layer + 1 as a hint
   // instead: the hidden state of a replayed model says nothing about the recorded routing.
@@ -44,11 +55,16 @@ class PagerCalls {
   void hint(uint32_t layer, const std::vector<int32_t>& experts);
 
  private:
+  // One acquire() or acquire_start() (start = true; pending as for acquire_start): the band
+  // checked, the pager's slots handed back, a failure thrown with the call's name.
+  mp_event call_acquire(bool start, uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots,
+                        uint8_t* pending);
   [[noreturn]] void fail(const char* call, mp_status status) const;
 
   const mp_host_api* host_;
   mp_pager_ref pager_;
   uint32_t band_ = 0;
+  bool splits_ = false;
   std::vector<void*> raw_slots_;
   const RoutingReplay* replay_ = nullptr;
   uint32_t replay_top_ = 0, n_layers_ = 0;

@@ -16,8 +16,9 @@ extern "C" {
 #define MP_ABI_MAJOR 1
 /* The minors: 1.1 mp_arch_vtable.stats; 1.2 mp_arch_vtable.forward_greedy; 1.3 mp_trace_event.kind
  * and .rank (predictions in traces); 1.4 mp_transport_vtable.wait_result and .poll_result (which
- * request failed, as data), the conventions below written down and checked. */
-#define MP_ABI_MINOR 4
+ * request failed, as data), the conventions below written down and checked; 1.5 the split acquire
+ * (mp_pager_vtable.acquire_start, .acquire_await, .acquire_finish; mp_acquire_result.pending). */
+#define MP_ABI_MINOR 5
 
 /* The oldest host minor a plugin runs on. A plugin that needs nothing newer than, say, 1.0
  * defines MP_PLUGIN_ABI_MINOR to 0 before including any moepage header; the SDK then writes 0

@@ -96,6 +96,11 @@ typedef struct mp_acquire_result {
   void** slots;           /* caller-provided [n] */
   mp_event ready;         /* NULL when nothing is in flight */
   uint32_t table_changed; /* 1 when any expert's slot differs from the last acquire of this layer */
+  /* 1.5, acquire_start only (plain acquire leaves it alone): caller-provided [n] or NULL. The pager
+   * writes pending[i] = 1 when experts[i] is a miss whose bytes are still being read (wait for it
+   * with acquire_await), 0 when its slot is valid now. Inside struct_size and non-NULL, or
+   * acquire_start refuses the call. */
+  uint8_t* pending;
 } mp_acquire_result;
 
 typedef struct mp_pager_create_args {
@@ -132,7 +137,44 @@ typedef struct mp_pager_vtable {
   mp_status (*layer_stats)(void* self, uint32_t layer, mp_pager_layer_stats* out);
   /* Optional. Receives one event per expert access; NULL fn turns tracing off. */
   mp_status (*set_trace)(void* self, mp_trace_fn fn, void* ctx);
+
+  /* 1.5, optional, all three or none: the split acquire, so that compute on the hits (and on
+   * each miss as its bytes land) overlaps the reads of the other misses. A host uses them when
+   * all three lie inside struct_size and are non-NULL, and plain acquire otherwise.
+   *
+   *  acquire_start(layer, experts, n, out): what acquire() does up to the reads: settles the
+   *    layer's prefetches, plans (the same eviction decisions as acquire), submits the reads of
+   *    the misses, and returns without waiting for them. Writes slots[i] for every expert,
+   *    pending[i] (see mp_acquire_result), table_changed, and ready = NULL. Counts accesses, hits
+   *    and misses as acquire does. Its errors (a bad request, a refused submit) leave nothing
+   *    started: the slots it planned are emptied and nothing is to finish.
+   *  acquire_await(layer, index, ready): for experts[index] of the layer's started acquire with
+   *    pending[index] = 1: blocks the host until that expert's bytes are read and their copies
+   *    queued, then writes into *ready an event the compute stream waits on before it reads the
+   *    slot (NULL: the bytes are in the slot already, e.g. when the transport offers no
+   *    ticket_event). It never reports a read's failure (acquire_finish does): what is computed
+   *    from the slot is only trustworthy once acquire_finish returned MP_OK. Optional per expert:
+   *    finish waits for what was not awaited.
+   *  acquire_finish(layer): waits for every read of the layer's started acquire and commits the
+   *    slots. On a failed or short read it empties every slot the acquire was filling (none of
+   *    them becomes valid; the next access reads again) and fails naming layer, expert, part,
+   *    file and offset; the caller must then discard whatever it computed from those slots (the
+   *    deepseek4 forward fails the call). A layer with nothing started: MP_ERR_INVALID_ARG.
+   *
+   * Between start and finish of a layer the caller may await, hint (any layer: a prefetch never
+   * evicts a slot being filled), acquire other layers, begin no token and start no other acquire
+   * of that layer (MP_ERR_INVALID_ARG). destroy() with a started acquire waits for its reads and
+   * drops them (the slots stay empty). */
+  mp_status (*acquire_start)(void* self, uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* out);
+  mp_status (*acquire_await)(void* self, uint32_t layer, uint32_t index, mp_event* ready);
+  mp_status (*acquire_finish)(void* self, uint32_t layer);
 } mp_pager_vtable;
+
+/* Whether a pager vtable offers the split acquire (1.5): all three calls inside struct_size. */
+static inline int mp_pager_splits_acquire(const mp_pager_vtable* v) {
+  return MP_HAS_FIELD(v, mp_pager_vtable, acquire_finish) && v->acquire_start != NULL && v->acquire_await != NULL &&
+         v->acquire_finish != NULL;
+}
 
 typedef struct mp_pager_ref {
   uint32_t struct_size;

@@ -49,11 +49,19 @@ inline constexpr Callback kTransportCallbacks[] = {
 };
 
 inline constexpr Callback kPagerCallbacks[] = {
-    MP_ABI_CALLBACK(mp_pager_vtable, create, true, 0),      MP_ABI_CALLBACK(mp_pager_vtable, destroy, true, 0),
-    MP_ABI_CALLBACK(mp_pager_vtable, last_error, true, 0),  MP_ABI_CALLBACK(mp_pager_vtable, begin_token, true, 0),
-    MP_ABI_CALLBACK(mp_pager_vtable, acquire, true, 0),     MP_ABI_CALLBACK(mp_pager_vtable, observe, false, 0),
-    MP_ABI_CALLBACK(mp_pager_vtable, hint, false, 0),       MP_ABI_CALLBACK(mp_pager_vtable, stats, true, 0),
-    MP_ABI_CALLBACK(mp_pager_vtable, layer_stats, true, 0), MP_ABI_CALLBACK(mp_pager_vtable, set_trace, false, 0),
+    MP_ABI_CALLBACK(mp_pager_vtable, create, true, 0),
+    MP_ABI_CALLBACK(mp_pager_vtable, destroy, true, 0),
+    MP_ABI_CALLBACK(mp_pager_vtable, last_error, true, 0),
+    MP_ABI_CALLBACK(mp_pager_vtable, begin_token, true, 0),
+    MP_ABI_CALLBACK(mp_pager_vtable, acquire, true, 0),
+    MP_ABI_CALLBACK(mp_pager_vtable, observe, false, 0),
+    MP_ABI_CALLBACK(mp_pager_vtable, hint, false, 0),
+    MP_ABI_CALLBACK(mp_pager_vtable, stats, true, 0),
+    MP_ABI_CALLBACK(mp_pager_vtable, layer_stats, true, 0),
+    MP_ABI_CALLBACK(mp_pager_vtable, set_trace, false, 0),
+    MP_ABI_CALLBACK(mp_pager_vtable, acquire_start, false, 5),
+    MP_ABI_CALLBACK(mp_pager_vtable, acquire_await, false, 5),
+    MP_ABI_CALLBACK(mp_pager_vtable, acquire_finish, false, 5),
 };
 
 inline constexpr Callback kArchCallbacks[] = {

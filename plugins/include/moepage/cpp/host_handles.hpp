@@ -248,6 +248,23 @@ class PagerHandle : public detail::Handle<mp_pager_vtable> {
     o_.check(o_.vtable()->acquire(o_.self(), layer, experts.data(), static_cast<uint32_t>(experts.size()), out),
              "acquire");
   }
+  // The split acquire (ABI 1.5), when the pager offers all three calls (pager.h).
+  bool splits_acquire() const noexcept { return mp_pager_splits_acquire(o_.vtable()); }
+  void acquire_start(uint32_t layer, std::span<const int32_t> experts, mp_acquire_result* out) {
+    o_.require_live("acquire_start");
+    o_.check(o_.vtable()->acquire_start(o_.self(), layer, experts.data(), static_cast<uint32_t>(experts.size()), out),
+             "acquire_start");
+  }
+  mp_event acquire_await(uint32_t layer, uint32_t index) {
+    o_.require_live("acquire_await");
+    mp_event ready = nullptr;
+    o_.check(o_.vtable()->acquire_await(o_.self(), layer, index, &ready), "acquire_await");
+    return ready;
+  }
+  void acquire_finish(uint32_t layer) {
+    o_.require_live("acquire_finish");
+    o_.check(o_.vtable()->acquire_finish(o_.self(), layer), "acquire_finish");
+  }
   // Returns false when the pager does not observe hidden states.
   bool observe(uint32_t layer, const float* hidden, uint32_t d_model, mp_stream stream) {
     o_.require_live("observe");

@@ -7,6 +7,8 @@
 //   class PreadTransport {
 //    public:
 //     PreadTransport(const mp_host_api* host, const mp::Options& options);   // may throw
+//     MP_TRANSPORT_MEMBERS(PreadTransport);  // declares the five calls below and no copying
+//     // or, written out:
 //     mp_status open(const char* path, uint32_t* file);          // the C arguments minus `self`;
 //     mp_status submit(const mp_read_request* r, uint32_t n, mp_ticket* t);  // return a status
 //     mp_status wait(mp_ticket t, mp_ticket_result* r);            // or void; throw mp::Error to
@@ -240,6 +242,20 @@ concept TransportClass = requires(T& t, const char* path, uint32_t* file, const 
 &&(detail::ReportsFailedRequest<T> ||
    detail::WaitsForTickets<T>)&&std::is_constructible_v<T, const mp_host_api*, const Options&>;
 
+// Declares inside a transport class the member functions TransportClass requires, in their 1.4
+// form (wait/poll say which request failed), and makes the class non-copyable (the adapter owns
+// it through `self`). The class defines them in its .cpp; the optional ticket_event is declared
+// by the classes that offer it. One list, so a transport's signatures cannot drift from the
+// adapter's.
+#define MP_TRANSPORT_MEMBERS(Class)                                                 \
+  Class(const Class&) = delete;                                                     \
+  Class& operator=(const Class&) = delete;                                          \
+  mp_status open(const char* path, uint32_t* file);                                 \
+  mp_status submit(const mp_read_request* requests, uint32_t n, mp_ticket* ticket); \
+  mp_status wait(mp_ticket ticket, mp_ticket_result* result);                       \
+  mp_status poll(mp_ticket ticket, mp_ticket_result* result);                       \
+  mp_status stats(mp_transport_stats* out)
+
 template <TransportClass T>
 const mp_transport_vtable* transport_vtable() noexcept {
   using namespace detail;
@@ -331,6 +347,23 @@ const mp_pager_vtable* pager_vtable() noexcept {
     if constexpr (requires(T & t, mp_trace_fn fn, void* ctx) { t.set_trace(fn, ctx); }) {
       v.set_trace = [](void* self, mp_trace_fn fn, void* ctx) noexcept {
         return call<T>(self, "set_trace", [&](T& t) { return t.set_trace(fn, ctx); });
+      };
+    }
+    // The split acquire (1.5): all three, or none (pager.h).
+    if constexpr (requires(T & t, uint32_t l, const int32_t* e, mp_acquire_result* r, mp_event* ev) {
+                    t.acquire_start(l, e, l, r);
+                    t.acquire_await(l, l, ev);
+                    t.acquire_finish(l);
+                  }) {
+      v.acquire_start = [](void* self, uint32_t layer, const int32_t* experts, uint32_t n,
+                           mp_acquire_result* out) noexcept {
+        return call<T>(self, "acquire_start", [&](T& t) { return t.acquire_start(layer, experts, n, out); });
+      };
+      v.acquire_await = [](void* self, uint32_t layer, uint32_t index, mp_event* ready) noexcept {
+        return call<T>(self, "acquire_await", [&](T& t) { return t.acquire_await(layer, index, ready); });
+      };
+      v.acquire_finish = [](void* self, uint32_t layer) noexcept {
+        return call<T>(self, "acquire_finish", [&](T& t) { return t.acquire_finish(layer); });
       };
     }
     return v;

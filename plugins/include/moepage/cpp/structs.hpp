@@ -23,6 +23,10 @@ template <>
 constexpr uint32_t v1_size<mp_trace_event>() noexcept {
   return static_cast<uint32_t>(offsetof(mp_trace_event, reserved) + sizeof(mp_trace_event::reserved));
 }
+template <>
+constexpr uint32_t v1_size<mp_acquire_result>() noexcept {
+  return static_cast<uint32_t>(offsetof(mp_acquire_result, pending));  // 1.5 appended pending
+}
 
 // Writes `full` into the caller's output struct: only what its struct_size covers, never
 // struct_size itself. Throws MP_ERR_INVALID_ARG, writing nothing, for NULL or a struct_size of 0.

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The io-uring transport on the H200 (issue 16, item 4) beside pinned-async, under replayed real
+# routing: the 12-layer Flash slice, lru at 25% of the expert bytes. Arms:
+#   pinned-async    reader threads from the page cache (the reference transport)
+#   uring-cached    io-uring with direct=off: buffered reads, from the page cache
+#   uring-cold      io-uring with direct=on: O_DIRECT, every miss read from the disk (COLD_TOKENS
+#                   tokens: at disk speed a token takes a fraction of a second)
+# and the disk's own O_DIRECT rate (dd, iflag=direct, 16 MiB blocks, 4 GiB of the largest shard), so
+# the cold arm's read rate can be stated as a fraction of it.
+#
+#   bench/gpu/uring-decode.sh BUILD OUT MODEL_DIR [TOKENS] [COLD_TOKENS] [LAYERS] [TRACE]
+# BUILD as for replay-decode.sh. Writes OUT/{<arm>.json, <arm>.log, disk.txt, summary.txt}.
+set -uo pipefail
+build=$(cd "$1" && pwd); out=$2; model=$3; tokens=${4:-256}; cold_tokens=${5:-24}; layers=${6:-12}
+here=$(cd "$(dirname "$0")" && pwd); root=$(cd "$here/../.." && pwd)
+trace=${7:-$root/tests/data/ds4-flash-routing-heldout.trace.xz}
+mkdir -p "$out"
+prompt=11
+source "$here/decode_arms.sh"
+arm_args=(--set arch.plugin=deepseek4 --set "arch.routing_replay=$trace" --set generate.ignore_eos=true
+  --set arch.replay_predictions=0)
+
+prepare_model "$layers" 1,8
+quarter=$((expert_total / 4))
+lru=(--set pager.plugin=lru --set pager.budget=$quarter)
+uring=(--set transport.plugin=io-uring --set transport.queue_depth=64 --set transport.buffers=64
+  --set transport.buffer_size=2MiB)
+run_arm resident
+run_arm pinned-async "${lru[@]}" --set transport.plugin=pinned-async --set transport.threads=8 \
+  --set transport.staging=64MiB --set transport.queue_depth=32
+run_arm uring-cached "${lru[@]}" "${uring[@]}" --set transport.direct=off
+tokens=$cold_tokens
+run_arm uring-cold "${lru[@]}" "${uring[@]}" --set transport.direct=on
+
+# The disk's O_DIRECT rate, and the cold arm's: the bytes its transport read over the time its
+# reads took (transport read_ns) and over its decode time.
+shard=$(ls -S "$model"/*.safetensors | head -1)
+dd if="$shard" of=/dev/null bs=16M count=256 iflag=direct 2>&1 | tail -1 | tee "$out/disk.txt"
+python3 - "$out/uring-cold.json" "$out/disk.txt" <<'PY' | tee -a "$out/summary.txt"
+import json, re, sys
+arm = json.load(open(sys.argv[1]))
+disk = open(sys.argv[2]).read()
+m = re.search(r"copied, ([0-9.]+) s, ([0-9.]+) ([GM])B/s", disk)
+disk_rate = float(m.group(2)) * (1e9 if m.group(3) == "G" else 1e6) if m else None
+pager, run = arm["pager"], arm["run"]
+read = pager["bytes_read"] - pager["load_bytes_read"]
+wall = run["decode_seconds"] + run["prefill_seconds"]
+rate = read / wall if wall > 0 else 0
+line = {"cold_bytes_read": read, "cold_seconds": round(wall, 3), "cold_read_rate_bytes_per_s": round(rate),
+        "disk_odirect_bytes_per_s": disk_rate,
+        "fraction_of_disk": round(rate / disk_rate, 4) if disk_rate else None}
+print("cold arm vs disk:", json.dumps(line))
+PY
+# Neutrality: the full-length arms print identical ids; the cold arm's (fewer tokens) are their prefix.
+full=$(grep -h '^token ids:' "$out"/resident.log "$out"/pinned-async.log "$out"/uring-cached.log | sort -u)
+cold=$(grep -h '^token ids:' "$out"/uring-cold.log)
+echo "distinct token-id lines over the full-length arms (1 = neutral): $(echo "$full" | wc -l)" | tee -a "$out/summary.txt"
+case "$full " in "$cold "*) verdict=yes ;; *) verdict=NO ;; esac
+[ -n "$cold" ] || verdict=NO
+echo "cold arm's ids a prefix of the others: $verdict" | tee -a "$out/summary.txt"

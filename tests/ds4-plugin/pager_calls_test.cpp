@@ -1,0 +1,128 @@
+// deepseek4's PagerCalls over the split acquire (ABI 1.5) and over a pager without it: with the
+// split, start/await/finish reach the pager and a failed finish throws with the pager's status
+// and message; without it (a 1.4 vtable, or the calls absent), acquire_start is plain acquire with
+// nothing pending and its ready event, await and finish do nothing. In-process pager doubles.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "deepseek4/plugin/pager_calls.hpp"
+#include "moepage/cpp/error.hpp"
+
+using moepage::ds4::PagerCalls;
+
+namespace {
+
+// What the double saw and answers; one instance per test.
+struct Double {
+  std::vector<std::byte> pool = std::vector<std::byte>(64 * 8);
+  int acquires = 0, starts = 0, awaits = 0, finishes = 0;
+  bool fail_finish = false;
+  mp_event plain_ready = reinterpret_cast<mp_event>(uintptr_t(0x77));
+};
+Double* g = nullptr;
+
+mp_status plain_acquire(void*, uint32_t, const int32_t* experts, uint32_t n, mp_acquire_result* out) {
+  ++g->acquires;
+  for (uint32_t i = 0; i < n; ++i) out->slots[i] = g->pool.data() + 64 * experts[i];
+  out->ready = g->plain_ready;
+  return MP_OK;
+}
+mp_status start(void*, uint32_t, const int32_t* experts, uint32_t n, mp_acquire_result* out) {
+  ++g->starts;
+  for (uint32_t i = 0; i < n; ++i) {
+    out->slots[i] = g->pool.data() + 64 * experts[i];
+    out->pending[i] = experts[i] % 2;  // odd experts are being read
+  }
+  out->ready = nullptr;
+  return MP_OK;
+}
+mp_status await(void*, uint32_t, uint32_t index, mp_event* ready) {
+  ++g->awaits;
+  *ready = reinterpret_cast<mp_event>(uintptr_t(0x100 + index));
+  return MP_OK;
+}
+mp_status finish(void*, uint32_t) {
+  ++g->finishes;
+  return g->fail_finish ? MP_ERR_DEVICE : MP_OK;
+}
+mp_status stats(void*, mp_pager_stats* out) {
+  std::memset(reinterpret_cast<char*>(out) + sizeof(uint32_t), 0, out->struct_size - sizeof(uint32_t));
+  out->resident = 1;
+  return MP_OK;
+}
+const char* last_error(void*) { return "layer 3 expert 5 (w2): injected"; }
+
+mp_pager_vtable vtable(bool split) {
+  mp_pager_vtable v{};
+  v.struct_size = split ? sizeof v : uint32_t(offsetof(mp_pager_vtable, acquire_start));  // a 1.4 pager
+  v.last_error = &last_error;
+  v.acquire = &plain_acquire;
+  v.stats = &stats;
+  if (split) {
+    v.acquire_start = &start;
+    v.acquire_await = &await;
+    v.acquire_finish = &finish;
+  }
+  return v;
+}
+
+// PagerCalls over the double: a split pager or a 1.4 one. The double is the global the vtable's
+// functions reach.
+struct Over {
+  Double d;
+  mp_pager_vtable v;
+  int self = 0;
+  PagerCalls calls;
+  explicit Over(bool split)
+      : v((g = &d, vtable(split))), calls(nullptr, mp_pager_ref{sizeof(mp_pager_ref), &v, &self}, 8, 2) {}
+};
+
+}  // namespace
+
+TEST_CASE("PagerCalls passes the split acquire through to a pager that offers it") {
+  Over over(true);
+  Double& d = over.d;
+  PagerCalls& calls = over.calls;
+  REQUIRE(calls.splits());
+  const int32_t experts[3] = {2, 5, 7};
+  const std::byte* slots[3] = {};
+  uint8_t pending[3] = {9, 9, 9};
+  CHECK(calls.acquire_start(4, experts, 3, slots, pending) == nullptr);
+  CHECK(pending[0] == 0);
+  CHECK(pending[1] == 1);
+  CHECK(pending[2] == 1);
+  CHECK(slots[1] == d.pool.data() + 64 * 5);
+  CHECK(calls.acquire_await(4, 1) == reinterpret_cast<mp_event>(uintptr_t(0x101)));
+  calls.acquire_finish(4);
+  CHECK((d.starts == 1 && d.awaits == 1 && d.finishes == 1 && d.acquires == 0));
+  d.fail_finish = true;
+  calls.acquire_start(4, experts, 3, slots, pending);
+  try {
+    calls.acquire_finish(4);
+    FAIL("a failed finish was not reported");
+  } catch (const mp::Error& e) {
+    CHECK(e.status() == MP_ERR_DEVICE);  // the pager's status travels unchanged
+    CHECK(std::string(e.what()).find("acquire_finish") != std::string::npos);
+    CHECK(std::string(e.what()).find("layer 3 expert 5 (w2)") != std::string::npos);
+  }
+}
+
+TEST_CASE("PagerCalls falls back to plain acquire for a pager without the split acquire (ABI 1.4)") {
+  Over over(false);
+  Double& d = over.d;
+  PagerCalls& calls = over.calls;
+  CHECK_FALSE(calls.splits());
+  const int32_t experts[2] = {1, 3};
+  const std::byte* slots[2] = {};
+  uint8_t pending[2] = {9, 9};
+  CHECK(calls.acquire_start(0, experts, 2, slots, pending) == d.plain_ready);
+  CHECK(pending[0] == 0);
+  CHECK(pending[1] == 0);
+  CHECK(slots[1] == d.pool.data() + 64 * 3);
+  CHECK(calls.acquire_await(0, 1) == nullptr);
+  calls.acquire_finish(0);
+  CHECK((d.acquires == 1 && d.starts == 0 && d.awaits == 0 && d.finishes == 0));
+}

@@ -1,0 +1,356 @@
+// The split acquire of the paged pager (ABI 1.5: acquire_start, acquire_await, acquire_finish)
+// through a transport that reads nothing until asked: a ticket's bytes land when the pager asks
+// for its event (as pinned-async issues a ticket's copies before recording its event) or waits
+// for it. So the test sees exactly which expert's bytes are in place at each step: hits at once,
+// each miss only after its await, and a failed read surfacing at finish, fail closed.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "moepage/cpp/plugin_adapter.hpp"
+#include "paging_fixture.hpp"
+
+using namespace moepage::test;
+
+namespace {
+
+// What the test sets and reads of the one DeferredTransport instance alive at a time.
+struct DeferredControl {
+  bool events = true;          // offer ticket_event
+  uint64_t fail_offset = 0;    // a request whose range holds this offset fails (0: none)
+  uint32_t tickets = 0;        // tickets submitted
+  uint32_t events_handed = 0;  // ticket_event calls answered with an event
+  uint32_t reads = 0;          // requests whose bytes were placed
+};
+DeferredControl g_control;
+
+class DeferredTransport {
+ public:
+  DeferredTransport(const mp_host_api*, const mp::Options&) {}
+  ~DeferredTransport() {
+    for (auto& [handle, fd] : fds_) ::close(fd);
+  }
+
+  mp_status open(const char* path, uint32_t* file) {
+    const int fd = ::open(path, O_RDONLY);
+    if (fd < 0) throw mp::Error(MP_ERR_IO, std::string("deferred: cannot open ") + path);
+    *file = next_file_;
+    fds_[next_file_] = fd;
+    paths_[next_file_++] = path;
+    return MP_OK;
+  }
+  mp_status submit(const mp_read_request* requests, uint32_t n, mp_ticket* ticket) {
+    *ticket = ++next_ticket_;
+    tickets_[*ticket] = Ticket{std::vector<mp_read_request>(requests, requests + n)};
+    ++g_control.tickets;
+    return MP_OK;
+  }
+  mp_status ticket_event(mp_ticket ticket, mp_event* out) {
+    if (!g_control.events) throw mp::Error(MP_ERR_UNSUPPORTED, "deferred: no events today");
+    land(find(ticket));
+    ++g_control.events_handed;
+    *out = reinterpret_cast<mp_event>(uintptr_t(0x1000) + ticket);  // never dereferenced on the CPU
+    return MP_OK;
+  }
+  mp_status wait(mp_ticket ticket, mp_ticket_result* result) {
+    Ticket& t = find(ticket);
+    land(t);
+    const Ticket done = t;
+    tickets_.erase(ticket);
+    if (done.failed == MP_NO_REQUEST) return MP_OK;
+    const mp_read_request& r = done.requests[done.failed];
+    result->failed_request = done.failed;
+    result->failed_tag = r.tag;
+    result->failed_count = 1;
+    throw mp::Error(MP_ERR_IO, "deferred: " + paths_[r.file] + ": injected error at offset " +
+                                   std::to_string(r.offset) + " (" + std::to_string(r.length) + " bytes)");
+  }
+  mp_status poll(mp_ticket ticket, mp_ticket_result* result) { return wait(ticket, result); }
+  mp_status stats(mp_transport_stats* out) {
+    mp_transport_stats s{};
+    s.struct_size = sizeof s;
+    mp::write_out(out, s, "deferred: stats");
+    return MP_OK;
+  }
+
+ private:
+  struct Ticket {
+    std::vector<mp_read_request> requests;
+    bool landed = false;
+    uint32_t failed = MP_NO_REQUEST;
+  };
+  Ticket& find(mp_ticket ticket) {
+    const auto it = tickets_.find(ticket);
+    if (it == tickets_.end()) throw mp::Error(MP_ERR_INVALID_ARG, "deferred: unknown ticket");
+    return it->second;
+  }
+  // Places the ticket's bytes (once); a request over the failing offset is left unread.
+  void land(Ticket& t) {
+    if (t.landed) return;
+    t.landed = true;
+    for (uint32_t i = 0; i < t.requests.size(); ++i) {
+      const mp_read_request& r = t.requests[i];
+      if (g_control.fail_offset != 0 && g_control.fail_offset >= r.offset &&
+          g_control.fail_offset < r.offset + r.length) {
+        if (t.failed == MP_NO_REQUEST) t.failed = i;
+        continue;
+      }
+      REQUIRE(::pread(fds_[r.file], static_cast<uint8_t*>(r.dst) + r.dst_offset, r.length, off_t(r.offset)) ==
+              ssize_t(r.length));
+      ++g_control.reads;
+    }
+  }
+
+  std::map<uint32_t, int> fds_;
+  std::map<uint32_t, std::string> paths_;
+  uint32_t next_file_ = 0;
+  mp_ticket next_ticket_ = 0;
+  std::map<mp_ticket, Ticket> tickets_;
+};
+
+// A deferred transport instance, created and destroyed through its vtable as a loaded one would be.
+struct Deferred {
+  const mp_transport_vtable* v = mp::transport_vtable<DeferredTransport>();
+  void* self = nullptr;
+  explicit Deferred(DeferredControl control = {}) {
+    g_control = control;
+    char err[256] = {};
+    REQUIRE(v->create(nullptr, nullptr, &self, err, sizeof err) == MP_OK);
+  }
+  ~Deferred() { v->destroy(self); }
+  mp_transport_ref ref() const { return mp_transport_ref{sizeof(mp_transport_ref), v, self}; }
+};
+
+// One split acquire's outputs.
+struct Started {
+  std::vector<void*> slots;
+  std::vector<uint8_t> pending;
+  mp_acquire_result result{};
+};
+Started start(mp::PagerHandle& pager, uint32_t layer, std::vector<int32_t> experts) {
+  Started s;
+  s.slots.assign(experts.size(), nullptr);
+  s.pending.assign(experts.size(), 7);
+  s.result.struct_size = sizeof s.result;
+  s.result.slots = s.slots.data();
+  s.result.pending = s.pending.data();
+  pager.acquire_start(layer, experts, &s.result);
+  return s;
+}
+
+struct SplitBench {
+  CapturingHost host;
+  Plugins plugins{host.get()};
+  SyntheticCatalog model{4, 8, 2};
+  Deferred transport;
+  mp::PagerHandle pager;
+  explicit SplitBench(uint32_t slots, DeferredControl control = {}, const std::string& name = "paged")
+      : transport(control) {
+    pager = plugins.pager(name, {{"budget", std::to_string(model.budget_for(slots))}}, model.catalog, transport.ref());
+  }
+  ~SplitBench() { pager.reset(); }
+};
+
+}  // namespace
+
+TEST_CASE("split acquire: hits are ready at once, each miss lands with its own event, finish commits") {
+  SplitBench b(3);
+  REQUIRE(b.pager.splits_acquire());
+  acquire(b.pager, 2, {0, 1});  // plain acquire fills two of the three slots
+  const mp_pager_stats before = b.pager.stats();
+  const uint32_t tickets_before = g_control.tickets, reads_before = g_control.reads;
+
+  Started s = start(b.pager, 2, {1, 4, 5});
+  CHECK(s.pending == std::vector<uint8_t>{0, 1, 1});
+  CHECK(g_control.tickets == tickets_before + 2);  // one ticket per missing expert
+  CHECK(g_control.reads == reads_before);          // nothing has landed yet
+  CHECK(b.model.slot_holds(s.slots[0], 2, 1));     // the hit is valid now
+  CHECK_FALSE(b.model.slot_holds(s.slots[1], 2, 4));
+
+  CHECK(b.pager.acquire_await(2, 1) != nullptr);  // expert 4's event; its bytes are placed
+  CHECK(b.model.slot_holds(s.slots[1], 2, 4));
+  CHECK_FALSE(b.model.slot_holds(s.slots[2], 2, 5));  // expert 5 still on its way
+  CHECK(b.pager.acquire_await(2, 0) == nullptr);      // a hit has nothing to wait for
+  CHECK(b.pager.acquire_await(2, 2) != nullptr);
+  CHECK(b.model.slot_holds(s.slots[2], 2, 5));
+  CHECK(g_control.events_handed == 2);
+  b.pager.acquire_finish(2);
+
+  const mp_pager_stats after = b.pager.stats();
+  CHECK(after.accesses - before.accesses == 3);
+  CHECK(after.hits - before.hits == 1);
+  CHECK(after.misses - before.misses == 2);
+  CHECK(after.bytes_read - before.bytes_read ==
+        2 * (SyntheticCatalog::kPartBytes[0] + SyntheticCatalog::kPartBytes[1]));
+  // Committed: the next acquire finds all three.
+  Started again = start(b.pager, 2, {5, 4, 1});
+  CHECK(again.pending == std::vector<uint8_t>{0, 0, 0});
+  b.pager.acquire_finish(2);
+  CHECK(b.pager.stats().hits - after.hits == 3);
+}
+
+TEST_CASE("split acquire: finish waits for what was never awaited") {
+  SplitBench b(2);
+  Started s = start(b.pager, 1, {6, 7});
+  CHECK(s.pending == std::vector<uint8_t>{1, 1});
+  b.pager.acquire_finish(1);
+  CHECK(b.model.slot_holds(s.slots[0], 1, 6));
+  CHECK(b.model.slot_holds(s.slots[1], 1, 7));
+}
+
+TEST_CASE("split acquire without ticket events: await waits for the expert and hands out no event") {
+  DeferredControl control;
+  control.events = false;
+  SplitBench b(2, control);
+  Started s = start(b.pager, 3, {2, 3});
+  CHECK(b.pager.acquire_await(3, 1) == nullptr);
+  CHECK(b.model.slot_holds(s.slots[1], 3, 3));
+  CHECK_FALSE(b.model.slot_holds(s.slots[0], 3, 2));
+  b.pager.acquire_finish(3);
+  CHECK(b.model.slot_holds(s.slots[0], 3, 2));
+}
+
+TEST_CASE("split acquire over pread (no ticket_event at all) gives the bytes plain acquire gives") {
+  PagingBench b;
+  auto pager = b.pager_with_slots(2, "lru");
+  REQUIRE(pager.splits_acquire());
+  Started s;
+  s.slots.assign(2, nullptr);
+  s.pending.assign(2, 7);
+  s.result.struct_size = sizeof s.result;
+  s.result.slots = s.slots.data();
+  s.result.pending = s.pending.data();
+  pager.acquire_start(2, std::vector<int32_t>{3, 5}, &s.result);
+  CHECK(s.pending == std::vector<uint8_t>{1, 1});
+  CHECK(pager.acquire_await(2, 0) == nullptr);
+  CHECK(b.model.slot_holds(s.slots[0], 2, 3));
+  pager.acquire_finish(2);
+  CHECK(b.model.slot_holds(s.slots[1], 2, 5));
+  pager.reset();
+}
+
+TEST_CASE(
+    "split acquire fails closed at finish: the error names layer, expert, part, file and offset, and the "
+    "next acquire reads again") {
+  SyntheticCatalog probe(4, 8, 2);
+  DeferredControl control;
+  control.fail_offset = probe.offset(2, 5, 1) + 10;  // layer 2, expert 5, part w2
+  SplitBench b(3, control);
+  const uint64_t bad = b.model.offset(2, 5, 1);
+  REQUIRE(bad == probe.offset(2, 5, 1));
+  acquire(b.pager, 2, {0, 1});
+  Started s = start(b.pager, 2, {1, 4, 5});
+  CHECK(b.pager.acquire_await(2, 2) != nullptr);  // the event comes; the verdict waits for finish
+  try {
+    b.pager.acquire_finish(2);
+    FAIL("a failed read was not reported");
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    CHECK(what.find("layer 2 expert 5 (w2)") != std::string::npos);
+    CHECK(what.find(b.model.file_path) != std::string::npos);
+    CHECK(what.find("offset " + std::to_string(bad)) != std::string::npos);
+  }
+  // Nothing of the failed fill was trusted: both misses are read again (the failure is gone now).
+  g_control.fail_offset = 0;
+  const mp_pager_stats before = b.pager.stats();
+  Started retry = start(b.pager, 2, {1, 4, 5});
+  CHECK(retry.pending == std::vector<uint8_t>{0, 1, 1});
+  b.pager.acquire_finish(2);
+  CHECK(b.pager.stats().misses - before.misses == 2);
+  CHECK(b.model.slot_holds(retry.slots[1], 2, 4));
+  CHECK(b.model.slot_holds(retry.slots[2], 2, 5));
+}
+
+TEST_CASE("split acquire keeps its rules: one started acquire per layer, no token in between") {
+  SplitBench b(3);
+  const std::vector<int32_t> experts{1, 2};
+  Started s = start(b.pager, 2, experts);
+  CHECK_THROWS_WITH(start(b.pager, 2, experts), doctest::Contains("not finished yet"));
+  CHECK_THROWS_WITH(acquire(b.pager, 2, experts), doctest::Contains("not finished yet"));
+  CHECK_THROWS_WITH(b.pager.begin_token(7), doctest::Contains("not finished"));
+  CHECK_THROWS_WITH(b.pager.acquire_await(2, 2), doctest::Contains("index 2"));
+  CHECK_THROWS_WITH(b.pager.acquire_finish(3), doctest::Contains("no started acquire"));
+  acquire(b.pager, 3, experts);              // other layers are served meanwhile
+  b.pager.hint(2, std::vector<int32_t>{6});  // and hints taken
+  b.pager.acquire_finish(2);
+  CHECK_THROWS_WITH(b.pager.acquire_finish(2), doctest::Contains("no started acquire"));
+  b.pager.begin_token(8);
+  // A 1.4 caller's result has no room for pending: refused, nothing started.
+  std::vector<void*> slots(2);
+  mp_acquire_result old{};
+  old.struct_size = offsetof(mp_acquire_result, pending);
+  old.slots = slots.data();
+  CHECK_THROWS_WITH(b.pager.acquire_start(1, experts, &old), doctest::Contains("pending"));
+  CHECK_THROWS_WITH(b.pager.acquire_finish(1), doctest::Contains("no started acquire"));
+  // ... while plain acquire still takes it.
+  b.pager.acquire(1, experts, &old);
+  CHECK(b.model.slot_holds(slots[0], 1, 1));
+  // Destroyed with an acquire started: its reads are drained, its slots never trusted.
+  start(b.pager, 1, {3, 4});
+}
+
+TEST_CASE("split acquire evicts exactly what plain acquire evicts (the simulator's replay stays true)") {
+  struct Row {
+    uint32_t layer, expert;
+    uint8_t hit;
+    bool operator==(const Row&) const = default;
+  };
+  const mp_trace_fn record = [](void* ctx, const mp_trace_event* e) {
+    static_cast<std::vector<Row>*>(ctx)->push_back(Row{e->layer, e->expert, e->hit});
+  };
+  const std::vector<std::vector<int32_t>> steps{{0, 1}, {2, 3}, {1, 4}, {5, 0}, {4, 1}, {6, 7}, {7, 2}, {3, 1}};
+  std::vector<Row> plain_rows, split_rows;
+  for (const bool split : {false, true}) {
+    SplitBench b(3, {}, "lru");
+    std::vector<Row>& rows = split ? split_rows : plain_rows;
+    b.pager.set_trace(record, &rows);
+    uint64_t token = 0;
+    for (const auto& experts : steps) {
+      b.pager.begin_token(token++);
+      for (uint32_t layer = 1; layer < 4; ++layer) {
+        if (!split) {
+          acquire(b.pager, layer, experts);
+          continue;
+        }
+        Started s = start(b.pager, layer, experts);
+        b.pager.acquire_finish(layer);
+        for (size_t i = 0; i < experts.size(); ++i) CHECK(b.model.slot_holds(s.slots[i], layer, uint32_t(experts[i])));
+      }
+    }
+    b.pager.set_trace(nullptr, nullptr);
+  }
+  CHECK(plain_rows.size() == steps.size() * 3 * 2);
+  CHECK(split_rows == plain_rows);
+}
+
+TEST_CASE("the resident pager's split acquire has nothing pending and nothing to finish") {
+  PagingBench b;
+  auto pager = b.plugins.pager("resident", {}, b.model.catalog, b.transport);
+  REQUIRE(pager.splits_acquire());
+  Started s = start(pager, 2, {3, 1});
+  CHECK(s.pending == std::vector<uint8_t>{0, 0});
+  CHECK(b.model.slot_holds(s.slots[0], 2, 3));
+  CHECK(pager.acquire_await(2, 1) == nullptr);
+  CHECK_THROWS_WITH(pager.acquire_await(2, 2), doctest::Contains("index 2"));
+  CHECK_THROWS_WITH(start(pager, 2, {0}), doctest::Contains("not finished yet"));
+  CHECK_THROWS_WITH(acquire(pager, 2, {0}), doctest::Contains("not finished yet"));
+  pager.acquire_finish(2);
+  CHECK_THROWS_WITH(pager.acquire_finish(2), doctest::Contains("no started acquire"));
+  pager.reset();
+}
+
+TEST_CASE("a pager vtable of ABI 1.4 does not split its acquire; one with only some of the calls does not either") {
+  mp_pager_vtable v{};
+  v.struct_size = offsetof(mp_pager_vtable, acquire_start);
+  CHECK_FALSE(mp_pager_splits_acquire(&v));
+  v.struct_size = sizeof v;
+  v.acquire_start = [](void*, uint32_t, const int32_t*, uint32_t, mp_acquire_result*) -> mp_status { return MP_OK; };
+  v.acquire_finish = [](void*, uint32_t) -> mp_status { return MP_OK; };
+  CHECK_FALSE(mp_pager_splits_acquire(&v));  // no acquire_await
+  v.acquire_await = [](void*, uint32_t, uint32_t, mp_event*) -> mp_status { return MP_OK; };
+  CHECK(mp_pager_splits_acquire(&v));
+}
