@@ -4,13 +4,14 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config git
+  build-essential cmake ninja-build pkg-config git
   libboost-dev libboost-program-options-dev   # Boost.DLL (header-only) + Program_options
   libyaml-cpp-dev                             # profiles and ablation specs
   libspdlog-dev libfmt-dev                    # host logging
   doctest-dev                                 # unit tests
   nlohmann-json3-dev                          # safetensors headers, config.json, stats
   clang libclang-rt-14-dev                    # libFuzzer targets for the file parsers
+  clang-tidy-14                               # the clang-tidy stage of CI (tools/lint/tidy.sh)
   python3 xz-utils                            # stdlib-only script self-tests; compressed traces
   liblzma-dev                                 # the pager core reads .xz traces (pager.split_trace)
   liburing-dev                                # the io-uring transport (transports/io-uring)

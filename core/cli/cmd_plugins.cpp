@@ -25,7 +25,9 @@ std::string capability_text(uint32_t caps) {
                                                             {MP_CAP_SYNTHESIZE, "synthesize"}};
   std::string out;
   for (const auto& [bit, name] : kNames) {
-    if (caps & bit) out += (out.empty() ? "" : ",") + std::string(name);
+    if (!(caps & bit)) continue;
+    if (!out.empty()) out += ',';
+    out += name;
   }
   return out.empty() ? "-" : out;
 }

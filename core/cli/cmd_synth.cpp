@@ -18,8 +18,8 @@ namespace {
 
 // Bounds on what a synthetic checkpoint may hold: the released models have tens of layers and
 // hundreds of experts, and every expert more is bytes on disk.
-constexpr int64_t kMaxLayers = 256;
-constexpr int64_t kMaxExperts = 1024;
+constexpr int64_t kMaxSynthLayers = 256;
+constexpr int64_t kMaxSynthExperts = 1024;
 
 // The folder synthesize() may write: absent, empty, or (with --force) one to replace. A folder that
 // holds a model would otherwise end as a mix of the old files and the random ones.
@@ -68,8 +68,8 @@ int cmd_synth(int argc, char** argv) {
       "a folder to search for plugins first (repeatable)");
   auto vm = parse_command(spec, argc, argv);
   if (!vm) return kExitOk;
-  const int64_t layers = integer_option(*vm, "layers", 1, kMaxLayers).value_or(0);
-  const int64_t experts = integer_option(*vm, "experts", 1, kMaxExperts).value_or(0);
+  const int64_t layers = integer_option(*vm, "layers", 1, kMaxSynthLayers).value_or(0);
+  const int64_t experts = integer_option(*vm, "experts", 1, kMaxSynthExperts).value_or(0);
   const uint64_t seed = uint64_t(*integer_option(*vm, "seed", 0, INT64_MAX));
   check_out_folder((*vm)["out"].as<std::string>(), (*vm)["force"].as<bool>());
 

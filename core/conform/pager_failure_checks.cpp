@@ -135,10 +135,8 @@ void injected_failure(PagerContext& ctx, bool naming, bool split = false) {
   ctx.acquire_and_verify(s->pager, 2, experts, nullptr, split);  // read again: the failed slots were not kept
 }
 
-bool offers_split(PagerContext& ctx) { return mp_pager_splits_acquire(ctx.pager.descriptor->pager) != 0; }
-
 void split_names_reported_request(PagerContext& ctx) {
-  if (offers_split(ctx)) injected_failure(ctx, true, true);
+  if (ctx.offers_split()) injected_failure(ctx, true, true);
 }
 
 void keeps_status(PagerContext& ctx) { injected_failure(ctx, false); }
@@ -175,7 +173,7 @@ void truncated_expert_through(PagerContext& ctx, bool split) {
 void truncated_expert(PagerContext& ctx) { truncated_expert_through(ctx, false); }
 
 void split_truncated_expert(PagerContext& ctx) {
-  if (offers_split(ctx)) truncated_expert_through(ctx, true);
+  if (ctx.offers_split()) truncated_expert_through(ctx, true);
 }
 
 }  // namespace

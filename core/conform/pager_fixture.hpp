@@ -80,6 +80,8 @@ struct PagerContext {
   void acquire_and_verify(mp::PagerHandle& p, uint32_t layer, const std::vector<int32_t>& experts,
                           const SyntheticCatalog* over = nullptr, bool split = false);
   std::vector<int32_t> random_experts(uint32_t n);
+  // Whether the pager under test offers the split acquire (ABI 1.5).
+  bool offers_split() const { return mp_pager_splits_acquire(pager.descriptor->pager) != 0; }
 };
 
 // One pager check, as transport checks are (transport_fixture.hpp).

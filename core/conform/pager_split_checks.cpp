@@ -11,7 +11,6 @@ namespace moepage::conform {
 namespace {
 
 const mp_pager_vtable& vtable_of(PagerContext& ctx) { return *ctx.pager.descriptor->pager; }
-bool offers_split(PagerContext& ctx) { return mp_pager_splits_acquire(&vtable_of(ctx)) != 0; }
 
 void whole_or_none(PagerContext& ctx) {
   const mp_pager_vtable& v = vtable_of(ctx);
@@ -24,7 +23,7 @@ void whole_or_none(PagerContext& ctx) {
 }
 
 void split_every_expert(PagerContext& ctx) {
-  if (!offers_split(ctx)) return;
+  if (!ctx.offers_split()) return;
   std::unique_ptr<Stack> s = ctx.make_stack();
   for (uint32_t layer = 0; layer < kLayers; ++layer) {
     if (layer == kLayerWithoutExperts) continue;
@@ -52,7 +51,7 @@ void split_every_expert(PagerContext& ctx) {
 }
 
 void split_rules(PagerContext& ctx) {
-  if (!offers_split(ctx)) return;
+  if (!ctx.offers_split()) return;
   const mp_pager_vtable& v = vtable_of(ctx);
   std::unique_ptr<Stack> s = ctx.make_stack();
   void* self = s->pager.ref().self;

@@ -38,7 +38,12 @@ struct Tokenizer::Impl {
   void encode_plain(std::string_view text, std::vector<int32_t>& out) const {
     std::string prefixed;
     if (add_prefix_space && !text.empty() && text.front() != ' ') {
+      // GCC 12 at -O2 and above reports a bogus -Wrestrict overlap inside libstdc++ for a literal
+      // plus a std::string; nothing overlaps here.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wrestrict"
       prefixed = " " + std::string(text);
+#pragma GCC diagnostic pop
       text = prefixed;
     }
     if (!use_regex) {

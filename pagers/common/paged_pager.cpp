@@ -323,7 +323,11 @@ void PagedPager::check_request(uint32_t layer, const int32_t* experts, uint32_t 
 
 void PagedPager::record_request(uint32_t layer, const Plan& plan, std::span<const int32_t> request) {
   if (trace_fn_ != nullptr) {
-    mp_trace_event ev{sizeof(mp_trace_event), token_, layer, 0, 1, 0};
+    mp_trace_event ev{};  // an access; expert, hit and prefetched are set per expert below
+    ev.struct_size = sizeof ev;
+    ev.token = token_;
+    ev.layer = layer;
+    ev.kind = MP_TRACE_ACCESS;
     for (uint32_t i = 0; i < plan.size(); ++i) {
       ev.expert = uint32_t(request[i]);
       ev.hit = plan.hit(i) ? 1 : 0;

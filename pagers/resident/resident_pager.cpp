@@ -81,7 +81,13 @@ class ResidentPager {
     layer_stats_[layer].accesses += n;
     if (trace_fn_ != nullptr) {
       for (uint32_t i = 0; i < n; ++i) {
-        mp_trace_event ev{sizeof(mp_trace_event), token_, layer, uint32_t(experts[i]), 1, 0};
+        mp_trace_event ev{};
+        ev.struct_size = sizeof ev;
+        ev.token = token_;
+        ev.layer = layer;
+        ev.expert = uint32_t(experts[i]);
+        ev.hit = 1;  // every expert is resident
+        ev.kind = MP_TRACE_ACCESS;
         trace_fn_(trace_ctx_, &ev);
       }
     }

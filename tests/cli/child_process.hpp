@@ -18,6 +18,9 @@
 
 namespace moepage::test {
 
+// Whether a child's output holds `part`.
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
 struct ChildResult {
   int exit_code = -1;  // -1 when killed by a signal
   int signal = 0;      // the signal that killed it, or 0

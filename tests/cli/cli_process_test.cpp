@@ -11,12 +11,12 @@
 #include "support/test_paths.hpp"
 
 using moepage::test::abi_text;
+using moepage::test::contains;
 using moepage::test::run_moepage;
 using moepage::test::TempDir;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 size_t line_count(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
 
 }  // namespace

@@ -61,7 +61,7 @@ class CountingArch {
  private:
   void check_expert(int32_t expert) {
     void* slot = nullptr;
-    mp_acquire_result result{sizeof(mp_acquire_result), &slot, nullptr, 0};
+    mp_acquire_result result{sizeof(mp_acquire_result), &slot, nullptr, 0, nullptr};
     if (pager_.vtable->acquire(pager_.self, 0, &expert, 1, &result) != MP_OK) {
       throw mp::Error(MP_ERR_IO, std::string("counting: acquire failed: ") + pager_.vtable->last_error(pager_.self));
     }

@@ -19,14 +19,13 @@
 #include "support/temp_dir.hpp"
 #include "support/test_paths.hpp"
 
+using moepage::test::contains;
 using moepage::test::run_moepage;
 using moepage::test::RunningMoepage;
 using moepage::test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::string tiny_model() { return moepage::test::source_path("models/ds4-debian-tiny").string(); }
 std::string recorded_trace() {

@@ -16,6 +16,7 @@ std::atomic<long> g_allocations{0};
 }  // namespace
 
 // GCC pairs its builtin idea of `new` with the free() below and warns; the pair is consistent.
+#pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(std::size_t n) {
   if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
@@ -24,13 +25,14 @@ void* operator new(std::size_t n) {
 }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop  // not over the files a unity build puts after this one
 
 using namespace moepage;
 using namespace moepage::ds4;
 
 TEST_CASE("prefill and decode allocate nothing after construction") {
-  const Config c = test::tiny_config();
-  test::TinyModel tm(c, {Dtype::F8_E4M3, Dtype::I8}, 11);
+  const Config c = ds4::test::tiny_config();
+  ds4::test::TinyModel tm(c, {Dtype::F8_E4M3, Dtype::I8}, 11);
   cpu::ThreadPool pool(2);
   Model m(c, tm.weights(), tm.layout(), &tm.experts(), pool, ModelOptions{64, 16});
   std::vector<int32_t> prompt = {5, 9, 13, 2, 77, 31, 8, 40, 41, 42, 1, 0, 3, 19, 60, 61, 62, 63, 64, 65};

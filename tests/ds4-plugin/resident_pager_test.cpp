@@ -37,7 +37,7 @@ TEST_CASE("the resident pager reads every expert at load and its slots hold the 
   // The last expert of the last layer, every part, byte for byte against the file.
   const uint32_t layer = cat->n_layers - 1, expert = cat->n_experts - 1;
   std::vector<void*> slots(1);
-  mp_acquire_result r{sizeof(mp_acquire_result), slots.data(), nullptr, 0};
+  mp_acquire_result r{sizeof(mp_acquire_result), slots.data(), nullptr, 0, nullptr};
   const int32_t id = int32_t(expert);
   stack.pager.acquire(layer, std::span<const int32_t>(&id, 1), &r);
   CHECK(r.ready == nullptr);
@@ -88,7 +88,7 @@ TEST_CASE("with the resident pager every access of a forward is a hit, in the st
 TEST_CASE("acquiring an expert outside the layer's range names the layer and the expert") {
   moepage::test::PluginStack stack(moepage::test::fixture_path("hc2-sigmoid"));
   std::vector<void*> slots(1);
-  mp_acquire_result r{sizeof(mp_acquire_result), slots.data(), nullptr, 0};
+  mp_acquire_result r{sizeof(mp_acquire_result), slots.data(), nullptr, 0, nullptr};
   const int32_t id = int32_t(stack.info.n_experts);
   const std::string want = "layer 0 expert " + std::to_string(id);
   CHECK_THROWS_WITH_AS(stack.pager.acquire(0, std::span<const int32_t>(&id, 1), &r), doctest::Contains(want.c_str()),

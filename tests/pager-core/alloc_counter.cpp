@@ -44,6 +44,10 @@ void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
 }
 void* operator new(std::size_t size, std::align_val_t align) { return counted_aligned(size, align); }
 void* operator new[](std::size_t size, std::align_val_t align) { return counted_aligned(size, align); }
+// Where a caller sees both ends (a unity build puts them in one file), GCC pairs its builtin idea
+// of `new` with the free() below and warns; every block here came from malloc, so the pair holds.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
@@ -52,3 +56,4 @@ void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop

@@ -10,14 +10,10 @@
 #include "trace_fixture.hpp"
 
 using namespace moepage::pager;
+using namespace moepage::test::policies;
 using moepage::test::acquire;
 using moepage::test::cyclic_trace;
 using moepage::test::random_trace;
-
-namespace {
-const PolicySpec kLru{PolicyKind::Lru, 0}, kLfu{PolicyKind::Lfu, 0}, kLfru{PolicyKind::Lfru, 0},
-    kBelady{PolicyKind::Belady, 0};
-}
 
 TEST_CASE("a hand-checked trace gives the expected misses per policy") {
   // One layer, 2 slots, requests of one expert: 0 1 2 0 1 2 ... lru misses every time, belady

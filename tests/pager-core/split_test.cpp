@@ -14,9 +14,9 @@
 
 using namespace moepage::pager;
 
-namespace {
+using moepage::test::policies::kLru;
 
-const PolicySpec kLru{PolicyKind::Lru, 0};
+namespace {
 
 // Two layers, top-2 of 16 experts per token: layer 0 draws from a small hot set most of the time
 // (much reuse), layer 1 draws uniformly from all 16 (little reuse).

@@ -5,9 +5,17 @@
 #include <cstdint>
 #include <vector>
 
+#include "moepage/pager_core/policy.hpp"
 #include "moepage/pager_core/trace.hpp"
 
 namespace moepage::test {
+
+// The policies the simulator tests compare, each with its default parameter (`using namespace
+// moepage::test::policies` brings them all).
+namespace policies {
+inline const pager::PolicySpec kLru{pager::PolicyKind::Lru, 0}, kLfu{pager::PolicyKind::Lfu, 0},
+    kLfru{pager::PolicyKind::Lfru, 0}, kBelady{pager::PolicyKind::Belady, 0};
+}  // namespace policies
 
 struct Lcg {
   uint64_t s;

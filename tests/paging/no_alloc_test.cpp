@@ -18,13 +18,13 @@ void check_warm_path_allocates_nothing(PagingBench& bench) {
     const mp_pager_ref raw = pager.ref();
     const int32_t expert = 0;
     void* slot = nullptr;
-    mp_acquire_result r{sizeof(mp_acquire_result), &slot, nullptr, 0};
+    mp_acquire_result r{sizeof(mp_acquire_result), &slot, nullptr, 0, nullptr};
     AllocationScope refused;
     REQUIRE(raw.vtable->acquire(raw.self, 0, &expert, 1, &r) == MP_ERR_INVALID_ARG);
     REQUIRE(refused.count() > 0);
   }
   std::vector<void*> slots(2);
-  mp_acquire_result result{sizeof(mp_acquire_result), slots.data(), nullptr, 0};
+  mp_acquire_result result{sizeof(mp_acquire_result), slots.data(), nullptr, 0, nullptr};
   const int32_t requests[4][2] = {{0, 1}, {2, 3}, {4, 5}, {6, 7}};
   const int32_t hints[4][1] = {{2}, {4}, {6}, {0}};
   auto step = [&](uint64_t token) {

@@ -24,13 +24,14 @@ using namespace moepage;
 
 namespace {
 
-constexpr uint32_t kLayers = 8, kHashLayers = 3, kSlots = 16;
+using live_run::kHashLayers;
+using live_run::kLayers;
+constexpr uint32_t kLruSlots = 16;
 
 // `moepage run` of the tiny model under the lru pager; returns the stats JSON.
 nlohmann::json run_lru(const std::filesystem::path& dir, const std::string& budget, const std::string& trace_path) {
-  return live_run::run_tiny(dir, " --set pager.budget=" + budget + " --set pager.policy=lru" +
-                                     " --prompt-ids 1,20,300,4000,50,600,7000,80,9,110,1200,13,1400,150,1600,170" +
-                                     " --max-tokens 64" + (trace_path.empty() ? "" : " --trace " + trace_path));
+  return live_run::run_tiny_prompt(dir, " --set pager.budget=" + budget + " --set pager.policy=lru" +
+                                            (trace_path.empty() ? "" : " --trace " + trace_path));
 }
 
 }  // namespace
@@ -38,12 +39,12 @@ nlohmann::json run_lru(const std::filesystem::path& dir, const std::string& budg
 TEST_CASE("the simulated lru misses equal the live lru pager's on every layer of the same run, hinted ones too") {
   const moepage::test::TempDir tmp("live-lru");
   const std::filesystem::path& dir = tmp.path();
-  // The budget that buys exactly kSlots slots: a probe run reports the bytes of one slot.
-  const std::string budget = live_run::budget_buying(run_lru(dir, "1.5MiB", ""), kSlots);
+  // The budget that buys exactly kLruSlots slots: a probe run reports the bytes of one slot.
+  const std::string budget = live_run::budget_buying(run_lru(dir, "1.5MiB", ""), kLruSlots);
 
   const std::filesystem::path trace_path = dir / "run.trace";
   const nlohmann::json stats = run_lru(dir, budget, trace_path.string());
-  REQUIRE(stats["pager"]["slots_per_layer"].get<uint32_t>() == kSlots);
+  REQUIRE(stats["pager"]["slots_per_layer"].get<uint32_t>() == kLruSlots);
   CHECK(stats["run"]["load_seconds"].get<double>() > 0.0);
   // The CPU architecture times its routed experts (ABI 1.1 arch stats).
   REQUIRE(stats["run"].contains("routed_compute_seconds"));
@@ -68,19 +69,19 @@ TEST_CASE("the simulated lru misses equal the live lru pager's on every layer of
     CHECK((prefetched[l] > 0) == (l < kHashLayers));
   }
 
-  const pager::SimResult sim = pager::simulate(trace, kSlots, {pager::PolicyKind::Lru, 0.0});
+  const pager::SimResult sim = pager::simulate(trace, kLruSlots, {pager::PolicyKind::Lru, 0.0});
   CHECK(sim.accesses == trace.rows.size());
   for (uint32_t l = 0; l < kLayers; ++l) {
     INFO("layer " << l);
     const uint64_t live = stats["layers"][l]["misses"].get<uint64_t>();
     CHECK(sim.layers[l].accesses == stats["layers"][l]["accesses"].get<uint64_t>());
     CHECK(sim.layers[l].misses == live);
-    CHECK(live > uint64_t(kSlots));  // more misses than slots: the layer evicted
+    CHECK(live > uint64_t(kLruSlots));  // more misses than slots: the layer evicted
   }
   CHECK(sim.misses == stats["pager"]["misses"].get<uint64_t>());
 
   // Belady, taking the hints as free loads, is the floor of every policy on this trace.
-  for (uint32_t slots : {6u, kSlots, 32u}) {
+  for (uint32_t slots : {6u, kLruSlots, 32u}) {
     const pager::SimResult belady = pager::simulate(trace, slots, {pager::PolicyKind::Belady, 0.0});
     for (pager::PolicyKind kind : {pager::PolicyKind::Lru, pager::PolicyKind::Lfu, pager::PolicyKind::Lfru}) {
       const pager::SimResult other = pager::simulate(trace, slots, {kind, 0.0});

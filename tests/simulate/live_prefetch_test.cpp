@@ -23,7 +23,9 @@ using namespace moepage;
 
 namespace {
 
-constexpr uint32_t kLayers = 8, kHashLayers = 3, kTopM = 8;
+using live_run::kHashLayers;
+using live_run::kLayers;
+constexpr uint32_t kTopM = 8;
 
 nlohmann::json run_prefetch(const std::filesystem::path& dir, const std::string& trace_path) {
   return live_run::run_tiny(dir, " --set pager.plugin=adapter-prefetch --set pager.adapter=" +

@@ -3,6 +3,7 @@
 #pragma once
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -13,6 +14,9 @@
 #include "support/test_paths.hpp"
 
 namespace moepage::live_run {
+
+// The committed tiny model: 8 layers, the first 3 of which route by token hash.
+constexpr uint32_t kLayers = 8, kHashLayers = 3;
 
 // Runs `moepage run --profile configs/lru.yaml --model models/ds4-debian-tiny ARGS` in `dir`
 // (stdout and stderr into files there), requires exit 0 and returns --stats-json's document.
@@ -27,6 +31,13 @@ inline nlohmann::json run_tiny(const std::filesystem::path& dir, const std::stri
   INFO("stderr: " << test::read_file(dir / "stderr.txt"));
   REQUIRE(rc == 0);
   return nlohmann::json::parse(test::read_file(stats_path));
+}
+
+// run_tiny on a fixed 16-token prompt for 64 tokens. `args` come first: their order matters
+// (a --set that picks another pager.plugin drops the pager options set before it).
+inline nlohmann::json run_tiny_prompt(const std::filesystem::path& dir, const std::string& args) {
+  return run_tiny(dir,
+                  args + " --prompt-ids 1,20,300,4000,50,600,7000,80,9,110,1200,13,1400,150,1600,170 --max-tokens 64");
 }
 
 // The budget that buys exactly `slots` slots per layer, from a probe run's stats (its pool bytes

@@ -21,12 +21,12 @@ using namespace moepage;
 
 namespace {
 
-constexpr uint32_t kLayers = 8, kHashLayers = 3, kSlots = 16;
+using live_run::kHashLayers;
+using live_run::kLayers;
+constexpr uint32_t kSplitSlots = 16;
 
 nlohmann::json run_paged(const std::filesystem::path& dir, const std::string& budget, const std::string& extra) {
-  return live_run::run_tiny(dir, " --set pager.plugin=paged --set pager.budget=" + budget +
-                                     " --prompt-ids 1,20,300,4000,50,600,7000,80,9,110,1200,13,1400,150,1600,170" +
-                                     " --max-tokens 64" + extra);
+  return live_run::run_tiny_prompt(dir, " --set pager.plugin=paged --set pager.budget=" + budget + extra);
 }
 
 }  // namespace
@@ -34,12 +34,12 @@ nlohmann::json run_paged(const std::filesystem::path& dir, const std::string& bu
 TEST_CASE("the live split pager misses as the simulator says, on every layer, within the same budget") {
   const moepage::test::TempDir tmp("live-split");
   const std::filesystem::path& dir = tmp.path();
-  // The budget that buys exactly kSlots slots: a probe run reports the bytes of one slot.
-  const std::string budget = live_run::budget_buying(run_paged(dir, "1.5MiB", ""), kSlots);
+  // The budget that buys exactly kSplitSlots slots: a probe run reports the bytes of one slot.
+  const std::string budget = live_run::budget_buying(run_paged(dir, "1.5MiB", ""), kSplitSlots);
 
   const std::filesystem::path uniform_path = dir / "uniform.trace", split_path = dir / "split.trace";
   const nlohmann::json uniform = run_paged(dir, budget, " --trace " + uniform_path.string());
-  REQUIRE(uniform["pager"]["slots_per_layer"].get<uint32_t>() == kSlots);
+  REQUIRE(uniform["pager"]["slots_per_layer"].get<uint32_t>() == kSplitSlots);
   const nlohmann::json split = run_paged(
       dir, budget,
       " --set pager.split=trace --set pager.split_trace=" + uniform_path.string() + " --trace " + split_path.string());
@@ -47,7 +47,7 @@ TEST_CASE("the live split pager misses as the simulator says, on every layer, wi
   REQUIRE(recorded.meta.layers == kLayers);
 
   pager::SplitRequest request;
-  request.total_slots = uint64_t(kSlots) * kLayers;
+  request.total_slots = uint64_t(kSplitSlots) * kLayers;
   request.min_slots = recorded.meta.top_k;
   request.policy = {pager::PolicyKind::Lru, 0.0};
   REQUIRE(request.min_slots == 6);
@@ -56,8 +56,8 @@ TEST_CASE("the live split pager misses as the simulator says, on every layer, wi
   CHECK(plan.total_slots == request.total_slots);
   // The hinted (hash-routed) layers barely miss, so they get less than the uniform count; the
   // split really moved slots.
-  for (uint32_t l = 0; l < kHashLayers; ++l) CHECK(plan.slots[l] < kSlots);
-  CHECK(*std::max_element(plan.slots.begin(), plan.slots.end()) > kSlots);
+  for (uint32_t l = 0; l < kHashLayers; ++l) CHECK(plan.slots[l] < kSplitSlots);
+  CHECK(*std::max_element(plan.slots.begin(), plan.slots.end()) > kSplitSlots);
 
   // Honest budget: the same bytes as the uniform pools. Stats report the smallest layer's slots,
   // the largest request every layer can serve (the architecture's prefill band).

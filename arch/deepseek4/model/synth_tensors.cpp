@@ -16,9 +16,6 @@ constexpr uint64_t kChunkBytes = 4u << 20;  // bound on what one generator holds
 constexpr float kSqrt3 = 1.7320508f;
 
 bool contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
-bool ends_with(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
-}
 
 // Fills `out` (a band of rows of the logical tensor) with the tensor's values.
 using Filler = void (*)(Rng&, float*, uint64_t n, float scale);
@@ -46,13 +43,13 @@ struct ValueRule {
 ValueRule rule_for(const TensorSpec& s) {
   const std::string& n = s.name;
   const float fan_in = s.shape.size() >= 2 ? float(s.shape[1]) : 1.0f;
-  const float proj = kSqrt3 / std::sqrt(fan_in);           // uniform with std 1/sqrt(fan_in)
-  if (ends_with(n, "_scale")) return {fill_offset, 1.0f};  // mHC scales in [0.5, 1.5)
-  if (ends_with(n, "_base")) return {fill_uniform, 0.5f};
-  if (ends_with(n, "_fn")) return {fill_uniform, proj};
-  if (ends_with(n, "ape")) return {fill_uniform, 0.5f};
-  if (ends_with(n, "attn_sink")) return {fill_uniform, 1.0f};
-  if (ends_with(n, "gate.bias")) return {fill_bias, 0.1f};
+  const float proj = kSqrt3 / std::sqrt(fan_in);          // uniform with std 1/sqrt(fan_in)
+  if (n.ends_with("_scale")) return {fill_offset, 1.0f};  // mHC scales in [0.5, 1.5)
+  if (n.ends_with("_base")) return {fill_uniform, 0.5f};
+  if (n.ends_with("_fn")) return {fill_uniform, proj};
+  if (n.ends_with("ape")) return {fill_uniform, 0.5f};
+  if (n.ends_with("attn_sink")) return {fill_uniform, 1.0f};
+  if (n.ends_with("gate.bias")) return {fill_bias, 0.1f};
   if (contains(n, "norm.weight")) return {fill_around_one, 0.1f};
   if (n == "embed.weight") return {fill_uniform, kSqrt3};
   return {fill_uniform, proj};

@@ -9,10 +9,6 @@ namespace {
 using ckpt::CheckpointError;
 using R = TensorRole;
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-bool ends_with(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
-}
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
@@ -95,9 +91,9 @@ std::vector<std::string> spelling_candidates(std::string_view released, Spelling
   if (r == "embed.weight") return {"model.embed_tokens.weight", "model.embed.weight"};
   if (r == "head.weight") return {"head.weight", "lm_head.weight", "model.head.weight"};
   if (r == "norm.weight") return {"model.norm.weight"};
-  if (starts_with(r, "hc_head_")) return {"model.hc_head.hc_" + r.substr(8), "model." + r};
-  if (starts_with(r, "layers.")) {
-    if (ends_with(r, ".attn.kv_norm.weight")) {
+  if (r.starts_with("hc_head_")) return {"model.hc_head.hc_" + r.substr(8), "model." + r};
+  if (r.starts_with("layers.")) {
+    if (r.ends_with(".attn.kv_norm.weight")) {
       const std::string base = r.substr(0, r.size() - std::string_view("kv_norm.weight").size());
       return {"model." + base + "norm.weight", "model." + r};
     }
@@ -118,7 +114,7 @@ TensorResolver::TensorResolver(const ckpt::Checkpoint& ck) : ck_(&ck) {
   } else {
     spelling_ = Spelling::Released;
     for (const auto& t : ck.tensors()) {
-      if (starts_with(t.name, "model.layers.")) {
+      if (t.name.starts_with("model.layers.")) {
         spelling_ = Spelling::SavePretrained;
         break;
       }

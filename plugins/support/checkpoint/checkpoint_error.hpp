@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace moepage::ckpt {
 
@@ -31,5 +32,10 @@ class CheckpointError : public std::runtime_error {
   explicit CheckpointError(const std::string& what) : std::runtime_error(single_line(what)) {}
   explicit CheckpointError(const char* what) : CheckpointError(std::string(what)) {}
 };
+
+// Throws the usual "<label>: <what>" line, where label names the file (or directory).
+[[noreturn]] inline void fail_labelled(std::string_view label, const std::string& what) {
+  throw CheckpointError(std::string(label) + ": " + what);
+}
 
 }  // namespace moepage::ckpt

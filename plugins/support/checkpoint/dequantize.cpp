@@ -7,7 +7,7 @@
 namespace moepage::ckpt {
 namespace {
 
-[[noreturn]] void fail(std::string_view tensor, const std::string& what) {
+[[noreturn]] void fail_for_tensor(std::string_view tensor, const std::string& what) {
   throw CheckpointError("tensor '" + std::string(tensor) + "': " + what);
 }
 
@@ -18,7 +18,7 @@ float scale_value(const uint8_t* scale, Dtype scale_dtype, uint64_t index, std::
     return v;
   }
   const uint8_t b = scale[index];
-  if (e8m0_is_nan(b)) fail(tensor, "scale element " + std::to_string(index) + " is 0xFF, the E8M0 NaN");
+  if (e8m0_is_nan(b)) fail_for_tensor(tensor, "scale element " + std::to_string(index) + " is 0xFF, the E8M0 NaN");
   return e8m0_to_float(b);
 }
 
@@ -35,7 +35,7 @@ void convert_to_float(Dtype dtype, const uint8_t* src, uint64_t n, float* out, s
     case Dtype::F16:
       for (uint64_t i = 0; i < n; ++i) out[i] = f16_to_float(uint16_t(src[2 * i] | (src[2 * i + 1] << 8)));
       return;
-    default: fail(tensor, "dtype " + std::string(dtype_name(dtype)) + " is not a plain float type");
+    default: fail_for_tensor(tensor, "dtype " + std::string(dtype_name(dtype)) + " is not a plain float type");
   }
 }
 
@@ -84,19 +84,21 @@ FloatTensor dequantize_tensor(const Checkpoint& ck, std::string_view name) {
       return out;
     }
     if (t.dtype != Dtype::F8_E4M3 && t.dtype != Dtype::I8) {
-      fail(t.name, "dtype " + std::string(dtype_name(t.dtype)) + " cannot be dequantized to float");
+      fail_for_tensor(t.name, "dtype " + std::string(dtype_name(t.dtype)) + " cannot be dequantized to float");
     }
-    if (t.shape.size() != 2) fail(t.name, "quantized weights must be 2-D, shape is " + shape_to_string(t.shape));
+    if (t.shape.size() != 2)
+      fail_for_tensor(t.name, "quantized weights must be 2-D, shape is " + shape_to_string(t.shape));
     const std::string sname = scale_name_for(t.name);
     const TensorInfo* s = ck.find(sname);
-    if (!s) fail(t.name, std::string(dtype_name(t.dtype)) + " weight has no scale tensor '" + sname + "'");
+    if (!s) fail_for_tensor(t.name, std::string(dtype_name(t.dtype)) + " weight has no scale tensor '" + sname + "'");
     const uint64_t rows = t.shape[0];
     if (t.dtype == Dtype::F8_E4M3) {
       const uint64_t cols = t.shape[1];
       const std::vector<uint64_t> want{ceil_div(rows, 128), ceil_div(cols, 128)};
       if (s->shape != want || (s->dtype != Dtype::F8_E8M0 && s->dtype != Dtype::F32)) {
-        fail(t.name, "scale '" + sname + "' is " + std::string(dtype_name(s->dtype)) + " " + shape_to_string(s->shape) +
-                         ", expected F8_E8M0 " + shape_to_string(want) + " (128x128 blocks)");
+        fail_for_tensor(t.name, "scale '" + sname + "' is " + std::string(dtype_name(s->dtype)) + " " +
+                                    shape_to_string(s->shape) + ", expected F8_E8M0 " + shape_to_string(want) +
+                                    " (128x128 blocks)");
       }
       out.shape = {rows, cols};
       out.values.resize(rows * cols);
@@ -106,8 +108,9 @@ FloatTensor dequantize_tensor(const Checkpoint& ck, std::string_view name) {
     const uint64_t cols = t.shape[1] * 2;  // FP4: two codes per stored byte
     const std::vector<uint64_t> want{rows, ceil_div(cols, 32)};
     if (s->shape != want || s->dtype != Dtype::F8_E8M0) {
-      fail(t.name, "scale '" + sname + "' is " + std::string(dtype_name(s->dtype)) + " " + shape_to_string(s->shape) +
-                       ", expected F8_E8M0 " + shape_to_string(want) + " (FP4, one scale per 32 inputs)");
+      fail_for_tensor(t.name, "scale '" + sname + "' is " + std::string(dtype_name(s->dtype)) + " " +
+                                  shape_to_string(s->shape) + ", expected F8_E8M0 " + shape_to_string(want) +
+                                  " (FP4, one scale per 32 inputs)");
     }
     out.shape = {rows, cols};
     out.values.resize(rows * cols);

@@ -8,10 +8,6 @@
 namespace moepage::ckpt {
 namespace {
 
-[[noreturn]] void fail(std::string_view label, const std::string& what) {
-  throw CheckpointError(std::string(label) + ": " + what);
-}
-
 [[noreturn]] void fail_tensor(std::string_view label, std::string_view tensor, const std::string& what) {
   throw CheckpointError(std::string(label) + ": tensor '" + std::string(tensor) + "': " + what);
 }
@@ -91,19 +87,20 @@ std::string shape_to_string(const std::vector<uint64_t>& shape) {
 
 uint64_t parse_header_length(std::span<const uint8_t> first8, uint64_t file_size, std::string_view label) {
   if (first8.size() < 8 || file_size < 8) {
-    fail(label, "file is " + std::to_string(file_size) + " bytes, shorter than the 8-byte safetensors header length");
+    fail_labelled(label,
+                  "file is " + std::to_string(file_size) + " bytes, shorter than the 8-byte safetensors header length");
   }
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | first8[size_t(i)];
   if (n > file_size - 8) {
-    fail(label, "header length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(file_size) +
-                    " bytes)");
+    fail_labelled(label, "header length " + std::to_string(n) + " runs past the end of the file (" +
+                             std::to_string(file_size) + " bytes)");
   }
   if (n > kMaxHeaderLength) {
-    fail(label,
-         "header length " + std::to_string(n) + " exceeds the " + std::to_string(kMaxHeaderLength) + "-byte limit");
+    fail_labelled(label, "header length " + std::to_string(n) + " exceeds the " + std::to_string(kMaxHeaderLength) +
+                             "-byte limit");
   }
-  if (n < 2) fail(label, "header length " + std::to_string(n) + " is too small to hold a JSON object");
+  if (n < 2) fail_labelled(label, "header length " + std::to_string(n) + " is too small to hold a JSON object");
   return n;
 }
 
@@ -111,22 +108,22 @@ SafetensorsHeader parse_safetensors_header(std::span<const uint8_t> bytes, uint6
   SafetensorsHeader h;
   h.header_length = parse_header_length(bytes.first(std::min<size_t>(8, bytes.size())), file_size, label);
   if (bytes.size() < 8 + h.header_length) {
-    fail(label, "only " + std::to_string(bytes.size()) + " bytes available for a header of " +
-                    std::to_string(h.header_length));
+    fail_labelled(label, "only " + std::to_string(bytes.size()) + " bytes available for a header of " +
+                             std::to_string(h.header_length));
   }
   h.data_start = 8 + h.header_length;
   h.data_size = file_size - h.data_start;
 
   const auto* begin = bytes.data() + 8;
   const auto json = nlohmann::json::parse(begin, begin + h.header_length, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) fail(label, "malformed JSON in the safetensors header");
-  if (!json.is_object()) fail(label, "safetensors header must be a JSON object, got " + brief(json));
+  if (json.is_discarded()) fail_labelled(label, "malformed JSON in the safetensors header");
+  if (!json.is_object()) fail_labelled(label, "safetensors header must be a JSON object, got " + brief(json));
 
   for (const auto& [key, value] : json.items()) {
     if (key == "__metadata__") {
-      if (!value.is_object()) fail(label, "__metadata__ must be an object of strings");
+      if (!value.is_object()) fail_labelled(label, "__metadata__ must be an object of strings");
       for (const auto& [mk, mv] : value.items()) {
-        if (!mv.is_string()) fail(label, "__metadata__ key '" + mk + "' must be a string, got " + brief(mv));
+        if (!mv.is_string()) fail_labelled(label, "__metadata__ key '" + mk + "' must be a string, got " + brief(mv));
         h.metadata[mk] = mv.get<std::string>();
       }
       continue;

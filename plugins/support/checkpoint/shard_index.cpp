@@ -10,10 +10,6 @@
 namespace moepage::ckpt {
 namespace {
 
-[[noreturn]] void fail(std::string_view label, const std::string& what) {
-  throw CheckpointError(std::string(label) + ": " + what);
-}
-
 bool plain_file_name(const std::string& f) {
   return !f.empty() && f != "." && f != ".." && f.find('/') == std::string::npos && f.find('\\') == std::string::npos &&
          f.find('\0') == std::string::npos;
@@ -23,19 +19,20 @@ bool plain_file_name(const std::string& f) {
 
 ShardIndex parse_shard_index(std::string_view json_text, std::string_view label) {
   const auto json = nlohmann::json::parse(json_text.begin(), json_text.end(), nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) fail(label, "malformed JSON");
-  if (!json.is_object()) fail(label, "index must be a JSON object");
+  if (json.is_discarded()) fail_labelled(label, "malformed JSON");
+  if (!json.is_object()) fail_labelled(label, "index must be a JSON object");
   const auto wm = json.find("weight_map");
-  if (wm == json.end() || !wm->is_object()) fail(label, "missing object 'weight_map'");
+  if (wm == json.end() || !wm->is_object()) fail_labelled(label, "missing object 'weight_map'");
 
   ShardIndex index;
   std::set<std::string> files;
   for (const auto& [tensor, file] : wm->items()) {
-    if (!file.is_string()) fail(label, "weight_map entry for tensor '" + tensor + "' must be a file name string");
+    if (!file.is_string())
+      fail_labelled(label, "weight_map entry for tensor '" + tensor + "' must be a file name string");
     const auto& f = file.get_ref<const std::string&>();
     if (!plain_file_name(f)) {
-      fail(label,
-           "weight_map maps tensor '" + tensor + "' to '" + f + "', which is not a plain file name in the folder");
+      fail_labelled(label, "weight_map maps tensor '" + tensor + "' to '" + f +
+                               "', which is not a plain file name in the folder");
     }
     index.weight_map.emplace(tensor, f);
     files.insert(f);

@@ -49,6 +49,9 @@ function(moepage_gpu_sources)
     target_include_directories(${ARG_TARGET} PRIVATE ${includes})
     target_compile_options(${ARG_TARGET} PRIVATE
       $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -Xcompiler=-fPIC -lineinfo -O3>)
+    if(MOEPAGE_WERROR)
+      target_compile_options(${ARG_TARGET} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--Werror=all-warnings -Xcompiler=-Werror>)
+    endif()
     target_link_libraries(${ARG_TARGET} PUBLIC CUDA::cudart)
   else()
     # CMake 3.25's HIP language wants a ROCm layout Debian does not have: call hipcc directly.
@@ -57,6 +60,10 @@ function(moepage_gpu_sources)
     foreach(a IN LISTS MOEPAGE_AMD_ARCHS)
       list(APPEND arch_flags --offload-arch=${a})
     endforeach()
+    set(werror)
+    if(MOEPAGE_WERROR)
+      set(werror -Werror)
+    endif()
     set(inc_flags)
     foreach(i IN LISTS includes)
       list(APPEND inc_flags -I${i})
@@ -67,7 +74,7 @@ function(moepage_gpu_sources)
       set(obj ${CMAKE_CURRENT_BINARY_DIR}/${ARG_TARGET}.hipobj/${name}.o)
       add_custom_command(OUTPUT ${obj}
         COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/${ARG_TARGET}.hipobj
-        COMMAND ${MOEPAGE_HIPCC} -std=c++20 -O3 -fPIC -x hip ${arch_flags}
+        COMMAND ${MOEPAGE_HIPCC} -std=c++20 -O3 -fPIC -x hip ${arch_flags} ${werror}
                 --rocm-device-lib-path=${MOEPAGE_ROCM_DEVICE_LIBS}
                 -D${MOEPAGE_GPU_DEFINE} -DMOEPAGE_GPU_ENABLED=1 ${inc_flags} -c ${abs} -o ${obj}
         DEPENDS ${abs}

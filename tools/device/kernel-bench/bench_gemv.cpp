@@ -232,7 +232,7 @@ void run_gemv(const Options& o) {
   bench_moe(o);
 }
 
-const Registrar registered("gemv", run_gemv);
+const Registrar registered_gemv("gemv", run_gemv);
 
 }  // namespace
 }  // namespace moepage::bench

@@ -245,7 +245,7 @@ void run_small(const Options& o) {
   bench_attention(o, ds4::AttnKind::CSA, 4097);  // 1024 visible indexer entries > top-k 512: scored
 }
 
-const Registrar registered("small", run_small);
+const Registrar registered_small("small", run_small);
 
 }  // namespace
 }  // namespace moepage::bench

@@ -247,6 +247,7 @@ concept TransportClass = requires(T& t, const char* path, uint32_t* file, const 
 // it through `self`). The class defines them in its .cpp; the optional ticket_event is declared
 // by the classes that offer it. One list, so a transport's signatures cannot drift from the
 // adapter's.
+// NOLINTBEGIN(bugprone-macro-parentheses): `Class` names a type, which cannot be parenthesised.
 #define MP_TRANSPORT_MEMBERS(Class)                                                 \
   Class(const Class&) = delete;                                                     \
   Class& operator=(const Class&) = delete;                                          \
@@ -255,6 +256,7 @@ concept TransportClass = requires(T& t, const char* path, uint32_t* file, const 
   mp_status wait(mp_ticket ticket, mp_ticket_result* result);                       \
   mp_status poll(mp_ticket ticket, mp_ticket_result* result);                       \
   mp_status stats(mp_transport_stats* out)
+// NOLINTEND(bugprone-macro-parentheses)
 
 template <TransportClass T>
 const mp_transport_vtable* transport_vtable() noexcept {

@@ -12,33 +12,33 @@ using units::format_bytes;
 
 namespace {
 
-[[noreturn]] void fail(const std::string& message) { throw PagerError(ErrorKind::Budget, message); }
+[[noreturn]] void fail_budget(const std::string& message) { throw PagerError(ErrorKind::Budget, message); }
 
 uint64_t mul_or_fail(uint64_t a, uint64_t b, const char* what) {
   const auto r = checked_mul(a, b);
-  if (!r) fail(std::string("budget: ") + what + " does not fit in 64 bits");
+  if (!r) fail_budget(std::string("budget: ") + what + " does not fit in 64 bits");
   return *r;
 }
 
 }  // namespace
 
 BudgetDecision decide_budget(const BudgetInputs& in) {
-  if (in.n_experts == 0) fail("budget: the model has no routed experts per layer");
+  if (in.n_experts == 0) fail_budget("budget: the model has no routed experts per layer");
   if (in.top_k == 0 || in.top_k > in.n_experts)
-    fail("budget: top-k " + std::to_string(in.top_k) + " must be in 1.." + std::to_string(in.n_experts));
-  if (in.paged_layers > 0 && in.expert_bytes == 0) fail("budget: the expert catalog reports 0 bytes per expert");
+    fail_budget("budget: top-k " + std::to_string(in.top_k) + " must be in 1.." + std::to_string(in.n_experts));
+  if (in.paged_layers > 0 && in.expert_bytes == 0) fail_budget("budget: the expert catalog reports 0 bytes per expert");
 
   BudgetDecision d;
   std::string budget_words;  // "budget 8.0 GiB" or "budget 8.0 GiB (auto: ...)"
   if (in.is_auto) {
     if (!in.available_bytes)
-      fail("budget auto: cannot read the available memory (" +
-           (in.available_error.empty() ? std::string("no reason given") : in.available_error) +
-           "); set an explicit budget, e.g. budget: 8GiB");
+      fail_budget("budget auto: cannot read the available memory (" +
+                  (in.available_error.empty() ? std::string("no reason given") : in.available_error) +
+                  "); set an explicit budget, e.g. budget: 8GiB");
     if (*in.available_bytes <= in.reserve_bytes)
-      fail("budget auto: " + format_bytes(*in.available_bytes) +
-           " available after the dense weights is not more than the " + format_bytes(in.reserve_bytes) +
-           " reserve; set an explicit budget or a smaller reserve");
+      fail_budget("budget auto: " + format_bytes(*in.available_bytes) +
+                  " available after the dense weights is not more than the " + format_bytes(in.reserve_bytes) +
+                  " reserve; set an explicit budget or a smaller reserve");
     d.budget_bytes = *in.available_bytes - in.reserve_bytes;
     budget_words = "budget " + format_bytes(d.budget_bytes) + " (auto: " + format_bytes(*in.available_bytes) +
                    " available minus " + format_bytes(in.reserve_bytes) + " reserve)";
@@ -70,9 +70,10 @@ BudgetDecision decide_budget(const BudgetInputs& in) {
   }
   if (slots < in.top_k) {
     const uint64_t minimum = mul_or_fail(per_slot_all_layers, in.top_k, "the minimum budget");
-    fail(budget_words + " buys " + std::to_string(slots) + " slot" + (slots == 1 ? "" : "s") + " per layer over " +
-         layers_words + " (" + format_bytes(in.expert_bytes) + " per expert); top-k needs " + std::to_string(in.top_k) +
-         " slots: minimum budget " + format_bytes(minimum));
+    fail_budget(budget_words + " buys " + std::to_string(slots) + " slot" + (slots == 1 ? "" : "s") +
+                " per layer over " + layers_words + " (" + format_bytes(in.expert_bytes) +
+                " per expert); top-k needs " + std::to_string(in.top_k) + " slots: minimum budget " +
+                format_bytes(minimum));
   }
   d.mode = BudgetMode::Paged;
   d.slots_per_layer = uint32_t(slots);

@@ -53,9 +53,8 @@ void SlotPool::check_demand(std::span<const int32_t> experts) const {
   // Slots a miss may take: empty ones, and valid ones the request does not name.
   uint32_t evictable = 0, filling = 0;
   for (uint32_t s = 0; s < n_slots(); ++s) {
-    if (state_[s] == SlotState::Empty) ++evictable;
-    else if (state_[s] == SlotState::Filling) ++filling;
-    else if (seen_[uint32_t(expert_of_[s])] != stamp) ++evictable;
+    if (state_[s] == SlotState::Filling) ++filling;
+    else if (state_[s] == SlotState::Empty || seen_[uint32_t(expert_of_[s])] != stamp) ++evictable;
   }
   if (evictable < misses)
     throw PagerError(ErrorKind::SlotsBusy, where() + ": " + std::to_string(misses) + " misses need slots but only " +

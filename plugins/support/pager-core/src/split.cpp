@@ -9,7 +9,7 @@ namespace moepage::pager {
 
 namespace {
 
-[[noreturn]] void fail(const std::string& message) {
+[[noreturn]] void fail_split(const std::string& message) {
   throw PagerError(ErrorKind::InvalidRequest, "slot split: " + message);
 }
 
@@ -18,11 +18,11 @@ namespace {
 SplitPlan split_slots_by_reuse(const Trace& trace, const SplitRequest& request) {
   const uint32_t n_layers = trace.meta.layers, n_experts = trace.meta.experts;
   if (request.min_slots == 0 || request.min_slots > n_experts)
-    fail("the minimum slots per layer must be in 1.." + std::to_string(n_experts) + ", got " +
-         std::to_string(request.min_slots));
+    fail_split("the minimum slots per layer must be in 1.." + std::to_string(n_experts) + ", got " +
+               std::to_string(request.min_slots));
   if (!request.layers.empty() && request.layers.size() != n_layers)
-    fail("the layer mask has " + std::to_string(request.layers.size()) + " entries, expected " +
-         std::to_string(n_layers));
+    fail_split("the layer mask has " + std::to_string(request.layers.size()) + " entries, expected " +
+               std::to_string(n_layers));
   const TraceReplay replay(trace);
   std::vector<uint8_t> in_split(n_layers, 0);
   uint64_t members = 0;
@@ -31,8 +31,8 @@ SplitPlan split_slots_by_reuse(const Trace& trace, const SplitRequest& request) 
     members += in_split[l];
   }
   if (request.total_slots < members * request.min_slots)
-    fail(std::to_string(request.total_slots) + " slots cannot give each of " + std::to_string(members) +
-         " layers its minimum of " + std::to_string(request.min_slots));
+    fail_split(std::to_string(request.total_slots) + " slots cannot give each of " + std::to_string(members) +
+               " layers its minimum of " + std::to_string(request.min_slots));
 
   SplitPlan plan;
   plan.slots.assign(n_layers, 0);
@@ -77,7 +77,10 @@ SplitPlan split_slots_by_reuse(const Trace& trace, const SplitRequest& request) 
 
 std::string format_layer_slots(const std::vector<uint32_t>& slots) {
   std::string out;
-  for (size_t i = 0; i < slots.size(); ++i) out += (i ? "," : "") + std::to_string(slots[i]);
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(slots[i]);
+  }
   return out;
 }
 
