@@ -145,12 +145,15 @@ TEST_CASE("the GPU router refuses a non-finite score as the CPU router does, nam
   const std::vector<int32_t> ids{3, 4};
   // Logits copied back, the device's greedy pick, and a call with no output (which must still wait).
   const std::string with_logits = error_of([&] { m.forward(ids.data(), 2, logits.data(), false); });
+  CAPTURE(with_logits);
   CHECK(with_logits.find(expected) != std::string::npos);
   CHECK(with_logits.find("for expert 2") != std::string::npos);
   m.reset();
   const std::string greedy_pick = error_of([&] { (void)m.forward_greedy(ids.data(), 2); });
+  CAPTURE(greedy_pick);
   CHECK(greedy_pick.find(expected) != std::string::npos);
   m.reset();
   const std::string no_output = error_of([&] { m.forward(ids.data(), 2, nullptr, false); });
+  CAPTURE(no_output);
   CHECK(no_output.find(expected) != std::string::npos);
 }

@@ -222,19 +222,21 @@ std::string page_cache(const Options& o) {
 }
 
 
+// One reader thread's pinned staging ring of cache_pipeline.
+struct Reader {
+  std::vector<void*> buffers;
+  std::vector<hipEvent_t> events;
+  std::vector<bool> busy;
+  hipStream_t stream = nullptr;
+};
+
 // Page cache -> pinned staging -> device over the first `span` bytes of fd: `threads` readers take
 // `chunk`-byte pieces from a shared counter, pread each into the next of their `ring` pinned
 // buffers (waiting for that buffer's previous copy first) and copy it to dev on one shared stream
 // under a lock (as pinned-async does) or on a stream of their own. Returns seconds until every
 // copy completed.
 double cache_pipeline(int fd, uint64_t span, uint64_t chunk, int threads, int ring, bool own_streams, char* dev) {
-  struct Reader {
-    std::vector<void*> buffers;
-    std::vector<hipEvent_t> events;
-    std::vector<bool> busy;
-    hipStream_t stream = nullptr;
-  };
-  std::vector<Reader> readers(size_t(threads));
+  std::vector<Reader> readers(static_cast<size_t>(threads));
   hipStream_t shared = nullptr;
   check(hipStreamCreateWithFlags(&shared, hipStreamNonBlocking), "hipStreamCreateWithFlags");
   for (Reader& r : readers) {
@@ -299,12 +301,14 @@ PathFile open_path_file(const Options& o) {
   return f;
 }
 
+// One reader setting of cache_to_device.
+struct Setting {
+  int threads, ring;
+  uint64_t chunk;
+  bool own_streams;
+};
+
 std::string cache_to_device(const Options& o, const PathFile& f, char* dev) {
-  struct Setting {
-    int threads, ring;
-    uint64_t chunk;
-    bool own_streams;
-  };
   const Setting settings[] = {{8, 2, 32 * kMiB, false}, {8, 4, 4 * kMiB, false}, {16, 4, 2 * kMiB, false},
                               {16, 4, 4 * kMiB, false}, {16, 4, 4 * kMiB, true},  {4, 4, 4 * kMiB, false}};
   std::string runs;
