@@ -81,6 +81,28 @@ void CheckingDevice::install() {
     }
     return d.inner_->free_pinned(d.inner_->ctx, ptr);
   };
+  // Registered memory counts as pinned while it is registered (1.6; absent in an older host).
+  table_.register_host = [](void* ctx, void* ptr, uint64_t bytes) -> mp_status {
+    CheckingDevice& d = of(ctx);
+    if (!MP_HAS_FIELD(d.inner_, mp_device_service, register_host) || d.inner_->register_host == nullptr)
+      return MP_ERR_UNSUPPORTED;
+    const mp_status s = d.inner_->register_host(d.inner_->ctx, ptr, bytes);
+    if (s != MP_OK) return s;
+    std::lock_guard lock(d.mutex_);
+    d.pinned_[static_cast<const char*>(ptr)] = bytes;
+    return s;
+  };
+  table_.unregister_host = [](void* ctx, void* ptr) -> mp_status {
+    CheckingDevice& d = of(ctx);
+    if (!MP_HAS_FIELD(d.inner_, mp_device_service, unregister_host) || d.inner_->unregister_host == nullptr)
+      return MP_ERR_UNSUPPORTED;
+    d.flush_all();
+    {
+      std::lock_guard lock(d.mutex_);
+      d.pinned_.erase(static_cast<const char*>(ptr));
+    }
+    return d.inner_->unregister_host(d.inner_->ctx, ptr);
+  };
   table_.free_device = [](void* ctx, void* ptr) -> mp_status {
     CheckingDevice& d = of(ctx);
     d.flush_all();
@@ -93,7 +115,8 @@ void CheckingDevice::install() {
       std::lock_guard lock(d.mutex_);
       if (bytes > 0 && !d.is_pinned(src, bytes)) {
         // A pageable copy is synchronous on a GPU: it happens now, and is recorded as a fault.
-        d.unpinned_.push_back(std::to_string(bytes) + " bytes copied from memory that alloc_pinned did not return");
+        d.unpinned_.push_back(std::to_string(bytes) +
+                              " bytes copied from memory neither from alloc_pinned nor registered with register_host");
       } else if (d.defer_copies_ && bytes > 0) {
         d.queued_[stream].push_back(Copy{dst, src, bytes});
         return MP_OK;

@@ -1,7 +1,7 @@
 // A device service for conformance checks, wrapped around the host's. It forwards every call and
 // watches two rules of the device path (transport.h):
-//  - the source of every copy_to_device_async lies in memory from alloc_pinned (a pageable
-//    source silently turns the copy synchronous on a GPU);
+//  - the source of every copy_to_device_async lies in memory from alloc_pinned or registered
+//    with register_host (a pageable source silently turns the copy synchronous on a GPU);
 //  - on the CPU device, an async copy runs only when its stream is synchronised (or an event
 //    recorded on it after the copy is synchronised or queried), as on a GPU. A transport whose
 //    wait() returns before synchronising leaves the destination unwritten, which the byte check
@@ -26,7 +26,7 @@ class CheckingDevice {
   CheckingDevice& operator=(const CheckingDevice&) = delete;
 
   const mp_host_api* host() const noexcept { return &host_; }
-  // Copies whose source was not pinned memory from this service, as one line each.
+  // Copies whose source was neither pinned nor registered memory from this service, one line each.
   std::vector<std::string> unpinned_copies() const;
 
  private:
@@ -47,7 +47,7 @@ class CheckingDevice {
   mp_device_service table_{};
   mp_host_api host_{};
   mutable std::mutex mutex_;
-  std::map<const char*, uint64_t> pinned_;         // start -> bytes
+  std::map<const char*, uint64_t> pinned_;         // start -> bytes (pinned or registered)
   std::map<mp_stream, std::vector<Copy>> queued_;  // per stream, in order
   std::map<mp_event, mp_stream> recorded_on_;      // the stream an event was last recorded on
   std::vector<std::string> unpinned_;

@@ -82,6 +82,12 @@ mp_status copy_async(void* ctx, void* dst, const void* src, uint64_t bytes, mp_s
 
 mp_status memory_info(void* ctx, uint64_t* free_bytes, uint64_t* total_bytes);
 
+// Host memory is the CPU device's memory: registering it is a no-op.
+mp_status register_host(void*, void* ptr, uint64_t bytes) {
+  return ptr == nullptr || bytes == 0 ? MP_ERR_INVALID_ARG : MP_OK;
+}
+mp_status unregister_host(void*, void* ptr) { return ptr == nullptr ? MP_ERR_INVALID_ARG : MP_OK; }
+
 class CpuDeviceService final : public DeviceService {
  public:
   explicit CpuDeviceService(std::filesystem::path meminfo) : meminfo_(std::move(meminfo)) {
@@ -104,6 +110,8 @@ class CpuDeviceService final : public DeviceService {
     table_.copy_to_device_async = &copy_async;
     table_.copy_to_host = &copy;
     table_.memory_info = &memory_info;
+    table_.register_host = &register_host;
+    table_.unregister_host = &unregister_host;
   }
   const mp_device_service* table() const noexcept override { return &table_; }
   const std::filesystem::path& meminfo() const noexcept { return meminfo_; }

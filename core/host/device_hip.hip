@@ -245,6 +245,22 @@ class HipDeviceService final : public DeviceService {
     return MP_OK;
   }
 
+  // Read-only: the device only copies out of it (a PROT_READ file mapping is registrable so).
+  static mp_status register_host(void* ctx, void* ptr, uint64_t bytes) noexcept {
+    if (ptr == nullptr || bytes == 0) return invalid("register_host: null pointer or zero bytes");
+    const HipDeviceService& s = self(ctx);
+    if (hipError_t e = s.bind(); e != hipSuccess) return fail(e, "hipSetDevice" + s.where());
+    if (hipError_t e = hipHostRegister(ptr, bytes, MP_HOST_REGISTER_READ_ONLY); e != hipSuccess)
+      return fail(e, "hipHostRegister (read-only) of " + bytes_text(bytes) + s.where());
+    return MP_OK;
+  }
+
+  static mp_status unregister_host(void* ctx, void* ptr) noexcept {
+    if (ptr == nullptr) return invalid("unregister_host: null pointer");
+    if (hipError_t e = hipHostUnregister(ptr); e != hipSuccess) return fail(e, "hipHostUnregister" + self(ctx).where());
+    return MP_OK;
+  }
+
   void fill_table() {
     table_.struct_size = sizeof table_;
     table_.kind = MP_DEVICE_HIP;
@@ -265,6 +281,8 @@ class HipDeviceService final : public DeviceService {
     table_.copy_to_device_async = &copy_to_device_async;
     table_.copy_to_host = &copy_to_host;
     table_.memory_info = &memory_info;
+    table_.register_host = &register_host;
+    table_.unregister_host = &unregister_host;
   }
 
   int device_;

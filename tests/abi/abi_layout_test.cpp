@@ -24,7 +24,7 @@
 // Compile-time: the layout itself.
 namespace {
 constexpr bool host_api_pinned() {
-  static_assert(sizeof(mp_device_service) == 144);
+  static_assert(sizeof(mp_device_service) == 160);
   static_assert(offsetof(mp_device_service, struct_size) == 0);
   static_assert(offsetof(mp_device_service, kind) == 4);
   static_assert(offsetof(mp_device_service, ctx) == 8);
@@ -44,6 +44,8 @@ constexpr bool host_api_pinned() {
   static_assert(offsetof(mp_device_service, copy_to_device_async) == 120);
   static_assert(offsetof(mp_device_service, copy_to_host) == 128);
   static_assert(offsetof(mp_device_service, memory_info) == 136);
+  static_assert(offsetof(mp_device_service, register_host) == 144);  // 1.6
+  static_assert(offsetof(mp_device_service, unregister_host) == 152);
 
   static_assert(sizeof(mp_host_api) == 48);
   static_assert(offsetof(mp_host_api, struct_size) == 0);
@@ -289,9 +291,9 @@ static_assert(rows_are_the_slots<mp_pager_vtable>(mp::abi::kPagerCallbacks));
 static_assert(rows_are_the_slots<mp_arch_vtable>(mp::abi::kArchCallbacks));
 
 // sizeof each vtable in the headers of 1.0, 1.1, ...: frozen, one column per minor.
-constexpr uint32_t kTransportSizes[] = {80, 80, 80, 80, 96, 96};  // 1.4 appended wait_result, poll_result
-constexpr uint32_t kPagerSizes[] = {88, 88, 88, 88, 88, 112};     // 1.5 acquire_start, _await, _finish
-constexpr uint32_t kArchSizes[] = {96, 104, 112, 112, 112, 112};  // 1.1 stats, 1.2 forward_greedy
+constexpr uint32_t kTransportSizes[] = {80, 80, 80, 80, 96, 96, 96};  // 1.4 appended wait_result, poll_result
+constexpr uint32_t kPagerSizes[] = {88, 88, 88, 88, 88, 112, 112};     // 1.5 acquire_start, _await, _finish
+constexpr uint32_t kArchSizes[] = {96, 104, 112, 112, 112, 112, 112};  // 1.1 stats, 1.2 forward_greedy
 static_assert(std::size(kTransportSizes) == MP_ABI_MINOR + 1, "add this minor's column to every size table");
 
 TEST_CASE("every vtable's size at every minor follows from its table and stays frozen") {
@@ -317,9 +319,9 @@ TEST_CASE(
   CHECK(mp::abi::required_size(mp::abi::kArchCallbacks, 4) == offsetof(mp_arch_vtable, forward) + 8);
 }
 
-TEST_CASE("the ABI version is 1.5 and every struct starts with a 32-bit struct_size") {
+TEST_CASE("the ABI version is 1.6 and every struct starts with a 32-bit struct_size") {
   CHECK(MP_ABI_MAJOR == 1);
-  CHECK(MP_ABI_MINOR == 5);
+  CHECK(MP_ABI_MINOR == 6);
   CHECK(MP_PLUGIN_ABI_MINOR == MP_ABI_MINOR);  // nothing defined it here: the headers' own minor
   CHECK(sizeof(mp_host_api{}.struct_size) == 4);
   CHECK(sizeof(mp_component_descriptor{}.struct_size) == 4);

@@ -4,7 +4,7 @@
 // Arms: resident; lru with a large budget (most but not all experts); lru at the minimum budget
 // (exactly top-k slots: every token thrashes) over pread, pinned-async and io-uring; paged with
 // its slots split per layer by the committed held-out trace; adapter-prefetch with a random
-// adapter over pinned-async and io-uring. (Eviction policies are compared with each other in
+// adapter over pinned-async, io-uring and mapped. (Eviction policies are compared with each other in
 // tests/pager-core.) Each paged arm must actually have missed, so the gate cannot pass vacuously.
 #include <doctest/doctest.h>
 
@@ -81,6 +81,7 @@ TEST_CASE(
        k + 2,
        "io-uring",
        uring_buffered},
+      {"adapter-prefetch / mapped", "adapter-prefetch", {{"adapter", adapter.string()}}, k + 2, "mapped", {}},
   };
   const std::vector<int32_t> prompt = {1, 17, 300, 4000, 42};
   std::vector<int32_t> reference;

@@ -17,8 +17,9 @@ extern "C" {
 /* The minors: 1.1 mp_arch_vtable.stats; 1.2 mp_arch_vtable.forward_greedy; 1.3 mp_trace_event.kind
  * and .rank (predictions in traces); 1.4 mp_transport_vtable.wait_result and .poll_result (which
  * request failed, as data), the conventions below written down and checked; 1.5 the split acquire
- * (mp_pager_vtable.acquire_start, .acquire_await, .acquire_finish; mp_acquire_result.pending). */
-#define MP_ABI_MINOR 5
+ * (mp_pager_vtable.acquire_start, .acquire_await, .acquire_finish; mp_acquire_result.pending);
+ * 1.6 mp_device_service.register_host and .unregister_host (copies straight from mapped files). */
+#define MP_ABI_MINOR 6
 
 /* The oldest host minor a plugin runs on. A plugin that needs nothing newer than, say, 1.0
  * defines MP_PLUGIN_ABI_MINOR to 0 before including any moepage header; the SDK then writes 0
@@ -125,6 +126,13 @@ typedef struct mp_device_service {
   mp_status (*copy_to_host)(void* ctx, void* dst, const void* src, uint64_t bytes); /* synchronous */
   /* Free and total bytes of device memory; on the CPU device, MemAvailable and MemTotal. */
   mp_status (*memory_info)(void* ctx, uint64_t* free_bytes, uint64_t* total_bytes);
+  /* 1.6, optional (check MP_HAS_FIELD and NULL): registers `bytes` of host memory at `ptr`, which
+   * the device will only read (a read-only file mapping, say), so that copy_to_device_async from
+   * it runs as from pinned memory: no staging copy. Its pages stay resident and locked until
+   * unregister_host(ptr), which takes the pointer register_host was given. Registering costs time
+   * and locks memory: do it once, at open. On the CPU device both succeed and do nothing. */
+  mp_status (*register_host)(void* ctx, void* ptr, uint64_t bytes);
+  mp_status (*unregister_host)(void* ctx, void* ptr);
 } mp_device_service;
 
 typedef struct mp_host_api {

@@ -76,8 +76,9 @@ typedef struct mp_ticket_result {
  *    gets MP_ERR_INVALID_ARG and never blocks forever.
  *  - Device destinations (MP_MEM_DEVICE): the transport reads into host memory of its own and
  *    copies with the host's device service. The source of every copy_to_device_async must be
- *    pinned memory from the host's alloc_pinned (a pageable source silently turns the copy
- *    synchronous on a GPU; the conformance host refuses to count it). wait(), and a poll() that
+ *    pinned memory from the host's alloc_pinned, or memory registered with register_host (1.6)
+ *    (a pageable source silently turns the copy synchronous on a GPU; the conformance host
+ *    refuses to count it). wait(), and a poll() that
  *    reports completion, return only after every copy of the ticket has completed (synchronise
  *    the copy stream or an event recorded after the copies), whether or not ticket_event exists.
  *    A transport that cannot do device copies refuses them at submit with MP_ERR_UNSUPPORTED;

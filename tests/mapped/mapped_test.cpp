@@ -1,0 +1,222 @@
+// The mapped transport over a stand-in GPU device service (kind HIP, host memory, copies done at
+// once and recorded): each file mapped and registered once (page-rounded), max_locked refusing a
+// file by name, device reads copied straight from the registered mapping (demand and prefetch on
+// their own streams), a host without register_host refused, and a file cut short after open
+// failing its reads instead of killing the process.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "host/host_api.hpp"
+#include "host/plugin_loader.hpp"
+#include "moepage/cpp/host_handles.hpp"
+#include "profile/option_validation.hpp"
+#include "support/pattern_file.hpp"
+#include "support/test_paths.hpp"
+
+using namespace moepage::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+// What the stand-in GPU saw.
+struct GpuLog {
+  std::map<const void*, uint64_t> registered;  // live registrations
+  uint32_t registrations = 0, unregistrations = 0;
+  bool refuse_registration = false;
+  struct Copy {
+    const void* src;
+    uint64_t bytes;
+    mp_stream stream;
+  };
+  std::vector<Copy> copies;
+};
+GpuLog* g_log = nullptr;
+
+mp_device_service fake_gpu(bool with_registration) {
+  mp_device_service d{};
+  d.struct_size = with_registration ? sizeof d : uint32_t(offsetof(mp_device_service, register_host));
+  d.kind = MP_DEVICE_HIP;
+  d.alloc_device = [](void*, uint64_t bytes, void** out) -> mp_status { return (*out = std::malloc(bytes + 1)) ? MP_OK : MP_ERR_OOM; };
+  d.free_device = [](void*, void* p) -> mp_status { std::free(p); return MP_OK; };
+  d.alloc_pinned = d.alloc_device;
+  d.free_pinned = d.free_device;
+  d.stream_create = [](void*, mp_stream* out) -> mp_status {
+    static int streams[64];
+    static int next = 0;
+    *out = reinterpret_cast<mp_stream>(&streams[next++ % 64]);
+    return MP_OK;
+  };
+  d.stream_destroy = [](void*, mp_stream) -> mp_status { return MP_OK; };
+  d.stream_synchronize = [](void*, mp_stream) -> mp_status { return MP_OK; };
+  d.event_create = [](void*, mp_event* out) -> mp_status {
+    *out = reinterpret_cast<mp_event>(new int(0));
+    return MP_OK;
+  };
+  d.event_destroy = [](void*, mp_event e) -> mp_status {
+    delete reinterpret_cast<int*>(e);
+    return MP_OK;
+  };
+  d.event_record = [](void*, mp_event, mp_stream) -> mp_status { return MP_OK; };
+  d.stream_wait_event = [](void*, mp_stream, mp_event) -> mp_status { return MP_OK; };
+  d.event_query = [](void*, mp_event) -> mp_status { return MP_OK; };
+  d.event_synchronize = [](void*, mp_event) -> mp_status { return MP_OK; };
+  d.copy_to_device_async = [](void*, void* dst, const void* src, uint64_t bytes, mp_stream stream) -> mp_status {
+    g_log->copies.push_back(GpuLog::Copy{src, bytes, stream});
+    std::memcpy(dst, src, bytes);
+    return MP_OK;
+  };
+  d.copy_to_host = [](void*, void* dst, const void* src, uint64_t bytes) -> mp_status {
+    std::memcpy(dst, src, bytes);
+    return MP_OK;
+  };
+  d.memory_info = [](void*, uint64_t* free_bytes, uint64_t* total) -> mp_status {
+    *free_bytes = *total = uint64_t(1) << 34;
+    return MP_OK;
+  };
+  d.register_host = [](void*, void* p, uint64_t bytes) -> mp_status {
+    if (g_log->refuse_registration) return MP_ERR_DEVICE;
+    g_log->registered[p] = bytes;
+    ++g_log->registrations;
+    return MP_OK;
+  };
+  d.unregister_host = [](void*, void* p) -> mp_status {
+    g_log->registered.erase(p);
+    ++g_log->unregistrations;
+    return MP_OK;
+  };
+  return d;
+}
+
+// The plugin loaded by a host whose device is the stand-in GPU.
+class MappedOnGpu {
+ public:
+  explicit MappedOnGpu(bool with_registration = true) : device_(fake_gpu(with_registration)) {
+    g_log = &log;
+    api_ = *inner_.get();
+    api_.device = &device_;
+    loaded_ = moepage::host::load_plugin(plugin_dir() / "libmoepage-transport-mapped.so", &api_);
+    for (const auto& c : loaded_.components)
+      if (c.kind() == MP_KIND_TRANSPORT && c.name() == "mapped") component_ = &c;
+    REQUIRE(component_ != nullptr);
+  }
+  mp::TransportHandle create(std::vector<std::pair<std::string, std::string>> options = {}) {
+    moepage::profile::ComponentSpec spec{"transport", "mapped", "test", {}};
+    for (auto& [name, value] : options) spec.options.push_back({name, value, "/", "test"});
+    const mp_component_descriptor& d = *component_->descriptor;
+    options_.push_back(moepage::profile::validate_options(spec, {d.options, d.n_options}));
+    return mp::TransportHandle::create(d, component_->library, &api_, options_.back().c_options());
+  }
+
+  GpuLog log;
+
+ private:
+  moepage::host::HostApi inner_;
+  mp_device_service device_;
+  mp_host_api api_{};
+  moepage::host::LoadResult loaded_;
+  const moepage::host::LoadedComponent* component_ = nullptr;
+  std::deque<moepage::profile::ResolvedOptions> options_;
+};
+
+mp_read_request device_read(uint32_t file, uint64_t offset, uint64_t length, void* dst, int32_t priority) {
+  return mp_read_request{sizeof(mp_read_request), file, offset, length, dst, 0, MP_MEM_DEVICE, priority, 7};
+}
+
+std::string error_of(auto&& call) {
+  try {
+    call();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("each file is mapped and registered once, and device reads are copies straight from the mapping") {
+  MappedOnGpu gpu;
+  PatternFile file(3 * 4096 + 100);
+  {
+    auto t = gpu.create();
+    const uint32_t f = t.open(file.path().string());
+    CHECK(t.open(file.path().string()) == f);  // the same file: the same handle, registered once
+    REQUIRE(gpu.log.registrations == 1);
+    const auto [base, bytes] = *gpu.log.registered.begin();
+    const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE)), size = 3 * 4096 + 100;
+    CHECK(bytes == (size + page - 1) / page * page);  // the whole mapping, page-rounded
+    std::vector<uint8_t> a(5000), b(777);
+    t.wait(t.submit(std::vector<mp_read_request>{device_read(f, 1234, a.size(), a.data(), MP_READ_DEMAND),
+                                                 device_read(f, 9000, b.size(), b.data(), MP_READ_PREFETCH)}));
+    CHECK(matches_pattern(a.data(), a.size(), 1234));
+    CHECK(matches_pattern(b.data(), b.size(), 9000));
+    REQUIRE(gpu.log.copies.size() == 2);
+    CHECK(gpu.log.copies[0].src == static_cast<const char*>(base) + 1234);  // no staging copy
+    CHECK(gpu.log.copies[1].src == static_cast<const char*>(base) + 9000);
+    CHECK(gpu.log.copies[0].stream != gpu.log.copies[1].stream);  // demand and prefetch lanes
+    const mp_ticket ticket = t.submit(std::vector<mp_read_request>{device_read(f, 0, 10, a.data(), MP_READ_DEMAND)});
+    const std::optional<mp_event> e = t.ticket_event(ticket);
+    REQUIRE(e.has_value());
+    CHECK(*e != nullptr);
+    t.wait(ticket);
+  }
+  CHECK(gpu.log.unregistrations == 1);  // at destroy
+  CHECK(gpu.log.registered.empty());
+}
+
+TEST_CASE("a file that would lock more than max_locked, or that the device refuses, is refused at open by name") {
+  MappedOnGpu gpu;
+  PatternFile small(5000), large(40000);
+  auto t = gpu.create({{"max_locked", "32KiB"}});
+  t.open(small.path().string());  // 8 KiB locked
+  const std::string refused = error_of([&] { t.open(large.path().string()); });
+  CAPTURE(refused);
+  CHECK(refused.find(large.path().string()) != std::string::npos);
+  CHECK(refused.find("max_locked") != std::string::npos);
+  CHECK(refused.find('\n') == std::string::npos);
+  gpu.log.refuse_registration = true;
+  PatternFile other(100);
+  const std::string device_refused = error_of([&] { t.open(other.path().string()); });
+  CHECK(device_refused.find(other.path().string()) != std::string::npos);
+  CHECK(device_refused.find("refused to register") != std::string::npos);
+  gpu.log.refuse_registration = false;
+  CHECK_NOTHROW(t.open(other.path().string()));  // its next open maps it again
+}
+
+TEST_CASE("a GPU host without register_host (ABI 1.5) is refused at create, naming what is missing") {
+  MappedOnGpu gpu(false);
+  const std::string refused = error_of([&] { gpu.create(); });
+  CAPTURE(refused);
+  CHECK(refused.find("register_host") != std::string::npos);
+  CHECK(refused.find("pinned-async") != std::string::npos);
+}
+
+TEST_CASE("reads past the end of the file as it was at open fail naming file and offset; the instance goes on") {
+  MappedOnGpu gpu;
+  PatternFile file(10000);
+  auto t = gpu.create();
+  const uint32_t f = t.open(file.path().string());
+  std::vector<uint8_t> dst(200);
+  const std::string past = error_of([&] {
+    t.wait(t.submit(std::vector<mp_read_request>{device_read(f, 9900, dst.size(), dst.data(), MP_READ_DEMAND)}));
+  });
+  CHECK(past.find(file.path().string()) != std::string::npos);
+  CHECK(past.find("offset 9900") != std::string::npos);
+  // Host destinations read the file, not the mapping: cut short now, the read fails instead of a
+  // SIGBUS, and a read inside what is left works.
+  fs::resize_file(file.path(), 4096);
+  mp_read_request host_read = device_read(f, 6000, 100, dst.data(), MP_READ_DEMAND);
+  host_read.dst_kind = MP_MEM_HOST;
+  const std::string cut = error_of([&] { t.wait(t.submit(std::vector<mp_read_request>{host_read})); });
+  CHECK(cut.find(file.path().string()) != std::string::npos);
+  host_read.offset = 100;
+  t.wait(t.submit(std::vector<mp_read_request>{host_read}));
+  CHECK(matches_pattern(dst.data(), 100, 100));
+}

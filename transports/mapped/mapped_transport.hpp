@@ -1,0 +1,72 @@
+// The mapped transport: reads from files mapped and registered with the device (mapped_files.hpp).
+//
+// A device read is one copy_to_device_async straight from the mapping, issued inside submit() on
+// one of two copy streams: demand reads on one, prefetch reads on the other, so a demand copy never
+// queues behind speculation (the two share the link while both run). Nothing is staged and no
+// thread of ours reads: the copy starts at once. A host read (the CPU device, or a host
+// destination) is a pread of the file into the destination, inside submit(), never a touch of
+// the mapping: a file cut short under a running process then fails the read instead of faulting
+// the process (the device's copies read pages the registration keeps resident).
+//
+// Tickets: (generation << 32 | slot + 1). A ticket's copies end with one event (recorded on the
+// demand stream after it waited for the prefetch stream when the batch used both); wait()
+// synchronises it, poll() queries it, ticket_event() hands it out, and the first request that
+// failed names the ticket's error (a range past the end of its file, a refused copy or read).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "mapped_files.hpp"
+#include "moepage/cpp/host_clock.hpp"
+#include "moepage/cpp/plugin_adapter.hpp"
+#include "moepage/cpp/transport_counters.hpp"
+#include "ticket_outcome.hpp"
+
+namespace moepage::transport {
+
+class MappedTransport {
+ public:
+  MappedTransport(const mp_host_api* host, const mp::Options& options);
+  ~MappedTransport();
+  MP_TRANSPORT_MEMBERS(MappedTransport);
+  mp_status ticket_event(mp_ticket ticket, mp_event* out);
+
+ private:
+  struct Ticket {
+    uint32_t generation = 1;
+    bool in_use = false;
+    bool claimed = false;  // a wait() is blocked on it
+    bool copies = false;   // device copies were issued: `event` follows them
+    uint32_t n_requests = 0;
+    uint64_t bytes = 0;
+    TicketOutcome outcome;
+    uint32_t failed = 0;       // requests that failed
+    mp_event event = nullptr;  // made once per slot, reused by its generations
+  };
+
+  // Reads one request; a failure is recorded in `outcome` as request `index`.
+  void read_one(const mp_read_request& r, uint32_t index, TicketOutcome& outcome, uint32_t& failed, bool& copies,
+                bool (&used)[2]);
+  // mutex_ held; throws for an unknown, retired or claimed ticket.
+  Ticket& find(mp_ticket ticket, const char* op);
+  // mutex_ held, the ticket's copies done: fills `result`, retires the ticket, throws its error.
+  mp_status report(mp_ticket ticket, Ticket& t, mp_ticket_result* result);
+  uint64_t now_ns() const { return mp::host_now_ns(host_); }
+
+  const mp_host_api* host_;
+  const mp_device_service* dev_;
+  bool events_ = false;                   // streams and events exist (ticket_event works)
+  bool device_copies_ = false;            // a GPU: device destinations are copies from the mapping
+  mp_stream streams_[2] = {nullptr, nullptr};  // [0] demand, [1] prefetch
+  mp_event join_ = nullptr;                    // the prefetch lane recorded for the demand lane to wait on
+  std::unique_ptr<MappedFiles> files_;
+  std::mutex mutex_;  // tickets, and issuing a ticket's copies with its event as one step
+  std::vector<std::unique_ptr<Ticket>> tickets_;
+  std::vector<uint32_t> free_tickets_;
+  mp::TransportCounters counters_;
+};
+
+}  // namespace moepage::transport
