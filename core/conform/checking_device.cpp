@@ -63,6 +63,12 @@ void CheckingDevice::install() {
   table_.memory_info = [](void* ctx, uint64_t* free_bytes, uint64_t* total_bytes) {
     return of(ctx).inner_->memory_info(of(ctx).inner_->ctx, free_bytes, total_bytes);
   };
+  watch_pinned();
+  watch_copies();
+}
+
+// Memory a copy may come from: alloc_pinned's, and (1.6) what register_host registered.
+void CheckingDevice::watch_pinned() {
   table_.alloc_pinned = [](void* ctx, uint64_t bytes, void** out) -> mp_status {
     CheckingDevice& d = of(ctx);
     const mp_status s = d.inner_->alloc_pinned(d.inner_->ctx, bytes, out);
@@ -108,6 +114,11 @@ void CheckingDevice::install() {
     d.flush_all();
     return d.inner_->free_device(d.inner_->ctx, ptr);
   };
+}
+
+// Copies from memory that is not pinned, and on the CPU device copies deferred to their stream's
+// synchronisation.
+void CheckingDevice::watch_copies() {
   table_.copy_to_device_async = [](void* ctx, void* dst, const void* src, uint64_t bytes,
                                    mp_stream stream) -> mp_status {
     CheckingDevice& d = of(ctx);

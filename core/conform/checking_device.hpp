@@ -41,6 +41,8 @@ class CheckingDevice {
   mp_status flush_event(mp_event event);                  // runs the copies before the event
   void flush_all();
   void install();
+  void watch_pinned();  // install(): alloc_pinned, free_pinned, register_host, unregister_host, free_device
+  void watch_copies();  // install(): copies, streams and events
 
   const mp_device_service* inner_;
   bool defer_copies_;  // the inner device is the CPU device
