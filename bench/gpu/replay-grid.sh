@@ -7,6 +7,9 @@
 # reader threads, 32 MiB chunks, the fastest of bench/gpu/pipeline-sweep.sh). Then the miss paths
 # measured alone (gpu_bandwidth --paths 1) and every arm against its bound (paged_bound.py).
 #
+# COMPARE (words of --set, optional): a second transport setting, run on lru 25% with and without
+# predictions as arms compare-lru-25*, so two transports are compared in one run.
+#
 #   bench/gpu/replay-grid.sh BUILD OUT MODEL_DIR [TOKENS] [LAYERS] [TRACE]
 # Writes OUT/{<arm>.json, <arm>.log, bandwidth.json, paths.json, weights.json, bound.txt, summary.txt}.
 set -uo pipefail
@@ -29,6 +32,12 @@ for share in 12.5:8 25:4 50:2; do
 done
 run_arm lru-25-nosplit --set pager.plugin=lru --set "pager.budget=$((expert_total / 4))" "${transport[@]}" \
   --set arch.replay_predictions=0 --set arch.hits_first=false
+if [ -n "${COMPARE:-}" ]; then
+  read -r -a compare <<<"$COMPARE"
+  lru=(--set pager.plugin=lru --set "pager.budget=$((expert_total / 4))" "${compare[@]}")
+  run_arm compare-lru-25 "${lru[@]}" --set arch.replay_predictions=0
+  run_arm compare-lru-25-predict3 "${lru[@]}" --set arch.replay_predictions=3
+fi
 report_neutrality
 shard=$(ls -S "$model"/*.safetensors | head -1)
 "$build/bin/gpu_bandwidth" --file "$shard" --threads 8 --reps 3 --paths 1 > "$out/paths.json" 2> "$out/paths.log"
