@@ -5,6 +5,18 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export LD_LIBRARY_PATH="$build/carry-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 moepage="$build/bin/moepage"
 arm_args=()
+root=$(cd "$here/../.." && pwd)
+mkdir -p "$out"
+
+# replay_arms [TRACE] [--set k=v]...: every arm routes as TRACE says (arch.routing_replay; default:
+# the committed held-out 256-expert trace) from one prompt token, so every later position is a
+# single-token step as in the trace. Sets trace, prompt and arm_args (the extra words appended).
+replay_arms() {
+  trace=${1:-$root/tests/data/ds4-flash-routing-heldout.trace.xz}
+  shift
+  prompt=11
+  arm_args=(--set arch.plugin=deepseek4 --set "arch.routing_replay=$trace" --set generate.ignore_eos=true "$@")
+}
 
 # prepare_model LAYERS THREADS: synthesizes the flash preset with LAYERS layers into $model when it
 # holds no config.json; writes OUT/weights.json, warms the page cache (the paged arms read from

@@ -13,13 +13,10 @@
 # Writes OUT/{bandwidth.json, weights.json, <arm>.json, <arm>.log, simulate.txt, summary.txt}.
 set -uo pipefail
 build=$(cd "$1" && pwd); out=$2; model=$3; tokens=${4:-256}; layers=${5:-12}
-here=$(cd "$(dirname "$0")" && pwd); root=$(cd "$here/../.." && pwd)
-trace=${6:-$root/tests/data/ds4-flash-routing-heldout.trace.xz}
-mkdir -p "$out"
+here=$(cd "$(dirname "$0")" && pwd)
 threads=8
-prompt=11   # one prompt token: every position after it is a single-token step, as in the trace
 source "$here/decode_arms.sh"
-arm_args=(--set arch.plugin=deepseek4 --set "arch.routing_replay=$trace" --set generate.ignore_eos=true)
+replay_arms "${6:-}"
 
 prepare_model "$layers" 1,8
 quarter=$((expert_total / 4)); eighth=$((expert_total / 8))

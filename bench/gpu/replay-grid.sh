@@ -14,12 +14,9 @@
 # Writes OUT/{<arm>.json, <arm>.log, bandwidth.json, paths.json, weights.json, bound.txt, summary.txt}.
 set -uo pipefail
 build=$(cd "$1" && pwd); out=$2; model=$3; tokens=${4:-256}; layers=${5:-12}
-here=$(cd "$(dirname "$0")" && pwd); root=$(cd "$here/../.." && pwd)
-trace=${6:-$root/tests/data/ds4-flash-routing-heldout.trace.xz}
-mkdir -p "$out"
-prompt=11
+here=$(cd "$(dirname "$0")" && pwd)
 source "$here/decode_arms.sh"
-arm_args=(--set arch.plugin=deepseek4 --set "arch.routing_replay=$trace" --set generate.ignore_eos=true)
+replay_arms "${6:-}"
 read -r -a transport <<<"${TRANSPORT:---set transport.plugin=pinned-async --set transport.threads=8 --set transport.staging=64MiB --set transport.ring=2 --set transport.queue_depth=256}"
 
 prepare_model "$layers" 1,8,16

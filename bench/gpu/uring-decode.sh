@@ -12,13 +12,9 @@
 # BUILD as for replay-decode.sh. Writes OUT/{<arm>.json, <arm>.log, disk.txt, summary.txt}.
 set -uo pipefail
 build=$(cd "$1" && pwd); out=$2; model=$3; tokens=${4:-256}; cold_tokens=${5:-24}; layers=${6:-12}
-here=$(cd "$(dirname "$0")" && pwd); root=$(cd "$here/../.." && pwd)
-trace=${7:-$root/tests/data/ds4-flash-routing-heldout.trace.xz}
-mkdir -p "$out"
-prompt=11
+here=$(cd "$(dirname "$0")" && pwd)
 source "$here/decode_arms.sh"
-arm_args=(--set arch.plugin=deepseek4 --set "arch.routing_replay=$trace" --set generate.ignore_eos=true
-  --set arch.replay_predictions=0)
+replay_arms "${7:-}" --set arch.replay_predictions=0
 
 prepare_model "$layers" 1,8
 quarter=$((expert_total / 4))
