@@ -64,8 +64,9 @@ MappedTransport::~MappedTransport() {
   // Copies still running read the mappings: they finish before the files are unregistered.
   for (mp_stream s : streams_)
     if (s != nullptr) dev_->stream_synchronize(dev_->ctx, s);
-  for (auto& t : tickets_)
-    if (t->event != nullptr) dev_->event_destroy(dev_->ctx, t->event);
+  tickets_.for_each([this](Ticket& t) {
+    if (t.event != nullptr) dev_->event_destroy(dev_->ctx, t.event);
+  });
   if (join_ != nullptr) dev_->event_destroy(dev_->ctx, join_);
   for (mp_stream s : streams_)
     if (s != nullptr) dev_->stream_destroy(dev_->ctx, s);
@@ -126,17 +127,8 @@ mp_status MappedTransport::submit(const mp_read_request* requests, uint32_t n, m
     check_read_request(r, i, {"mapped", files_->find(r.file) != nullptr, files_->size(), device_ok});
   }
   std::lock_guard lock(mutex_);
-  uint32_t slot;
-  if (!free_tickets_.empty()) {
-    slot = free_tickets_.back();
-    free_tickets_.pop_back();
-  } else {
-    tickets_.push_back(std::make_unique<Ticket>());
-    slot = uint32_t(tickets_.size() - 1);
-  }
-  Ticket& t = *tickets_[slot];
-  t.in_use = true;
-  t.claimed = false;
+  const uint32_t slot = tickets_.take();
+  Ticket& t = tickets_[slot];
   t.copies = false;
   t.n_requests = n;
   t.failed = 0;
@@ -166,18 +158,8 @@ mp_status MappedTransport::submit(const mp_read_request* requests, uint32_t n, m
     }
   }
   counters_.copy_ns += now_ns() - t0;
-  *ticket = (uint64_t(t.generation) << 32) | (slot + 1);
+  *ticket = tickets_.handle(slot);
   return MP_OK;
-}
-
-MappedTransport::Ticket& MappedTransport::find(mp_ticket ticket, const char* op) {
-  const uint64_t slot = ticket & 0xffffffffu;
-  if (slot == 0 || slot > tickets_.size() || !tickets_[slot - 1]->in_use ||
-      tickets_[slot - 1]->generation != uint32_t(ticket >> 32))
-    throw mp::Error(MP_ERR_INVALID_ARG, mp::format("mapped: {}: unknown or already retired ticket {}", op, ticket));
-  if (tickets_[slot - 1]->claimed)
-    throw mp::Error(MP_ERR_INVALID_ARG, mp::format("mapped: {}: ticket {} is already being waited for", op, ticket));
-  return *tickets_[slot - 1];
 }
 
 mp_status MappedTransport::report(mp_ticket ticket, Ticket& t, mp_ticket_result* result) {
@@ -187,17 +169,21 @@ mp_status MappedTransport::report(mp_ticket ticket, Ticket& t, mp_ticket_result*
   result->failed_count = t.failed > t.n_requests ? t.n_requests : t.failed;
   counters_.requests += t.n_requests;
   counters_.errors += result->failed_count;
-  t.in_use = false;
-  t.claimed = false;
-  ++t.generation;
-  free_tickets_.push_back(uint32_t(ticket & 0xffffffffu) - 1);
+  tickets_.retire(ticket);
   if (status != MP_OK) throw mp::Error(status, error);
   return MP_OK;
 }
 
+void MappedTransport::copies_failed(Ticket& t, mp_status event_status) {
+  if (event_status == MP_OK) return;
+  ++t.failed;  // which copy failed the device does not say
+  t.outcome.record_failure(MP_ERR_DEVICE, mp::format("mapped: a device copy failed ({})", mp_status_name(event_status)),
+                           MP_NO_REQUEST, 0);
+}
+
 mp_status MappedTransport::wait(mp_ticket ticket, mp_ticket_result* result) {
   std::unique_lock lock(mutex_);
-  Ticket& t = find(ticket, "wait");
+  Ticket& t = tickets_.find(ticket, "wait");
   if (t.copies) {
     t.claimed = true;  // a second waiter is refused instead of retiring the slot twice
     const mp_event e = t.event;
@@ -206,26 +192,18 @@ mp_status MappedTransport::wait(mp_ticket ticket, mp_ticket_result* result) {
     const mp_status s = dev_->event_synchronize(dev_->ctx, e);
     counters_.wait_ns += now_ns() - t0;
     lock.lock();
-    if (s != MP_OK) {
-      ++t.failed;
-      t.outcome.record_failure(MP_ERR_DEVICE, mp::format("mapped: a device copy failed ({})", mp_status_name(s)),
-                               MP_NO_REQUEST, 0);
-    }
+    copies_failed(t, s);
   }
   return report(ticket, t, result);
 }
 
 mp_status MappedTransport::poll(mp_ticket ticket, mp_ticket_result* result) {
   std::lock_guard lock(mutex_);
-  Ticket& t = find(ticket, "poll");
+  Ticket& t = tickets_.find(ticket, "poll");
   if (t.copies) {
     const mp_status s = dev_->event_query(dev_->ctx, t.event);
     if (s == MP_PENDING) return MP_PENDING;
-    if (s != MP_OK) {
-      ++t.failed;
-      t.outcome.record_failure(MP_ERR_DEVICE, mp::format("mapped: a device copy failed ({})", mp_status_name(s)),
-                               MP_NO_REQUEST, 0);
-    }
+    copies_failed(t, s);
   }
   return report(ticket, t, result);
 }
@@ -234,7 +212,7 @@ mp_status MappedTransport::ticket_event(mp_ticket ticket, mp_event* out) {
   if (out == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "mapped: ticket_event: out is NULL");
   if (!events_) throw mp::Error(MP_ERR_UNSUPPORTED, "mapped: ticket_event: the device service has no events");
   std::lock_guard lock(mutex_);
-  Ticket& t = find(ticket, "ticket_event");
+  Ticket& t = tickets_.find(ticket, "ticket_event");
   if (!t.copies) {  // nothing to copy (host reads, or none): an event that is complete at once
     if (t.event == nullptr && dev_->event_create(dev_->ctx, &t.event) != MP_OK) {
       t.event = nullptr;

@@ -24,6 +24,7 @@
 #include "moepage/cpp/plugin_adapter.hpp"
 #include "moepage/cpp/transport_counters.hpp"
 #include "ticket_outcome.hpp"
+#include "ticket_slots.hpp"
 
 namespace moepage::transport {
 
@@ -35,13 +36,9 @@ class MappedTransport {
   mp_status ticket_event(mp_ticket ticket, mp_event* out);
 
  private:
-  struct Ticket {
-    uint32_t generation = 1;
-    bool in_use = false;
-    bool claimed = false;  // a wait() is blocked on it
+  struct Ticket : TicketSlot {
     bool copies = false;   // device copies were issued: `event` follows them
     uint32_t n_requests = 0;
-    uint64_t bytes = 0;
     TicketOutcome outcome;
     uint32_t failed = 0;       // requests that failed
     mp_event event = nullptr;  // made once per slot, reused by its generations
@@ -50,8 +47,8 @@ class MappedTransport {
   // Reads one request; a failure is recorded in `outcome` as request `index`.
   void read_one(const mp_read_request& r, uint32_t index, TicketOutcome& outcome, uint32_t& failed, bool& copies,
                 bool (&used)[2]);
-  // mutex_ held; throws for an unknown, retired or claimed ticket.
-  Ticket& find(mp_ticket ticket, const char* op);
+  // mutex_ held: the ticket's event reported `event_status`; a failure becomes the ticket's.
+  void copies_failed(Ticket& t, mp_status event_status);
   // mutex_ held, the ticket's copies done: fills `result`, retires the ticket, throws its error.
   mp_status report(mp_ticket ticket, Ticket& t, mp_ticket_result* result);
   uint64_t now_ns() const { return mp::host_now_ns(host_); }
@@ -64,8 +61,7 @@ class MappedTransport {
   mp_event join_ = nullptr;                    // the prefetch lane recorded for the demand lane to wait on
   std::unique_ptr<MappedFiles> files_;
   std::mutex mutex_;  // tickets, and issuing a ticket's copies with its event as one step
-  std::vector<std::unique_ptr<Ticket>> tickets_;
-  std::vector<uint32_t> free_tickets_;
+  TicketSlots<Ticket> tickets_{"mapped"};
   mp::TransportCounters counters_;
 };
 

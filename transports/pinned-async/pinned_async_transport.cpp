@@ -86,8 +86,9 @@ PinnedAsyncTransport::~PinnedAsyncTransport() {
       if (s.event != nullptr) dev_->event_destroy(dev_->ctx, s.event);
       dev_->free_pinned(dev_->ctx, s.buffer);
     }
-  for (auto& t : tickets_)
-    if (t->event != nullptr) dev_->event_destroy(dev_->ctx, t->event);
+  tickets_.for_each([this](Ticket& t) {
+    if (t.event != nullptr) dev_->event_destroy(dev_->ctx, t.event);
+  });
   if (copy_stream_ != nullptr && dev_->stream_destroy != nullptr) dev_->stream_destroy(dev_->ctx, copy_stream_);
 }
 
@@ -123,16 +124,8 @@ mp_status PinnedAsyncTransport::submit(const mp_read_request* requests, uint32_t
   if (all_prefetch)
     queue_room_.wait(lock, [this] { return stopping_ || demand_.size() + prefetch_.size() < queue_depth_; });
   if (stopping_) throw mp::Error(MP_ERR_INTERNAL, "pinned-async: submit during shutdown");
-  uint32_t slot;
-  if (!free_tickets_.empty()) {
-    slot = free_tickets_.back();
-    free_tickets_.pop_back();
-  } else {
-    tickets_.push_back(std::make_unique<Ticket>());
-    slot = uint32_t(tickets_.size() - 1);
-  }
-  Ticket& t = *tickets_[slot];
-  t.in_use = true;
+  const uint32_t slot = tickets_.take();
+  Ticket& t = tickets_[slot];
   t.chunks_left = chunks;
   t.unissued = chunks;
   t.n_requests = n;
@@ -148,7 +141,7 @@ mp_status PinnedAsyncTransport::submit(const mp_read_request* requests, uint32_t
                           static_cast<unsigned char*>(r.dst) + r.dst_offset + done, r.dst_kind == MP_MEM_DEVICE});
     }
   }
-  *ticket = (uint64_t(t.generation) << 32) | (slot + 1);
+  *ticket = tickets_.handle(slot);
   lock.unlock();
   work_ready_.notify_all();
   return MP_OK;
@@ -228,7 +221,7 @@ void PinnedAsyncTransport::run(Job& job, uint32_t worker) {
   s.origin = job.origin;
   std::lock_guard lock(mutex_);
   counters_.copy_ns += t2 - t1;
-  --tickets_[job.origin.ticket]->unissued;
+  --tickets_[job.origin.ticket].unissued;
   ticket_changed_.notify_all();
 }
 
@@ -242,7 +235,7 @@ void PinnedAsyncTransport::release(Staging& s) {
 void PinnedAsyncTransport::finish_chunk(const Origin& origin, bool issued_now, mp_status status,
                                         const std::string& error) {
   std::lock_guard lock(mutex_);
-  Ticket& t = *tickets_[origin.ticket];
+  Ticket& t = tickets_[origin.ticket];
   if (issued_now) --t.unissued;
   if (status != MP_OK) {
     ++counters_.errors;
@@ -253,29 +246,13 @@ void PinnedAsyncTransport::finish_chunk(const Origin& origin, bool issued_now, m
   ticket_changed_.notify_all();
 }
 
-PinnedAsyncTransport::Ticket& PinnedAsyncTransport::find(mp_ticket ticket, const char* op) {
-  const uint64_t slot = (ticket & 0xffffffffu);
-  if (slot == 0 || slot > tickets_.size() || !tickets_[slot - 1]->in_use ||
-      tickets_[slot - 1]->generation != uint32_t(ticket >> 32))
-    throw mp::Error(MP_ERR_INVALID_ARG,
-                    mp::format("pinned-async: {}: unknown or already retired ticket {}", op, ticket));
-  if (tickets_[slot - 1]->claimed)
-    throw mp::Error(MP_ERR_INVALID_ARG,
-                    mp::format("pinned-async: {}: ticket {} is already being waited for", op, ticket));
-  return *tickets_[slot - 1];
-}
-
 void PinnedAsyncTransport::retire(mp_ticket ticket) {
-  const uint32_t slot = uint32_t(ticket & 0xffffffffu) - 1;
-  Ticket& t = *tickets_[slot];
+  Ticket& t = tickets_[uint32_t(ticket & 0xffffffffu) - 1];
   if (t.event != nullptr) {
     dev_->event_destroy(dev_->ctx, t.event);
     t.event = nullptr;
   }
-  t.in_use = false;
-  t.claimed = false;
-  ++t.generation;
-  free_tickets_.push_back(slot);
+  tickets_.retire(ticket);
 }
 
 mp_status PinnedAsyncTransport::report(mp_ticket ticket, Ticket& t, mp_ticket_result* result) {
@@ -291,7 +268,7 @@ mp_status PinnedAsyncTransport::report(mp_ticket ticket, Ticket& t, mp_ticket_re
 
 mp_status PinnedAsyncTransport::wait(mp_ticket ticket, mp_ticket_result* result) {
   std::unique_lock lock(mutex_);
-  Ticket& t = find(ticket, "wait");
+  Ticket& t = tickets_.find(ticket, "wait");
   t.claimed = true;  // a second waiter is refused instead of retiring the slot twice
   const uint64_t t0 = now_ns();
   ticket_changed_.wait(lock, [&t] { return t.chunks_left == 0; });
@@ -301,7 +278,7 @@ mp_status PinnedAsyncTransport::wait(mp_ticket ticket, mp_ticket_result* result)
 
 mp_status PinnedAsyncTransport::poll(mp_ticket ticket, mp_ticket_result* result) {
   std::unique_lock lock(mutex_);
-  Ticket& t = find(ticket, "poll");
+  Ticket& t = tickets_.find(ticket, "poll");
   if (t.chunks_left != 0) return MP_PENDING;
   return report(ticket, t, result);
 }
@@ -311,7 +288,7 @@ mp_status PinnedAsyncTransport::ticket_event(mp_ticket ticket, mp_event* out) {
   if (copy_stream_ == nullptr || dev_->event_create == nullptr || dev_->event_record == nullptr)
     throw mp::Error(MP_ERR_UNSUPPORTED, "pinned-async: ticket_event: the host offers no copy stream and events");
   std::unique_lock lock(mutex_);
-  Ticket& t = find(ticket, "ticket_event");
+  Ticket& t = tickets_.find(ticket, "ticket_event");
   ticket_changed_.wait(lock, [&t] { return t.unissued == 0; });
   if (t.event == nullptr && dev_->event_create(dev_->ctx, &t.event) != MP_OK) {
     t.event = nullptr;

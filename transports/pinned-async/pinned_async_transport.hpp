@@ -33,6 +33,7 @@
 #include "moepage/cpp/plugin_adapter.hpp"
 #include "moepage/cpp/transport_counters.hpp"
 #include "ticket_outcome.hpp"
+#include "ticket_slots.hpp"
 
 namespace moepage::transport {
 
@@ -44,10 +45,7 @@ class PinnedAsyncTransport {
   mp_status ticket_event(mp_ticket ticket, mp_event* out);
 
  private:
-  struct Ticket {
-    uint32_t generation = 1;
-    bool in_use = false;
-    bool claimed = false;      // a wait() is blocked on it
+  struct Ticket : TicketSlot {
     uint64_t chunks_left = 0;  // not yet complete (read and, for device chunks, copied)
     uint64_t unissued = 0;     // not yet read and handed to the copy stream (or memcpy'd)
     uint32_t n_requests = 0;
@@ -82,8 +80,6 @@ class PinnedAsyncTransport {
   void finish_chunk(const Origin& origin, bool issued_now, mp_status status, const std::string& error);
   // Checks the batch before anything is queued; returns the chunks it makes.
   uint64_t check_batch(const mp::VersionedArray<mp_read_request>& requests, bool& all_prefetch) const;
-  // mutex_ held; throws for an unknown, retired or claimed ticket.
-  Ticket& find(mp_ticket ticket, const char* op);
   // mutex_ held, the ticket done: fills `result`, retires the ticket, throws its error.
   mp_status report(mp_ticket ticket, Ticket& t, mp_ticket_result* result);
   void retire(mp_ticket ticket);  // mutex_ held
@@ -99,8 +95,7 @@ class PinnedAsyncTransport {
 
   std::mutex mutex_;  // tickets and queues
   std::condition_variable work_ready_, ticket_changed_, queue_room_;
-  std::vector<std::unique_ptr<Ticket>> tickets_;
-  std::vector<uint32_t> free_tickets_;
+  TicketSlots<Ticket> tickets_{"pinned-async"};
   std::deque<Job> demand_, prefetch_;
   bool stopping_ = false;
 
