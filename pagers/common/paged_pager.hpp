@@ -100,6 +100,7 @@ class PagedPager {
     mp_ticket ticket = 0;
     uint64_t bytes = 0;
     int32_t expert = -1;
+    uint64_t token = 0;  // the token whose hint issued it
   };
 
   // A layer's acquire between acquire_start and acquire_finish. The vectors are sized at create
@@ -144,7 +145,9 @@ class PagedPager {
   };
   // Commits the layer's prefetch fills in the bookkeeping (their reads may still be landing).
   void commit_prefetches(uint32_t layer);
-  // Polls the layer's prefetch reads: one that landed is counted, one that failed drops its expert.
+  // Settles the layer's prefetch reads of earlier tokens (waits: they are done by now, and the
+  // transport's tickets in flight stay bounded by one token's hints, so the warm path allocates
+  // nothing) and polls this token's: one that landed is counted, one that failed drops its expert.
   void reap_prefetches(uint32_t layer);
   // Waits for the prefetch read into `slot` (if any); false when it failed. The expert it was
   // filling is not touched: the caller either overwrites the slot or drops the expert.

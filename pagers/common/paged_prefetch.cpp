@@ -1,7 +1,7 @@
 // The paged pager's prefetch reads (the design in paged_pager.hpp): hint() places predicted
 // experts and submits one ticket per expert; the fills are committed in the bookkeeping before
-// their bytes land, and only the reads a request uses, or a slot about to be overwritten, are
-// waited for; the rest are polled, and a failed one drops its expert.
+// their bytes land, and only the reads a request uses, a slot about to be overwritten, or a read
+// left from an earlier token are waited for; the rest are polled, and a failed one drops its expert.
 #include "moepage/cpp/ticket.hpp"
 #include "moepage/pager_core/errors.hpp"
 #include "paged_pager.hpp"
@@ -39,7 +39,7 @@ mp_status PagedPager::hint(uint32_t layer, const int32_t* experts, uint32_t n) {
       throw mp::Error(
           s, mp::format("pager '{}': layer {}: prefetch submit failed: {}", component_, layer, transport_error()));
     }
-    slot_reads_[layer][slot] = SlotRead{ticket, bytes, plan->experts[i]};
+    slot_reads_[layer][slot] = SlotRead{ticket, bytes, plan->experts[i], token_};
   }
   pending_[layer].push_back(plan->fill);
   return MP_OK;
@@ -92,7 +92,10 @@ void PagedPager::reap_prefetches(uint32_t layer) {
     SlotRead& r = slot_reads_[layer][slot];
     if (r.ticket == 0) continue;
     mp_ticket_result result = mp::no_failed_request();
-    const mp_status s = mp::report_ticket(transport_.vtable, transport_.self, r.ticket, true, result);
+    const bool this_token = r.token == token_;
+    const uint64_t t0 = now();
+    const mp_status s = mp::report_ticket(transport_.vtable, transport_.self, r.ticket, this_token, result);
+    if (!this_token) wait_ns_ += now() - t0;
     if (s == MP_PENDING) continue;
     r.ticket = 0;
     if (s == MP_OK) {
