@@ -30,9 +30,12 @@ namespace moepage::transport {
 
 class MappedTransport {
  public:
+  // Throws mp::Error: a GPU host without register_host (ABI 1.6), or no streams and events there.
   MappedTransport(const mp_host_api* host, const mp::Options& options);
+  // Waits for the copies still running before the files are unregistered and unmapped.
   ~MappedTransport();
   MP_TRANSPORT_MEMBERS(MappedTransport);
+  // The event after the ticket's copies (recorded at once when it has none).
   mp_status ticket_event(mp_ticket ticket, mp_event* out);
 
  private:

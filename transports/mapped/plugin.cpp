@@ -4,15 +4,12 @@
 #include "mapped_transport.hpp"
 #include "moepage/cpp/plugin_adapter.hpp"
 
-namespace {
-
+// One option: the bound on what the registered mappings lock (constexpr: internal to this file).
 constexpr mp_option_def kOptions[] = {
     mp::option(MP_OPT_SIZE_OR_AUTO, "max_locked", "auto",
                "host memory the registered file mappings may lock in all; a file past it is refused at open "
                "(auto: 80% of physical memory)"),
 };
-
-}  // namespace
 
 MOEPAGE_PLUGIN("mapped", "0.1.0",
                mp::make_transport_descriptor<moepage::transport::MappedTransport>(
