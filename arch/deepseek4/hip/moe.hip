@@ -3,9 +3,9 @@
 //   (the shared expert on a side stream from the start, joined before the combine)
 //   -> per band of experts: acquire_start (slots of all, which are still being read),
 //      pointer-table row upload if it changed, group upload (ready experts first), then
-//      w1/w3 + SwiGLU kernel and w2 kernel for the ready experts, then a device wait on each
-//      pending expert's bytes and the two kernels for all of them (all find the slot through the
-//      device table); acquire_finish (the host waits for the reads while the GPU computes; a failed
+//      w1/w3 + SwiGLU kernel and w2 kernel for the ready experts, and for each pending expert
+//      a device wait on its bytes and its two kernels (all find the slot through the device
+//      table); acquire_finish (the host waits for the reads while the GPU computes; a failed
 //      read throws)
 //   -> combine in j order (no atomics: the same bits every run; the kernel variant is the
 //      layer's, whatever the grouping).
@@ -739,12 +739,12 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
       });
     };
     if (n_ready > 0) launch_group(0, n_ready);
-    // The pending experts after the hits, in one launch: the stream waits on the device for each
-    // one's bytes (the host only until its reads are queued) while the GPU computes the hits. One
-    // launch, not one per miss: on the H200 the per-miss launches cost more than overlapping one
-    // miss's compute with the next one's copy won (bench/results/2026-12-02-mapped-transport.md).
-    for (int32_t g = n_ready; g < nb; ++g) source.acquire_await(layer, uint32_t(sc.order[size_t(g)]), stream);
-    if (n_ready < nb) launch_group(n_ready, nb - n_ready);
+    // Each pending expert as its bytes land: the stream waits for them on the device, the host
+    // only for their reads to be queued, while the GPU computes what was launched before.
+    for (int32_t g = n_ready; g < nb; ++g) {
+      source.acquire_await(layer, uint32_t(sc.order[size_t(g)]), stream);
+      launch_group(g, 1);
+    }
     if (n_ready < nb) {
       stats.pending_experts += uint64_t(nb - n_ready);
       stats.hits_first += uint64_t(n_ready);
