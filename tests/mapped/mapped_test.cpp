@@ -2,15 +2,20 @@
 // once and recorded): each file mapped and registered once (page-rounded), max_locked refusing a
 // file by name, device reads copied straight from the registered mapping (demand and prefetch on
 // their own streams), a host without register_host refused, and a file cut short after open
-// failing its reads instead of killing the process.
+// failing its reads instead of killing the process; and four threads reading at once (in the TSan
+// suite).
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <filesystem>
 #include <map>
+#include <mutex>
+#include <random>
+#include <thread>
 #include <optional>
 #include <vector>
 
@@ -26,8 +31,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// What the stand-in GPU saw.
+// What the stand-in GPU saw (its calls may come from many threads: guarded by `mutex`).
 struct GpuLog {
+  std::mutex mutex;
   std::map<const void*, uint64_t> registered;  // live registrations
   uint32_t registrations = 0, unregistrations = 0;
   bool refuse_registration = false;
@@ -69,6 +75,7 @@ mp_device_service fake_gpu(bool with_registration) {
   d.event_query = [](void*, mp_event) -> mp_status { return MP_OK; };
   d.event_synchronize = [](void*, mp_event) -> mp_status { return MP_OK; };
   d.copy_to_device_async = [](void*, void* dst, const void* src, uint64_t bytes, mp_stream stream) -> mp_status {
+    std::lock_guard lock(g_log->mutex);
     g_log->copies.push_back(GpuLog::Copy{src, bytes, stream});
     std::memcpy(dst, src, bytes);
     return MP_OK;
@@ -203,4 +210,35 @@ TEST_CASE("reads past the end of the file as it was at open fail naming file and
   host_read.offset = 100;
   t.wait(t.submit(std::vector<mp_read_request>{host_read}));
   CHECK(matches_pattern(dst.data(), 100, 100));
+}
+
+TEST_CASE("four threads submit, poll and wait device and host reads at once, byte-exact") {
+  MappedOnGpu gpu;
+  PatternFile a(200000), b(70000);
+  auto t = gpu.create();
+  const uint32_t fa = t.open(a.path().string()), fb = t.open(b.path().string());
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int s = 0; s < 4; ++s)
+    threads.emplace_back([&, s] {
+      std::mt19937_64 rng(7 + s);
+      for (int round = 0; round < 50; ++round) {
+        const bool first = rng() % 2 == 0;
+        const uint64_t size = first ? 200000 : 70000, length = 1 + rng() % 5000, offset = rng() % (size - length);
+        std::vector<uint8_t> dst(length);
+        mp_read_request r = device_read(first ? fa : fb, offset, length, dst.data(),
+                                        rng() % 3 == 0 ? MP_READ_PREFETCH : MP_READ_DEMAND);
+        if (rng() % 4 == 0) r.dst_kind = MP_MEM_HOST;
+        const mp_ticket ticket = t.submit(std::vector<mp_read_request>{r});
+        if (round % 2 == 0) {
+          while (!t.poll(ticket)) std::this_thread::yield();
+        } else {
+          t.wait(ticket);
+        }
+        if (!matches_pattern(dst.data(), length, offset)) ++bad;
+      }
+    });
+  for (auto& th : threads) th.join();
+  CHECK(bad.load() == 0);
+  CHECK(gpu.log.registrations == 2);
 }
