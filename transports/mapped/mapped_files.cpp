@@ -40,7 +40,8 @@ uint32_t MappedFiles::open(const char* path) {
     throw mp::Error(MP_ERR_OOM, mp::format("mapped: {}: registering its {} bytes would lock {} bytes of host memory, "
                                            "more than max_locked ({} bytes); raise it, or use pinned-async",
                                            file->path, m.mapped, locked_ + m.mapped, max_locked_));
-  if (m.size > 0) {
+  // Only a device copies from the mapping; on the CPU device every read is a pread, so nothing is mapped.
+  if (m.size > 0 && device_ != nullptr) {
     void* p = ::mmap(nullptr, m.mapped, PROT_READ, MAP_SHARED, file->fd, 0);
     if (p == MAP_FAILED) {
       const int err = errno;
@@ -48,16 +49,14 @@ uint32_t MappedFiles::open(const char* path) {
                                             std::strerror(err)));
     }
     m.bytes = static_cast<const unsigned char*>(p);
-    if (device_ != nullptr) {
-      if (const mp_status s = device_->register_host(device_->ctx, p, m.mapped); s != MP_OK) {
-        ::munmap(p, m.mapped);
-        throw mp::Error(s, mp::format("mapped: {}: the device refused to register its {}-byte mapping ({}); use "
-                                      "pinned-async",
-                                      file->path, m.mapped, mp_status_name(s)));
-      }
-      m.registered = true;
-      locked_ += m.mapped;
+    if (const mp_status s = device_->register_host(device_->ctx, p, m.mapped); s != MP_OK) {
+      ::munmap(p, m.mapped);
+      throw mp::Error(s, mp::format("mapped: {}: the device refused to register its {}-byte mapping ({}); use "
+                                    "pinned-async",
+                                    file->path, m.mapped, mp_status_name(s)));
     }
+    m.registered = true;
+    locked_ += m.mapped;
   }
   // Indexed by the table's handle (a file whose mapping failed keeps its handle, unmapped; its
   // next open maps it again). Growing a deque at its end never moves an entry.

@@ -1,6 +1,6 @@
-// The mapped transport's files: each opened file mapped read-only into the process and, on a GPU,
+// The mapped transport's files: on a GPU, each opened file mapped read-only into the process and
 // registered with the device (mp_device_service.register_host, ABI 1.6), so that a device copy
-// reads the page cache directly. Registering locks the file's pages in host memory for as long as
+// reads the page cache directly. On the CPU device files are only opened (every read is a pread). Registering locks the file's pages in host memory for as long as
 // the transport lives; `max_locked` bounds how much it may lock, and a file that would pass the
 // bound is refused at open, naming it.
 //
@@ -20,7 +20,7 @@ namespace moepage::transport {
 
 struct MappedFile {
   const OpenFile* file = nullptr;          // descriptor and path (host reads use pread on it)
-  const unsigned char* bytes = nullptr;    // the mapping; nullptr for an empty file
+  const unsigned char* bytes = nullptr;    // the mapping; nullptr for an empty file or the CPU device
   uint64_t size = 0;                       // the file's size at open
   uint64_t mapped = 0;                     // bytes mapped (size rounded up to pages)
   bool registered = false;                 // registered with the device
@@ -28,8 +28,8 @@ struct MappedFile {
 
 class MappedFiles {
  public:
-  // `device`: register each mapping with it (a GPU device service with register_host); nullptr:
-  // map without registering (the CPU device, whose copies are memcpy). `max_locked`: bytes the
+  // `device`: map each file and register the mapping with it (a GPU device service with
+  // register_host); nullptr: open only (the CPU device reads with pread). `max_locked`: bytes the
   // registered mappings may lock in all.
   MappedFiles(const mp_device_service* device, uint64_t max_locked);
   ~MappedFiles();
