@@ -51,6 +51,10 @@ std::vector<int32_t> generate(mp::ArchHandle& arch, const mp_model_info& info, s
     return sampler.pick(logits);
   };
 
+  for (uint32_t i = 0; i < settings.warmup_prefills; ++i) {
+    arch.reset_sequence();
+    (void)next_after(prompt);
+  }
   arch.reset_sequence();
   auto start = std::chrono::steady_clock::now();
   int32_t next;

@@ -53,6 +53,10 @@ struct GenerateSettings {
   double top_p = 1.0;        // 1: no nucleus cut
   uint64_t seed = 0;
   bool ignore_eos = false;  // generate max_tokens whatever the model emits (benchmarks, soak runs)
+  // Unmeasured prefills of the prompt before the measured one (benchmarks: the first forward of a
+  // process pays for loading GPU code and first-touch of memory). Each is followed by a reset, so
+  // the output is the same; a pager's residency is what the warm-ups left behind.
+  uint32_t warmup_prefills = 0;
   // Where each generate key present was set ("file:line:column" or the command-line flag), so a
   // caller can tell the user's values from defaults (generation_config.json fills the rest).
   std::map<std::string, std::string> where;

@@ -141,6 +141,10 @@ Profile load_profile_from(const fs::path& path, const std::string_view* text, st
     if (text != "true" && text != "false") fail(*s, "generate.ignore_eos", "true or false");
     gen.ignore_eos = text == "true";
   }
+  if (const Setting* s = find(settings, "generate.warmup_prefills")) {
+    gen.warmup_prefills = read_number<uint32_t>(*s, "generate.warmup_prefills", "an integer from 0 to 100", parse_int,
+                                                0u, 100u);
+  }
   for (auto it = settings.lower_bound("generate."); it != settings.end() && it->first.rfind("generate.", 0) == 0; ++it)
     gen.where[it->first.substr(9)] = it->second.where;
   if (const Setting* s = find(settings, "log.level")) {

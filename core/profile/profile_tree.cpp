@@ -15,8 +15,8 @@ namespace {
 
 constexpr std::array<std::string_view, 8> kTopLevel{"base",  "model",     "device",   "arch",
                                                     "pager", "transport", "generate", "log"};
-constexpr std::array<std::string_view, 8> kGenerateKeys{"prompt", "prompt_ids", "max_tokens", "temperature",
-                                                        "top_k",  "top_p",      "seed",       "ignore_eos"};
+constexpr std::array<std::string_view, 9> kGenerateKeys{
+    "prompt", "prompt_ids", "max_tokens", "temperature", "top_k", "top_p", "seed", "ignore_eos", "warmup_prefills"};
 constexpr std::array<std::string_view, 1> kLogKeys{"level"};
 // Settings that exclude each other: setting one drops the other inherited from a base.
 constexpr std::array<std::pair<std::string_view, std::string_view>, 1> kAlternatives{

@@ -199,9 +199,11 @@ TEST_CASE("gpu route matches route_token for every scoring function, hash and sc
 namespace {
 
 // One GPU moe() call against the CPU's, with experts in the given encodings, band width `band`
-// (0: all experts in one acquire, from fixed slots), then the same call again.
+// (0: all experts in one acquire, from fixed slots), then the same call again. matrix: experts
+// serving 16 tokens or more take the matrix cores (bf16 operands: held to 1e-2), and where the
+// device has them the result must differ from the CUDA-core run of the same layer.
 void check_moe(Dtype w13, Dtype w2, uint32_t layer_id, int64_t S, uint32_t band, uint64_t seed, int64_t hidden = 128,
-               int64_t intermediate = 96) {
+               int64_t intermediate = 96, bool matrix = false) {
   Rng rng(seed);
   gpu::test::Device dev;
   cpu::ThreadPool pool(1);
@@ -239,7 +241,7 @@ void check_moe(Dtype w13, Dtype w2, uint32_t layer_id, int64_t S, uint32_t band,
                            std::to_string(D) + " I " + std::to_string(intermediate) + " E 16 k 4" + " band " +
                            std::to_string(band);
   INFO(what);
-  check_close(what, got, want, 5e-5);
+  check_close(what, got, want, matrix ? 1e-2 : 5e-5);
   CHECK(stats.acquires == want_stats.acquires);
   CHECK(stats.routed_experts == want_stats.routed_experts);
   CHECK(stats.table_uploads >= 1);
@@ -251,6 +253,16 @@ void check_moe(Dtype w13, Dtype w2, uint32_t layer_id, int64_t S, uint32_t band,
   CHECK(std::memcmp(again.data(), got.data(), got.size() * sizeof(float)) == 0);
   CHECK(stats.acquires == 2 * want_stats.acquires);
   if (!band) CHECK(stats.table_uploads == uploads);
+
+  if (matrix && gpu::matrix_cores_available()) {
+    gpu::GpuLayerParams cuda_cores = layer.dev;
+    cuda_cores.gemm.matrix_min_tokens = 0;
+    gpu::moe(cuda_cores, c, layer_id, tokens.data(), tokens_d, S, yn_d, *source, layout, *msc, out, stats,
+             dev.stream());
+    const std::vector<float> plain = dev.get(out, want.size());
+    check_close(what + " (CUDA cores)", plain, want, 5e-5);
+    CHECK(std::memcmp(plain.data(), got.data(), got.size() * sizeof(float)) != 0);
+  }
 }
 
 }  // namespace
@@ -271,6 +283,17 @@ TEST_CASE("gpu moe serves experts in bands through moving slots like the CPU") {
       check_moe(Dtype::I8, Dtype::I8, layer, S, 4, seed++);
       check_moe(Dtype::BF16, Dtype::F8_E4M3, layer, S, 5, seed++);
     }
+}
+
+TEST_CASE("gpu moe's experts of many tokens on the matrix cores match forward/moe.cpp, in bands too") {
+  // 16 experts, top-4: 200 tokens give each expert about 50 (one partial 64-token tile), 500 about
+  // 125 (two tiles). Columns and rows are multiples of 64, as the matrix path needs.
+  const Dtype pairs[][2] = {{Dtype::I8, Dtype::I8}, {Dtype::F8_E4M3, Dtype::F8_E4M3}, {Dtype::BF16, Dtype::I8}};
+  uint64_t seed = 600;
+  for (const auto& p : pairs)
+    for (uint32_t layer : {0u, 1u})
+      for (int64_t S : {200, 500}) check_moe(p[0], p[1], layer, S, 0, seed++, 256, 192, true);
+  check_moe(Dtype::I8, Dtype::I8, 1, 200, 5, seed++, 256, 192, true);  // bands through moving slots
 }
 
 TEST_CASE("gpu moe's single-token expert products (x in registers) match forward/moe.cpp for every encoding") {

@@ -104,6 +104,25 @@ TEST_CASE("a token outside the vocabulary and a sequence past max_context are in
                        doctest::Contains("exceed max_context 4"), mp::PluginError);
 }
 
+TEST_CASE("max_batch cuts a prompt into chunks without changing its logits, and out-of-range options are refused") {
+  const std::vector<int32_t> prompt{1, 17, 30, 4, 42, 7, 99};
+  std::vector<float> whole, chunked;
+  for (const char* batch : {"64", "2"}) {
+    moepage::test::PluginStack stack(moepage::test::fixture_path("hc2-sigmoid"), "resident", {{"max_batch", batch}});
+    std::vector<float>& logits = std::string(batch) == "64" ? whole : chunked;
+    logits.resize(size_t(stack.info.vocab_size) * prompt.size());
+    stack.arch.forward(prompt, logits.data(), MP_FORWARD_ALL_LOGITS);
+  }
+  REQUIRE(whole.size() == chunked.size());
+  for (size_t i = 0; i < whole.size(); ++i) REQUIRE(chunked[i] == doctest::Approx(whole[i]).epsilon(1e-4));
+  ArchOnly a;
+  CHECK_THROWS_WITH_AS(a.create(moepage::test::fixture_path("hc2-sigmoid"), {{"max_batch", "0"}}),
+                       doctest::Contains("option 'max_batch' must be 1 to 4096, got 0"), mp::PluginError);
+  CHECK_THROWS_WITH_AS(a.create(moepage::test::fixture_path("hc2-sigmoid"), {{"matrix_min_tokens", "-1"}}),
+                       doctest::Contains("option 'matrix_min_tokens' must be 0 (never) to 65536, got -1"),
+                       mp::PluginError);
+}
+
 TEST_CASE("create on a folder without config.json names the missing file") {
   ArchOnly a;
   const moepage::test::TempDir dir("ds4-plugin-empty");

@@ -48,7 +48,7 @@ TEST_CASE("a complete profile loads every setting") {
                         "pager: {plugin: lru, budget: 8GiB, policy: lfu}\n"
                         "transport:\n  plugin: pread\n  threads: 2\n"
                         "generate: {prompt_ids: [1, 2, 3], max_tokens: 5, temperature: 0.7, top_k: 40, top_p: 0.9, "
-                        "seed: 7}\n"
+                        "seed: 7, warmup_prefills: 2}\n"
                         "log: {level: debug}\n");
   Profile p = load_profile(file);
   CHECK(p.model == dir.path() / "models/tiny");
@@ -66,6 +66,7 @@ TEST_CASE("a complete profile loads every setting") {
   CHECK(p.generate.top_k == 40);
   CHECK(p.generate.top_p == doctest::Approx(0.9));
   CHECK(p.generate.seed == 7);
+  CHECK(p.generate.warmup_prefills == 2);
   CHECK(p.log_level == "debug");
 }
 
@@ -77,6 +78,7 @@ TEST_CASE("settings a profile leaves out take their defaults") {
   CHECK(p.model.empty());
   CHECK(p.generate.max_tokens == 16);
   CHECK(p.generate.temperature == 0.0);
+  CHECK(p.generate.warmup_prefills == 0);
   CHECK(p.log_level == "info");
 }
 
@@ -100,6 +102,7 @@ TEST_CASE("an unknown, wrongly typed or repeated key is an error naming its posi
       {"model: m\npagr: {plugin: lru}\n", {"p.yaml:2:1:", "unknown key 'pagr'", "pager"}},
       {"generate:\n  max_token: 3\n", {"p.yaml:2:3:", "unknown key 'generate.max_token'", "max_tokens"}},
       {"generate:\n  max_tokens: lots\n", {"p.yaml:2:15:", "generate.max_tokens: expected an integer", "got 'lots'"}},
+      {"generate:\n  warmup_prefills: 101\n", {"p.yaml:2:20:", "generate.warmup_prefills", "0 to 100", "got '101'"}},
       {"device: gpu\n", {"device: expected one of cpu|hip, got 'gpu'"}},
       {"pager: lru\n", {"pager: expected a map of keys"}},
       {"pager: {plugin: lru, budget: {a: 1}}\n", {"pager.budget: expected a single value"}},

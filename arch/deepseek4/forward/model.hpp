@@ -26,6 +26,9 @@ struct ModelOptions {
   // Routing to follow instead of the routers' choice (benchmarks; null: the model's own). Must
   // outlive the model.
   const ForcedRouting* forced_routing = nullptr;
+  // GPU only: weight products over at least this many tokens run on the matrix cores (bf16
+  // operands, float sums) where the device has them; 0 keeps every product on the CUDA cores.
+  uint32_t matrix_min_tokens = 16;
 };
 
 // The rope of a config's rope parameters (main or compress).

@@ -280,26 +280,26 @@ void project(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int64
   // they run on the side stream beside the query chain, joined before the indexer and the
   // attention read them.
   const Stream side = sc.side.fork(stream);
-  matmul(lp.wkv, xn, D, sc.kv, hd, S, side);
+  matmul(lp.wkv, xn, D, sc.kv, hd, S, side, lp.gemm);
   norm_rope(NormRopeArgs{sc.kv, st.ring, lp.kv_norm, r.cos, r.sin, hd, 1, p0, ring_size, r.half, eps}, S, side);
   if (compressed) {
-    matmul(lp.comp.wkv, xn, D, sc.comp_kv, lp.comp.width, S, side);
-    matmul(lp.comp.wgate, xn, D, sc.comp_gate, lp.comp.width, S, side);
+    matmul(lp.comp.wkv, xn, D, sc.comp_kv, lp.comp.width, S, side, lp.gemm);
+    matmul(lp.comp.wgate, xn, D, sc.comp_gate, lp.comp.width, S, side, lp.gemm);
     compress_tokens(lp.comp, r, eps, p0, S, sc.comp_kv, sc.comp_gate, st.comp, side);
     if (csa) {
       const GpuCompressorParams& ic = lp.index_comp;
-      matmul(ic.wkv, xn, D, sc.idx_kv, ic.width, S, side);
-      matmul(ic.wgate, xn, D, sc.idx_gate, ic.width, S, side);
+      matmul(ic.wkv, xn, D, sc.idx_kv, ic.width, S, side, kFloatOnly);
+      matmul(ic.wgate, xn, D, sc.idx_gate, ic.width, S, side, kFloatOnly);
       compress_tokens(ic, r, eps, p0, S, sc.idx_kv, sc.idx_gate, st.index_comp, side);
-      if (scored) matmul(lp.index_weights_proj, xn, D, sc.idx_w, nh, S, side);
+      if (scored) matmul(lp.index_weights_proj, xn, D, sc.idx_w, nh, S, side, kFloatOnly);
     }
   }
-  matmul(lp.wq_a, xn, D, sc.q_lat, ql, S, stream);
+  matmul(lp.wq_a, xn, D, sc.q_lat, ql, S, stream, lp.gemm);
   norm_rope(NormRopeArgs{sc.q_lat, sc.q_lat, lp.q_norm, r.cos, r.sin, ql, 1, p0, 0, 0, eps}, S, stream);  // no rope
-  matmul(lp.wq_b, sc.q_lat, ql, sc.q, H * hd, S, stream);
+  matmul(lp.wq_b, sc.q_lat, ql, sc.q, H * hd, S, stream, lp.gemm);
   // Per-head norm + rope of q in place.
   norm_rope(NormRopeArgs{sc.q, sc.q, nullptr, r.cos, r.sin, hd, H, p0, 0, r.half, eps}, S * H, stream);
-  if (scored) matmul(lp.index_wq_b, sc.q_lat, ql, sc.idx_q, nh * ihd, S, stream);
+  if (scored) matmul(lp.index_wq_b, sc.q_lat, ql, sc.idx_q, nh * ihd, S, stream, kFloatOnly);
   sc.side.join(stream);
 }
 
@@ -416,8 +416,8 @@ void attention(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int
   // Grouped low-rank output projection: group g of the heads' outputs through rows
   // [g*o_lora, (g+1)*o_lora) of wo_a, then wo_b over all groups.
   const int64_t G = c.o_groups, ol = c.o_lora_rank, group_in = H * hd / G;
-  matmul_grouped(lp.wo_a, sc.attn_out, H * hd, group_in, ol, G, sc.oa, G * ol, S, stream);
-  matmul(lp.wo_b, sc.oa, G * ol, out, c.hidden_size, S, stream);
+  matmul_grouped(lp.wo_a, sc.attn_out, H * hd, group_in, ol, G, sc.oa, G * ol, S, stream, lp.gemm);
+  matmul(lp.wo_b, sc.oa, G * ol, out, c.hidden_size, S, stream, lp.gemm);
 }
 
 }  // namespace moepage::ds4::gpu

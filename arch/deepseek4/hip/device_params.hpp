@@ -9,6 +9,7 @@
 #include "deepseek4/cpu/matref.hpp"
 #include "deepseek4/forward/params.hpp"
 #include "deepseek4/hip/device_arena.hpp"
+#include "deepseek4/hip/gemm_policy.hpp"
 #include "deepseek4/model/config.hpp"
 
 namespace moepage::ds4::gpu {
@@ -39,6 +40,7 @@ struct GpuCompressorParams {
 struct GpuLayerParams {
   AttnKind kind = AttnKind::Sliding;
   MlpKind mlp = MlpKind::Moe;
+  GemmPolicy gemm;  // the model's: which of this layer's products take the matrix cores
   const DeviceRope* rope = nullptr;  // main for sliding layers, compress for CSA/HCA
   GpuHcParams hc_attn, hc_ffn;
   const float *attn_norm = nullptr, *ffn_norm = nullptr, *q_norm = nullptr, *kv_norm = nullptr, *sink = nullptr;
@@ -55,6 +57,7 @@ struct GpuLayerParams {
 struct GpuModelParams {
   cpu::MatRef embed, head;
   const float* norm = nullptr;
+  GemmPolicy gemm;  // the model's (ModelOptions::matrix_min_tokens), copied into every layer
   GpuHcParams hc_head;
   DeviceRope rope_main, rope_compress;
   std::vector<GpuLayerParams> layers;

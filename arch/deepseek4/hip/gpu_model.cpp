@@ -25,8 +25,11 @@ GpuModel::GpuModel(const Config& config, const Weights& weights, ExpertLayout la
   host_params_ = prepare_params(config_, weights, *rope_main_, *rope_compress_);
   params_ = upload_params(host_params_, config_, *rope_main_, *rope_compress_, options_.max_context, device_);
   // The assignment moved the rope tables' descriptors: point every layer at this object's copies.
-  for (GpuLayerParams& lp : params_.layers)
+  params_.gemm.matrix_min_tokens = options_.matrix_min_tokens;
+  for (GpuLayerParams& lp : params_.layers) {
     lp.rope = lp.kind == AttnKind::Sliding ? &params_.rope_main : &params_.rope_compress;
+    lp.gemm = params_.gemm;
+  }
   allocate_state(std::min<int64_t>(options_.max_batch, options_.max_context));
 }
 

@@ -113,7 +113,7 @@ void output_head(const GpuModelParams& mp, const Config& c, const float* X, int6
 void output_head(const GpuModelParams& mp, const Config& c, const HcInput& in, int64_t S, const GpuHcScratch& hs,
                  float* u, float* xn, float* logits, Stream stream) {
   hc_head(mp.hc_head, c, in, S, hs, u, stream, mp.norm, xn);  // the final norm fused into the collapse
-  matmul(mp.head, xn, c.hidden_size, logits, c.vocab_size, S, stream);
+  matmul(mp.head, xn, c.hidden_size, logits, c.vocab_size, S, stream, mp.gemm);
 }
 
 }  // namespace moepage::ds4::gpu

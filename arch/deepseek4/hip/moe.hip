@@ -15,6 +15,8 @@
 #include <string>
 
 #include "deepseek4/hip/check.hpp"
+#include "deepseek4/hip/moe_band.hpp"
+#include "deepseek4/hip/moe_mma.hpp"
 #include "deepseek4/hip/moe_scratch.hpp"
 #include "deepseek4/hip/ops.hpp"
 #include "deepseek4/hip/row_dot.hpp"
@@ -164,29 +166,6 @@ __global__ void route_kernel(const float* logits, int32_t E, int32_t k, int scor
   const double scale = scaling / (sum + 1e-20);
   for (int32_t j = 0; j < k; ++j) w[j] = float(double(scores[idx[j]]) * scale);
 }
-
-// Where one part of an expert sits inside its slot.
-struct PartArgs {
-  uint64_t offset = 0, scale_offset = 0;
-  bool has_scale = false;
-};
-
-__device__ inline DeviceMat part_mat(const std::byte* slot, const PartArgs& p, int64_t rows, int64_t cols) {
-  const auto* base = reinterpret_cast<const uint8_t*>(slot);
-  return DeviceMat{base + p.offset, p.has_scale ? base + p.scale_offset : nullptr, rows, cols, 0};
-}
-
-// The band's group record: experts [nb], starts [nb+1] (into the pair lists), tokens [np], pairs [np].
-// A launch covers the experts first .. first + gridDim.y of the record (a group of the band).
-struct Band {
-  const int32_t* groups;
-  int32_t nb, np;
-  int32_t first = 0;
-  __device__ const int32_t* experts() const { return groups + first; }
-  __device__ const int32_t* starts() const { return groups + nb + first; }
-  __device__ const int32_t* tokens() const { return groups + 2 * nb + 1; }
-  __device__ const int32_t* pairs() const { return groups + 2 * nb + 1 + np; }
-};
 
 // act[pair, r] = swiglu(w1[r] . yn[token], w3[r] . yn[token]) for every pair of expert blockIdx.y
 // of the band: each warp streams rows r of w1 and w3 once per token tile.
@@ -546,10 +525,10 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
   // The shared expert writes `out` on the side stream; the combine, after the join, adds the
   // routed experts to it.
   const Stream side = sc.side.fork(stream);
-  matmul_swiglu(lp.shared_w1, lp.shared_w3, yn, D, S, float(c.swiglu_limit), sc.h1, sc.h3, side);
-  matmul(lp.shared_w2, sc.h1, I, out, D, S, side);
+  matmul_swiglu(lp.shared_w1, lp.shared_w3, yn, D, S, float(c.swiglu_limit), sc.h1, sc.h3, side, lp.gemm);
+  matmul(lp.shared_w2, sc.h1, I, out, D, S, side, lp.gemm);
 
-  matmul(lp.gate, yn, D, sc.logits, E, S, stream);
+  matmul(lp.gate, yn, D, sc.logits, E, S, stream, kFloatOnly);  // picks the experts
   route(lp, c, tokens, S, sc.logits, sc.idx, sc.weights, stream, sc.fault, layer, sc.position0, forced_device);
   if (!hash) {
     MP_GPU_CHECK(hipMemcpyAsync(sc.idx_host, sc.idx, size_t(S * k) * sizeof(int32_t), hipMemcpyDeviceToHost, st));
@@ -675,9 +654,17 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
                           layout.w3.offset % 16 == 0 && row_bytes_of(up_code, D) % 16 == 0;
     const bool down_tiles = slots_aligned && down_vec && down_code != WeightCode::F16 && layout.w2.offset % 16 == 0 &&
                             row_bytes_of(down_code, I) % 16 == 0;
+    const bool matrix = lp.gemm.matrix(max_count) &&
+                        expert_mma_applies(up_code, down_code, D, I, part_args(layout.w1), part_args(layout.w3),
+                                           part_args(layout.w2), slots_aligned);
     // The layer's variant for the experts first .. first + count of the record.
     auto launch_group = [&](int32_t first, int32_t count) {
       const Band bd{sc.groups, nb, np, first};
+      if (matrix) {
+        launch_expert_mma(table_row, up_code, down_code, part_args(layout.w1), part_args(layout.w3),
+                          part_args(layout.w2), D, I, bd, count, max_count, yn, limit, sc.act, sc.ex_out, stream);
+        return;
+      }
       if (max_count == 1 && up_tiles && down_tiles &&
           launch_expert_gemv(table_row, layout, up_code, down_code, D, I, bd, count, n_used, yn, limit, sc.act,
                              sc.ex_out, st))

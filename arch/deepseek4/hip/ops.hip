@@ -6,6 +6,7 @@
 #include <string>
 
 #include "deepseek4/hip/check.hpp"
+#include "deepseek4/hip/mma_matmul.hpp"
 #include "deepseek4/hip/row_dot.hpp"
 #include "deepseek4/hip/row_gemv.hpp"
 #include "deepseek4/hip/swiglu.hpp"
@@ -283,10 +284,11 @@ bool matmul_tiles(const DeviceMat& m, WeightCode code, const float* x, int64_t l
 }  // namespace
 
 void matmul(const cpu::MatRef& w, const float* x, int64_t ld_x, float* y, int64_t ld_y, int64_t n_tokens,
-            Stream stream) {
+            Stream stream, const GemmPolicy& policy) {
   if (n_tokens <= 0 || w.rows == 0) return;
   const WeightCode code = weight_code(w, "gpu matmul");
   const DeviceMat m = device_mat(w);
+  if (policy.matrix(n_tokens) && matmul_mma(m, code, x, ld_x, 0, m.rows, y, ld_y, n_tokens, stream)) return;
   if (matmul_tiles(m, code, x, ld_x, 0, m.rows, y, ld_y, n_tokens, stream)) return;
   const bool x_vec = reinterpret_cast<uintptr_t>(x) % 16 == 0 && (n_tokens == 1 || ld_x % 4 == 0);
   const unsigned grid = blocks_for(w.rows, kBlock / MP_MIN_WARP_SIZE);
@@ -300,16 +302,20 @@ void matmul(const cpu::MatRef& w, const float* x, int64_t ld_x, float* y, int64_
 }
 
 void matmul_grouped(const cpu::MatRef& w, const float* x, int64_t ld_x, int64_t x_group_stride, int64_t rows_per_group,
-                    int64_t groups, float* y, int64_t ld_y, int64_t n_tokens, Stream stream) {
+                    int64_t groups, float* y, int64_t ld_y, int64_t n_tokens, Stream stream,
+                    const GemmPolicy& policy) {
   if (n_tokens <= 0 || groups <= 0 || rows_per_group <= 0) return;
   if (rows_per_group * groups != w.rows)
     throw GpuError("gpu matmul_grouped: " + std::to_string(groups) + " groups of " + std::to_string(rows_per_group) +
                    " rows, expected " + std::to_string(w.rows) + " rows in all");
   const WeightCode code = weight_code(w, "gpu matmul_grouped");
+  if (policy.matrix(n_tokens) &&
+      matmul_mma(device_mat(w), code, x, ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens, stream))
+    return;
   if (matmul_tiles(device_mat(w), code, x, ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens, stream)) return;
   for (int64_t g = 0; g < groups; ++g)
     matmul(w.row_band(g * rows_per_group, rows_per_group), x + g * x_group_stride, ld_x, y + g * rows_per_group, ld_y,
-           n_tokens, stream);
+           n_tokens, stream, policy);
 }
 
 void rms_norm(const float* x, int64_t rows, int64_t n, int64_t ld, const float* weight, float eps, float* out,
@@ -335,7 +341,7 @@ void rope_rotate(float* x, int64_t S, int64_t heads, int64_t ld_token, int64_t l
 }
 
 void matmul_swiglu(const cpu::MatRef& w1, const cpu::MatRef& w3, const float* x, int64_t ld_x, int64_t n_tokens,
-                   float limit, float* h1, float* h3, Stream stream) {
+                   float limit, float* h1, float* h3, Stream stream, const GemmPolicy& policy) {
   if (n_tokens <= 0) return;
   if (w1.rows != w3.rows || w1.cols != w3.cols || w1.dtype != w3.dtype)
     throw GpuError("gpu matmul_swiglu: w1 " + std::to_string(w1.rows) + "x" + std::to_string(w1.cols) + " and w3 " +
@@ -343,12 +349,13 @@ void matmul_swiglu(const cpu::MatRef& w1, const cpu::MatRef& w3, const float* x,
   const WeightCode code = weight_code(w1, "gpu matmul_swiglu w1");
   (void)weight_code(w3, "gpu matmul_swiglu w3");
   const DeviceMat m1 = device_mat(w1), m3 = device_mat(w3);
+  if (policy.matrix(n_tokens) && matmul_swiglu_mma(m1, m3, code, x, ld_x, n_tokens, limit, h1, stream)) return;
   const GemvShape shape = gemv_shape(code, row_bytes_of(code, m1.cols) / 16);
   const bool fused =
       n_tokens == 1 && shape.slices > 0 && tiles_apply(m1, code, x, ld_x, 1) && tiles_apply(m3, code, x, ld_x, 1);
   if (!fused) {
-    matmul(w1, x, ld_x, h1, w1.rows, n_tokens, stream);
-    matmul(w3, x, ld_x, h3, w3.rows, n_tokens, stream);
+    matmul(w1, x, ld_x, h1, w1.rows, n_tokens, stream, policy);
+    matmul(w3, x, ld_x, h3, w3.rows, n_tokens, stream, policy);
     swiglu_clamped(h1, h3, n_tokens * w1.rows, limit, h1, stream);
     return;
   }

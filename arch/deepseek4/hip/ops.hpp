@@ -6,6 +6,7 @@
 
 #include "deepseek4/cpu/matref.hpp"
 #include "deepseek4/cpu/ops.hpp"
+#include "deepseek4/hip/gemm_policy.hpp"
 #include "deepseek4/hip/stream.hpp"
 
 namespace moepage::ds4::gpu {
@@ -14,14 +15,16 @@ namespace moepage::ds4::gpu {
 // floats apart, y rows ld_y. W is read once per call whatever n_tokens is (decode is memory
 // bound: the dequantization of FP8/FP4/BF16/F16 is fused into the product). Accepts a row band
 // (w.row_offset) like the CPU kernel.
+// Products over policy.matrix_min_tokens tokens or more take the matrix cores where they can.
 void matmul(const cpu::MatRef& w, const float* x, int64_t ld_x, float* y, int64_t ld_y, int64_t n_tokens,
-            Stream stream);
+            Stream stream, const GemmPolicy& policy = {});
 
 // `groups` row bands of w in one launch: band g (rows [g*rows_per_group, (g+1)*rows_per_group))
 // times the x block at x + g*x_group_stride, into y columns [g*rows_per_group, ...) — the same as
 // `groups` matmul() calls on w.row_band(g * rows_per_group, rows_per_group) (mHC-grouped wo_a).
 void matmul_grouped(const cpu::MatRef& w, const float* x, int64_t ld_x, int64_t x_group_stride, int64_t rows_per_group,
-                    int64_t groups, float* y, int64_t ld_y, int64_t n_tokens, Stream stream);
+                    int64_t groups, float* y, int64_t ld_y, int64_t n_tokens, Stream stream,
+                    const GemmPolicy& policy = {});
 
 // cpu::rms_norm on `rows` rows of n floats, `ld` floats apart; weight may be null; out may alias x.
 void rms_norm(const float* x, int64_t rows, int64_t n, int64_t ld, const float* weight, float eps, float* out,
@@ -36,7 +39,7 @@ void rope_rotate(float* x, int64_t S, int64_t heads, int64_t ld_token, int64_t l
 // h1 = swiglu_clamped(w1 x, w3 x) for n_tokens rows of x (ld_x apart), h1/h3 [n_tokens, rows]
 // (h3 is scratch). One token whose rows suit the single-token kernel runs as one launch.
 void matmul_swiglu(const cpu::MatRef& w1, const cpu::MatRef& w3, const float* x, int64_t ld_x, int64_t n_tokens,
-                   float limit, float* h1, float* h3, Stream stream);
+                   float limit, float* h1, float* h3, Stream stream, const GemmPolicy& policy = {});
 
 // cpu::swiglu_clamped, element-wise over n.
 void swiglu_clamped(const float* gate, const float* up, int64_t n, float limit, float* out, Stream stream);

@@ -49,6 +49,12 @@ using namespace moepage;
 constexpr mp_option_def kOptions[] = {
     mp::option(MP_OPT_INT, "threads", "0", "compute threads; 0 = all cores"),
     mp::option(MP_OPT_INT, "max_context", "4096", "positions one sequence may hold (prompt + generated tokens)"),
+    mp::option(MP_OPT_INT, "max_batch", "64",
+               "tokens one forward step processes together (a prompt runs in chunks this long); scratch grows "
+               "with it (on a GPU about 1 MiB per token at Flash width, plus the logits rows)"),
+    mp::option(MP_OPT_INT, "matrix_min_tokens", "16",
+               "GPU: weight products over at least this many tokens (prompt chunks, experts that many tokens "
+               "chose) run on the matrix cores with bf16 operands and float sums; 0 = never (CUDA cores, float)"),
     mp::option(MP_OPT_PATH, "routing_replay", "",
                "benchmarks only: route as this recorded trace says (plain or .xz; layer i follows trace layer i "
                "mod N, position p its token p mod T) and hand the pager its recorded hints and predictions"),
@@ -70,6 +76,17 @@ class Deepseek4Arch {
     if (max_context < 1 || max_context > (int64_t(1) << 24))
       throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': option 'max_context' must be 1 to 16777216, got " +
                                               std::to_string(max_context));
+    const int64_t max_batch = options.get_int("max_batch");
+    if (max_batch < 1 || max_batch > 4096)
+      throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': option 'max_batch' must be 1 to 4096, got " +
+                                              std::to_string(max_batch));
+    max_batch_ = uint32_t(max_batch);
+    const int64_t matrix_min_tokens = options.get_int("matrix_min_tokens");
+    if (matrix_min_tokens < 0 || matrix_min_tokens > 65536)
+      throw mp::Error(MP_ERR_INVALID_ARG,
+                      "arch 'deepseek4': option 'matrix_min_tokens' must be 0 (never) to 65536, got " +
+                          std::to_string(matrix_min_tokens));
+    matrix_min_tokens_ = uint32_t(matrix_min_tokens);
     if (args.checkpoint_dir == nullptr || *args.checkpoint_dir == '\0')
       throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': no checkpoint folder given");
     threads_ = uint32_t(threads);
@@ -184,7 +201,8 @@ class Deepseek4Arch {
     hint_scratch_.reserve(c.n_routed_experts);
     if (replay_) pager_->replay_predictions(replay_.get(), replay_top_, c.num_hidden_layers);
     backend_ = ds4::make_forward_backend(
-        ds4::BackendInputs{host_, pager_.get(), &model_, max_context_, kMaxBatch, threads_, replay_.get()});
+        ds4::BackendInputs{host_, pager_.get(), &model_, max_context_, max_batch_, threads_, replay_.get(),
+                             matrix_min_tokens_});
   }
 
   void reset() {
@@ -303,11 +321,12 @@ class Deepseek4Arch {
     }
   }
 
-  static constexpr uint32_t kMaxBatch = 64;  // tokens the forward pass processes together
   const mp_host_api* host_;
   uint32_t threads_ = 0;
   bool hits_first_ = true;  // arch option hits_first
   uint32_t max_context_ = 0;
+  uint32_t max_batch_ = 64;  // arch option max_batch: tokens the forward pass processes together
+  uint32_t matrix_min_tokens_ = 16;  // arch option matrix_min_tokens
   uint64_t tokens_ = 0;  // through forward() since bind_pager
   ds4::LoadedCheckpoint model_;
   std::unique_ptr<ds4::RoutingReplay> replay_;  // arch option routing_replay; null: the model's own routing

@@ -1,0 +1,22 @@
+// Which weight products run on the matrix cores (plain C++: the model's params carry it).
+#pragma once
+#include <cstdint>
+
+namespace moepage::ds4::gpu {
+
+// Products over at least matrix_min_tokens tokens (0: none) take the matrix cores where the
+// device and the weight's encoding allow (bf16 operands, float sums); the rest, and every product
+// the matrix-core path cannot take, run on the CUDA cores in float.
+struct GemmPolicy {
+  int64_t matrix_min_tokens = 16;
+  bool matrix(int64_t n_tokens) const { return matrix_min_tokens > 0 && n_tokens >= matrix_min_tokens; }
+};
+
+// For products whose outputs pick among candidates (the router's logits, the indexer's scores):
+// bf16 rounding would flip near ties, so they stay in float whatever the model's policy.
+constexpr GemmPolicy kFloatOnly{0};
+
+// Whether this build and device have a matrix-core path at all.
+bool matrix_cores_available();
+
+}  // namespace moepage::ds4::gpu

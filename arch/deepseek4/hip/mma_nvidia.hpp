@@ -1,0 +1,48 @@
+// The NVIDIA matrix-core instructions the tiled products use (sm_80 and later: Ampere, Hopper),
+// as inline PTX: 8x8 b16 matrix loads from shared memory (ldmatrix) and the 16x8x16 bf16 product
+// with float accumulators (mma.sync). The fragment layouts are PTX's:
+//   A 16x16 (row major), four 32-bit registers of two bf16: lane l holds row l/4 (+8 in a1, a3),
+//     columns 2(l%4), 2(l%4)+1 (+8 in a2, a3);
+//   B 16x8 (column major), two registers: column l/4, rows 2(l%4), 2(l%4)+1 (+8 in b1);
+//   C 16x8 floats: c0, c1 at row l/4, columns 2(l%4), 2(l%4)+1; c2, c3 at row l/4 + 8.
+// Only included by mma_tile.hpp, and only where MOEPAGE_GPU_NVIDIA is defined. For .hip files.
+#pragma once
+#include <cstdint>
+
+#include "gpu/hip_compat.hpp"
+
+namespace moepage::ds4::gpu::mma {
+
+// Four 8x8 b16 matrices from shared memory: lane l gives the address of row l%8 of matrix l/8 and
+// receives, in r[j], its two elements of matrix j (row l/4, columns 2(l%4), +1).
+__device__ inline void load_x4(uint32_t (&r)[4], const void* smem_row) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const auto addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem_row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+#else
+  (void)smem_row;
+  r[0] = r[1] = r[2] = r[3] = 0;
+  __trap();  // the launcher never picks this path below sm_80
+#endif
+}
+
+// c += A (16x16 bf16) * B (16x8 bf16), fp32 accumulation.
+__device__ inline void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+  (void)c;
+  (void)a;
+  (void)b0;
+  (void)b1;
+  __trap();
+#endif
+}
+
+}  // namespace moepage::ds4::gpu::mma

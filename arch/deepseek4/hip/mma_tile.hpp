@@ -1,0 +1,226 @@
+// Weight products over many tokens on the matrix cores (prefill): one block computes a tile of
+// 128 stored weight rows by 64 tokens. Per step of 64 columns the block's threads read the
+// weights' stored bytes (FP8, FP4 or BF16) and decode them with their block scales into bf16 in
+// shared memory, and read x as floats and round them to bf16 beside them; the warps multiply the
+// two tiles with bf16 matrix instructions into float accumulators. The weights are exact in bf16
+// (FP8 and FP4 codes have fewer mantissa bits, the scales are powers of two), so the one rounding
+// is x's: sums agree with the float product to about 1e-3 relative (bf16 operands), which the
+// kernel tests hold it to. The next step's bytes are loaded into registers while this step
+// multiplies, so memory latency hides behind the arithmetic.
+//
+// The weights are the A operand (rows of W are the output rows), the tokens B: a tile holds any
+// number of tokens up to 64 and is fetched through a row function, so the same block serves the
+// dense projections (token t's row of x) and the routed experts (the tokens routed to one expert,
+// gathered). Pair mode multiplies two matrices of the same shape (an expert's w1 and w3) over 64
+// rows each, so the SwiGLU of a row is formed in the registers that hold both of its sums.
+//
+// Only NVIDIA sm_80+ has the instructions used here (mma_nvidia.hpp); elsewhere kMmaAvailable is
+// false and the launchers keep the CUDA-core tiles. For .hip files only.
+#pragma once
+#include <cstdint>
+
+#include "deepseek4/hip/row_dot.hpp"
+
+#if defined(MOEPAGE_GPU_NVIDIA)
+#include "deepseek4/hip/mma_nvidia.hpp"
+#endif
+
+namespace moepage::ds4::gpu {
+
+#if defined(MOEPAGE_GPU_NVIDIA)
+constexpr bool kMmaAvailable = true;
+#else
+constexpr bool kMmaAvailable = false;
+#endif
+
+constexpr int kMmaRows = 128;               // stored weight rows per block tile (pair mode: 64 of each)
+constexpr int kMmaTokens = 64;              // tokens per block tile
+constexpr int kMmaK = 64;                   // columns per step
+constexpr int kMmaThreads = 256;            // 8 warps: 4 along the rows by 2 along the tokens
+constexpr int kMmaPitch = kMmaK + 8;        // bf16 per shared row: 16 bytes of padding keep the 8x8 loads conflict-free
+constexpr int kMmaWarpRows = 32;            // a warp's rows: two 16-row fragments
+constexpr int kMmaWarpTokens = 32;          // a warp's tokens: four 8-token fragments
+
+// Whether a weight of `cols` columns in this encoding can take the matrix-core path.
+__host__ __device__ constexpr bool mma_encoding(WeightCode w) {
+  return w == WeightCode::FP8 || w == WeightCode::FP4 || w == WeightCode::BF16;
+}
+inline bool mma_shape_ok(int64_t cols) { return cols > 0 && cols % kMmaK == 0; }
+
+#if defined(MOEPAGE_GPU_NVIDIA)
+
+// Round to nearest even; NaN stays a quiet NaN.
+__device__ inline uint32_t bf16_bits(float f) {
+  const uint32_t b = __float_as_uint(f);
+  if ((b & 0x7FFFFFFFu) > 0x7F800000u) return 0x7FC0u;
+  return (b + 0x7FFFu + ((b >> 16) & 1u)) >> 16;
+}
+__device__ inline uint32_t pack_bf16(float lo, float hi) { return bf16_bits(lo) | (bf16_bits(hi) << 16); }
+
+struct MmaShared {
+  uint16_t a[kMmaRows * kMmaPitch];
+  uint16_t b[kMmaTokens * kMmaPitch];
+};
+
+// This thread's share of the weight tile: whole 16-byte chunks of the stored rows.
+template <WeightCode W>
+struct MmaWeightLoader {
+  static constexpr int kChunksPerRow = int(row_bytes_of(W, kMmaK) / 16);  // FP8 4, FP4 2, BF16 8
+  static constexpr int kPerThread = kMmaRows * kChunksPerRow / kMmaThreads;
+  static constexpr int kElems = elems_per_chunk<W>();
+  const uint4* row[kPerThread];
+  const uint8_t* scale[kPerThread];
+  int smem_at[kPerThread];  // first bf16 of the chunk in the shared tile
+  int col[kPerThread];      // its first column within a step
+  uint4 q[kPerThread];
+
+  // Pair: shared rows in 16-row bands alternate between m0 (even bands) and m1 (odd), both from
+  // stored row row0 + 16 * (band / 2); else all from m0 at row0. Rows past n_rows repeat the last.
+  template <bool Pair>
+  __device__ void setup(const DeviceMat& m0, const DeviceMat& m1, int64_t row0, int64_t n_rows, int64_t cols) {
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      const int idx = int(threadIdx.x) + j * kMmaThreads;
+      const int srow = idx / kChunksPerRow, chunk = idx % kChunksPerRow;
+      const DeviceMat& m = Pair && ((srow / 16) % 2 == 1) ? m1 : m0;
+      int64_t r = Pair ? row0 + (srow / 32) * 16 + srow % 16 : row0 + srow;
+      if (r >= n_rows) r = n_rows - 1;
+      const int64_t stored = m.row_offset + r;
+      row[j] = reinterpret_cast<const uint4*>(m.data + stored * row_bytes<W>(cols)) + chunk;
+      scale[j] = has_block_scale<W>() ? m.scale + scale_row_offset<W>(stored, cols) : nullptr;
+      smem_at[j] = srow * kMmaPitch + chunk * kElems;
+      col[j] = chunk * kElems;
+    }
+  }
+  __device__ void load(int64_t step) {
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) q[j] = row[j][step * kChunksPerRow];
+  }
+  __device__ void store(int64_t step, uint16_t* a) const {
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      float w[kElems];
+      decode_chunk<W>(q[j], scale[j], step * kMmaK + col[j], w);
+      uint4* dst = reinterpret_cast<uint4*>(a + smem_at[j]);
+#pragma unroll
+      for (int v = 0; v < kElems / 8; ++v)
+        dst[v] = make_uint4(pack_bf16(w[8 * v], w[8 * v + 1]), pack_bf16(w[8 * v + 2], w[8 * v + 3]),
+                            pack_bf16(w[8 * v + 4], w[8 * v + 5]), pack_bf16(w[8 * v + 6], w[8 * v + 7]));
+    }
+  }
+};
+
+// This thread's share of the token tile: float4s of up to 64 token rows (absent rows are zero).
+struct MmaTokenLoader {
+  static constexpr int kPerThread = kMmaTokens * kMmaK / 4 / kMmaThreads;  // 4
+  const float* row[kPerThread];
+  int smem_at[kPerThread];
+  float4 v[kPerThread];
+
+  template <class XRow>
+  __device__ void setup(XRow xrow, int n_tokens) {
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      const int idx = int(threadIdx.x) + j * kMmaThreads;
+      const int t = idx / (kMmaK / 4), c4 = idx % (kMmaK / 4);
+      row[j] = t < n_tokens ? xrow(t) + 4 * c4 : nullptr;
+      smem_at[j] = t * kMmaPitch + 4 * c4;
+    }
+  }
+  __device__ void load(int64_t step) {
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j)
+      v[j] = row[j] ? *reinterpret_cast<const float4*>(row[j] + step * kMmaK) : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+  __device__ void store(uint16_t* b) const {
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j)
+      *reinterpret_cast<uint2*>(b + smem_at[j]) = make_uint2(pack_bf16(v[j].x, v[j].y), pack_bf16(v[j].z, v[j].w));
+  }
+};
+
+// One step of 64 columns from the shared tiles into this warp's 32x32 accumulators.
+__device__ inline void mma_step(const MmaShared& sh, int wm, int wn, int lane, float (&acc)[2][4][4]) {
+#pragma unroll
+  for (int ks = 0; ks < kMmaK / 16; ++ks) {
+    uint32_t a[2][4], b[2][4];
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt)
+      mma::load_x4(a[mt], sh.a + (wm * kMmaWarpRows + mt * 16 + lane % 16) * kMmaPitch + ks * 16 + (lane / 16) * 8);
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      mma::load_x4(b[h], sh.b + (wn * kMmaWarpTokens + h * 16 + lane % 8 + (lane / 16) * 8) * kMmaPitch + ks * 16 +
+                             ((lane / 8) % 2) * 8);
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt) mma::mma_bf16(acc[mt][nt], a[mt], b[nt / 2][(nt % 2) * 2], b[nt / 2][(nt % 2) * 2 + 1]);
+  }
+}
+
+// The block's tile: rows [row0, row0 + 128) of m0 (pair mode: [row0, row0 + 64) of m0 and of m1)
+// by the tokens xrow(0 .. n_tokens-1) (n_tokens <= 64), over `cols` columns (a multiple of 64).
+// Every valid (row, token) reaches store(row, t, sum) (pair mode: store(row, t, sum0, sum1)),
+// called by exactly one thread. Rows at or past n_rows are not stored.
+template <WeightCode W, bool Pair, class XRow, class Store>
+__device__ inline void mma_block(const DeviceMat& m0, const DeviceMat& m1, int64_t row0, int64_t n_rows, int64_t cols,
+                                 XRow xrow, int n_tokens, Store store) {
+  __shared__ MmaShared sh;
+  const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
+  const int wm = warp % 4, wn = warp / 4;
+  MmaWeightLoader<W> wl;
+  wl.template setup<Pair>(m0, m1, row0, n_rows, cols);
+  MmaTokenLoader tl;
+  tl.setup(xrow, n_tokens);
+  float acc[2][4][4];
+#pragma unroll
+  for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[mt][nt][e] = 0.0f;
+
+  const int64_t steps = cols / kMmaK;
+  wl.load(0);
+  tl.load(0);
+  wl.store(0, sh.a);
+  tl.store(sh.b);
+  __syncthreads();
+  for (int64_t s = 0; s < steps; ++s) {
+    const bool more = s + 1 < steps;
+    if (more) {
+      wl.load(s + 1);
+      tl.load(s + 1);
+    }
+    mma_step(sh, wm, wn, lane, acc);
+    __syncthreads();
+    if (more) {
+      wl.store(s + 1, sh.a);
+      tl.store(sh.b);
+      __syncthreads();
+    }
+  }
+
+  const int g = lane / 4, q = lane % 4;
+#pragma unroll
+  for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int t = wn * kMmaWarpTokens + nt * 8 + 2 * q + (e & 1);
+      if (t >= n_tokens) continue;
+      if constexpr (Pair) {
+        const int64_t r = row0 + wm * 16 + g + (e >= 2 ? 8 : 0);
+        if (r < n_rows) store(r, t, acc[0][nt][e], acc[1][nt][e]);
+      } else {
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt) {
+          const int64_t r = row0 + wm * kMmaWarpRows + mt * 16 + g + (e >= 2 ? 8 : 0);
+          if (r < n_rows) store(r, t, acc[mt][nt][e]);
+        }
+      }
+    }
+}
+
+#endif  // MOEPAGE_GPU_NVIDIA
+
+}  // namespace moepage::ds4::gpu

@@ -1,0 +1,25 @@
+// The routed experts of a band on the matrix cores (mma_tile.hpp), for layers whose experts serve
+// many tokens (prefill): per expert, its tokens gathered 64 at a time against 128-row tiles of its
+// w1 and w3 (SwiGLU formed in the registers) and then of its w2. For .hip files only.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "deepseek4/hip/moe_band.hpp"
+#include "deepseek4/hip/stream.hpp"
+
+namespace moepage::ds4::gpu {
+
+// Whether the experts' parts can take this path (encodings, shapes, alignment of slots and
+// offsets, and a device with matrix cores this build uses).
+bool expert_mma_applies(WeightCode up_code, WeightCode down_code, int64_t D, int64_t I, const PartArgs& w1,
+                        const PartArgs& w3, const PartArgs& w2, bool slots_aligned);
+
+// act[pair, r] = swiglu(w1[r] . yn[token], w3[r] . yn[token]) and then ex_out[pair, :] = w2 act[pair]
+// for every pair of experts first .. first + count of the band, whose largest group holds
+// max_pairs pairs.
+void launch_expert_mma(const std::byte* const* table_row, WeightCode up_code, WeightCode down_code, const PartArgs& w1,
+                       const PartArgs& w3, const PartArgs& w2, int64_t D, int64_t I, const Band& band, int32_t count,
+                       int32_t max_pairs, const float* yn, float limit, float* act, float* ex_out, Stream stream);
+
+}  // namespace moepage::ds4::gpu

@@ -1,0 +1,134 @@
+// The weight products on the matrix cores (prefill: many tokens per product) against the CPU
+// twins. Their operands are rounded to bf16 (x; the weights are exact), so they are held to 1e-2
+// of the largest output instead of float rounding. Outputs start as NaN, so an element the
+// kernel never wrote fails. Where the build and device have matrix cores, the result must also
+// differ from the CUDA-core product of the same inputs: proof that the matrix path ran.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "deepseek4/cpu/gemm.hpp"
+#include "deepseek4/cpu/ops.hpp"
+#include "deepseek4/hip/ops.hpp"
+#include "kernel_test_support.hpp"
+
+using namespace moepage;
+using namespace moepage::ds4;
+using namespace moepage::ds4::gpu::test;
+
+namespace {
+
+constexpr double kMatrixThreshold = 1e-2;  // bf16 operands, float sums
+const Dtype kMatrixDtypes[] = {Dtype::BF16, Dtype::F8_E4M3, Dtype::I8};
+const gpu::GemmPolicy kCudaCores{0};
+
+std::vector<float> poison(size_t n) { return std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()); }
+
+// The matrix-core result must not be the CUDA-core one bit for bit (where matrix cores exist).
+void check_took_matrix_path(const std::string& what, const std::vector<float>& matrix, const std::vector<float>& cuda) {
+  if (!gpu::matrix_cores_available()) return;
+  INFO(what);
+  CHECK(std::memcmp(matrix.data(), cuda.data(), matrix.size() * sizeof(float)) != 0);
+}
+
+void check_matrix_matmul(Dtype dtype, int64_t rows, int64_t cols, int64_t n_tokens, int64_t band_start,
+                         int64_t band_rows, int64_t x_pad, uint64_t seed) {
+  Rng rng(seed);
+  gpu::test::Device dev;
+  cpu::ThreadPool pool(1);
+  const HostMat hm = random_mat(rng, dtype, rows, cols);
+  cpu::MatRef w = hm.ref(), wd = hm.on(dev, 0);
+  if (band_rows) {
+    w = w.row_band(band_start, band_rows);
+    wd = wd.row_band(band_start, band_rows);
+  }
+  const int64_t ld_x = cols + x_pad, ld_y = w.rows;
+  const std::vector<float> x = rng.floats(size_t(n_tokens * ld_x));
+  std::vector<float> want(size_t(n_tokens * ld_y));
+  cpu::matmul(pool, w, x.data(), ld_x, want.data(), ld_y, n_tokens);
+  const float* xd = dev.put(x);
+  float* yd = dev.put(poison(want.size()));
+  float* y_cuda = dev.put(poison(want.size()));
+  gpu::matmul(wd, xd, ld_x, yd, ld_y, n_tokens, dev.stream(), gpu::GemmPolicy{16});
+  gpu::matmul(wd, xd, ld_x, y_cuda, ld_y, n_tokens, dev.stream(), kCudaCores);
+  const std::string what = "matrix matmul " + std::string(dtype_name(dtype)) + " W" + shape_str({rows, cols}) +
+                           " band " + shape_str({band_start, band_rows}) + " tokens " + std::to_string(n_tokens) +
+                           " ld_x " + std::to_string(ld_x);
+  const std::vector<float> got = dev.get(yd, want.size());
+  check_close(what, got, want, kMatrixThreshold);
+  check_close(what + " (CUDA cores)", dev.get(y_cuda, want.size()), want, matmul_threshold(dtype));
+  if (x_pad % 4 == 0) check_took_matrix_path(what, got, dev.get(y_cuda, want.size()));
+}
+
+}  // namespace
+
+TEST_CASE("gpu matmul on the matrix cores matches cpu::matmul to bf16 rounding, tails and bands included") {
+  uint64_t seed = 900;
+  for (Dtype dtype : kMatrixDtypes) {
+    // One tile; rows and tokens that leave partial tiles; several column steps; an FP8 band
+    // crossing a 128-row scale block; x rows that cannot be read as float4 (CUDA cores then).
+    for (int64_t n_tokens : {16, 64, 65, 200}) {
+      check_matrix_matmul(dtype, 128, 64, n_tokens, 0, 0, 0, seed++);
+      check_matrix_matmul(dtype, 300, 1024, n_tokens, 0, 0, 4, seed++);
+      check_matrix_matmul(dtype, 300, 512, n_tokens, 100, 150, 0, seed++);
+    }
+    check_matrix_matmul(dtype, 1030, 4096, 130, 0, 0, 0, seed++);
+    check_matrix_matmul(dtype, 200, 256, 40, 0, 0, 1, seed++);
+  }
+}
+
+TEST_CASE("gpu matmul_grouped on the matrix cores matches cpu::matmul band by band") {
+  uint64_t seed = 950;
+  for (Dtype dtype : kMatrixDtypes)
+    for (int64_t n_tokens : {16, 100}) {
+      const int64_t groups = 3, rpg = 256, cols = 512;
+      Rng rng(seed++);
+      gpu::test::Device dev;
+      cpu::ThreadPool pool(1);
+      const HostMat hm = random_mat(rng, dtype, groups * rpg, cols);
+      const int64_t x_stride = cols + 4, ld_x = groups * x_stride, ld_y = groups * rpg;
+      const std::vector<float> x = rng.floats(size_t(n_tokens * ld_x));
+      std::vector<float> want(size_t(n_tokens * ld_y));
+      for (int64_t g = 0; g < groups; ++g)
+        cpu::matmul(pool, hm.ref().row_band(g * rpg, rpg), x.data() + g * x_stride, ld_x, want.data() + g * rpg, ld_y,
+                    n_tokens);
+      const float* xd = dev.put(x);
+      float* yd = dev.put(poison(want.size()));
+      float* y_cuda = dev.put(poison(want.size()));
+      gpu::matmul_grouped(hm.on(dev, 0), xd, ld_x, x_stride, rpg, groups, yd, ld_y, n_tokens, dev.stream(),
+                          gpu::GemmPolicy{16});
+      gpu::matmul_grouped(hm.on(dev, 0), xd, ld_x, x_stride, rpg, groups, y_cuda, ld_y, n_tokens, dev.stream(),
+                          kCudaCores);
+      const std::string what =
+          "matrix matmul_grouped " + std::string(dtype_name(dtype)) + " tokens " + std::to_string(n_tokens);
+      const std::vector<float> got = dev.get(yd, want.size());
+      check_close(what, got, want, kMatrixThreshold);
+      check_took_matrix_path(what, got, dev.get(y_cuda, want.size()));
+    }
+}
+
+TEST_CASE("gpu matmul_swiglu on the matrix cores matches cpu::matmul twice then cpu::swiglu_clamped") {
+  uint64_t seed = 980;
+  for (Dtype dtype : kMatrixDtypes)
+    for (int64_t n_tokens : {16, 70}) {
+      Rng rng(seed++);
+      gpu::test::Device dev;
+      cpu::ThreadPool pool(1);
+      const int64_t rows = 200, cols = 1024;  // rows: a partial 64-row tile at the end
+      const HostMat w1 = random_mat(rng, dtype, rows, cols), w3 = random_mat(rng, dtype, rows, cols);
+      const std::vector<float> x = rng.floats(size_t(n_tokens * cols));
+      std::vector<float> g(size_t(n_tokens * rows)), u(g.size()), want(g.size());
+      cpu::matmul(pool, w1.ref(), x.data(), cols, g.data(), rows, n_tokens);
+      cpu::matmul(pool, w3.ref(), x.data(), cols, u.data(), rows, n_tokens);
+      cpu::swiglu_clamped(g.data(), u.data(), int64_t(g.size()), 3.0f, want.data());
+      float* h1 = dev.put(poison(g.size()));
+      float* h3 = dev.zeros<float>(g.size());
+      gpu::matmul_swiglu(w1.on(dev, 0), w3.on(dev, 0), dev.put(x), cols, n_tokens, 3.0f, h1, h3, dev.stream(),
+                         gpu::GemmPolicy{16});
+      check_close("matrix matmul_swiglu " + std::string(dtype_name(dtype)) + " tokens " + std::to_string(n_tokens),
+                  dev.get(h1, want.size()), want, kMatrixThreshold);
+    }
+}
