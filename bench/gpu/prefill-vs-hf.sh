@@ -8,7 +8,8 @@
 # (default 64,1024; the prompt runs in chunks of that many tokens). BUILD holds bin/moepage,
 # lib/moepage/plugins and carry-lib (tools/device/build.sh). Environment: FLASH_MODEL_DIR (default
 # /tmp/flash4), LAYERS (default 4), REPS (moepage processes per point, default 2), HF=0 to skip the peer, PROFILE_LEN=N to also time every kernel
-# of one N-token prefill with ncu (OUT/kernels-N.txt).
+# of one N-token prefill with ncu (OUT/kernels-N.txt), MOEPAGE_SET="--set k=v ..." for every
+# moepage run (e.g. --set arch.matrix_split=false).
 #
 # moepage: `moepage run` with one unmeasured prefill of the same prompt first
 # (generate.warmup_prefills), then the measured one; two processes per point. HF: one forward of
@@ -42,7 +43,7 @@ for n in "${lens[@]}"; do
       name="moepage-b$b-p$n-r$rep"
       timeout "${RUN_TIMEOUT:-300}" "$moepage" run --profile "$here/../../configs/default.yaml" --model "$model" --set device=hip \
         --set arch.plugin=deepseek4 --set "arch.max_context=$((max_len + 64))" --set "arch.max_batch=$b" \
-        --set generate.warmup_prefills=1 --set generate.ignore_eos=true \
+        --set generate.warmup_prefills=1 --set generate.ignore_eos=true ${MOEPAGE_SET:-} \
         --prompt-ids "$prompt" --max-tokens 32 --stats-json "$out/$name.json" > "$out/$name.log" 2>&1
       echo "exit $?" >> "$out/$name.log"
       python3 - "$out/$name.json" "$n" "b$b" >> "$out/table.csv" <<'EOF'

@@ -1,6 +1,6 @@
 // The weight products on the matrix cores (prefill: many tokens per product) against the CPU
-// twins. Their operands are rounded to bf16 (x; the weights are exact), so they are held to 1e-2
-// of the largest output instead of float rounding. Outputs start as NaN, so an element the
+// twins, in both precisions: x as two bf16 parts (split, the default: held to 5e-5 of the largest
+// output) and as one (held to 1e-2; the weights are exact in bf16 either way). Outputs start as NaN, so an element the
 // kernel never wrote fails. Where the build and device have matrix cores, the result must also
 // differ from the CUDA-core product of the same inputs: proof that the matrix path ran.
 #include <doctest/doctest.h>
@@ -21,9 +21,14 @@ using namespace moepage::ds4::gpu::test;
 
 namespace {
 
-constexpr double kMatrixThreshold = 1e-2;  // bf16 operands, float sums
+constexpr double kSplitThreshold = 5e-5;  // x in two bf16 parts, float sums
+constexpr double kBf16Threshold = 1e-2;   // x in one bf16 part
 const Dtype kMatrixDtypes[] = {Dtype::BF16, Dtype::F8_E4M3, Dtype::I8};
 const gpu::GemmPolicy kCudaCores{0};
+const gpu::GemmPolicy kSplit{16, true}, kBf16{16, false};
+
+double threshold(const gpu::GemmPolicy& p) { return p.split ? kSplitThreshold : kBf16Threshold; }
+std::string mode(const gpu::GemmPolicy& p) { return p.split ? " split" : " bf16"; }
 
 std::vector<float> poison(size_t n) { return std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()); }
 
@@ -50,17 +55,20 @@ void check_matrix_matmul(Dtype dtype, int64_t rows, int64_t cols, int64_t n_toke
   std::vector<float> want(size_t(n_tokens * ld_y));
   cpu::matmul(pool, w, x.data(), ld_x, want.data(), ld_y, n_tokens);
   const float* xd = dev.put(x);
-  float* yd = dev.put(poison(want.size()));
   float* y_cuda = dev.put(poison(want.size()));
-  gpu::matmul(wd, xd, ld_x, yd, ld_y, n_tokens, dev.stream(), gpu::GemmPolicy{16});
   gpu::matmul(wd, xd, ld_x, y_cuda, ld_y, n_tokens, dev.stream(), kCudaCores);
   const std::string what = "matrix matmul " + std::string(dtype_name(dtype)) + " W" + shape_str({rows, cols}) +
                            " band " + shape_str({band_start, band_rows}) + " tokens " + std::to_string(n_tokens) +
                            " ld_x " + std::to_string(ld_x);
-  const std::vector<float> got = dev.get(yd, want.size());
-  check_close(what, got, want, kMatrixThreshold);
-  check_close(what + " (CUDA cores)", dev.get(y_cuda, want.size()), want, matmul_threshold(dtype));
-  if (x_pad % 4 == 0) check_took_matrix_path(what, got, dev.get(y_cuda, want.size()));
+  const std::vector<float> cuda = dev.get(y_cuda, want.size());
+  check_close(what + " (CUDA cores)", cuda, want, matmul_threshold(dtype));
+  for (const gpu::GemmPolicy& policy : {kSplit, kBf16}) {
+    float* yd = dev.put(poison(want.size()));
+    gpu::matmul(wd, xd, ld_x, yd, ld_y, n_tokens, dev.stream(), policy);
+    const std::vector<float> got = dev.get(yd, want.size());
+    check_close(what + mode(policy), got, want, threshold(policy));
+    if (x_pad % 4 == 0) check_took_matrix_path(what + mode(policy), got, cuda);
+  }
 }
 
 }  // namespace
@@ -96,17 +104,20 @@ TEST_CASE("gpu matmul_grouped on the matrix cores matches cpu::matmul band by ba
         cpu::matmul(pool, hm.ref().row_band(g * rpg, rpg), x.data() + g * x_stride, ld_x, want.data() + g * rpg, ld_y,
                     n_tokens);
       const float* xd = dev.put(x);
-      float* yd = dev.put(poison(want.size()));
       float* y_cuda = dev.put(poison(want.size()));
-      gpu::matmul_grouped(hm.on(dev, 0), xd, ld_x, x_stride, rpg, groups, yd, ld_y, n_tokens, dev.stream(),
-                          gpu::GemmPolicy{16});
       gpu::matmul_grouped(hm.on(dev, 0), xd, ld_x, x_stride, rpg, groups, y_cuda, ld_y, n_tokens, dev.stream(),
                           kCudaCores);
-      const std::string what =
-          "matrix matmul_grouped " + std::string(dtype_name(dtype)) + " tokens " + std::to_string(n_tokens);
-      const std::vector<float> got = dev.get(yd, want.size());
-      check_close(what, got, want, kMatrixThreshold);
-      check_took_matrix_path(what, got, dev.get(y_cuda, want.size()));
+      const std::vector<float> cuda = dev.get(y_cuda, want.size());
+      for (const gpu::GemmPolicy& policy : {kSplit, kBf16}) {
+        float* yd = dev.put(poison(want.size()));
+        gpu::matmul_grouped(hm.on(dev, 0), xd, ld_x, x_stride, rpg, groups, yd, ld_y, n_tokens, dev.stream(),
+                            policy);
+        const std::string what = "matrix matmul_grouped " + std::string(dtype_name(dtype)) + " tokens " +
+                                 std::to_string(n_tokens) + mode(policy);
+        const std::vector<float> got = dev.get(yd, want.size());
+        check_close(what, got, want, threshold(policy));
+        check_took_matrix_path(what, got, cuda);
+      }
     }
 }
 
@@ -124,11 +135,14 @@ TEST_CASE("gpu matmul_swiglu on the matrix cores matches cpu::matmul twice then 
       cpu::matmul(pool, w1.ref(), x.data(), cols, g.data(), rows, n_tokens);
       cpu::matmul(pool, w3.ref(), x.data(), cols, u.data(), rows, n_tokens);
       cpu::swiglu_clamped(g.data(), u.data(), int64_t(g.size()), 3.0f, want.data());
-      float* h1 = dev.put(poison(g.size()));
-      float* h3 = dev.zeros<float>(g.size());
-      gpu::matmul_swiglu(w1.on(dev, 0), w3.on(dev, 0), dev.put(x), cols, n_tokens, 3.0f, h1, h3, dev.stream(),
-                         gpu::GemmPolicy{16});
-      check_close("matrix matmul_swiglu " + std::string(dtype_name(dtype)) + " tokens " + std::to_string(n_tokens),
-                  dev.get(h1, want.size()), want, kMatrixThreshold);
+      const float* xd = dev.put(x);
+      for (const gpu::GemmPolicy& policy : {kSplit, kBf16}) {
+        float* h1 = dev.put(poison(g.size()));
+        float* h3 = dev.zeros<float>(g.size());
+        gpu::matmul_swiglu(w1.on(dev, 0), w3.on(dev, 0), xd, cols, n_tokens, 3.0f, h1, h3, dev.stream(), policy);
+        check_close("matrix matmul_swiglu " + std::string(dtype_name(dtype)) + " tokens " + std::to_string(n_tokens) +
+                        mode(policy),
+                    dev.get(h1, want.size()), want, threshold(policy));
+      }
     }
 }

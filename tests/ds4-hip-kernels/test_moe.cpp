@@ -200,8 +200,8 @@ namespace {
 
 // One GPU moe() call against the CPU's, with experts in the given encodings, band width `band`
 // (0: all experts in one acquire, from fixed slots), then the same call again. matrix: experts
-// serving 16 tokens or more take the matrix cores (bf16 operands: held to 1e-2), and where the
-// device has them the result must differ from the CUDA-core run of the same layer.
+// serving 16 tokens or more take the matrix cores (x in two bf16 parts: held to 1e-4), and where
+// the device has them the result must differ from the CUDA-core run of the same layer.
 void check_moe(Dtype w13, Dtype w2, uint32_t layer_id, int64_t S, uint32_t band, uint64_t seed, int64_t hidden = 128,
                int64_t intermediate = 96, bool matrix = false) {
   Rng rng(seed);
@@ -241,7 +241,7 @@ void check_moe(Dtype w13, Dtype w2, uint32_t layer_id, int64_t S, uint32_t band,
                            std::to_string(D) + " I " + std::to_string(intermediate) + " E 16 k 4" + " band " +
                            std::to_string(band);
   INFO(what);
-  check_close(what, got, want, matrix ? 1e-2 : 5e-5);
+  check_close(what, got, want, matrix ? 1e-4 : 5e-5);
   CHECK(stats.acquires == want_stats.acquires);
   CHECK(stats.routed_experts == want_stats.routed_experts);
   CHECK(stats.table_uploads >= 1);

@@ -29,6 +29,9 @@ struct ModelOptions {
   // GPU only: weight products over at least this many tokens run on the matrix cores (bf16
   // operands, float sums) where the device has them; 0 keeps every product on the CUDA cores.
   uint32_t matrix_min_tokens = 16;
+  // GPU only: x enters those products as two bf16 parts (about 2^-17 relative) instead of one
+  // (2^-9, half the matrix instructions, and routers' near ties may go the other way).
+  bool matrix_split = true;
 };
 
 // The rope of a config's rope parameters (main or compress).

@@ -9,6 +9,9 @@ namespace moepage::ds4::gpu {
 // the matrix-core path cannot take, run on the CUDA cores in float.
 struct GemmPolicy {
   int64_t matrix_min_tokens = 16;
+  // x as two bf16 parts (about 2^-17 relative, the float product's accuracy for routing) rather
+  // than one (2^-9, half the matrix instructions).
+  bool split = true;
   bool matrix(int64_t n_tokens) const { return matrix_min_tokens > 0 && n_tokens >= matrix_min_tokens; }
 };
 

@@ -12,7 +12,7 @@ namespace {
 
 #if defined(MOEPAGE_GPU_NVIDIA)
 // Block (x, y): rows [128x, 128x + 128) by tokens [64y, 64y + 64); a block's rows lie in one group.
-template <WeightCode W>
+template <WeightCode W, bool Split>
 __global__ void __launch_bounds__(kMmaThreads)
     mma_matmul_kernel(DeviceMat m, const float* x, int64_t ld_x, int64_t x_group_stride, int64_t rows_per_group,
                       float* y, int64_t ld_y, int64_t n_tokens) {
@@ -20,13 +20,13 @@ __global__ void __launch_bounds__(kMmaThreads)
   const float* xg = x + (row0 / rows_per_group) * x_group_stride + t0 * ld_x;
   const int n = int(n_tokens - t0 < kMmaTokens ? n_tokens - t0 : kMmaTokens);
   float* yt = y + t0 * ld_y;
-  mma_block<W, false>(
+  mma_block<W, false, Split>(
       m, m, row0, m.rows, m.cols, [&](int t) { return xg + int64_t(t) * ld_x; }, n,
       [&](int64_t r, int t, float v) { yt[int64_t(t) * ld_y + r] = v; });
 }
 
 // Block (x, y): rows [64x, 64x + 64) of w1 and w3 by tokens [64y, 64y + 64), SwiGLU'd.
-template <WeightCode W>
+template <WeightCode W, bool Split>
 __global__ void __launch_bounds__(kMmaThreads)
     mma_swiglu_kernel(DeviceMat w1, DeviceMat w3, const float* x, int64_t ld_x, int64_t n_tokens, float limit,
                       float* out) {
@@ -34,7 +34,7 @@ __global__ void __launch_bounds__(kMmaThreads)
   const float* xt = x + t0 * ld_x;
   const int n = int(n_tokens - t0 < kMmaTokens ? n_tokens - t0 : kMmaTokens);
   float* ot = out + t0 * w1.rows;
-  mma_block<W, true>(
+  mma_block<W, true, Split>(
       w1, w3, row0, w1.rows, w1.cols, [&](int t) { return xt + int64_t(t) * ld_x; }, n,
       [&](int64_t r, int t, float g, float u) { ot[int64_t(t) * w1.rows + r] = swiglu_value(g, u, limit); });
 }
@@ -61,7 +61,7 @@ bool mma_device_ok() {
 }
 
 bool matmul_mma(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_x, int64_t x_group_stride,
-                int64_t rows_per_group, float* y, int64_t ld_y, int64_t n_tokens, Stream stream) {
+                int64_t rows_per_group, float* y, int64_t ld_y, int64_t n_tokens, bool split, Stream stream) {
   if (!mma_encoding(code) || !mma_shape_ok(m.cols) || !aligned16(x) || ld_x % 4 != 0 || x_group_stride % 4 != 0 ||
       !aligned16(m.data) || !mma_device_ok())
     return false;
@@ -70,20 +70,25 @@ bool matmul_mma(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_
   const dim3 grid(unsigned((m.rows + kMmaRows - 1) / kMmaRows), token_tiles(n_tokens));
   with_weight_code(code, [&](auto wc) {
     constexpr WeightCode W = decltype(wc)::value;
-    if constexpr (mma_encoding(W))
-      mma_matmul_kernel<W><<<grid, kMmaThreads, 0, native(stream)>>>(m, x, ld_x, x_group_stride, rows_per_group, y,
-                                                                      ld_y, n_tokens);
+    if constexpr (mma_encoding(W)) {
+      if (split)
+        mma_matmul_kernel<W, true><<<grid, kMmaThreads, 0, native(stream)>>>(m, x, ld_x, x_group_stride,
+                                                                              rows_per_group, y, ld_y, n_tokens);
+      else
+        mma_matmul_kernel<W, false><<<grid, kMmaThreads, 0, native(stream)>>>(m, x, ld_x, x_group_stride,
+                                                                               rows_per_group, y, ld_y, n_tokens);
+    }
   });
   MP_GPU_CHECK_LAUNCH("gpu matmul (matrix cores)");
   return true;
 #else
-  (void)y, (void)ld_y, (void)n_tokens, (void)stream;
+  (void)y, (void)ld_y, (void)n_tokens, (void)split, (void)stream;
   return false;
 #endif
 }
 
 bool matmul_swiglu_mma(const DeviceMat& w1, const DeviceMat& w3, WeightCode code, const float* x, int64_t ld_x,
-                       int64_t n_tokens, float limit, float* out, Stream stream) {
+                       int64_t n_tokens, float limit, float* out, bool split, Stream stream) {
   if (!mma_encoding(code) || !mma_shape_ok(w1.cols) || w1.rows != w3.rows || w1.cols != w3.cols || !aligned16(x) ||
       ld_x % 4 != 0 || !aligned16(w1.data) || !aligned16(w3.data) || !mma_device_ok())
     return false;
@@ -91,13 +96,17 @@ bool matmul_swiglu_mma(const DeviceMat& w1, const DeviceMat& w3, WeightCode code
   const dim3 grid(unsigned((w1.rows + kMmaRows / 2 - 1) / (kMmaRows / 2)), token_tiles(n_tokens));
   with_weight_code(code, [&](auto wc) {
     constexpr WeightCode W = decltype(wc)::value;
-    if constexpr (mma_encoding(W))
-      mma_swiglu_kernel<W><<<grid, kMmaThreads, 0, native(stream)>>>(w1, w3, x, ld_x, n_tokens, limit, out);
+    if constexpr (mma_encoding(W)) {
+      if (split)
+        mma_swiglu_kernel<W, true><<<grid, kMmaThreads, 0, native(stream)>>>(w1, w3, x, ld_x, n_tokens, limit, out);
+      else
+        mma_swiglu_kernel<W, false><<<grid, kMmaThreads, 0, native(stream)>>>(w1, w3, x, ld_x, n_tokens, limit, out);
+    }
   });
   MP_GPU_CHECK_LAUNCH("gpu matmul_swiglu (matrix cores)");
   return true;
 #else
-  (void)limit, (void)out, (void)n_tokens, (void)stream;
+  (void)limit, (void)out, (void)n_tokens, (void)split, (void)stream;
   return false;
 #endif
 }

@@ -16,11 +16,12 @@ bool mma_device_ok();
 
 // y[t, r] = W[r] . x[t] for t < n_tokens, in the layout of matmul_grouped: rows_per_group rows of
 // W read x + (r / rows_per_group) * x_group_stride (a plain product: rows_per_group = rows).
+// split: x as two bf16 parts (GemmPolicy::split).
 bool matmul_mma(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_x, int64_t x_group_stride,
-                int64_t rows_per_group, float* y, int64_t ld_y, int64_t n_tokens, Stream stream);
+                int64_t rows_per_group, float* y, int64_t ld_y, int64_t n_tokens, bool split, Stream stream);
 
 // out[t, r] = swiglu_clamped(w1[r] . x[t], w3[r] . x[t]) for t < n_tokens (rows of out: w1.rows).
 bool matmul_swiglu_mma(const DeviceMat& w1, const DeviceMat& w3, WeightCode code, const float* x, int64_t ld_x,
-                       int64_t n_tokens, float limit, float* out, Stream stream);
+                       int64_t n_tokens, float limit, float* out, bool split, Stream stream);
 
 }  // namespace moepage::ds4::gpu

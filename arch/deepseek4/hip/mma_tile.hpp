@@ -4,9 +4,11 @@
 // shared memory, and read x as floats and round them to bf16 beside them; the warps multiply the
 // two tiles with bf16 matrix instructions into float accumulators. The weights are exact in bf16
 // (FP8 and FP4 codes have fewer mantissa bits, the scales are powers of two), so the one rounding
-// is x's: sums agree with the float product to about 1e-3 relative (bf16 operands), which the
-// kernel tests hold it to. The next step's bytes are loaded into registers while this step
-// multiplies, so memory latency hides behind the arithmetic.
+// is x's. Split mode (the default) writes x as two bf16 tiles, x's rounding and what it left
+// (x - hi, rounded), and multiplies both: x is then carried to about 2^-17 relative, as close to
+// the float product as the CUDA cores' own sum order, so a router's near tie goes the same way
+// (plain bf16, about 2^-9, flipped experts on the golden fixtures). The next step's bytes are
+// loaded into registers while this step multiplies, so memory latency hides behind the arithmetic.
 //
 // The weights are the A operand (rows of W are the output rows), the tokens B: a tile holds any
 // number of tokens up to 64 and is fetched through a row function, so the same block serves the
@@ -57,9 +59,10 @@ __device__ inline uint32_t bf16_bits(float f) {
 }
 __device__ inline uint32_t pack_bf16(float lo, float hi) { return bf16_bits(lo) | (bf16_bits(hi) << 16); }
 
+template <bool Split>
 struct MmaShared {
   uint16_t a[kMmaRows * kMmaPitch];
-  uint16_t b[kMmaTokens * kMmaPitch];
+  uint16_t b[Split ? 2 : 1][kMmaTokens * kMmaPitch];  // x rounded, then (split) what the rounding left
 };
 
 // This thread's share of the weight tile: whole 16-byte chunks of the stored rows.
@@ -96,16 +99,35 @@ struct MmaWeightLoader {
 #pragma unroll
     for (int j = 0; j < kPerThread; ++j) q[j] = row[j][step * kChunksPerRow];
   }
+  // BF16 bytes go to shared memory as they are. FP8 / FP4 codes take the raw decode (the value
+  // times 2^-shift, row_dot.hpp) and two exact multiplies (half the shift, then the block scale
+  // with the other half, so no factor overflows a float); the product has at most 4 significant
+  // bits, so its top 16 bits are its bf16 bits exactly (NaN stays NaN).
   __device__ void store(int64_t step, uint16_t* a) const {
 #pragma unroll
     for (int j = 0; j < kPerThread; ++j) {
-      float w[kElems];
-      decode_chunk<W>(q[j], scale[j], step * kMmaK + col[j], w);
       uint4* dst = reinterpret_cast<uint4*>(a + smem_at[j]);
+      if constexpr (W == WeightCode::BF16) {
+        *dst = q[j];
+      } else {
+        constexpr int shift = W == WeightCode::FP8 ? kFp8RawShift : kFp4RawShift;
+        constexpr float lift = pow2(shift / 2);
+        const int64_t chunk = (step * kMmaK + col[j]) / kElems;
+        const float factor = chunk_scale<W>(q[j], scale[j], chunk) * pow2(shift - shift / 2);
+        uint32_t packed[kElems / 2];
+        static_for<kElems / 4>([&](auto seg) {
+          constexpr int S = decltype(seg)::value;
+          float w[4];
+          decode4<W, S>(q[j], w);
+          packed[2 * S] = __byte_perm(__float_as_uint(w[0] * lift * factor), __float_as_uint(w[1] * lift * factor),
+                                      0x7632);
+          packed[2 * S + 1] = __byte_perm(__float_as_uint(w[2] * lift * factor),
+                                          __float_as_uint(w[3] * lift * factor), 0x7632);
+        });
 #pragma unroll
-      for (int v = 0; v < kElems / 8; ++v)
-        dst[v] = make_uint4(pack_bf16(w[8 * v], w[8 * v + 1]), pack_bf16(w[8 * v + 2], w[8 * v + 3]),
-                            pack_bf16(w[8 * v + 4], w[8 * v + 5]), pack_bf16(w[8 * v + 6], w[8 * v + 7]));
+        for (int v = 0; v < kElems / 8; ++v)
+          dst[v] = make_uint4(packed[4 * v], packed[4 * v + 1], packed[4 * v + 2], packed[4 * v + 3]);
+      }
     }
   }
 };
@@ -132,29 +154,44 @@ struct MmaTokenLoader {
     for (int j = 0; j < kPerThread; ++j)
       v[j] = row[j] ? *reinterpret_cast<const float4*>(row[j] + step * kMmaK) : make_float4(0.f, 0.f, 0.f, 0.f);
   }
-  __device__ void store(uint16_t* b) const {
+  template <bool Split>
+  __device__ void store(uint16_t (&b)[Split ? 2 : 1][kMmaTokens * kMmaPitch]) const {
 #pragma unroll
-    for (int j = 0; j < kPerThread; ++j)
-      *reinterpret_cast<uint2*>(b + smem_at[j]) = make_uint2(pack_bf16(v[j].x, v[j].y), pack_bf16(v[j].z, v[j].w));
+    for (int j = 0; j < kPerThread; ++j) {
+      const uint32_t h[4] = {bf16_bits(v[j].x), bf16_bits(v[j].y), bf16_bits(v[j].z), bf16_bits(v[j].w)};
+      *reinterpret_cast<uint2*>(b[0] + smem_at[j]) = make_uint2(h[0] | (h[1] << 16), h[2] | (h[3] << 16));
+      if constexpr (Split) {
+        const float r[4] = {v[j].x - __uint_as_float(h[0] << 16), v[j].y - __uint_as_float(h[1] << 16),
+                            v[j].z - __uint_as_float(h[2] << 16), v[j].w - __uint_as_float(h[3] << 16)};
+        *reinterpret_cast<uint2*>(b[1] + smem_at[j]) = make_uint2(pack_bf16(r[0], r[1]), pack_bf16(r[2], r[3]));
+      }
+    }
   }
 };
 
 // One step of 64 columns from the shared tiles into this warp's 32x32 accumulators.
-__device__ inline void mma_step(const MmaShared& sh, int wm, int wn, int lane, float (&acc)[2][4][4]) {
+template <bool Split>
+__device__ inline void mma_step(const MmaShared<Split>& sh, int wm, int wn, int lane, float (&acc)[2][4][4]) {
+  constexpr int parts = Split ? 2 : 1;
 #pragma unroll
   for (int ks = 0; ks < kMmaK / 16; ++ks) {
-    uint32_t a[2][4], b[2][4];
+    uint32_t a[2][4], b[parts][2][4];
 #pragma unroll
     for (int mt = 0; mt < 2; ++mt)
       mma::load_x4(a[mt], sh.a + (wm * kMmaWarpRows + mt * 16 + lane % 16) * kMmaPitch + ks * 16 + (lane / 16) * 8);
 #pragma unroll
-    for (int h = 0; h < 2; ++h)
-      mma::load_x4(b[h], sh.b + (wn * kMmaWarpTokens + h * 16 + lane % 8 + (lane / 16) * 8) * kMmaPitch + ks * 16 +
-                             ((lane / 8) % 2) * 8);
+    for (int p = 0; p < parts; ++p)
 #pragma unroll
-    for (int mt = 0; mt < 2; ++mt)
+      for (int h = 0; h < 2; ++h)
+        mma::load_x4(b[p][h], sh.b[p] + (wn * kMmaWarpTokens + h * 16 + lane % 8 + (lane / 16) * 8) * kMmaPitch +
+                                  ks * 16 + ((lane / 8) % 2) * 8);
 #pragma unroll
-      for (int nt = 0; nt < 4; ++nt) mma::mma_bf16(acc[mt][nt], a[mt], b[nt / 2][(nt % 2) * 2], b[nt / 2][(nt % 2) * 2 + 1]);
+    for (int p = parts - 1; p >= 0; --p)  // the small parts first
+#pragma unroll
+      for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt)
+          mma::mma_bf16(acc[mt][nt], a[mt], b[p][nt / 2][(nt % 2) * 2], b[p][nt / 2][(nt % 2) * 2 + 1]);
   }
 }
 
@@ -162,10 +199,10 @@ __device__ inline void mma_step(const MmaShared& sh, int wm, int wn, int lane, f
 // by the tokens xrow(0 .. n_tokens-1) (n_tokens <= 64), over `cols` columns (a multiple of 64).
 // Every valid (row, token) reaches store(row, t, sum) (pair mode: store(row, t, sum0, sum1)),
 // called by exactly one thread. Rows at or past n_rows are not stored.
-template <WeightCode W, bool Pair, class XRow, class Store>
+template <WeightCode W, bool Pair, bool Split, class XRow, class Store>
 __device__ inline void mma_block(const DeviceMat& m0, const DeviceMat& m1, int64_t row0, int64_t n_rows, int64_t cols,
                                  XRow xrow, int n_tokens, Store store) {
-  __shared__ MmaShared sh;
+  __shared__ MmaShared<Split> sh;
   const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
   const int wm = warp % 4, wn = warp / 4;
   MmaWeightLoader<W> wl;
@@ -184,7 +221,7 @@ __device__ inline void mma_block(const DeviceMat& m0, const DeviceMat& m1, int64
   wl.load(0);
   tl.load(0);
   wl.store(0, sh.a);
-  tl.store(sh.b);
+  tl.store<Split>(sh.b);
   __syncthreads();
   for (int64_t s = 0; s < steps; ++s) {
     const bool more = s + 1 < steps;
@@ -192,11 +229,11 @@ __device__ inline void mma_block(const DeviceMat& m0, const DeviceMat& m1, int64
       wl.load(s + 1);
       tl.load(s + 1);
     }
-    mma_step(sh, wm, wn, lane, acc);
+    mma_step<Split>(sh, wm, wn, lane, acc);
     __syncthreads();
     if (more) {
       wl.store(s + 1, sh.a);
-      tl.store(sh.b);
+      tl.store<Split>(sh.b);
       __syncthreads();
     }
   }

@@ -662,7 +662,8 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
       const Band bd{sc.groups, nb, np, first};
       if (matrix) {
         launch_expert_mma(table_row, up_code, down_code, part_args(layout.w1), part_args(layout.w3),
-                          part_args(layout.w2), D, I, bd, count, max_count, yn, limit, sc.act, sc.ex_out, stream);
+                          part_args(layout.w2), D, I, bd, count, max_count, yn, limit, sc.act, sc.ex_out, lp.gemm.split,
+                          stream);
         return;
       }
       if (max_count == 1 && up_tiles && down_tiles &&

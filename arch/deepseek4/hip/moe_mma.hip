@@ -12,7 +12,7 @@ namespace moepage::ds4::gpu {
 namespace {
 
 #if defined(MOEPAGE_GPU_NVIDIA)
-template <WeightCode W>
+template <WeightCode W, bool Split>
 __global__ void __launch_bounds__(kMmaThreads)
     expert_up_mma_kernel(const std::byte* const* table_row, PartArgs w1, PartArgs w3, int64_t D, int64_t I, Band band,
                          const float* yn, float limit, float* act) {
@@ -24,12 +24,12 @@ __global__ void __launch_bounds__(kMmaThreads)
   const int32_t* tokens = band.tokens() + begin;
   const int32_t* pairs = band.pairs() + begin;
   const int n = end - begin < kMmaTokens ? end - begin : kMmaTokens;
-  mma_block<W, true>(
+  mma_block<W, true, Split>(
       m1, m3, int64_t(blockIdx.x) * (kMmaRows / 2), I, D, [&](int t) { return yn + int64_t(tokens[t]) * D; }, n,
       [&](int64_t r, int t, float g, float u) { act[int64_t(pairs[t]) * I + r] = swiglu_value(g, u, limit); });
 }
 
-template <WeightCode W>
+template <WeightCode W, bool Split>
 __global__ void __launch_bounds__(kMmaThreads)
     expert_down_mma_kernel(const std::byte* const* table_row, PartArgs w2, int64_t D, int64_t I, Band band,
                            const float* act, float* ex_out) {
@@ -40,7 +40,7 @@ __global__ void __launch_bounds__(kMmaThreads)
   const DeviceMat m2 = part_mat(slot, w2, D, I);
   const int32_t* pairs = band.pairs() + begin;
   const int n = end - begin < kMmaTokens ? end - begin : kMmaTokens;
-  mma_block<W, false>(
+  mma_block<W, false, Split>(
       m2, m2, int64_t(blockIdx.x) * kMmaRows, D, I, [&](int t) { return act + int64_t(pairs[t]) * I; }, n,
       [&](int64_t r, int t, float v) { ex_out[int64_t(pairs[t]) * D + r] = v; });
 }
@@ -56,27 +56,39 @@ bool expert_mma_applies(WeightCode up_code, WeightCode down_code, int64_t D, int
 
 void launch_expert_mma(const std::byte* const* table_row, WeightCode up_code, WeightCode down_code, const PartArgs& w1,
                        const PartArgs& w3, const PartArgs& w2, int64_t D, int64_t I, const Band& band, int32_t count,
-                       int32_t max_pairs, const float* yn, float limit, float* act, float* ex_out, Stream stream) {
+                       int32_t max_pairs, const float* yn, float limit, float* act, float* ex_out, bool split,
+                       Stream stream) {
 #if defined(MOEPAGE_GPU_NVIDIA)
   const unsigned tiles = unsigned((max_pairs + kMmaTokens - 1) / kMmaTokens);
   const dim3 up_grid(unsigned((I + kMmaRows / 2 - 1) / (kMmaRows / 2)), tiles, unsigned(count));
   const dim3 down_grid(unsigned((D + kMmaRows - 1) / kMmaRows), tiles, unsigned(count));
   with_weight_code(up_code, [&](auto wc) {
     constexpr WeightCode W = decltype(wc)::value;
-    if constexpr (mma_encoding(W))
-      expert_up_mma_kernel<W><<<up_grid, kMmaThreads, 0, native(stream)>>>(table_row, w1, w3, D, I, band, yn, limit,
-                                                                            act);
+    if constexpr (mma_encoding(W)) {
+      if (split)
+        expert_up_mma_kernel<W, true><<<up_grid, kMmaThreads, 0, native(stream)>>>(table_row, w1, w3, D, I, band, yn,
+                                                                                  limit, act);
+      else
+        expert_up_mma_kernel<W, false><<<up_grid, kMmaThreads, 0, native(stream)>>>(table_row, w1, w3, D, I, band, yn,
+                                                                                   limit, act);
+    }
   });
   MP_GPU_CHECK_LAUNCH("gpu moe expert w1/w3 (matrix cores)");
   with_weight_code(down_code, [&](auto wc) {
     constexpr WeightCode W = decltype(wc)::value;
-    if constexpr (mma_encoding(W))
-      expert_down_mma_kernel<W><<<down_grid, kMmaThreads, 0, native(stream)>>>(table_row, w2, D, I, band, act, ex_out);
+    if constexpr (mma_encoding(W)) {
+      if (split)
+        expert_down_mma_kernel<W, true><<<down_grid, kMmaThreads, 0, native(stream)>>>(table_row, w2, D, I, band, act,
+                                                                                      ex_out);
+      else
+        expert_down_mma_kernel<W, false><<<down_grid, kMmaThreads, 0, native(stream)>>>(table_row, w2, D, I, band, act,
+                                                                                       ex_out);
+    }
   });
   MP_GPU_CHECK_LAUNCH("gpu moe expert w2 (matrix cores)");
 #else
   (void)table_row, (void)up_code, (void)down_code, (void)w1, (void)w3, (void)w2, (void)D, (void)I, (void)band;
-  (void)count, (void)max_pairs, (void)yn, (void)limit, (void)act, (void)ex_out, (void)stream;
+  (void)count, (void)max_pairs, (void)yn, (void)limit, (void)act, (void)ex_out, (void)split, (void)stream;
   throw GpuError("gpu moe: the matrix-core path is not built for this GPU");
 #endif
 }

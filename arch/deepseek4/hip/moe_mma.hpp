@@ -20,6 +20,7 @@ bool expert_mma_applies(WeightCode up_code, WeightCode down_code, int64_t D, int
 // max_pairs pairs.
 void launch_expert_mma(const std::byte* const* table_row, WeightCode up_code, WeightCode down_code, const PartArgs& w1,
                        const PartArgs& w3, const PartArgs& w2, int64_t D, int64_t I, const Band& band, int32_t count,
-                       int32_t max_pairs, const float* yn, float limit, float* act, float* ex_out, Stream stream);
+                       int32_t max_pairs, const float* yn, float limit, float* act, float* ex_out, bool split,
+                       Stream stream);
 
 }  // namespace moepage::ds4::gpu

@@ -288,7 +288,7 @@ void matmul(const cpu::MatRef& w, const float* x, int64_t ld_x, float* y, int64_
   if (n_tokens <= 0 || w.rows == 0) return;
   const WeightCode code = weight_code(w, "gpu matmul");
   const DeviceMat m = device_mat(w);
-  if (policy.matrix(n_tokens) && matmul_mma(m, code, x, ld_x, 0, m.rows, y, ld_y, n_tokens, stream)) return;
+  if (policy.matrix(n_tokens) && matmul_mma(m, code, x, ld_x, 0, m.rows, y, ld_y, n_tokens, policy.split, stream)) return;
   if (matmul_tiles(m, code, x, ld_x, 0, m.rows, y, ld_y, n_tokens, stream)) return;
   const bool x_vec = reinterpret_cast<uintptr_t>(x) % 16 == 0 && (n_tokens == 1 || ld_x % 4 == 0);
   const unsigned grid = blocks_for(w.rows, kBlock / MP_MIN_WARP_SIZE);
@@ -310,7 +310,8 @@ void matmul_grouped(const cpu::MatRef& w, const float* x, int64_t ld_x, int64_t 
                    " rows, expected " + std::to_string(w.rows) + " rows in all");
   const WeightCode code = weight_code(w, "gpu matmul_grouped");
   if (policy.matrix(n_tokens) &&
-      matmul_mma(device_mat(w), code, x, ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens, stream))
+      matmul_mma(device_mat(w), code, x, ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens, policy.split,
+                 stream))
     return;
   if (matmul_tiles(device_mat(w), code, x, ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens, stream)) return;
   for (int64_t g = 0; g < groups; ++g)
@@ -349,7 +350,7 @@ void matmul_swiglu(const cpu::MatRef& w1, const cpu::MatRef& w3, const float* x,
   const WeightCode code = weight_code(w1, "gpu matmul_swiglu w1");
   (void)weight_code(w3, "gpu matmul_swiglu w3");
   const DeviceMat m1 = device_mat(w1), m3 = device_mat(w3);
-  if (policy.matrix(n_tokens) && matmul_swiglu_mma(m1, m3, code, x, ld_x, n_tokens, limit, h1, stream)) return;
+  if (policy.matrix(n_tokens) && matmul_swiglu_mma(m1, m3, code, x, ld_x, n_tokens, limit, h1, policy.split, stream)) return;
   const GemvShape shape = gemv_shape(code, row_bytes_of(code, m1.cols) / 16);
   const bool fused =
       n_tokens == 1 && shape.slices > 0 && tiles_apply(m1, code, x, ld_x, 1) && tiles_apply(m3, code, x, ld_x, 1);

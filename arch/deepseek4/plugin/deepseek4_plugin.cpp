@@ -55,6 +55,9 @@ constexpr mp_option_def kOptions[] = {
     mp::option(MP_OPT_INT, "matrix_min_tokens", "16",
                "GPU: weight products over at least this many tokens (prompt chunks, experts that many tokens "
                "chose) run on the matrix cores with bf16 operands and float sums; 0 = never (CUDA cores, float)"),
+    mp::option(MP_OPT_BOOL, "matrix_split", "true",
+               "GPU: x enters the matrix-core products as two bf16 parts (about 2^-17 relative: routers pick as "
+               "in float); false: one part (2^-9, half the matrix instructions, near ties may flip)"),
     mp::option(MP_OPT_PATH, "routing_replay", "",
                "benchmarks only: route as this recorded trace says (plain or .xz; layer i follows trace layer i "
                "mod N, position p its token p mod T) and hand the pager its recorded hints and predictions"),
@@ -87,6 +90,7 @@ class Deepseek4Arch {
                       "arch 'deepseek4': option 'matrix_min_tokens' must be 0 (never) to 65536, got " +
                           std::to_string(matrix_min_tokens));
     matrix_min_tokens_ = uint32_t(matrix_min_tokens);
+    matrix_split_ = options.get_bool("matrix_split");
     if (args.checkpoint_dir == nullptr || *args.checkpoint_dir == '\0')
       throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': no checkpoint folder given");
     threads_ = uint32_t(threads);
@@ -202,7 +206,7 @@ class Deepseek4Arch {
     if (replay_) pager_->replay_predictions(replay_.get(), replay_top_, c.num_hidden_layers);
     backend_ = ds4::make_forward_backend(
         ds4::BackendInputs{host_, pager_.get(), &model_, max_context_, max_batch_, threads_, replay_.get(),
-                             matrix_min_tokens_});
+                             matrix_min_tokens_, matrix_split_});
   }
 
   void reset() {
@@ -327,6 +331,7 @@ class Deepseek4Arch {
   uint32_t max_context_ = 0;
   uint32_t max_batch_ = 64;  // arch option max_batch: tokens the forward pass processes together
   uint32_t matrix_min_tokens_ = 16;  // arch option matrix_min_tokens
+  bool matrix_split_ = true;         // arch option matrix_split
   uint64_t tokens_ = 0;  // through forward() since bind_pager
   ds4::LoadedCheckpoint model_;
   std::unique_ptr<ds4::RoutingReplay> replay_;  // arch option routing_replay; null: the model's own routing

@@ -49,6 +49,7 @@ struct BackendInputs {
   uint32_t threads = 0;                           // CPU compute threads; 0 = all cores
   const ForcedRouting* forced_routing = nullptr;  // routing replay (benchmarks), or null
   uint32_t matrix_min_tokens = 16;                // GPU: products over this many tokens on the matrix cores
+  bool matrix_split = true;                       // GPU: x as two bf16 parts on the matrix cores
 };
 
 // The backend for the host's device: the GPU one on a HIP device, the CPU one otherwise. Throws
