@@ -288,10 +288,10 @@ void project(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int64
     compress_tokens(lp.comp, r, eps, p0, S, sc.comp_kv, sc.comp_gate, st.comp, side);
     if (csa) {
       const GpuCompressorParams& ic = lp.index_comp;
-      matmul(ic.wkv, xn, D, sc.idx_kv, ic.width, S, side, kFloatOnly);
-      matmul(ic.wgate, xn, D, sc.idx_gate, ic.width, S, side, kFloatOnly);
+      matmul(ic.wkv, xn, D, sc.idx_kv, ic.width, S, side, selection_policy(lp.gemm));
+      matmul(ic.wgate, xn, D, sc.idx_gate, ic.width, S, side, selection_policy(lp.gemm));
       compress_tokens(ic, r, eps, p0, S, sc.idx_kv, sc.idx_gate, st.index_comp, side);
-      if (scored) matmul(lp.index_weights_proj, xn, D, sc.idx_w, nh, S, side, kFloatOnly);
+      if (scored) matmul(lp.index_weights_proj, xn, D, sc.idx_w, nh, S, side, selection_policy(lp.gemm));
     }
   }
   matmul(lp.wq_a, xn, D, sc.q_lat, ql, S, stream, lp.gemm);
@@ -299,7 +299,7 @@ void project(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int64
   matmul(lp.wq_b, sc.q_lat, ql, sc.q, H * hd, S, stream, lp.gemm);
   // Per-head norm + rope of q in place.
   norm_rope(NormRopeArgs{sc.q, sc.q, nullptr, r.cos, r.sin, hd, H, p0, 0, r.half, eps}, S * H, stream);
-  if (scored) matmul(lp.index_wq_b, sc.q_lat, ql, sc.idx_q, nh * ihd, S, stream, kFloatOnly);
+  if (scored) matmul(lp.index_wq_b, sc.q_lat, ql, sc.idx_q, nh * ihd, S, stream, selection_policy(lp.gemm));
   sc.side.join(stream);
 }
 

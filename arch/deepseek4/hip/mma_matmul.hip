@@ -20,7 +20,7 @@ __global__ void __launch_bounds__(kMmaThreads)
   const float* xg = x + (row0 / rows_per_group) * x_group_stride + t0 * ld_x;
   const int n = int(n_tokens - t0 < kMmaTokens ? n_tokens - t0 : kMmaTokens);
   float* yt = y + t0 * ld_y;
-  mma_block<W, false, Split>(
+  mma_block<W, false, Split, kMmaTokens>(
       m, m, row0, m.rows, m.cols, [&](int t) { return xg + int64_t(t) * ld_x; }, n,
       [&](int64_t r, int t, float v) { yt[int64_t(t) * ld_y + r] = v; });
 }
@@ -34,7 +34,7 @@ __global__ void __launch_bounds__(kMmaThreads)
   const float* xt = x + t0 * ld_x;
   const int n = int(n_tokens - t0 < kMmaTokens ? n_tokens - t0 : kMmaTokens);
   float* ot = out + t0 * w1.rows;
-  mma_block<W, true, Split>(
+  mma_block<W, true, Split, kMmaTokens>(
       w1, w3, row0, w1.rows, w1.cols, [&](int t) { return xt + int64_t(t) * ld_x; }, n,
       [&](int64_t r, int t, float g, float u) { ot[int64_t(t) * w1.rows + r] = swiglu_value(g, u, limit); });
 }

@@ -36,12 +36,13 @@ constexpr bool kMmaAvailable = false;
 #endif
 
 constexpr int kMmaRows = 128;               // stored weight rows per block tile (pair mode: 64 of each)
-constexpr int kMmaTokens = 64;              // tokens per block tile
+constexpr int kMmaTokens = 64;              // tokens per block tile (the routed experts' may be 32: kMmaFewTokens)
+constexpr int kMmaFewTokens = 32;
 constexpr int kMmaK = 64;                   // columns per step
 constexpr int kMmaThreads = 256;            // 8 warps: 4 along the rows by 2 along the tokens
 constexpr int kMmaPitch = kMmaK + 8;        // bf16 per shared row: 16 bytes of padding keep the 8x8 loads conflict-free
 constexpr int kMmaWarpRows = 32;            // a warp's rows: two 16-row fragments
-constexpr int kMmaWarpTokens = 32;          // a warp's tokens: four 8-token fragments
+// A warp's tokens are half the tile's: BN / 16 fragments of 8 tokens.
 
 // Whether a weight of `cols` columns in this encoding can take the matrix-core path.
 __host__ __device__ constexpr bool mma_encoding(WeightCode w) {
@@ -59,10 +60,10 @@ __device__ inline uint32_t bf16_bits(float f) {
 }
 __device__ inline uint32_t pack_bf16(float lo, float hi) { return bf16_bits(lo) | (bf16_bits(hi) << 16); }
 
-template <bool Split>
+template <bool Split, int BN>
 struct MmaShared {
   uint16_t a[kMmaRows * kMmaPitch];
-  uint16_t b[Split ? 2 : 1][kMmaTokens * kMmaPitch];  // x rounded, then (split) what the rounding left
+  uint16_t b[Split ? 2 : 1][BN * kMmaPitch];  // x rounded, then (split) what the rounding left
 };
 
 // This thread's share of the weight tile: whole 16-byte chunks of the stored rows.
@@ -132,9 +133,10 @@ struct MmaWeightLoader {
   }
 };
 
-// This thread's share of the token tile: float4s of up to 64 token rows (absent rows are zero).
+// This thread's share of the token tile: float4s of up to BN token rows (absent rows are zero).
+template <int BN>
 struct MmaTokenLoader {
-  static constexpr int kPerThread = kMmaTokens * kMmaK / 4 / kMmaThreads;  // 4
+  static constexpr int kPerThread = BN * kMmaK / 4 / kMmaThreads;  // 4 or 2
   const float* row[kPerThread];
   int smem_at[kPerThread];
   float4 v[kPerThread];
@@ -155,7 +157,7 @@ struct MmaTokenLoader {
       v[j] = row[j] ? *reinterpret_cast<const float4*>(row[j] + step * kMmaK) : make_float4(0.f, 0.f, 0.f, 0.f);
   }
   template <bool Split>
-  __device__ void store(uint16_t (&b)[Split ? 2 : 1][kMmaTokens * kMmaPitch]) const {
+  __device__ void store(uint16_t (&b)[Split ? 2 : 1][BN * kMmaPitch]) const {
 #pragma unroll
     for (int j = 0; j < kPerThread; ++j) {
       const uint32_t h[4] = {bf16_bits(v[j].x), bf16_bits(v[j].y), bf16_bits(v[j].z), bf16_bits(v[j].w)};
@@ -169,51 +171,55 @@ struct MmaTokenLoader {
   }
 };
 
-// One step of 64 columns from the shared tiles into this warp's 32x32 accumulators.
-template <bool Split>
-__device__ inline void mma_step(const MmaShared<Split>& sh, int wm, int wn, int lane, float (&acc)[2][4][4]) {
-  constexpr int parts = Split ? 2 : 1;
+// One step of 64 columns from the shared tiles into this warp's 32 x BN/2 accumulators.
+template <bool Split, int BN>
+__device__ inline void mma_step(const MmaShared<Split, BN>& sh, int wm, int wn, int lane,
+                                float (&acc)[2][BN / 16][4]) {
+  constexpr int parts = Split ? 2 : 1, NT = BN / 16, warp_tokens = BN / 2;
 #pragma unroll
   for (int ks = 0; ks < kMmaK / 16; ++ks) {
-    uint32_t a[2][4], b[parts][2][4];
+    uint32_t a[2][4], b[parts][NT / 2][4];
 #pragma unroll
     for (int mt = 0; mt < 2; ++mt)
       mma::load_x4(a[mt], sh.a + (wm * kMmaWarpRows + mt * 16 + lane % 16) * kMmaPitch + ks * 16 + (lane / 16) * 8);
 #pragma unroll
     for (int p = 0; p < parts; ++p)
 #pragma unroll
-      for (int h = 0; h < 2; ++h)
-        mma::load_x4(b[p][h], sh.b[p] + (wn * kMmaWarpTokens + h * 16 + lane % 8 + (lane / 16) * 8) * kMmaPitch +
+      for (int h = 0; h < NT / 2; ++h)
+        mma::load_x4(b[p][h], sh.b[p] + (wn * warp_tokens + h * 16 + lane % 8 + (lane / 16) * 8) * kMmaPitch +
                                   ks * 16 + ((lane / 8) % 2) * 8);
 #pragma unroll
     for (int p = parts - 1; p >= 0; --p)  // the small parts first
 #pragma unroll
       for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
-        for (int nt = 0; nt < 4; ++nt)
+        for (int nt = 0; nt < NT; ++nt)
           mma::mma_bf16(acc[mt][nt], a[mt], b[p][nt / 2][(nt % 2) * 2], b[p][nt / 2][(nt % 2) * 2 + 1]);
   }
 }
 
 // The block's tile: rows [row0, row0 + 128) of m0 (pair mode: [row0, row0 + 64) of m0 and of m1)
-// by the tokens xrow(0 .. n_tokens-1) (n_tokens <= 64), over `cols` columns (a multiple of 64).
+// by the tokens xrow(0 .. n_tokens-1) (n_tokens <= BN, 64 or 32), over `cols` columns (a
+// multiple of 64).
 // Every valid (row, token) reaches store(row, t, sum) (pair mode: store(row, t, sum0, sum1)),
 // called by exactly one thread. Rows at or past n_rows are not stored.
-template <WeightCode W, bool Pair, bool Split, class XRow, class Store>
+template <WeightCode W, bool Pair, bool Split, int BN, class XRow, class Store>
 __device__ inline void mma_block(const DeviceMat& m0, const DeviceMat& m1, int64_t row0, int64_t n_rows, int64_t cols,
                                  XRow xrow, int n_tokens, Store store) {
-  __shared__ MmaShared<Split> sh;
+  static_assert(BN == kMmaTokens || BN == kMmaFewTokens, "a token tile of 64 or 32");
+  constexpr int NT = BN / 16;
+  __shared__ MmaShared<Split, BN> sh;
   const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
   const int wm = warp % 4, wn = warp / 4;
   MmaWeightLoader<W> wl;
   wl.template setup<Pair>(m0, m1, row0, n_rows, cols);
-  MmaTokenLoader tl;
+  MmaTokenLoader<BN> tl;
   tl.setup(xrow, n_tokens);
-  float acc[2][4][4];
+  float acc[2][NT][4];
 #pragma unroll
   for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
-    for (int nt = 0; nt < 4; ++nt)
+    for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[mt][nt][e] = 0.0f;
 
@@ -229,7 +235,7 @@ __device__ inline void mma_block(const DeviceMat& m0, const DeviceMat& m1, int64
       wl.load(s + 1);
       tl.load(s + 1);
     }
-    mma_step<Split>(sh, wm, wn, lane, acc);
+    mma_step<Split, BN>(sh, wm, wn, lane, acc);
     __syncthreads();
     if (more) {
       wl.store(s + 1, sh.a);
@@ -240,10 +246,10 @@ __device__ inline void mma_block(const DeviceMat& m0, const DeviceMat& m1, int64
 
   const int g = lane / 4, q = lane % 4;
 #pragma unroll
-  for (int nt = 0; nt < 4; ++nt)
+  for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const int t = wn * kMmaWarpTokens + nt * 8 + 2 * q + (e & 1);
+      const int t = wn * (BN / 2) + nt * 8 + 2 * q + (e & 1);
       if (t >= n_tokens) continue;
       if constexpr (Pair) {
         const int64_t r = row0 + wm * 16 + g + (e >= 2 ? 8 : 0);

@@ -528,7 +528,7 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
   matmul_swiglu(lp.shared_w1, lp.shared_w3, yn, D, S, float(c.swiglu_limit), sc.h1, sc.h3, side, lp.gemm);
   matmul(lp.shared_w2, sc.h1, I, out, D, S, side, lp.gemm);
 
-  matmul(lp.gate, yn, D, sc.logits, E, S, stream, kFloatOnly);  // picks the experts
+  matmul(lp.gate, yn, D, sc.logits, E, S, stream, selection_policy(lp.gemm));  // picks the experts
   route(lp, c, tokens, S, sc.logits, sc.idx, sc.weights, stream, sc.fault, layer, sc.position0, forced_device);
   if (!hash) {
     MP_GPU_CHECK(hipMemcpyAsync(sc.idx_host, sc.idx, size_t(S * k) * sizeof(int32_t), hipMemcpyDeviceToHost, st));
@@ -657,13 +657,14 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     const bool matrix = lp.gemm.matrix(max_count) &&
                         expert_mma_applies(up_code, down_code, D, I, part_args(layout.w1), part_args(layout.w3),
                                            part_args(layout.w2), slots_aligned);
+    const int32_t token_tile = expert_token_tile(S * k, n_used);
     // The layer's variant for the experts first .. first + count of the record.
     auto launch_group = [&](int32_t first, int32_t count) {
       const Band bd{sc.groups, nb, np, first};
       if (matrix) {
         launch_expert_mma(table_row, up_code, down_code, part_args(layout.w1), part_args(layout.w3),
-                          part_args(layout.w2), D, I, bd, count, max_count, yn, limit, sc.act, sc.ex_out, lp.gemm.split,
-                          stream);
+                          part_args(layout.w2), D, I, bd, count, max_count, token_tile, yn, limit, sc.act, sc.ex_out,
+                          lp.gemm.split, stream);
         return;
       }
       if (max_count == 1 && up_tiles && down_tiles &&

@@ -3,6 +3,8 @@
 // tile starts returns at once.
 #include "deepseek4/hip/moe_mma.hpp"
 
+#include <type_traits>
+
 #include "deepseek4/hip/check.hpp"
 #include "deepseek4/hip/mma_matmul.hpp"
 #include "deepseek4/hip/mma_tile.hpp"
@@ -12,35 +14,35 @@ namespace moepage::ds4::gpu {
 namespace {
 
 #if defined(MOEPAGE_GPU_NVIDIA)
-template <WeightCode W, bool Split>
+template <WeightCode W, bool Split, int BN>
 __global__ void __launch_bounds__(kMmaThreads)
     expert_up_mma_kernel(const std::byte* const* table_row, PartArgs w1, PartArgs w3, int64_t D, int64_t I, Band band,
                          const float* yn, float limit, float* act) {
   const int32_t b = int32_t(blockIdx.z);
-  const int32_t begin = band.starts()[b] + int32_t(blockIdx.y) * kMmaTokens, end = band.starts()[b + 1];
+  const int32_t begin = band.starts()[b] + int32_t(blockIdx.y) * BN, end = band.starts()[b + 1];
   if (begin >= end) return;
   const std::byte* slot = table_row[band.experts()[b]];
   const DeviceMat m1 = part_mat(slot, w1, I, D), m3 = part_mat(slot, w3, I, D);
   const int32_t* tokens = band.tokens() + begin;
   const int32_t* pairs = band.pairs() + begin;
-  const int n = end - begin < kMmaTokens ? end - begin : kMmaTokens;
-  mma_block<W, true, Split>(
+  const int n = end - begin < BN ? end - begin : BN;
+  mma_block<W, true, Split, BN>(
       m1, m3, int64_t(blockIdx.x) * (kMmaRows / 2), I, D, [&](int t) { return yn + int64_t(tokens[t]) * D; }, n,
       [&](int64_t r, int t, float g, float u) { act[int64_t(pairs[t]) * I + r] = swiglu_value(g, u, limit); });
 }
 
-template <WeightCode W, bool Split>
+template <WeightCode W, bool Split, int BN>
 __global__ void __launch_bounds__(kMmaThreads)
     expert_down_mma_kernel(const std::byte* const* table_row, PartArgs w2, int64_t D, int64_t I, Band band,
                            const float* act, float* ex_out) {
   const int32_t b = int32_t(blockIdx.z);
-  const int32_t begin = band.starts()[b] + int32_t(blockIdx.y) * kMmaTokens, end = band.starts()[b + 1];
+  const int32_t begin = band.starts()[b] + int32_t(blockIdx.y) * BN, end = band.starts()[b + 1];
   if (begin >= end) return;
   const std::byte* slot = table_row[band.experts()[b]];
   const DeviceMat m2 = part_mat(slot, w2, D, I);
   const int32_t* pairs = band.pairs() + begin;
-  const int n = end - begin < kMmaTokens ? end - begin : kMmaTokens;
-  mma_block<W, false, Split>(
+  const int n = end - begin < BN ? end - begin : BN;
+  mma_block<W, false, Split, BN>(
       m2, m2, int64_t(blockIdx.x) * kMmaRows, D, I, [&](int t) { return act + int64_t(pairs[t]) * I; }, n,
       [&](int64_t r, int t, float v) { ex_out[int64_t(pairs[t]) * D + r] = v; });
 }
@@ -54,41 +56,44 @@ bool expert_mma_applies(WeightCode up_code, WeightCode down_code, int64_t D, int
          w1.offset % 16 == 0 && w3.offset % 16 == 0 && w2.offset % 16 == 0 && mma_device_ok();
 }
 
+int32_t expert_token_tile(int64_t pairs, int64_t used_experts) {
+  return pairs <= int64_t(kMmaFewTokens) * used_experts ? kMmaFewTokens : kMmaTokens;
+}
+
 void launch_expert_mma(const std::byte* const* table_row, WeightCode up_code, WeightCode down_code, const PartArgs& w1,
                        const PartArgs& w3, const PartArgs& w2, int64_t D, int64_t I, const Band& band, int32_t count,
-                       int32_t max_pairs, const float* yn, float limit, float* act, float* ex_out, bool split,
-                       Stream stream) {
+                       int32_t max_pairs, int32_t token_tile, const float* yn, float limit, float* act,
+                       float* ex_out, bool split, Stream stream) {
 #if defined(MOEPAGE_GPU_NVIDIA)
-  const unsigned tiles = unsigned((max_pairs + kMmaTokens - 1) / kMmaTokens);
-  const dim3 up_grid(unsigned((I + kMmaRows / 2 - 1) / (kMmaRows / 2)), tiles, unsigned(count));
-  const dim3 down_grid(unsigned((D + kMmaRows - 1) / kMmaRows), tiles, unsigned(count));
-  with_weight_code(up_code, [&](auto wc) {
-    constexpr WeightCode W = decltype(wc)::value;
-    if constexpr (mma_encoding(W)) {
-      if (split)
-        expert_up_mma_kernel<W, true><<<up_grid, kMmaThreads, 0, native(stream)>>>(table_row, w1, w3, D, I, band, yn,
-                                                                                  limit, act);
-      else
-        expert_up_mma_kernel<W, false><<<up_grid, kMmaThreads, 0, native(stream)>>>(table_row, w1, w3, D, I, band, yn,
-                                                                                   limit, act);
-    }
-  });
-  MP_GPU_CHECK_LAUNCH("gpu moe expert w1/w3 (matrix cores)");
-  with_weight_code(down_code, [&](auto wc) {
-    constexpr WeightCode W = decltype(wc)::value;
-    if constexpr (mma_encoding(W)) {
-      if (split)
-        expert_down_mma_kernel<W, true><<<down_grid, kMmaThreads, 0, native(stream)>>>(table_row, w2, D, I, band, act,
-                                                                                      ex_out);
-      else
-        expert_down_mma_kernel<W, false><<<down_grid, kMmaThreads, 0, native(stream)>>>(table_row, w2, D, I, band, act,
-                                                                                       ex_out);
-    }
-  });
-  MP_GPU_CHECK_LAUNCH("gpu moe expert w2 (matrix cores)");
+  auto launch = [&](auto tile, auto split_part) {
+    constexpr int BN = decltype(tile)::value;
+    constexpr bool Split = decltype(split_part)::value;
+    const unsigned tiles = unsigned((max_pairs + BN - 1) / BN);
+    const dim3 up_grid(unsigned((I + kMmaRows / 2 - 1) / (kMmaRows / 2)), tiles, unsigned(count));
+    const dim3 down_grid(unsigned((D + kMmaRows - 1) / kMmaRows), tiles, unsigned(count));
+    with_weight_code(up_code, [&](auto wc) {
+      constexpr WeightCode W = decltype(wc)::value;
+      if constexpr (mma_encoding(W))
+        expert_up_mma_kernel<W, Split, BN>
+            <<<up_grid, kMmaThreads, 0, native(stream)>>>(table_row, w1, w3, D, I, band, yn, limit, act);
+    });
+    MP_GPU_CHECK_LAUNCH("gpu moe expert w1/w3 (matrix cores)");
+    with_weight_code(down_code, [&](auto wc) {
+      constexpr WeightCode W = decltype(wc)::value;
+      if constexpr (mma_encoding(W))
+        expert_down_mma_kernel<W, Split, BN>
+            <<<down_grid, kMmaThreads, 0, native(stream)>>>(table_row, w2, D, I, band, act, ex_out);
+    });
+    MP_GPU_CHECK_LAUNCH("gpu moe expert w2 (matrix cores)");
+  };
+  using Few = std::integral_constant<int, kMmaFewTokens>;
+  using Many = std::integral_constant<int, kMmaTokens>;
+  if (token_tile == kMmaFewTokens) split ? launch(Few{}, std::true_type{}) : launch(Few{}, std::false_type{});
+  else split ? launch(Many{}, std::true_type{}) : launch(Many{}, std::false_type{});
 #else
   (void)table_row, (void)up_code, (void)down_code, (void)w1, (void)w3, (void)w2, (void)D, (void)I, (void)band;
-  (void)count, (void)max_pairs, (void)yn, (void)limit, (void)act, (void)ex_out, (void)split, (void)stream;
+  (void)count, (void)max_pairs, (void)token_tile, (void)yn, (void)limit, (void)act, (void)ex_out, (void)split;
+  (void)stream;
   throw GpuError("gpu moe: the matrix-core path is not built for this GPU");
 #endif
 }

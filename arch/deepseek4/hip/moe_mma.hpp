@@ -15,12 +15,17 @@ namespace moepage::ds4::gpu {
 bool expert_mma_applies(WeightCode up_code, WeightCode down_code, int64_t D, int64_t I, const PartArgs& w1,
                         const PartArgs& w3, const PartArgs& w2, bool slots_aligned);
 
+// The token tile of a layer whose used experts serve `pairs` (token, expert) pairs in all: 32
+// when they average 32 tokens or fewer (a 64-token tile would multiply mostly zeros), else 64.
+// Chosen once per layer, like every kernel variant of the MoE block.
+int32_t expert_token_tile(int64_t pairs, int64_t used_experts);
+
 // act[pair, r] = swiglu(w1[r] . yn[token], w3[r] . yn[token]) and then ex_out[pair, :] = w2 act[pair]
 // for every pair of experts first .. first + count of the band, whose largest group holds
-// max_pairs pairs.
+// max_pairs pairs, in token tiles of token_tile (expert_token_tile).
 void launch_expert_mma(const std::byte* const* table_row, WeightCode up_code, WeightCode down_code, const PartArgs& w1,
                        const PartArgs& w3, const PartArgs& w2, int64_t D, int64_t I, const Band& band, int32_t count,
-                       int32_t max_pairs, const float* yn, float limit, float* act, float* ex_out, bool split,
-                       Stream stream);
+                       int32_t max_pairs, int32_t token_tile, const float* yn, float limit, float* act,
+                       float* ex_out, bool split, Stream stream);
 
 }  // namespace moepage::ds4::gpu
