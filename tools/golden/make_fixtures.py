@@ -99,6 +99,13 @@ SPECS = [
     # transformers 5.17 has no "softmax" in ACT2FN, so only sqrtsoftplus and sigmoid are covered.
     dict(name="released-fp8-fp4", seed=3000, prompt=40, decode=24, chunks=[16, 7, 17], released=True,
          config=base_config()),
+    # A long prompt for the batched prefill paths: 320 tokens are 40 sliding windows, 80 CSA and 40
+    # HCA windows, and the indexer keeps 3 of up to 80 entries. Widths are multiples of 64 where the
+    # GPU's matrix-core products need them (hidden 128, q_lora 64, experts 128x64), so a 64-token
+    # batch takes them.
+    dict(name="long-prompt", seed=4000, prompt=320, decode=24, chunks=[128, 61, 131], released=True,
+         config=base_config(hidden_size=128, moe_intermediate_size=64, q_lora_rank=64, o_lora_rank=32,
+                            max_position_embeddings=512)),
 ]
 
 
