@@ -12,7 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "deepseek4/cpu/gemm.hpp"
 #include "deepseek4/cpu/matref.hpp"
+#include "deepseek4/cpu/ops.hpp"
+#include "deepseek4/cpu/thread_pool.hpp"
 #include "deepseek4/forward/expert_source.hpp"
 #include "deepseek4/hip/device_arena.hpp"
 #include "dtype/dtype.hpp"
@@ -204,6 +207,18 @@ inline void check_close(const std::string& what, const std::vector<float>& gpu, 
 
 // Tolerance of a product whose only difference from the CPU is the float summation order (the
 // CPU applies FP8/FP4 scales per block after the dot product, the GPU per element).
+// What matmul_swiglu must give: cpu::swiglu_clamped(w1 x, w3 x) for n_tokens rows of x (cols
+// floats each), [n_tokens, w1.rows].
+inline std::vector<float> cpu_swiglu_product(const cpu::MatRef& w1, const cpu::MatRef& w3, const std::vector<float>& x,
+                                             int64_t n_tokens, float limit) {
+  cpu::ThreadPool pool(1);
+  std::vector<float> g(size_t(n_tokens * w1.rows)), u(g.size()), out(g.size());
+  cpu::matmul(pool, w1, x.data(), w1.cols, g.data(), w1.rows, n_tokens);
+  cpu::matmul(pool, w3, x.data(), w3.cols, u.data(), w3.rows, n_tokens);
+  cpu::swiglu_clamped(g.data(), u.data(), int64_t(g.size()), limit, out.data());
+  return out;
+}
+
 inline double matmul_threshold(Dtype dtype) { return dtype == Dtype::F8_E4M3 || dtype == Dtype::I8 ? 2e-5 : 1e-5; }
 
 }  // namespace moepage::ds4::gpu::test

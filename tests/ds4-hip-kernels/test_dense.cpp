@@ -169,17 +169,13 @@ TEST_CASE("gpu matmul_swiglu matches cpu::matmul twice then cpu::swiglu_clamped,
       for (int64_t n_tokens : {1, 3}) {
         Rng rng(seed++);
         gpu::test::Device dev;
-        cpu::ThreadPool pool(1);
         const int64_t rows = 200;
         if (dtype == Dtype::I8 && cols % 32) continue;  // FP4 rows are whole 32-column groups
         const HostMat w1 = random_mat(rng, dtype, rows, cols), w3 = random_mat(rng, dtype, rows, cols);
         const std::vector<float> x = rng.floats(size_t(n_tokens * cols));
-        std::vector<float> g(size_t(n_tokens * rows)), u(g.size()), want(g.size());
-        cpu::matmul(pool, w1.ref(), x.data(), cols, g.data(), rows, n_tokens);
-        cpu::matmul(pool, w3.ref(), x.data(), cols, u.data(), rows, n_tokens);
-        cpu::swiglu_clamped(g.data(), u.data(), int64_t(g.size()), 3.0f, want.data());
-        float* h1 = dev.zeros<float>(g.size());
-        float* h3 = dev.zeros<float>(g.size());
+        const std::vector<float> want = cpu_swiglu_product(w1.ref(), w3.ref(), x, n_tokens, 3.0f);
+        float* h1 = dev.zeros<float>(want.size());
+        float* h3 = dev.zeros<float>(want.size());
         gpu::matmul_swiglu(w1.on(dev, 0), w3.on(dev, 0), dev.put(x), cols, n_tokens, 3.0f, h1, h3, dev.stream());
         check_close("matmul_swiglu " + std::string(dtype_name(dtype)) + " W" + shape_str({rows, cols}) + " tokens " +
                         std::to_string(n_tokens),

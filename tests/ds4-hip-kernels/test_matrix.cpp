@@ -127,18 +127,14 @@ TEST_CASE("gpu matmul_swiglu on the matrix cores matches cpu::matmul twice then 
     for (int64_t n_tokens : {16, 70}) {
       Rng rng(seed++);
       gpu::test::Device dev;
-      cpu::ThreadPool pool(1);
       const int64_t rows = 200, cols = 1024;  // rows: a partial 64-row tile at the end
       const HostMat w1 = random_mat(rng, dtype, rows, cols), w3 = random_mat(rng, dtype, rows, cols);
       const std::vector<float> x = rng.floats(size_t(n_tokens * cols));
-      std::vector<float> g(size_t(n_tokens * rows)), u(g.size()), want(g.size());
-      cpu::matmul(pool, w1.ref(), x.data(), cols, g.data(), rows, n_tokens);
-      cpu::matmul(pool, w3.ref(), x.data(), cols, u.data(), rows, n_tokens);
-      cpu::swiglu_clamped(g.data(), u.data(), int64_t(g.size()), 3.0f, want.data());
+      const std::vector<float> want = cpu_swiglu_product(w1.ref(), w3.ref(), x, n_tokens, 3.0f);
       const float* xd = dev.put(x);
       for (const gpu::GemmPolicy& policy : {kSplit, kBf16}) {
-        float* h1 = dev.put(poison(g.size()));
-        float* h3 = dev.zeros<float>(g.size());
+        float* h1 = dev.put(poison(want.size()));
+        float* h3 = dev.zeros<float>(want.size());
         gpu::matmul_swiglu(w1.on(dev, 0), w3.on(dev, 0), xd, cols, n_tokens, 3.0f, h1, h3, dev.stream(), policy);
         check_close("matrix matmul_swiglu " + std::string(dtype_name(dtype)) + " tokens " + std::to_string(n_tokens) +
                         mode(policy),

@@ -68,28 +68,22 @@ constexpr mp_option_def kOptions[] = {
                "(the pager's split acquire); false: every expert after all of the layer's reads (an ablation)"),
 };
 
+// An integer option in [lo, hi]; `range` is how the error names that range.
+int64_t int_option(const mp::Options& options, const char* name, int64_t lo, int64_t hi, const std::string& range) {
+  const int64_t v = options.get_int(name);
+  if (v < lo || v > hi)
+    throw mp::Error(MP_ERR_INVALID_ARG,
+                    "arch 'deepseek4': option '" + std::string(name) + "' must be " + range + ", got " + std::to_string(v));
+  return v;
+}
+
 class Deepseek4Arch {
  public:
   Deepseek4Arch(const mp_arch_create_args& args, const mp::Options& options) : host_(args.host) {
-    const int64_t threads = options.get_int("threads");
-    if (threads < 0 || threads > 1024)
-      throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': option 'threads' must be 0 (all cores) to 1024, got " +
-                                              std::to_string(threads));
-    const int64_t max_context = options.get_int("max_context");
-    if (max_context < 1 || max_context > (int64_t(1) << 24))
-      throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': option 'max_context' must be 1 to 16777216, got " +
-                                              std::to_string(max_context));
-    const int64_t max_batch = options.get_int("max_batch");
-    if (max_batch < 1 || max_batch > 4096)
-      throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': option 'max_batch' must be 1 to 4096, got " +
-                                              std::to_string(max_batch));
-    max_batch_ = uint32_t(max_batch);
-    const int64_t matrix_min_tokens = options.get_int("matrix_min_tokens");
-    if (matrix_min_tokens < 0 || matrix_min_tokens > 65536)
-      throw mp::Error(MP_ERR_INVALID_ARG,
-                      "arch 'deepseek4': option 'matrix_min_tokens' must be 0 (never) to 65536, got " +
-                          std::to_string(matrix_min_tokens));
-    matrix_min_tokens_ = uint32_t(matrix_min_tokens);
+    const int64_t threads = int_option(options, "threads", 0, 1024, "0 (all cores) to 1024");
+    const int64_t max_context = int_option(options, "max_context", 1, int64_t(1) << 24, "1 to 16777216");
+    max_batch_ = uint32_t(int_option(options, "max_batch", 1, 4096, "1 to 4096"));
+    matrix_min_tokens_ = uint32_t(int_option(options, "matrix_min_tokens", 0, 65536, "0 (never) to 65536"));
     matrix_split_ = options.get_bool("matrix_split");
     if (args.checkpoint_dir == nullptr || *args.checkpoint_dir == '\0')
       throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': no checkpoint folder given");
