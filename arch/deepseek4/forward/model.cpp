@@ -26,6 +26,20 @@ void check_model_inputs(const Config& config, const ExpertLayout& layout, bool h
   if (options.max_batch == 0 || options.max_context == 0)
     throw std::invalid_argument(std::string(who) + ": max_batch and max_context must be positive");
   check_expert_layout(layout, config);
+  const ExpertParallel& ep = options.expert_parallel;
+  if (!ep.collective) return;
+  if (!ep.ownership) throw std::invalid_argument(std::string(who) + ": an expert-parallel rank needs an ownership");
+  if (ep.ownership->n_layers() != config.num_hidden_layers || ep.ownership->n_experts() != config.n_routed_experts)
+    throw std::invalid_argument(std::string(who) + ": the expert ownership covers " +
+                                std::to_string(ep.ownership->n_layers()) + " layers of " +
+                                std::to_string(ep.ownership->n_experts()) + " experts, the model has " +
+                                std::to_string(config.num_hidden_layers) + " of " +
+                                std::to_string(config.n_routed_experts));
+  if (ep.collective->size() != ep.ownership->ranks() || ep.rank != ep.collective->rank())
+    throw std::invalid_argument(std::string(who) + ": rank " + std::to_string(ep.rank) + " of an ownership over " +
+                                std::to_string(ep.ownership->ranks()) + " ranks, but the collective is rank " +
+                                std::to_string(ep.collective->rank()) + " of " +
+                                std::to_string(ep.collective->size()));
 }
 
 void check_expert_layout(const ExpertLayout& l, const Config& c) {
@@ -168,7 +182,7 @@ void Model::run_batch(const int32_t* tokens, int64_t S, float* logits, bool all_
     for (int64_t s = 0; s < S; ++s)
       cpu::rms_norm(sc.u.data() + s * D, D, lp.ffn_norm.data(), c.rms_norm_eps, sc.xn.data() + s * D);
     moe(pool_, lp, c, l, tokens, S, sc.xn.data(), *experts_, layout_, sc, sc.block_out.data(), moe_stats_,
-        forced_experts(l, p0, S));
+        forced_experts(l, p0, S), options_.expert_parallel.collective ? &options_.expert_parallel : nullptr);
     hc_post(sc.block_out.data(), X, sc.post.data(), sc.comb.data(), S, c.hc_mult, c.hidden_size, X2);
     std::swap(X, X2);
     observe_layer(l, X + (S - 1) * N * D);

@@ -73,9 +73,11 @@ void route_token(const LayerParams& lp, const Config& c, int32_t token, const fl
   for (int64_t j = 0; j < k; ++j) weights[j] = float(double(scores[idx[j]]) * scale);
 }
 
-void moe(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, uint32_t layer, const int32_t* tokens,
-         int64_t S, const float* yn, ExpertSource& source, const ExpertLayout& layout, Scratch& sc, float* out,
-         MoeStats& stats, const int32_t* forced) {
+namespace {
+
+void moe_block(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, uint32_t layer, const int32_t* tokens,
+               int64_t S, const float* yn, ExpertSource& source, const ExpertLayout& layout, Scratch& sc, float* out,
+               MoeStats& stats, const int32_t* forced, const ExpertParallel* ep) {
   const int64_t D = c.hidden_size, I = c.moe_intermediate_size, E = c.n_routed_experts;
   const int64_t k = c.num_experts_per_tok;
   cpu::matmul(pool, lp.gate, yn, D, sc.router_logits.data(), E, S);
@@ -105,8 +107,18 @@ void moe(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, uint32_t
       sc.expert_weights[size_t(at)] = sc.route_w[size_t(s * k + j)];
     }
 
-  // Shared expert first: it writes `out`, the routed experts add to it.
-  mlp(pool, lp.shared_w1, lp.shared_w3, lp.shared_w2, c, yn, S, sc, out);
+  // Shared expert first: it writes `out`, the routed experts add to it. Of a rank group, rank 0
+  // computes it and the others start from zero; each keeps only the experts it owns.
+  if (!ep || ep->rank == 0) mlp(pool, lp.shared_w1, lp.shared_w3, lp.shared_w2, c, yn, S, sc, out);
+  else std::fill(out, out + S * D, 0.0f);
+  if (ep) {
+    int32_t kept = 0;
+    for (int32_t i = 0; i < n_used; ++i) {
+      const int32_t e = sc.experts_used[size_t(i)];
+      if (ep->ownership->owner(layer, uint32_t(e)) == ep->rank) sc.experts_used[size_t(kept++)] = e;
+    }
+    n_used = kept;
+  }
 
   const uint32_t band = source.max_batch();
   if (band == 0) throw std::invalid_argument("moe: the expert source serves 0 experts per call");
@@ -135,6 +147,24 @@ void moe(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, uint32_t
     }
     stats.routed_ns += uint64_t(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - band_start).count());
+  }
+  if (ep) ep->collective->all_reduce_sum(out, uint64_t(S * D));
+}
+
+}  // namespace
+
+void moe(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, uint32_t layer, const int32_t* tokens,
+         int64_t S, const float* yn, ExpertSource& source, const ExpertLayout& layout, Scratch& sc, float* out,
+         MoeStats& stats, const int32_t* forced, const ExpertParallel* ep) {
+  if (!ep) {
+    moe_block(pool, lp, c, layer, tokens, S, yn, source, layout, sc, out, stats, forced, nullptr);
+    return;
+  }
+  try {
+    moe_block(pool, lp, c, layer, tokens, S, yn, source, layout, sc, out, stats, forced, ep);
+  } catch (const std::exception& e) {
+    ep->collective->abort(std::string("layer ") + std::to_string(layer) + ": " + e.what());
+    throw;
   }
 }
 

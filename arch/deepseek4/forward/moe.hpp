@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "deepseek4/cpu/thread_pool.hpp"
+#include "deepseek4/forward/expert_parallel.hpp"
 #include "deepseek4/forward/expert_source.hpp"
 #include "deepseek4/forward/params.hpp"
 #include "deepseek4/forward/scratch.hpp"
@@ -29,10 +30,13 @@ struct MoeStats {
 };
 
 // tokens: [S] ids (hash routing); yn: [S, D] after ffn_norm; out: [S, D]. forced: [S, k] experts
-// to use instead of the router's choice (ForcedRouting), or null.
+// to use instead of the router's choice (ForcedRouting), or null. ep: this call is one rank of an
+// expert-parallel group (expert_parallel.hpp): only its own experts are acquired and computed,
+// the shared expert only on rank 0, and `out` is the all-reduced sum of the ranks' parts; a
+// failure here aborts the group's collective so the other ranks fail too instead of waiting.
 void moe(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, uint32_t layer, const int32_t* tokens,
          int64_t S, const float* yn, ExpertSource& source, const ExpertLayout& layout, Scratch& sc, float* out,
-         MoeStats& stats, const int32_t* forced = nullptr);
+         MoeStats& stats, const int32_t* forced = nullptr, const ExpertParallel* ep = nullptr);
 
 // The (expert ids, weights) a token's router picks from its logits [E]; scores and biased are
 // [E] scratch. forced: k experts to take instead of the router's choice (their weights from the

@@ -20,6 +20,8 @@ GpuModel::GpuModel(const Config& config, const Weights& weights, ExpertLayout la
     : config_(config), layout_(layout), experts_(experts), stream_(stream), options_(options) {
   check_model_inputs(config_, layout_, experts_ != nullptr, options_, "ds4 gpu model");
   if (stream_ == nullptr) throw std::invalid_argument("ds4 gpu model: no compute stream");
+  if (options_.expert_parallel.collective)
+    throw std::invalid_argument("ds4 gpu model: expert parallelism runs on the CPU path only so far");
   rope_main_ = make_rope(config_.rope_main, config_);
   rope_compress_ = make_rope(config_.rope_compress, config_);
   host_params_ = prepare_params(config_, weights, *rope_main_, *rope_compress_);

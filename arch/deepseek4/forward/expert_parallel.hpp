@@ -1,0 +1,92 @@
+// Expert parallelism in the forward pass: ranks that each own a share of every layer's routed
+// experts. Every rank runs the same dense layers on the same tokens and routes identically; in
+// each MoE block a rank computes only the chosen experts it owns (and rank 0 the shared expert),
+// then one all-reduce sums the ranks' partial outputs, so every rank continues with the whole
+// block output. A rank never asks its expert source for an expert it does not own: its pager and
+// budget cover its share only, and no expert is counted twice.
+//
+// The collective is an interface so the same forward pass runs over threads of one process
+// (LocalRanks, below: the CPU path and its tests) or over a library such as NCCL.
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace moepage::ds4 {
+
+// Which rank owns each (layer, expert).
+class ExpertOwnership {
+ public:
+  // Expert e of every layer belongs to rank e mod ranks.
+  static ExpertOwnership round_robin(uint32_t n_layers, uint32_t n_experts, uint32_t ranks);
+  // owner[layer * n_experts + e] = rank; throws std::invalid_argument naming the first entry that
+  // is not below `ranks`, or a table of the wrong size.
+  ExpertOwnership(uint32_t n_layers, uint32_t n_experts, uint32_t ranks, std::vector<uint32_t> owner);
+
+  uint32_t ranks() const { return ranks_; }
+  uint32_t n_layers() const { return n_layers_; }
+  uint32_t n_experts() const { return n_experts_; }
+  uint32_t owner(uint32_t layer, uint32_t expert) const { return owner_[size_t(layer) * n_experts_ + expert]; }
+  // How many experts of `layer` the rank owns.
+  uint32_t owned(uint32_t layer, uint32_t rank) const;
+
+ private:
+  uint32_t n_layers_ = 0, n_experts_ = 0, ranks_ = 1;
+  std::vector<uint32_t> owner_;
+};
+
+// One rank's view of the collective.
+class Collective {
+ public:
+  virtual ~Collective() = default;
+  virtual uint32_t rank() const = 0;
+  virtual uint32_t size() const = 0;
+  // data[0..n) = the sum over ranks of every rank's data[0..n), added in rank order (so every
+  // rank gets the same bits). Throws std::runtime_error when another rank failed.
+  virtual void all_reduce_sum(float* data, uint64_t n) = 0;
+  // This rank failed: every rank blocked in (or later entering) the collective throws instead of
+  // waiting for it forever.
+  virtual void abort(const std::string& why) = 0;
+};
+
+// What the MoE block needs to run as one rank.
+struct ExpertParallel {
+  const ExpertOwnership* ownership = nullptr;
+  Collective* collective = nullptr;
+  uint32_t rank = 0;
+};
+
+// N ranks as threads of one process: rank(r) is the Collective of rank r. Buffers for the sums
+// (max_floats per rank) are taken at construction: a reduce allocates nothing.
+class LocalRanks {
+ public:
+  LocalRanks(uint32_t ranks, uint64_t max_floats);
+  ~LocalRanks();
+  LocalRanks(const LocalRanks&) = delete;
+  LocalRanks& operator=(const LocalRanks&) = delete;
+  Collective& rank(uint32_t r);
+
+ private:
+  class Rank;
+  // Waits until every rank arrived (generation counting); throws once aborted.
+  void barrier();
+  void reduce(uint32_t r, float* data, uint64_t n);
+  void abort(const std::string& why);
+
+  uint32_t ranks_;
+  uint64_t max_floats_;
+  std::vector<std::unique_ptr<Rank>> views_;
+  std::vector<float*> published_;
+  std::vector<std::vector<float>> sums_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  uint32_t arrived_ = 0;
+  uint64_t generation_ = 0;
+  bool aborted_ = false;
+  std::string why_;
+};
+
+}  // namespace moepage::ds4
