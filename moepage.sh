@@ -105,15 +105,16 @@ run_tsan_suites() {  # run_tsan_suites DIR
 # into the device-hip suite), the deepseek4 plugin with its GPU model and the kernel suite. The CLI
 # (whose GPU part is one call of make_hip_device_service) and the end-to-end GPU suites would
 # double the build for little: tools/device/build.sh builds them for the GPU machine. No debug info,
-# and the host C++ at -O1 (the kernels keep their own -O3), keep nvcc and hipcc within the CI budget.
+# and host C++ and kernels at -O1 (MOEPAGE_GPU_OPT; nothing built here runs), keep nvcc and hipcc
+# within the CI budget.
 # hipcc compiles for one AMD target here, gfx90a: its 64-wide wavefronts are the code path the
 # NVIDIA build (32-wide warps) does not see; a second target would double hipcc's time to find the
 # same source errors.
 build_gpu_tree() {  # build_gpu_tree DIR hip-amd|hip-nvidia
   local dir=$1 backend=$2
-  local backend_flags=(-DMOEPAGE_AMD_ARCHS=gfx90a)
-  # nvcc: the kernels' own -O3 comes last and wins; a second -O here would only draw a warning.
-  [ "$backend" = hip-nvidia ] && backend_flags=(-DCMAKE_CUDA_FLAGS_RELEASE="-DNDEBUG")
+  local backend_flags=(-DMOEPAGE_AMD_ARCHS=gfx90a -DMOEPAGE_GPU_OPT=-O1)
+  # nvcc: the kernels' own level (MOEPAGE_GPU_OPT) comes last and wins; another -O would only draw a warning.
+  [ "$backend" = hip-nvidia ] && backend_flags=(-DCMAKE_CUDA_FLAGS_RELEASE="-DNDEBUG" -DMOEPAGE_GPU_OPT=-O1)
   configure "$dir" -DMOEPAGE_GPU="$backend" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
     "${backend_flags[@]}" "${ci_tree_flags[@]}"
   cmake --build "$dir" -j "$jobs" --target moepage-device-hip moepage-ds4-hip-kernels moepage-arch-deepseek4 \
