@@ -1,5 +1,5 @@
 // Weight products over many tokens on the matrix cores (prefill): one block computes a tile of
-// 128 stored weight rows by 64 tokens. Per step of 64 columns the block's threads read the
+// 128 stored weight rows by 64 (or 32) tokens. Per step of 64 columns the block's threads read the
 // weights' stored bytes (FP8, FP4 or BF16) and decode them with their block scales into bf16 in
 // shared memory, and read x as floats and round them to bf16 beside them; the warps multiply the
 // two tiles with bf16 matrix instructions into float accumulators. The weights are exact in bf16
