@@ -29,7 +29,8 @@ if [ ! -f "$model/config.json" ]; then
   "$moepage" synth --preset flash --layers "$layers" --seed 7 --out "$model" --log-level warn || exit 1
 fi
 cat "$model"/*.safetensors > /dev/null
-ids() { python3 -c "import sys; n=int(sys.argv[1]); print(','.join(str((i*7919+17)%129280) for i in range(n)))" "$1"; }
+vocab=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['vocab_size'])" "$model/config.json")
+ids() { python3 -c "import sys; n, v = int(sys.argv[1]), int(sys.argv[2]); print(','.join(str((i*7919+17)%v) for i in range(n)))" "$1" "$vocab"; }
 max_len=$(echo "$lengths" | tr ',' '\n' | sort -n | tail -1)
 
 IFS=, read -ra lens <<< "$lengths"

@@ -46,9 +46,7 @@ unsigned token_tiles(int64_t n_tokens) { return unsigned((n_tokens + kMmaTokens 
 
 }  // namespace
 
-bool matrix_cores_available() { return mma_device_ok(); }
-
-bool mma_device_ok() {
+bool matrix_cores_available() {
   static const bool ok = [] {
     if (!kMmaAvailable) return false;
     int device = 0;
@@ -63,7 +61,7 @@ bool mma_device_ok() {
 bool matmul_mma(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_x, int64_t x_group_stride,
                 int64_t rows_per_group, float* y, int64_t ld_y, int64_t n_tokens, bool split, Stream stream) {
   if (!mma_encoding(code) || !mma_shape_ok(m.cols) || !aligned16(x) || ld_x % 4 != 0 || x_group_stride % 4 != 0 ||
-      !aligned16(m.data) || !mma_device_ok())
+      !aligned16(m.data) || !matrix_cores_available())
     return false;
   if (rows_per_group < m.rows && rows_per_group % kMmaRows != 0) return false;  // a tile would straddle two groups
 #if defined(MOEPAGE_GPU_NVIDIA)
@@ -90,7 +88,7 @@ bool matmul_mma(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_
 bool matmul_swiglu_mma(const DeviceMat& w1, const DeviceMat& w3, WeightCode code, const float* x, int64_t ld_x,
                        int64_t n_tokens, float limit, float* out, bool split, Stream stream) {
   if (!mma_encoding(code) || !mma_shape_ok(w1.cols) || w1.rows != w3.rows || w1.cols != w3.cols || !aligned16(x) ||
-      ld_x % 4 != 0 || !aligned16(w1.data) || !aligned16(w3.data) || !mma_device_ok())
+      ld_x % 4 != 0 || !aligned16(w1.data) || !aligned16(w3.data) || !matrix_cores_available())
     return false;
 #if defined(MOEPAGE_GPU_NVIDIA)
   const dim3 grid(unsigned((w1.rows + kMmaRows / 2 - 1) / (kMmaRows / 2)), token_tiles(n_tokens));

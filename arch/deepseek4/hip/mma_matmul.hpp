@@ -7,12 +7,10 @@
 #include <cstdint>
 
 #include "deepseek4/hip/decode.hpp"
+#include "deepseek4/hip/gemm_policy.hpp"  // matrix_cores_available()
 #include "deepseek4/hip/stream.hpp"
 
 namespace moepage::ds4::gpu {
-
-// Whether this device runs the matrix-core path at all (asked once).
-bool mma_device_ok();
 
 // y[t, r] = W[r] . x[t] for t < n_tokens, in the layout of matmul_grouped: rows_per_group rows of
 // W read x + (r / rows_per_group) * x_group_stride (a plain product: rows_per_group = rows).

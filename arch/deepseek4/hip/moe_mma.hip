@@ -53,7 +53,7 @@ __global__ void __launch_bounds__(kMmaThreads)
 bool expert_mma_applies(WeightCode up_code, WeightCode down_code, int64_t D, int64_t I, const PartArgs& w1,
                         const PartArgs& w3, const PartArgs& w2, bool slots_aligned) {
   return slots_aligned && mma_encoding(up_code) && mma_encoding(down_code) && mma_shape_ok(D) && mma_shape_ok(I) &&
-         w1.offset % 16 == 0 && w3.offset % 16 == 0 && w2.offset % 16 == 0 && mma_device_ok();
+         w1.offset % 16 == 0 && w3.offset % 16 == 0 && w2.offset % 16 == 0 && matrix_cores_available();
 }
 
 int32_t expert_token_tile(int64_t pairs, int64_t used_experts) {

@@ -54,7 +54,7 @@ constexpr mp_option_def kOptions[] = {
                "with it (on a GPU about 1 MiB per token at Flash width, plus the logits rows)"),
     mp::option(MP_OPT_INT, "matrix_min_tokens", "16",
                "GPU: weight products over at least this many tokens (prompt chunks, experts that many tokens "
-               "chose) run on the matrix cores with bf16 operands and float sums; 0 = never (CUDA cores, float)"),
+               "chose) run on the matrix cores (bf16 operands, float sums; see matrix_split); 0 = never (CUDA cores)"),
     mp::option(MP_OPT_BOOL, "matrix_split", "true",
                "GPU: x enters the matrix-core products as two bf16 parts (about 2^-17 relative: routers pick as "
                "in float); false: one part (2^-9, half the matrix instructions, near ties may flip)"),
