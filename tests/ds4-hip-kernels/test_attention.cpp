@@ -35,6 +35,12 @@ constexpr Shape kSmall{64, 4, 40, 8, 32, 2, 16, 8, 4, 8, 4, 24, 3, 64, 5};
 // A head wider than a block (256 threads) and a wide rope slice.
 constexpr Shape kWide{96, 2, 288, 64, 48, 2, 24, 16, 4, 16, 3, 136, 5, 96, 8};
 
+// Prompt-sized batches (more (token, head) items than the split decode path takes), which go
+// through the tiled kernel: Flash's 512-wide head with 16 heads (eight per block on NVIDIA), and an
+// odd head count with a head that is not a multiple of four floats (staged one float at a time).
+constexpr Shape kPrompt{128, 16, 512, 64, 32, 4, 32, 32, 4, 16, 4, 64, 8, 160, 48};
+constexpr Shape kOddHeads{64, 6, 42, 8, 32, 3, 16, 8, 4, 8, 4, 24, 3, 96, 40};
+
 Config make_config(const Shape& s) {
   Config c;
   c.hidden_size = s.D;
@@ -327,6 +333,14 @@ TEST_CASE("gpu attention matches the CPU with a head wider than a block and a wi
     CAPTURE(name(kind));
     run_schedule(kWide, kind, {8, 8, 8, 1, 1, 1, 7, 8, 8, 1, 6, 8, 8, 1, 1}, 14);
     run_schedule(kWide, kind, decode_steps(8, 70), 15);
+  }
+}
+
+TEST_CASE("gpu attention matches the CPU on prompt-sized batches (the tiled kernel)") {
+  for (AttnKind kind : kKinds) {
+    CAPTURE(name(kind));
+    run_schedule(kPrompt, kind, {48, 48, 48, 1, 1, 8}, 16);
+    run_schedule(kOddHeads, kind, {40, 40, 1, 1, 5}, 17);
   }
 }
 

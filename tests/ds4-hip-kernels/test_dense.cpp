@@ -284,48 +284,53 @@ struct HcSite {
 }  // namespace
 
 TEST_CASE("gpu hc_pre and hc_post match forward/hc.cpp") {
-  Rng rng(16);
-  gpu::test::Device dev;
-  cpu::ThreadPool pool(1);
-  const Config c = hc_config();
-  const int64_t S = 5, N = c.hc_mult, D = c.hidden_size, n_mix = (2 + N) * N;
-  const HcSite site(rng, dev, c, n_mix, 3);
-  const std::vector<float> X = rng.floats(size_t(S * N * D), -2.0f, 2.0f);
-  std::vector<float> flat(size_t(S * N * D)), mixes(size_t(S * n_mix)), pre(size_t(S * N));
-  std::vector<float> post(size_t(S * N)), comb(size_t(S * N * N)), u(size_t(S * D));
-  hc_pre(pool, site.cpu, c, X.data(), S, HcScratch{flat.data(), mixes.data(), pre.data()}, post.data(), comb.data(),
-         u.data());
+  // 5 tokens take a block per token; 19 the blocks of eight tokens, the last one short.
+  for (const int64_t S : {int64_t(5), int64_t(19)}) {
+    CAPTURE(S);
+    Rng rng(16);
+    gpu::test::Device dev;
+    cpu::ThreadPool pool(1);
+    const Config c = hc_config();
+    const int64_t N = c.hc_mult, D = c.hidden_size, n_mix = (2 + N) * N;
+    const HcSite site(rng, dev, c, n_mix, 3);
+    const std::vector<float> X = rng.floats(size_t(S * N * D), -2.0f, 2.0f);
+    std::vector<float> flat(size_t(S * N * D)), mixes(size_t(S * n_mix)), pre(size_t(S * N));
+    std::vector<float> post(size_t(S * N)), comb(size_t(S * N * N)), u(size_t(S * D));
+    hc_pre(pool, site.cpu, c, X.data(), S, HcScratch{flat.data(), mixes.data(), pre.data()}, post.data(), comb.data(),
+           u.data());
 
-  const gpu::GpuHcScratch hs = gpu::allocate_hc_scratch(c, S, dev.arena());
-  float* Xd = dev.put(X);
-  float* post_d = dev.zeros<float>(post.size());
-  float* comb_d = dev.zeros<float>(comb.size());
-  float* u_d = dev.zeros<float>(u.size());
-  gpu::hc_pre(site.dev, c, Xd, S, hs, post_d, comb_d, u_d, dev.stream());
-  check_close("hc_pre post S 5 N 4 D 96", dev.get(post_d, post.size()), post, 1e-5);
-  check_close("hc_pre comb S 5 N 4 D 96", dev.get(comb_d, comb.size()), comb, 1e-5);
-  check_close("hc_pre u S 5 N 4 D 96", dev.get(u_d, u.size()), u, 1e-5);
+    const gpu::GpuHcScratch hs = gpu::allocate_hc_scratch(c, S, dev.arena());
+    float* Xd = dev.put(X);
+    float* post_d = dev.zeros<float>(post.size());
+    float* comb_d = dev.zeros<float>(comb.size());
+    float* u_d = dev.zeros<float>(u.size());
+    gpu::hc_pre(site.dev, c, Xd, S, hs, post_d, comb_d, u_d, dev.stream());
+    check_close("hc_pre post", dev.get(post_d, post.size()), post, 1e-5);
+    check_close("hc_pre comb", dev.get(comb_d, comb.size()), comb, 1e-5);
+    check_close("hc_pre u", dev.get(u_d, u.size()), u, 1e-5);
 
-  // hc_site: the same weights and, in the same launch, rms_norm(u) * norm from the finishing block.
-  const std::vector<float> norm = rng.floats(size_t(D), 0.5f, 1.5f);
-  std::vector<float> xn_want(u.size());
-  for (int64_t s = 0; s < S; ++s)
-    cpu::rms_norm(u.data() + s * D, D, norm.data(), double(float(c.rms_norm_eps)), xn_want.data() + s * D);
-  float* xn_d = dev.zeros<float>(u.size());
-  gpu::HcInput in;
-  in.X = Xd;
-  gpu::hc_site(site.dev, c, in, S, hs, post_d, comb_d, dev.put(norm), xn_d, dev.stream());
-  check_close("hc_site post S 5 N 4 D 96", dev.get(post_d, post.size()), post, 1e-5);
-  check_close("hc_site comb S 5 N 4 D 96", dev.get(comb_d, comb.size()), comb, 1e-5);
-  check_close("hc_site xn S 5 N 4 D 96", dev.get(xn_d, u.size()), xn_want, 1e-5);
+    // hc_site: the same weights and, in the same launch, rms_norm(u) * norm from the finishing block.
+    const std::vector<float> norm = rng.floats(size_t(D), 0.5f, 1.5f);
+    std::vector<float> xn_want(u.size());
+    for (int64_t s = 0; s < S; ++s)
+      cpu::rms_norm(u.data() + s * D, D, norm.data(), double(float(c.rms_norm_eps)), xn_want.data() + s * D);
+    float* xn_d = dev.zeros<float>(u.size());
+    gpu::HcInput in;
+    in.X = Xd;
+    gpu::hc_site(site.dev, c, in, S, hs, post_d, comb_d, dev.put(norm), xn_d, dev.stream());
+    check_close("hc_site post", dev.get(post_d, post.size()), post, 1e-5);
+    check_close("hc_site comb", dev.get(comb_d, comb.size()), comb, 1e-5);
+    check_close("hc_site xn", dev.get(xn_d, u.size()), xn_want, 1e-5);
 
-  // hc_post on the CPU's weights, so only the mixing itself is compared.
-  const std::vector<float> block_out = rng.floats(size_t(S * D));
-  std::vector<float> want(size_t(S * N * D));
-  hc_post(block_out.data(), X.data(), post.data(), comb.data(), S, uint32_t(N), uint32_t(D), want.data());
-  float* out_d = dev.zeros<float>(want.size());
-  gpu::hc_post(dev.put(block_out), Xd, dev.put(post), dev.put(comb), S, uint32_t(N), uint32_t(D), out_d, dev.stream());
-  check_close("hc_post S 5 N 4 D 96", dev.get(out_d, want.size()), want, 1e-6);
+    // hc_post on the CPU's weights, so only the mixing itself is compared.
+    const std::vector<float> block_out = rng.floats(size_t(S * D));
+    std::vector<float> want(size_t(S * N * D));
+    hc_post(block_out.data(), X.data(), post.data(), comb.data(), S, uint32_t(N), uint32_t(D), want.data());
+    float* out_d = dev.zeros<float>(want.size());
+    gpu::hc_post(dev.put(block_out), Xd, dev.put(post), dev.put(comb), S, uint32_t(N), uint32_t(D), out_d,
+                 dev.stream());
+    check_close("hc_post", dev.get(out_d, want.size()), want, 1e-6);
+  }
 }
 
 TEST_CASE("gpu hc_site and hc_head for one token collapse in the weights launch and match forward/hc.cpp") {

@@ -1,13 +1,16 @@
 // The attention block on the GPU (the twin of forward/attention.cpp): projections through the
-// shared ops, the compressors and the indexer (compressor.hip, indexer.hip), then one block per
-// (token, head) that attends over the sliding ring and the compressed entries with an online
-// softmax (no logits buffer, so scratch does not grow with the context), and the grouped output
-// projection.
+// shared ops, the compressors and the indexer (compressor.hip, indexer.hip), then the attend
+// kernels over the sliding ring and the compressed entries with an online softmax (no logits
+// buffer, so scratch does not grow with the context): prompts through attend_tiled.hpp (a block per
+// token and several heads), decode through attend_kernel below (a block per (token, head), its keys
+// split over several blocks when the batch is small), and the grouped output projection.
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
+#include "deepseek4/hip/attend_args.hpp"
+#include "deepseek4/hip/attend_tiled.hpp"
 #include "deepseek4/hip/attention_parts.hpp"
 #include "deepseek4/hip/attention_reduce.hpp"
 #include "deepseek4/hip/attention_scratch.hpp"
@@ -20,23 +23,6 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kMaxWarps = kThreads / MP_MIN_WARP_SIZE;
 constexpr size_t kSharedBytes = 48 * 1024;  // what every target grants a block without opting in
-
-struct AttendArgs {
-  const float* q;          // [S, H, hd] (normed, roped)
-  const float* ring;       // [ring_size, hd]
-  const float* entries;    // [n, hd] compressed entries (CSA, HCA) or null
-  const int32_t* sel;      // CSA: [S, sel_stride] picked entries; null otherwise
-  const int32_t* n_sel;    // CSA: [S]
-  const float* sink;       // [H]
-  const float *cos, *sin;  // rope tables [positions, half]
-  float* out;              // [S, H, hd]
-  int64_t ring_size, p0, H, hd, window, sel_stride;
-  int32_t hca_ratio;  // HCA: every closed window is visible; 0 otherwise
-  int32_t half;
-  float scale;
-  float* part;        // split: [items, kMaxSplits, hd + 2] partial sums, max, denominator
-  uint32_t* tickets;  // split: [items], zero between launches
-};
 
 // A batch of few (token, head) items (decode) spreads each item's keys over up to kMaxSplits
 // blocks (grid.y) so more of the device works; the last block of an item merges the partials.
@@ -60,22 +46,16 @@ __global__ void __launch_bounds__(kThreads) attend_kernel(AttendArgs a) {
   const int64_t item = blockIdx.x, s = item / a.H, h = item % a.H, pos = a.p0 + s;
   const int warps = int(blockDim.x) / MP_WARP_SIZE, warp = int(threadIdx.x) / MP_WARP_SIZE;
   const int lane = int(threadIdx.x) % MP_WARP_SIZE;
-  const int64_t first = pos - a.window + 1 > 0 ? pos - a.window + 1 : 0;
-  const int64_t n_slide = pos - first + 1;
-  const int32_t* picked = a.sel ? a.sel + s * a.sel_stride : nullptr;
-  const int64_t n_comp = a.hca_ratio ? (pos + 1) / a.hca_ratio : (picked ? a.n_sel[s] : 0);
+  const TokenKeys keys(a, s);
   const float* q = a.q + item * hd;
 
   float* acc = acc_all + warp * hd;
   for (int64_t d = lane; d < hd; d += MP_WARP_SIZE) acc[d] = 0.0f;
   float m = -INFINITY, den = 0.0f;
-  const int64_t n_keys = n_slide + n_comp, per_split = (n_keys + gridDim.y - 1) / gridDim.y;
+  const int64_t n_keys = keys.n_keys, per_split = (n_keys + gridDim.y - 1) / gridDim.y;
   const int64_t k_begin = int64_t(blockIdx.y) * per_split;
   const int64_t k_end = k_begin + per_split < n_keys ? k_begin + per_split : n_keys;
-  auto key_of = [&](int64_t k) {
-    return k < n_slide ? a.ring + ((first + k) % a.ring_size) * hd
-                       : a.entries + (picked ? int64_t(picked[k - n_slide]) : k - n_slide) * hd;
-  };
+  auto key_of = [&](int64_t k) { return keys.key(a, k); };
   if (hd <= kKeyRegs * MP_WARP_SIZE) {
     // The head fits in registers: q once, and each key's elements all loaded before the dot, so
     // a key costs one memory round trip (a load used at once costs one per element).
@@ -187,19 +167,12 @@ __global__ void __launch_bounds__(kThreads) attend_kernel(AttendArgs a) {
   }
   __syncthreads();
 
-  // V = K carried the keys' rotary phase: rotate the output's rope slice back by the query's angle.
-  const int64_t rope0 = hd - 2 * a.half;
   float* out = a.out + item * hd;
-  for (int64_t d = threadIdx.x; d < hd; d += blockDim.x) {
-    if (d < rope0) {
-      out[d] = merged[d];
-      continue;
-    }
-    const int64_t i = (d - rope0) / 2;
-    const float c = a.cos[pos * a.half + i], sn = a.sin[pos * a.half + i];
-    const float x0 = merged[rope0 + 2 * i], x1 = merged[rope0 + 2 * i + 1];
-    out[d] = (d - rope0) % 2 == 0 ? x0 * c + x1 * sn : x1 * c - x0 * sn;
-  }
+  for (int64_t d = threadIdx.x; d < hd; d += blockDim.x) out[d] = unrotated_output(a, merged, pos, d);
+}
+
+__global__ void __launch_bounds__(kTiledThreads) attend_tiled_kernel(AttendArgs a, int heads_per_block) {
+  attend_tiled(a, heads_per_block);
 }
 
 struct NormRopeArgs {
@@ -406,12 +379,20 @@ void attention(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int
   if (lp.kind == AttnKind::HCA) max_keys += (last_pos + 1) / lp.comp.ratio;
   if (lp.kind == AttnKind::CSA) max_keys += std::min<int64_t>(c.index_topk, (last_pos + 1) / lp.comp.ratio);
   const int64_t splits = S * H <= kSplitItems ? std::clamp<int64_t>(max_keys / kKeysPerSplit, 1, kMaxSplits) : 1;
-  const size_t smem = (size_t(kMaxWarps) * hd + hd + 2 * kMaxWarps) * sizeof(float);
-  if (smem > kSharedBytes)
-    throw std::invalid_argument("gpu attention: head_dim " + std::to_string(hd) + " needs " + std::to_string(smem) +
-                                " bytes of shared memory per block, at most " + std::to_string(kSharedBytes));
-  attend_kernel<<<dim3(unsigned(S * H), unsigned(splits)), kThreads, smem, native(stream)>>>(a);
-  MP_GPU_CHECK_LAUNCH("attend_kernel");
+  if (splits == 1 && hd <= kTiledMaxHead) {
+    // Unsplit batches (prompts) stage each token's keys once for several heads.
+    const int hb = attend_tiled_heads_per_block(H);
+    attend_tiled_kernel<<<unsigned(S * (H / hb)), kTiledThreads, attend_tiled_shared_bytes(hd), native(stream)>>>(a,
+                                                                                                                  hb);
+    MP_GPU_CHECK_LAUNCH("attend_tiled_kernel");
+  } else {
+    const size_t smem = (size_t(kMaxWarps) * hd + hd + 2 * kMaxWarps) * sizeof(float);
+    if (smem > kSharedBytes)
+      throw std::invalid_argument("gpu attention: head_dim " + std::to_string(hd) + " needs " + std::to_string(smem) +
+                                  " bytes of shared memory per block, at most " + std::to_string(kSharedBytes));
+    attend_kernel<<<dim3(unsigned(S * H), unsigned(splits)), kThreads, smem, native(stream)>>>(a);
+    MP_GPU_CHECK_LAUNCH("attend_kernel");
+  }
 
   // Grouped low-rank output projection: group g of the heads' outputs through rows
   // [g*o_lora, (g+1)*o_lora) of wo_a, then wo_b over all groups.

@@ -1,7 +1,10 @@
-// The CSA/HCA compressors on the GPU (the twin of forward/compressor.cpp). The state is
-// sequential (each token fills a slot of the open window, a closing token pools the window), so
-// one block walks the batch's tokens in order: a single launch per batch, and decode (S = 1)
-// costs one small kernel.
+// The CSA/HCA compressors on the GPU (the twin of forward/compressor.cpp). The CPU walks the tokens
+// in order (each fills a slot of the open window, a closing token pools the window); here every
+// window that closes inside the batch is pooled by its own block at once, reading its slots from
+// the batch or, for tokens before it, from the state, and then one small launch leaves the state
+// as the walk would. A prompt's windows no longer wait on each other (one block walking 1,024
+// tokens took 1.6 ms per compressor on the H200).
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -28,30 +31,55 @@ struct CompressorArgs {
   float eps;
 };
 
-// Pools the closed window w into entries[w]: per channel a softmax over the slots' gates (with
-// overlap: this window's Cb half and, once there is one, the previous window's Ca half) weighs
-// the slots' kv; then the weighted RMS norm and the rope at position w * ratio.
-__device__ void emit_entry(const CompressorArgs& a, int64_t w, bool with_prev, float* partials) {
-  const int32_t R = a.ratio, dim = a.dim, width = a.width;
+// Where slot j of window w comes from: a token of the batch, or (a token before p0) the state's
+// open window. The gate carries the slot's position embedding (ape), added as the state adds it.
+__device__ inline float window_kv(const CompressorArgs& a, int64_t w, int32_t j, int32_t c) {
+  const int64_t pos = w * a.ratio + j;
+  return pos >= a.p0 ? a.kv[(pos - a.p0) * a.width + c] : a.slot_kv[j * a.width + c];
+}
+__device__ inline float window_gate(const CompressorArgs& a, int64_t w, int32_t j, int32_t c) {
+  const int64_t pos = w * a.ratio + j;
+  return pos >= a.p0 ? a.gate[(pos - a.p0) * a.width + c] + a.ape[j * a.width + c] : a.slot_gate[j * a.width + c];
+}
+
+// The previous window's Ca half (channel c < dim of its slot j): the state's copy when that window
+// closed before the batch, otherwise its slots as above.
+__device__ inline float prev_kv(const CompressorArgs& a, int64_t w, int32_t j, int32_t c) {
+  return w * a.ratio <= a.p0 ? a.prev_kv[j * a.dim + c] : window_kv(a, w - 1, j, c);
+}
+__device__ inline float prev_gate(const CompressorArgs& a, int64_t w, int32_t j, int32_t c) {
+  return w * a.ratio <= a.p0 ? a.prev_gate[j * a.dim + c] : window_gate(a, w - 1, j, c);
+}
+
+// Pools window w, which closes inside the batch, into entries[w]: per channel a softmax over the
+// slots' gates (with overlap: this window's Cb half and, once there is one, the previous window's
+// Ca half) weighs the slots' kv; then the weighted RMS norm and the rope at position w * ratio.
+// One block per window: the windows of a batch are independent once their slots are known.
+__global__ void __launch_bounds__(kThreads) emit_windows_kernel(CompressorArgs a, int64_t first_window) {
+  __shared__ float partials[kThreads / MP_MIN_WARP_SIZE];
+  const int64_t w = first_window + blockIdx.x;
+  const int32_t R = a.ratio, dim = a.dim;
   const int32_t cur = a.overlap ? dim : 0;  // where Cb (or the whole kv) sits in a slot
+  // A previous half exists once any window has closed: before the batch (the state says) or in it.
+  const bool with_prev = a.overlap && (w > a.p0 / R || a.has_prev);
   float* entry = a.entries + w * dim;
   float sum_sq = 0.0f;
   for (int32_t c = threadIdx.x; c < dim; c += blockDim.x) {
     float m = -INFINITY;
-    for (int32_t j = 0; j < R; ++j) m = fmaxf(m, a.slot_gate[j * width + cur + c]);
+    for (int32_t j = 0; j < R; ++j) m = fmaxf(m, window_gate(a, w, j, cur + c));
     if (with_prev)
-      for (int32_t j = 0; j < R; ++j) m = fmaxf(m, a.prev_gate[j * dim + c]);
+      for (int32_t j = 0; j < R; ++j) m = fmaxf(m, prev_gate(a, w, j, c));
     float den = 0.0f, num = 0.0f;
     for (int32_t j = 0; j < R; ++j) {
-      const float e = expf(a.slot_gate[j * width + cur + c] - m);
+      const float e = expf(window_gate(a, w, j, cur + c) - m);
       den += e;
-      num += e * a.slot_kv[j * width + cur + c];
+      num += e * window_kv(a, w, j, cur + c);
     }
     if (with_prev)
       for (int32_t j = 0; j < R; ++j) {
-        const float e = expf(a.prev_gate[j * dim + c] - m);
+        const float e = expf(prev_gate(a, w, j, c) - m);
         den += e;
-        num += e * a.prev_kv[j * dim + c];
+        num += e * prev_kv(a, w, j, c);
       }
     const float pooled = num / den;
     entry[c] = pooled;
@@ -69,29 +97,26 @@ __device__ void emit_entry(const CompressorArgs& a, int64_t w, bool with_prev, f
     entry[rope0 + 2 * i] = x0 * c - x1 * s;
     entry[rope0 + 2 * i + 1] = x1 * c + x0 * s;
   }
-  if (a.overlap)  // this window's Ca half feeds the next entry
-    for (int32_t k = threadIdx.x; k < R * dim; k += blockDim.x) {
-      const int32_t j = k / dim, c = k % dim;
-      a.prev_kv[k] = a.slot_kv[j * width + c];
-      a.prev_gate[k] = a.slot_gate[j * width + c];
-    }
 }
 
-__global__ void __launch_bounds__(kThreads) compress_tokens_kernel(CompressorArgs a) {
-  __shared__ float partials[kThreads / MP_MIN_WARP_SIZE];
-  bool has_prev = a.has_prev;
-  for (int64_t s = 0; s < a.S; ++s) {
-    const int64_t pos = a.p0 + s;
-    const int32_t slot = int32_t(pos % a.ratio);
-    for (int32_t c = threadIdx.x; c < a.width; c += blockDim.x) {
-      a.slot_kv[slot * a.width + c] = a.kv[s * a.width + c];
-      a.slot_gate[slot * a.width + c] = a.gate[s * a.width + c] + a.ape[slot * a.width + c];
+// The state after the batch, once every window of it is pooled: each slot holds the batch's last
+// token of that slot (or keeps its value), and with overlap the previous half is the Ca half of
+// the batch's last closed window. Thread (j, c) reads slot j's old value (for that half) before it
+// alone overwrites it.
+__global__ void __launch_bounds__(kThreads) carry_state_kernel(CompressorArgs a, int64_t last_closed) {
+  const int32_t R = a.ratio, width = a.width;
+  const int64_t pos_end = a.p0 + a.S - 1;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < int64_t(R) * width;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const int32_t j = int32_t(i / width), c = int32_t(i % width);
+    if (a.overlap && last_closed >= 0 && c < a.dim) {
+      a.prev_kv[j * a.dim + c] = window_kv(a, last_closed, j, c);
+      a.prev_gate[j * a.dim + c] = window_gate(a, last_closed, j, c);
     }
-    if (slot != a.ratio - 1) continue;  // uniform over the block
-    __syncthreads();                    // the window's slots were written by other threads
-    emit_entry(a, pos / a.ratio, a.overlap && has_prev, partials);
-    has_prev = a.overlap;
-    __syncthreads();  // slots and prev are read before the next window overwrites them
+    const int64_t pos = pos_end - ((pos_end % R) - j + R) % R;  // the batch's last token of slot j
+    if (pos < a.p0) continue;
+    a.slot_kv[j * width + c] = a.kv[(pos - a.p0) * width + c];
+    a.slot_gate[j * width + c] = a.gate[(pos - a.p0) * width + c] + a.ape[j * width + c];
   }
 }
 
@@ -133,8 +158,15 @@ void compress_tokens(const GpuCompressorParams& p, const DeviceRope& rope, float
   CompressorArgs a{kv,        gate,      p.ape,      p.norm, s.kv, s.gate,     s.prev_kv,      s.prev_gate,
                    s.entries, rope.cos,  rope.sin,   p0,     S,    int32_t(R), int32_t(p.dim), int32_t(p.width),
                    rope.half, p.overlap, s.has_prev, eps};
-  compress_tokens_kernel<<<1, kThreads, 0, native(stream)>>>(a);
-  MP_GPU_CHECK_LAUNCH("compress_tokens_kernel");
+  const int64_t closing = entries_after - s.n_entries;
+  if (closing > 0) {
+    emit_windows_kernel<<<unsigned(closing), kThreads, 0, native(stream)>>>(a, s.n_entries);
+    MP_GPU_CHECK_LAUNCH("compressor emit_windows_kernel");
+  }
+  const int64_t cells = R * int64_t(p.width);
+  carry_state_kernel<<<unsigned(std::min<int64_t>((cells + kThreads - 1) / kThreads, 64)), kThreads, 0,
+                       native(stream)>>>(a, closing > 0 ? entries_after - 1 : -1);
+  MP_GPU_CHECK_LAUNCH("compressor carry_state_kernel");
   if (entries_after > s.n_entries && p.overlap) s.has_prev = true;
   s.n_entries = entries_after;
 }

@@ -85,7 +85,7 @@ struct MixArgs {
   const float *base, *scale;
   float *mixes, *partials, *pre, *post, *comb;  // post null: the head (pre only)
   uint32_t* tickets;
-  int64_t nd, chunks;
+  int64_t nd, chunks, S;         // S: tokens of the batch
   int32_t n, d, R, iters, cols;  // cols: columns of every stream per block
   double hc_eps, rms_eps;
   // The collapse in the same launch (fused, one token): u and/or xn = rms_norm(u) * norm.
@@ -114,6 +114,35 @@ __device__ inline int64_t flat_index(const MixArgs& a, int64_t c0, int i) {
   const int cols = mix_cols<NS>(a);
   const int64_t e = c0 + i % cols;
   return e < a.d ? int64_t(i / cols) * a.d + e : -1;
+}
+
+// Value f of token s's flattened streams: X, or with a pending hc_post folded in, the post-mixed
+// value (written to Xout; the batch's last token also leaves the streams' mean for the predictor).
+template <int NS>
+__device__ inline float stream_value(const MixArgs& a, int64_t s, int64_t f) {
+  if (f < 0) return 0.0f;
+  if (!a.block_out) return a.X[s * a.nd + f];
+  const float v = post_mix<NS>(a.block_out, a.X, a.prev_post, a.prev_comb, s, uint32_t(a.n), uint32_t(a.d),
+                               uint32_t(f / a.d), uint32_t(f % a.d));
+  a.Xout[s * a.nd + f] = v;
+  if (a.last_mean && f < a.d && s == a.S - 1) {
+    float sum = v;  // stream 0; the other streams' values are recomputed bit-identically
+    if constexpr (NS > 0) {
+      float others[NS];
+#pragma unroll
+      for (int k = 1; k < NS; ++k)  // all loads out before the sums
+        others[k] = post_mix<NS>(a.block_out, a.X, a.prev_post, a.prev_comb, s, uint32_t(NS), uint32_t(a.d),
+                                 uint32_t(k), uint32_t(f));
+#pragma unroll
+      for (int k = 1; k < NS; ++k) sum += others[k];
+    } else {
+      for (int32_t k = 1; k < a.n; ++k)
+        sum += post_mix<0>(a.block_out, a.X, a.prev_post, a.prev_comb, s, uint32_t(a.n), uint32_t(a.d), uint32_t(k),
+                           uint32_t(f));
+    }
+    a.last_mean[f] = sum / float(a.n);
+  }
+  return v;
 }
 
 // The fused collapse of this block's columns: u = sum_i pre_i X_i (double, stream order, like
@@ -197,6 +226,65 @@ __device__ void sinkhorn_block(const MixArgs& a, int64_t s, const float* mx, dou
   if (cell) a.comb[s * n * n + t] = float(m[t]);
 }
 
+// The finishing block's share for token s once every chunk's partials (rows of `part`) are in:
+// the chunks added up (double) into sums, the mixes (mx and a.mixes), pre and post. All threads
+// of the block call it.
+__device__ void finish_token(const MixArgs& a, int64_t s, const float* part, int64_t part_rows, double* sums,
+                             float* mx) {
+  const int t = int(threadIdx.x), warps = int(blockDim.x) / MP_WARP_SIZE, warp = t / MP_WARP_SIZE;
+  const int lane = t % MP_WARP_SIZE, n = a.n;
+  const volatile float* vp = part;  // written by other blocks: bypass this SM's L1
+  // Up to kFinishRows rows and kFinishChunks chunks per lane at a time, all their loads in flight
+  // together: one L2 round trip for the 35 rows x 64 chunks of four streams, not four.
+  constexpr int kFinishRows = 6, kFinishChunks = 2;
+  for (int r0 = warp; r0 < part_rows; r0 += kFinishRows * warps) {
+    float got[kFinishRows][kFinishChunks];
+#pragma unroll
+    for (int q = 0; q < kFinishRows; ++q)
+#pragma unroll
+      for (int c = 0; c < kFinishChunks; ++c) {
+        const int64_t row = r0 + q * warps, ch = lane + c * MP_WARP_SIZE;
+        got[q][c] = row < part_rows && ch < a.chunks ? vp[row * a.chunks + ch] : 0.0f;
+      }
+    double sum[kFinishRows] = {};
+#pragma unroll
+    for (int q = 0; q < kFinishRows; ++q) {
+#pragma unroll
+      for (int c = 0; c < kFinishChunks; ++c) sum[q] += double(got[q][c]);
+      const int64_t row = r0 + q * warps;
+      for (int64_t ch = lane + kFinishChunks * MP_WARP_SIZE; row < part_rows && ch < a.chunks; ch += MP_WARP_SIZE)
+        sum[q] += double(vp[row * a.chunks + ch]);
+    }
+#pragma unroll
+    for (int q = 0; q < kFinishRows; ++q) {
+      const double total = warp_sum(sum[q]);
+      if (lane == 0 && r0 + q * warps < part_rows) sums[r0 + q * warps] = total;
+    }
+  }
+  __syncthreads();
+  const double inv_rms = 1.0 / sqrt(sums[a.R] / double(a.nd) + a.rms_eps);
+  for (int r = t; r < a.R; r += blockDim.x) {
+    mx[r] = float(sums[r] * inv_rms);
+    a.mixes[s * a.R + r] = mx[r];
+  }
+  __syncthreads();
+  if (t < n) {
+    a.pre[s * n + t] = float(sigmoid(double(mx[t]) * a.scale[0] + a.base[t]) + a.hc_eps);
+    if (a.post) a.post[s * n + t] = float(2.0 * sigmoid(double(mx[n + t]) * a.scale[1] + a.base[n + t]));
+  }
+}
+
+// The finishing block's Sinkhorn for token s, unless sinkhorn_kernel runs it on a side stream.
+// All threads of the block call it.
+__device__ void finish_comb(const MixArgs& a, int64_t s, const float* mx, double* m) {
+  if (!a.post || a.comb_later) return;
+  if (a.n * a.n <= MP_WARP_SIZE) {
+    if (threadIdx.x < MP_WARP_SIZE) sinkhorn_warp(a, s, mx);
+  } else {
+    sinkhorn_block(a, s, mx, m);
+  }
+}
+
 // grid (chunks, S). Each block: every stream of its columns (possibly post-mixed), the dot
 // product of every fn row with them, their sum of squares and (fused) their Gram matrix; the
 // token's last block finishes the weights, and (fused) every block then collapses its columns.
@@ -219,32 +307,7 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
 
   double ss = 0;
   for (int i = t; i < vals; i += blockDim.x) {
-    const int64_t f = flat_index<NS>(a, c0, i);
-    float v = 0.0f;
-    if (f >= 0 && a.block_out) {
-      v = post_mix<NS>(a.block_out, a.X, a.prev_post, a.prev_comb, s, uint32_t(a.n), uint32_t(a.d), uint32_t(f / a.d),
-                       uint32_t(f % a.d));
-      a.Xout[s * a.nd + f] = v;
-      if (a.last_mean && f < a.d && s == int64_t(gridDim.y) - 1) {
-        float sum = v;  // stream 0; the other streams' values are recomputed bit-identically
-        if constexpr (NS > 0) {
-          float others[NS];
-#pragma unroll
-          for (int k = 1; k < NS; ++k)  // all loads out before the sums
-            others[k] = post_mix<NS>(a.block_out, a.X, a.prev_post, a.prev_comb, s, uint32_t(NS), uint32_t(a.d),
-                                     uint32_t(k), uint32_t(f));
-#pragma unroll
-          for (int k = 1; k < NS; ++k) sum += others[k];
-        } else {
-          for (int32_t k = 1; k < a.n; ++k)
-            sum += post_mix<0>(a.block_out, a.X, a.prev_post, a.prev_comb, s, uint32_t(a.n), uint32_t(a.d), uint32_t(k),
-                               uint32_t(f));
-        }
-        a.last_mean[f] = sum / float(a.n);
-      }
-    } else if (f >= 0) {
-      v = a.X[s * a.nd + f];
-    }
+    const float v = stream_value<NS>(a, s, flat_index<NS>(a, c0, i));
     xs[i] = v;
     ss += double(v) * double(v);
   }
@@ -312,47 +375,8 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
     return;
   }
   __threadfence();
-  const volatile float* vp = part;  // written by other blocks: bypass this SM's L1
-  // Up to kFinishRows rows and kFinishChunks chunks per lane at a time, all their loads in flight
-  // together: one L2 round trip for the 35 rows x 64 chunks of four streams, not four.
-  constexpr int kFinishRows = 6, kFinishChunks = 2;
-  for (int r0 = warp; r0 < part_rows; r0 += kFinishRows * warps) {
-    float got[kFinishRows][kFinishChunks];
-#pragma unroll
-    for (int q = 0; q < kFinishRows; ++q)
-#pragma unroll
-      for (int c = 0; c < kFinishChunks; ++c) {
-        const int64_t row = r0 + q * warps, ch = lane + c * MP_WARP_SIZE;
-        got[q][c] = row < part_rows && ch < a.chunks ? vp[row * a.chunks + ch] : 0.0f;
-      }
-    double sum[kFinishRows] = {};
-#pragma unroll
-    for (int q = 0; q < kFinishRows; ++q) {
-#pragma unroll
-      for (int c = 0; c < kFinishChunks; ++c) sum[q] += double(got[q][c]);
-      const int64_t row = r0 + q * warps;
-      for (int64_t ch = lane + kFinishChunks * MP_WARP_SIZE; row < part_rows && ch < a.chunks; ch += MP_WARP_SIZE)
-        sum[q] += double(vp[row * a.chunks + ch]);
-    }
-#pragma unroll
-    for (int q = 0; q < kFinishRows; ++q) {
-      const double total = warp_sum(sum[q]);
-      if (lane == 0 && r0 + q * warps < part_rows) sums[r0 + q * warps] = total;
-    }
-  }
-  __syncthreads();
-  const double inv_rms = 1.0 / sqrt(sums[a.R] / double(a.nd) + a.rms_eps);
-  for (int r = t; r < a.R; r += blockDim.x) {
-    mx[r] = float(sums[r] * inv_rms);
-    a.mixes[s * a.R + r] = mx[r];
-  }
+  finish_token(a, s, part, part_rows, sums, mx);
   if (t == 0) a.tickets[s] = 0;  // ready for the next launch (stream order publishes it)
-  __syncthreads();
-
-  if (t < n) {
-    a.pre[s * n + t] = float(sigmoid(double(mx[t]) * a.scale[0] + a.base[t]) + a.hc_eps);
-    if (a.post) a.post[s * n + t] = float(2.0 * sigmoid(double(mx[n + t]) * a.scale[1] + a.base[n + t]));
-  }
   if (a.fused) {
     // |u|^2 = sum_jk pre_j pre_k G_jk, then the RMS scale for every block's collapse. Each
     // writer of pre fences, so the flag below publishes pre as well.
@@ -369,17 +393,90 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
       atomicAdd(a.flags + s, 1u);
     }
   }
-  if (a.post && !a.comb_later) {
-    if (n * n <= MP_WARP_SIZE) {
-      if (warp == 0) sinkhorn_warp(a, s, mx);
-    } else {
-      sinkhorn_block(a, s, mx, m);
-    }
-  }
+  finish_comb(a, s, mx, m);
   if (a.fused) {
     __syncthreads();
     collapse_block_columns<NS>(a, s, c0, xs);
   }
+}
+
+// hc_mix_kernel for a prompt: grid (chunks, ceil(S / kMixTokens)). A block does what
+// kMixTokens blocks of that kernel do for its columns, so its fn columns are read once for
+// kMixTokens tokens instead of once per token (at 1,024 tokens the per-token blocks spent about
+// 0.6 ms per site re-reading fn from L2). Same sums in the same order: the same bits. Never fused.
+constexpr int kMixTokens = 8;
+
+template <WeightCode W, int NS>
+__global__ void __launch_bounds__(kMixThreads) hc_mix_tokens_kernel(MixArgs a) {
+  __shared__ float xs[kMixTokens][kChunk];
+  __shared__ double red[kMixThreads / MP_MIN_WARP_SIZE];
+  __shared__ double sums[kMaxMixes + 1];
+  __shared__ float mx[kMaxMixes];
+  __shared__ double m[kMaxStreams * kMaxStreams];
+  __shared__ bool last;
+  const int64_t s0 = int64_t(blockIdx.y) * kMixTokens;
+  const int tokens = a.S - s0 < kMixTokens ? int(a.S - s0) : kMixTokens;
+  const int n = mix_streams<NS>(a), cols = mix_cols<NS>(a), vals = n * cols;
+  const int64_t c0 = int64_t(blockIdx.x) * cols, part_rows = a.R + 1;
+  const int t = int(threadIdx.x), warps = int(blockDim.x) / MP_WARP_SIZE, warp = t / MP_WARP_SIZE;
+  const int lane = t % MP_WARP_SIZE;
+
+  for (int tt = 0; tt < tokens; ++tt) {
+    double ss = 0;
+    for (int i = t; i < vals; i += blockDim.x) {
+      const float v = stream_value<NS>(a, s0 + tt, flat_index<NS>(a, c0, i));
+      xs[tt][i] = v;
+      ss += double(v) * double(v);
+    }
+    ss = block_sum(ss, red);  // its barrier also publishes xs[tt]
+    if (t == 0) a.partials[((s0 + tt) * part_rows + a.R) * a.chunks + blockIdx.x] = float(ss);
+  }
+
+  constexpr int kPerLane = kChunk / MP_WARP_SIZE, kRowsAtOnce = 4;
+  for (int r0 = warp; r0 < a.R; r0 += kRowsAtOnce * warps) {
+    float w[kRowsAtOnce][kPerLane];
+#pragma unroll
+    for (int q = 0; q < kRowsAtOnce; ++q) {
+      const int r = r0 + q * warps;
+      const int64_t row = a.fn.row_offset + (r < a.R ? r : 0);
+      const uint8_t* rd = a.fn.data + row * row_bytes<W>(a.fn.cols);
+      const uint8_t* rs = a.fn.scale ? a.fn.scale + scale_row_offset<W>(row, a.fn.cols) : nullptr;
+#pragma unroll
+      for (int k = 0; k < kPerLane; ++k) {
+        const int i = lane + k * MP_WARP_SIZE;
+        const int64_t f = i < vals ? flat_index<NS>(a, c0, i) : -1;
+        w[q][k] = r < a.R && f >= 0 ? decode_at<W>(rd, rs, f) : 0.0f;
+      }
+    }
+    for (int tt = 0; tt < tokens; ++tt) {
+      float* part = a.partials + (s0 + tt) * part_rows * a.chunks;
+#pragma unroll
+      for (int q = 0; q < kRowsAtOnce; ++q) {
+        float acc = 0.0f;
+#pragma unroll
+        for (int k = 0; k < kPerLane; ++k) {
+          const int i = lane + k * MP_WARP_SIZE;
+          if (i < vals) acc += w[q][k] * xs[tt][i];
+        }
+        acc = warp_sum(acc);
+        if (lane == 0 && r0 + q * warps < a.R) part[(r0 + q * warps) * a.chunks + blockIdx.x] = acc;
+      }
+    }
+  }
+
+  // As in hc_mix_kernel, with one ticket per token group.
+  __threadfence();
+  __syncthreads();
+  if (t == 0) last = atomicAdd(a.tickets + blockIdx.y, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  for (int tt = 0; tt < tokens; ++tt) {
+    finish_token(a, s0 + tt, a.partials + (s0 + tt) * part_rows * a.chunks, part_rows, sums, mx);
+    finish_comb(a, s0 + tt, mx, m);
+    __syncthreads();  // sums, mx and m are the next token's
+  }
+  if (t == 0) a.tickets[blockIdx.y] = 0;
 }
 
 // The Sinkhorn of a site whose weights kernel left it out (comb_later): one block per token from
@@ -520,6 +617,7 @@ void launch_mix(const GpuHcParams& p, const Config& c, const HcInput& in, int64_
   a.tickets = sc.tickets;
   a.nd = nd;
   a.chunks = chunks_for(n, d);
+  a.S = S;
   a.n = int32_t(n);
   a.d = int32_t(d);
   a.R = int32_t(R);
@@ -536,13 +634,23 @@ void launch_mix(const GpuHcParams& p, const Config& c, const HcInput& in, int64_
   a.u_inv_rms = sc.u_inv_rms;
   a.flags = sc.flags;
   a.comb_later = post && comb_side;
-  const dim3 grid(unsigned(a.chunks), unsigned(S));
-  with_weight_code(weight_code(p.fn, "gpu mHC fn"), [&](auto wc) {
-    if (n == kFastStreams)
-      hc_mix_kernel<decltype(wc)::value, kFastStreams><<<grid, kMixThreads, 0, native(stream)>>>(a);
-    else hc_mix_kernel<decltype(wc)::value, 0><<<grid, kMixThreads, 0, native(stream)>>>(a);
-  });
-  MP_GPU_CHECK_LAUNCH("gpu mHC hc_mix_kernel");
+  if (S >= kMixTokens && !fused) {  // a prompt: blocks of kMixTokens tokens
+    const dim3 grid(unsigned(a.chunks), unsigned((S + kMixTokens - 1) / kMixTokens));
+    with_weight_code(weight_code(p.fn, "gpu mHC fn"), [&](auto wc) {
+      if (n == kFastStreams)
+        hc_mix_tokens_kernel<decltype(wc)::value, kFastStreams><<<grid, kMixThreads, 0, native(stream)>>>(a);
+      else hc_mix_tokens_kernel<decltype(wc)::value, 0><<<grid, kMixThreads, 0, native(stream)>>>(a);
+    });
+    MP_GPU_CHECK_LAUNCH("gpu mHC hc_mix_tokens_kernel");
+  } else {
+    const dim3 grid(unsigned(a.chunks), unsigned(S));
+    with_weight_code(weight_code(p.fn, "gpu mHC fn"), [&](auto wc) {
+      if (n == kFastStreams)
+        hc_mix_kernel<decltype(wc)::value, kFastStreams><<<grid, kMixThreads, 0, native(stream)>>>(a);
+      else hc_mix_kernel<decltype(wc)::value, 0><<<grid, kMixThreads, 0, native(stream)>>>(a);
+    });
+    MP_GPU_CHECK_LAUNCH("gpu mHC hc_mix_kernel");
+  }
   if (a.comb_later) {
     const int cells = int(n * n), threads = (cells + MP_MIN_WARP_SIZE - 1) / MP_MIN_WARP_SIZE * MP_MIN_WARP_SIZE;
     sinkhorn_kernel<<<unsigned(S), unsigned(std::max(threads, int(MP_WARP_SIZE))), 0,
