@@ -5,7 +5,8 @@
 //     columns 2(l%4), 2(l%4)+1 (+8 in a2, a3);
 //   B 16x8 (column major), two registers: column l/4, rows 2(l%4), 2(l%4)+1 (+8 in b1);
 //   C 16x8 floats: c0, c1 at row l/4, columns 2(l%4), 2(l%4)+1; c2, c3 at row l/4 + 8.
-// Only included by mma_tile.hpp, and only where MOEPAGE_GPU_NVIDIA is defined. For .hip files.
+// Plus the paired float -> bf16 conversion (cvt). Only included by mma_tile.hpp, and only where MOEPAGE_GPU_NVIDIA is
+// defined. For .hip files.
 #pragma once
 #include <cstdint>
 
@@ -28,11 +29,26 @@ __device__ inline void load_x4(uint32_t (&r)[4], const void* smem_row) {
 #endif
 }
 
+// lo and hi rounded to the nearest-even bf16 in one instruction: lo in bits 0-15, hi in 16-31
+// (a NaN becomes the canonical bf16 NaN).
+__device__ inline uint32_t pack_bf16x2(float lo, float hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  uint32_t r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+#else
+  (void)lo;
+  (void)hi;
+  __trap();
+  return 0;
+#endif
+}
+
 // c += A (16x16 bf16) * B (16x8 bf16), fp32 accumulation.
 __device__ inline void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+  // Not volatile: a register-only instruction the compiler may schedule among the others.
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
       "{%0, %1, %2, %3};\n"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));

@@ -35,13 +35,13 @@ constexpr bool kMmaAvailable = true;
 constexpr bool kMmaAvailable = false;
 #endif
 
-constexpr int kMmaRows = 128;               // stored weight rows per block tile (pair mode: 64 of each)
-constexpr int kMmaTokens = 64;              // tokens per block tile (the routed experts' may be 32: kMmaFewTokens)
+constexpr int kMmaRows = 128;   // stored weight rows per block tile (pair mode: 64 of each)
+constexpr int kMmaTokens = 64;  // tokens per block tile (the routed experts' may be 32: kMmaFewTokens)
 constexpr int kMmaFewTokens = 32;
-constexpr int kMmaK = 64;                   // columns per step
-constexpr int kMmaThreads = 256;            // 8 warps: 4 along the rows by 2 along the tokens
-constexpr int kMmaPitch = kMmaK + 8;        // bf16 per shared row: 16 bytes of padding keep the 8x8 loads conflict-free
-constexpr int kMmaWarpRows = 32;            // a warp's rows: two 16-row fragments
+constexpr int kMmaK = 64;             // columns per step
+constexpr int kMmaThreads = 256;      // 8 warps: 4 along the rows by 2 along the tokens
+constexpr int kMmaPitch = kMmaK + 8;  // bf16 per shared row: 16 bytes of padding keep the 8x8 loads conflict-free
+constexpr int kMmaWarpRows = 32;      // a warp's rows: two 16-row fragments
 // A warp's tokens are half the tile's: BN / 16 fragments of 8 tokens.
 
 // Whether a weight of `cols` columns in this encoding can take the matrix-core path.
@@ -51,14 +51,6 @@ __host__ __device__ constexpr bool mma_encoding(WeightCode w) {
 inline bool mma_shape_ok(int64_t cols) { return cols > 0 && cols % kMmaK == 0; }
 
 #if defined(MOEPAGE_GPU_NVIDIA)
-
-// Round to nearest even; NaN stays a quiet NaN.
-__device__ inline uint32_t bf16_bits(float f) {
-  const uint32_t b = __float_as_uint(f);
-  if ((b & 0x7FFFFFFFu) > 0x7F800000u) return 0x7FC0u;
-  return (b + 0x7FFFu + ((b >> 16) & 1u)) >> 16;
-}
-__device__ inline uint32_t pack_bf16(float lo, float hi) { return bf16_bits(lo) | (bf16_bits(hi) << 16); }
 
 template <bool Split, int BN>
 struct MmaShared {
@@ -120,10 +112,10 @@ struct MmaWeightLoader {
           constexpr int S = decltype(seg)::value;
           float w[4];
           decode4<W, S>(q[j], w);
-          packed[2 * S] = __byte_perm(__float_as_uint(w[0] * lift * factor), __float_as_uint(w[1] * lift * factor),
-                                      0x7632);
-          packed[2 * S + 1] = __byte_perm(__float_as_uint(w[2] * lift * factor),
-                                          __float_as_uint(w[3] * lift * factor), 0x7632);
+          packed[2 * S] =
+              __byte_perm(__float_as_uint(w[0] * lift * factor), __float_as_uint(w[1] * lift * factor), 0x7632);
+          packed[2 * S + 1] =
+              __byte_perm(__float_as_uint(w[2] * lift * factor), __float_as_uint(w[3] * lift * factor), 0x7632);
         });
 #pragma unroll
         for (int v = 0; v < kElems / 8; ++v)
@@ -160,12 +152,14 @@ struct MmaTokenLoader {
   __device__ void store(uint16_t (&b)[Split ? 2 : 1][BN * kMmaPitch]) const {
 #pragma unroll
     for (int j = 0; j < kPerThread; ++j) {
-      const uint32_t h[4] = {bf16_bits(v[j].x), bf16_bits(v[j].y), bf16_bits(v[j].z), bf16_bits(v[j].w)};
-      *reinterpret_cast<uint2*>(b[0] + smem_at[j]) = make_uint2(h[0] | (h[1] << 16), h[2] | (h[3] << 16));
+      // The paired conversion instruction: a fifth of the integer rounding's instructions, and
+      // every block of a product converts its token tile again.
+      const uint32_t h01 = mma::pack_bf16x2(v[j].x, v[j].y), h23 = mma::pack_bf16x2(v[j].z, v[j].w);
+      *reinterpret_cast<uint2*>(b[0] + smem_at[j]) = make_uint2(h01, h23);
       if constexpr (Split) {
-        const float r[4] = {v[j].x - __uint_as_float(h[0] << 16), v[j].y - __uint_as_float(h[1] << 16),
-                            v[j].z - __uint_as_float(h[2] << 16), v[j].w - __uint_as_float(h[3] << 16)};
-        *reinterpret_cast<uint2*>(b[1] + smem_at[j]) = make_uint2(pack_bf16(r[0], r[1]), pack_bf16(r[2], r[3]));
+        const float r0 = v[j].x - __uint_as_float(h01 << 16), r1 = v[j].y - __uint_as_float(h01 & 0xFFFF0000u);
+        const float r2 = v[j].z - __uint_as_float(h23 << 16), r3 = v[j].w - __uint_as_float(h23 & 0xFFFF0000u);
+        *reinterpret_cast<uint2*>(b[1] + smem_at[j]) = make_uint2(mma::pack_bf16x2(r0, r1), mma::pack_bf16x2(r2, r3));
       }
     }
   }
@@ -173,8 +167,7 @@ struct MmaTokenLoader {
 
 // One step of 64 columns from the shared tiles into this warp's 32 x BN/2 accumulators.
 template <bool Split, int BN>
-__device__ inline void mma_step(const MmaShared<Split, BN>& sh, int wm, int wn, int lane,
-                                float (&acc)[2][BN / 16][4]) {
+__device__ inline void mma_step(const MmaShared<Split, BN>& sh, int wm, int wn, int lane, float (&acc)[2][BN / 16][4]) {
   constexpr int parts = Split ? 2 : 1, NT = BN / 16, warp_tokens = BN / 2;
 #pragma unroll
   for (int ks = 0; ks < kMmaK / 16; ++ks) {
@@ -186,8 +179,8 @@ __device__ inline void mma_step(const MmaShared<Split, BN>& sh, int wm, int wn, 
     for (int p = 0; p < parts; ++p)
 #pragma unroll
       for (int h = 0; h < NT / 2; ++h)
-        mma::load_x4(b[p][h], sh.b[p] + (wn * warp_tokens + h * 16 + lane % 8 + (lane / 16) * 8) * kMmaPitch +
-                                  ks * 16 + ((lane / 8) % 2) * 8);
+        mma::load_x4(b[p][h], sh.b[p] + (wn * warp_tokens + h * 16 + lane % 8 + (lane / 16) * 8) * kMmaPitch + ks * 16 +
+                                  ((lane / 8) % 2) * 8);
 #pragma unroll
     for (int p = parts - 1; p >= 0; --p)  // the small parts first
 #pragma unroll
