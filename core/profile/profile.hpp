@@ -62,6 +62,14 @@ struct GenerateSettings {
   std::map<std::string, std::string> where;
 };
 
+// `parallel:` expert parallelism: ranks that each own a share of every layer's routed experts,
+// each with its own architecture instance, pager and transport (the pager's budget is per rank).
+struct ParallelSettings {
+  uint32_t ranks = 1;
+  std::string partition = "round_robin";  // which rank owns which expert: expert e -> rank e mod ranks
+  std::string ranks_where;                // where ranks was set, for errors that name the key
+};
+
 struct Profile {
   std::filesystem::path source;                 // the file that was loaded (absolute)
   std::filesystem::path model;                  // absolute; empty when the profile names none
@@ -71,6 +79,7 @@ struct Profile {
   ComponentSpec pager{"pager", {}, {}, {}};
   ComponentSpec transport{"transport", {}, {}, {}};
   GenerateSettings generate;
+  ParallelSettings parallel;
   std::string log_level = "info";  // trace | debug | info | warn | error
 };
 

@@ -147,6 +147,16 @@ Profile load_profile_from(const fs::path& path, const std::string_view* text, st
   }
   for (auto it = settings.lower_bound("generate."); it != settings.end() && it->first.rfind("generate.", 0) == 0; ++it)
     gen.where[it->first.substr(9)] = it->second.where;
+  if (const Setting* s = find(settings, "parallel.ranks")) {
+    profile.parallel.ranks =
+        read_number<uint32_t>(*s, "parallel.ranks", "an integer from 1 to 1024 (ranks as threads of this process)",
+                              parse_int, 1u, 1024u);
+    profile.parallel.ranks_where = s->where;
+  }
+  if (const Setting* s = find(settings, "parallel.partition")) {
+    constexpr std::array<std::string_view, 1> kPartitions{"round_robin"};
+    profile.parallel.partition = read_choice(*s, "parallel.partition", kPartitions);
+  }
   if (const Setting* s = find(settings, "log.level")) {
     constexpr std::array<std::string_view, 5> kLevels{"trace", "debug", "info", "warn", "error"};
     profile.log_level = read_choice(*s, "log.level", kLevels);

@@ -1,0 +1,117 @@
+// Expert parallelism through `moepage run` (parallel.ranks / --ranks): N ranks as threads, each
+// with its own architecture, transport and pager over its share of the experts, give the same
+// greedy ids as one rank, for the resident and the lru pager, on the committed trained model and
+// on a `moepage synth` model; the ranks' resident pagers together read what one rank reads; bad
+// rank counts and partitions are one-line errors naming the key.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "child_process.hpp"
+#include "fileio/text_file.hpp"
+#include "support/temp_dir.hpp"
+#include "support/test_paths.hpp"
+
+namespace fs = std::filesystem;
+using moepage::test::ChildResult;
+using moepage::test::contains;
+using moepage::test::ids_line;
+using moepage::test::run_moepage;
+using moepage::test::TempDir;
+
+namespace {
+
+std::string ep_tiny_model() { return moepage::test::source_path("models/ds4-debian-tiny").string(); }
+
+// `moepage run` of `model` greedily, with `ranks` ranks and the resident or the lru pager.
+ChildResult ep_run(const std::string& model, const std::string& pager, int ranks, const fs::path& stats = {}) {
+  std::vector<std::string> args = {"run",         "--model",     model,        "--set", "generate.ignore_eos=true",
+                                   "--set",       "arch.threads=1", "--prompt-ids", "5,17,3",   "--max-tokens",
+                                   "6",           "--ranks",     std::to_string(ranks), "--log-level", "warn"};
+  if (pager == "lru")
+    args.insert(args.end(),
+                {"--profile", moepage::test::source_path("configs/lru.yaml").string(), "--set", "pager.budget=2MiB"});
+  if (!stats.empty()) args.insert(args.end(), {"--stats-json", stats.string()});
+  return run_moepage(args);
+}
+
+uint64_t ep_load_bytes(const nlohmann::json& pager) { return pager.at("load_bytes_read").get<uint64_t>(); }
+
+// The last line of stderr: errors are one line.
+std::string ep_last_line(const std::string& err) {
+  std::string text = err;
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  return text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
+}
+
+}  // namespace
+
+TEST_CASE("two ranks give one rank's greedy ids on ds4-debian-tiny, resident and lru; resident ranks split the load") {
+  const TempDir dir("ep-run");
+  const ChildResult one = ep_run(ep_tiny_model(), "resident", 1, dir.path() / "one.json");
+  REQUIRE_MESSAGE(one.exit_code == 0, one.err);
+  const std::vector<int32_t> ids = ids_line(one.out);
+  REQUIRE(ids.size() == 6);
+  const ChildResult two = ep_run(ep_tiny_model(), "resident", 2, dir.path() / "two.json");
+  REQUIRE_MESSAGE(two.exit_code == 0, two.err);
+  CHECK(ids_line(two.out) == ids);
+  const ChildResult lru = ep_run(ep_tiny_model(), "lru", 2, dir.path() / "lru.json");
+  REQUIRE_MESSAGE(lru.exit_code == 0, lru.err);
+  CHECK(ids_line(lru.out) == ids);
+
+  // Each resident rank loaded its half of the experts, and no expert twice.
+  const auto single = nlohmann::json::parse(moepage::fileio::read_file(dir.path() / "one.json"));
+  const auto split = nlohmann::json::parse(moepage::fileio::read_file(dir.path() / "two.json"));
+  REQUIRE(split.contains("ranks"));
+  REQUIRE(split["ranks"].size() == 2);
+  const uint64_t r0 = ep_load_bytes(split["ranks"][0]["pager"]), r1 = ep_load_bytes(split["ranks"][1]["pager"]);
+  CHECK(r0 == r1);
+  CHECK(r0 + r1 == ep_load_bytes(single["pager"]));
+  CHECK(ep_load_bytes(split["pager"]) == ep_load_bytes(single["pager"]));
+  CHECK(split["pager"]["accesses"] == single["pager"]["accesses"]);  // every expert use counted once
+  // An lru rank never reads an expert it does not own: the ranks' misses read no more than their accesses.
+  const auto paged = nlohmann::json::parse(moepage::fileio::read_file(dir.path() / "lru.json"));
+  CHECK(paged["pager"]["accesses"] == single["pager"]["accesses"]);
+}
+
+TEST_CASE("three ranks give one rank's greedy ids on a synthesized model, resident and lru") {
+  const TempDir dir("ep-synth");
+  const std::string model = (dir.path() / "model").string();
+  const ChildResult synth = run_moepage({"synth", "--preset", "tiny", "--out", model, "--log-level", "warn"});
+  REQUIRE_MESSAGE(synth.exit_code == 0, synth.err);
+  const ChildResult one = ep_run(model, "resident", 1);
+  REQUIRE_MESSAGE(one.exit_code == 0, one.err);
+  REQUIRE(ids_line(one.out).size() == 6);
+  for (const char* pager : {"resident", "lru"}) {
+    INFO(pager);
+    const ChildResult three = ep_run(model, pager, 3);
+    REQUIRE_MESSAGE(three.exit_code == 0, three.err);
+    CHECK(ids_line(three.out) == ids_line(one.out));
+  }
+}
+
+TEST_CASE("bad rank counts and partitions are one-line errors naming the key") {
+  const ChildResult zero = ep_run(ep_tiny_model(), "resident", 0);
+  CHECK(zero.exit_code != 0);
+  CHECK(contains(ep_last_line(zero.err), "parallel.ranks"));
+  CHECK(contains(ep_last_line(zero.err), "--ranks 0"));
+
+  const ChildResult many = ep_run(ep_tiny_model(), "resident", 65);
+  CHECK(many.exit_code != 0);
+  CHECK(contains(ep_last_line(many.err), "parallel.ranks"));
+  CHECK(contains(ep_last_line(many.err), "65 ranks but the model has 64 routed experts"));
+
+  const ChildResult partition =
+      run_moepage({"run", "--model", ep_tiny_model(), "--prompt-ids", "5", "--max-tokens", "1", "--ranks", "2", "--set",
+                   "parallel.partition=blocks", "--log-level", "warn"});
+  CHECK(partition.exit_code != 0);
+  CHECK(contains(ep_last_line(partition.err), "parallel.partition"));
+  CHECK(contains(ep_last_line(partition.err), "round_robin"));
+
+  const ChildResult key = run_moepage({"run", "--model", ep_tiny_model(), "--prompt-ids", "5", "--set",
+                                       "parallel.rank=2", "--log-level", "warn"});
+  CHECK(key.exit_code != 0);
+  CHECK(contains(ep_last_line(key.err), "unknown key 'parallel.rank'"));
+}
