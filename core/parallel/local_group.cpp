@@ -15,7 +15,7 @@ namespace {
 thread_local std::string t_last_error;  // last_error is per thread, like the plugins'
 }
 
-LocalGroup::LocalGroup(uint32_t ranks) : ranks_(ranks), published_(ranks, nullptr) {
+LocalGroup::LocalGroup(uint32_t ranks) : ranks_(ranks), published_(ranks, nullptr), lengths_(ranks, 0) {
   if (ranks == 0) throw std::invalid_argument("local rank group: 0 ranks");
   for (uint32_t r = 0; r < ranks; ++r) {
     auto v = std::make_unique<Rank>();
@@ -73,12 +73,17 @@ void LocalGroup::reduce(uint32_t r, float* data, uint64_t n) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     published_[r] = data;
-    if (r == 0) n_ = n;
+    lengths_[r] = n;
   }
   if (!barrier()) throw std::runtime_error(abort_reason());
-  if (n_ != n)
-    throw std::invalid_argument("all_reduce_sum_f32: rank " + std::to_string(r) + " reduces " + std::to_string(n) +
-                                " floats, rank 0 " + std::to_string(n_));
+  // Every rank checks every length before any rank reads another's buffer, so all of them fail.
+  for (uint32_t q = 1; q < ranks_; ++q)
+    if (lengths_[q] != lengths_[0]) {
+      const std::string why = "all_reduce_sum_f32: rank " + std::to_string(q) + " reduces " +
+                              std::to_string(lengths_[q]) + " floats, rank 0 " + std::to_string(lengths_[0]);
+      abort(why);
+      throw std::invalid_argument(why);
+    }
   const auto slice = [&](uint32_t q) { return std::pair<uint64_t, uint64_t>{n * q / ranks_, n * (q + 1) / ranks_}; };
   const auto [lo, hi] = slice(r);
   for (uint64_t i = lo; i < hi; ++i) {

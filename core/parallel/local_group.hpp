@@ -47,7 +47,7 @@ class LocalGroup {
   uint32_t ranks_;
   std::vector<std::unique_ptr<Rank>> views_;
   std::vector<float*> published_;
-  uint64_t n_ = 0;  // the length of the reduce in flight
+  std::vector<uint64_t> lengths_;  // each rank's length of the reduce in flight
   mutable std::mutex mu_;
   std::condition_variable cv_;
   uint32_t arrived_ = 0;
