@@ -2,7 +2,8 @@
 // every waiting rank with the first reason; a rank reducing another length is refused.
 #include <doctest/doctest.h>
 
-#include <cstring>
+#include <bit>
+#include <cstdint>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,7 +15,7 @@ using moepage::parallel::LocalGroup;
 namespace {
 
 // Values whose float sum depends on the order they are added in.
-float value(uint32_t rank, uint64_t i) { return (rank % 2 ? 1e8f : 1.0f) * float(1 + (i * 7 + rank * 13) % 11) / 3.0f; }
+float value(uint32_t rank, uint64_t i) { return (rank % 2 ? 1e8f : 1.0f) * float(1 + (i * 7 + uint64_t(rank) * 13) % 11) / 3.0f; }
 
 }  // namespace
 
@@ -41,7 +42,7 @@ TEST_CASE("every rank gets the rank-order sum, bit for bit, over repeated reduce
     for (uint64_t i = 0; i < 100; ++i) {
       float sum = value(0, i);
       for (uint32_t q = 1; q < kRanks; ++q) sum += value(q, i);
-      CHECK(std::memcmp(&data[r][i], &sum, sizeof sum) == 0);
+      CHECK(std::bit_cast<uint32_t>(data[r][i]) == std::bit_cast<uint32_t>(sum));  // the same bits
     }
   }
 }

@@ -27,7 +27,7 @@ struct FakeCatalog {
     for (uint32_t l = 0; l < kLayers; ++l)
       for (uint32_t e = 0; e < kExperts; ++e)
         for (uint32_t p = 0; p < kParts; ++p)
-          segments.push_back(mp_expert_segment{sizeof(mp_expert_segment), 0, 1000ull * l + 10 * e + p, 8});
+          segments.push_back(mp_expert_segment{sizeof(mp_expert_segment), 0, 1000ull * l + 10ull * e + p, 8});
     abi.struct_size = sizeof abi;
     abi.n_layers = kLayers;
     abi.n_experts = kExperts;
