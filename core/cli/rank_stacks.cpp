@@ -1,8 +1,11 @@
 #include "cli/rank_stacks.hpp"
 
+#include "parallel/partition_table.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
+#include <utility>
 
 namespace moepage::cli {
 
@@ -14,7 +17,9 @@ struct RankStacks::Call {
   RankStacks* self = nullptr;
 };
 
-RankStacks::RankStacks(ResolvedStack& resolved, const mp_host_api* host, uint32_t ranks, const std::string& key) {
+RankStacks::RankStacks(ResolvedStack& resolved, const mp_host_api* host, const profile::ParallelSettings& settings,
+                       const std::string& key) {
+  const uint32_t ranks = settings.ranks;
   const auto start = std::chrono::steady_clock::now();
   if (ranks < 2) throw std::invalid_argument(key + ": a rank group needs 2 or more ranks");
   group_ = std::make_unique<parallel::LocalGroup>(ranks);
@@ -31,8 +36,7 @@ RankStacks::RankStacks(ResolvedStack& resolved, const mp_host_api* host, uint32_
                                     "' cannot run as several ranks (it has no join_ranks, plugin ABI 1.7)");
       info_ = ranks_[0]->stack.arch.describe();
       catalog_ = ranks_[0]->stack.arch.expert_catalog();
-      partition_ = std::make_unique<parallel::ExpertPartition>(
-          parallel::ExpertPartition::round_robin(catalog_->n_layers, catalog_->n_experts, ranks, key));
+      make_partition(settings, key);
     }
     create_rank(resolved, host, r);
   }
@@ -42,6 +46,15 @@ RankStacks::RankStacks(ResolvedStack& resolved, const mp_host_api* host, uint32_
 }
 
 RankStacks::~RankStacks() { shutdown(); }
+
+void RankStacks::make_partition(const profile::ParallelSettings& settings, const std::string& key) {
+  // Too many ranks is the ranks' error whatever the partition.
+  auto p = parallel::ExpertPartition::round_robin(catalog_->n_layers, catalog_->n_experts, settings.ranks, key);
+  if (settings.partition == "table")
+    p = parallel::read_partition_table(settings.partition_table, catalog_->n_layers, catalog_->n_experts,
+                                       settings.ranks, "parallel.partition_table (" + settings.table_where + ")");
+  partition_ = std::make_unique<parallel::ExpertPartition>(std::move(p));
+}
 
 void RankStacks::shutdown() noexcept {
   workers_.reset();

@@ -27,8 +27,10 @@ namespace moepage::cli {
 class RankStacks final : public Forward {
  public:
   // Creates rank 0's stack first, then the others. Throws a one-line error naming `key` (where
-  // parallel.ranks was set) for too many ranks, or naming the rank whose plugin failed.
-  RankStacks(ResolvedStack& resolved, const mp_host_api* host, uint32_t ranks, const std::string& key);
+  // parallel.ranks was set) for too many ranks, naming parallel.partition_table for a bad table,
+  // or naming the rank whose plugin failed.
+  RankStacks(ResolvedStack& resolved, const mp_host_api* host, const profile::ParallelSettings& settings,
+             const std::string& key);
   ~RankStacks() override;
 
   uint32_t ranks() const { return uint32_t(ranks_.size()); }
@@ -56,6 +58,8 @@ class RankStacks final : public Forward {
   };
   struct Call;
   void create_rank(ResolvedStack& resolved, const mp_host_api* host, uint32_t r);
+  // The partition the settings ask for, over rank 0's catalog.
+  void make_partition(const profile::ParallelSettings& settings, const std::string& key);
   // Runs `call` on every rank; throws the first failure (the rank that failed first, not those
   // its abort woke up).
   void run(Call& call);

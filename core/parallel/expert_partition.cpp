@@ -21,6 +21,21 @@ ExpertPartition ExpertPartition::round_robin(uint32_t n_layers, uint32_t n_exper
   return p;
 }
 
+ExpertPartition ExpertPartition::from_owners(uint32_t n_layers, uint32_t n_experts, uint32_t ranks,
+                                             std::vector<uint32_t> owner) {
+  if (ranks == 0 || owner.size() != size_t(n_layers) * n_experts)
+    throw std::invalid_argument("expert partition: " + std::to_string(owner.size()) + " owners for " +
+                                std::to_string(n_layers) + " layers of " + std::to_string(n_experts) + " experts");
+  for (const uint32_t r : owner)
+    if (r >= ranks) throw std::invalid_argument("expert partition: rank " + std::to_string(r) + " of " + std::to_string(ranks));
+  ExpertPartition p;
+  p.n_layers_ = n_layers;
+  p.n_experts_ = n_experts;
+  p.ranks_ = ranks;
+  p.owner_ = std::move(owner);
+  return p;
+}
+
 RankCatalog::RankCatalog(const mp_expert_catalog& full, const ExpertPartition& partition, uint32_t rank)
     : rank_(rank), n_experts_(full.n_experts) {
   if (partition.n_layers() != full.n_layers || partition.n_experts() != full.n_experts)

@@ -21,6 +21,10 @@ class ExpertPartition {
   // naming `key`) for 0 ranks or more ranks than experts per layer.
   static ExpertPartition round_robin(uint32_t n_layers, uint32_t n_experts, uint32_t ranks, const std::string& key);
 
+  // owner[layer * n_experts + e] = rank, each below `ranks` (partition_table.hpp checks files).
+  static ExpertPartition from_owners(uint32_t n_layers, uint32_t n_experts, uint32_t ranks,
+                                     std::vector<uint32_t> owner);
+
   uint32_t ranks() const { return ranks_; }
   uint32_t n_layers() const { return n_layers_; }
   uint32_t n_experts() const { return n_experts_; }

@@ -66,8 +66,12 @@ struct GenerateSettings {
 // each with its own architecture instance, pager and transport (the pager's budget is per rank).
 struct ParallelSettings {
   uint32_t ranks = 1;
-  std::string partition = "round_robin";  // which rank owns which expert: expert e -> rank e mod ranks
+  // Which rank owns which expert: round_robin (expert e -> rank e mod ranks) or table (read from
+  // partition_table, core/parallel/partition_table.hpp).
+  std::string partition = "round_robin";
+  std::filesystem::path partition_table;  // absolute; set exactly when partition is table
   std::string ranks_where;                // where ranks was set, for errors that name the key
+  std::string table_where;                // where partition_table was set
 };
 
 struct Profile {

@@ -26,7 +26,8 @@ namespace {
 std::string ep_tiny_model() { return moepage::test::source_path("models/ds4-debian-tiny").string(); }
 
 // `moepage run` of `model` greedily, with `ranks` ranks and the resident or the lru pager.
-ChildResult ep_run(const std::string& model, const std::string& pager, int ranks, const fs::path& stats = {}) {
+ChildResult ep_run(const std::string& model, const std::string& pager, int ranks, const fs::path& stats = {},
+                   const std::vector<std::string>& more = {}) {
   std::vector<std::string> args = {"run",         "--model",     model,        "--set", "generate.ignore_eos=true",
                                    "--set",       "arch.threads=1", "--prompt-ids", "5,17,3",   "--max-tokens",
                                    "6",           "--ranks",     std::to_string(ranks), "--log-level", "warn"};
@@ -34,6 +35,7 @@ ChildResult ep_run(const std::string& model, const std::string& pager, int ranks
     args.insert(args.end(),
                 {"--profile", moepage::test::source_path("configs/lru.yaml").string(), "--set", "pager.budget=2MiB"});
   if (!stats.empty()) args.insert(args.end(), {"--stats-json", stats.string()});
+  args.insert(args.end(), more.begin(), more.end());
   return run_moepage(args);
 }
 
@@ -92,6 +94,30 @@ TEST_CASE("three ranks give one rank's greedy ids on a synthesized model, reside
   }
 }
 
+TEST_CASE("a partition table (halves of the experts) gives one rank's greedy ids too") {
+  const TempDir dir("ep-table");
+  std::string row;
+  for (int e = 0; e < 64; ++e) row += e < 32 ? "0 " : "1 ";
+  const fs::path table = dir.write("halves.txt", "# experts 0-31 on rank 0, 32-63 on rank 1, every layer\n" + row + "\n");
+  const ChildResult one = ep_run(ep_tiny_model(), "resident", 1);
+  const ChildResult two = ep_run(ep_tiny_model(), "lru", 2, {},
+                                 {"--set", "parallel.partition=table", "--set", "parallel.partition_table=" + table.string()});
+  REQUIRE_MESSAGE(two.exit_code == 0, two.err);
+  CHECK(ids_line(two.out) == ids_line(one.out));
+
+  dir.write("bad.txt", row + "\n1\n");
+  const ChildResult bad = ep_run(ep_tiny_model(), "resident", 2, {},
+                                 {"--set", "parallel.partition=table", "--set",
+                                  "parallel.partition_table=" + (dir.path() / "bad.txt").string()});
+  CHECK(bad.exit_code != 0);
+  CHECK(contains(ep_last_line(bad.err), "parallel.partition_table (--set parallel.partition_table="));
+  CHECK(contains(ep_last_line(bad.err), "bad.txt:2: 1 ranks, the model has 64 experts per layer"));
+
+  const ChildResult missing = ep_run(ep_tiny_model(), "resident", 2, {}, {"--set", "parallel.partition=table"});
+  CHECK(missing.exit_code != 0);
+  CHECK(contains(ep_last_line(missing.err), "parallel.partition: expected round_robin, or table with"));
+}
+
 TEST_CASE("bad rank counts and partitions are one-line errors naming the key") {
   const ChildResult zero = ep_run(ep_tiny_model(), "resident", 0);
   CHECK(zero.exit_code != 0);
@@ -108,7 +134,7 @@ TEST_CASE("bad rank counts and partitions are one-line errors naming the key") {
                    "parallel.partition=blocks", "--log-level", "warn"});
   CHECK(partition.exit_code != 0);
   CHECK(contains(ep_last_line(partition.err), "parallel.partition"));
-  CHECK(contains(ep_last_line(partition.err), "round_robin"));
+  CHECK(contains(ep_last_line(partition.err), "one of round_robin|table"));
 
   const ChildResult key = run_moepage({"run", "--model", ep_tiny_model(), "--prompt-ids", "5", "--set",
                                        "parallel.rank=2", "--log-level", "warn"});
