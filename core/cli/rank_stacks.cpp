@@ -108,8 +108,9 @@ void RankStacks::run(Call& call) {
           else if (c.kind == Call::Greedy) rank.next = rank.stack.arch.forward_greedy(c.tokens);
           else rank.stack.arch.forward(c.tokens, r == 0 ? c.logits : rank.logits.data(), c.flags);
         } catch (const std::exception& e) {
-          // A rank that fails outside the collective must not leave the others waiting in it.
-          s.group_->abort(e.what());
+          // A rank that fails outside the collective must not leave the others waiting in it (one
+          // that failed inside aborted it already: the first reason stays).
+          s.group_->abort("rank " + std::to_string(r) + " failed: " + e.what());
           throw;
         }
       },

@@ -49,12 +49,14 @@ class RankStacks final : public Forward {
   int32_t forward_greedy(std::span<const int32_t> tokens) override;
 
  private:
+  // Members die in reverse order: the stack (architecture, pager, transport) before the catalog
+  // its pager was created over and the ref its architecture calls through.
   struct Rank {
-    host::PluginStack stack;
     std::unique_ptr<parallel::RankCatalog> catalog;
     std::unique_ptr<parallel::RankPagerRef> pager_ref;
     std::vector<float> logits;  // ranks > 0: their logits, which are rank 0's (the caller gets those)
     int32_t next = -1;
+    host::PluginStack stack;
   };
   struct Call;
   void create_rank(ResolvedStack& resolved, const mp_host_api* host, uint32_t r);
@@ -64,9 +66,11 @@ class RankStacks final : public Forward {
   // its abort woke up).
   void run(Call& call);
 
-  std::vector<std::unique_ptr<Rank>> ranks_;
+  // Declared in the order they may be destroyed last to first (also when the constructor throws):
+  // the workers' threads stop before the ranks go, the ranks before the group they joined.
   std::unique_ptr<parallel::ExpertPartition> partition_;
   std::unique_ptr<parallel::LocalGroup> group_;
+  std::vector<std::unique_ptr<Rank>> ranks_;
   std::unique_ptr<RankWorkers> workers_;
   mp_model_info info_{};
   const mp_expert_catalog* catalog_ = nullptr;

@@ -50,6 +50,16 @@ uint32_t RankPagerRef::owned_hints(uint32_t layer, const int32_t* experts, uint3
   return kept;
 }
 
+// The pager's message names the rank's own expert ids: say which global experts they are.
+mp_status RankPagerRef::named(mp_status s, uint32_t layer, const int32_t* experts, uint32_t n) {
+  if (s == MP_OK) return s;
+  std::string map;
+  for (uint32_t i = 0; i < n; ++i)
+    map += (i ? ", " : "") + std::to_string(ids_[i]) + " = " + std::to_string(experts[i]);
+  return fail(s, std::string(inner_.vtable->last_error(inner_.self)) + " [rank " + std::to_string(catalog_.rank()) +
+                     "'s pager numbers its experts of layer " + std::to_string(layer) + " locally: " + map + "]");
+}
+
 const mp_pager_ref& RankPagerRef::pass(void* self) {
   of(self).own_error_ = false;  // the pager's own call: its last_error is the one to read
   return of(self).inner_;
@@ -80,7 +90,7 @@ void RankPagerRef::install_calls() {
     RankPagerRef& r = of(self);
     if (!r.to_local(layer, experts, n)) return mp_status(MP_ERR_INVALID_ARG);
     r.own_error_ = false;
-    return r.inner_.vtable->acquire(r.inner_.self, layer, r.ids_.data(), n, out);
+    return r.named(r.inner_.vtable->acquire(r.inner_.self, layer, r.ids_.data(), n, out), layer, experts, n);
   };
   if (vtable_.observe != nullptr)
     vtable_.observe = [](void* self, uint32_t layer, const float* hidden, uint32_t d_model, mp_stream stream) {
@@ -110,7 +120,7 @@ void RankPagerRef::install_calls() {
       RankPagerRef& r = of(self);
       if (!r.to_local(layer, experts, n)) return mp_status(MP_ERR_INVALID_ARG);
       r.own_error_ = false;
-      return r.inner_.vtable->acquire_start(r.inner_.self, layer, r.ids_.data(), n, out);
+      return r.named(r.inner_.vtable->acquire_start(r.inner_.self, layer, r.ids_.data(), n, out), layer, experts, n);
     };
     vtable_.acquire_await = [](void* self, uint32_t layer, uint32_t index, mp_event* ready) {
       return pass(self).vtable->acquire_await(of(self).inner_.self, layer, index, ready);

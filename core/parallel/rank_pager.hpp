@@ -34,6 +34,8 @@ class RankPagerRef {
   // The owned experts of experts[0..n), in the rank's ids, into ids_; returns how many.
   uint32_t owned_hints(uint32_t layer, const int32_t* experts, uint32_t n);
   mp_status fail(mp_status s, std::string message);
+  // s, and on a failure the pager's message with the call's local ids mapped to global ones.
+  mp_status named(mp_status s, uint32_t layer, const int32_t* experts, uint32_t n);
   static void on_event(void* ctx, const mp_trace_event* event);
   void install_calls();
 

@@ -118,6 +118,19 @@ TEST_CASE("a partition table (halves of the experts) gives one rank's greedy ids
   CHECK(contains(ep_last_line(missing.err), "parallel.partition: expected round_robin, or table with"));
 }
 
+TEST_CASE("a rank whose expert read fails ends the run with its error; the other rank does not wait forever") {
+  const ChildResult failed =
+      ep_run(ep_tiny_model(), "lru", 2, {},
+             {"--set", "transport.plugin=fault-inject", "--set", "transport.fail_every=7"});
+  CHECK(failed.exit_code != 0);
+  const std::string line = ep_last_line(failed.err);
+  CHECK(contains(line, "failed: "));
+  CHECK(contains(line, "injected EIO"));
+  CHECK(contains(line, "layer"));
+  CHECK((contains(line, "rank 0 failed") || contains(line, "rank 1 failed")));
+  CHECK(contains(line, "'s pager numbers its experts of layer"));  // the pager's local ids, mapped
+}
+
 TEST_CASE("bad rank counts and partitions are one-line errors naming the key") {
   const ChildResult zero = ep_run(ep_tiny_model(), "resident", 0);
   CHECK(zero.exit_code != 0);
