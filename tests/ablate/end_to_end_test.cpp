@@ -57,4 +57,6 @@ TEST_CASE("a tiny ablation of resident against lru runs end to end with identica
   }
   CHECK(moepage::test::svg_is_well_formed(moepage::test::read_file(out / "plot.svg")) == "");
   CHECK(moepage::test::read_file(out / "table.md").find("| lru-min | lru | pread | 1MiB |") != std::string::npos);
+  CHECK(moepage::test::read_file(out / "table.md").find("| lru-2-ranks | lru x2 ranks | pread | 1MiB per rank x2 |") !=
+        std::string::npos);
 }
