@@ -89,7 +89,7 @@ run_tidy() {  # run_tidy DIR
 # threads), the pagers (prefetch fills racing demand reads) and the plugin loader. Only those test
 # targets (and the plugins they load) are built, at -O1, to keep CI cheap; ASLR is turned off for
 # the run because gcc 12's TSan cannot map its shadow under high mmap randomisation.
-tsan_suites="pread-tests io-uring-tests mapped-tests paging-tests pager-core-tests loader-tests ds4-expert-parallel-test"
+tsan_suites="pread-tests io-uring-tests mapped-tests paging-tests pager-core-tests loader-tests ds4-expert-parallel-test parallel-tests"
 build_tsan_tree() {  # build_tsan_tree DIR
   configure "$1" -DMOEPAGE_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" "${ci_tree_flags[@]}"

@@ -112,6 +112,14 @@ std::vector<ArmInfo> resolve_arms(const Spec& spec, const Placeholders& vars) {
       // One pager under two eviction policies is two curves, not one zig-zag.
       if (o.name == "policy" && o.text != "lru") info.series += " (" + o.text + ")";
     }
+    // Expert-parallel ranks: the budget is per rank, so the group holds ranks x budget; a curve of
+    // its own, and the table says both.
+    if (p.parallel.ranks > 1) {
+      const std::string ranks = std::to_string(p.parallel.ranks);
+      info.series += " x" + ranks + " ranks";
+      if (info.budget) *info.budget *= p.parallel.ranks;
+      if (!info.budget_text.empty()) info.budget_text += " per rank x" + ranks;
+    }
     infos.push_back(std::move(info));
   }
   return infos;

@@ -2,6 +2,7 @@
 // transport's options against their plugins, builds arch -> transport -> pager, and generates.
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "cli/generation_config.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/plugin_stack_loading.hpp"
+#include "cli/rank_stacks.hpp"
 #include "cli/run_stats.hpp"
 #include "host/host_api.hpp"
 #include "host/log.hpp"
@@ -74,7 +76,7 @@ CommandSpec run_spec() {
   CommandSpec spec;
   spec.usage =
       "moepage run [--profile P] [--model DIR] [--set key.path=value]... [--plugin-dir DIR]... "
-      "[--prompt TEXT | --prompt-ids 1,2,3] [--max-tokens N]";
+      "[--prompt TEXT | --prompt-ids 1,2,3] [--max-tokens N] [--ranks N]";
   spec.summary =
       "Loads profile P (with its base: chain; the default profile without --profile), applies each --set in\n"
       "order and then --model, --prompt-ids and --max-tokens, fills the sampling settings nobody set from the\n"
@@ -95,6 +97,9 @@ CommandSpec run_spec() {
       "dump-logits", po::value<std::string>()->value_name("F.npy"),
       "write float32 [P + N - 1, vocab] logits: row t = logits at position t (prompt, then fed-back tokens)")(
       "max-tokens", po::value<std::string>()->value_name("N"), "tokens to generate (overrides generate.max_tokens)")(
+      "ranks", po::value<std::string>()->value_name("N"),
+      "expert-parallel ranks, threads of this process, each with its own pager over its share of the experts "
+      "(overrides parallel.ranks; the pager budget is per rank)")(
       "stats-json", po::value<std::string>()->value_name("FILE"),
       "write the pager's statistics (and per layer) as JSON")(
       "trace", po::value<std::string>()->value_name("FILE"),
@@ -120,6 +125,7 @@ std::vector<profile::Override> run_overrides(const po::variables_map& vm) {
     shortcut("prompt", "generate.prompt");
   }
   shortcut("max-tokens", "generate.max_tokens");
+  shortcut("ranks", "parallel.ranks");
   return overrides;
 }
 
@@ -146,7 +152,7 @@ void check_run_outputs(const po::variables_map& vm, const profile::Profile& prof
 
 // Generates with SIGINT/SIGTERM finishing the current token; text goes to stdout as it comes.
 // Returns the ids and the signal that stopped the run (0: none).
-std::pair<std::vector<int32_t>, int> generate_interruptible(host::PluginStack& stack, const mp_model_info& info,
+std::pair<std::vector<int32_t>, int> generate_interruptible(Forward& arch, const mp_model_info& info,
                                                             const std::vector<int32_t>& prompt,
                                                             const profile::Profile& prof,
                                                             std::optional<tokenizer::StreamDecoder>& text,
@@ -158,7 +164,7 @@ std::pair<std::vector<int32_t>, int> generate_interruptible(host::PluginStack& s
     };
   std::optional<InterruptGuard> interrupt(std::in_place);
   std::vector<int32_t> generated = generate(
-      stack.arch, info, prompt, prof.generate,
+      arch, info, prompt, prof.generate,
       [&](int32_t id) {
         if (!text) return true;
         std::cout << text->push(id) << std::flush;
@@ -186,15 +192,75 @@ void log_speed(spdlog::logger& log, size_t prompt_tokens, const GenerationTimes&
            times.prefill_seconds, prefill_tps, times.decoded, times.decode_seconds, decode_tps);
 }
 
-// --stats-json: the pager's statistics, the run's times and, when the architecture timed them,
-// the routed experts' compute time.
-void write_run_stats(const std::string& path, host::PluginStack& stack, uint32_t n_layers, const GenerationTimes& times,
-                     double load_seconds, size_t prompt_tokens, size_t generated_tokens) {
-  RunTimes run_times{times.prefill_seconds,   times.decode_seconds,       load_seconds,
+// What the generation runs on: one architecture, or a group of ranks (parallel.ranks).
+struct RunTarget {
+  Forward& forward;
+  mp_model_info info;
+  std::vector<mp::PagerHandle*> pagers;  // one per rank
+  uint32_t n_layers = 0;
+  double load_seconds = 0;
+  std::function<std::optional<mp_arch_stats>()> arch_stats;
+};
+
+// --stats-json: the pagers' statistics, the run's times and, when the architecture timed them,
+// the routed experts' compute time (of the slowest rank).
+void write_run_stats(const std::string& path, const RunTarget& target, const GenerationTimes& times,
+                     size_t prompt_tokens, size_t generated_tokens) {
+  RunTimes run_times{times.prefill_seconds,   times.decode_seconds,       target.load_seconds,
                      uint32_t(prompt_tokens), uint32_t(generated_tokens), std::nullopt};
-  if (const auto arch_stats = stack.arch.stats(); arch_stats && arch_stats->routed_timed)
+  if (const auto arch_stats = target.arch_stats(); arch_stats && arch_stats->routed_timed)
     run_times.routed_compute_seconds = double(arch_stats->routed_ns) / 1e9;
-  write_stats_json(path, stack.pager, n_layers, run_times);
+  write_stats_json(path, target.pagers, target.n_layers, run_times);
+}
+
+void log_pager_stats(spdlog::logger& log, const RunTarget& target) {
+  std::vector<mp_pager_stats> stats;
+  for (mp::PagerHandle* p : target.pagers) stats.push_back(p->stats());
+  if (stats.size() == 1) return log.info("{}", format_pager_stats(stats[0]));
+  for (size_t r = 0; r < stats.size(); ++r) log.info("rank {}: {}", r, format_pager_stats(stats[r]));
+  log.info("all {} ranks: {}", stats.size(), format_pager_stats(merge_pager_stats(stats)));
+}
+
+// Generates and writes every output; returns the exit status.
+int generate_and_report(const po::variables_map& vm, const profile::Profile& prof, const RunTarget& target,
+                        const std::optional<tokenizer::Tokenizer>& tok, const std::vector<int32_t>& prompt,
+                        spdlog::logger& log) {
+  std::optional<tokenizer::StreamDecoder> text;
+  if (tok) text.emplace(*tok);
+  GenerationTimes times;
+  std::vector<float> dumped;  // rows for --dump-logits
+  const auto [generated, signal] = generate_interruptible(target.forward, target.info, prompt, prof, text, times,
+                                                          vm.count("dump-logits") ? &dumped : nullptr);
+  if (signal != 0) log.warn("interrupted by signal {} after {} tokens; writing the outputs", signal, generated.size());
+  if (vm.count("dump-logits")) write_npy_f32(vm["dump-logits"].as<std::string>(), dumped, target.info.vocab_size);
+  print_generated(text, generated);
+  log_speed(log, prompt.size(), times);
+  log_pager_stats(log, target);
+  if (vm.count("stats-json"))
+    write_run_stats(vm["stats-json"].as<std::string>(), target, times, prompt.size(), generated.size());
+  return signal != 0 ? 128 + signal : kExitOk;
+}
+
+// parallel.ranks > 1: the ranks' stacks, then the same generation as one rank's.
+int run_ranks(const po::variables_map& vm, const profile::Profile& prof, ResolvedStack& resolved,
+              const mp_host_api* host, const std::optional<tokenizer::Tokenizer>& tok,
+              const std::vector<int32_t>& prompt, spdlog::logger& log) {
+  const std::string key =
+      "parallel.ranks" + (prof.parallel.ranks_where.empty() ? "" : " (" + prof.parallel.ranks_where + ")");
+  if (vm.count("trace"))
+    throw UsageError("--trace records one pager and does not run with " + key + " = " +
+                     std::to_string(prof.parallel.ranks) + " yet; trace a one-rank run");
+  RankStacks ranks(resolved, host, prof.parallel, key);
+  log.info("{} expert-parallel ranks as threads of this process, experts {}; each rank has its own pager and "
+           "transport (the pager options, budget included, apply per rank)",
+           ranks.ranks(),
+           prof.parallel.partition == "table" ? "from " + prof.parallel.partition_table.string() : "round-robin");
+  RunTarget target{ranks, ranks.info(), {}, ranks.catalog().n_layers, ranks.load_seconds(),
+                   [&] { return ranks.slowest_arch_stats(); }};
+  for (uint32_t r = 0; r < ranks.ranks(); ++r) target.pagers.push_back(&ranks.pager(r));
+  const int status = generate_and_report(vm, prof, target, tok, prompt, log);
+  ranks.shutdown();
+  return status;
 }
 
 }  // namespace
@@ -233,6 +299,8 @@ int cmd_run(int argc, char** argv) {
   const std::optional<tokenizer::Tokenizer> tok = load_model_tokenizer(prof.model);
   const std::vector<int32_t> prompt = prompt_ids(prof, tok);
 
+  if (prof.parallel.ranks > 1) return run_ranks(*vm, prof, resolved, host.get(), tok, prompt, *log);
+
   std::optional<TraceWriter> trace;  // before the stack: the architecture calls the pager through it
   LoadedStack loaded =
       create_stack(resolved, host.get(), [&](mp::PagerHandle& pager, const mp_expert_catalog& catalog) {
@@ -242,28 +310,16 @@ int cmd_run(int argc, char** argv) {
         return trace->recording(pager.ref());
       });
   host::PluginStack& stack = loaded.stack;
-  const mp_model_info& info = loaded.info;
-
-  std::optional<tokenizer::StreamDecoder> text;
-  if (tok) text.emplace(*tok);
-  GenerationTimes times;
-  std::vector<float> dumped;  // rows for --dump-logits
-  const auto [generated, signal] =
-      generate_interruptible(stack, info, prompt, prof, text, times, vm->count("dump-logits") ? &dumped : nullptr);
-  if (signal != 0) log->warn("interrupted by signal {} after {} tokens; writing the outputs", signal, generated.size());
-  if (vm->count("dump-logits")) write_npy_f32((*vm)["dump-logits"].as<std::string>(), dumped, info.vocab_size);
-  print_generated(text, generated);
-  log_speed(*log, prompt.size(), times);
-  log->info("{}", format_pager_stats(stack.pager.stats()));
-  if (vm->count("stats-json"))
-    write_run_stats((*vm)["stats-json"].as<std::string>(), stack, loaded.catalog->n_layers, times, loaded.load_seconds,
-                    prompt.size(), generated.size());
+  ArchForward arch(stack.arch);
+  const RunTarget target{arch, loaded.info, {&stack.pager}, loaded.catalog->n_layers, loaded.load_seconds,
+                         [&] { return stack.arch.stats(); }};
+  const int status = generate_and_report(*vm, prof, target, tok, prompt, *log);
   if (trace) {
     stack.pager.set_trace(nullptr, nullptr);
     trace->finish();
   }
   stack.shutdown();
-  return signal != 0 ? 128 + signal : kExitOk;
+  return status;
 }
 
 }  // namespace moepage::cli

@@ -16,7 +16,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-std::vector<int32_t> generate(mp::ArchHandle& arch, const mp_model_info& info, std::span<const int32_t> prompt,
+std::vector<int32_t> generate(Forward& arch, const mp_model_info& info, std::span<const int32_t> prompt,
                               const profile::GenerateSettings& settings, const std::function<bool(int32_t)>& on_token,
                               GenerationTimes& times, const LogitsSink& on_logits, const StopRequested& stop) {
   if (prompt.empty()) throw std::runtime_error("the prompt is empty: set generate.prompt or generate.prompt_ids");

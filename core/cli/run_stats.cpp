@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -106,36 +107,95 @@ std::string format_pager_stats(const mp_pager_stats& s) {
   return out;
 }
 
-void write_stats_json(const std::string& path, mp::PagerHandle& pager, uint32_t n_layers, const RunTimes& times) {
-  const mp_pager_stats s = pager.stats();
-  nlohmann::json j;
-  j["pager"] = {{"accesses", s.accesses},
-                {"hits", s.hits},
-                {"misses", s.misses},
-                {"hit_rate", s.accesses ? double(s.hits) / double(s.accesses) : 0.0},
-                {"bytes_read", s.bytes_read},
-                {"read_ns", s.read_ns},
-                {"wait_ns", s.wait_ns},
-                {"copy_ns", s.copy_ns},
-                {"prefetch_issued", s.prefetch_issued},
-                {"prefetch_used", s.prefetch_used},
-                {"prefetch_wasted", s.prefetch_wasted},
-                {"table_uploads", s.table_uploads},
-                {"slots_per_layer", s.slots_per_layer},
-                {"resident", s.resident != 0},
-                {"pool_bytes", s.pool_bytes},
-                {"load_bytes_read", s.load_bytes_read},
-                {"predictions", s.predictions},
-                {"predictions_hit", s.predictions_hit}};
-  j["layers"] = nlohmann::json::array();
-  for (uint32_t l = 0; l < n_layers; ++l) {
-    const mp_pager_layer_stats ls = pager.layer_stats(l);
-    j["layers"].push_back({{"layer", l},
-                           {"accesses", ls.accesses},
-                           {"hits", ls.hits},
-                           {"misses", ls.misses},
-                           {"hit_rate", ls.accesses ? double(ls.hits) / double(ls.accesses) : 0.0}});
+mp_pager_stats merge_pager_stats(std::span<const mp_pager_stats> ranks) {
+  mp_pager_stats m{};
+  m.struct_size = sizeof m;
+  m.resident = ranks.empty() ? 0 : 1;
+  for (const mp_pager_stats& s : ranks) {
+    m.accesses += s.accesses;
+    m.hits += s.hits;
+    m.misses += s.misses;
+    m.bytes_read += s.bytes_read;
+    m.read_ns += s.read_ns;
+    m.wait_ns += s.wait_ns;
+    m.copy_ns += s.copy_ns;
+    m.prefetch_issued += s.prefetch_issued;
+    m.prefetch_used += s.prefetch_used;
+    m.prefetch_wasted += s.prefetch_wasted;
+    m.table_uploads += s.table_uploads;
+    m.slots_per_layer += s.slots_per_layer;
+    m.resident = m.resident && s.resident;
+    m.pool_bytes += s.pool_bytes;
+    m.load_bytes_read += s.load_bytes_read;
+    m.predictions += s.predictions;
+    m.predictions_hit += s.predictions_hit;
   }
+  return m;
+}
+
+namespace {
+
+nlohmann::json pager_json(const mp_pager_stats& s) {
+  return {{"accesses", s.accesses},
+          {"hits", s.hits},
+          {"misses", s.misses},
+          {"hit_rate", s.accesses ? double(s.hits) / double(s.accesses) : 0.0},
+          {"bytes_read", s.bytes_read},
+          {"read_ns", s.read_ns},
+          {"wait_ns", s.wait_ns},
+          {"copy_ns", s.copy_ns},
+          {"prefetch_issued", s.prefetch_issued},
+          {"prefetch_used", s.prefetch_used},
+          {"prefetch_wasted", s.prefetch_wasted},
+          {"table_uploads", s.table_uploads},
+          {"slots_per_layer", s.slots_per_layer},
+          {"resident", s.resident != 0},
+          {"pool_bytes", s.pool_bytes},
+          {"load_bytes_read", s.load_bytes_read},
+          {"predictions", s.predictions},
+          {"predictions_hit", s.predictions_hit}};
+}
+
+nlohmann::json layers_json(const std::vector<mp_pager_layer_stats>& layers) {
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t l = 0; l < layers.size(); ++l) {
+    const mp_pager_layer_stats& ls = layers[l];
+    out.push_back({{"layer", l},
+                   {"accesses", ls.accesses},
+                   {"hits", ls.hits},
+                   {"misses", ls.misses},
+                   {"hit_rate", ls.accesses ? double(ls.hits) / double(ls.accesses) : 0.0}});
+  }
+  return out;
+}
+
+std::vector<mp_pager_layer_stats> layer_stats_of(mp::PagerHandle& pager, uint32_t n_layers) {
+  std::vector<mp_pager_layer_stats> out;
+  for (uint32_t l = 0; l < n_layers; ++l) out.push_back(pager.layer_stats(l));
+  return out;
+}
+
+}  // namespace
+
+void write_stats_json(const std::string& path, std::span<mp::PagerHandle* const> pagers, uint32_t n_layers,
+                      const RunTimes& times) {
+  std::vector<mp_pager_stats> stats;
+  std::vector<mp_pager_layer_stats> merged(n_layers, mp_pager_layer_stats{sizeof(mp_pager_layer_stats), 0, 0, 0});
+  nlohmann::json ranks = nlohmann::json::array();
+  for (size_t r = 0; r < pagers.size(); ++r) {
+    stats.push_back(pagers[r]->stats());
+    const std::vector<mp_pager_layer_stats> layers = layer_stats_of(*pagers[r], n_layers);
+    for (uint32_t l = 0; l < n_layers; ++l) {
+      merged[l].accesses += layers[l].accesses;
+      merged[l].hits += layers[l].hits;
+      merged[l].misses += layers[l].misses;
+    }
+    ranks.push_back({{"rank", r}, {"pager", pager_json(stats.back())}, {"layers", layers_json(layers)}});
+  }
+  nlohmann::json j;
+  j["pager"] = pager_json(pagers.size() == 1 ? stats[0] : merge_pager_stats(stats));
+  j["layers"] = layers_json(merged);
+  if (pagers.size() > 1) j["ranks"] = std::move(ranks);
   j["run"] = {{"prompt_tokens", times.prompt_tokens},
               {"generated_tokens", times.generated_tokens},
               {"prefill_seconds", times.prefill_seconds},

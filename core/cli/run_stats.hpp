@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdio>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "output/output_file.hpp"
@@ -61,7 +62,13 @@ struct RunTimes {
 
 // One line per fact, for the log: accesses, hit rate, bytes, times, prefetch and predictions.
 std::string format_pager_stats(const mp_pager_stats& s);
-// Writes {"pager": {...}, "layers": [...], "run": {...}}; throws naming the file on failure.
-void write_stats_json(const std::string& path, mp::PagerHandle& pager, uint32_t n_layers, const RunTimes& times);
+// The pager statistics of several ranks as one: counters and times summed, slots_per_layer and
+// pool_bytes summed (the group's), resident only when every rank's pager is.
+mp_pager_stats merge_pager_stats(std::span<const mp_pager_stats> ranks);
+// Writes {"pager": {...}, "layers": [...], "run": {...}}; with more than one pager (the ranks of
+// parallel.ranks), "pager" and "layers" are the ranks' sums and "ranks" lists each rank's
+// {"rank", "pager", "layers"}. Throws naming the file on failure.
+void write_stats_json(const std::string& path, std::span<mp::PagerHandle* const> pagers, uint32_t n_layers,
+                      const RunTimes& times);
 
 }  // namespace moepage::cli

@@ -62,6 +62,18 @@ struct GenerateSettings {
   std::map<std::string, std::string> where;
 };
 
+// `parallel:` expert parallelism: ranks that each own a share of every layer's routed experts,
+// each with its own architecture instance, pager and transport (the pager's budget is per rank).
+struct ParallelSettings {
+  uint32_t ranks = 1;
+  // Which rank owns which expert: round_robin (expert e -> rank e mod ranks) or table (read from
+  // partition_table, core/parallel/partition_table.hpp).
+  std::string partition = "round_robin";
+  std::filesystem::path partition_table;  // absolute; set exactly when partition is table
+  std::string ranks_where;                // where ranks was set, for errors that name the key
+  std::string table_where;                // where partition_table was set
+};
+
 struct Profile {
   std::filesystem::path source;                 // the file that was loaded (absolute)
   std::filesystem::path model;                  // absolute; empty when the profile names none
@@ -71,6 +83,7 @@ struct Profile {
   ComponentSpec pager{"pager", {}, {}, {}};
   ComponentSpec transport{"transport", {}, {}, {}};
   GenerateSettings generate;
+  ParallelSettings parallel;
   std::string log_level = "info";  // trace | debug | info | warn | error
 };
 

@@ -91,6 +91,24 @@ void read_component(const Settings& settings, ComponentSpec& spec) {
   }
 }
 
+// parallel.partition and the table file it may name; each needs the other or neither.
+void read_parallel_partition(const Settings& settings, ParallelSettings& parallel) {
+  const Setting* partition = find(settings, "parallel.partition");
+  if (partition) {
+    constexpr std::array<std::string_view, 2> kPartitions{"round_robin", "table"};
+    parallel.partition = read_choice(*partition, "parallel.partition", kPartitions);
+  }
+  const Setting* table = find(settings, "parallel.partition_table");
+  if (table) {
+    if (parallel.partition != "table")
+      fail(*table, "parallel.partition_table", "no table unless parallel.partition is table");
+    parallel.partition_table = resolve(*table, scalar(*table, "parallel.partition_table", "a file path"));
+    parallel.table_where = table->where;
+  } else if (parallel.partition == "table") {
+    fail(*partition, "parallel.partition", "round_robin, or table with parallel.partition_table naming the file");
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -147,6 +165,13 @@ Profile load_profile_from(const fs::path& path, const std::string_view* text, st
   }
   for (auto it = settings.lower_bound("generate."); it != settings.end() && it->first.rfind("generate.", 0) == 0; ++it)
     gen.where[it->first.substr(9)] = it->second.where;
+  if (const Setting* s = find(settings, "parallel.ranks")) {
+    profile.parallel.ranks =
+        read_number<uint32_t>(*s, "parallel.ranks", "an integer from 1 to 1024 (ranks as threads of this process)",
+                              parse_int, 1u, 1024u);
+    profile.parallel.ranks_where = s->where;
+  }
+  read_parallel_partition(settings, profile.parallel);
   if (const Setting* s = find(settings, "log.level")) {
     constexpr std::array<std::string_view, 5> kLevels{"trace", "debug", "info", "warn", "error"};
     profile.log_level = read_choice(*s, "log.level", kLevels);

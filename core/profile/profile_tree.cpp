@@ -13,11 +13,12 @@ namespace moepage::profile {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr std::array<std::string_view, 8> kTopLevel{"base",  "model",     "device",   "arch",
-                                                    "pager", "transport", "generate", "log"};
+constexpr std::array<std::string_view, 9> kTopLevel{"base",      "model",    "device", "arch",    "pager",
+                                                    "transport", "generate", "log",    "parallel"};
 constexpr std::array<std::string_view, 9> kGenerateKeys{
     "prompt", "prompt_ids", "max_tokens", "temperature", "top_k", "top_p", "seed", "ignore_eos", "warmup_prefills"};
 constexpr std::array<std::string_view, 1> kLogKeys{"level"};
+constexpr std::array<std::string_view, 3> kParallelKeys{"ranks", "partition", "partition_table"};
 // Settings that exclude each other: setting one drops the other inherited from a base.
 constexpr std::array<std::pair<std::string_view, std::string_view>, 1> kAlternatives{
     {{"generate.prompt", "generate.prompt_ids"}}};
@@ -49,8 +50,9 @@ std::optional<std::string> key_problem(std::string_view dotted) {
   if (dot == std::string_view::npos || rest.empty()) {
     return fmt::format("'{}' is a section; name one of its keys, like {}.{}", top, top,
                        top == "generate" ? "max_tokens"
-                       : top == "log"    ? "level"
-                                         : "plugin");
+                       : top == "log"      ? "level"
+                       : top == "parallel" ? "ranks"
+                                           : "plugin");
   }
   if (rest.find('.') != std::string_view::npos) {
     return fmt::format("'{}' is nested too deeply: {} takes single values", dotted, top);
@@ -60,6 +62,9 @@ std::optional<std::string> key_problem(std::string_view dotted) {
   }
   if (top == "log" && !contains(kLogKeys, rest)) {
     return fmt::format("unknown key 'log.{}' (expected one of: {})", rest, join(kLogKeys));
+  }
+  if (top == "parallel" && !contains(kParallelKeys, rest)) {
+    return fmt::format("unknown key 'parallel.{}' (expected one of: {})", rest, join(kParallelKeys));
   }
   return std::nullopt;
 }

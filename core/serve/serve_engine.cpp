@@ -53,6 +53,7 @@ ServeEngine::ServeEngine(NamedProfile initial, std::unique_ptr<host::HostApi> ho
       tok_(std::move(tok)),
       metrics_(metrics),
       current_(std::move(initial)) {
+  cli::require_one_rank(current_.profile, "moepage serve");
   resolved_ = std::make_unique<cli::ResolvedStack>(cli::resolve_stack(*registry_, current_.profile));
   loaded_.emplace(cli::create_stack(*resolved_, host_->get()));
   publish_profile();
@@ -147,6 +148,7 @@ void ServeEngine::swap_profile(NamedProfile next) {
                    "profile", "device_differs");
   std::unique_ptr<cli::ResolvedStack> resolved;
   try {
+    cli::require_one_rank(next.profile, "moepage serve");
     resolved = std::make_unique<cli::ResolvedStack>(cli::resolve_stack(*registry_, next.profile));
   } catch (const std::exception& e) {
     throw ApiError(400, e.what(), "profile", "invalid_profile");

@@ -56,6 +56,15 @@ constexpr bool host_api_pinned() {
   static_assert(offsetof(mp_host_api, now_ns) == 32);
   static_assert(offsetof(mp_host_api, device) == 40);
 
+  static_assert(sizeof(mp_collective) == 48);  // 1.7
+  static_assert(offsetof(mp_collective, struct_size) == 0);
+  static_assert(offsetof(mp_collective, rank) == 4);
+  static_assert(offsetof(mp_collective, size) == 8);
+  static_assert(offsetof(mp_collective, ctx) == 16);
+  static_assert(offsetof(mp_collective, all_reduce_sum_f32) == 24);
+  static_assert(offsetof(mp_collective, abort) == 32);
+  static_assert(offsetof(mp_collective, last_error) == 40);
+
   return true;
 }
 
@@ -237,6 +246,13 @@ constexpr bool arch_pinned() {
   static_assert(offsetof(mp_arch_stats, routed_experts) == 16);
   static_assert(offsetof(mp_arch_stats, routed_ns) == 24);
 
+  static_assert(sizeof(mp_expert_parallel) == 32);  // 1.7
+  static_assert(offsetof(mp_expert_parallel, struct_size) == 0);
+  static_assert(offsetof(mp_expert_parallel, n_layers) == 4);
+  static_assert(offsetof(mp_expert_parallel, n_experts) == 8);
+  static_assert(offsetof(mp_expert_parallel, owner) == 16);
+  static_assert(offsetof(mp_expert_parallel, collective) == 24);
+
   return true;
 }
 
@@ -291,9 +307,10 @@ static_assert(rows_are_the_slots<mp_pager_vtable>(mp::abi::kPagerCallbacks));
 static_assert(rows_are_the_slots<mp_arch_vtable>(mp::abi::kArchCallbacks));
 
 // sizeof each vtable in the headers of 1.0, 1.1, ...: frozen, one column per minor.
-constexpr uint32_t kTransportSizes[] = {80, 80, 80, 80, 96, 96, 96};  // 1.4 appended wait_result, poll_result
-constexpr uint32_t kPagerSizes[] = {88, 88, 88, 88, 88, 112, 112};     // 1.5 acquire_start, _await, _finish
-constexpr uint32_t kArchSizes[] = {96, 104, 112, 112, 112, 112, 112};  // 1.1 stats, 1.2 forward_greedy
+constexpr uint32_t kTransportSizes[] = {80, 80, 80, 80, 96, 96, 96, 96};  // 1.4 appended wait_result, poll_result
+constexpr uint32_t kPagerSizes[] = {88, 88, 88, 88, 88, 112, 112, 112};     // 1.5 acquire_start, _await, _finish
+// 1.1 stats, 1.2 forward_greedy, 1.7 join_ranks
+constexpr uint32_t kArchSizes[] = {96, 104, 112, 112, 112, 112, 112, 120};
 static_assert(std::size(kTransportSizes) == MP_ABI_MINOR + 1, "add this minor's column to every size table");
 
 TEST_CASE("every vtable's size at every minor follows from its table and stays frozen") {
@@ -317,11 +334,13 @@ TEST_CASE(
   // The split acquire of 1.5 is optional: a 1.5 pager needs no more than a 1.0 one.
   CHECK(mp::abi::required_size(mp::abi::kPagerCallbacks, 5) == offsetof(mp_pager_vtable, layer_stats) + 8);
   CHECK(mp::abi::required_size(mp::abi::kArchCallbacks, 4) == offsetof(mp_arch_vtable, forward) + 8);
+  // join_ranks (1.7) is optional: a 1.7 architecture needs no more than a 1.0 one.
+  CHECK(mp::abi::required_size(mp::abi::kArchCallbacks, 7) == offsetof(mp_arch_vtable, forward) + 8);
 }
 
-TEST_CASE("the ABI version is 1.6 and every struct starts with a 32-bit struct_size") {
+TEST_CASE("the ABI version is 1.7 and every struct starts with a 32-bit struct_size") {
   CHECK(MP_ABI_MAJOR == 1);
-  CHECK(MP_ABI_MINOR == 6);
+  CHECK(MP_ABI_MINOR == 7);
   CHECK(MP_PLUGIN_ABI_MINOR == MP_ABI_MINOR);  // nothing defined it here: the headers' own minor
   CHECK(sizeof(mp_host_api{}.struct_size) == 4);
   CHECK(sizeof(mp_component_descriptor{}.struct_size) == 4);

@@ -1,5 +1,6 @@
-// `moepage ablate` for real: a synthesized tiny model, resident against a thrashing LRU pool, run
-// through the built `moepage` binary and plugins. Paging must not change a single token.
+// `moepage ablate` for real: a synthesized tiny model, resident against a thrashing LRU pool, alone
+// and as two expert-parallel ranks (an arm override parallel.ranks: 2), run through the built
+// `moepage` binary and plugins. Neither paging nor the ranks may change a single token.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -19,6 +20,7 @@ TEST_CASE("a tiny ablation of resident against lru runs end to end with identica
                              "arms:\n"
                              "  - {name: resident, set: {pager.plugin: resident}}\n"
                              "  - {name: lru-min, set: {pager.plugin: lru, pager.budget: 1MiB}}\n"
+                             "  - {name: lru-2-ranks, set: {pager.plugin: lru, pager.budget: 1MiB, parallel.ranks: 2}}\n"
                              "repetitions: 2\n"
                              "prompts: [{ids: [1, 2, 3, 4]}]\n"
                              "max_tokens: 6\n");
@@ -32,7 +34,7 @@ TEST_CASE("a tiny ablation of resident against lru runs end to end with identica
   for (const char* name : {"table.md", "table.csv", "table.json", "plot.svg"})
     CHECK(std::filesystem::exists(out / name));
   const nlohmann::json table = nlohmann::json::parse(moepage::test::read_file(out / "table.json"));
-  REQUIRE(table["arms"].size() == 2);
+  REQUIRE(table["arms"].size() == 3);  // the third: two expert-parallel ranks, 1 MiB each
   CHECK(table["reloaded_per_repetition"] == true);
   for (const auto& arm : table["arms"]) {
     INFO("arm " << arm["name"]);
@@ -55,4 +57,6 @@ TEST_CASE("a tiny ablation of resident against lru runs end to end with identica
   }
   CHECK(moepage::test::svg_is_well_formed(moepage::test::read_file(out / "plot.svg")) == "");
   CHECK(moepage::test::read_file(out / "table.md").find("| lru-min | lru | pread | 1MiB |") != std::string::npos);
+  CHECK(moepage::test::read_file(out / "table.md").find("| lru-2-ranks | lru x2 ranks | pread | 1MiB per rank x2 |") !=
+        std::string::npos);
 }

@@ -189,6 +189,15 @@ struct CountingModel {
 
 }  // namespace
 
+TEST_CASE("an architecture without join_ranks (ABI 1.7) runs one rank only: more are refused naming it") {
+  const CountingModel model;
+  auto r = model.run("transport: {plugin: pread}\ngenerate: {prompt_ids: [3, 1], max_tokens: 2}\n",
+                     {"--ranks", "2", "--log-level", "warn"});
+  CHECK(r.exit_code != 0);
+  CHECK(contains(r.err, "parallel.ranks (--ranks 2): arch 'counting' cannot run as several ranks (it has no "
+                        "join_ranks, plugin ABI 1.7)"));
+}
+
 TEST_CASE("run drives arch, pager and pread transport end to end and prints the generated ids") {
   const CountingModel model;
   auto r = model.run("transport: {plugin: pread, threads: 2}\ngenerate: {prompt_ids: [3, 1], max_tokens: 4}\n",

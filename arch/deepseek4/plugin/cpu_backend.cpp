@@ -17,13 +17,19 @@ namespace moepage::ds4 {
 
 namespace {
 
+ModelOptions model_options(const BackendInputs& in) {
+  ModelOptions o{in.max_context, in.max_batch, in.forced_routing};
+  o.expert_parallel = in.expert_parallel;
+  return o;
+}
+
 class CpuBackend final : public ForwardBackend {
  public:
   explicit CpuBackend(const BackendInputs& in)
       : pool_(in.threads),
         source_(*in.pager),
         model_(in.model->config, in.model->weights, expert_layout(*in.model->catalog, in.model->config), &source_,
-               pool_, ModelOptions{in.max_context, in.max_batch, in.forced_routing}),
+               pool_, model_options(in)),
         greedy_logits_(in.model->config.vocab_size, 0.0f) {}
 
   void forward(const int32_t* tokens, uint32_t n, float* logits, bool all_logits) override {

@@ -36,6 +36,7 @@
 
 #include "deepseek4/model/inspect.hpp"
 #include "deepseek4/model/synth.hpp"
+#include "abi_collective.hpp"
 #include "forward_backend.hpp"
 #include "loaded_checkpoint.hpp"
 #include "moepage/cpp/plugin_adapter.hpp"
@@ -198,9 +199,22 @@ class Deepseek4Arch {
     if (!hits_first_) pager_->use_plain_acquire();
     hint_scratch_.reserve(c.n_routed_experts);
     if (replay_) pager_->replay_predictions(replay_.get(), replay_top_, c.num_hidden_layers);
-    backend_ = ds4::make_forward_backend(
-        ds4::BackendInputs{host_, pager_.get(), &model_, max_context_, max_batch_, threads_, replay_.get(),
-                             matrix_min_tokens_, matrix_split_});
+    backend_ = ds4::make_forward_backend(ds4::BackendInputs{host_, pager_.get(), &model_, max_context_, max_batch_,
+                                                             threads_, replay_.get(), matrix_min_tokens_,
+                                                             matrix_split_, ranks_ ? ranks_->view() : ds4::ExpertParallel{}});
+  }
+
+  // One rank of an expert-parallel group (ABI 1.7): before bind_pager, once, on the CPU device.
+  void join_ranks(const mp_expert_parallel* group) {
+    mp_expert_parallel g{};
+    if (mp_read_struct(&g, sizeof g, group, sizeof g) != MP_OK)
+      throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': join_ranks: the group is NULL or older than ABI 1.7");
+    if (host_ != nullptr && host_->device != nullptr && host_->device->kind == MP_DEVICE_HIP)
+      throw mp::Error(MP_ERR_UNSUPPORTED,
+                      "arch 'deepseek4': expert parallelism runs on the CPU device only so far (device: hip)");
+    if (backend_ || ranks_)
+      throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': join_ranks must come once, before bind_pager");
+    ranks_ = std::make_unique<ds4::JoinedRanks>(g, model_.config);
   }
 
   void reset() {
@@ -330,7 +344,9 @@ class Deepseek4Arch {
   ds4::LoadedCheckpoint model_;
   std::unique_ptr<ds4::RoutingReplay> replay_;  // arch option routing_replay; null: the model's own routing
   uint32_t replay_top_ = 0;
-  // Destroyed in reverse order of declaration: the backend before the pager calls it acquires through.
+  // Destroyed in reverse order of declaration: the backend before the pager calls it acquires through
+  // and before the rank group (join_ranks) its model reduces through.
+  std::unique_ptr<ds4::JoinedRanks> ranks_;
   std::unique_ptr<ds4::PagerCalls> pager_;
   std::unique_ptr<ds4::ForwardBackend> backend_;  // null until bind_pager succeeded
   std::vector<int32_t> hint_scratch_;

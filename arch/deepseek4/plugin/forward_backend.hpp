@@ -11,6 +11,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "deepseek4/forward/expert_parallel.hpp"
 #include "deepseek4/forward/forced_routing.hpp"
 #include "loaded_checkpoint.hpp"
 #include "moepage/moepage.h"
@@ -50,6 +51,7 @@ struct BackendInputs {
   const ForcedRouting* forced_routing = nullptr;  // routing replay (benchmarks), or null
   uint32_t matrix_min_tokens = 16;                // GPU: products over this many tokens on the matrix cores
   bool matrix_split = true;                       // GPU: x as two bf16 parts on the matrix cores
+  ExpertParallel expert_parallel{};               // CPU: one rank of a group (collective null: alone)
 };
 
 // The backend for the host's device: the GPU one on a HIP device, the CPU one otherwise. Throws

@@ -58,6 +58,20 @@ typedef struct mp_arch_stats {
   uint64_t routed_ns;      /* wall time computing routed experts, their I/O waits excluded */
 } mp_arch_stats;
 
+/* What join_ranks (ABI 1.7) hands an architecture: it runs as rank collective->rank of
+ * collective->size ranks that each own a share of every layer's routed experts. Every rank runs
+ * the dense layers on the same tokens; in each MoE block it computes only the chosen experts it
+ * owns (rank 0 also any shared expert) and sums the ranks' parts with all_reduce_sum_f32. Its
+ * pager's catalog (host side) covers only the owned experts: the architecture must never acquire
+ * an expert another rank owns. Everything here stays valid until the instance is destroyed. */
+typedef struct mp_expert_parallel {
+  uint32_t struct_size;
+  uint32_t n_layers;  /* must equal the catalog's */
+  uint32_t n_experts; /* routed experts per layer, must equal the catalog's */
+  const uint32_t* owner; /* [n_layers * n_experts]: the rank owning (layer, expert), each < size */
+  const mp_collective* collective;
+} mp_expert_parallel;
+
 typedef struct mp_arch_vtable {
   uint32_t struct_size;
   /* 0: cannot run this checkpoint (skip quietly); higher is a better match. */
@@ -87,6 +101,11 @@ typedef struct mp_arch_vtable {
    * the first index of the largest logit of the last token. A NaN logit is an error. Lets a GPU
    * build pick on the device and skip copying the vocabulary's logits to the host every step. */
   mp_status (*forward_greedy)(void* self, const int32_t* tokens, uint32_t n, int32_t* next_token);
+  /* Optional (ABI 1.7): makes this instance one rank of an expert-parallel group (see
+   * mp_expert_parallel); called once, after create and before bind_pager. An architecture without
+   * it runs only as a single rank (the host refuses ranks > 1 naming it). MP_ERR_UNSUPPORTED when
+   * this instance cannot (e.g. on a device without a collective). */
+  mp_status (*join_ranks)(void* self, const mp_expert_parallel* group);
 } mp_arch_vtable;
 
 #ifdef __cplusplus

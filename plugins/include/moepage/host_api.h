@@ -18,8 +18,9 @@ extern "C" {
  * and .rank (predictions in traces); 1.4 mp_transport_vtable.wait_result and .poll_result (which
  * request failed, as data), the conventions below written down and checked; 1.5 the split acquire
  * (mp_pager_vtable.acquire_start, .acquire_await, .acquire_finish; mp_acquire_result.pending);
- * 1.6 mp_device_service.register_host and .unregister_host (copies straight from mapped files). */
-#define MP_ABI_MINOR 6
+ * 1.6 mp_device_service.register_host and .unregister_host (copies straight from mapped files);
+ * 1.7 mp_collective and mp_arch_vtable.join_ranks (expert parallelism: arch.h mp_expert_parallel). */
+#define MP_ABI_MINOR 7
 
 /* The oldest host minor a plugin runs on. A plugin that needs nothing newer than, say, 1.0
  * defines MP_PLUGIN_ABI_MINOR to 0 before including any moepage header; the SDK then writes 0
@@ -134,6 +135,27 @@ typedef struct mp_device_service {
   mp_status (*register_host)(void* ctx, void* ptr, uint64_t bytes);
   mp_status (*unregister_host)(void* ctx, void* ptr);
 } mp_device_service;
+
+/* 1.7: one rank's view of a group of ranks, a service the host hands an architecture through
+ * mp_arch_vtable.join_ranks. The host implements it (threads of one process today; a library such
+ * as NCCL later, behind the same table). Every rank must make the same calls in the same order. */
+typedef struct mp_collective {
+  uint32_t struct_size;
+  uint32_t rank; /* this rank, 0 .. size-1 */
+  uint32_t size; /* ranks in the group */
+  void* ctx;
+  /* data[0..n) (host memory) becomes the sum over the ranks of every rank's data[0..n), added in
+   * rank order, so every rank gets the same bits. Blocks until every rank called it. Fails with
+   * MP_ERR_INTERNAL once any rank aborted (last_error then gives that rank's reason), and with
+   * MP_ERR_INVALID_ARG when n is larger than the host sized the group for (never after a
+   * successful first call of the same n). */
+  mp_status (*all_reduce_sum_f32)(void* ctx, float* data, uint64_t n);
+  /* This rank failed (why: one line): every rank blocked in, or later entering, the collective
+   * fails instead of waiting for this one forever. */
+  void (*abort)(void* ctx, const char* why);
+  /* The message of this thread's last failed call; never NULL. */
+  const char* (*last_error)(void* ctx);
+} mp_collective;
 
 typedef struct mp_host_api {
   uint32_t struct_size;

@@ -71,7 +71,7 @@ inline constexpr Callback kArchCallbacks[] = {
     MP_ABI_CALLBACK(mp_arch_vtable, bind_pager, true, 0),      MP_ABI_CALLBACK(mp_arch_vtable, reset, true, 0),
     MP_ABI_CALLBACK(mp_arch_vtable, forward, true, 0),         MP_ABI_CALLBACK(mp_arch_vtable, summary, false, 0),
     MP_ABI_CALLBACK(mp_arch_vtable, synthesize, false, 0),     MP_ABI_CALLBACK(mp_arch_vtable, stats, false, 1),
-    MP_ABI_CALLBACK(mp_arch_vtable, forward_greedy, false, 2),
+    MP_ABI_CALLBACK(mp_arch_vtable, forward_greedy, false, 2), MP_ABI_CALLBACK(mp_arch_vtable, join_ranks, false, 7),
 };
 
 #undef MP_ABI_CALLBACK

@@ -381,6 +381,17 @@ class ArchHandle : public detail::Handle<mp_arch_vtable> {
              "forward_greedy");
     return next;
   }
+  // True when the architecture can run as one rank of an expert-parallel group (ABI 1.7 join_ranks).
+  bool has_join_ranks() const {
+    const mp_arch_vtable* v = o_.vtable();
+    return v != nullptr && MP_HAS_FIELD(v, mp_arch_vtable, join_ranks) && v->join_ranks != nullptr;
+  }
+  void join_ranks(const mp_expert_parallel& group) {
+    o_.require_live("join_ranks");
+    if (!has_join_ranks())
+      throw PluginError(MP_ERR_UNSUPPORTED, o_.label() + ": cannot run as a rank of several (no join_ranks, ABI 1.7)");
+    o_.check(o_.vtable()->join_ranks(o_.self(), &group), "join_ranks");
+  }
   // nullopt when the architecture gives no summary.
   std::optional<std::string> summary() {
     o_.require_live("summary");

@@ -442,6 +442,11 @@ const mp_arch_vtable* arch_vtable() noexcept {
         return call<T>(self, "forward_greedy", [&](T& t) { return t.forward_greedy(tokens, n, next); });
       };
     }
+    if constexpr (requires(T & t, const mp_expert_parallel* group) { t.join_ranks(group); }) {
+      v.join_ranks = [](void* self, const mp_expert_parallel* group) noexcept {
+        return call<T>(self, "join_ranks", [&](T& t) { return t.join_ranks(group); });
+      };
+    }
     if constexpr (requires(const mp_host_api* h, const mp_synth_request* r) { T::synthesize(h, r); }) {
       v.synthesize = [](const mp_host_api* host, const mp_synth_request* request, char* err, uint32_t cap) noexcept {
         return guarded(
