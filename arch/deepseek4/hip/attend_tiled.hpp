@@ -41,6 +41,21 @@ inline int attend_tiled_heads_per_block(int64_t H) {
   return hb;
 }
 
+// Keys [t0, t0 + n) of the token into rows of `tile`, by the whole block (float4s when a head is
+// a whole number of them).
+__device__ inline void stage_keys(const AttendArgs& a, const TokenKeys& keys, int64_t t0, int64_t n, float* tile) {
+  const int64_t hd = a.hd;
+  if (hd % 4 == 0) {
+    const int64_t per_row = hd / 4;
+    for (int64_t i = threadIdx.x; i < n * per_row; i += blockDim.x) {
+      const int64_t r = i / per_row, c = i % per_row;
+      reinterpret_cast<float4*>(tile + r * hd)[c] = reinterpret_cast<const float4*>(keys.key(a, t0 + r))[c];
+    }
+  } else {
+    for (int64_t i = threadIdx.x; i < n * hd; i += blockDim.x) tile[i] = keys.key(a, t0 + i / hd)[i % hd];
+  }
+}
+
 // The body of a kernel launched with grid.x = S * (H / heads_per_block), blockDim.x =
 // kTiledThreads and attend_tiled_shared_bytes(hd) of dynamic shared memory.
 __device__ inline void attend_tiled(const AttendArgs& a, int heads_per_block) {
@@ -69,22 +84,10 @@ __device__ inline void attend_tiled(const AttendArgs& a, int heads_per_block) {
     av[u] = 0.0f;
   }
   float m = -INFINITY, den = 0.0f;
-  const bool vec = hd % 4 == 0;
   for (int64_t t0 = 0; t0 < keys.n_keys; t0 += kTileKeys) {
     const int64_t n_tile = keys.n_keys - t0 < kTileKeys ? keys.n_keys - t0 : kTileKeys;
     __syncthreads();  // every warp is done with the previous tile
-    if (vec) {
-      const int64_t per_row = hd / 4;
-      for (int64_t i = threadIdx.x; i < n_tile * per_row; i += blockDim.x) {
-        const int64_t r = i / per_row, c = i % per_row;
-        reinterpret_cast<float4*>(tile + r * hd)[c] = reinterpret_cast<const float4*>(keys.key(a, t0 + r))[c];
-      }
-    } else {
-      for (int64_t i = threadIdx.x; i < n_tile * hd; i += blockDim.x) {
-        const int64_t r = i / hd, c = i % hd;
-        tile[i] = keys.key(a, t0 + r)[c];
-      }
-    }
+    stage_keys(a, keys, t0, n_tile, tile);
     __syncthreads();
     if (!active) continue;
     for (int64_t j = share; j < n_tile; j += shares) {
