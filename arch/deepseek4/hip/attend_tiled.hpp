@@ -102,13 +102,20 @@ __device__ inline void attend_tiled(const AttendArgs& a, int heads_per_block) {
 #pragma unroll
       for (int u = 0; u < kTiledKeyRegs; ++u) dot += qv[u] * kv[u];
       const float logit = warp_sum(dot) * a.scale;
-      const float m_new = fmaxf(m, logit);
-      const float keep = expf(m - m_new);  // 0 for the first key (m = -inf)
-      const float p = expf(logit - m_new);
-      den = den * keep + p;
+      // The running sums are rescaled only when the max rises (uniform over the warp): the kernel
+      // is bound by its instructions, and most keys leave the max where it is. A NaN logit never
+      // rises and still reaches den and av through p.
+      if (logit > m) {
+        const float keep = expf(m - logit);  // 0 for the first key (m = -inf)
+        den *= keep;
 #pragma unroll
-      for (int u = 0; u < kTiledKeyRegs; ++u) av[u] = av[u] * keep + p * kv[u];
-      m = m_new;
+        for (int u = 0; u < kTiledKeyRegs; ++u) av[u] *= keep;
+        m = logit;
+      }
+      const float p = expf(logit - m);
+      den += p;
+#pragma unroll
+      for (int u = 0; u < kTiledKeyRegs; ++u) av[u] += p * kv[u];
     }
   }
 

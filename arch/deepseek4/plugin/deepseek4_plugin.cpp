@@ -301,6 +301,13 @@ class Deepseek4Arch {
         if (c.mlp_layer_types[l] != ds4::MlpKind::HashMoe) continue;
         ds4::hash_routed_experts(model_, l, tokens, n, hint_scratch_);
       }
+      // A chunk that needs more of a layer's experts than a band holds streams them in bands of
+      // ascending ids, each band evicting the last: stage the first band only. Staging them all
+      // wasted 279 of 384 prefetched experts on a 2,048-token prompt (H200, lru at 25%).
+      if (hint_scratch_.size() > pager_->band()) {
+        std::sort(hint_scratch_.begin(), hint_scratch_.end());
+        hint_scratch_.resize(pager_->band());
+      }
       pager_->hint(l, hint_scratch_);
     }
   }
