@@ -1,7 +1,8 @@
 // The arch against a pager with few slots: an in-process pager (a vtable in this test, no
 // library) that holds only top_k slots per layer and refills them on every acquire. The arch must
-// ask for at most that many experts per acquire, hint every hash-routed layer with the experts
-// tid2eid gives the tokens before the step, call begin_token once per forward with the position,
+// ask for at most that many experts per acquire, hint every hash-routed layer before the step with
+// the experts tid2eid gives the tokens (only the first band's when they are more than a band: the
+// later bands would evict the rest unused), call begin_token once per forward with the position,
 // and compute exactly what it computes over the resident pager.
 #include <doctest/doctest.h>
 
@@ -24,9 +25,12 @@ struct SmallPool {
   std::vector<std::vector<char>> pool;  // [slots] slot bytes, reused by every acquire
   uint32_t largest_request = 0;
   uint64_t acquires = 0;
-  std::vector<uint64_t> tokens;                    // begin_token arguments
-  std::map<uint32_t, std::set<int32_t>> hinted;    // layer -> experts hinted
-  std::map<uint32_t, std::set<int32_t>> acquired;  // layer -> experts acquired
+  std::vector<uint64_t> tokens;                      // begin_token arguments
+  std::map<uint32_t, std::set<int32_t>> hinted;      // layer -> experts hinted
+  std::map<uint32_t, std::set<int32_t>> acquired;    // layer -> experts acquired
+  std::map<uint32_t, std::set<int32_t>> first_band;  // layer -> experts of each step's first acquire
+  std::set<uint32_t> acquired_this_step;             // layers that acquired since begin_token
+  uint32_t largest_hint = 0;
   std::string error;
 
   void fill(uint32_t layer, int32_t expert, char* slot) {
@@ -48,6 +52,7 @@ mp_pager_vtable small_pool_vtable() {
   v.last_error = [](void* self) -> const char* { return as(self)->error.c_str(); };
   v.begin_token = [](void* self, uint64_t token) -> mp_status {
     as(self)->tokens.push_back(token);
+    as(self)->acquired_this_step.clear();
     return MP_OK;
   };
   v.acquire = [](void* self, uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* out) -> mp_status {
@@ -60,6 +65,7 @@ mp_pager_vtable small_pool_vtable() {
     }
     // Scribble over every slot first: stale bytes from an earlier band must never be read.
     for (auto& slot : p.pool) std::fill(slot.begin(), slot.end(), char(0x7f));
+    if (p.acquired_this_step.insert(layer).second) p.first_band[layer].insert(experts, experts + n);
     for (uint32_t i = 0; i < n; ++i) {
       p.fill(layer, experts[i], p.pool[i].data());
       out->slots[i] = p.pool[i].data();
@@ -71,6 +77,7 @@ mp_pager_vtable small_pool_vtable() {
   };
   v.hint = [](void* self, uint32_t layer, const int32_t* experts, uint32_t n) -> mp_status {
     as(self)->hinted[layer].insert(experts, experts + n);
+    as(self)->largest_hint = std::max(as(self)->largest_hint, n);
     return MP_OK;
   };
   v.stats = [](void* self, mp_pager_stats* out) -> mp_status {
@@ -118,9 +125,12 @@ TEST_CASE("a pager with top_k slots gets bands of at most top_k, hints for hash 
       continue;
     }
     ++hash_layers;
-    // tid2eid fixes a hash layer's experts: the hints are exactly what it then acquired.
-    CHECK(pool.hinted[l] == pool.acquired[l]);
+    // tid2eid fixes a hash layer's experts and the bands go in ascending ids: the hints are
+    // exactly each step's first band.
+    CHECK(pool.hinted[l] == pool.first_band[l]);
+    CHECK(pool.hinted[l].size() < pool.acquired[l].size());
   }
   CHECK(hash_layers > 0);
+  CHECK(pool.largest_hint == pool.slots);
   resident.arch.bind_pager(resident.pager.ref());  // do not leave the arch pointing at `pool`
 }
