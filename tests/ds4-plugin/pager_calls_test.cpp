@@ -2,7 +2,8 @@
 // split, start/await/finish reach the pager and a failed finish throws with the pager's status
 // and message; without it (a 1.4 vtable, or the calls absent), acquire_start is plain acquire with
 // nothing pending and its ready event, await and finish do nothing; the same when the arch option
-// hits_first is false. In-process pager doubles.
+// hits_first is false. The band: every expert, or the pool's slots capped by paged_band and never
+// below top_k. In-process pager doubles.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -21,6 +22,7 @@ struct Double {
   std::vector<std::byte> pool = std::vector<std::byte>(64 * 8);
   int acquires = 0, starts = 0, awaits = 0, finishes = 0;
   bool fail_finish = false;
+  uint32_t slots = 0;  // slots per layer the stats report; 0: a resident pager
   mp_event plain_ready = reinterpret_cast<mp_event>(uintptr_t(0x77));
 };
 Double* g = nullptr;
@@ -51,7 +53,8 @@ mp_status finish(void*, uint32_t) {
 }
 mp_status stats(void*, mp_pager_stats* out) {
   std::memset(reinterpret_cast<char*>(out) + sizeof(uint32_t), 0, out->struct_size - sizeof(uint32_t));
-  out->resident = 1;
+  out->resident = g->slots == 0 ? 1 : 0;
+  out->slots_per_layer = g->slots;
   return MP_OK;
 }
 const char* last_error(void*) { return "layer 3 expert 5 (w2): injected"; }
@@ -132,4 +135,24 @@ TEST_CASE("PagerCalls takes plain acquire for a pager without the split acquire 
     calls.acquire_finish(0);
     CHECK((d.acquires == 1 && d.starts == 0 && d.awaits == 0 && d.finishes == 0));
   }
+}
+
+TEST_CASE(
+    "PagerCalls sizes the band: every expert when all fit, else the slots, capped by paged_band, at least top_k") {
+  Double d;
+  g = &d;
+  const mp_pager_vtable v = vtable(true);
+  int self = 0;
+  const mp_pager_ref ref{sizeof(mp_pager_ref), &v, &self};
+  auto band = [&](uint32_t slots, uint32_t cap) {
+    d.slots = slots;
+    return PagerCalls(nullptr, ref, 8, 2, cap).band();  // 8 experts per layer, top_k 2
+  };
+  CHECK(band(0, 0) == 8);  // resident
+  CHECK(band(0, 3) == 8);  // a cap never splits a resident layer
+  CHECK(band(8, 4) == 8);  // nor a pool that holds every expert
+  CHECK(band(6, 0) == 6);
+  CHECK(band(6, 4) == 4);
+  CHECK(band(6, 10) == 6);
+  CHECK(band(6, 1) == 2);  // top_k
 }

@@ -34,9 +34,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "abi_collective.hpp"
 #include "deepseek4/model/inspect.hpp"
 #include "deepseek4/model/synth.hpp"
-#include "abi_collective.hpp"
 #include "forward_backend.hpp"
 #include "loaded_checkpoint.hpp"
 #include "moepage/cpp/plugin_adapter.hpp"
@@ -59,6 +59,9 @@ constexpr mp_option_def kOptions[] = {
     mp::option(MP_OPT_BOOL, "matrix_split", "true",
                "GPU: x enters the matrix-core products as two bf16 parts (about 2^-17 relative: routers pick as "
                "in float); false: one part (2^-9, half the matrix instructions, near ties may flip)"),
+    mp::option(MP_OPT_INT, "paged_band", "0",
+               "experts one acquire asks a paged pool for (0 = its slots per layer; at least top_k): a long "
+               "prompt streams each layer's experts in bands this size, so a smaller band queues fewer copies"),
     mp::option(MP_OPT_PATH, "routing_replay", "",
                "benchmarks only: route as this recorded trace says (plain or .xz; layer i follows trace layer i "
                "mod N, position p its token p mod T) and hand the pager its recorded hints and predictions"),
@@ -73,8 +76,8 @@ constexpr mp_option_def kOptions[] = {
 int64_t int_option(const mp::Options& options, const char* name, int64_t lo, int64_t hi, const std::string& range) {
   const int64_t v = options.get_int(name);
   if (v < lo || v > hi)
-    throw mp::Error(MP_ERR_INVALID_ARG,
-                    "arch 'deepseek4': option '" + std::string(name) + "' must be " + range + ", got " + std::to_string(v));
+    throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': option '" + std::string(name) + "' must be " + range +
+                                            ", got " + std::to_string(v));
   return v;
 }
 
@@ -86,6 +89,7 @@ class Deepseek4Arch {
     max_batch_ = uint32_t(int_option(options, "max_batch", 1, 4096, "1 to 4096"));
     matrix_min_tokens_ = uint32_t(int_option(options, "matrix_min_tokens", 0, 65536, "0 (never) to 65536"));
     matrix_split_ = options.get_bool("matrix_split");
+    paged_band_ = uint32_t(int_option(options, "paged_band", 0, 65536, "0 (the pool's slots) to 65536"));
     if (args.checkpoint_dir == nullptr || *args.checkpoint_dir == '\0')
       throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': no checkpoint folder given");
     threads_ = uint32_t(threads);
@@ -195,13 +199,13 @@ class Deepseek4Arch {
     // Drop a previous binding first: the old backend must not outlive its pager calls.
     backend_.reset();
     tokens_ = 0;
-    pager_ = std::make_unique<ds4::PagerCalls>(host_, *pager, c.n_routed_experts, c.num_experts_per_tok);
+    pager_ = std::make_unique<ds4::PagerCalls>(host_, *pager, c.n_routed_experts, c.num_experts_per_tok, paged_band_);
     if (!hits_first_) pager_->use_plain_acquire();
     hint_scratch_.reserve(c.n_routed_experts);
     if (replay_) pager_->replay_predictions(replay_.get(), replay_top_, c.num_hidden_layers);
     backend_ = ds4::make_forward_backend(ds4::BackendInputs{host_, pager_.get(), &model_, max_context_, max_batch_,
-                                                             threads_, replay_.get(), matrix_min_tokens_,
-                                                             matrix_split_, ranks_ ? ranks_->view() : ds4::ExpertParallel{}});
+                                                            threads_, replay_.get(), matrix_min_tokens_, matrix_split_,
+                                                            ranks_ ? ranks_->view() : ds4::ExpertParallel{}});
   }
 
   // One rank of an expert-parallel group (ABI 1.7): before bind_pager, once, on the CPU device.
@@ -344,10 +348,11 @@ class Deepseek4Arch {
   uint32_t threads_ = 0;
   bool hits_first_ = true;  // arch option hits_first
   uint32_t max_context_ = 0;
-  uint32_t max_batch_ = 64;  // arch option max_batch: tokens the forward pass processes together
+  uint32_t max_batch_ = 64;          // arch option max_batch: tokens the forward pass processes together
   uint32_t matrix_min_tokens_ = 16;  // arch option matrix_min_tokens
+  uint32_t paged_band_ = 0;          // arch option paged_band (0: the pool's slots per layer)
   bool matrix_split_ = true;         // arch option matrix_split
-  uint64_t tokens_ = 0;  // through forward() since bind_pager
+  uint64_t tokens_ = 0;              // through forward() since bind_pager
   ds4::LoadedCheckpoint model_;
   std::unique_ptr<ds4::RoutingReplay> replay_;  // arch option routing_replay; null: the model's own routing
   uint32_t replay_top_ = 0;

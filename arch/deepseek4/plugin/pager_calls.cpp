@@ -9,7 +9,8 @@
 
 namespace moepage::ds4 {
 
-PagerCalls::PagerCalls(const mp_host_api* host, const mp_pager_ref& pager, uint32_t n_experts, uint32_t top_k)
+PagerCalls::PagerCalls(const mp_host_api* host, const mp_pager_ref& pager, uint32_t n_experts, uint32_t top_k,
+                       uint32_t band_cap)
     : host_(host), pager_(pager) {
   if (pager_.vtable == nullptr || pager_.self == nullptr)
     throw std::invalid_argument("arch 'deepseek4': bind_pager was given no pager instance");
@@ -17,7 +18,8 @@ PagerCalls::PagerCalls(const mp_host_api* host, const mp_pager_ref& pager, uint3
   stats.struct_size = sizeof stats;
   if (const mp_status s = pager_.vtable->stats(pager_.self, &stats); s != MP_OK) fail("stats", s);
   const bool everything_fits = stats.resident != 0 || stats.slots_per_layer == 0 || stats.slots_per_layer >= n_experts;
-  band_ = everything_fits ? n_experts : std::max(stats.slots_per_layer, std::min(top_k, n_experts));
+  const uint32_t slots = band_cap > 0 ? std::min(stats.slots_per_layer, band_cap) : stats.slots_per_layer;
+  band_ = everything_fits ? n_experts : std::max(slots, std::min(top_k, n_experts));
   raw_slots_.resize(band_);
   splits_ = mp_pager_splits_acquire(pager_.vtable) != 0;
 }

@@ -20,9 +20,11 @@ class RoutingReplay;
 
 class PagerCalls {
  public:
-  // Reads the pager's stats once to size the band. Throws std::runtime_error naming the pager
-  // call that failed.
-  PagerCalls(const mp_host_api* host, const mp_pager_ref& pager, uint32_t n_experts, uint32_t top_k);
+  // Reads the pager's stats once to size the band: every expert when they all fit, else the
+  // pool's slots per layer, or band_cap (arch option paged_band; 0: no cap) when smaller, never
+  // below top_k. Throws std::runtime_error naming the pager call that failed.
+  PagerCalls(const mp_host_api* host, const mp_pager_ref& pager, uint32_t n_experts, uint32_t top_k,
+             uint32_t band_cap = 0);
 
   uint32_t band() const { return band_; }
   const mp_host_api* host() const { return host_; }
