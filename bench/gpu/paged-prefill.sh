@@ -54,7 +54,8 @@ for arm in ["resident", "lru-12.5", "lru-25", "lru-50", "lru-25-poolband", "lru-
         print(f"| {arm} | failed | | | | |")
         continue
     s = r["run"]["prefill_seconds"]
-    per = r["pager"].get("bytes_read", 0) / 2  # the warm-up and the measured prefill
+    pager = r["pager"]
+    per = (pager.get("bytes_read", 0) - pager.get("load_bytes_read", 0)) / 2  # the warm-up and the measured prefill
     rate = per / s / 1e9
     print(f"| {arm} | {n / s:.0f} | {s * 1e3:.1f} | {per / 2**30:.2f} GiB | {rate:.1f} GB/s | {bound_s / s:.0%} |")
 PY
