@@ -8,8 +8,9 @@
 namespace moepage::parallel {
 namespace {
 
-// The ranks of one line; throws naming the line for a word that is not a rank below `ranks`.
-std::vector<uint32_t> parse_line(const std::string& line, uint32_t ranks, const std::string& where) {
+// The ranks of one line; throws naming the line for a word that is not a rank below `ranks`, or
+// for more than max_words of them.
+std::vector<uint32_t> parse_line(const std::string& line, uint32_t ranks, size_t max_words, const std::string& where) {
   std::vector<uint32_t> out;
   std::istringstream words(line);
   for (std::string word; words >> word;) {
@@ -23,6 +24,8 @@ std::vector<uint32_t> parse_line(const std::string& line, uint32_t ranks, const 
     if (used != word.size() || word[0] == '-' || v >= ranks)
       throw std::invalid_argument(where + ": '" + word + "' is not a rank from 0 to " + std::to_string(ranks - 1));
     out.push_back(uint32_t(v));
+    if (out.size() > max_words)  // a line is refused as soon as it is too long, not after reading it all
+      throw std::invalid_argument(where + ": more than " + std::to_string(max_words) + " ranks on one line");
   }
   return out;
 }
@@ -40,8 +43,8 @@ void check_counts(const ExpertPartition& p, const std::string& key) {
       if (l == 0) first = m;
       if (m != first)
         throw std::invalid_argument(key + ": rank " + std::to_string(r) + " owns " + std::to_string(first) +
-                                    " experts of layer 0 but " + std::to_string(m) + " of layer " +
-                                    std::to_string(l) + "; a rank must own as many in every layer");
+                                    " experts of layer 0 but " + std::to_string(m) + " of layer " + std::to_string(l) +
+                                    "; a rank must own as many in every layer");
     }
   }
 }
@@ -57,11 +60,15 @@ ExpertPartition read_partition_table(const std::filesystem::path& path, uint32_t
   for (uint32_t number = 1; std::getline(in, line); ++number) {
     if (const size_t hash = line.find('#'); hash != std::string::npos) line.erase(hash);
     const std::string where = key + ": " + path.string() + ":" + std::to_string(number);
-    std::vector<uint32_t> row = parse_line(line, ranks, where);
+    std::vector<uint32_t> row = parse_line(line, ranks, n_experts, where);
     if (row.empty()) continue;
     if (row.size() != n_experts)
       throw std::invalid_argument(where + ": " + std::to_string(row.size()) + " ranks, the model has " +
                                   std::to_string(n_experts) + " experts per layer");
+    if (rows.size() == n_layers)  // refused at the first line too many, not at the end
+      throw std::invalid_argument(key + ": " + path.string() + " has " + std::to_string(rows.size() + 1) +
+                                  " lines of ranks; give 1 (every layer) or " + std::to_string(n_layers) +
+                                  " (one per layer)");
     rows.push_back(std::move(row));
   }
   if (rows.size() != 1 && rows.size() != n_layers)
