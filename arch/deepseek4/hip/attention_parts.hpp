@@ -8,8 +8,9 @@
 
 namespace moepage::ds4::gpu {
 
-// compressor_push for tokens p0..p0+S-1 in order, in one launch: kv/gate ([S, p.width], gate
-// without ape) fill the open window; every token that closes a window emits its entry. The host
+// compressor_push for tokens p0..p0+S-1, as if in order: kv/gate ([S, p.width], gate without ape)
+// fill the open window; every window that closes in the batch emits its entry (one block each, in
+// one launch), then a second launch leaves the slots and the previous half as the walk would. The host
 // counters of `s` (n_entries, has_prev) are checked before and advanced after the launch.
 void compress_tokens(const GpuCompressorParams& p, const DeviceRope& rope, float eps, int64_t p0, int64_t S,
                      const float* kv, const float* gate, GpuCompressorState& s, Stream stream);
