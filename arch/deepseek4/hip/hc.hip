@@ -145,6 +145,44 @@ __device__ inline float stream_value(const MixArgs& a, int64_t s, int64_t f) {
   return v;
 }
 
+// A warp's fn elements for rows r0, r0 + warps, ... (kRowsAtOnce of them) at this block's kChunk
+// values, all loaded before any is used: at batch 1 the cost is memory round trips, not bytes.
+constexpr int kPerLane = kChunk / MP_WARP_SIZE, kRowsAtOnce = 4;
+
+template <WeightCode W, int NS>
+__device__ inline void load_fn_rows(const MixArgs& a, int64_t c0, int r0, int warps, int lane, int vals,
+                                    float (&w)[kRowsAtOnce][kPerLane]) {
+#pragma unroll
+  for (int q = 0; q < kRowsAtOnce; ++q) {
+    const int r = r0 + q * warps;
+    const int64_t row = a.fn.row_offset + (r < a.R ? r : 0);
+    const uint8_t* rd = a.fn.data + row * row_bytes<W>(a.fn.cols);
+    const uint8_t* rs = a.fn.scale ? a.fn.scale + scale_row_offset<W>(row, a.fn.cols) : nullptr;
+#pragma unroll
+    for (int k = 0; k < kPerLane; ++k) {
+      const int i = lane + k * MP_WARP_SIZE;
+      const int64_t f = i < vals ? flat_index<NS>(a, c0, i) : -1;
+      w[q][k] = r < a.R && f >= 0 ? decode_at<W>(rd, rs, f) : 0.0f;
+    }
+  }
+}
+
+// Those rows' dot products with one token's values xs, each into its row of the token's partials.
+__device__ inline void store_fn_dots(const MixArgs& a, const float (&w)[kRowsAtOnce][kPerLane], const float* xs,
+                                     float* part, int r0, int warps, int lane, int vals) {
+#pragma unroll
+  for (int q = 0; q < kRowsAtOnce; ++q) {
+    float acc = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kPerLane; ++k) {
+      const int i = lane + k * MP_WARP_SIZE;
+      if (i < vals) acc += w[q][k] * xs[i];
+    }
+    acc = warp_sum(acc);
+    if (lane == 0 && r0 + q * warps < a.R) part[(r0 + q * warps) * a.chunks + blockIdx.x] = acc;
+  }
+}
+
 // The fused collapse of this block's columns: u = sum_i pre_i X_i (double, stream order, like
 // collapse_norm_kernel) and xn = u * r * norm with the finisher's r.
 template <int NS>
@@ -313,37 +351,12 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
   }
   ss = block_sum(ss, red);  // its barrier also publishes xs
 
-  // Every fn element this warp needs for kRowsAtOnce rows is loaded before any is used: at
-  // batch 1 the cost is memory round trips, not bytes.
   const int64_t part_rows = a.R + 1 + (a.fused ? gram_entries(n) : 0);
   float* part = a.partials + s * part_rows * a.chunks;
-  constexpr int kPerLane = kChunk / MP_WARP_SIZE, kRowsAtOnce = 4;
   for (int r0 = warp; r0 < a.R; r0 += kRowsAtOnce * warps) {
     float w[kRowsAtOnce][kPerLane];
-#pragma unroll
-    for (int q = 0; q < kRowsAtOnce; ++q) {
-      const int r = r0 + q * warps;
-      const int64_t row = a.fn.row_offset + (r < a.R ? r : 0);
-      const uint8_t* rd = a.fn.data + row * row_bytes<W>(a.fn.cols);
-      const uint8_t* rs = a.fn.scale ? a.fn.scale + scale_row_offset<W>(row, a.fn.cols) : nullptr;
-#pragma unroll
-      for (int k = 0; k < kPerLane; ++k) {
-        const int i = lane + k * MP_WARP_SIZE;
-        const int64_t f = i < vals ? flat_index<NS>(a, c0, i) : -1;
-        w[q][k] = r < a.R && f >= 0 ? decode_at<W>(rd, rs, f) : 0.0f;
-      }
-    }
-#pragma unroll
-    for (int q = 0; q < kRowsAtOnce; ++q) {
-      float acc = 0.0f;
-#pragma unroll
-      for (int k = 0; k < kPerLane; ++k) {
-        const int i = lane + k * MP_WARP_SIZE;
-        if (i < vals) acc += w[q][k] * xs[i];
-      }
-      acc = warp_sum(acc);
-      if (lane == 0 && r0 + q * warps < a.R) part[(r0 + q * warps) * a.chunks + blockIdx.x] = acc;
-    }
+    load_fn_rows<W, NS>(a, c0, r0, warps, lane, vals, w);
+    store_fn_dots(a, w, xs, part, r0, warps, lane, vals);
   }
   if (t == 0) part[a.R * a.chunks + blockIdx.x] = float(ss);
   if (a.fused) {  // Gram entry (j, k), j <= k, of this block's columns: one warp each
@@ -432,35 +445,12 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_tokens_kernel(MixArgs a) {
     if (t == 0) a.partials[((s0 + tt) * part_rows + a.R) * a.chunks + blockIdx.x] = float(ss);
   }
 
-  constexpr int kPerLane = kChunk / MP_WARP_SIZE, kRowsAtOnce = 4;
   for (int r0 = warp; r0 < a.R; r0 += kRowsAtOnce * warps) {
     float w[kRowsAtOnce][kPerLane];
-#pragma unroll
-    for (int q = 0; q < kRowsAtOnce; ++q) {
-      const int r = r0 + q * warps;
-      const int64_t row = a.fn.row_offset + (r < a.R ? r : 0);
-      const uint8_t* rd = a.fn.data + row * row_bytes<W>(a.fn.cols);
-      const uint8_t* rs = a.fn.scale ? a.fn.scale + scale_row_offset<W>(row, a.fn.cols) : nullptr;
-#pragma unroll
-      for (int k = 0; k < kPerLane; ++k) {
-        const int i = lane + k * MP_WARP_SIZE;
-        const int64_t f = i < vals ? flat_index<NS>(a, c0, i) : -1;
-        w[q][k] = r < a.R && f >= 0 ? decode_at<W>(rd, rs, f) : 0.0f;
-      }
-    }
+    load_fn_rows<W, NS>(a, c0, r0, warps, lane, vals, w);
     for (int tt = 0; tt < tokens; ++tt) {
       float* part = a.partials + (s0 + tt) * part_rows * a.chunks;
-#pragma unroll
-      for (int q = 0; q < kRowsAtOnce; ++q) {
-        float acc = 0.0f;
-#pragma unroll
-        for (int k = 0; k < kPerLane; ++k) {
-          const int i = lane + k * MP_WARP_SIZE;
-          if (i < vals) acc += w[q][k] * xs[tt][i];
-        }
-        acc = warp_sum(acc);
-        if (lane == 0 && r0 + q * warps < a.R) part[(r0 + q * warps) * a.chunks + blockIdx.x] = acc;
-      }
+      store_fn_dots(a, w, xs[tt], part, r0, warps, lane, vals);
     }
   }
 
