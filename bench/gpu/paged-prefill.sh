@@ -3,8 +3,9 @@
 # LEN tokens in one chunk (arch.max_batch = LEN), resident and lru at 12.5%, 25% and 50% of the
 # routed experts' bytes through the mapped transport. The bound for a chunk is streaming every
 # routed expert of every layer once over the measured pinned copy rate; each arm's prefill is
-# reported against it; the 25% and 50% pools once more with bands of the whole pool
-# (arch.paged_band=0; the default band is 32 experts).
+# reported against it; each share once more with arch.prompt_staging=false (the hash layers' first
+# bands hinted at the step's start, nothing staged per layer: the ablation of the per-layer
+# staging), and 12.5% with bands of 16 experts (the default band is 32).
 # Usage: bench/gpu/paged-prefill.sh BUILD OUT [LEN]   (env FLASH_MODEL_DIR, default /tmp/flash4;
 # LAYERS 4; RUN_TIMEOUT per arm, default 120 s)
 set -uo pipefail
@@ -31,11 +32,13 @@ for share in 12.5:8 25:4 50:2; do
   prefill_arm "lru-${share%%:*}" --set pager.plugin=lru --set "pager.budget=$((expert_total / ${share#*:}))" \
     --set transport.plugin=mapped
 done
-# The larger pools again with bands of the whole pool (arch.paged_band=0; the default is 32).
-for share in 25:4 50:2; do
-  prefill_arm "lru-${share%%:*}-poolband" --set pager.plugin=lru --set "pager.budget=$((expert_total / ${share#*:}))" \
-    --set transport.plugin=mapped --set arch.paged_band=0
+# Every share again without the per-layer staging, and 12.5% with bands of 16.
+for share in 12.5:8 25:4 50:2; do
+  prefill_arm "lru-${share%%:*}-nostage" --set pager.plugin=lru --set "pager.budget=$((expert_total / ${share#*:}))" \
+    --set transport.plugin=mapped --set arch.prompt_staging=false
 done
+prefill_arm lru-12.5-band16 --set pager.plugin=lru --set "pager.budget=$((expert_total / 8))" \
+  --set transport.plugin=mapped --set arch.paged_band=16
 report_neutrality
 python3 - "$out" "$len" <<'PY' | tee -a "$out/summary.txt"
 import json, os, sys
@@ -47,7 +50,8 @@ print(f"prompt {n} tokens in one chunk; routed experts {experts / 2**30:.2f} GiB
       f" streaming bound {bound_s * 1e3:.1f} ms = {n / bound_s:.0f} tok/s")
 print("| arm | prefill tok/s | prefill ms | expert bytes read per prefill | read rate | of the bound's tok/s |")
 print("|---|---:|---:|---:|---:|---:|")
-for arm in ["resident", "lru-12.5", "lru-25", "lru-50", "lru-25-poolband", "lru-50-poolband"]:
+for arm in ["resident", "lru-12.5", "lru-25", "lru-50", "lru-12.5-nostage", "lru-25-nostage", "lru-50-nostage",
+            "lru-12.5-band16"]:
     try:
         r = json.load(open(os.path.join(out, arm + ".json")))
     except Exception:

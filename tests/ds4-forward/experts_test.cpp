@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -31,9 +32,19 @@ class PoisoningSource final : public ExpertSource {
       slots[i] = bytes_.data() + i * sb;
     }
     ++calls;
+    log.push_back({false, layer, std::vector<int32_t>(experts, experts + n)});
   }
   uint32_t max_batch() const override { return n_slots_; }
+  void stage(uint32_t layer, std::span<const int32_t> experts) override {
+    log.push_back({true, layer, std::vector<int32_t>(experts.begin(), experts.end())});
+  }
   int calls = 0;
+  struct Call {
+    bool staged;  // stage(), else acquire()
+    uint32_t layer;
+    std::vector<int32_t> experts;
+  };
+  std::vector<Call> log;  // every stage() and acquire(), in order
 
  private:
   ResidentExpertSource& backing_;
@@ -67,6 +78,21 @@ TEST_CASE("experts served through a few reused slots give the resident logits") 
   Model b(c, tm.weights(), tm.layout(), &source, pool, ModelOptions{32, 32});
   b.forward(ids.data(), uint32_t(ids.size()), paged.data(), true);
   CHECK(source.calls > int(c.num_hidden_layers));
+  // One chunk of 20 tokens x top-4 over 16 experts: every layer needs several bands. Each layer is
+  // staged once, before its first acquire: on hash layers with exactly that acquire's experts, on
+  // scored layers (80 routed >= 4 x 16 experts) with the guess of the lowest ids.
+  for (uint32_t l = 0; l < c.num_hidden_layers; ++l) {
+    CAPTURE(l);
+    std::vector<const PoisoningSource::Call*> calls;
+    for (const auto& call : source.log)
+      if (call.layer == l) calls.push_back(&call);
+    REQUIRE(calls.size() >= 3);
+    CHECK(calls[0]->staged);
+    CHECK_FALSE(calls[1]->staged);
+    for (size_t i = 1; i < calls.size(); ++i) CHECK_FALSE(calls[i]->staged);
+    if (l < 3) CHECK(calls[0]->experts == calls[1]->experts);  // hash-routed (tiny_config)
+    else CHECK(calls[0]->experts == std::vector<int32_t>{0, 1, 2, 3});
+  }
   double diff = 0;
   for (size_t i = 0; i < resident.size(); ++i) {
     REQUIRE(std::isfinite(paged[i]));

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -129,6 +130,9 @@ TEST_CASE("the GPU router refuses a non-finite score as the CPU router does, nam
   std::vector<float> bias(ck.cfg.n_routed_experts);
   std::memcpy(bias.data(), w.layers[layer].gate_bias.data, bias.size() * sizeof(float));
   bias[2] = std::nanf("");
+  // And an infinite bias on the last expert: every token faults twice, in two threads of its block,
+  // and every block races to record. The record must still name the lowest token and expert.
+  bias.back() = std::numeric_limits<float>::infinity();
   w.layers[layer].gate_bias.data = reinterpret_cast<const std::byte*>(bias.data());
   gpu::GpuModel m(ck.cfg, w, ck.layout, &ck.experts, ck.stream.stream, ModelOptions{16, 4});
   const std::string expected =

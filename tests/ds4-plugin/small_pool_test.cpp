@@ -1,9 +1,10 @@
 // The arch against a pager with few slots: an in-process pager (a vtable in this test, no
 // library) that holds only top_k slots per layer and refills them on every acquire. The arch must
-// ask for at most that many experts per acquire, hint every hash-routed layer before the step with
-// the experts tid2eid gives the tokens (only the first band's when they are more than a band: the
-// later bands would evict the rest unused), call begin_token once per forward with the position,
-// and compute exactly what it computes over the resident pager.
+// ask for at most that many experts per acquire, hint every hash-routed layer before its first
+// acquire with the experts tid2eid gives the tokens (only the first band's when they are more than
+// a band: the later bands would evict the rest unused; the forward pass stages that band as it
+// reaches the layer), call begin_token once per forward with the position, and compute exactly
+// what it computes over the resident pager.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -31,6 +32,8 @@ struct SmallPool {
   std::map<uint32_t, std::set<int32_t>> first_band;  // layer -> experts of each step's first acquire
   std::set<uint32_t> acquired_this_step;             // layers that acquired since begin_token
   uint32_t largest_hint = 0;
+  uint32_t late_hints = 0;     // hints for a layer that had already acquired in this step
+  uint32_t between_hints = 0;  // hints given after another layer's acquire in this step
   std::string error;
 
   void fill(uint32_t layer, int32_t expert, char* slot) {
@@ -77,6 +80,8 @@ mp_pager_vtable small_pool_vtable() {
   };
   v.hint = [](void* self, uint32_t layer, const int32_t* experts, uint32_t n) -> mp_status {
     as(self)->hinted[layer].insert(experts, experts + n);
+    if (as(self)->acquired_this_step.count(layer)) ++as(self)->late_hints;
+    if (!as(self)->acquired_this_step.empty()) ++as(self)->between_hints;
     as(self)->largest_hint = std::max(as(self)->largest_hint, n);
     return MP_OK;
   };
@@ -90,13 +95,13 @@ mp_pager_vtable small_pool_vtable() {
   return v;
 }
 
-}  // namespace
-
-TEST_CASE("a pager with top_k slots gets bands of at most top_k, hints for hash layers, and the resident logits") {
+// What the small pool saw over a 12-token prompt given as 5 + 7 tokens, after checking the logits
+// against the resident pager's and the bands and hints every arch option gives.
+SmallPool run_small_pool(std::vector<std::pair<std::string, std::string>> arch_set) {
   const fs::path dir = moepage::test::fixture_path("hc4-mixed");
   const std::vector<int32_t> prompt{11, 200, 7, 7, 93, 150, 3, 64, 255, 18, 42, 5};
 
-  moepage::test::PluginStack resident(dir);
+  moepage::test::PluginStack resident(dir, "resident", std::move(arch_set));
   const size_t V = resident.info.vocab_size;
   std::vector<float> want(prompt.size() * V);
   resident.arch.forward(prompt, want.data(), MP_FORWARD_ALL_LOGITS);
@@ -132,5 +137,22 @@ TEST_CASE("a pager with top_k slots gets bands of at most top_k, hints for hash 
   }
   CHECK(hash_layers > 0);
   CHECK(pool.largest_hint == pool.slots);
+  CHECK(pool.late_hints == 0);
   resident.arch.bind_pager(resident.pager.ref());  // do not leave the arch pointing at `pool`
+  pool.cat = nullptr;
+  return pool;
+}
+
+}  // namespace
+
+TEST_CASE("a pager with top_k slots gets bands of at most top_k, hints for hash layers, and the resident logits") {
+  // Each layer's first band is hinted as the forward pass reaches the layer: after the layers
+  // before it acquired.
+  const SmallPool pool = run_small_pool({});
+  CHECK(pool.between_hints > 0);
+}
+
+TEST_CASE("prompt_staging: false hints the hash layers' first bands at the step's start only") {
+  const SmallPool pool = run_small_pool({{"prompt_staging", "false"}});
+  CHECK(pool.between_hints == 0);
 }

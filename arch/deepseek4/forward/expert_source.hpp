@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "dtype/dtype.hpp"
@@ -21,6 +22,9 @@ struct ExpertSource {
   // routing sees: the mean of the hc_mult residual streams of the batch's last token (d floats,
   // valid only during the call). Default: nobody is listening.
   virtual void observe(uint32_t /*layer*/, const float* /*hidden*/, uint32_t /*d*/) {}
+  // Before a prompt chunk's layer: the experts its first band will ask for (prompt_band.hpp), for
+  // a pager to start reading while the attention runs. Advice only. Default: nothing to stage.
+  virtual void stage(uint32_t /*layer*/, std::span<const int32_t> /*experts*/) {}
 };
 
 struct ExpertPart {

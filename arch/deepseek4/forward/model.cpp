@@ -30,16 +30,14 @@ void check_model_inputs(const Config& config, const ExpertLayout& layout, bool h
   if (!ep.collective) return;
   if (!ep.ownership) throw std::invalid_argument(std::string(who) + ": an expert-parallel rank needs an ownership");
   if (ep.ownership->n_layers() != config.num_hidden_layers || ep.ownership->n_experts() != config.n_routed_experts)
-    throw std::invalid_argument(std::string(who) + ": the expert ownership covers " +
-                                std::to_string(ep.ownership->n_layers()) + " layers of " +
-                                std::to_string(ep.ownership->n_experts()) + " experts, the model has " +
-                                std::to_string(config.num_hidden_layers) + " of " +
-                                std::to_string(config.n_routed_experts));
+    throw std::invalid_argument(
+        std::string(who) + ": the expert ownership covers " + std::to_string(ep.ownership->n_layers()) + " layers of " +
+        std::to_string(ep.ownership->n_experts()) + " experts, the model has " +
+        std::to_string(config.num_hidden_layers) + " of " + std::to_string(config.n_routed_experts));
   if (ep.collective->size() != ep.ownership->ranks() || ep.rank != ep.collective->rank())
     throw std::invalid_argument(std::string(who) + ": rank " + std::to_string(ep.rank) + " of an ownership over " +
                                 std::to_string(ep.ownership->ranks()) + " ranks, but the collective is rank " +
-                                std::to_string(ep.collective->rank()) + " of " +
-                                std::to_string(ep.collective->size()));
+                                std::to_string(ep.collective->rank()) + " of " + std::to_string(ep.collective->size()));
 }
 
 void check_expert_layout(const ExpertLayout& l, const Config& c) {
@@ -73,7 +71,8 @@ Model::Model(const Config& config, Weights weights, ExpertLayout layout, ExpertS
       layout_(layout),
       experts_(experts),
       pool_(pool),
-      options_(options) {
+      options_(options),
+      prompt_band_(config.n_routed_experts, config.num_experts_per_tok) {
   check_model_inputs(config_, layout_, experts_ != nullptr, options_, "ds4 model");
   rope_main_ = make_rope(config_.rope_main, config_);
   rope_compress_ = make_rope(config_.rope_compress, config_);
@@ -155,6 +154,18 @@ const int32_t* Model::forced_experts(uint32_t layer, int64_t p0, int64_t S) {
   return out;
 }
 
+void Model::stage_first_band(uint32_t layer, const int32_t* tokens, int64_t p0, int64_t S) {
+  const Config& c = config_;
+  const LayerParams& lp = params_.layers[layer];
+  const uint32_t band = experts_->max_batch();
+  std::span<const int32_t> first;
+  if (const int32_t* forced = forced_experts(layer, p0, S)) first = prompt_band_.first_band(forced, S, band);
+  else if (lp.mlp == MlpKind::HashMoe)
+    first = prompt_band_.first_band_hashed(lp.tid2eid.data(), c.vocab_size, tokens, S, band);
+  else first = prompt_band_.first_band(nullptr, S, band);
+  if (!first.empty()) experts_->stage(layer, first);
+}
+
 void Model::run_batch(const int32_t* tokens, int64_t S, float* logits, bool all_logits) {
   const Config& c = config_;
   const int64_t N = c.hc_mult, D = c.hidden_size;
@@ -171,6 +182,7 @@ void Model::run_batch(const int32_t* tokens, int64_t S, float* logits, bool all_
   float* X2 = sc.X2.data();
   for (uint32_t l = 0; l < c.num_hidden_layers; ++l) {
     const LayerParams& lp = params_.layers[l];
+    stage_first_band(l, tokens, p0, S);
     hc_pre(pool_, lp.hc_attn, c, X, S, hs, sc.post.data(), sc.comb.data(), sc.u.data());
     for (int64_t s = 0; s < S; ++s)
       cpu::rms_norm(sc.u.data() + s * D, D, lp.attn_norm.data(), c.rms_norm_eps, sc.xn.data() + s * D);

@@ -13,6 +13,7 @@
 #include "deepseek4/forward/forced_routing.hpp"
 #include "deepseek4/forward/moe.hpp"
 #include "deepseek4/forward/params.hpp"
+#include "deepseek4/forward/prompt_band.hpp"
 #include "deepseek4/forward/scratch.hpp"
 #include "deepseek4/forward/state.hpp"
 #include "deepseek4/forward/weights.hpp"
@@ -84,6 +85,8 @@ class Model {
   void observe_layer(uint32_t layer, const float* streams);
   // [S, k] experts the forced routing gives `layer` for the batch at p0, or null without one.
   const int32_t* forced_experts(uint32_t layer, int64_t p0, int64_t S);
+  // Hands the expert source the first band a prompt chunk will ask for at `layer` (prompt_band.hpp).
+  void stage_first_band(uint32_t layer, const int32_t* tokens, int64_t p0, int64_t S);
 
   Config config_;
   Weights weights_;
@@ -98,6 +101,7 @@ class Model {
   Scratch scratch_;
   uint64_t position_ = 0;
   MoeStats moe_stats_;
+  PromptBand prompt_band_;
 };
 
 }  // namespace moepage::ds4

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "deepseek4/hip/stream.hpp"
 
@@ -31,6 +32,9 @@ struct GpuExpertSource {
   // After a layer: the predictor's view (mean of the streams of the batch's last token), device
   // memory, d floats, ready once `stream` reaches this point.
   virtual void observe(uint32_t /*layer*/, const float* /*hidden_device*/, uint32_t /*d*/, Stream /*stream*/) {}
+  // Before a prompt chunk's layer: the experts its first band will ask for (forward/prompt_band.hpp),
+  // for a pager to start copying while the attention runs. Advice only. Default: nothing to stage.
+  virtual void stage(uint32_t /*layer*/, std::span<const int32_t> /*experts*/) {}
 };
 
 }  // namespace moepage::ds4::gpu

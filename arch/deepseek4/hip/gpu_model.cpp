@@ -17,7 +17,12 @@ namespace moepage::ds4::gpu {
 
 GpuModel::GpuModel(const Config& config, const Weights& weights, ExpertLayout layout, GpuExpertSource* experts,
                    Stream stream, ModelOptions options)
-    : config_(config), layout_(layout), experts_(experts), stream_(stream), options_(options) {
+    : config_(config),
+      layout_(layout),
+      experts_(experts),
+      stream_(stream),
+      options_(options),
+      prompt_band_(config.n_routed_experts, config.num_experts_per_tok) {
   check_model_inputs(config_, layout_, experts_ != nullptr, options_, "ds4 gpu model");
   if (stream_ == nullptr) throw std::invalid_argument("ds4 gpu model: no compute stream");
   if (options_.expert_parallel.collective)
@@ -147,6 +152,18 @@ void GpuModel::run(const int32_t* tokens, uint32_t n, float* logits_out, bool al
   stream_busy_ = false;
 }
 
+void GpuModel::stage_first_band(uint32_t layer, const int32_t* tokens_host, int64_t S) {
+  const Config& c = config_;
+  const GpuLayerParams& lp = params_.layers[layer];
+  const uint32_t band = experts_->max_batch();
+  std::span<const int32_t> first;
+  if (forced_) first = prompt_band_.first_band(forced_staging_ + int64_t(layer) * S * c.num_experts_per_tok, S, band);
+  else if (lp.mlp == MlpKind::HashMoe && lp.tid2eid_host && tokens_host)
+    first = prompt_band_.first_band_hashed(lp.tid2eid_host, c.vocab_size, tokens_host, S, band);
+  else if (lp.mlp != MlpKind::HashMoe) first = prompt_band_.first_band(nullptr, S, band);
+  if (!first.empty()) experts_->stage(layer, first);
+}
+
 void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_device, int64_t S, const Output& out) {
   const Config& c = config_;
   const int64_t N = c.hc_mult, D = c.hidden_size, V = c.vocab_size;
@@ -191,6 +208,7 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
     // the CPU: for layer l - 1 the site below computes it while finishing that layer's hc_post.
     mhc_site(lp.hc_attn, lp.attn_norm, l > 0 ? observed_ : nullptr);
     if (l > 0) experts_->observe(l - 1, observed_, uint32_t(D), stream_);
+    stage_first_band(l, tokens_host, S);
     attention(lp, c, states_[l], ring_size_, p0, S, xn_, *attention_scratch_, block_out_, stream_);
     mhc_site(lp.hc_ffn, lp.ffn_norm, nullptr);
     const int64_t forced_at = int64_t(l) * S * c.num_experts_per_tok;

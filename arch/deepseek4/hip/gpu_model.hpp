@@ -18,6 +18,7 @@
 #include "deepseek4/forward/model.hpp"
 #include "deepseek4/forward/moe.hpp"
 #include "deepseek4/forward/params.hpp"
+#include "deepseek4/forward/prompt_band.hpp"
 #include "deepseek4/forward/weights.hpp"
 #include "deepseek4/hip/device_arena.hpp"
 #include "deepseek4/hip/device_params.hpp"
@@ -67,6 +68,9 @@ class GpuModel {
  private:
   void allocate_state(int64_t max_batch);
   void upload_forced_routing(int64_t p0, int64_t S);
+  // Hands the expert source the first band a prompt chunk will ask for at `layer`
+  // (forward/prompt_band.hpp), before its attention: the copies overlap the attention.
+  void stage_first_band(uint32_t layer, const int32_t* tokens_host, int64_t S);
   // The last chunk's output: logits to the host (all rows or the last), or the greedy pick.
   struct Output {
     float* logits_host = nullptr;  // null and !greedy: no head at all (an inner chunk)
@@ -115,6 +119,7 @@ class GpuModel {
   bool stream_busy_ = false;            // a forward() left work in flight (it threw): wait before reusing staging
   uint64_t position_ = 0;
   MoeStats moe_stats_;
+  PromptBand prompt_band_;
 };
 
 }  // namespace moepage::ds4::gpu

@@ -12,6 +12,7 @@
 #include "deepseek4/hip/moe.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "deepseek4/hip/check.hpp"
@@ -54,17 +55,18 @@ __device__ inline bool ranks_before(const float* v, int32_t a, int32_t b) {
 
 // One block per token. Scores in parallel; the softmax sum, the top-k insertion and the weight
 // normalisation on thread 0 in the CPU's order (E is a few hundred: microseconds).
-// Records the first non-finite score of any thread of any block: the CAS elects one writer.
-__device__ void record_router_fault(RouterFault* fault, int32_t layer, int64_t position, int32_t token, int32_t expert,
-                                    bool biased, float value) {
-  if (atomicCAS(&fault->found, 0, 1) != 0) return;
-  fault->layer = layer;
-  fault->position = int32_t(position);
-  fault->token = token;
-  fault->expert = expert;
-  fault->biased = biased ? 1 : 0;
-  fault->value = value;
-  __threadfence();
+// Offers one non-finite score to the batch's fault record (moe_scratch.hpp says which one wins).
+__device__ void record_router_fault(RouterFault* fault, unsigned long long launch, int64_t s, int32_t token,
+                                    int32_t expert, bool biased, float value) {
+  using namespace router_fault;
+  const unsigned long long held = atomicCAS(&fault->launch, 0ull, launch);
+  if (held != 0 && held != launch) return;  // an earlier launch's fault stands
+  const unsigned long long order = (uint64_t(s) & 0xfffff) << 16 | (uint64_t(expert) & 0xffff);
+  const unsigned long long value_class = isnan(value) ? 0 : value > 0 ? 1 : 2;
+  const unsigned long long id = token >= 0 && uint64_t(token) < kTokenMask ? uint64_t(token) + 1 : 0;
+  const unsigned long long key = (~order & 0xfffffffffull) << kExpertShift | (biased ? 1ull : 0ull) << kBiasedShift |
+                                 value_class << kClassShift | id;
+  atomicMax(&fault->key, key);
 }
 
 __global__ void route_kernel(const float* logits, int32_t E, int32_t k, int scoring, const int32_t* tid2eid,
@@ -109,7 +111,7 @@ __global__ void route_kernel(const float* logits, int32_t E, int32_t k, int scor
     for (int32_t i = threadIdx.x; i < E; i += blockDim.x) {
       const bool bad_score = !isfinite(scores[i]), bad_biased = !tid2eid && !isfinite(biased[i]);
       if (bad_score || bad_biased) {
-        record_router_fault(fault, layer, p0 + s, tokens ? tokens[s] : -1, i, !bad_score,
+        record_router_fault(fault, uint64_t(p0) << 16 | uint64_t(layer + 1), s, tokens ? tokens[s] : -1, i, !bad_score,
                             bad_score ? scores[i] : biased[i]);
         break;
       }
@@ -488,15 +490,23 @@ void fetch_router_fault(MoeScratch& sc, Stream stream) {
 }
 
 void throw_if_router_fault(MoeScratch& sc, Stream stream) {
+  using namespace router_fault;
   const RouterFault f = *sc.fault_host;
-  if (!f.found) return;
+  if (!f.key) return;
   *sc.fault_host = RouterFault{};
   MP_GPU_CHECK(hipMemsetAsync(sc.fault, 0, sizeof(RouterFault), native(stream)));
   synchronize(stream);
-  throw std::runtime_error("router of layer " + std::to_string(f.layer) + ": token at position " +
-                           std::to_string(f.position) + " (id " + std::to_string(f.token) + ") has a non-finite " +
-                           (f.biased ? "biased score " : "score ") + std::to_string(f.value) + " for expert " +
-                           std::to_string(f.expert));
+  const uint64_t order = ~(f.key >> kExpertShift) & 0xfffffffffull;
+  const uint64_t layer = (f.launch & 0xffff) - 1, position = (f.launch >> 16) + (order >> 16);
+  const uint64_t value_class = (f.key >> kClassShift) & 3;
+  const int64_t token = int64_t(f.key & kTokenMask) - 1;
+  const float value = value_class == 0   ? std::numeric_limits<float>::quiet_NaN()
+                      : value_class == 1 ? std::numeric_limits<float>::infinity()
+                                         : -std::numeric_limits<float>::infinity();
+  throw std::runtime_error("router of layer " + std::to_string(layer) + ": token at position " +
+                           std::to_string(position) + " (id " + std::to_string(token) + ") has a non-finite " +
+                           ((f.key >> kBiasedShift) & 1 ? "biased score " : "score ") + std::to_string(value) +
+                           " for expert " + std::to_string(order & 0xffff));
 }
 
 void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_t* tokens_host, const int32_t* tokens,
@@ -654,9 +664,9 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
                           layout.w3.offset % 16 == 0 && row_bytes_of(up_code, D) % 16 == 0;
     const bool down_tiles = slots_aligned && down_vec && down_code != WeightCode::F16 && layout.w2.offset % 16 == 0 &&
                             row_bytes_of(down_code, I) % 16 == 0;
-    const bool matrix = lp.gemm.matrix(max_count) &&
-                        expert_mma_applies(up_code, down_code, D, I, part_args(layout.w1), part_args(layout.w3),
-                                           part_args(layout.w2), slots_aligned);
+    const bool matrix =
+        lp.gemm.matrix(max_count) && expert_mma_applies(up_code, down_code, D, I, part_args(layout.w1),
+                                                        part_args(layout.w3), part_args(layout.w2), slots_aligned);
     const int32_t token_tile = expert_token_tile(S * k, n_used);
     // The layer's variant for the experts first .. first + count of the record.
     auto launch_group = [&](int32_t first, int32_t count) {

@@ -13,16 +13,23 @@ namespace moepage::ds4::gpu {
 // The first non-finite router score of the calls since the last check, written by the router
 // kernel on the device (all zero: none). Hash layers never bring their routing to the host, so
 // the record travels with the batch's last copy instead of costing a round trip per layer.
+//
+// "First" is the CPU router's order: the earliest launch (layer after layer, batch after batch),
+// inside it the lowest token of the batch, then the lowest expert. Launches run one after another
+// on the stream, so the first launch to claim `launch` keeps it; inside a launch every faulting
+// thread offers its key and atomicMax keeps the lowest (token, expert), whichever block ran first.
 struct RouterFault {
-  int32_t found = 0;     // 1 once a fault is recorded; later ones are dropped
-  int32_t layer = 0;     // the layer whose router saw it
-  int32_t position = 0;  // the token's position in the sequence
-  int32_t token = 0;     // its id (-1 when the kernel had no ids)
-  int32_t expert = 0;    // the expert whose score is not finite
-  int32_t biased = 0;    // 1: the score was finite and the bias made it not
-  float value = 0;       // the non-finite value
-  int32_t unused = 0;
+  unsigned long long launch = 0;  // (batch position << 16) | (layer + 1) of the claiming launch
+  unsigned long long key = 0;     // router_fault_key(); 0: none
 };
+
+// The key's layout, high bits first: ~token-of-batch (20 bits) and ~expert (16): the lowest pair
+// gives the highest key; then biased (1), the value's class (2: NaN, +Inf, -Inf) and token id + 1
+// (25 bits; 0 when the kernel had no ids or the id does not fit).
+namespace router_fault {
+inline constexpr int kTokenBits = 25, kClassShift = 25, kBiasedShift = 27, kExpertShift = 28, kBatchShift = 44;
+inline constexpr unsigned long long kTokenMask = (1ull << kTokenBits) - 1;
+}  // namespace router_fault
 
 struct MoeScratch {
   MoeScratch() = default;

@@ -71,6 +71,9 @@ constexpr mp_option_def kOptions[] = {
     mp::option(MP_OPT_BOOL, "hits_first", "true",
                "GPU: compute the experts already in slots while the misses are read, each miss as its bytes land "
                "(the pager's split acquire); false: every expert after all of the layer's reads (an ablation)"),
+    mp::option(MP_OPT_BOOL, "prompt_staging", "true",
+               "paged prefill: hint each prompt chunk's first band of a layer before the layer's attention, so the "
+               "copies overlap it; false: only the hash layers' first bands, all at the step's start (an ablation)"),
 };
 
 // An integer option in [lo, hi]; `range` is how the error names that range.
@@ -95,6 +98,7 @@ class Deepseek4Arch {
       throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': no checkpoint folder given");
     threads_ = uint32_t(threads);
     hits_first_ = options.get_bool("hits_first");
+    prompt_staging_ = options.get_bool("prompt_staging");
     try {
       model_ = ds4::LoadedCheckpoint::load(args.checkpoint_dir);
     } catch (const ckpt::CheckpointError& e) {
@@ -202,6 +206,7 @@ class Deepseek4Arch {
     tokens_ = 0;
     pager_ = std::make_unique<ds4::PagerCalls>(host_, *pager, c.n_routed_experts, c.num_experts_per_tok, paged_band_);
     if (!hits_first_) pager_->use_plain_acquire();
+    if (!prompt_staging_) pager_->stage_at_step_start();
     hint_scratch_.reserve(c.n_routed_experts);
     if (replay_) pager_->replay_predictions(replay_.get(), replay_top_, c.num_hidden_layers);
     backend_ = ds4::make_forward_backend(ds4::BackendInputs{host_, pager_.get(), &model_, max_context_, max_batch_,
@@ -306,11 +311,14 @@ class Deepseek4Arch {
         if (c.mlp_layer_types[l] != ds4::MlpKind::HashMoe) continue;
         ds4::hash_routed_experts(model_, l, tokens, n, hint_scratch_);
       }
-      // A chunk that needs more of a layer's experts than a band holds streams them in bands of
-      // ascending ids, each band evicting the last: stage the first band only. Staging them all
-      // wasted 279 of 384 prefetched experts on a 2,048-token prompt (H200, lru at 25%).
+      // More experts than a band holds: the chunk streams them in bands of ascending ids, each
+      // band evicting the last, and the forward pass stages each chunk's first band as it reaches
+      // the layer (forward/prompt_band.hpp). Staging all of them here wasted 279 of 384
+      // prefetched experts on a 2,048-token prompt (H200, lru at 25%); staging every hash layer's
+      // first band here left the copy engine idle through the later layers' attention.
       if (hint_scratch_.size() > pager_->band()) {
-        std::sort(hint_scratch_.begin(), hint_scratch_.end());
+        if (pager_->stages_per_layer()) continue;
+        std::sort(hint_scratch_.begin(), hint_scratch_.end());  // prompt_staging: false
         hint_scratch_.resize(pager_->band());
       }
       pager_->hint(l, hint_scratch_);
@@ -347,7 +355,8 @@ class Deepseek4Arch {
 
   const mp_host_api* host_;
   uint32_t threads_ = 0;
-  bool hits_first_ = true;  // arch option hits_first
+  bool hits_first_ = true;      // arch option hits_first
+  bool prompt_staging_ = true;  // arch option prompt_staging
   uint32_t max_context_ = 0;
   uint32_t max_batch_ = 64;          // arch option max_batch: tokens the forward pass processes together
   uint32_t matrix_min_tokens_ = 16;  // arch option matrix_min_tokens

@@ -28,6 +28,7 @@ class GpuPagerExpertSource final : public gpu::GpuExpertSource {
   void acquire_finish(uint32_t layer) override { pager_.acquire_finish(layer); }
   uint32_t max_batch() const override { return pager_.band(); }
   void observe(uint32_t layer, const float* hidden_device, uint32_t d, gpu::Stream stream) override;
+  void stage(uint32_t layer, std::span<const int32_t> experts) override { pager_.stage(layer, experts); }
 
  private:
   // Makes `stream` wait for `ready` on the device (NULL: nothing to wait for).

@@ -70,7 +70,7 @@ void PagerCalls::begin_token(uint64_t token) {
   if (const mp_status s = pager_.vtable->begin_token(pager_.self, token); s != MP_OK) fail("begin_token", s);
 }
 
-void PagerCalls::hint(uint32_t layer, const std::vector<int32_t>& experts) {
+void PagerCalls::hint(uint32_t layer, std::span<const int32_t> experts) {
   const mp_pager_vtable* v = pager_.vtable;
   if (experts.empty() || !MP_HAS_FIELD(v, mp_pager_vtable, hint) || v->hint == nullptr) return;
   if (const mp_status s = v->hint(pager_.self, layer, experts.data(), uint32_t(experts.size())); s != MP_OK)

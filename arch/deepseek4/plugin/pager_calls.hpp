@@ -10,6 +10,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "moepage/moepage.h"
@@ -57,7 +58,14 @@ class PagerCalls {
   void set_last_position(uint64_t position) { last_position_ = position; }
   void begin_token(uint64_t token);
   // Does nothing when the pager has no hint callback.
-  void hint(uint32_t layer, const std::vector<int32_t>& experts);
+  void hint(uint32_t layer, std::span<const int32_t> experts);
+  // A prompt chunk's first band of `layer` (forward/prompt_band.hpp), given as a hint before the
+  // layer's attention; nothing after stage_at_step_start() (the arch option prompt_staging: false).
+  void stage(uint32_t layer, std::span<const int32_t> experts) {
+    if (staging_) hint(layer, experts);
+  }
+  void stage_at_step_start() { staging_ = false; }
+  bool stages_per_layer() const { return staging_; }
 
  private:
   // One acquire() or acquire_start() (start = true; pending as for acquire_start): the band
@@ -70,6 +78,7 @@ class PagerCalls {
   mp_pager_ref pager_;
   uint32_t band_ = 0;
   bool splits_ = false;
+  bool staging_ = true;
   std::vector<void*> raw_slots_;
   const RoutingReplay* replay_ = nullptr;
   uint32_t replay_top_ = 0, n_layers_ = 0;

@@ -18,6 +18,7 @@ class PagerExpertSource final : public ExpertSource {
   void acquire(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots) override;
   uint32_t max_batch() const override { return pager_.band(); }
   void observe(uint32_t layer, const float* hidden, uint32_t d) override { pager_.observe(layer, hidden, d, nullptr); }
+  void stage(uint32_t layer, std::span<const int32_t> experts) override { pager_.stage(layer, experts); }
 
  private:
   PagerCalls& pager_;
