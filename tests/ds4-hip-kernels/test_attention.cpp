@@ -35,9 +35,11 @@ constexpr Shape kSmall{64, 4, 40, 8, 32, 2, 16, 8, 4, 8, 4, 24, 3, 64, 5};
 // A head wider than a block (256 threads) and a wide rope slice.
 constexpr Shape kWide{96, 2, 288, 64, 48, 2, 24, 16, 4, 16, 3, 136, 5, 96, 8};
 
-// Prompt-sized batches (more (token, head) items than the split decode path takes), which go
-// through the tiled kernel: Flash's 512-wide head with 16 heads (eight per block on NVIDIA), and an
-// odd head count with a head that is not a multiple of four floats (staged one float at a time).
+// Prompt-sized batches (more (token, head) items than the split decode path takes): Flash's
+// 512-wide head with 16 heads, through the matrix-core kernel where there is one (attend_mma.hpp,
+// batches of 16 tokens or more) and through the tiled kernel (eight heads per block on NVIDIA);
+// and an odd head count with a head that is not a multiple of four floats (tiled, staged one float
+// at a time).
 constexpr Shape kPrompt{128, 16, 512, 64, 32, 4, 32, 32, 4, 16, 4, 64, 8, 160, 48};
 constexpr Shape kOddHeads{64, 6, 42, 8, 32, 3, 16, 8, 4, 8, 4, 24, 3, 96, 40};
 
@@ -255,8 +257,10 @@ void expect_same_compressor(const CompressorState& cs, const gpu::GpuCompressorS
 }
 
 // Runs `schedule` (batch sizes, in order) through both sides and compares after every step.
-void run_schedule(const Shape& s, AttnKind kind, const std::vector<int64_t>& schedule, uint64_t seed) {
+void run_schedule(const Shape& s, AttnKind kind, const std::vector<int64_t>& schedule, uint64_t seed,
+                  gpu::GemmPolicy policy = {}) {
   TwinLayer L(s, kind, seed);
+  L.glp.gemm = policy;
   const int64_t D = L.c.hidden_size, hd = L.c.head_dim, topk = L.c.index_topk;
   gpu::Stream stream = gpu::create_stream();
   int64_t p0 = 0;
@@ -336,10 +340,11 @@ TEST_CASE("gpu attention matches the CPU with a head wider than a block and a wi
   }
 }
 
-TEST_CASE("gpu attention matches the CPU on prompt-sized batches (the tiled kernel)") {
+TEST_CASE("gpu attention matches the CPU on prompt-sized batches (the matrix-core and tiled kernels)") {
   for (AttnKind kind : kKinds) {
     CAPTURE(name(kind));
-    run_schedule(kPrompt, kind, {48, 48, 48, 1, 1, 8}, 16);
+    run_schedule(kPrompt, kind, {48, 48, 17, 1, 1, 8}, 16);
+    run_schedule(kPrompt, kind, {48, 48, 48, 1, 1, 8}, 16, gpu::GemmPolicy{0, true});  // CUDA cores only
     run_schedule(kOddHeads, kind, {40, 40, 1, 1, 5}, 17);
   }
 }

@@ -1,20 +1,24 @@
 // The attention block on the GPU (the twin of forward/attention.cpp): projections through the
 // shared ops, the compressors and the indexer (compressor.hip, indexer.hip), then the attend
 // kernels over the sliding ring and the compressed entries with an online softmax (no logits
-// buffer, so scratch does not grow with the context): prompts through attend_tiled.hpp (a block per
-// token and several heads), decode through attend_kernel below (a block per (token, head), its keys
+// buffer, so scratch does not grow with the context): prompts through attend_mma.hpp on the matrix
+// cores (a block per token and 16 heads) or attend_tiled.hpp (a block per token and several heads),
+// decode through attend_kernel below (a block per (token, head), its keys
 // split over several blocks when the batch is small), and the grouped output projection.
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "deepseek4/hip/attend_args.hpp"
+#include "deepseek4/hip/attend_mma.hpp"
 #include "deepseek4/hip/attend_tiled.hpp"
 #include "deepseek4/hip/attention_parts.hpp"
 #include "deepseek4/hip/attention_reduce.hpp"
 #include "deepseek4/hip/attention_scratch.hpp"
 #include "deepseek4/hip/check.hpp"
+#include "deepseek4/hip/gemm_policy.hpp"
 #include "deepseek4/hip/ops.hpp"
 
 namespace moepage::ds4::gpu {
@@ -173,6 +177,41 @@ __global__ void __launch_bounds__(kThreads) attend_kernel(AttendArgs a) {
 
 __global__ void __launch_bounds__(kTiledThreads) attend_tiled_kernel(AttendArgs a, int heads_per_block) {
   attend_tiled(a, heads_per_block);
+}
+
+#if defined(MOEPAGE_GPU_NVIDIA)
+template <int DW, bool Split>
+__global__ void __launch_bounds__(kMmaAttendThreads) attend_mma_kernel(AttendArgs a) {
+  attend_mma<DW, Split>(a);
+}
+#endif
+
+// The prompt batch on the matrix cores, when this build, the device and the shape allow it.
+bool launch_attend_mma(const AttendArgs& a, int64_t S, bool split, Stream stream) {
+#if defined(MOEPAGE_GPU_NVIDIA)
+  if (!attend_mma_applies(a.H, a.hd) || !matrix_cores_available()) return false;
+  const dim3 grid(unsigned(S * (a.H / kMmaAttendHeads)));
+  const size_t smem = attend_mma_shared_bytes(a.hd);
+  auto launch = [&](auto dw) {
+    constexpr int DW = decltype(dw)::value;
+    if (split) attend_mma_kernel<DW, true><<<grid, kMmaAttendThreads, smem, native(stream)>>>(a);
+    else attend_mma_kernel<DW, false><<<grid, kMmaAttendThreads, smem, native(stream)>>>(a);
+  };
+  switch (a.hd / kMmaAttendWarps) {
+    case 16: launch(std::integral_constant<int, 16>{}); break;
+    case 32: launch(std::integral_constant<int, 32>{}); break;
+    case 64: launch(std::integral_constant<int, 64>{}); break;
+    default: launch(std::integral_constant<int, 128>{}); break;
+  }
+  MP_GPU_CHECK_LAUNCH("attend_mma_kernel");
+  return true;
+#else
+  (void)a;
+  (void)S;
+  (void)split;
+  (void)stream;
+  return false;
+#endif
 }
 
 struct NormRopeArgs {
@@ -379,7 +418,9 @@ void attention(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int
   if (lp.kind == AttnKind::HCA) max_keys += (last_pos + 1) / lp.comp.ratio;
   if (lp.kind == AttnKind::CSA) max_keys += std::min<int64_t>(c.index_topk, (last_pos + 1) / lp.comp.ratio);
   const int64_t splits = S * H <= kSplitItems ? std::clamp<int64_t>(max_keys / kKeysPerSplit, 1, kMaxSplits) : 1;
-  if (splits == 1 && hd <= kTiledMaxHead) {
+  if (splits == 1 && lp.gemm.matrix(S) && launch_attend_mma(a, S, lp.gemm.split, stream)) {
+    // Prompt batches on the matrix cores.
+  } else if (splits == 1 && hd <= kTiledMaxHead) {
     // Unsplit batches (prompts) stage each token's keys once for several heads.
     const int hb = attend_tiled_heads_per_block(H);
     attend_tiled_kernel<<<unsigned(S * (H / hb)), kTiledThreads, attend_tiled_shared_bytes(hd), native(stream)>>>(a,

@@ -29,6 +29,21 @@ __device__ inline void load_x4(uint32_t (&r)[4], const void* smem_row) {
 #endif
 }
 
+// load_x4 transposed: lane l receives in r[j] the elements (row 2(l%4), column l/4) and (row
+// 2(l%4)+1, column l/4) of matrix j, i.e. the B fragment of a matrix stored row by row in k.
+__device__ inline void load_x4_trans(uint32_t (&r)[4], const void* smem_row) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const auto addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem_row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+#else
+  (void)smem_row;
+  r[0] = r[1] = r[2] = r[3] = 0;
+  __trap();
+#endif
+}
+
 // lo and hi rounded to the nearest-even bf16 in one instruction: lo in bits 0-15, hi in 16-31
 // (a NaN becomes the canonical bf16 NaN).
 __device__ inline uint32_t pack_bf16x2(float lo, float hi) {

@@ -1,0 +1,261 @@
+// The prefill attend kernel on the matrix cores (NVIDIA sm_80+; .hip files only). Every head of a
+// token reads the same keys (one shared KV head), so a token's attention is two small matrix
+// products per tile of keys: logits = Q K^T over 16 heads x 16 keys, then O += P V over 16 heads x
+// the head's width. attend_tiled.hpp did both on the CUDA cores at about 90 instructions per key
+// and head on each warp.
+//
+// One block serves one token and 16 of its heads with four warps; warp w owns a quarter of the
+// head's channels: its share of Q (as A fragments, in registers for the whole kernel) and of the
+// output sums (C fragments). A tile of 16 keys is staged in shared memory as bf16; each warp
+// multiplies its channels of Q by the tile's, the four partial logit tiles are summed in warp
+// order through shared memory (every warp gets the same bits), each warp keeps the same running
+// max and denominator per head, and multiplies the probabilities by its channels of the tile
+// (ldmatrix .trans makes the tile's rows the B fragments of P V).
+//
+// Operands are split into two bf16 parts (hi + lo, about 2^-17 relative) with three products per
+// pair (hi*hi + hi*lo + lo*hi), as the weight products do with x; Split = false keeps one part.
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "deepseek4/hip/attend_args.hpp"
+
+#if defined(MOEPAGE_GPU_NVIDIA)
+#include "deepseek4/hip/mma_nvidia.hpp"
+#endif
+
+namespace moepage::ds4::gpu {
+
+constexpr int kMmaAttendWarps = 4;
+constexpr int kMmaAttendThreads = kMmaAttendWarps * 32;
+constexpr int kMmaAttendHeads = 16;  // the rows of one matrix-core product
+constexpr int kMmaAttendKeys = 16;   // keys per tile: the k of the P V product
+constexpr int kMmaAttendPad = 8;     // bf16 after each staged key row (16 bytes): ldmatrix rows in distinct banks
+
+// Head counts and widths the kernel takes: whole products of 16 heads, and a width that splits
+// into four warps' shares of whole 16-channel steps with the registers to hold them.
+inline bool attend_mma_applies(int64_t H, int64_t hd) {
+  return H % kMmaAttendHeads == 0 && (hd == 64 || hd == 128 || hd == 256 || hd == 512);
+}
+
+// The key tile (hi and lo parts), the warps' partial logit tiles, and two tiles' key addresses.
+inline size_t attend_mma_shared_bytes(int64_t hd) {
+  return 2 * size_t(kMmaAttendKeys) * size_t(hd + kMmaAttendPad) * sizeof(uint16_t) +
+         size_t(kMmaAttendWarps) * 32 * 8 * sizeof(float) + 2 * size_t(kMmaAttendKeys) * sizeof(const float*);
+}
+
+#if defined(MOEPAGE_GPU_NVIDIA)
+
+namespace attend_mma_detail {
+
+// x0, x1 as two bf16 pairs: hi rounded to nearest, lo the rounded remainder.
+__device__ inline void split_pair(float x0, float x1, uint32_t& hi, uint32_t& lo) {
+  hi = mma::pack_bf16x2(x0, x1);
+  lo = mma::pack_bf16x2(x0 - __uint_as_float(hi << 16), x1 - __uint_as_float(hi & 0xffff0000u));
+}
+
+// Where keys [t0, t0 + kMmaAttendKeys) of the token are (null past the last), by the first
+// threads: the ring's modulo and the CSA picks once per key, not once per staged float4.
+__device__ inline void find_key_rows(const AttendArgs& a, const TokenKeys& keys, int64_t t0, const float** rows) {
+  if (threadIdx.x < kMmaAttendKeys) {
+    const int64_t k = t0 + int64_t(threadIdx.x);
+    rows[threadIdx.x] = k < keys.n_keys ? keys.key(a, k) : nullptr;
+  }
+}
+
+// The keys at `rows` into the tile's rows (zeros for a null row, so that a masked key's zero
+// probability never meets a stale NaN), split into the two parts.
+template <int HD>
+__device__ inline void stage_key_tile(const float* const* rows, uint16_t* hi, uint16_t* lo) {
+  constexpr int ld = HD + kMmaAttendPad, per_row = HD / 4;
+  for (int i = int(threadIdx.x); i < kMmaAttendKeys * per_row; i += int(blockDim.x)) {
+    const int j = i / per_row, c = (i % per_row) * 4;
+    const float4 v = rows[j] ? *reinterpret_cast<const float4*>(rows[j] + c) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    uint32_t h01, l01, h23, l23;
+    split_pair(v.x, v.y, h01, l01);
+    split_pair(v.z, v.w, h23, l23);
+    *reinterpret_cast<uint2*>(hi + j * ld + c) = make_uint2(h01, h23);
+    *reinterpret_cast<uint2*>(lo + j * ld + c) = make_uint2(l01, l23);
+  }
+}
+
+// The max of a head's row over the four lanes that hold it (lanes 4r .. 4r+3).
+__device__ inline float quad_max(float v) {
+  v = fmaxf(v, MP_SHFL_XOR(v, 1));
+  return fmaxf(v, MP_SHFL_XOR(v, 2));
+}
+
+// Output channels d, d + 1 of one head from its merged values: the rope slice rotated back by the
+// query's angle (unrotated_output, for an aligned pair).
+__device__ inline void store_pair(const AttendArgs& a, float* out, int64_t pos, int64_t d, float x0, float x1) {
+  const int64_t rope0 = a.hd - 2 * a.half;
+  if (d >= rope0) {
+    const int64_t i = (d - rope0) / 2;
+    const float c = a.cos[pos * a.half + i], sn = a.sin[pos * a.half + i];
+    const float r0 = x0 * c + x1 * sn, r1 = x1 * c - x0 * sn;
+    x0 = r0;
+    x1 = r1;
+  }
+  *reinterpret_cast<float2*>(out + d) = make_float2(x0, x1);
+}
+
+}  // namespace attend_mma_detail
+
+// The body of a kernel launched with grid.x = S * (H / kMmaAttendHeads), kMmaAttendThreads
+// threads and attend_mma_shared_bytes(hd) of dynamic shared memory; DW = hd / kMmaAttendWarps.
+template <int DW, bool Split>
+__device__ inline void attend_mma(const AttendArgs& a) {
+  using namespace attend_mma_detail;
+  constexpr int KS = DW / 16;  // 16-channel steps of Q K^T in this warp's share
+  constexpr int NB = DW / 8;   // 8-channel blocks of the output in it
+  extern __shared__ float smem[];
+  constexpr int64_t hd = 4 * DW, ld = hd + kMmaAttendPad;  // the launch matched DW to a.hd
+  uint16_t* k_hi = reinterpret_cast<uint16_t*>(smem);
+  uint16_t* k_lo = k_hi + kMmaAttendKeys * ld;
+  float* partials = reinterpret_cast<float*>(k_lo + kMmaAttendKeys * ld);  // [warps][32 lanes][8]
+  const float** key_rows = reinterpret_cast<const float**>(partials + kMmaAttendWarps * 32 * 8);  // [2][16]
+
+  const int64_t groups = a.H / kMmaAttendHeads, s = blockIdx.x / groups;
+  const int64_t h0 = (blockIdx.x % groups) * kMmaAttendHeads;
+  const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
+  const int r = lane / 4, c2 = 2 * (lane % 4);  // fragment row (head h0 + r and + 8), column pair
+  const int64_t d0 = int64_t(warp) * DW, pos = a.p0 + s;
+  const TokenKeys keys(a, s);
+
+  // This warp's channels of the 16 heads' queries as A fragments.
+  uint32_t q_hi[KS][4], q_lo[KS][4];
+  const float* q_r = a.q + (s * a.H + h0 + r) * hd;
+  const float* q_r8 = q_r + 8 * hd;
+#pragma unroll
+  for (int ks = 0; ks < KS; ++ks) {
+    const int64_t k = d0 + ks * 16 + c2;
+    const float2 v0 = *reinterpret_cast<const float2*>(q_r + k), v1 = *reinterpret_cast<const float2*>(q_r8 + k);
+    const float2 v2 = *reinterpret_cast<const float2*>(q_r + k + 8);
+    const float2 v3 = *reinterpret_cast<const float2*>(q_r8 + k + 8);
+    split_pair(v0.x, v0.y, q_hi[ks][0], q_lo[ks][0]);
+    split_pair(v1.x, v1.y, q_hi[ks][1], q_lo[ks][1]);
+    split_pair(v2.x, v2.y, q_hi[ks][2], q_lo[ks][2]);
+    split_pair(v3.x, v3.y, q_hi[ks][3], q_lo[ks][3]);
+  }
+
+  float o[NB][4];
+#pragma unroll
+  for (int nb = 0; nb < NB; ++nb) o[nb][0] = o[nb][1] = o[nb][2] = o[nb][3] = 0.0f;
+  float m0 = -INFINITY, m1 = -INFINITY, den0 = 0.0f, den1 = 0.0f;  // heads r and r + 8 (this lane's part)
+  const int mi = lane / 8;                                         // the ldmatrix matrix this lane addresses a row of
+  find_key_rows(a, keys, 0, key_rows);
+  for (int64_t t0 = 0, tile = 0; t0 < keys.n_keys; t0 += kMmaAttendKeys, ++tile) {
+    const int64_t n_tile = keys.n_keys - t0 < kMmaAttendKeys ? keys.n_keys - t0 : kMmaAttendKeys;
+    // Every warp is done with the previous tile and its partials, and this tile's rows are found.
+    __syncthreads();
+    const float** rows = key_rows + (tile & 1) * kMmaAttendKeys;
+    find_key_rows(a, keys, t0 + kMmaAttendKeys, key_rows + ((tile + 1) & 1) * kMmaAttendKeys);  // the next tile's
+    stage_key_tile<4 * DW>(rows, k_hi, k_lo);
+    __syncthreads();
+
+    // This warp's share of the logits: keys 0-7 in part[0], 8-15 in part[1].
+    float part[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
+    const int64_t key_row = (mi >> 1) * 8 + lane % 8;
+#pragma unroll
+    for (int ks = 0; ks < KS; ++ks) {
+      const int64_t at = key_row * ld + d0 + ks * 16 + (mi & 1) * 8;
+      uint32_t b_hi[4], b_lo[4];
+      mma::load_x4(b_hi, k_hi + at);
+      mma::mma_bf16(part[0], q_hi[ks], b_hi[0], b_hi[1]);
+      mma::mma_bf16(part[1], q_hi[ks], b_hi[2], b_hi[3]);
+      if constexpr (Split) {
+        mma::load_x4(b_lo, k_lo + at);
+        mma::mma_bf16(part[0], q_hi[ks], b_lo[0], b_lo[1]);
+        mma::mma_bf16(part[1], q_hi[ks], b_lo[2], b_lo[3]);
+        mma::mma_bf16(part[0], q_lo[ks], b_hi[0], b_hi[1]);
+        mma::mma_bf16(part[1], q_lo[ks], b_hi[2], b_hi[3]);
+      }
+    }
+    float4* mine = reinterpret_cast<float4*>(partials + (warp * 32 + lane) * 8);
+    mine[0] = make_float4(part[0][0], part[0][1], part[0][2], part[0][3]);
+    mine[1] = make_float4(part[1][0], part[1][1], part[1][2], part[1][3]);
+    __syncthreads();
+    float lg[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
+    for (int w = 0; w < kMmaAttendWarps; ++w) {  // in warp order: the same sums in every warp
+      const float4* theirs = reinterpret_cast<const float4*>(partials + (w * 32 + lane) * 8);
+      const float4 x = theirs[0], y = theirs[1];
+      lg[0][0] += x.x, lg[0][1] += x.y, lg[0][2] += x.z, lg[0][3] += x.w;
+      lg[1][0] += y.x, lg[1][1] += y.y, lg[1][2] += y.z, lg[1][3] += y.w;
+    }
+#pragma unroll
+    for (int nb = 0; nb < 2; ++nb)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) lg[nb][i] = nb * 8 + c2 + (i & 1) < n_tile ? lg[nb][i] * a.scale : -INFINITY;
+
+    // The running max and denominator of heads r (elements 0, 1) and r + 8 (2, 3). Every tile has
+    // a key, so the new max is finite unless a logit is; a NaN logit still reaches den and o.
+    const float top0 = fmaxf(m0, quad_max(fmaxf(fmaxf(lg[0][0], lg[0][1]), fmaxf(lg[1][0], lg[1][1]))));
+    const float top1 = fmaxf(m1, quad_max(fmaxf(fmaxf(lg[0][2], lg[0][3]), fmaxf(lg[1][2], lg[1][3]))));
+    const float keep0 = expf(m0 - top0), keep1 = expf(m1 - top1);  // 0 on the first tile
+    m0 = top0;
+    m1 = top1;
+    float p[2][4];
+#pragma unroll
+    for (int nb = 0; nb < 2; ++nb) {
+      p[nb][0] = expf(lg[nb][0] - m0);
+      p[nb][1] = expf(lg[nb][1] - m0);
+      p[nb][2] = expf(lg[nb][2] - m1);
+      p[nb][3] = expf(lg[nb][3] - m1);
+    }
+    den0 = den0 * keep0 + ((p[0][0] + p[0][1]) + (p[1][0] + p[1][1]));
+    den1 = den1 * keep1 + ((p[0][2] + p[0][3]) + (p[1][2] + p[1][3]));
+#pragma unroll
+    for (int nb = 0; nb < NB; ++nb) {
+      o[nb][0] *= keep0;
+      o[nb][1] *= keep0;
+      o[nb][2] *= keep1;
+      o[nb][3] *= keep1;
+    }
+
+    // P as an A fragment (the logits' C fragments of keys 0-7 and 8-15 are its two column halves).
+    uint32_t p_hi[4], p_lo[4];
+    split_pair(p[0][0], p[0][1], p_hi[0], p_lo[0]);
+    split_pair(p[0][2], p[0][3], p_hi[1], p_lo[1]);
+    split_pair(p[1][0], p[1][1], p_hi[2], p_lo[2]);
+    split_pair(p[1][2], p[1][3], p_hi[3], p_lo[3]);
+    const int64_t v_row = (mi & 1) * 8 + lane % 8;
+#pragma unroll
+    for (int nb = 0; nb < NB; nb += 2) {
+      const int64_t at = v_row * ld + d0 + nb * 8 + (mi >> 1) * 8;
+      uint32_t v_hi[4], v_lo[4];
+      mma::load_x4_trans(v_hi, k_hi + at);
+      mma::mma_bf16(o[nb], p_hi, v_hi[0], v_hi[1]);
+      mma::mma_bf16(o[nb + 1], p_hi, v_hi[2], v_hi[3]);
+      if constexpr (Split) {
+        mma::load_x4_trans(v_lo, k_lo + at);
+        mma::mma_bf16(o[nb], p_hi, v_lo[0], v_lo[1]);
+        mma::mma_bf16(o[nb + 1], p_hi, v_lo[2], v_lo[3]);
+        mma::mma_bf16(o[nb], p_lo, v_hi[0], v_hi[1]);
+        mma::mma_bf16(o[nb + 1], p_lo, v_hi[2], v_hi[3]);
+      }
+    }
+  }
+
+  // Each head's denominator over its quad, the sink (one more logit carrying no value), and the
+  // channels out, the rope slice rotated back.
+  den0 += MP_SHFL_XOR(den0, 1);
+  den0 += MP_SHFL_XOR(den0, 2);
+  den1 += MP_SHFL_XOR(den1, 1);
+  den1 += MP_SHFL_XOR(den1, 2);
+  const float sink0 = a.sink[h0 + r], sink1 = a.sink[h0 + r + 8];
+  const float top0 = fmaxf(sink0, m0), top1 = fmaxf(sink1, m1);
+  const float w0 = expf(m0 - top0), w1 = expf(m1 - top1);
+  const float f0 = w0 / (expf(sink0 - top0) + den0 * w0), f1 = w1 / (expf(sink1 - top1) + den1 * w1);
+  float* out_r = a.out + (s * a.H + h0 + r) * hd;
+  float* out_r8 = out_r + 8 * hd;
+#pragma unroll
+  for (int nb = 0; nb < NB; ++nb) {
+    const int64_t d = d0 + nb * 8 + c2;
+    store_pair(a, out_r, pos, d, o[nb][0] * f0, o[nb][1] * f0);
+    store_pair(a, out_r8, pos, d, o[nb][2] * f1, o[nb][3] * f1);
+  }
+}
+
+#endif  // MOEPAGE_GPU_NVIDIA
+
+}  // namespace moepage::ds4::gpu
