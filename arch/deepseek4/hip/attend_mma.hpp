@@ -38,10 +38,12 @@ inline bool attend_mma_applies(int64_t H, int64_t hd) {
   return H % kMmaAttendHeads == 0 && (hd == 64 || hd == 128 || hd == 256 || hd == 512);
 }
 
-// The key tile (hi and lo parts), the warps' partial logit tiles, and two tiles' key addresses.
+// The key tile (hi and lo parts), the next tile as loaded, the warps' partial logit tiles, and two
+// tiles' key addresses: 70 KiB at a head of 512 (the launch raises the 48 KiB default).
 inline size_t attend_mma_shared_bytes(int64_t hd) {
   return 2 * size_t(kMmaAttendKeys) * size_t(hd + kMmaAttendPad) * sizeof(uint16_t) +
-         size_t(kMmaAttendWarps) * 32 * 8 * sizeof(float) + 2 * size_t(kMmaAttendKeys) * sizeof(const float*);
+         size_t(kMmaAttendKeys) * size_t(hd) * sizeof(float) + size_t(kMmaAttendWarps) * 32 * 8 * sizeof(float) +
+         2 * size_t(kMmaAttendKeys) * sizeof(const float*);
 }
 
 #if defined(MOEPAGE_GPU_NVIDIA)
@@ -63,14 +65,29 @@ __device__ inline void find_key_rows(const AttendArgs& a, const TokenKeys& keys,
   }
 }
 
-// The keys at `rows` into the tile's rows (zeros for a null row, so that a masked key's zero
-// probability never meets a stale NaN), split into the two parts.
+// Starts copying the keys at `rows` into `raw` ([kMmaAttendKeys, HD] floats) without waiting for
+// them; a null row is written as zeros, so that a masked key's zero probability never meets a
+// stale NaN. Each thread copies the float4s it later converts (convert_key_tile).
 template <int HD>
-__device__ inline void stage_key_tile(const float* const* rows, uint16_t* hi, uint16_t* lo) {
-  constexpr int ld = HD + kMmaAttendPad, per_row = HD / 4;
+__device__ inline void load_key_tile(const float* const* rows, float* raw) {
+  constexpr int per_row = HD / 4;
   for (int i = int(threadIdx.x); i < kMmaAttendKeys * per_row; i += int(blockDim.x)) {
     const int j = i / per_row, c = (i % per_row) * 4;
-    const float4 v = rows[j] ? *reinterpret_cast<const float4*>(rows[j] + c) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (rows[j]) mma::copy_async16(raw + j * HD + c, rows[j] + c);
+    else *reinterpret_cast<float4*>(raw + j * HD + c) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  }
+  mma::copy_async_commit();
+}
+
+// Once this thread's copies of load_key_tile landed: its float4s of `raw` into the tile's rows,
+// split into the two parts.
+template <int HD>
+__device__ inline void convert_key_tile(const float* raw, uint16_t* hi, uint16_t* lo) {
+  constexpr int ld = HD + kMmaAttendPad, per_row = HD / 4;
+  mma::copy_async_wait_all();
+  for (int i = int(threadIdx.x); i < kMmaAttendKeys * per_row; i += int(blockDim.x)) {
+    const int j = i / per_row, c = (i % per_row) * 4;
+    const float4 v = *reinterpret_cast<const float4*>(raw + j * HD + c);
     uint32_t h01, l01, h23, l23;
     split_pair(v.x, v.y, h01, l01);
     split_pair(v.z, v.w, h23, l23);
@@ -101,59 +118,54 @@ __device__ inline void store_pair(const AttendArgs& a, float* out, int64_t pos, 
 
 }  // namespace attend_mma_detail
 
-// The body of a kernel launched with grid.x = S * (H / kMmaAttendHeads), kMmaAttendThreads
-// threads and attend_mma_shared_bytes(hd) of dynamic shared memory; DW = hd / kMmaAttendWarps.
+// One warp's share of a block: its channels [d0, d0 + DW) of 16 heads' queries (A fragments) and
+// output sums (C fragments), and the running max and denominator of heads r and r + 8 (the lane's
+// fragment rows; the denominator is this lane's part of its quad's).
 template <int DW, bool Split>
-__device__ inline void attend_mma(const AttendArgs& a) {
-  using namespace attend_mma_detail;
-  constexpr int KS = DW / 16;  // 16-channel steps of Q K^T in this warp's share
-  constexpr int NB = DW / 8;   // 8-channel blocks of the output in it
-  extern __shared__ float smem[];
-  constexpr int64_t hd = 4 * DW, ld = hd + kMmaAttendPad;  // the launch matched DW to a.hd
-  uint16_t* k_hi = reinterpret_cast<uint16_t*>(smem);
-  uint16_t* k_lo = k_hi + kMmaAttendKeys * ld;
-  float* partials = reinterpret_cast<float*>(k_lo + kMmaAttendKeys * ld);  // [warps][32 lanes][8]
-  const float** key_rows = reinterpret_cast<const float**>(partials + kMmaAttendWarps * 32 * 8);  // [2][16]
+struct AttendWarp {
+  static constexpr int KS = DW / 16;  // 16-channel steps of Q K^T in the warp's share
+  static constexpr int NB = DW / 8;   // 8-channel blocks of the output in it
+  static constexpr int64_t hd = 4 * DW, ld = hd + kMmaAttendPad;
 
-  const int64_t groups = a.H / kMmaAttendHeads, s = blockIdx.x / groups;
-  const int64_t h0 = (blockIdx.x % groups) * kMmaAttendHeads;
-  const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
-  const int r = lane / 4, c2 = 2 * (lane % 4);  // fragment row (head h0 + r and + 8), column pair
-  const int64_t d0 = int64_t(warp) * DW, pos = a.p0 + s;
-  const TokenKeys keys(a, s);
-
-  // This warp's channels of the 16 heads' queries as A fragments.
+  int warp, lane, r, c2, mi;  // c2: the lane's column pair; mi: the ldmatrix matrix it addresses
+  int64_t d0;
   uint32_t q_hi[KS][4], q_lo[KS][4];
-  const float* q_r = a.q + (s * a.H + h0 + r) * hd;
-  const float* q_r8 = q_r + 8 * hd;
+  float o[NB][4];
+  float m0 = -INFINITY, m1 = -INFINITY, den0 = 0.0f, den1 = 0.0f;
+
+  __device__ AttendWarp() {
+    warp = int(threadIdx.x) / 32;
+    lane = int(threadIdx.x) % 32;
+    r = lane / 4;
+    c2 = 2 * (lane % 4);
+    mi = lane / 8;
+    d0 = int64_t(warp) * DW;
 #pragma unroll
-  for (int ks = 0; ks < KS; ++ks) {
-    const int64_t k = d0 + ks * 16 + c2;
-    const float2 v0 = *reinterpret_cast<const float2*>(q_r + k), v1 = *reinterpret_cast<const float2*>(q_r8 + k);
-    const float2 v2 = *reinterpret_cast<const float2*>(q_r + k + 8);
-    const float2 v3 = *reinterpret_cast<const float2*>(q_r8 + k + 8);
-    split_pair(v0.x, v0.y, q_hi[ks][0], q_lo[ks][0]);
-    split_pair(v1.x, v1.y, q_hi[ks][1], q_lo[ks][1]);
-    split_pair(v2.x, v2.y, q_hi[ks][2], q_lo[ks][2]);
-    split_pair(v3.x, v3.y, q_hi[ks][3], q_lo[ks][3]);
+    for (int nb = 0; nb < NB; ++nb) o[nb][0] = o[nb][1] = o[nb][2] = o[nb][3] = 0.0f;
   }
 
-  float o[NB][4];
+  // The warp's channels of heads h0 .. h0 + 15 of token s.
+  __device__ void load_queries(const AttendArgs& a, int64_t s, int64_t h0) {
+    const float* q_r = a.q + (s * a.H + h0 + r) * hd;
+    const float* q_r8 = q_r + 8 * hd;
 #pragma unroll
-  for (int nb = 0; nb < NB; ++nb) o[nb][0] = o[nb][1] = o[nb][2] = o[nb][3] = 0.0f;
-  float m0 = -INFINITY, m1 = -INFINITY, den0 = 0.0f, den1 = 0.0f;  // heads r and r + 8 (this lane's part)
-  const int mi = lane / 8;                                         // the ldmatrix matrix this lane addresses a row of
-  find_key_rows(a, keys, 0, key_rows);
-  for (int64_t t0 = 0, tile = 0; t0 < keys.n_keys; t0 += kMmaAttendKeys, ++tile) {
-    const int64_t n_tile = keys.n_keys - t0 < kMmaAttendKeys ? keys.n_keys - t0 : kMmaAttendKeys;
-    // Every warp is done with the previous tile and its partials, and this tile's rows are found.
-    __syncthreads();
-    const float** rows = key_rows + (tile & 1) * kMmaAttendKeys;
-    find_key_rows(a, keys, t0 + kMmaAttendKeys, key_rows + ((tile + 1) & 1) * kMmaAttendKeys);  // the next tile's
-    stage_key_tile<4 * DW>(rows, k_hi, k_lo);
-    __syncthreads();
+    for (int ks = 0; ks < KS; ++ks) {
+      const int64_t k = d0 + ks * 16 + c2;
+      const float2 v0 = *reinterpret_cast<const float2*>(q_r + k), v1 = *reinterpret_cast<const float2*>(q_r8 + k);
+      const float2 v2 = *reinterpret_cast<const float2*>(q_r + k + 8);
+      const float2 v3 = *reinterpret_cast<const float2*>(q_r8 + k + 8);
+      attend_mma_detail::split_pair(v0.x, v0.y, q_hi[ks][0], q_lo[ks][0]);
+      attend_mma_detail::split_pair(v1.x, v1.y, q_hi[ks][1], q_lo[ks][1]);
+      attend_mma_detail::split_pair(v2.x, v2.y, q_hi[ks][2], q_lo[ks][2]);
+      attend_mma_detail::split_pair(v3.x, v3.y, q_hi[ks][3], q_lo[ks][3]);
+    }
+  }
 
-    // This warp's share of the logits: keys 0-7 in part[0], 8-15 in part[1].
+  // The tile's scaled logits over all channels in lg (keys 0-7 in lg[0], 8-15 in lg[1]; -inf past
+  // n_tile): this warp's share, then the four shares summed in warp order through `partials`
+  // (every warp gets the same bits). Ends with the block synchronized.
+  __device__ void tile_logits(const uint16_t* k_hi, const uint16_t* k_lo, float* partials, int64_t n_tile, float scale,
+                              float (&lg)[2][4]) const {
     float part[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
     const int64_t key_row = (mi >> 1) * 8 + lane % 8;
 #pragma unroll
@@ -175,8 +187,8 @@ __device__ inline void attend_mma(const AttendArgs& a) {
     mine[0] = make_float4(part[0][0], part[0][1], part[0][2], part[0][3]);
     mine[1] = make_float4(part[1][0], part[1][1], part[1][2], part[1][3]);
     __syncthreads();
-    float lg[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
-    for (int w = 0; w < kMmaAttendWarps; ++w) {  // in warp order: the same sums in every warp
+    for (int nb = 0; nb < 2; ++nb) lg[nb][0] = lg[nb][1] = lg[nb][2] = lg[nb][3] = 0.0f;
+    for (int w = 0; w < kMmaAttendWarps; ++w) {
       const float4* theirs = reinterpret_cast<const float4*>(partials + (w * 32 + lane) * 8);
       const float4 x = theirs[0], y = theirs[1];
       lg[0][0] += x.x, lg[0][1] += x.y, lg[0][2] += x.z, lg[0][3] += x.w;
@@ -185,25 +197,29 @@ __device__ inline void attend_mma(const AttendArgs& a) {
 #pragma unroll
     for (int nb = 0; nb < 2; ++nb)
 #pragma unroll
-      for (int i = 0; i < 4; ++i) lg[nb][i] = nb * 8 + c2 + (i & 1) < n_tile ? lg[nb][i] * a.scale : -INFINITY;
+      for (int i = 0; i < 4; ++i) lg[nb][i] = nb * 8 + c2 + (i & 1) < n_tile ? lg[nb][i] * scale : -INFINITY;
+  }
 
-    // The running max and denominator of heads r (elements 0, 1) and r + 8 (2, 3). Every tile has
-    // a key, so the new max is finite unless a logit is; a NaN logit still reaches den and o.
-    const float top0 = fmaxf(m0, quad_max(fmaxf(fmaxf(lg[0][0], lg[0][1]), fmaxf(lg[1][0], lg[1][1]))));
-    const float top1 = fmaxf(m1, quad_max(fmaxf(fmaxf(lg[0][2], lg[0][3]), fmaxf(lg[1][2], lg[1][3]))));
+  // Folds the tile's logits into the running max and denominator (rescaling the sums) and leaves
+  // their probabilities in lg. Every tile has a key, so the new max is finite unless a logit is; a
+  // NaN logit still reaches den and o.
+  __device__ void softmax_step(float (&lg)[2][4]) {
+    const float top0 =
+        fmaxf(m0, attend_mma_detail::quad_max(fmaxf(fmaxf(lg[0][0], lg[0][1]), fmaxf(lg[1][0], lg[1][1]))));
+    const float top1 =
+        fmaxf(m1, attend_mma_detail::quad_max(fmaxf(fmaxf(lg[0][2], lg[0][3]), fmaxf(lg[1][2], lg[1][3]))));
     const float keep0 = expf(m0 - top0), keep1 = expf(m1 - top1);  // 0 on the first tile
     m0 = top0;
     m1 = top1;
-    float p[2][4];
 #pragma unroll
     for (int nb = 0; nb < 2; ++nb) {
-      p[nb][0] = expf(lg[nb][0] - m0);
-      p[nb][1] = expf(lg[nb][1] - m0);
-      p[nb][2] = expf(lg[nb][2] - m1);
-      p[nb][3] = expf(lg[nb][3] - m1);
+      lg[nb][0] = expf(lg[nb][0] - m0);
+      lg[nb][1] = expf(lg[nb][1] - m0);
+      lg[nb][2] = expf(lg[nb][2] - m1);
+      lg[nb][3] = expf(lg[nb][3] - m1);
     }
-    den0 = den0 * keep0 + ((p[0][0] + p[0][1]) + (p[1][0] + p[1][1]));
-    den1 = den1 * keep1 + ((p[0][2] + p[0][3]) + (p[1][2] + p[1][3]));
+    den0 = den0 * keep0 + ((lg[0][0] + lg[0][1]) + (lg[1][0] + lg[1][1]));
+    den1 = den1 * keep1 + ((lg[0][2] + lg[0][3]) + (lg[1][2] + lg[1][3]));
 #pragma unroll
     for (int nb = 0; nb < NB; ++nb) {
       o[nb][0] *= keep0;
@@ -211,13 +227,16 @@ __device__ inline void attend_mma(const AttendArgs& a) {
       o[nb][2] *= keep1;
       o[nb][3] *= keep1;
     }
+  }
 
-    // P as an A fragment (the logits' C fragments of keys 0-7 and 8-15 are its two column halves).
+  // o += P V over the warp's channels. P's A fragment is the logits' two C fragments (keys 0-7 and
+  // 8-15) side by side; ldmatrix .trans makes the key rows (V = K) the B fragments.
+  __device__ void add_values(const uint16_t* k_hi, const uint16_t* k_lo, const float (&p)[2][4]) {
     uint32_t p_hi[4], p_lo[4];
-    split_pair(p[0][0], p[0][1], p_hi[0], p_lo[0]);
-    split_pair(p[0][2], p[0][3], p_hi[1], p_lo[1]);
-    split_pair(p[1][0], p[1][1], p_hi[2], p_lo[2]);
-    split_pair(p[1][2], p[1][3], p_hi[3], p_lo[3]);
+    attend_mma_detail::split_pair(p[0][0], p[0][1], p_hi[0], p_lo[0]);
+    attend_mma_detail::split_pair(p[0][2], p[0][3], p_hi[1], p_lo[1]);
+    attend_mma_detail::split_pair(p[1][0], p[1][1], p_hi[2], p_lo[2]);
+    attend_mma_detail::split_pair(p[1][2], p[1][3], p_hi[3], p_lo[3]);
     const int64_t v_row = (mi & 1) * 8 + lane % 8;
 #pragma unroll
     for (int nb = 0; nb < NB; nb += 2) {
@@ -237,23 +256,69 @@ __device__ inline void attend_mma(const AttendArgs& a) {
   }
 
   // Each head's denominator over its quad, the sink (one more logit carrying no value), and the
-  // channels out, the rope slice rotated back.
-  den0 += MP_SHFL_XOR(den0, 1);
-  den0 += MP_SHFL_XOR(den0, 2);
-  den1 += MP_SHFL_XOR(den1, 1);
-  den1 += MP_SHFL_XOR(den1, 2);
-  const float sink0 = a.sink[h0 + r], sink1 = a.sink[h0 + r + 8];
-  const float top0 = fmaxf(sink0, m0), top1 = fmaxf(sink1, m1);
-  const float w0 = expf(m0 - top0), w1 = expf(m1 - top1);
-  const float f0 = w0 / (expf(sink0 - top0) + den0 * w0), f1 = w1 / (expf(sink1 - top1) + den1 * w1);
-  float* out_r = a.out + (s * a.H + h0 + r) * hd;
-  float* out_r8 = out_r + 8 * hd;
+  // warp's channels out, the rope slice rotated back.
+  __device__ void store(const AttendArgs& a, int64_t s, int64_t h0) {
+    den0 += MP_SHFL_XOR(den0, 1);
+    den0 += MP_SHFL_XOR(den0, 2);
+    den1 += MP_SHFL_XOR(den1, 1);
+    den1 += MP_SHFL_XOR(den1, 2);
+    const float sink0 = a.sink[h0 + r], sink1 = a.sink[h0 + r + 8];
+    const float top0 = fmaxf(sink0, m0), top1 = fmaxf(sink1, m1);
+    const float w0 = expf(m0 - top0), w1 = expf(m1 - top1);
+    const float f0 = w0 / (expf(sink0 - top0) + den0 * w0), f1 = w1 / (expf(sink1 - top1) + den1 * w1);
+    float* out_r = a.out + (s * a.H + h0 + r) * hd;
+    float* out_r8 = out_r + 8 * hd;
+    const int64_t pos = a.p0 + s;
 #pragma unroll
-  for (int nb = 0; nb < NB; ++nb) {
-    const int64_t d = d0 + nb * 8 + c2;
-    store_pair(a, out_r, pos, d, o[nb][0] * f0, o[nb][1] * f0);
-    store_pair(a, out_r8, pos, d, o[nb][2] * f1, o[nb][3] * f1);
+    for (int nb = 0; nb < NB; ++nb) {
+      const int64_t d = d0 + nb * 8 + c2;
+      attend_mma_detail::store_pair(a, out_r, pos, d, o[nb][0] * f0, o[nb][1] * f0);
+      attend_mma_detail::store_pair(a, out_r8, pos, d, o[nb][2] * f1, o[nb][3] * f1);
+    }
   }
+};
+
+// The body of a kernel launched with grid.x = S * (H / kMmaAttendHeads), kMmaAttendThreads
+// threads and attend_mma_shared_bytes(hd) of dynamic shared memory; DW = hd / kMmaAttendWarps
+// (the launch matched them).
+template <int DW, bool Split>
+__device__ inline void attend_mma(const AttendArgs& a) {
+  using Warp = AttendWarp<DW, Split>;
+  constexpr int64_t hd = Warp::hd, ld = Warp::ld;
+  extern __shared__ float smem[];
+  uint16_t* k_hi = reinterpret_cast<uint16_t*>(smem);
+  uint16_t* k_lo = k_hi + kMmaAttendKeys * ld;
+  float* raw = reinterpret_cast<float*>(k_lo + kMmaAttendKeys * ld);  // [16][hd]: the next tile
+  float* partials = raw + kMmaAttendKeys * hd;                        // [warps][32 lanes][8]
+  const float** key_rows = reinterpret_cast<const float**>(partials + kMmaAttendWarps * 32 * 8);  // [2][16]
+
+  const int64_t groups = a.H / kMmaAttendHeads, s = blockIdx.x / groups;
+  const int64_t h0 = (blockIdx.x % groups) * kMmaAttendHeads;
+  const TokenKeys keys(a, s);
+  Warp w;
+  w.load_queries(a, s, h0);
+
+  // The keys go through two buffers: while the warps multiply tile t, tile t + 1 is on its way into
+  // `raw` (cp.async) and 16 threads find where tile t + 2 is.
+  attend_mma_detail::find_key_rows(a, keys, 0, key_rows);
+  __syncthreads();
+  attend_mma_detail::load_key_tile<hd>(key_rows, raw);
+  attend_mma_detail::find_key_rows(a, keys, kMmaAttendKeys, key_rows + kMmaAttendKeys);
+  for (int64_t t0 = 0, tile = 0; t0 < keys.n_keys; t0 += kMmaAttendKeys, ++tile) {
+    const int64_t n_tile = keys.n_keys - t0 < kMmaAttendKeys ? keys.n_keys - t0 : kMmaAttendKeys;
+    // Every warp is done with the previous tile and its partials, and tile t + 1's rows are found.
+    __syncthreads();
+    attend_mma_detail::convert_key_tile<hd>(raw, k_hi, k_lo);
+    __syncthreads();
+    if (t0 + kMmaAttendKeys < keys.n_keys)
+      attend_mma_detail::load_key_tile<hd>(key_rows + ((tile + 1) & 1) * kMmaAttendKeys, raw);
+    attend_mma_detail::find_key_rows(a, keys, t0 + 2 * kMmaAttendKeys, key_rows + (tile & 1) * kMmaAttendKeys);
+    float lg[2][4];
+    w.tile_logits(k_hi, k_lo, partials, n_tile, a.scale, lg);
+    w.softmax_step(lg);
+    w.add_values(k_hi, k_lo, lg);
+  }
+  w.store(a, s, h0);
 }
 
 #endif  // MOEPAGE_GPU_NVIDIA

@@ -5,8 +5,8 @@
 //     columns 2(l%4), 2(l%4)+1 (+8 in a2, a3);
 //   B 16x8 (column major), two registers: column l/4, rows 2(l%4), 2(l%4)+1 (+8 in b1);
 //   C 16x8 floats: c0, c1 at row l/4, columns 2(l%4), 2(l%4)+1; c2, c3 at row l/4 + 8.
-// Plus the paired float -> bf16 conversion (cvt). Only included by mma_tile.hpp, and only where MOEPAGE_GPU_NVIDIA is
-// defined. For .hip files.
+// Plus the paired float -> bf16 conversion (cvt) and asynchronous copies to shared memory (cp.async). Included by
+// mma_tile.hpp and attend_mma.hpp, only where MOEPAGE_GPU_NVIDIA is defined. For .hip files.
 #pragma once
 #include <cstdint>
 
@@ -41,6 +41,29 @@ __device__ inline void load_x4_trans(uint32_t (&r)[4], const void* smem_row) {
   (void)smem_row;
   r[0] = r[1] = r[2] = r[3] = 0;
   __trap();
+#endif
+}
+
+// 16 bytes from global to shared memory without passing through registers (cp.async, L2 only);
+// copy_async_commit closes the thread's group of copies, copy_async_wait_all waits for them all.
+__device__ inline void copy_async16(void* smem, const void* global) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const auto addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(addr), "l"(global));
+#else
+  (void)smem;
+  (void)global;
+  __trap();
+#endif
+}
+__device__ inline void copy_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+__device__ inline void copy_async_wait_all() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
 #endif
 }
 
