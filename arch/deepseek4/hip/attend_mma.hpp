@@ -31,6 +31,9 @@ constexpr int kMmaAttendThreads = kMmaAttendWarps * 32;
 constexpr int kMmaAttendHeads = 16;  // the rows of one matrix-core product
 constexpr int kMmaAttendKeys = 16;   // keys per tile: the k of the P V product
 constexpr int kMmaAttendPad = 8;     // bf16 after each staged key row (16 bytes): ldmatrix rows in distinct banks
+// Three blocks per multiprocessor (the 70 KiB of shared memory allow three): at most 170
+// registers a thread, against the 226 the kernel takes unbounded (two blocks, 12.5% occupancy).
+constexpr int kMmaAttendBlocksPerSm = 3;
 
 // Head counts and widths the kernel takes: whole products of 16 heads, and a width that splits
 // into four warps' shares of whole 16-channel steps with the registers to hold them.

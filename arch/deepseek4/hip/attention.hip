@@ -181,7 +181,7 @@ __global__ void __launch_bounds__(kTiledThreads) attend_tiled_kernel(AttendArgs 
 
 #if defined(MOEPAGE_GPU_NVIDIA)
 template <int DW, bool Split>
-__global__ void __launch_bounds__(kMmaAttendThreads) attend_mma_kernel(AttendArgs a) {
+__global__ void __launch_bounds__(kMmaAttendThreads, kMmaAttendBlocksPerSm) attend_mma_kernel(AttendArgs a) {
   attend_mma<DW, Split>(a);
 }
 
