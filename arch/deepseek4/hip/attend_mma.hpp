@@ -245,11 +245,11 @@ struct AttendWarp {
     for (int nb = 0; nb < NB; nb += 2) {
       const int64_t at = v_row * ld + d0 + nb * 8 + (mi >> 1) * 8;
       uint32_t v_hi[4], v_lo[4];
-      mma::load_x4_trans(v_hi, k_hi + at);
+      mma::load_x4<true>(v_hi, k_hi + at);
       mma::mma_bf16(o[nb], p_hi, v_hi[0], v_hi[1]);
       mma::mma_bf16(o[nb + 1], p_hi, v_hi[2], v_hi[3]);
       if constexpr (Split) {
-        mma::load_x4_trans(v_lo, k_lo + at);
+        mma::load_x4<true>(v_lo, k_lo + at);
         mma::mma_bf16(o[nb], p_hi, v_lo[0], v_lo[1]);
         mma::mma_bf16(o[nb + 1], p_hi, v_lo[2], v_lo[3]);
         mma::mma_bf16(o[nb], p_lo, v_hi[0], v_hi[1]);

@@ -15,32 +15,25 @@
 namespace moepage::ds4::gpu::mma {
 
 // Four 8x8 b16 matrices from shared memory: lane l gives the address of row l%8 of matrix l/8 and
-// receives, in r[j], its two elements of matrix j (row l/4, columns 2(l%4), +1).
+// receives, in r[j], its two elements of matrix j (row l/4, columns 2(l%4), +1). Trans: the
+// elements (row 2(l%4), column l/4) and (row 2(l%4)+1, column l/4) instead, i.e. the B fragment
+// of a matrix stored row by row in k.
+template <bool Trans = false>
 __device__ inline void load_x4(uint32_t (&r)[4], const void* smem_row) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const auto addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem_row));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
+  if constexpr (Trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
 #else
   (void)smem_row;
   r[0] = r[1] = r[2] = r[3] = 0;
-  __trap();  // the launcher never picks this path below sm_80
-#endif
-}
-
-// load_x4 transposed: lane l receives in r[j] the elements (row 2(l%4), column l/4) and (row
-// 2(l%4)+1, column l/4) of matrix j, i.e. the B fragment of a matrix stored row by row in k.
-__device__ inline void load_x4_trans(uint32_t (&r)[4], const void* smem_row) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const auto addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem_row));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-#else
-  (void)smem_row;
-  r[0] = r[1] = r[2] = r[3] = 0;
-  __trap();
+  __trap();  // the launchers never pick this path below sm_80
 #endif
 }
 
