@@ -7,13 +7,16 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "abi_collective.hpp"
 #include "deepseek4/forward/expert_parallel.hpp"
 #include "deepseek4/forward/model.hpp"
+#include "parallel/local_group.hpp"
 #include "tiny_model.hpp"
 
 using namespace moepage;
@@ -87,7 +90,10 @@ std::vector<Run> ranks(test::TinyModel& tm, const ExpertOwnership& own, uint32_t
                        int32_t fail_layer = -1) {
   const Config c = test::tiny_config();
   const uint32_t n = own.ranks();
-  LocalRanks group(n, uint64_t(max_batch) * c.hidden_size);
+  // The host's rank group, through the adapter the plugin hands the model (as `moepage run --ranks`).
+  parallel::LocalGroup group(n);
+  std::vector<std::unique_ptr<AbiCollective>> views;
+  for (uint32_t r = 0; r < n; ++r) views.push_back(std::make_unique<AbiCollective>(group.rank(r)));
   std::vector<Run> runs(n);
   std::vector<std::thread> threads;
   for (uint32_t r = 0; r < n; ++r)
@@ -96,12 +102,12 @@ std::vector<Run> ranks(test::TinyModel& tm, const ExpertOwnership& own, uint32_t
         OwnedExperts source(tm.experts(), own, r, int32_t(r) == fail_rank ? fail_layer : -1);
         cpu::ThreadPool pool(1);
         ModelOptions opt{kContext, max_batch};
-        opt.expert_parallel = ExpertParallel{&own, &group.rank(r), r};
+        opt.expert_parallel = ExpertParallel{&own, views[r].get(), r};
         Model m(c, tm.weights(), tm.layout(), &source, pool, opt);
         runs[r] = generate(m);
       } catch (const std::exception& e) {
         runs[r].error = e.what();
-        group.rank(r).abort(e.what());
+        views[r]->abort(e.what());
       }
     });
   for (auto& t : threads) t.join();
@@ -175,17 +181,16 @@ TEST_CASE("an ownership is checked against its ranks and against the model") {
                        std::invalid_argument);
   test::TinyModel tm(c, test::Encoding{}, 5);
   cpu::ThreadPool pool(1);
-  LocalRanks group(2, 64 * c.hidden_size);
+  parallel::LocalGroup group(2);
+  AbiCollective rank0(group.rank(0)), rank1(group.rank(1));
   const ExpertOwnership wrong = ExpertOwnership::round_robin(c.num_hidden_layers + 1, c.n_routed_experts, 2);
   ModelOptions opt{kContext, 64};
-  opt.expert_parallel = ExpertParallel{&wrong, &group.rank(0), 0};
+  opt.expert_parallel = ExpertParallel{&wrong, &rank0, 0};
   CHECK_THROWS_WITH_AS(Model(c, tm.weights(), tm.layout(), &tm.experts(), pool, opt),
                        doctest::Contains("the expert ownership covers 7 layers"), std::invalid_argument);
   const ExpertOwnership three = ExpertOwnership::round_robin(c.num_hidden_layers, c.n_routed_experts, 3);
-  opt.expert_parallel = ExpertParallel{&three, &group.rank(1), 1};
+  opt.expert_parallel = ExpertParallel{&three, &rank1, 1};
   CHECK_THROWS_WITH_AS(Model(c, tm.weights(), tm.layout(), &tm.experts(), pool, opt),
                        doctest::Contains("rank 1 of an ownership over 3 ranks, but the collective is rank 1 of 2"),
                        std::invalid_argument);
-  CHECK_THROWS_AS(LocalRanks(0, 8), std::invalid_argument);
-  CHECK_THROWS_AS(group.rank(2), std::out_of_range);
 }

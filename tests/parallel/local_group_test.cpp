@@ -15,7 +15,9 @@ using moepage::parallel::LocalGroup;
 namespace {
 
 // Values whose float sum depends on the order they are added in.
-float value(uint32_t rank, uint64_t i) { return (rank % 2 ? 1e8f : 1.0f) * float(1 + (i * 7 + uint64_t(rank) * 13) % 11) / 3.0f; }
+float value(uint32_t rank, uint64_t i) {
+  return (rank % 2 ? 1e8f : 1.0f) * float(1 + (i * 7 + uint64_t(rank) * 13) % 11) / 3.0f;
+}
 
 }  // namespace
 
@@ -87,4 +89,5 @@ TEST_CASE("ranks that reduce different lengths are refused; 0 ranks is an error"
   CHECK(status[1] == MP_ERR_INVALID_ARG);
   CHECK(group.abort_reason() == "all_reduce_sum_f32: rank 1 reduces 3 floats, rank 0 4");
   CHECK_THROWS_AS(LocalGroup(0), std::invalid_argument);
+  CHECK_THROWS_AS(group.rank(2), std::out_of_range);
 }

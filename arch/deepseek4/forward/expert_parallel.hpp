@@ -5,13 +5,11 @@
 // block output. A rank never asks its expert source for an expert it does not own: its pager and
 // budget cover its share only, and no expert is counted twice.
 //
-// The collective is an interface so the same forward pass runs over threads of one process
-// (LocalRanks, below: the CPU path and its tests) or over a library such as NCCL.
+// The collective is an interface so the same forward pass runs over any collective: the plugin
+// adapts the host's mp_collective (abi_collective.hpp), which today is the host's ranks as threads
+// of one process (core/parallel/local_group.hpp) and could be a library such as NCCL.
 #pragma once
-#include <condition_variable>
 #include <cstdint>
-#include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -57,36 +55,6 @@ struct ExpertParallel {
   const ExpertOwnership* ownership = nullptr;
   Collective* collective = nullptr;
   uint32_t rank = 0;
-};
-
-// N ranks as threads of one process: rank(r) is the Collective of rank r. Buffers for the sums
-// (max_floats per rank) are taken at construction: a reduce allocates nothing.
-class LocalRanks {
- public:
-  LocalRanks(uint32_t ranks, uint64_t max_floats);
-  ~LocalRanks();
-  LocalRanks(const LocalRanks&) = delete;
-  LocalRanks& operator=(const LocalRanks&) = delete;
-  Collective& rank(uint32_t r);
-
- private:
-  class Rank;
-  // Waits until every rank arrived (generation counting); throws once aborted.
-  void barrier();
-  void reduce(uint32_t r, float* data, uint64_t n);
-  void abort(const std::string& why);
-
-  uint32_t ranks_;
-  uint64_t max_floats_;
-  std::vector<std::unique_ptr<Rank>> views_;
-  std::vector<float*> published_;
-  std::vector<std::vector<float>> sums_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  uint32_t arrived_ = 0;
-  uint64_t generation_ = 0;
-  bool aborted_ = false;
-  std::string why_;
 };
 
 }  // namespace moepage::ds4
