@@ -75,6 +75,21 @@ __device__ inline uint32_t pack_bf16x2(float lo, float hi) {
 #endif
 }
 
+// a * b for two bf16 pairs (fma with -0, so that a product of -0 stays -0): exact when b is a
+// power of two and a * b a bf16 number, as for FP4 codes times their block scale.
+__device__ inline uint32_t mul_bf16x2(uint32_t a, uint32_t b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  uint32_t d;
+  asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(b), "r"(0x80008000u));
+  return d;
+#else
+  (void)a;
+  (void)b;
+  __trap();
+  return 0;
+#endif
+}
+
 // c += A (16x16 bf16) * B (16x8 bf16), fp32 accumulation.
 __device__ inline void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
