@@ -21,7 +21,7 @@ ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 for k in $kernels; do
   timeout "${DETAIL_TIMEOUT:-150}" "$ncu" --kernel-name-base function -k "regex:$k" \
     --launch-count "${LAUNCHES:-1}" --section SpeedOfLight --section Occupancy --section LaunchStats \
-    --section WarpStateStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+    --section WarpStateStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis ${NCU_EXTRA:-} \
     "$moepage" run --profile "$(dirname "$0")/../../configs/default.yaml" --model "$model" --set device=hip \
     --set arch.plugin=deepseek4 --set "arch.max_context=$((len + 64))" --set "arch.max_batch=$len" \
     --prompt-ids "$ids" --max-tokens 1 > "$out/detail-$k.txt" 2> "$out/detail-$k.log"
