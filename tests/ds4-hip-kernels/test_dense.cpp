@@ -284,7 +284,7 @@ struct HcSite {
 }  // namespace
 
 TEST_CASE("gpu hc_pre and hc_post match forward/hc.cpp") {
-  // 5 tokens take a block per token; 19 the blocks of eight tokens, the last one short.
+  // 5 tokens take a block per token; 19 the prompt path (one block of 32 tokens, partly empty).
   for (const int64_t S : {int64_t(5), int64_t(19)}) {
     CAPTURE(S);
     Rng rng(16);
@@ -400,6 +400,88 @@ TEST_CASE("gpu hc_site and hc_head for one token collapse in the weights launch 
       check_close("one-token hc_head norm " + tag, dev.get(hn_d, h.size()), hn_want, 1e-5);
     }
   }
+}
+
+namespace {
+
+// The prompt path for S tokens of n streams of width d (a block per 32 tokens and chunk, then a
+// finish kernel): a site with the previous hc_post folded in (Xout, last_mean, post, comb, xn),
+// hc_pre on the streams as they are, and the head (n rows of fn), against forward/hc.cpp.
+void check_prompt_hc(uint32_t n, int64_t d, int64_t S, bool comb_on_side) {
+  Rng rng(60 + n * 7 + uint64_t(d) + uint64_t(S));
+  gpu::test::Device dev;
+  cpu::ThreadPool pool(1);
+  Config c = hc_config();
+  c.hc_mult = n;
+  c.hidden_size = d;
+  const int64_t N = n, D = d, n_mix = (2 + N) * N;
+  const std::string tag = "N " + std::to_string(N) + " D " + std::to_string(D) + " S " + std::to_string(S);
+  const HcSite site(rng, dev, c, n_mix, 3);
+  const HcSite head(rng, dev, c, N, 1);
+  const std::vector<float> X = rng.floats(size_t(S * N * D), -2.0f, 2.0f);
+  const std::vector<float> block_out = rng.floats(size_t(S * D), -1.0f, 1.0f);
+  const std::vector<float> prev_post = rng.floats(size_t(S * N), 0.1f, 1.9f);
+  const std::vector<float> prev_comb = rng.floats(size_t(S * N * N), 0.0f, 0.5f);
+  const std::vector<float> norm = rng.floats(size_t(D), 0.5f, 1.5f);
+  std::vector<float> Xout(X.size()), mean(static_cast<size_t>(D));
+  hc_post(block_out.data(), X.data(), prev_post.data(), prev_comb.data(), S, n, uint32_t(D), Xout.data());
+  for (int64_t e = 0; e < D; ++e) {  // the last token's mean over the streams: float sums in stream order
+    float sum = Xout[size_t((S - 1) * N * D + e)];
+    for (int64_t k = 1; k < N; ++k) sum += Xout[size_t(((S - 1) * N + k) * D + e)];
+    mean[size_t(e)] = sum / float(N);
+  }
+  std::vector<float> flat(X.size()), mixes(size_t(S * n_mix)), pre(size_t(S * N));
+  std::vector<float> post(size_t(S * N)), comb(size_t(S * N * N)), u(size_t(S * D)), xn(u.size()), h(u.size());
+  hc_pre(pool, site.cpu, c, Xout.data(), S, HcScratch{flat.data(), mixes.data(), pre.data()}, post.data(), comb.data(),
+         u.data());
+  for (int64_t s = 0; s < S; ++s)
+    cpu::rms_norm(u.data() + s * D, D, norm.data(), double(float(c.rms_norm_eps)), xn.data() + s * D);
+
+  const gpu::GpuHcScratch hs = gpu::allocate_hc_scratch(c, S, dev.arena());
+  gpu::HcInput in;
+  in.X = dev.put(X);
+  in.block_out = dev.put(block_out);
+  in.post = dev.put(prev_post);
+  in.comb = dev.put(prev_comb);
+  in.Xout = dev.zeros<float>(Xout.size());
+  in.last_mean = dev.zeros<float>(mean.size());
+  float* post_d = dev.zeros<float>(post.size());
+  float* comb_d = dev.zeros<float>(comb.size());
+  float* xn_d = dev.zeros<float>(xn.size());
+  gpu::SideStream comb_side;  // with comb_on_side the Sinkhorn runs there, joined before comb is read
+  gpu::hc_site(site.dev, c, in, S, hs, post_d, comb_d, dev.put(norm), xn_d, dev.stream(),
+               comb_on_side ? &comb_side : nullptr);
+  comb_side.join(dev.stream());
+  check_close("prompt hc_site Xout " + tag, dev.get(in.Xout, Xout.size()), Xout, 1e-6);
+  check_close("prompt hc_site last_mean " + tag, dev.get(in.last_mean, mean.size()), mean, 1e-6);
+  check_close("prompt hc_site post " + tag, dev.get(post_d, post.size()), post, 1e-5);
+  check_close("prompt hc_site comb " + tag, dev.get(comb_d, comb.size()), comb, 1e-5);
+  check_close("prompt hc_site xn " + tag, dev.get(xn_d, xn.size()), xn, 1e-5);
+
+  float* u_d = dev.zeros<float>(u.size());
+  gpu::hc_pre(site.dev, c, in.Xout, S, hs, post_d, comb_d, u_d, dev.stream());
+  check_close("prompt hc_pre post " + tag, dev.get(post_d, post.size()), post, 1e-5);
+  check_close("prompt hc_pre comb " + tag, dev.get(comb_d, comb.size()), comb, 1e-5);
+  check_close("prompt hc_pre u " + tag, dev.get(u_d, u.size()), u, 1e-5);
+
+  hc_head(pool, head.cpu, c, Xout.data(), S, HcScratch{flat.data(), mixes.data(), pre.data()}, h.data());
+  float* h_d = dev.zeros<float>(h.size());
+  gpu::hc_head(head.dev, c, in.Xout, S, hs, h_d, dev.stream());
+  check_close("prompt hc_head h " + tag, dev.get(h_d, h.size()), h, 1e-5);
+}
+
+}  // namespace
+
+TEST_CASE("gpu mHC prompt path (blocks of 32 tokens, then one block per token) matches forward/hc.cpp") {
+  // 8 tokens: one block, mostly empty; 45 and 130: a tail block (13, 2 tokens). 4 streams take the
+  // unrolled kernels (24 rows; the head's 4), 3 and 16 the general one (16: 288 rows in passes of
+  // 24, the Sinkhorn over the whole block); every width leaves the last chunk partly empty.
+  struct Shape {
+    uint32_t n;
+    int64_t d;
+  };
+  for (const Shape shape : {Shape{4, 96}, Shape{3, 130}, Shape{16, 40}})
+    for (const int64_t S : {int64_t(8), int64_t(45), int64_t(130)}) check_prompt_hc(shape.n, shape.d, S, S == 45);
 }
 
 TEST_CASE("gpu hc_head and output_head match forward/hc.cpp and forward/head.cpp") {

@@ -14,7 +14,10 @@
 //   pre and the collapse's RMS scale (from the streams' Gram matrix, which the blocks add up with
 //   the fn products: |u|^2 = pre' G pre), each block writes its columns of u and xn. The other
 //   blocks wait for that on a flag; all of them are resident at once (one per multiprocessor at
-//   most), so the wait cannot starve the finisher. This saves the second launch and its wait.
+//   most), so the wait cannot starve the finisher. This saves the second launch and its wait;
+// - a prompt has bytes and arithmetic enough to fill the device: hc_prompt_kernel computes the
+//   chunk partials of 32 tokens per block as a small matrix product, and a second launch with one
+//   block per token (hc_finish_kernel) finishes the weights, instead of a finisher per token group.
 #include "deepseek4/hip/hc.hpp"
 
 #include <algorithm>
@@ -413,60 +416,258 @@ __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
   }
 }
 
-// hc_mix_kernel for a prompt: grid (chunks, ceil(S / kMixTokens)). A block does what
-// kMixTokens blocks of that kernel do for its columns, so its fn columns are read once for
-// kMixTokens tokens instead of once per token (at 1,024 tokens the per-token blocks spent about
-// 0.6 ms per site re-reading fn from L2). Same sums in the same order: the same bits. Never fused.
-constexpr int kMixTokens = 8;
+// The prompt path (S >= kPromptMinTokens) takes two launches. hc_prompt_kernel, grid (chunks,
+// ceil(S / kPromptTokens)), writes the chunk partials of hc_mix_kernel (less the Gram matrix) for
+// kPromptTokens tokens at once: their dot products with fn are a small matrix product from shared
+// memory, fn decoded once per block. Thread (token tt, slice sl) keeps a float sum per fn row over
+// its kSliceValues values; a warp is one slice of 32 tokens, so its fn reads are broadcasts (one
+// address) and its stream reads hit distinct banks. The slices are then added through shared
+// memory. hc_finish_kernel, one block per token, finishes the weights: no serial tail over tokens.
+constexpr int kPromptMinTokens = 8;
+constexpr int kPromptTokens = 32;
+constexpr int kPromptSlices = kMixThreads / kPromptTokens;
+constexpr int kSliceValues = kChunk / kPromptSlices;
+// Floats per token in xs: 4 more than a chunk (4 mod 32 banks), so the float4 reads of a quarter
+// warp (8 consecutive tokens) cover all 32 banks.
+constexpr int kTokenPitch = kChunk + 4;
+constexpr int kRowGroup = 24;  // fn rows per pass: all (2 + 4) * 4 rows of a site with 4 streams
+static_assert(kMixThreads == kChunk, "the fn staging gives each thread one value of the chunk");
+static_assert(kSliceValues % 4 == 0, "slices are read as float4");
 
-template <WeightCode W, int NS>
-__global__ void __launch_bounds__(kMixThreads) hc_mix_tokens_kernel(MixArgs a) {
-  __shared__ float xs[kMixTokens][kChunk];
-  __shared__ double red[kMixThreads / MP_MIN_WARP_SIZE];
+// Doubles at the start of hc_prompt_kernel's shared memory: the tokens' hc_post coefficients while
+// the streams are read (NS > 0: post[k], then comb[j * NS + k]), then each thread's sum of squares.
+__host__ __device__ constexpr int prompt_coefs(int ns) { return ns + ns * ns; }
+__host__ __device__ constexpr int prompt_aux_doubles(int ns) {
+  return kPromptTokens * prompt_coefs(ns) > kMixThreads ? kPromptTokens * prompt_coefs(ns) : kMixThreads;
+}
+// Then xs [kPromptTokens][kTokenPitch] and fw [kChunk][G] (the slices' sums after the products).
+__host__ __device__ constexpr size_t prompt_shared_bytes(int ns, int g) {
+  return size_t(prompt_aux_doubles(ns)) * sizeof(double) +
+         size_t(kPromptTokens * kTokenPitch + kChunk * g) * sizeof(float);
+}
+
+// The block's tokens' post and comb of the pending hc_post, as doubles (zero past the batch).
+template <int NS>
+__device__ void stage_post_coefs(const MixArgs& a, int64_t s0, double* coef) {
+  constexpr int per = prompt_coefs(NS);
+  for (int q = int(threadIdx.x); q < kPromptTokens * per; q += int(blockDim.x)) {
+    const int64_t s = s0 + q / per;
+    const int e = q % per;
+    float v = 0.0f;
+    if (s < a.S) v = e < NS ? a.prev_post[s * NS + e] : a.prev_comb[s * NS * NS + e - NS];
+    coef[q] = double(v);
+  }
+}
+
+// post_mix of one token and column for every stream k at once, from the token's coefficients cf:
+// the same operations in the same order, so the same bits.
+template <int NS>
+__device__ inline void post_mix_staged(const double* cf, float bo, const float (&x)[NS], float (&v)[NS]) {
+  double c[prompt_coefs(NS)], dx[NS];
+  const double2* cf2 = reinterpret_cast<const double2*>(cf);  // 16-byte aligned: prompt_coefs(4) is even
+#pragma unroll
+  for (int q = 0; q < prompt_coefs(NS) / 2; ++q) {
+    const double2 p = cf2[q];
+    c[2 * q] = p.x;
+    c[2 * q + 1] = p.y;
+  }
+#pragma unroll
+  for (int j = 0; j < NS; ++j) dx[j] = double(x[j]);
+  const double db = double(bo);
+#pragma unroll
+  for (int k = 0; k < NS; ++k) {
+    double acc = c[k] * db;
+#pragma unroll
+    for (int j = 0; j < NS; ++j) acc += c[NS + j * NS + k] * dx[j];
+    v[k] = float(acc);
+  }
+}
+
+// Token tt's value of stream k at column c of the block into xs[tt][k * cols + c] (the slot of
+// flat_index), zero past the batch or the streams' width; with a pending hc_post, the post-mixed
+// value, also written to Xout (and the last token's stream mean to last_mean), as stream_value.
+// NS > 0: consecutive threads take consecutive columns, and a thread's loads of all its (token,
+// column) items are out before the first use. NS == 0: stream_value itself, value by value.
+template <int NS>
+__device__ void stage_streams(const MixArgs& a, int64_t s0, const double* coef, float* xs) {
+  if constexpr (NS > 0) {
+    constexpr int cols = kChunk / NS, items = kPromptTokens * cols / kMixThreads, batch = 4;
+    static_assert(items % batch == 0 && items * kMixThreads == kPromptTokens * cols, "whole batches per thread");
+    const int64_t c0 = int64_t(blockIdx.x) * cols;
+    for (int j0 = 0; j0 < items; j0 += batch) {  // batches of items: the registers of 3 blocks per SM
+      float xv[batch][NS], bo[batch];
+#pragma unroll
+      for (int j = 0; j < batch; ++j) {
+        const int q = int(threadIdx.x) + (j0 + j) * kMixThreads;
+        const int64_t s = s0 + q / cols, e = c0 + q % cols;
+        const bool in = s < a.S && e < a.d;
+#pragma unroll
+        for (int k = 0; k < NS; ++k) xv[j][k] = in ? a.X[(s * NS + k) * a.d + e] : 0.0f;
+        bo[j] = in && a.block_out ? a.block_out[s * a.d + e] : 0.0f;
+      }
+#pragma unroll
+      for (int j = 0; j < batch; ++j) {
+        const int q = int(threadIdx.x) + (j0 + j) * kMixThreads, tt = q / cols, c = q % cols;
+        const int64_t s = s0 + tt, e = c0 + c;
+        const bool mixed = a.block_out && s < a.S && e < a.d;
+        float v[NS];
+        if (mixed) post_mix_staged<NS>(coef + tt * prompt_coefs(NS), bo[j], xv[j], v);
+#pragma unroll
+        for (int k = 0; k < NS; ++k) {
+          if (!mixed) v[k] = xv[j][k];
+          xs[tt * kTokenPitch + k * cols + c] = v[k];
+          if (mixed) a.Xout[(s * NS + k) * a.d + e] = v[k];
+        }
+        if (mixed && a.last_mean && s == a.S - 1) {
+          float sum = v[0];  // float sums in stream order, as stream_value
+#pragma unroll
+          for (int k = 1; k < NS; ++k) sum += v[k];
+          a.last_mean[e] = sum / float(NS);
+        }
+      }
+    }
+  } else {
+    const int vals = a.n * a.cols;
+    const int64_t c0 = int64_t(blockIdx.x) * a.cols;
+    for (int q = int(threadIdx.x); q < kPromptTokens * kChunk; q += int(blockDim.x)) {
+      const int tt = q / kChunk, i = q % kChunk;
+      const int64_t s = s0 + tt;
+      xs[tt * kTokenPitch + i] = s < a.S && i < vals ? stream_value<0>(a, s, flat_index<0>(a, c0, i)) : 0.0f;
+    }
+  }
+}
+
+// fn rows r0 .. r0 + G - 1 (zero past R) at the block's values, decoded: fw[i][r], the G rows of
+// value i side by side so one float4 read fetches four rows. Thread i takes value i.
+template <WeightCode W, int NS, int G>
+__device__ void stage_fn_rows(const MixArgs& a, int r0, float* fw) {
+  const int i = int(threadIdx.x), vals = mix_streams<NS>(a) * mix_cols<NS>(a);
+  const int64_t f = i < vals ? flat_index<NS>(a, int64_t(blockIdx.x) * mix_cols<NS>(a), i) : -1;
+  float w[G];
+#pragma unroll
+  for (int r = 0; r < G; ++r) {
+    const bool live = r0 + r < a.R && f >= 0;
+    const int64_t row = a.fn.row_offset + (r0 + r < a.R ? r0 + r : 0);
+    const uint8_t* rd = a.fn.data + row * row_bytes<W>(a.fn.cols);
+    const uint8_t* rs = a.fn.scale ? a.fn.scale + scale_row_offset<W>(row, a.fn.cols) : nullptr;
+    w[r] = live ? decode_at<W>(rd, rs, f) : 0.0f;
+  }
+  float4* dst = reinterpret_cast<float4*>(fw) + i * (G / 4);
+#pragma unroll
+  for (int q = 0; q < G / 4; ++q) dst[q] = make_float4(w[4 * q], w[4 * q + 1], w[4 * q + 2], w[4 * q + 3]);
+}
+
+// Thread (tt, sl): float sums of token tt's values in slice sl times each of the G rows of fw, and
+// the values' sum of squares in double.
+template <int G>
+__device__ inline void slice_dots(const float* xs, const float* fw, int tt, int sl, float (&acc)[G], double& ss) {
+  const float* x = xs + tt * kTokenPitch + sl * kSliceValues;
+  const float4* w = reinterpret_cast<const float4*>(fw) + sl * kSliceValues * (G / 4);
+#pragma unroll
+  for (int r = 0; r < G; ++r) acc[r] = 0.0f;
+  ss = 0;
+#pragma unroll
+  for (int i = 0; i < kSliceValues; i += 4) {
+    const float4 x4 = *reinterpret_cast<const float4*>(x + i);
+    const float xq[4] = {x4.x, x4.y, x4.z, x4.w};
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      ss += double(xq[u]) * double(xq[u]);
+#pragma unroll
+      for (int q = 0; q < G / 4; ++q) {
+        const float4 wq = w[(i + u) * (G / 4) + q];
+        acc[4 * q] += xq[u] * wq.x;
+        acc[4 * q + 1] += xq[u] * wq.y;
+        acc[4 * q + 2] += xq[u] * wq.z;
+        acc[4 * q + 3] += xq[u] * wq.w;
+      }
+    }
+  }
+}
+
+// The slices' sums, added in slice order, into the tokens' partials [token][R + 1][chunks] at this
+// block's chunk: rows r0 .. r0 + G - 1, and (first pass) row R, the sum of squares. red takes the
+// place of fw, ssq that of the coefficients.
+template <int G>
+__device__ void store_slice_sums(const MixArgs& a, int64_t s0, int r0, const float (&acc)[G], double ss, float* red,
+                                 double* ssq) {
+  const int t = int(threadIdx.x), tt = t % kPromptTokens, sl = t / kPromptTokens;
+  __syncthreads();  // every thread is done reading fw
+#pragma unroll
+  for (int r = 0; r < G; ++r) red[(sl * G + r) * kPromptTokens + tt] = acc[r];
+  ssq[t] = ss;
+  __syncthreads();
+  const int64_t part_rows = a.R + 1;
+  for (int o = t; o < G * kPromptTokens; o += int(blockDim.x)) {
+    const int r = o / kPromptTokens, ot = o % kPromptTokens;
+    float sum = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kPromptSlices; ++j) sum += red[(j * G + r) * kPromptTokens + ot];
+    if (s0 + ot < a.S && r0 + r < a.R) a.partials[((s0 + ot) * part_rows + r0 + r) * a.chunks + blockIdx.x] = sum;
+  }
+  if (r0 == 0 && t < kPromptTokens && s0 + t < a.S) {
+    double sum = 0;
+#pragma unroll
+    for (int j = 0; j < kPromptSlices; ++j) sum += ssq[j * kPromptTokens + t];
+    a.partials[((s0 + t) * part_rows + a.R) * a.chunks + blockIdx.x] = float(sum);
+  }
+}
+
+// NS > 0: exactly NS streams; G: fn rows per pass (any R: the passes loop).
+template <WeightCode W, int NS, int G>
+__global__ void __launch_bounds__(kMixThreads) hc_prompt_kernel(MixArgs a) {
+  extern __shared__ float4 hc_prompt_shared[];
+  double* aux = reinterpret_cast<double*>(hc_prompt_shared);
+  float* xs = reinterpret_cast<float*>(aux + prompt_aux_doubles(NS));
+  float* fw = xs + kPromptTokens * kTokenPitch;
+  const int64_t s0 = int64_t(blockIdx.y) * kPromptTokens;
+  const int t = int(threadIdx.x);
+  if constexpr (NS > 0) {
+    if (a.block_out) {
+      stage_post_coefs<NS>(a, s0, aux);
+      __syncthreads();
+    }
+  }
+  stage_streams<NS>(a, s0, aux, xs);
+  for (int r0 = 0; r0 < a.R; r0 += G) {
+    stage_fn_rows<W, NS, G>(a, r0, fw);
+    __syncthreads();  // also publishes xs (first pass)
+    float acc[G];
+    double ss;
+    slice_dots<G>(xs, fw, t % kPromptTokens, t / kPromptTokens, acc, ss);
+    store_slice_sums<G>(a, s0, r0, acc, ss, fw, aux);
+    __syncthreads();  // the sums are read before the next pass's fn overwrites them
+  }
+}
+
+// One block per token of the prompt path: what hc_mix_kernel's finishing block does for it.
+__global__ void __launch_bounds__(kMixThreads) hc_finish_kernel(MixArgs a) {
   __shared__ double sums[kMaxMixes + 1];
   __shared__ float mx[kMaxMixes];
   __shared__ double m[kMaxStreams * kMaxStreams];
-  __shared__ bool last;
-  const int64_t s0 = int64_t(blockIdx.y) * kMixTokens;
-  const int tokens = a.S - s0 < kMixTokens ? int(a.S - s0) : kMixTokens;
-  const int n = mix_streams<NS>(a), cols = mix_cols<NS>(a), vals = n * cols;
-  const int64_t c0 = int64_t(blockIdx.x) * cols, part_rows = a.R + 1;
-  const int t = int(threadIdx.x), warps = int(blockDim.x) / MP_WARP_SIZE, warp = t / MP_WARP_SIZE;
-  const int lane = t % MP_WARP_SIZE;
+  const int64_t s = blockIdx.x, part_rows = a.R + 1;
+  finish_token(a, s, a.partials + s * part_rows * a.chunks, part_rows, sums, mx);
+  finish_comb(a, s, mx, m);
+}
 
-  for (int tt = 0; tt < tokens; ++tt) {
-    double ss = 0;
-    for (int i = t; i < vals; i += blockDim.x) {
-      const float v = stream_value<NS>(a, s0 + tt, flat_index<NS>(a, c0, i));
-      xs[tt][i] = v;
-      ss += double(v) * double(v);
-    }
-    ss = block_sum(ss, red);  // its barrier also publishes xs[tt]
-    if (t == 0) a.partials[((s0 + tt) * part_rows + a.R) * a.chunks + blockIdx.x] = float(ss);
-  }
-
-  for (int r0 = warp; r0 < a.R; r0 += kRowsAtOnce * warps) {
-    float w[kRowsAtOnce][kPerLane];
-    load_fn_rows<W, NS>(a, c0, r0, warps, lane, vals, w);
-    for (int tt = 0; tt < tokens; ++tt) {
-      float* part = a.partials + (s0 + tt) * part_rows * a.chunks;
-      store_fn_dots(a, w, xs[tt], part, r0, warps, lane, vals);
-    }
-  }
-
-  // As in hc_mix_kernel, with one ticket per token group.
-  __threadfence();
-  __syncthreads();
-  if (t == 0) last = atomicAdd(a.tickets + blockIdx.y, 1u) == gridDim.x - 1;
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  for (int tt = 0; tt < tokens; ++tt) {
-    finish_token(a, s0 + tt, a.partials + (s0 + tt) * part_rows * a.chunks, part_rows, sums, mx);
-    finish_comb(a, s0 + tt, mx, m);
-    __syncthreads();  // sums, mx and m are the next token's
-  }
-  if (t == 0) a.tickets[blockIdx.y] = 0;
+// Both launches of the prompt path on `stream` (so sinkhorn_kernel, forked after them, sees mixes).
+template <WeightCode W, int NS, int G>
+void launch_prompt(const MixArgs& a, Stream stream) {
+  const size_t smem = prompt_shared_bytes(NS, G);
+#if defined(MOEPAGE_GPU_NVIDIA)
+  // Past the 48 KiB a block gets without asking: raised once per variant.
+  static const bool raised = [smem] {
+    MP_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(&hc_prompt_kernel<W, NS, G>),
+                                     hipFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    return true;
+  }();
+  (void)raised;
+#endif
+  const dim3 grid(unsigned(a.chunks), unsigned((a.S + kPromptTokens - 1) / kPromptTokens));
+  hc_prompt_kernel<W, NS, G><<<grid, kMixThreads, smem, native(stream)>>>(a);
+  MP_GPU_CHECK_LAUNCH("gpu mHC hc_prompt_kernel");
+  hc_finish_kernel<<<unsigned(a.S), kMixThreads, 0, native(stream)>>>(a);
+  MP_GPU_CHECK_LAUNCH("gpu mHC hc_finish_kernel");
 }
 
 // The Sinkhorn of a site whose weights kernel left it out (comb_later): one block per token from
@@ -624,14 +825,13 @@ void launch_mix(const GpuHcParams& p, const Config& c, const HcInput& in, int64_
   a.u_inv_rms = sc.u_inv_rms;
   a.flags = sc.flags;
   a.comb_later = post && comb_side;
-  if (S >= kMixTokens && !fused) {  // a prompt: blocks of kMixTokens tokens
-    const dim3 grid(unsigned(a.chunks), unsigned((S + kMixTokens - 1) / kMixTokens));
+  if (S >= kPromptMinTokens && !fused) {  // a prompt: blocks of kPromptTokens tokens, then a finish kernel
     with_weight_code(weight_code(p.fn, "gpu mHC fn"), [&](auto wc) {
-      if (n == kFastStreams)
-        hc_mix_tokens_kernel<decltype(wc)::value, kFastStreams><<<grid, kMixThreads, 0, native(stream)>>>(a);
-      else hc_mix_tokens_kernel<decltype(wc)::value, 0><<<grid, kMixThreads, 0, native(stream)>>>(a);
+      constexpr WeightCode W = decltype(wc)::value;
+      if (n != kFastStreams) launch_prompt<W, 0, kRowGroup>(a, stream);
+      else if (R == n) launch_prompt<W, kFastStreams, kFastStreams>(a, stream);  // the head: one row per stream
+      else launch_prompt<W, kFastStreams, kRowGroup>(a, stream);
     });
-    MP_GPU_CHECK_LAUNCH("gpu mHC hc_mix_tokens_kernel");
   } else {
     const dim3 grid(unsigned(a.chunks), unsigned(S));
     with_weight_code(weight_code(p.fn, "gpu mHC fn"), [&](auto wc) {

@@ -1,4 +1,4 @@
-// The dense weight products on the matrix cores (mma_matmul.hpp): a grid of 128-row by 64-token
+// The dense weight products on the matrix cores (mma_matmul.hpp): a grid of 256-row by 64-token
 // tiles (mma_tile.hpp), one block each.
 #include "deepseek4/hip/mma_matmul.hpp"
 
@@ -11,7 +11,7 @@ namespace moepage::ds4::gpu {
 namespace {
 
 #if defined(MOEPAGE_GPU_NVIDIA)
-// Block (x, y): rows [128x, 128x + 128) by tokens [64y, 64y + 64); a block's rows lie in one group.
+// Block (x, y): rows [256x, 256x + 256) by tokens [64y, 64y + 64); a block's rows lie in one group.
 template <WeightCode W, bool Split>
 __global__ void __launch_bounds__(kMmaThreads)
     mma_matmul_kernel(DeviceMat m, const float* x, int64_t ld_x, int64_t x_group_stride, int64_t rows_per_group,
@@ -25,7 +25,7 @@ __global__ void __launch_bounds__(kMmaThreads)
       [&](int64_t r, int t, float v) { yt[int64_t(t) * ld_y + r] = v; });
 }
 
-// Block (x, y): rows [64x, 64x + 64) of w1 and w3 by tokens [64y, 64y + 64), SwiGLU'd.
+// Block (x, y): rows [128x, 128x + 128) of w1 and w3 by tokens [64y, 64y + 64), SwiGLU'd.
 template <WeightCode W, bool Split>
 __global__ void __launch_bounds__(kMmaThreads)
     mma_swiglu_kernel(DeviceMat w1, DeviceMat w3, const float* x, int64_t ld_x, int64_t n_tokens, float limit,
@@ -70,11 +70,11 @@ bool matmul_mma(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_
     constexpr WeightCode W = decltype(wc)::value;
     if constexpr (mma_encoding(W)) {
       if (split)
-        mma_matmul_kernel<W, true><<<grid, kMmaThreads, 0, native(stream)>>>(m, x, ld_x, x_group_stride,
-                                                                              rows_per_group, y, ld_y, n_tokens);
+        mma_matmul_kernel<W, true>
+            <<<grid, kMmaThreads, 0, native(stream)>>>(m, x, ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens);
       else
-        mma_matmul_kernel<W, false><<<grid, kMmaThreads, 0, native(stream)>>>(m, x, ld_x, x_group_stride,
-                                                                               rows_per_group, y, ld_y, n_tokens);
+        mma_matmul_kernel<W, false>
+            <<<grid, kMmaThreads, 0, native(stream)>>>(m, x, ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens);
     }
   });
   MP_GPU_CHECK_LAUNCH("gpu matmul (matrix cores)");
@@ -97,8 +97,7 @@ bool matmul_swiglu_mma(const DeviceMat& w1, const DeviceMat& w3, WeightCode code
     if constexpr (mma_encoding(W)) {
       if (split)
         mma_swiglu_kernel<W, true><<<grid, kMmaThreads, 0, native(stream)>>>(w1, w3, x, ld_x, n_tokens, limit, out);
-      else
-        mma_swiglu_kernel<W, false><<<grid, kMmaThreads, 0, native(stream)>>>(w1, w3, x, ld_x, n_tokens, limit, out);
+      else mma_swiglu_kernel<W, false><<<grid, kMmaThreads, 0, native(stream)>>>(w1, w3, x, ld_x, n_tokens, limit, out);
     }
   });
   MP_GPU_CHECK_LAUNCH("gpu matmul_swiglu (matrix cores)");

@@ -1,20 +1,25 @@
 // Weight products over many tokens on the matrix cores (prefill): one block computes a tile of
-// 128 stored weight rows by 64 (or 32) tokens. Per step of 64 columns the block's threads read the
-// weights' stored bytes (FP8, FP4 or BF16) and decode them with their block scales into bf16 in
-// shared memory, and read x as floats and round them to bf16 beside them; the warps multiply the
-// two tiles with bf16 matrix instructions into float accumulators. The weights are exact in bf16
-// (FP8 and FP4 codes have fewer mantissa bits, the scales are powers of two), so the one rounding
-// is x's. Split mode (the default) writes x as two bf16 tiles, x's rounding and what it left
-// (x - hi, rounded), and multiplies both: x is then carried to about 2^-17 relative, as close to
-// the float product as the CUDA cores' own sum order, so a router's near tie goes the same way
-// (plain bf16, about 2^-9, flipped experts on the golden fixtures). The next step's bytes are
-// loaded into registers while this step multiplies, so memory latency hides behind the arithmetic.
+// 256 stored weight rows by 64 (or 32) tokens, each of its 8 warps 32 rows by every token. The
+// weights never pass through shared memory: per step of 64 columns each lane loads 16 consecutive
+// columns of four of its warp's rows (FP4 8 bytes, FP8 16, BF16 32) straight from global memory
+// and decodes them with their block scales into bf16 registers that are the A operand as they
+// stand. That works because a matrix product may sum its k index in any order as long as both
+// operands agree: lane (g, q) holds, for k slice s, columns 16q + 4s .. 16q + 4s + 3 where the
+// instruction's layout says 2q, 2q+1, 2q+8, 2q+9, and it reads the token tile (B) at the same
+// columns from shared memory with two 16-byte loads. x is read as floats and rounded to bf16 into
+// that tile, double-buffered, so a step needs one barrier. (The earlier tiles decoded the weights
+// into shared memory and read them back with ldmatrix: the L1 pipe, saturated at 93%, bound them.)
 //
-// The weights are the A operand (rows of W are the output rows), the tokens B: a tile holds any
-// number of tokens up to 64 and is fetched through a row function, so the same block serves the
-// dense projections (token t's row of x) and the routed experts (the tokens routed to one expert,
-// gathered). Pair mode multiplies two matrices of the same shape (an expert's w1 and w3) over 64
-// rows each, so the SwiGLU of a row is formed in the registers that hold both of its sums.
+// The weights are exact in bf16 (FP8 and FP4 codes have fewer mantissa bits, the scales are
+// powers of two), so the one rounding is x's. Split mode (the default) writes x as two bf16 tiles,
+// x's rounding and what it left (x - hi, rounded), and multiplies both: x is then carried to about
+// 2^-17 relative, as close to the float product as the CUDA cores' own sum order, so a router's
+// near tie goes the same way (plain bf16, about 2^-9, flipped experts on the golden fixtures).
+//
+// The tokens are fetched through a row function, so the same block serves the dense projections
+// (token t's row of x) and the routed experts (the tokens routed to one expert, gathered). Pair
+// mode multiplies two matrices of the same shape (an expert's w1 and w3): each warp takes 16 rows
+// of both, so the SwiGLU of a row is formed in the registers that hold both of its sums.
 //
 // Only NVIDIA sm_80+ has the instructions used here (mma_nvidia.hpp); elsewhere kMmaAvailable is
 // false and the launchers keep the CUDA-core tiles. For .hip files only.
@@ -35,14 +40,13 @@ constexpr bool kMmaAvailable = true;
 constexpr bool kMmaAvailable = false;
 #endif
 
-constexpr int kMmaRows = 128;   // stored weight rows per block tile (pair mode: 64 of each)
+constexpr int kMmaRows = 256;   // stored weight rows per block tile (pair mode: 128 of each)
 constexpr int kMmaTokens = 64;  // tokens per block tile (the routed experts' may be 32: kMmaFewTokens)
 constexpr int kMmaFewTokens = 32;
 constexpr int kMmaK = 64;             // columns per step
-constexpr int kMmaThreads = 256;      // 8 warps: 4 along the rows by 2 along the tokens
-constexpr int kMmaPitch = kMmaK + 8;  // bf16 per shared row: 16 bytes of padding keep the 8x8 loads conflict-free
-constexpr int kMmaWarpRows = 32;      // a warp's rows: two 16-row fragments
-// A warp's tokens are half the tile's: BN / 16 fragments of 8 tokens.
+constexpr int kMmaThreads = 256;      // 8 warps, each 32 stored rows by every token of the tile
+constexpr int kMmaPitch = kMmaK + 8;  // bf16 per token row: 16 bytes of padding keep the loads conflict-free
+constexpr int kMmaWarpRows = 32;      // a warp's stored rows: two 16-row fragments
 
 // Whether a weight of `cols` columns in this encoding can take the matrix-core path.
 __host__ __device__ constexpr bool mma_encoding(WeightCode w) {
@@ -74,89 +78,107 @@ __device__ inline uint32_t e8m0_bf16x2(uint8_t e) {
   return b | (b << 16);
 }
 
+// The token tile, double-buffered: [buffer][x rounded, then (split) what the rounding left].
 template <bool Split, int BN>
 struct MmaShared {
-  uint16_t a[kMmaRows * kMmaPitch];
-  uint16_t b[Split ? 2 : 1][BN * kMmaPitch];  // x rounded, then (split) what the rounding left
+  uint16_t b[2][Split ? 2 : 1][BN * kMmaPitch];
 };
 
-// This thread's share of the weight tile: whole 16-byte chunks of the stored rows.
+// A lane's share of its warp's weights: for fragment f (16 rows) and half h (row g or g + 8 of
+// it), the 16 columns 16q .. 16q + 15 of each step, loaded a step ahead with their scale byte and
+// decoded into eight bf16 pairs (pair j: columns 16q + 2j, 16q + 2j + 1).
 template <WeightCode W>
 struct MmaWeightLoader {
-  static constexpr int kChunksPerRow = int(row_bytes_of(W, kMmaK) / 16);  // FP8 4, FP4 2, BF16 8
-  static constexpr int kPerThread = kMmaRows * kChunksPerRow / kMmaThreads;
-  static constexpr int kElems = elems_per_chunk<W>();
-  const uint4* row[kPerThread];
-  const uint8_t* scale[kPerThread];
-  int smem_at[kPerThread];  // first bf16 of the chunk in the shared tile
-  int col[kPerThread];      // its first column within a step
-  uint4 q[kPerThread];
+  static constexpr int kLaneBytes = int(row_bytes_of(W, 16));  // FP4 8, FP8 16, BF16 32
+  static constexpr int kWords = kLaneBytes / 4;
+  const uint8_t* row[2][2];
+  const uint8_t* scale[2][2];
+  uint32_t raw[2][2][kWords];
+  uint8_t sc[2][2];
+  int q;
 
-  // Pair: shared rows in 16-row bands alternate between m0 (even bands) and m1 (odd), both from
-  // stored row row0 + 16 * (band / 2); else all from m0 at row0. Rows past n_rows repeat the last.
+  // Pair: fragment 0 is rows wrow0 .. wrow0 + 15 of m0 and fragment 1 the same rows of m1; else
+  // fragments 0 and 1 are rows wrow0 .. wrow0 + 31 of m0. Rows past n_rows repeat the last.
   template <bool Pair>
-  __device__ void setup(const DeviceMat& m0, const DeviceMat& m1, int64_t row0, int64_t n_rows, int64_t cols) {
+  __device__ void setup(const DeviceMat& m0, const DeviceMat& m1, int64_t wrow0, int64_t n_rows, int64_t cols, int g,
+                        int lane_q) {
+    q = lane_q;
 #pragma unroll
-    for (int j = 0; j < kPerThread; ++j) {
-      const int idx = int(threadIdx.x) + j * kMmaThreads;
-      const int srow = idx / kChunksPerRow, chunk = idx % kChunksPerRow;
-      const DeviceMat& m = Pair && ((srow / 16) % 2 == 1) ? m1 : m0;
-      int64_t r = Pair ? row0 + (srow / 32) * 16 + srow % 16 : row0 + srow;
-      if (r >= n_rows) r = n_rows - 1;
-      const int64_t stored = m.row_offset + r;
-      row[j] = reinterpret_cast<const uint4*>(m.data + stored * row_bytes<W>(cols)) + chunk;
-      scale[j] = has_block_scale<W>() ? m.scale + scale_row_offset<W>(stored, cols) : nullptr;
-      smem_at[j] = srow * kMmaPitch + chunk * kElems;
-      col[j] = chunk * kElems;
-    }
+    for (int f = 0; f < 2; ++f)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const DeviceMat& m = Pair && f == 1 ? m1 : m0;
+        int64_t r = wrow0 + (Pair ? 0 : 16 * f) + g + 8 * h;
+        if (r >= n_rows) r = n_rows - 1;
+        const int64_t stored = m.row_offset + r;
+        row[f][h] = m.data + stored * row_bytes<W>(cols) + q * kLaneBytes;
+        scale[f][h] = has_block_scale<W>() ? m.scale + scale_row_offset<W>(stored, cols) : nullptr;
+      }
   }
+
   __device__ void load(int64_t step) {
 #pragma unroll
-    for (int j = 0; j < kPerThread; ++j) q[j] = row[j][step * kChunksPerRow];
-  }
-  // BF16 bytes go to shared memory as they are; FP4 codes through fp4x4_to_bf16. FP8 codes take
-  // the raw decode (the value times 2^-shift, row_dot.hpp) and two exact multiplies (half the
-  // shift, then the block scale with the other half, so no factor overflows a float); the product
-  // has at most 4 significant bits, so its top 16 bits are its bf16 bits exactly (NaN stays NaN).
-  __device__ void store(int64_t step, uint16_t* a) const {
+    for (int f = 0; f < 2; ++f)
 #pragma unroll
-    for (int j = 0; j < kPerThread; ++j) {
-      uint4* dst = reinterpret_cast<uint4*>(a + smem_at[j]);
-      if constexpr (W == WeightCode::BF16) {
-        *dst = q[j];
-      } else if constexpr (W == WeightCode::FP4) {
-        const int64_t chunk = (step * kMmaK + col[j]) / kElems;
-        const uint32_t scale2 = e8m0_bf16x2(scale[j][chunk]);
-        const uint32_t words[4] = {q[j].x, q[j].y, q[j].z, q[j].w};
-        uint32_t packed[16];
+      for (int h = 0; h < 2; ++h) {
+        const uint8_t* p = row[f][h] + step * (4 * kLaneBytes);
+        if constexpr (kWords == 2) {
+          const uint2 v = *reinterpret_cast<const uint2*>(p);
+          raw[f][h][0] = v.x, raw[f][h][1] = v.y;
+        } else {
 #pragma unroll
-        for (int wd = 0; wd < 4; ++wd) {
-          fp4x4_to_bf16(words[wd], scale2, packed[4 * wd], packed[4 * wd + 1]);
-          fp4x4_to_bf16(words[wd] >> 16, scale2, packed[4 * wd + 2], packed[4 * wd + 3]);
+          for (int c = 0; c < kWords / 4; ++c) {
+            const uint4 v = reinterpret_cast<const uint4*>(p)[c];
+            raw[f][h][4 * c] = v.x, raw[f][h][4 * c + 1] = v.y, raw[f][h][4 * c + 2] = v.z, raw[f][h][4 * c + 3] = v.w;
+          }
         }
-#pragma unroll
-        for (int v = 0; v < 4; ++v)
-          dst[v] = make_uint4(packed[4 * v], packed[4 * v + 1], packed[4 * v + 2], packed[4 * v + 3]);
-      } else {
-        constexpr int shift = W == WeightCode::FP8 ? kFp8RawShift : kFp4RawShift;
-        constexpr float lift = pow2(shift / 2);
-        const int64_t chunk = (step * kMmaK + col[j]) / kElems;
-        const float factor = chunk_scale<W>(q[j], scale[j], chunk) * pow2(shift - shift / 2);
-        uint32_t packed[kElems / 2];
-        static_for<kElems / 4>([&](auto seg) {
-          constexpr int S = decltype(seg)::value;
-          float w[4];
-          decode4<W, S>(q[j], w);
-          packed[2 * S] =
-              __byte_perm(__float_as_uint(w[0] * lift * factor), __float_as_uint(w[1] * lift * factor), 0x7632);
-          packed[2 * S + 1] =
-              __byte_perm(__float_as_uint(w[2] * lift * factor), __float_as_uint(w[3] * lift * factor), 0x7632);
-        });
-#pragma unroll
-        for (int v = 0; v < kElems / 8; ++v)
-          dst[v] = make_uint4(packed[4 * v], packed[4 * v + 1], packed[4 * v + 2], packed[4 * v + 3]);
+        // FP4: one scale per 32 columns (the lane's 16 lie in one); FP8: one per 128.
+        if constexpr (W == WeightCode::FP4) sc[f][h] = scale[f][h][2 * step + q / 2];
+        else if constexpr (W == WeightCode::FP8) sc[f][h] = scale[f][h][step / 2];
       }
-    }
+  }
+
+  // FP4 codes through fp4x4_to_bf16. FP8 codes take the raw decode (the value times 2^-shift,
+  // row_dot.hpp) and two exact multiplies (half the shift, then the block scale with the other
+  // half, so no factor overflows a float); the product has at most 4 significant bits, so its top
+  // 16 bits are its bf16 bits exactly (NaN stays NaN). BF16 bytes are the pairs as they are.
+  __device__ void decode(uint32_t (&a)[2][2][8]) const {
+#pragma unroll
+    for (int f = 0; f < 2; ++f)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const uint32_t* w = raw[f][h];
+        uint32_t* out = a[f][h];
+        if constexpr (W == WeightCode::BF16) {
+#pragma unroll
+          for (int j = 0; j < 8; ++j) out[j] = w[j];
+        } else if constexpr (W == WeightCode::FP4) {
+          const uint32_t scale2 = e8m0_bf16x2(sc[f][h]);
+#pragma unroll
+          for (int wd = 0; wd < 2; ++wd) {
+            fp4x4_to_bf16(w[wd], scale2, out[4 * wd], out[4 * wd + 1]);
+            fp4x4_to_bf16(w[wd] >> 16, scale2, out[4 * wd + 2], out[4 * wd + 3]);
+          }
+        } else {
+          constexpr int shift = kFp8RawShift;
+          constexpr float lift = pow2(shift / 2);
+          const uint4 qv = make_uint4(w[0], w[1], w[2], w[3]);
+          const float s =
+              !kFp8RawKeepsNan && (fp8_has_nan(w[0]) | fp8_has_nan(w[1]) | fp8_has_nan(w[2]) | fp8_has_nan(w[3]))
+                  ? bits_as_float(0x7FC00000u)
+                  : decode_e8m0(sc[f][h]);
+          const float factor = s * pow2(shift - shift / 2);
+          static_for<4>([&](auto seg) {
+            constexpr int S = decltype(seg)::value;
+            float v[4];
+            decode4<W, S>(qv, v);
+            out[2 * S] =
+                __byte_perm(__float_as_uint(v[0] * lift * factor), __float_as_uint(v[1] * lift * factor), 0x7632);
+            out[2 * S + 1] =
+                __byte_perm(__float_as_uint(v[2] * lift * factor), __float_as_uint(v[3] * lift * factor), 0x7632);
+          });
+        }
+      }
   }
 };
 
@@ -200,33 +222,33 @@ struct MmaTokenLoader {
   }
 };
 
-// One step of 64 columns from the shared tiles into this warp's 32 x BN/2 accumulators.
+// One step of 64 columns: this warp's decoded weights (a[fragment][half][pair]) times every
+// token of the tile buffer, into the 32 x BN accumulators. n-tiles past the tile's last token
+// are skipped (a routed expert's group rarely fills the tile).
 template <bool Split, int BN>
-__device__ inline void mma_step(const MmaShared<Split, BN>& sh, int wm, int wn, int lane, float (&acc)[2][BN / 16][4]) {
-  constexpr int parts = Split ? 2 : 1, NT = BN / 16, warp_tokens = BN / 2;
+__device__ inline void mma_step(const uint16_t (&b)[Split ? 2 : 1][BN * kMmaPitch], const uint32_t (&a)[2][2][8],
+                                int n_tokens, int g, int q, float (&acc)[2][BN / 8][4]) {
+  constexpr int parts = Split ? 2 : 1;
 #pragma unroll
-  for (int ks = 0; ks < kMmaK / 16; ++ks) {
-    uint32_t a[2][4], b[parts][NT / 2][4];
+  for (int nt = 0; nt < BN / 8; ++nt) {
+    if (nt * 8 >= n_tokens) break;
 #pragma unroll
-    for (int mt = 0; mt < 2; ++mt)
-      mma::load_x4(a[mt], sh.a + (wm * kMmaWarpRows + mt * 16 + lane % 16) * kMmaPitch + ks * 16 + (lane / 16) * 8);
+    for (int p = parts - 1; p >= 0; --p) {  // the small part first
+      const uint4* src = reinterpret_cast<const uint4*>(b[p] + (nt * 8 + g) * kMmaPitch + q * 16);
+      const uint4 lo = src[0], hi = src[1];
+      const uint32_t bv[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
 #pragma unroll
-    for (int p = 0; p < parts; ++p)
+      for (int f = 0; f < 2; ++f)
 #pragma unroll
-      for (int h = 0; h < NT / 2; ++h)
-        mma::load_x4(b[p][h], sh.b[p] + (wn * warp_tokens + h * 16 + lane % 8 + (lane / 16) * 8) * kMmaPitch + ks * 16 +
-                                  ((lane / 8) % 2) * 8);
-#pragma unroll
-    for (int p = parts - 1; p >= 0; --p)  // the small parts first
-#pragma unroll
-      for (int mt = 0; mt < 2; ++mt)
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt)
-          mma::mma_bf16(acc[mt][nt], a[mt], b[p][nt / 2][(nt % 2) * 2], b[p][nt / 2][(nt % 2) * 2 + 1]);
+        for (int s = 0; s < kMmaK / 16; ++s) {
+          const uint32_t frag[4] = {a[f][0][2 * s], a[f][1][2 * s], a[f][0][2 * s + 1], a[f][1][2 * s + 1]};
+          mma::mma_bf16(acc[f][nt], frag, bv[2 * s], bv[2 * s + 1]);
+        }
+    }
   }
 }
 
-// The block's tile: rows [row0, row0 + 128) of m0 (pair mode: [row0, row0 + 64) of m0 and of m1)
+// The block's tile: rows [row0, row0 + 256) of m0 (pair mode: [row0, row0 + 128) of m0 and of m1)
 // by the tokens xrow(0 .. n_tokens-1) (n_tokens <= BN, 64 or 32), over `cols` columns (a
 // multiple of 64).
 // Every valid (row, token) reaches store(row, t, sum) (pair mode: store(row, t, sum0, sum1)),
@@ -235,58 +257,54 @@ template <WeightCode W, bool Pair, bool Split, int BN, class XRow, class Store>
 __device__ inline void mma_block(const DeviceMat& m0, const DeviceMat& m1, int64_t row0, int64_t n_rows, int64_t cols,
                                  XRow xrow, int n_tokens, Store store) {
   static_assert(BN == kMmaTokens || BN == kMmaFewTokens, "a token tile of 64 or 32");
-  constexpr int NT = BN / 16;
+  constexpr int NT = BN / 8;
   __shared__ MmaShared<Split, BN> sh;
-  const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
-  const int wm = warp % 4, wn = warp / 4;
+  const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32, g = lane / 4, q = lane % 4;
+  const int64_t wrow0 = row0 + warp * (Pair ? kMmaWarpRows / 2 : kMmaWarpRows);
   MmaWeightLoader<W> wl;
-  wl.template setup<Pair>(m0, m1, row0, n_rows, cols);
+  wl.template setup<Pair>(m0, m1, wrow0, n_rows, cols, g, q);
   MmaTokenLoader<BN> tl;
   tl.setup(xrow, n_tokens);
   float acc[2][NT][4];
 #pragma unroll
-  for (int mt = 0; mt < 2; ++mt)
+  for (int f = 0; f < 2; ++f)
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) acc[mt][nt][e] = 0.0f;
+      for (int e = 0; e < 4; ++e) acc[f][nt][e] = 0.0f;
 
   const int64_t steps = cols / kMmaK;
   wl.load(0);
   tl.load(0);
-  wl.store(0, sh.a);
-  tl.store<Split>(sh.b);
+  tl.template store<Split>(sh.b[0]);
   __syncthreads();
   for (int64_t s = 0; s < steps; ++s) {
     const bool more = s + 1 < steps;
-    if (more) {
+    uint32_t a[2][2][8];
+    wl.decode(a);
+    if (more) {  // the next step's bytes travel while this one multiplies
       wl.load(s + 1);
       tl.load(s + 1);
     }
-    mma_step<Split, BN>(sh, wm, wn, lane, acc);
+    mma_step<Split, BN>(sh.b[s & 1], a, n_tokens, g, q, acc);
+    if (more) tl.template store<Split>(sh.b[(s + 1) & 1]);  // last read in step s - 1, before the barrier
     __syncthreads();
-    if (more) {
-      wl.store(s + 1, sh.a);
-      tl.store<Split>(sh.b);
-      __syncthreads();
-    }
   }
 
-  const int g = lane / 4, q = lane % 4;
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const int t = wn * (BN / 2) + nt * 8 + 2 * q + (e & 1);
+      const int t = nt * 8 + 2 * q + (e & 1);
       if (t >= n_tokens) continue;
       if constexpr (Pair) {
-        const int64_t r = row0 + wm * 16 + g + (e >= 2 ? 8 : 0);
+        const int64_t r = wrow0 + g + (e >= 2 ? 8 : 0);
         if (r < n_rows) store(r, t, acc[0][nt][e], acc[1][nt][e]);
       } else {
 #pragma unroll
-        for (int mt = 0; mt < 2; ++mt) {
-          const int64_t r = row0 + wm * kMmaWarpRows + mt * 16 + g + (e >= 2 ? 8 : 0);
-          if (r < n_rows) store(r, t, acc[mt][nt][e]);
+        for (int f = 0; f < 2; ++f) {
+          const int64_t r = wrow0 + f * 16 + g + (e >= 2 ? 8 : 0);
+          if (r < n_rows) store(r, t, acc[f][nt][e]);
         }
       }
     }

@@ -1,6 +1,7 @@
 // The routed experts of a band on the matrix cores (mma_tile.hpp), for layers whose experts serve
-// many tokens (prefill): per expert, its tokens gathered 64 at a time against 128-row tiles of its
-// w1 and w3 (SwiGLU formed in the registers) and then of its w2. For .hip files only.
+// many tokens (prefill): per expert, its tokens gathered 64 (or 32) at a time against tiles of
+// 128 rows of both its w1 and w3 (SwiGLU formed in the registers), then 256-row tiles of its w2.
+// For .hip files only.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -25,7 +26,7 @@ int32_t expert_token_tile(int64_t pairs, int64_t used_experts);
 // max_pairs pairs, in token tiles of token_tile (expert_token_tile).
 void launch_expert_mma(const std::byte* const* table_row, WeightCode up_code, WeightCode down_code, const PartArgs& w1,
                        const PartArgs& w3, const PartArgs& w2, int64_t D, int64_t I, const Band& band, int32_t count,
-                       int32_t max_pairs, int32_t token_tile, const float* yn, float limit, float* act,
-                       float* ex_out, bool split, Stream stream);
+                       int32_t max_pairs, int32_t token_tile, const float* yn, float limit, float* act, float* ex_out,
+                       bool split, Stream stream);
 
 }  // namespace moepage::ds4::gpu
