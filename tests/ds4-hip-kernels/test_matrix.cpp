@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "deepseek4/cpu/gemm.hpp"
@@ -141,4 +142,58 @@ TEST_CASE("gpu matmul_swiglu on the matrix cores matches cpu::matmul twice then 
                     dev.get(h1, want.size()), want, threshold(policy));
       }
     }
+}
+
+// Every FP4 code under every e8m0 scale through the matrix-core decode, exactly: token t is the
+// unit vector e_t, so output (t, r) is weight (r, t) alone (x = 1 needs no second bf16 part).
+// Row r's two 32-column groups carry scales 2r and 2r + 1 (all 256, NaN and the scales past 2^1
+// that take the two-multiply path included) and its codes run through all sixteen in each group.
+// A result below float's normal range may come back as a zero of its sign (the matrix cores'
+// float sums need not keep subnormals); everything else must match the CPU's decode bit for bit.
+TEST_CASE("gpu matrix-core products decode every FP4 code under every scale exactly") {
+  const int64_t rows = 128, cols = 64, n_tokens = cols;
+  HostMat hm;
+  hm.dtype = Dtype::I8;
+  hm.rows = rows;
+  hm.cols = cols;
+  hm.data.resize(ExpertLayout::weight_bytes(hm.dtype, uint64_t(rows), uint64_t(cols)));
+  hm.scale.resize(ExpertLayout::scale_bytes(hm.dtype, uint64_t(rows), uint64_t(cols)));
+  REQUIRE(hm.scale.size() == 256);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; c += 2) {
+      const auto code = [&](int64_t k) { return uint8_t((r + k) % 16); };
+      hm.data[size_t((r * cols + c) / 2)] = std::byte(uint8_t(code(c) | (code(c + 1) << 4)));
+    }
+  for (size_t i = 0; i < hm.scale.size(); ++i) hm.scale[i] = std::byte(uint8_t(i));
+  std::vector<float> x(size_t(n_tokens * cols), 0.0f);
+  for (int64_t t = 0; t < n_tokens; ++t) x[size_t(t * cols + t)] = 1.0f;
+  std::vector<float> want(size_t(n_tokens * rows));
+  cpu::ThreadPool pool(1);
+  cpu::matmul(pool, hm.ref(), x.data(), cols, want.data(), rows, n_tokens);
+
+  gpu::test::Device dev;
+  const float* xd = dev.put(x);
+  for (const gpu::GemmPolicy& policy : {kSplit, kBf16}) {
+    float* yd = dev.put(poison(want.size()));
+    gpu::matmul(hm.on(dev, 0), xd, cols, yd, rows, n_tokens, dev.stream(), policy);
+    const std::vector<float> got = dev.get(yd, want.size());
+    size_t mismatches = 0, flushed = 0, first = want.size();
+    for (size_t i = 0; i < want.size(); ++i) {
+      uint32_t gb, wb;
+      std::memcpy(&gb, &got[i], 4);
+      std::memcpy(&wb, &want[i], 4);
+      const bool same = gb == wb || (std::isnan(got[i]) && std::isnan(want[i]));
+      const bool flush = std::fpclassify(want[i]) == FP_SUBNORMAL && got[i] == 0.0f &&
+                         std::signbit(got[i]) == std::signbit(want[i]);
+      if (flush) ++flushed;
+      if (!same && !flush && mismatches++ == 0) first = i;
+    }
+    std::string detail = "FP4 exact decode" + mode(policy) + ": " + std::to_string(mismatches) + " mismatches";
+    if (first < want.size())
+      detail += ", the first at token " + std::to_string(first / rows) + ", row " + std::to_string(first % rows) +
+                ": got " + std::to_string(got[first]) + ", want " + std::to_string(want[first]);
+    INFO(detail);
+    CHECK(mismatches == 0);
+    MESSAGE("FP4 exact decode" << mode(policy) << ": " << flushed << " subnormal results flushed to zero");
+  }
 }

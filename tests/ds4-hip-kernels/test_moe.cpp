@@ -201,7 +201,9 @@ namespace {
 // One GPU moe() call against the CPU's, with experts in the given encodings, band width `band`
 // (0: all experts in one acquire, from fixed slots), then the same call again. matrix: experts
 // serving 16 tokens or more take the matrix cores (x in two bf16 parts: held to 1e-4), and where
-// the device has them the result must differ from the CUDA-core run of the same layer.
+// the device has them the result must differ from the CUDA-core run of the same layer; experts
+// serving one token each take them only with `matrix` (the single-token products on the matrix
+// cores), else the CUDA-core single-token kernels.
 void check_moe(Dtype w13, Dtype w2, uint32_t layer_id, int64_t S, uint32_t band, uint64_t seed, int64_t hidden = 128,
                int64_t intermediate = 96, bool matrix = false) {
   Rng rng(seed);
@@ -210,6 +212,8 @@ void check_moe(Dtype w13, Dtype w2, uint32_t layer_id, int64_t S, uint32_t band,
   const Config c = moe_config(ScoringFunc::SqrtSoftplus, hidden, intermediate);
   const int64_t D = c.hidden_size, E = c.n_routed_experts;
   const MoeLayer layer(rng, dev, c, c.mlp_layer_types[layer_id]);
+  gpu::GpuLayerParams params = layer.dev;
+  params.gemm.single_token = matrix;
   const ExpertLayout layout = ExpertLayout::packed(c.hidden_size, c.moe_intermediate_size, w13, w2);
   ResidentExpertSource host_experts(layout, c.num_hidden_layers, c.n_routed_experts);
   fill_experts(rng, host_experts, c);
@@ -233,7 +237,7 @@ void check_moe(Dtype w13, Dtype w2, uint32_t layer_id, int64_t S, uint32_t band,
   const float* yn_d = dev.put(yn);
   float* out = dev.zeros<float>(want.size());
   MoeStats stats;
-  gpu::moe(layer.dev, c, layer_id, tokens.data(), tokens_d, S, yn_d, *source, layout, *msc, out, stats, dev.stream());
+  gpu::moe(params, c, layer_id, tokens.data(), tokens_d, S, yn_d, *source, layout, *msc, out, stats, dev.stream());
   const std::vector<float> got = dev.get(out, want.size());
 
   const std::string what = "moe experts " + std::string(dtype_name(w13)) + "/" + std::string(dtype_name(w2)) +
@@ -248,15 +252,16 @@ void check_moe(Dtype w13, Dtype w2, uint32_t layer_id, int64_t S, uint32_t band,
 
   // The same call again: identical bits; with fixed slots, no table upload.
   const uint64_t uploads = stats.table_uploads;
-  gpu::moe(layer.dev, c, layer_id, tokens.data(), tokens_d, S, yn_d, *source, layout, *msc, out, stats, dev.stream());
+  gpu::moe(params, c, layer_id, tokens.data(), tokens_d, S, yn_d, *source, layout, *msc, out, stats, dev.stream());
   const std::vector<float> again = dev.get(out, want.size());
   CHECK(std::memcmp(again.data(), got.data(), got.size() * sizeof(float)) == 0);
   CHECK(stats.acquires == 2 * want_stats.acquires);
   if (!band) CHECK(stats.table_uploads == uploads);
 
   if (matrix && gpu::matrix_cores_available()) {
-    gpu::GpuLayerParams cuda_cores = layer.dev;
+    gpu::GpuLayerParams cuda_cores = params;
     cuda_cores.gemm.matrix_min_tokens = 0;
+    cuda_cores.gemm.single_token = false;
     gpu::moe(cuda_cores, c, layer_id, tokens.data(), tokens_d, S, yn_d, *source, layout, *msc, out, stats,
              dev.stream());
     const std::vector<float> plain = dev.get(out, want.size());
@@ -311,4 +316,19 @@ TEST_CASE("gpu moe's single-token expert products (x in registers) match forward
       for (int64_t S : {1, 2}) check_moe(p[0], p[1], layer, S, 0, seed++, 1024, 1024);
       check_moe(p[0], p[1], layer, 1, 2, seed++, 1024, 1024);  // two bands of two experts
     }
+}
+
+TEST_CASE("gpu moe's single-token expert products on the matrix cores match forward/moe.cpp") {
+  // Decode's shape: every expert serves one token (S 1). D 1024: two 64-column steps per warp; D 1088: 17 steps over 8 warps (uneven
+  // slices); D 8192 with FP4: 16 steps per warp, two rounds of loads. Rows are multiples of 64.
+  const Dtype pairs[][2] = {{Dtype::I8, Dtype::I8}, {Dtype::F8_E4M3, Dtype::F8_E4M3}, {Dtype::BF16, Dtype::BF16},
+                            {Dtype::I8, Dtype::F8_E4M3}};
+  uint64_t seed = 700;
+  for (const auto& p : pairs)
+    for (uint32_t layer : {0u, 1u}) {
+      check_moe(p[0], p[1], layer, 1, 0, seed++, 1024, 1024, true);
+      check_moe(p[0], p[1], layer, 1, 0, seed++, 1088, 192, true);
+      check_moe(p[0], p[1], layer, 1, 2, seed++, 1024, 1024, true);  // two bands of two experts
+    }
+  check_moe(Dtype::I8, Dtype::I8, 1, 1, 0, seed++, 8192, 256, true);
 }

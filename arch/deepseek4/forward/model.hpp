@@ -33,6 +33,8 @@ struct ModelOptions {
   // GPU only: x enters those products as two bf16 parts (about 2^-17 relative) instead of one
   // (2^-9, half the matrix instructions, and routers' near ties may go the other way).
   bool matrix_split = true;
+  // GPU only: experts that serve one token each (decode) multiply on the matrix cores as well.
+  bool matrix_single_token = true;
   // CPU only for now: run as one rank of an expert-parallel group (expert_parallel.hpp); the
   // ownership and the collective must outlive the model. collective null: a single rank.
   ExpertParallel expert_parallel{};

@@ -12,6 +12,8 @@ struct GemmPolicy {
   // x as two bf16 parts (about 2^-17 relative, the float product's accuracy for routing) rather
   // than one (2^-9, half the matrix instructions).
   bool split = true;
+  // Experts that serve one token each (decode) on the matrix cores too (mma_gemv.hpp).
+  bool single_token = true;
   bool matrix(int64_t n_tokens) const { return matrix_min_tokens > 0 && n_tokens >= matrix_min_tokens; }
 };
 

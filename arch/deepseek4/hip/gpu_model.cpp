@@ -34,6 +34,7 @@ GpuModel::GpuModel(const Config& config, const Weights& weights, ExpertLayout la
   // The assignment moved the rope tables' descriptors: point every layer at this object's copies.
   params_.gemm.matrix_min_tokens = options_.matrix_min_tokens;
   params_.gemm.split = options_.matrix_split;
+  params_.gemm.single_token = options_.matrix_single_token;
   for (GpuLayerParams& lp : params_.layers) {
     lp.rope = lp.kind == AttnKind::Sliding ? &params_.rope_main : &params_.rope_compress;
     lp.gemm = params_.gemm;

@@ -1,40 +1,40 @@
-// The dense weight products on the matrix cores (mma_matmul.hpp): a grid of 256-row by 64-token
-// tiles (mma_tile.hpp), one block each.
+// The dense weight products on the matrix cores (mma_matmul.hpp): a grid of 128-row by 64-token
+// tiles (mma_tile_staged.hpp), one block each.
 #include "deepseek4/hip/mma_matmul.hpp"
 
 #include "deepseek4/hip/check.hpp"
 #include "deepseek4/hip/gemm_policy.hpp"
-#include "deepseek4/hip/mma_tile.hpp"
+#include "deepseek4/hip/mma_tile_staged.hpp"
 #include "deepseek4/hip/swiglu.hpp"
 
 namespace moepage::ds4::gpu {
 namespace {
 
 #if defined(MOEPAGE_GPU_NVIDIA)
-// Block (x, y): rows [256x, 256x + 256) by tokens [64y, 64y + 64); a block's rows lie in one group.
+// Block (x, y): rows [128x, 128x + 128) by tokens [64y, 64y + 64); a block's rows lie in one group.
 template <WeightCode W, bool Split>
 __global__ void __launch_bounds__(kMmaThreads)
     mma_matmul_kernel(DeviceMat m, const float* x, int64_t ld_x, int64_t x_group_stride, int64_t rows_per_group,
                       float* y, int64_t ld_y, int64_t n_tokens) {
-  const int64_t row0 = int64_t(blockIdx.x) * kMmaRows, t0 = int64_t(blockIdx.y) * kMmaTokens;
+  const int64_t row0 = int64_t(blockIdx.x) * kMmaStagedRows, t0 = int64_t(blockIdx.y) * kMmaTokens;
   const float* xg = x + (row0 / rows_per_group) * x_group_stride + t0 * ld_x;
   const int n = int(n_tokens - t0 < kMmaTokens ? n_tokens - t0 : kMmaTokens);
   float* yt = y + t0 * ld_y;
-  mma_block<W, false, Split, kMmaTokens>(
+  mma_staged_block<W, false, Split, kMmaTokens>(
       m, m, row0, m.rows, m.cols, [&](int t) { return xg + int64_t(t) * ld_x; }, n,
       [&](int64_t r, int t, float v) { yt[int64_t(t) * ld_y + r] = v; });
 }
 
-// Block (x, y): rows [128x, 128x + 128) of w1 and w3 by tokens [64y, 64y + 64), SwiGLU'd.
+// Block (x, y): rows [64x, 64x + 64) of w1 and w3 by tokens [64y, 64y + 64), SwiGLU'd.
 template <WeightCode W, bool Split>
 __global__ void __launch_bounds__(kMmaThreads)
     mma_swiglu_kernel(DeviceMat w1, DeviceMat w3, const float* x, int64_t ld_x, int64_t n_tokens, float limit,
                       float* out) {
-  const int64_t row0 = int64_t(blockIdx.x) * (kMmaRows / 2), t0 = int64_t(blockIdx.y) * kMmaTokens;
+  const int64_t row0 = int64_t(blockIdx.x) * (kMmaStagedRows / 2), t0 = int64_t(blockIdx.y) * kMmaTokens;
   const float* xt = x + t0 * ld_x;
   const int n = int(n_tokens - t0 < kMmaTokens ? n_tokens - t0 : kMmaTokens);
   float* ot = out + t0 * w1.rows;
-  mma_block<W, true, Split, kMmaTokens>(
+  mma_staged_block<W, true, Split, kMmaTokens>(
       w1, w3, row0, w1.rows, w1.cols, [&](int t) { return xt + int64_t(t) * ld_x; }, n,
       [&](int64_t r, int t, float g, float u) { ot[int64_t(t) * w1.rows + r] = swiglu_value(g, u, limit); });
 }
@@ -63,18 +63,18 @@ bool matmul_mma(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_
   if (!mma_encoding(code) || !mma_shape_ok(m.cols) || !aligned16(x) || ld_x % 4 != 0 || x_group_stride % 4 != 0 ||
       !aligned16(m.data) || !matrix_cores_available())
     return false;
-  if (rows_per_group < m.rows && rows_per_group % kMmaRows != 0) return false;  // a tile would straddle two groups
+  if (rows_per_group < m.rows && rows_per_group % kMmaStagedRows != 0) return false;  // a tile would straddle two groups
 #if defined(MOEPAGE_GPU_NVIDIA)
-  const dim3 grid(unsigned((m.rows + kMmaRows - 1) / kMmaRows), token_tiles(n_tokens));
+  const dim3 grid(unsigned((m.rows + kMmaStagedRows - 1) / kMmaStagedRows), token_tiles(n_tokens));
   with_weight_code(code, [&](auto wc) {
     constexpr WeightCode W = decltype(wc)::value;
     if constexpr (mma_encoding(W)) {
       if (split)
-        mma_matmul_kernel<W, true>
-            <<<grid, kMmaThreads, 0, native(stream)>>>(m, x, ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens);
+        mma_matmul_kernel<W, true><<<grid, kMmaThreads, 0, native(stream)>>>(m, x, ld_x, x_group_stride,
+                                                                              rows_per_group, y, ld_y, n_tokens);
       else
-        mma_matmul_kernel<W, false>
-            <<<grid, kMmaThreads, 0, native(stream)>>>(m, x, ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens);
+        mma_matmul_kernel<W, false><<<grid, kMmaThreads, 0, native(stream)>>>(m, x, ld_x, x_group_stride,
+                                                                               rows_per_group, y, ld_y, n_tokens);
     }
   });
   MP_GPU_CHECK_LAUNCH("gpu matmul (matrix cores)");
@@ -91,13 +91,14 @@ bool matmul_swiglu_mma(const DeviceMat& w1, const DeviceMat& w3, WeightCode code
       ld_x % 4 != 0 || !aligned16(w1.data) || !aligned16(w3.data) || !matrix_cores_available())
     return false;
 #if defined(MOEPAGE_GPU_NVIDIA)
-  const dim3 grid(unsigned((w1.rows + kMmaRows / 2 - 1) / (kMmaRows / 2)), token_tiles(n_tokens));
+  const dim3 grid(unsigned((w1.rows + kMmaStagedRows / 2 - 1) / (kMmaStagedRows / 2)), token_tiles(n_tokens));
   with_weight_code(code, [&](auto wc) {
     constexpr WeightCode W = decltype(wc)::value;
     if constexpr (mma_encoding(W)) {
       if (split)
         mma_swiglu_kernel<W, true><<<grid, kMmaThreads, 0, native(stream)>>>(w1, w3, x, ld_x, n_tokens, limit, out);
-      else mma_swiglu_kernel<W, false><<<grid, kMmaThreads, 0, native(stream)>>>(w1, w3, x, ld_x, n_tokens, limit, out);
+      else
+        mma_swiglu_kernel<W, false><<<grid, kMmaThreads, 0, native(stream)>>>(w1, w3, x, ld_x, n_tokens, limit, out);
     }
   });
   MP_GPU_CHECK_LAUNCH("gpu matmul_swiglu (matrix cores)");

@@ -1,4 +1,4 @@
-// Launchers of the matrix-core products (mma_tile.hpp) for the dense weights. Each returns false,
+// Launchers of the matrix-core products (mma_tile_staged.hpp) for the dense weights. Each returns false,
 // launching nothing, where the path does not apply: no matrix cores it can use (AMD for now,
 // NVIDIA below sm_80), an encoding other than FP8 / FP4 / BF16, a column count that is not a
 // multiple of 64, or x not readable as float4. The caller then takes the CUDA-core tiles. For

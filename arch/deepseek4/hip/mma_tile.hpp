@@ -1,82 +1,31 @@
-// Weight products over many tokens on the matrix cores (prefill): one block computes a tile of
-// 256 stored weight rows by 64 (or 32) tokens, each of its 8 warps 32 rows by every token. The
-// weights never pass through shared memory: per step of 64 columns each lane loads 16 consecutive
-// columns of four of its warp's rows (FP4 8 bytes, FP8 16, BF16 32) straight from global memory
-// and decodes them with their block scales into bf16 registers that are the A operand as they
-// stand. That works because a matrix product may sum its k index in any order as long as both
-// operands agree: lane (g, q) holds, for k slice s, columns 16q + 4s .. 16q + 4s + 3 where the
-// instruction's layout says 2q, 2q+1, 2q+8, 2q+9, and it reads the token tile (B) at the same
-// columns from shared memory with two 16-byte loads. x is read as floats and rounded to bf16 into
-// that tile, double-buffered, so a step needs one barrier. (The earlier tiles decoded the weights
-// into shared memory and read them back with ldmatrix: the L1 pipe, saturated at 93%, bound them.)
+// Weight products over many tokens on the matrix cores for the routed experts (prefill): one
+// block computes a tile of 256 stored weight rows by 64 (or 32) tokens, each of its 8 warps 32
+// rows by every token. The weights never pass through shared memory: per step of 64 columns each
+// lane loads 16 consecutive columns of four of its warp's rows (FP4 8 bytes, FP8 16, BF16 32)
+// straight from global memory and decodes them with their block scales into bf16 registers that
+// are the A operand as they stand: lane (g, q) holds, for k slice s, four of the columns 16q ..
+// 16q + 15 where the instruction's layout says 2q, 2q+1, 2q+8, 2q+9, in the k order of
+// mma_operands.hpp, and it reads the token tile (B), stored in the same order, with two 16-byte
+// loads. x is rounded to bf16 into that tile, double-buffered, so a step needs one barrier.
+// (A tile that decoded the weights into shared memory and read them back with ldmatrix was
+// bound by the L1 pipe at 93% on the experts, whose token tiles hold few tokens; the dense
+// projections keep it, mma_tile_staged.hpp, since its warps share more of each operand.)
 //
-// The weights are exact in bf16 (FP8 and FP4 codes have fewer mantissa bits, the scales are
-// powers of two), so the one rounding is x's. Split mode (the default) writes x as two bf16 tiles,
-// x's rounding and what it left (x - hi, rounded), and multiplies both: x is then carried to about
-// 2^-17 relative, as close to the float product as the CUDA cores' own sum order, so a router's
-// near tie goes the same way (plain bf16, about 2^-9, flipped experts on the golden fixtures).
-//
-// The tokens are fetched through a row function, so the same block serves the dense projections
-// (token t's row of x) and the routed experts (the tokens routed to one expert, gathered). Pair
-// mode multiplies two matrices of the same shape (an expert's w1 and w3): each warp takes 16 rows
-// of both, so the SwiGLU of a row is formed in the registers that hold both of its sums.
-//
-// Only NVIDIA sm_80+ has the instructions used here (mma_nvidia.hpp); elsewhere kMmaAvailable is
-// false and the launchers keep the CUDA-core tiles. For .hip files only.
+// The tokens are fetched through a row function (the tokens routed to one expert, gathered).
+// Pair mode multiplies two matrices of the same shape (an expert's w1 and w3): each warp takes 16
+// rows of both, so the SwiGLU of a row is formed in the registers that hold both of its sums.
+// For .hip files only.
 #pragma once
 #include <cstdint>
 
-#include "deepseek4/hip/row_dot.hpp"
-
-#if defined(MOEPAGE_GPU_NVIDIA)
-#include "deepseek4/hip/mma_nvidia.hpp"
-#endif
+#include "deepseek4/hip/mma_operands.hpp"
 
 namespace moepage::ds4::gpu {
 
-#if defined(MOEPAGE_GPU_NVIDIA)
-constexpr bool kMmaAvailable = true;
-#else
-constexpr bool kMmaAvailable = false;
-#endif
-
-constexpr int kMmaRows = 256;   // stored weight rows per block tile (pair mode: 128 of each)
-constexpr int kMmaTokens = 64;  // tokens per block tile (the routed experts' may be 32: kMmaFewTokens)
-constexpr int kMmaFewTokens = 32;
-constexpr int kMmaK = 64;             // columns per step
-constexpr int kMmaThreads = 256;      // 8 warps, each 32 stored rows by every token of the tile
-constexpr int kMmaPitch = kMmaK + 8;  // bf16 per token row: 16 bytes of padding keep the loads conflict-free
-constexpr int kMmaWarpRows = 32;      // a warp's stored rows: two 16-row fragments
-
-// Whether a weight of `cols` columns in this encoding can take the matrix-core path.
-__host__ __device__ constexpr bool mma_encoding(WeightCode w) {
-  return w == WeightCode::FP8 || w == WeightCode::FP4 || w == WeightCode::BF16;
-}
-inline bool mma_shape_ok(int64_t cols) { return cols > 0 && cols % kMmaK == 0; }
+constexpr int kMmaRows = 256;      // stored weight rows per block tile (pair mode: 128 of each)
+constexpr int kMmaWarpRows = 32;   // a warp's stored rows: two 16-row fragments
 
 #if defined(MOEPAGE_GPU_NVIDIA)
-
-// Four e2m1 codes (the low 16 bits of `codes`, low nibble first) as two bf16 pairs, times the
-// block scale `scale2` (its bf16 in both halves): the magnitudes from two byte-permute tables (the
-// low and the high byte of each of the eight bf16 values 0, 0.5, 1, 1.5, 2, 3, 4, 6), the signs
-// moved from bit 3 of each nibble to bit 15 of each value, then one exact multiply per pair.
-// About a third of the float decode's instructions (raw decode, two multiplies, a permute).
-__device__ inline void fp4x4_to_bf16(uint32_t codes, uint32_t scale2, uint32_t& v01, uint32_t& v23) {
-  const uint32_t sel = codes & 0x7777u;
-  const uint32_t lo = __byte_perm(0xC0800000u, 0xC0804000u, sel), hi = __byte_perm(0x3F3F3F00u, 0x40404040u, sel);
-  const uint32_t signs = codes & 0x8888u;  // bits 3, 7, 11, 15
-  const uint32_t s01 = ((signs << 12) | (signs << 24)) & 0x80008000u;
-  const uint32_t s23 = ((signs << 4) | (signs << 16)) & 0x80008000u;
-  v01 = mma::mul_bf16x2(__byte_perm(lo, hi, 0x5140) | s01, scale2);
-  v23 = mma::mul_bf16x2(__byte_perm(lo, hi, 0x7362) | s23, scale2);
-}
-
-// An e8m0 block scale as a bf16 pair: 2^(e - 127) is bf16 bits e << 7 (e = 0: the subnormal
-// 2^-127; 0xFF: NaN), as decode_e8m0 gives it in float.
-__device__ inline uint32_t e8m0_bf16x2(uint8_t e) {
-  const uint32_t b = e == 0xFF ? 0x7FC0u : e == 0 ? 0x0040u : uint32_t(e) << 7;
-  return b | (b << 16);
-}
 
 // The token tile, double-buffered: [buffer][x rounded, then (split) what the rounding left].
 template <bool Split, int BN>
@@ -86,7 +35,7 @@ struct MmaShared {
 
 // A lane's share of its warp's weights: for fragment f (16 rows) and half h (row g or g + 8 of
 // it), the 16 columns 16q .. 16q + 15 of each step, loaded a step ahead with their scale byte and
-// decoded into eight bf16 pairs (pair j: columns 16q + 2j, 16q + 2j + 1).
+// decoded into eight bf16 pairs in k order (pair 4i + p: columns 16q + 8i + p and + 4).
 template <WeightCode W>
 struct MmaWeightLoader {
   static constexpr int kLaneBytes = int(row_bytes_of(W, 16));  // FP4 8, FP8 16, BF16 32
@@ -138,87 +87,48 @@ struct MmaWeightLoader {
       }
   }
 
-  // FP4 codes through fp4x4_to_bf16. FP8 codes take the raw decode (the value times 2^-shift,
-  // row_dot.hpp) and two exact multiplies (half the shift, then the block scale with the other
-  // half, so no factor overflows a float); the product has at most 4 significant bits, so its top
-  // 16 bits are its bf16 bits exactly (NaN stays NaN). BF16 bytes are the pairs as they are.
+  // Each lane's 16 columns come out as eight bf16 pairs in k order (two 8-column groups), FP4
+  // through the two-multiply path only where one of the lane's four scales needs it.
   __device__ void decode(uint32_t (&a)[2][2][8]) const {
+    if constexpr (W == WeightCode::FP4) {
+      const Fp4Scale s[2][2] = {{Fp4Scale(sc[0][0]), Fp4Scale(sc[0][1])}, {Fp4Scale(sc[1][0]), Fp4Scale(sc[1][1])}};
+      if (s[0][0].big || s[0][1].big || s[1][0].big || s[1][1].big) decode_fp4<true>(s, a);
+      else decode_fp4<false>(s, a);
+    } else {
+#pragma unroll
+      for (int f = 0; f < 2; ++f)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int grp = 0; grp < 2; ++grp) {
+            const uint32_t* w = raw[f][h] + grp * (kWords / 2);
+            uint32_t out[4];
+            if constexpr (W == WeightCode::BF16) {
+              bf16_group_to_pairs({w[0], w[1], w[2], w[3]}, out);
+            } else {
+              const float factor = fp8_group_factor(sc[f][h], w[0], w[1]);
+              fp8_group_to_bf16(w[0], w[1], factor, out);
+            }
+#pragma unroll
+            for (int p = 0; p < 4; ++p) a[f][h][4 * grp + p] = out[p];
+          }
+    }
+  }
+
+ private:
+  template <bool Big>
+  __device__ void decode_fp4(const Fp4Scale (&s)[2][2], uint32_t (&a)[2][2][8]) const {
 #pragma unroll
     for (int f = 0; f < 2; ++f)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const uint32_t* w = raw[f][h];
-        uint32_t* out = a[f][h];
-        if constexpr (W == WeightCode::BF16) {
+      for (int h = 0; h < 2; ++h)
 #pragma unroll
-          for (int j = 0; j < 8; ++j) out[j] = w[j];
-        } else if constexpr (W == WeightCode::FP4) {
-          const uint32_t scale2 = e8m0_bf16x2(sc[f][h]);
+        for (int grp = 0; grp < 2; ++grp) {
+          uint32_t out[4];
+          fp4_group_to_bf16<Big>(raw[f][h][grp], s[f][h], out);
 #pragma unroll
-          for (int wd = 0; wd < 2; ++wd) {
-            fp4x4_to_bf16(w[wd], scale2, out[4 * wd], out[4 * wd + 1]);
-            fp4x4_to_bf16(w[wd] >> 16, scale2, out[4 * wd + 2], out[4 * wd + 3]);
-          }
-        } else {
-          constexpr int shift = kFp8RawShift;
-          constexpr float lift = pow2(shift / 2);
-          const uint4 qv = make_uint4(w[0], w[1], w[2], w[3]);
-          const float s =
-              !kFp8RawKeepsNan && (fp8_has_nan(w[0]) | fp8_has_nan(w[1]) | fp8_has_nan(w[2]) | fp8_has_nan(w[3]))
-                  ? bits_as_float(0x7FC00000u)
-                  : decode_e8m0(sc[f][h]);
-          const float factor = s * pow2(shift - shift / 2);
-          static_for<4>([&](auto seg) {
-            constexpr int S = decltype(seg)::value;
-            float v[4];
-            decode4<W, S>(qv, v);
-            out[2 * S] =
-                __byte_perm(__float_as_uint(v[0] * lift * factor), __float_as_uint(v[1] * lift * factor), 0x7632);
-            out[2 * S + 1] =
-                __byte_perm(__float_as_uint(v[2] * lift * factor), __float_as_uint(v[3] * lift * factor), 0x7632);
-          });
+          for (int p = 0; p < 4; ++p) a[f][h][4 * grp + p] = out[p];
         }
-      }
-  }
-};
-
-// This thread's share of the token tile: float4s of up to BN token rows (absent rows are zero).
-template <int BN>
-struct MmaTokenLoader {
-  static constexpr int kPerThread = BN * kMmaK / 4 / kMmaThreads;  // 4 or 2
-  const float* row[kPerThread];
-  int smem_at[kPerThread];
-  float4 v[kPerThread];
-
-  template <class XRow>
-  __device__ void setup(XRow xrow, int n_tokens) {
-#pragma unroll
-    for (int j = 0; j < kPerThread; ++j) {
-      const int idx = int(threadIdx.x) + j * kMmaThreads;
-      const int t = idx / (kMmaK / 4), c4 = idx % (kMmaK / 4);
-      row[j] = t < n_tokens ? xrow(t) + 4 * c4 : nullptr;
-      smem_at[j] = t * kMmaPitch + 4 * c4;
-    }
-  }
-  __device__ void load(int64_t step) {
-#pragma unroll
-    for (int j = 0; j < kPerThread; ++j)
-      v[j] = row[j] ? *reinterpret_cast<const float4*>(row[j] + step * kMmaK) : make_float4(0.f, 0.f, 0.f, 0.f);
-  }
-  template <bool Split>
-  __device__ void store(uint16_t (&b)[Split ? 2 : 1][BN * kMmaPitch]) const {
-#pragma unroll
-    for (int j = 0; j < kPerThread; ++j) {
-      // The paired conversion instruction: a fifth of the integer rounding's instructions, and
-      // every block of a product converts its token tile again.
-      const uint32_t h01 = mma::pack_bf16x2(v[j].x, v[j].y), h23 = mma::pack_bf16x2(v[j].z, v[j].w);
-      *reinterpret_cast<uint2*>(b[0] + smem_at[j]) = make_uint2(h01, h23);
-      if constexpr (Split) {
-        const float r0 = v[j].x - __uint_as_float(h01 << 16), r1 = v[j].y - __uint_as_float(h01 & 0xFFFF0000u);
-        const float r2 = v[j].z - __uint_as_float(h23 << 16), r3 = v[j].w - __uint_as_float(h23 & 0xFFFF0000u);
-        *reinterpret_cast<uint2*>(b[1] + smem_at[j]) = make_uint2(mma::pack_bf16x2(r0, r1), mma::pack_bf16x2(r2, r3));
-      }
-    }
   }
 };
 

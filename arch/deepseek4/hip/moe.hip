@@ -664,9 +664,10 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
                           layout.w3.offset % 16 == 0 && row_bytes_of(up_code, D) % 16 == 0;
     const bool down_tiles = slots_aligned && down_vec && down_code != WeightCode::F16 && layout.w2.offset % 16 == 0 &&
                             row_bytes_of(down_code, I) % 16 == 0;
-    const bool matrix =
-        lp.gemm.matrix(max_count) && expert_mma_applies(up_code, down_code, D, I, part_args(layout.w1),
-                                                        part_args(layout.w3), part_args(layout.w2), slots_aligned);
+    const bool mma_ok = expert_mma_applies(up_code, down_code, D, I, part_args(layout.w1), part_args(layout.w3),
+                                           part_args(layout.w2), slots_aligned);
+    const bool matrix = lp.gemm.matrix(max_count) && mma_ok;
+    const bool matrix_single = max_count == 1 && lp.gemm.single_token && mma_ok;
     const int32_t token_tile = expert_token_tile(S * k, n_used);
     // The layer's variant for the experts first .. first + count of the record.
     auto launch_group = [&](int32_t first, int32_t count) {
@@ -675,6 +676,12 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
         launch_expert_mma(table_row, up_code, down_code, part_args(layout.w1), part_args(layout.w3),
                           part_args(layout.w2), D, I, bd, count, max_count, token_tile, yn, limit, sc.act, sc.ex_out,
                           lp.gemm.split, stream);
+        return;
+      }
+      if (matrix_single) {
+        launch_expert_mma_single(table_row, up_code, down_code, part_args(layout.w1), part_args(layout.w3),
+                                 part_args(layout.w2), D, I, bd, count, yn, limit, sc.act, sc.ex_out, lp.gemm.split,
+                                 stream);
         return;
       }
       if (max_count == 1 && up_tiles && down_tiles &&

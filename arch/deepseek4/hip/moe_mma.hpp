@@ -1,7 +1,8 @@
-// The routed experts of a band on the matrix cores (mma_tile.hpp), for layers whose experts serve
-// many tokens (prefill): per expert, its tokens gathered 64 (or 32) at a time against tiles of
-// 128 rows of both its w1 and w3 (SwiGLU formed in the registers), then 256-row tiles of its w2.
-// For .hip files only.
+// The routed experts of a band on the matrix cores: for layers whose experts serve many tokens
+// (prefill, mma_tile.hpp), per expert, its tokens gathered 64 (or 32) at a time against tiles of
+// 128 rows of both its w1 and w3 (SwiGLU formed in the registers), then 256-row tiles of its w2;
+// for experts that each serve one token (decode, mma_gemv.hpp), 8 rows of w1 and w3 or 16 of w2
+// per block against that token. For .hip files only.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -28,5 +29,12 @@ void launch_expert_mma(const std::byte* const* table_row, WeightCode up_code, We
                        const PartArgs& w3, const PartArgs& w2, int64_t D, int64_t I, const Band& band, int32_t count,
                        int32_t max_pairs, int32_t token_tile, const float* yn, float limit, float* act, float* ex_out,
                        bool split, Stream stream);
+
+// The same for a band whose experts each serve exactly one token (every decode step): the pair
+// of expert b is band.starts()[b]. Applies where expert_mma_applies does.
+void launch_expert_mma_single(const std::byte* const* table_row, WeightCode up_code, WeightCode down_code,
+                              const PartArgs& w1, const PartArgs& w3, const PartArgs& w2, int64_t D, int64_t I,
+                              const Band& band, int32_t count, const float* yn, float limit, float* act, float* ex_out,
+                              bool split, Stream stream);
 
 }  // namespace moepage::ds4::gpu

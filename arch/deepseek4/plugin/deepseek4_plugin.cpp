@@ -59,6 +59,9 @@ constexpr mp_option_def kOptions[] = {
     mp::option(MP_OPT_BOOL, "matrix_split", "true",
                "GPU: x enters the matrix-core products as two bf16 parts (about 2^-17 relative: routers pick as "
                "in float); false: one part (2^-9, half the matrix instructions, near ties may flip)"),
+    mp::option(MP_OPT_BOOL, "matrix_single_token", "true",
+               "GPU: experts that serve one token each (every decode step) multiply on the matrix cores too "
+               "(FP4/FP8/BF16, columns a multiple of 64); false: the CUDA cores in float"),
     mp::option(MP_OPT_INT, "paged_band", "32",
                "experts one acquire asks a paged pool for, at most (0 = its slots per layer; at least top_k): a "
                "long prompt streams each layer's experts in bands this size (H200, 2,048 tokens, lru at 25% and "
@@ -93,6 +96,7 @@ class Deepseek4Arch {
     max_batch_ = uint32_t(int_option(options, "max_batch", 1, 4096, "1 to 4096"));
     matrix_min_tokens_ = uint32_t(int_option(options, "matrix_min_tokens", 0, 65536, "0 (never) to 65536"));
     matrix_split_ = options.get_bool("matrix_split");
+    matrix_single_token_ = options.get_bool("matrix_single_token");
     paged_band_ = uint32_t(int_option(options, "paged_band", 0, 65536, "0 (the pool's slots) to 65536"));
     if (args.checkpoint_dir == nullptr || *args.checkpoint_dir == '\0')
       throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': no checkpoint folder given");
@@ -211,6 +215,7 @@ class Deepseek4Arch {
     if (replay_) pager_->replay_predictions(replay_.get(), replay_top_, c.num_hidden_layers);
     backend_ = ds4::make_forward_backend(ds4::BackendInputs{host_, pager_.get(), &model_, max_context_, max_batch_,
                                                             threads_, replay_.get(), matrix_min_tokens_, matrix_split_,
+                                                            matrix_single_token_,
                                                             ranks_ ? ranks_->view() : ds4::ExpertParallel{}});
   }
 
@@ -362,6 +367,7 @@ class Deepseek4Arch {
   uint32_t matrix_min_tokens_ = 16;  // arch option matrix_min_tokens
   uint32_t paged_band_ = 32;         // arch option paged_band (0: the pool's slots per layer)
   bool matrix_split_ = true;         // arch option matrix_split
+  bool matrix_single_token_ = true;  // arch option matrix_single_token
   uint64_t tokens_ = 0;              // through forward() since bind_pager
   ds4::LoadedCheckpoint model_;
   std::unique_ptr<ds4::RoutingReplay> replay_;  // arch option routing_replay; null: the model's own routing
