@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Resident decode of two builds side by side on the synthesized Flash slice, interleaved over
-# repetitions in one run: build A, A with the CUDA-core single-token expert products
-# (arch.matrix_single_token=false, the same binary), and build B. One line per arm with tok/s
+# repetitions in one run: build A, A with the single-token expert products on the matrix cores
+# (arch.matrix_single_token=true, the same binary), and build B. One line per arm with tok/s
 # and the fraction of the HBM roofline (weights one token touches over the device-to-device copy
 # rate measured here); every arm must print the same token ids.
 #   bench/gpu/decode-ab.sh BUILD_A BUILD_B OUT [TOKENS] [LAYERS] [REPS]
@@ -18,7 +18,7 @@ prepare_model "$layers" 8
 for rep in $(seq "$reps"); do
   moepage=$a/bin/moepage
   run_arm "a-$rep"
-  run_arm "a-cuda-cores-$rep" --set arch.matrix_single_token=false
+  run_arm "a-matrix-single-$rep" --set arch.matrix_single_token=true
   moepage=$b/bin/moepage
   run_arm "b-$rep"
 done

@@ -22,6 +22,9 @@ using namespace moepage::ds4::gpu::test;
 namespace {
 
 const Dtype kAllDtypes[] = {Dtype::F32, Dtype::BF16, Dtype::F16, Dtype::F8_E4M3, Dtype::I8};
+// The CUDA-core kernels, in float, held to float's thresholds: the matrix-core path (the default
+// from 2 tokens on, bf16 operands) is checked against the CPU in test_matrix.cpp.
+const gpu::GemmPolicy kCudaCores{0};
 
 // The matmul of one configuration: w rows [band_start, band_start + band_rows) of a stored
 // [rows, cols] matrix (band_rows 0: the whole matrix), x rows ld_x apart, y rows ld_y apart.
@@ -41,7 +44,7 @@ void check_matmul(Dtype dtype, int64_t rows, int64_t cols, int64_t n_tokens, int
   std::vector<float> want(size_t(n_tokens * ld_y), 0.0f);
   cpu::matmul(pool, w, x.data(), ld_x, want.data(), ld_y, n_tokens);
   float* yd = dev.zeros<float>(want.size());
-  gpu::matmul(wd, dev.put(x), ld_x, yd, ld_y, n_tokens, dev.stream());
+  gpu::matmul(wd, dev.put(x), ld_x, yd, ld_y, n_tokens, dev.stream(), kCudaCores);
   check_close("matmul " + std::string(dtype_name(dtype)) + " W" + shape_str({rows, cols}) + " band " +
                   shape_str({band_start, band_rows}) + " tokens " + std::to_string(n_tokens) + " ld_x " +
                   std::to_string(ld_x) + " shift " + std::to_string(shift),
@@ -176,7 +179,8 @@ TEST_CASE("gpu matmul_swiglu matches cpu::matmul twice then cpu::swiglu_clamped,
         const std::vector<float> want = cpu_swiglu_product(w1.ref(), w3.ref(), x, n_tokens, 3.0f);
         float* h1 = dev.zeros<float>(want.size());
         float* h3 = dev.zeros<float>(want.size());
-        gpu::matmul_swiglu(w1.on(dev, 0), w3.on(dev, 0), dev.put(x), cols, n_tokens, 3.0f, h1, h3, dev.stream());
+        gpu::matmul_swiglu(w1.on(dev, 0), w3.on(dev, 0), dev.put(x), cols, n_tokens, 3.0f, h1, h3, dev.stream(),
+                           kCudaCores);
         check_close("matmul_swiglu " + std::string(dtype_name(dtype)) + " W" + shape_str({rows, cols}) + " tokens " +
                         std::to_string(n_tokens),
                     dev.get(h1, want.size()), want, matmul_threshold(dtype));

@@ -1,7 +1,8 @@
-// The operands of the matrix-core weight products (prefill), shared by both tiles: the register
-// tile of the routed experts (mma_tile.hpp) and the shared-memory tile of the dense projections
-// (mma_tile_staged.hpp). Weights are decoded into bf16 pairs, x is rounded into bf16 pairs, and
-// both take the same k order (below). For .hip files only.
+// The operands of the matrix-core weight products: the tile constants and scale helpers every
+// tile shares, and the k-ordered operands of the routed experts' tiles (the register tile,
+// mma_tile.hpp, and the single-token products, mma_gemv.hpp): weights decoded into bf16 pairs and
+// x rounded into bf16 pairs, both in the same k order (below). The dense projections' staged tile
+// (mma_tile_staged.hpp) keeps the natural order and says why. For .hip files only.
 //
 // The weights are exact in bf16 (FP8 and FP4 codes have fewer mantissa bits, the scales are
 // powers of two), so the one rounding is x's. Split mode (the default) writes x as two bf16 tiles,
@@ -12,7 +13,7 @@
 // The k order: a matrix product may sum its k index in any order as long as both operands agree.
 // Each bf16 pair holds columns c and c + 4 of an 8-column group (pair p of a group: its columns p
 // and p + 4), because that is what the FP4 decode below yields without moving a code across a
-// nibble; the token tile is stored in the same order, and the weights the staged tile writes too.
+// nibble; the token tile is stored in the same order.
 //
 // Only NVIDIA sm_80+ has the instructions used (mma_nvidia.hpp); elsewhere kMmaAvailable is false
 // and the launchers keep the CUDA-core tiles.

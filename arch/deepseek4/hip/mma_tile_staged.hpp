@@ -1,10 +1,17 @@
 // Weight products over many tokens on the matrix cores for the dense projections (prefill): one
-// block computes a tile of 128 stored weight rows by 64 tokens over steps of 64 columns. Each step
-// the block decodes its weight tile into shared memory as bf16 pairs and rounds its token tile
-// beside it, both in the k order of mma_operands.hpp, and its 8 warps (4 along the rows by 2
-// along the tokens, 32 rows by 32 tokens each) read both operands with ldmatrix. With a whole
-// token tile behind every weight, a warp's fragments are each used four times from registers;
-// the routed experts, whose tiles hold few tokens, take the register tile (mma_tile.hpp).
+// block computes a tile of 128 stored weight rows by 64 (or 32) tokens over steps of 64 columns.
+// Each step the block's threads decode their share of the stored weight bytes (FP8, FP4 or BF16)
+// with the block scales into bf16 in shared memory, in the columns' natural order, and round the
+// token tile beside it (split mode: x's rounding and what it left, two tiles; mma_operands.hpp
+// says why); the 8 warps (4 along the rows by 2 along the tokens, 32 rows by BN/2 tokens each)
+// read both operands with ldmatrix. With a whole token tile behind every weight, a warp's
+// fragments are each used four times from registers. The next step's bytes are loaded into
+// registers while this step multiplies, so memory latency hides behind the arithmetic.
+//
+// The natural order here, not the k order of the experts' register tile (mma_tile.hpp): both
+// operands pass through shared memory and ldmatrix, so no order saves a shuffle, and the byte-permute
+// FP4 decode below writes whole 16-byte groups with fewer live registers; measured on the H200, the
+// k-ordered staged tile was 13% slower (bench/results/2026-12-03-register-tiles.md).
 //
 // Pair mode multiplies two matrices of the same shape (the shared expert's w1 and w3): the shared
 // rows alternate in 16-row bands between them, so a warp's two fragments are the same rows of
@@ -21,6 +28,21 @@ constexpr int kMmaStagedWarpRows = 32;  // a warp's rows: two 16-row fragments
 // A warp's tokens are half the tile's: BN / 16 fragments of 8 tokens.
 
 #if defined(MOEPAGE_GPU_NVIDIA)
+
+// Four e2m1 codes (the low 16 bits of `codes`, low nibble first) as two bf16 pairs, times the
+// block scale `scale2` (its bf16 in both halves): the magnitudes from two byte-permute tables (the
+// low and the high byte of each of the eight bf16 values 0, 0.5, 1, 1.5, 2, 3, 4, 6), the signs
+// moved from bit 3 of each nibble to bit 15 of each value, then one exact multiply per pair.
+// About a third of the float decode's instructions (raw decode, two multiplies, a permute).
+__device__ inline void fp4x4_to_bf16(uint32_t codes, uint32_t scale2, uint32_t& v01, uint32_t& v23) {
+  const uint32_t sel = codes & 0x7777u;
+  const uint32_t lo = __byte_perm(0xC0800000u, 0xC0804000u, sel), hi = __byte_perm(0x3F3F3F00u, 0x40404040u, sel);
+  const uint32_t signs = codes & 0x8888u;  // bits 3, 7, 11, 15
+  const uint32_t s01 = ((signs << 12) | (signs << 24)) & 0x80008000u;
+  const uint32_t s23 = ((signs << 4) | (signs << 16)) & 0x80008000u;
+  v01 = mma::mul_bf16x2(__byte_perm(lo, hi, 0x5140) | s01, scale2);
+  v23 = mma::mul_bf16x2(__byte_perm(lo, hi, 0x7362) | s23, scale2);
+}
 
 template <bool Split, int BN>
 struct MmaStagedShared {
@@ -62,31 +84,87 @@ struct MmaStagedWeightLoader {
 #pragma unroll
     for (int j = 0; j < kPerThread; ++j) q[j] = row[j][step * kChunksPerRow];
   }
-  // Each chunk goes to shared memory as bf16 pairs in k order, one 8-column group per 16 bytes.
+  // BF16 bytes go to shared memory as they are; FP4 codes through fp4x4_to_bf16. FP8 codes take
+  // the raw decode (the value times 2^-shift, row_dot.hpp) and two exact multiplies (half the
+  // shift, then the block scale with the other half, so no factor overflows a float); the product
+  // has at most 4 significant bits, so its top 16 bits are its bf16 bits exactly (NaN stays NaN).
   __device__ void store(int64_t step, uint16_t* a) const {
 #pragma unroll
     for (int j = 0; j < kPerThread; ++j) {
       uint4* dst = reinterpret_cast<uint4*>(a + smem_at[j]);
-      const uint32_t w[4] = {q[j].x, q[j].y, q[j].z, q[j].w};
-      uint32_t out[4];
       if constexpr (W == WeightCode::BF16) {
-        bf16_group_to_pairs(w, out);
-        dst[0] = make_uint4(out[0], out[1], out[2], out[3]);
-      } else if constexpr (W == WeightCode::FP4) {  // 32 columns, one scale
-        const Fp4Scale s(scale[j][(step * kMmaK + col[j]) / 32]);
+        *dst = q[j];
+      } else if constexpr (W == WeightCode::FP4) {
+        const int64_t chunk = (step * kMmaK + col[j]) / kElems;
+        const uint32_t scale2 = e8m0_bf16x2(scale[j][chunk]);
+        const uint32_t words[4] = {q[j].x, q[j].y, q[j].z, q[j].w};
+        uint32_t packed[16];
 #pragma unroll
-        for (int grp = 0; grp < 4; ++grp) {
-          if (s.big) fp4_group_to_bf16<true>(w[grp], s, out);
-          else fp4_group_to_bf16<false>(w[grp], s, out);
-          dst[grp] = make_uint4(out[0], out[1], out[2], out[3]);
+        for (int wd = 0; wd < 4; ++wd) {
+          fp4x4_to_bf16(words[wd], scale2, packed[4 * wd], packed[4 * wd + 1]);
+          fp4x4_to_bf16(words[wd] >> 16, scale2, packed[4 * wd + 2], packed[4 * wd + 3]);
         }
-      } else {  // FP8: 16 columns inside one 128-column scale block
-        const uint8_t sc = scale[j][(step * kMmaK + col[j]) / 128];
 #pragma unroll
-        for (int grp = 0; grp < 2; ++grp) {
-          fp8_group_to_bf16(w[2 * grp], w[2 * grp + 1], fp8_group_factor(sc, w[2 * grp], w[2 * grp + 1]), out);
-          dst[grp] = make_uint4(out[0], out[1], out[2], out[3]);
-        }
+        for (int v = 0; v < 4; ++v)
+          dst[v] = make_uint4(packed[4 * v], packed[4 * v + 1], packed[4 * v + 2], packed[4 * v + 3]);
+      } else {
+        constexpr int shift = kFp8RawShift;
+        constexpr float lift = pow2(shift / 2);
+        const int64_t chunk = (step * kMmaK + col[j]) / kElems;
+        const float factor = chunk_scale<W>(q[j], scale[j], chunk) * pow2(shift - shift / 2);
+        uint32_t packed[kElems / 2];
+        static_for<kElems / 4>([&](auto seg) {
+          constexpr int S = decltype(seg)::value;
+          float w[4];
+          decode4<W, S>(q[j], w);
+          packed[2 * S] =
+              __byte_perm(__float_as_uint(w[0] * lift * factor), __float_as_uint(w[1] * lift * factor), 0x7632);
+          packed[2 * S + 1] =
+              __byte_perm(__float_as_uint(w[2] * lift * factor), __float_as_uint(w[3] * lift * factor), 0x7632);
+        });
+#pragma unroll
+        for (int v = 0; v < kElems / 8; ++v)
+          dst[v] = make_uint4(packed[4 * v], packed[4 * v + 1], packed[4 * v + 2], packed[4 * v + 3]);
+      }
+    }
+  }
+};
+
+// This thread's share of the token tile: float4s of up to BN token rows (absent rows are zero).
+template <int BN>
+struct MmaStagedTokenLoader {
+  static constexpr int kPerThread = BN * kMmaK / 4 / kMmaThreads;  // 4 or 2
+  const float* row[kPerThread];
+  int smem_at[kPerThread];
+  float4 v[kPerThread];
+
+  template <class XRow>
+  __device__ void setup(XRow xrow, int n_tokens) {
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      const int idx = int(threadIdx.x) + j * kMmaThreads;
+      const int t = idx / (kMmaK / 4), c4 = idx % (kMmaK / 4);
+      row[j] = t < n_tokens ? xrow(t) + 4 * c4 : nullptr;
+      smem_at[j] = t * kMmaPitch + 4 * c4;
+    }
+  }
+  __device__ void load(int64_t step) {
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j)
+      v[j] = row[j] ? *reinterpret_cast<const float4*>(row[j] + step * kMmaK) : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+  template <bool Split>
+  __device__ void store(uint16_t (&b)[Split ? 2 : 1][BN * kMmaPitch]) const {
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      // The paired conversion instruction: a fifth of the integer rounding's instructions, and
+      // every block of a product converts its token tile again.
+      const uint32_t h01 = mma::pack_bf16x2(v[j].x, v[j].y), h23 = mma::pack_bf16x2(v[j].z, v[j].w);
+      *reinterpret_cast<uint2*>(b[0] + smem_at[j]) = make_uint2(h01, h23);
+      if constexpr (Split) {
+        const float r0 = v[j].x - __uint_as_float(h01 << 16), r1 = v[j].y - __uint_as_float(h01 & 0xFFFF0000u);
+        const float r2 = v[j].z - __uint_as_float(h23 << 16), r3 = v[j].w - __uint_as_float(h23 & 0xFFFF0000u);
+        *reinterpret_cast<uint2*>(b[1] + smem_at[j]) = make_uint2(mma::pack_bf16x2(r0, r1), mma::pack_bf16x2(r2, r3));
       }
     }
   }
@@ -133,7 +211,7 @@ __device__ inline void mma_staged_block(const DeviceMat& m0, const DeviceMat& m1
   const int wm = warp % 4, wn = warp / 4;
   MmaStagedWeightLoader<W> wl;
   wl.template setup<Pair>(m0, m1, row0, n_rows, cols);
-  MmaTokenLoader<BN> tl;
+  MmaStagedTokenLoader<BN> tl;
   tl.setup(xrow, n_tokens);
   float acc[2][NT][4];
 #pragma unroll
@@ -147,7 +225,7 @@ __device__ inline void mma_staged_block(const DeviceMat& m0, const DeviceMat& m1
   wl.load(0);
   tl.load(0);
   wl.store(0, sh.a);
-  tl.template store<Split>(sh.b);
+  tl.store<Split>(sh.b);
   __syncthreads();
   for (int64_t s = 0; s < steps; ++s) {
     const bool more = s + 1 < steps;
@@ -159,7 +237,7 @@ __device__ inline void mma_staged_block(const DeviceMat& m0, const DeviceMat& m1
     __syncthreads();
     if (more) {
       wl.store(s + 1, sh.a);
-      tl.template store<Split>(sh.b);
+      tl.store<Split>(sh.b);
       __syncthreads();
     }
   }

@@ -53,15 +53,16 @@ constexpr mp_option_def kOptions[] = {
     mp::option(MP_OPT_INT, "max_batch", "64",
                "tokens one forward step processes together (a prompt runs in chunks this long); scratch grows "
                "with it (on a GPU about 1 MiB per token at Flash width, plus the logits rows)"),
-    mp::option(MP_OPT_INT, "matrix_min_tokens", "16",
+    mp::option(MP_OPT_INT, "matrix_min_tokens", "2",
                "GPU: weight products over at least this many tokens (prompt chunks, experts that many tokens "
                "chose) run on the matrix cores (bf16 operands, float sums; see matrix_split); 0 = never (CUDA cores)"),
     mp::option(MP_OPT_BOOL, "matrix_split", "true",
                "GPU: x enters the matrix-core products as two bf16 parts (about 2^-17 relative: routers pick as "
                "in float); false: one part (2^-9, half the matrix instructions, near ties may flip)"),
-    mp::option(MP_OPT_BOOL, "matrix_single_token", "true",
+    mp::option(MP_OPT_BOOL, "matrix_single_token", "false",
                "GPU: experts that serve one token each (every decode step) multiply on the matrix cores too "
-               "(FP4/FP8/BF16, columns a multiple of 64); false: the CUDA cores in float"),
+               "(FP4/FP8/BF16, columns a multiple of 64; 7-8% slower decode on the H200); false: the CUDA cores "
+               "in float"),
     mp::option(MP_OPT_INT, "paged_band", "32",
                "experts one acquire asks a paged pool for, at most (0 = its slots per layer; at least top_k): a "
                "long prompt streams each layer's experts in bands this size (H200, 2,048 tokens, lru at 25% and "
@@ -364,10 +365,10 @@ class Deepseek4Arch {
   bool prompt_staging_ = true;  // arch option prompt_staging
   uint32_t max_context_ = 0;
   uint32_t max_batch_ = 64;          // arch option max_batch: tokens the forward pass processes together
-  uint32_t matrix_min_tokens_ = 16;  // arch option matrix_min_tokens
+  uint32_t matrix_min_tokens_ = 2;  // arch option matrix_min_tokens
   uint32_t paged_band_ = 32;         // arch option paged_band (0: the pool's slots per layer)
   bool matrix_split_ = true;         // arch option matrix_split
-  bool matrix_single_token_ = true;  // arch option matrix_single_token
+  bool matrix_single_token_ = false;  // arch option matrix_single_token
   uint64_t tokens_ = 0;              // through forward() since bind_pager
   ds4::LoadedCheckpoint model_;
   std::unique_ptr<ds4::RoutingReplay> replay_;  // arch option routing_replay; null: the model's own routing

@@ -145,8 +145,10 @@ class RotatingSlots final : public gpu::GpuExpertSource {
   std::byte* base_;
 };
 
-void bench_moe(const Options& o) {
-  const std::string name = "moe scored layer, 6 routed FP4 experts, T=1";
+// matrix: the routed experts' single-token products on the matrix cores (arch.matrix_single_token).
+void bench_moe(const Options& o, bool matrix) {
+  const std::string name =
+      std::string("moe scored layer, 6 routed FP4 experts, T=1, ") + (matrix ? "matrix cores" : "CUDA cores");
   if (!selected(o, name)) return;
   ds4::Config c;  // flash geometry
   c.num_hidden_layers = 1;
@@ -178,6 +180,7 @@ void bench_moe(const Options& o) {
   };
   gpu::GpuLayerParams lp;
   lp.mlp = ds4::MlpKind::Moe;
+  lp.gemm.single_token = matrix;
   lp.gate = dense(Dtype::BF16, E, D);
   lp.shared_w1 = dense(Dtype::F8_E4M3, I, D);
   lp.shared_w3 = dense(Dtype::F8_E4M3, I, D);
@@ -229,7 +232,7 @@ void run_gemv(const Options& o) {
   for (int64_t n_tokens : {1, 8})
     for (const Shape& sh : shapes) bench_matmul(o, sh, n_tokens);
   for (int64_t n_tokens : {1, 8}) bench_wo_a_grouped(o, n_tokens);
-  bench_moe(o);
+  for (const bool matrix : {false, true}) bench_moe(o, matrix);
 }
 
 const Registrar registered_gemv("gemv", run_gemv);
