@@ -111,8 +111,7 @@ TEST_CASE("gpu matmul_grouped on the matrix cores matches cpu::matmul band by ba
       const std::vector<float> cuda = dev.get(y_cuda, want.size());
       for (const gpu::GemmPolicy& policy : {kSplit, kBf16}) {
         float* yd = dev.put(poison(want.size()));
-        gpu::matmul_grouped(hm.on(dev, 0), xd, ld_x, x_stride, rpg, groups, yd, ld_y, n_tokens, dev.stream(),
-                            policy);
+        gpu::matmul_grouped(hm.on(dev, 0), xd, ld_x, x_stride, rpg, groups, yd, ld_y, n_tokens, dev.stream(), policy);
         const std::string what = "matrix matmul_grouped " + std::string(dtype_name(dtype)) + " tokens " +
                                  std::to_string(n_tokens) + mode(policy);
         const std::vector<float> got = dev.get(yd, want.size());
@@ -191,8 +190,8 @@ TEST_CASE("gpu matrix-core products decode every FP4 code under every scale exac
       std::memcpy(&gb, &got[i], 4);
       std::memcpy(&wb, &want[i], 4);
       const bool same = gb == wb || (std::isnan(got[i]) && std::isnan(want[i]));
-      const bool flush = std::fpclassify(want[i]) == FP_SUBNORMAL && got[i] == 0.0f &&
-                         std::signbit(got[i]) == std::signbit(want[i]);
+      const bool flush =
+          std::fpclassify(want[i]) == FP_SUBNORMAL && got[i] == 0.0f && std::signbit(got[i]) == std::signbit(want[i]);
       if (flush) ++flushed;
       if (!same && !flush && mismatches++ == 0) first = i;
     }

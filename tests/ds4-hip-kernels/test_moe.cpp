@@ -271,9 +271,8 @@ void check_moe(Dtype w13, Dtype w2, uint32_t layer_id, int64_t S, uint32_t band,
     // too few for the many-token matrix path and too many for the single-token one, so both runs
     // take the CUDA cores and agree bit for bit. Anywhere else the matrix cores must have run.
     const int32_t* row = layer.cpu.tid2eid.data() + size_t(tokens[0]) * size_t(c.num_experts_per_tok);
-    const bool repeated =
-        c.mlp_layer_types[layer_id] == MlpKind::HashMoe && S == 1 &&
-        std::set<int32_t>(row, row + c.num_experts_per_tok).size() < size_t(c.num_experts_per_tok);
+    const bool repeated = c.mlp_layer_types[layer_id] == MlpKind::HashMoe && S == 1 &&
+                          std::set<int32_t>(row, row + c.num_experts_per_tok).size() < size_t(c.num_experts_per_tok);
     if (!repeated) CHECK(std::memcmp(plain.data(), got.data(), got.size() * sizeof(float)) != 0);
   }
 }
@@ -327,9 +326,11 @@ TEST_CASE("gpu moe's single-token expert products (x in registers) match forward
 }
 
 TEST_CASE("gpu moe's single-token expert products on the matrix cores match forward/moe.cpp") {
-  // Decode's shape: every expert serves one token (S 1). D 1024: two 64-column steps per warp; D 1088: 17 steps over 8 warps (uneven
-  // slices); D 8192 with FP4: 16 steps per warp, two rounds of loads. Rows are multiples of 64.
-  const Dtype pairs[][2] = {{Dtype::I8, Dtype::I8}, {Dtype::F8_E4M3, Dtype::F8_E4M3}, {Dtype::BF16, Dtype::BF16},
+  // Decode's shape: every expert serves one token (S 1). D 1024: two 64-column steps per warp; D 1088: 17 steps over 8
+  // warps (uneven slices); D 8192 with FP4: 16 steps per warp, two rounds of loads. Rows are multiples of 64.
+  const Dtype pairs[][2] = {{Dtype::I8, Dtype::I8},
+                            {Dtype::F8_E4M3, Dtype::F8_E4M3},
+                            {Dtype::BF16, Dtype::BF16},
                             {Dtype::I8, Dtype::F8_E4M3}};
   uint64_t seed = 700;
   for (const auto& p : pairs)

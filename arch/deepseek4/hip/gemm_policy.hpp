@@ -23,9 +23,7 @@ struct GemmPolicy {
 // For products whose outputs pick among candidates (the router's logits, the indexer's scores):
 // one bf16 part would flip near ties, so they take the matrix cores only with x split in two
 // (about 2^-17 relative, the float product's own accuracy), else the CUDA cores.
-inline GemmPolicy selection_policy(const GemmPolicy& model) {
-  return model.split ? model : GemmPolicy{0, true};
-}
+inline GemmPolicy selection_policy(const GemmPolicy& model) { return model.split ? model : GemmPolicy{0, true}; }
 
 // Whether this build and device have a matrix-core path at all.
 bool matrix_cores_available();

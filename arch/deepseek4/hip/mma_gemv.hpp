@@ -130,7 +130,8 @@ __device__ inline void mma_gemv_block(const DeviceMat& m0, const DeviceMat& m1, 
         for (int p = 0; p < 4; ++p) {
           hi[p] = mma::pack_bf16x2(v[p], v[p + 4]);
           if constexpr (Split)
-            lo[p] = mma::pack_bf16x2(v[p] - __uint_as_float(hi[p] << 16), v[p + 4] - __uint_as_float(hi[p] & 0xFFFF0000u));
+            lo[p] =
+                mma::pack_bf16x2(v[p] - __uint_as_float(hi[p] << 16), v[p + 4] - __uint_as_float(hi[p] & 0xFFFF0000u));
         }
         xs[warp][0][2 * lane + grp] = make_uint4(hi[0], hi[1], hi[2], hi[3]);
         if constexpr (Split) xs[warp][1][2 * lane + grp] = make_uint4(lo[0], lo[1], lo[2], lo[3]);

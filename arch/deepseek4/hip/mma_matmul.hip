@@ -63,18 +63,19 @@ bool matmul_mma(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_
   if (!mma_encoding(code) || !mma_shape_ok(m.cols) || !aligned16(x) || ld_x % 4 != 0 || x_group_stride % 4 != 0 ||
       !aligned16(m.data) || !matrix_cores_available())
     return false;
-  if (rows_per_group < m.rows && rows_per_group % kMmaStagedRows != 0) return false;  // a tile would straddle two groups
+  if (rows_per_group < m.rows && rows_per_group % kMmaStagedRows != 0)
+    return false;  // a tile would straddle two groups
 #if defined(MOEPAGE_GPU_NVIDIA)
   const dim3 grid(unsigned((m.rows + kMmaStagedRows - 1) / kMmaStagedRows), token_tiles(n_tokens));
   with_weight_code(code, [&](auto wc) {
     constexpr WeightCode W = decltype(wc)::value;
     if constexpr (mma_encoding(W)) {
       if (split)
-        mma_matmul_kernel<W, true><<<grid, kMmaThreads, 0, native(stream)>>>(m, x, ld_x, x_group_stride,
-                                                                              rows_per_group, y, ld_y, n_tokens);
+        mma_matmul_kernel<W, true>
+            <<<grid, kMmaThreads, 0, native(stream)>>>(m, x, ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens);
       else
-        mma_matmul_kernel<W, false><<<grid, kMmaThreads, 0, native(stream)>>>(m, x, ld_x, x_group_stride,
-                                                                               rows_per_group, y, ld_y, n_tokens);
+        mma_matmul_kernel<W, false>
+            <<<grid, kMmaThreads, 0, native(stream)>>>(m, x, ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens);
     }
   });
   MP_GPU_CHECK_LAUNCH("gpu matmul (matrix cores)");
@@ -97,8 +98,7 @@ bool matmul_swiglu_mma(const DeviceMat& w1, const DeviceMat& w3, WeightCode code
     if constexpr (mma_encoding(W)) {
       if (split)
         mma_swiglu_kernel<W, true><<<grid, kMmaThreads, 0, native(stream)>>>(w1, w3, x, ld_x, n_tokens, limit, out);
-      else
-        mma_swiglu_kernel<W, false><<<grid, kMmaThreads, 0, native(stream)>>>(w1, w3, x, ld_x, n_tokens, limit, out);
+      else mma_swiglu_kernel<W, false><<<grid, kMmaThreads, 0, native(stream)>>>(w1, w3, x, ld_x, n_tokens, limit, out);
     }
   });
   MP_GPU_CHECK_LAUNCH("gpu matmul_swiglu (matrix cores)");

@@ -158,7 +158,8 @@ struct MmaTokenLoader {
       for (int p = 0; p < 4; ++p) {
         hi[p] = mma::pack_bf16x2(x[p], x[p + 4]);
         if constexpr (Split)
-          lo[p] = mma::pack_bf16x2(x[p] - __uint_as_float(hi[p] << 16), x[p + 4] - __uint_as_float(hi[p] & 0xFFFF0000u));
+          lo[p] =
+              mma::pack_bf16x2(x[p] - __uint_as_float(hi[p] << 16), x[p + 4] - __uint_as_float(hi[p] & 0xFFFF0000u));
       }
       *reinterpret_cast<uint4*>(b[0] + smem_at[j]) = make_uint4(hi[0], hi[1], hi[2], hi[3]);
       if constexpr (Split) *reinterpret_cast<uint4*>(b[1] + smem_at[j]) = make_uint4(lo[0], lo[1], lo[2], lo[3]);

@@ -22,8 +22,8 @@
 
 namespace moepage::ds4::gpu {
 
-constexpr int kMmaRows = 256;      // stored weight rows per block tile (pair mode: 128 of each)
-constexpr int kMmaWarpRows = 32;   // a warp's stored rows: two 16-row fragments
+constexpr int kMmaRows = 256;     // stored weight rows per block tile (pair mode: 128 of each)
+constexpr int kMmaWarpRows = 32;  // a warp's stored rows: two 16-row fragments
 
 #if defined(MOEPAGE_GPU_NVIDIA)
 

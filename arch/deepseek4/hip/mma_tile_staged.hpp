@@ -172,14 +172,16 @@ struct MmaStagedTokenLoader {
 
 // One step of 64 columns from the shared tiles into this warp's 32 x BN/2 accumulators.
 template <bool Split, int BN>
-__device__ inline void mma_staged_step(const MmaStagedShared<Split, BN>& sh, int wm, int wn, int lane, float (&acc)[2][BN / 16][4]) {
+__device__ inline void mma_staged_step(const MmaStagedShared<Split, BN>& sh, int wm, int wn, int lane,
+                                       float (&acc)[2][BN / 16][4]) {
   constexpr int parts = Split ? 2 : 1, NT = BN / 16, warp_tokens = BN / 2;
 #pragma unroll
   for (int ks = 0; ks < kMmaK / 16; ++ks) {
     uint32_t a[2][4], b[parts][NT / 2][4];
 #pragma unroll
     for (int mt = 0; mt < 2; ++mt)
-      mma::load_x4(a[mt], sh.a + (wm * kMmaStagedWarpRows + mt * 16 + lane % 16) * kMmaPitch + ks * 16 + (lane / 16) * 8);
+      mma::load_x4(a[mt],
+                   sh.a + (wm * kMmaStagedWarpRows + mt * 16 + lane % 16) * kMmaPitch + ks * 16 + (lane / 16) * 8);
 #pragma unroll
     for (int p = 0; p < parts; ++p)
 #pragma unroll
@@ -202,8 +204,8 @@ __device__ inline void mma_staged_step(const MmaStagedShared<Split, BN>& sh, int
 // Every valid (row, token) reaches store(row, t, sum) (pair mode: store(row, t, sum0, sum1)),
 // called by exactly one thread. Rows at or past n_rows are not stored.
 template <WeightCode W, bool Pair, bool Split, int BN, class XRow, class Store>
-__device__ inline void mma_staged_block(const DeviceMat& m0, const DeviceMat& m1, int64_t row0, int64_t n_rows, int64_t cols,
-                                 XRow xrow, int n_tokens, Store store) {
+__device__ inline void mma_staged_block(const DeviceMat& m0, const DeviceMat& m1, int64_t row0, int64_t n_rows,
+                                        int64_t cols, XRow xrow, int n_tokens, Store store) {
   static_assert(BN == kMmaTokens || BN == kMmaFewTokens, "a token tile of 64 or 32");
   constexpr int NT = BN / 16;
   __shared__ MmaStagedShared<Split, BN> sh;

@@ -214,10 +214,9 @@ class Deepseek4Arch {
     if (!prompt_staging_) pager_->stage_at_step_start();
     hint_scratch_.reserve(c.n_routed_experts);
     if (replay_) pager_->replay_predictions(replay_.get(), replay_top_, c.num_hidden_layers);
-    backend_ = ds4::make_forward_backend(ds4::BackendInputs{host_, pager_.get(), &model_, max_context_, max_batch_,
-                                                            threads_, replay_.get(), matrix_min_tokens_, matrix_split_,
-                                                            matrix_single_token_,
-                                                            ranks_ ? ranks_->view() : ds4::ExpertParallel{}});
+    backend_ = ds4::make_forward_backend(ds4::BackendInputs{
+        host_, pager_.get(), &model_, max_context_, max_batch_, threads_, replay_.get(), matrix_min_tokens_,
+        matrix_split_, matrix_single_token_, ranks_ ? ranks_->view() : ds4::ExpertParallel{}});
   }
 
   // One rank of an expert-parallel group (ABI 1.7): before bind_pager, once, on the CPU device.
@@ -364,12 +363,12 @@ class Deepseek4Arch {
   bool hits_first_ = true;      // arch option hits_first
   bool prompt_staging_ = true;  // arch option prompt_staging
   uint32_t max_context_ = 0;
-  uint32_t max_batch_ = 64;          // arch option max_batch: tokens the forward pass processes together
-  uint32_t matrix_min_tokens_ = 2;  // arch option matrix_min_tokens
-  uint32_t paged_band_ = 32;         // arch option paged_band (0: the pool's slots per layer)
-  bool matrix_split_ = true;         // arch option matrix_split
+  uint32_t max_batch_ = 64;           // arch option max_batch: tokens the forward pass processes together
+  uint32_t matrix_min_tokens_ = 2;    // arch option matrix_min_tokens
+  uint32_t paged_band_ = 32;          // arch option paged_band (0: the pool's slots per layer)
+  bool matrix_split_ = true;          // arch option matrix_split
   bool matrix_single_token_ = false;  // arch option matrix_single_token
-  uint64_t tokens_ = 0;              // through forward() since bind_pager
+  uint64_t tokens_ = 0;               // through forward() since bind_pager
   ds4::LoadedCheckpoint model_;
   std::unique_ptr<ds4::RoutingReplay> replay_;  // arch option routing_replay; null: the model's own routing
   uint32_t replay_top_ = 0;

@@ -32,11 +32,10 @@ class GpuBackend final : public ForwardBackend {
     try {
       const LoadedCheckpoint& m = *in.model;
       source_ = std::make_unique<GpuPagerExpertSource>(*in.pager);
-      model_ = std::make_unique<gpu::GpuModel>(m.config, m.weights, expert_layout(*m.catalog, m.config), source_.get(),
-                                               static_cast<gpu::Stream>(stream_),
-                                               ModelOptions{in.max_context, in.max_batch, in.forced_routing,
-                                                                            in.matrix_min_tokens, in.matrix_split,
-                                                                            in.matrix_single_token});
+      model_ = std::make_unique<gpu::GpuModel>(
+          m.config, m.weights, expert_layout(*m.catalog, m.config), source_.get(), static_cast<gpu::Stream>(stream_),
+          ModelOptions{in.max_context, in.max_batch, in.forced_routing, in.matrix_min_tokens, in.matrix_split,
+                       in.matrix_single_token});
     } catch (...) {
       model_.reset();
       (void)device_->stream_destroy(device_->ctx, stream_);
