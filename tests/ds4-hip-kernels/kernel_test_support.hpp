@@ -18,9 +18,14 @@
 #include "deepseek4/cpu/thread_pool.hpp"
 #include "deepseek4/forward/expert_source.hpp"
 #include "deepseek4/hip/device_arena.hpp"
+#include "deepseek4/hip/gemm_policy.hpp"
 #include "dtype/dtype.hpp"
 
 namespace moepage::ds4::gpu::test {
+
+// Every product on the CUDA cores in float (the matrix-core path is the default from 2 tokens on):
+// what the suites that check the CUDA-core kernels against the CPU at float's thresholds ask for.
+inline const GemmPolicy kCudaCores{0};
 
 // xorshift64*: the same numbers on every machine and standard library.
 class Rng {

@@ -22,9 +22,6 @@ using namespace moepage::ds4::gpu::test;
 namespace {
 
 const Dtype kAllDtypes[] = {Dtype::F32, Dtype::BF16, Dtype::F16, Dtype::F8_E4M3, Dtype::I8};
-// The CUDA-core kernels, in float, held to float's thresholds: the matrix-core path (the default
-// from 2 tokens on, bf16 operands) is checked against the CPU in test_matrix.cpp.
-const gpu::GemmPolicy kCudaCores{0};
 
 // The matmul of one configuration: w rows [band_start, band_start + band_rows) of a stored
 // [rows, cols] matrix (band_rows 0: the whole matrix), x rows ld_x apart, y rows ld_y apart.

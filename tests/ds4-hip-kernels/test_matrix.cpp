@@ -25,7 +25,6 @@ namespace {
 constexpr double kSplitThreshold = 5e-5;  // x in two bf16 parts, float sums
 constexpr double kBf16Threshold = 1e-2;   // x in one bf16 part
 const Dtype kMatrixDtypes[] = {Dtype::BF16, Dtype::F8_E4M3, Dtype::I8};
-const gpu::GemmPolicy kCudaCores{0};
 const gpu::GemmPolicy kSplit{16, true}, kBf16{16, false};
 
 double threshold(const gpu::GemmPolicy& p) { return p.split ? kSplitThreshold : kBf16Threshold; }

@@ -175,13 +175,7 @@ __device__ inline void mma_block(const DeviceMat& m0, const DeviceMat& m1, int64
   wl.template setup<Pair>(m0, m1, wrow0, n_rows, cols, g, q);
   MmaTokenLoader<BN> tl;
   tl.setup(xrow, n_tokens);
-  float acc[2][NT][4];
-#pragma unroll
-  for (int f = 0; f < 2; ++f)
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[f][nt][e] = 0.0f;
+  float acc[2][NT][4] = {};
 
   const int64_t steps = cols / kMmaK;
   wl.load(0);

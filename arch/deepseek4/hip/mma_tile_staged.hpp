@@ -215,13 +215,7 @@ __device__ inline void mma_staged_block(const DeviceMat& m0, const DeviceMat& m1
   wl.template setup<Pair>(m0, m1, row0, n_rows, cols);
   MmaStagedTokenLoader<BN> tl;
   tl.setup(xrow, n_tokens);
-  float acc[2][NT][4];
-#pragma unroll
-  for (int mt = 0; mt < 2; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[mt][nt][e] = 0.0f;
+  float acc[2][NT][4] = {};
 
   const int64_t steps = cols / kMmaK;
   wl.load(0);
