@@ -80,7 +80,7 @@ if [ -n "${PROFILE_LEN:-}" ]; then
     --log-file "$out/kernels-$PROFILE_LEN.csv" \
     "$moepage" run --profile "$here/../../configs/default.yaml" --model "$model" --set device=hip \
     --set arch.plugin=deepseek4 --set "arch.max_context=$((PROFILE_LEN + 64))" --set "arch.max_batch=$b" \
-    --prompt-ids "$(ids "$PROFILE_LEN")" --max-tokens 1 > "$out/kernels-run.log" 2>&1
+    ${MOEPAGE_SET:-} --prompt-ids "$(ids "$PROFILE_LEN")" --max-tokens 1 > "$out/kernels-run.log" 2>&1
   python3 "$here/../../tools/device/ncu_table.py" "$out/kernels-$PROFILE_LEN.csv" > "$out/kernels-$PROFILE_LEN.txt" 2>&1
   head -40 "$out/kernels-$PROFILE_LEN.txt"
 fi
