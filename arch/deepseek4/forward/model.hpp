@@ -29,12 +29,15 @@ struct ModelOptions {
   const ForcedRouting* forced_routing = nullptr;
   // GPU only: weight products over at least this many tokens run on the matrix cores (bf16
   // operands, float sums) where the device has them; 0 keeps every product on the CUDA cores.
-  uint32_t matrix_min_tokens = 2;
+  uint32_t matrix_min_tokens = 8;
   // GPU only: x enters those products as two bf16 parts (about 2^-17 relative) instead of one
   // (2^-9, half the matrix instructions, and routers' near ties may go the other way).
   bool matrix_split = true;
   // GPU only: experts that serve one token each (decode) multiply on the matrix cores as well.
   bool matrix_single_token = false;
+  // GPU only: the routed experts take the matrix cores once one expert serves this many tokens
+  // (0: never).
+  uint32_t matrix_min_expert_tokens = 2;
   // CPU only for now: run as one rank of an expert-parallel group (expert_parallel.hpp); the
   // ownership and the collective must outlive the model. collective null: a single rank.
   ExpertParallel expert_parallel{};

@@ -6,18 +6,23 @@ namespace moepage::ds4::gpu {
 
 // Products over at least matrix_min_tokens tokens (0: none) take the matrix cores where the
 // device and the weight's encoding allow (bf16 operands, float sums); the rest, and every product
-// the matrix-core path cannot take, run on the CUDA cores in float. From 2 tokens on: the routed
-// experts of a short prompt serve a few tokens each, and the CUDA-core expert tiles were 9x slower
-// there on the H200 (a 128-token prefill, bench/results/2026-12-04-short-prompts.md).
+// the matrix-core path cannot take, run on the CUDA cores in float. The routed experts have their
+// own threshold, on the most tokens one expert serves: a short prompt's experts serve a few tokens
+// each, where the CUDA-core expert tiles were 9x slower, while the dense projections of 2 or 4
+// tokens were faster on the CUDA cores (bench/results/2026-12-04-short-prompts.md, H200).
 struct GemmPolicy {
-  int64_t matrix_min_tokens = 2;
+  int64_t matrix_min_tokens = 8;
   // x as two bf16 parts (about 2^-17 relative, the float product's accuracy for routing) rather
   // than one (2^-9, half the matrix instructions).
   bool split = true;
   // Experts that serve one token each (decode) on the matrix cores too (mma_gemv.hpp). Off by
   // default: decode is bound by the weights' bytes, and the CUDA-core kernels were 7-8% faster.
   bool single_token = false;
+  // The routed experts: an expert serving at least this many tokens (0: none) puts the layer's
+  // experts on the matrix cores.
+  int64_t expert_min_tokens = 2;
   bool matrix(int64_t n_tokens) const { return matrix_min_tokens > 0 && n_tokens >= matrix_min_tokens; }
+  bool expert_matrix(int64_t max_tokens) const { return expert_min_tokens > 0 && max_tokens >= expert_min_tokens; }
 };
 
 // For products whose outputs pick among candidates (the router's logits, the indexer's scores):

@@ -33,6 +33,7 @@ GpuModel::GpuModel(const Config& config, const Weights& weights, ExpertLayout la
   params_ = upload_params(host_params_, config_, *rope_main_, *rope_compress_, options_.max_context, device_);
   // The assignment moved the rope tables' descriptors: point every layer at this object's copies.
   params_.gemm.matrix_min_tokens = options_.matrix_min_tokens;
+  params_.gemm.expert_min_tokens = options_.matrix_min_expert_tokens;
   params_.gemm.split = options_.matrix_split;
   params_.gemm.single_token = options_.matrix_single_token;
   for (GpuLayerParams& lp : params_.layers) {

@@ -666,7 +666,7 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
                             row_bytes_of(down_code, I) % 16 == 0;
     const bool mma_ok = expert_mma_applies(up_code, down_code, D, I, part_args(layout.w1), part_args(layout.w3),
                                            part_args(layout.w2), slots_aligned);
-    const bool matrix = lp.gemm.matrix(max_count) && mma_ok;
+    const bool matrix = lp.gemm.expert_matrix(max_count) && mma_ok;
     const bool matrix_single = max_count == 1 && lp.gemm.single_token && mma_ok;
     const int32_t token_tile = expert_token_tile(S * k, n_used);
     // The layer's variant for the experts first .. first + count of the record.

@@ -53,9 +53,13 @@ constexpr mp_option_def kOptions[] = {
     mp::option(MP_OPT_INT, "max_batch", "64",
                "tokens one forward step processes together (a prompt runs in chunks this long); scratch grows "
                "with it (on a GPU about 1 MiB per token at Flash width, plus the logits rows)"),
-    mp::option(MP_OPT_INT, "matrix_min_tokens", "2",
-               "GPU: weight products over at least this many tokens (prompt chunks, experts that many tokens "
-               "chose) run on the matrix cores (bf16 operands, float sums; see matrix_split); 0 = never (CUDA cores)"),
+    mp::option(MP_OPT_INT, "matrix_min_tokens", "8",
+               "GPU: dense weight products and attention over at least this many tokens (prompt chunks, decode "
+               "batches) run on the matrix cores (bf16 operands, float sums; see matrix_split); 0 = never (CUDA "
+               "cores)"),
+    mp::option(MP_OPT_INT, "matrix_min_expert_tokens", "2",
+               "GPU: a layer's routed experts run on the matrix cores once one expert serves at least this many "
+               "tokens; 0 = never (CUDA cores)"),
     mp::option(MP_OPT_BOOL, "matrix_split", "true",
                "GPU: x enters the matrix-core products as two bf16 parts (about 2^-17 relative: routers pick as "
                "in float); false: one part (2^-9, half the matrix instructions, near ties may flip)"),
@@ -96,6 +100,8 @@ class Deepseek4Arch {
     const int64_t max_context = int_option(options, "max_context", 1, int64_t(1) << 24, "1 to 16777216");
     max_batch_ = uint32_t(int_option(options, "max_batch", 1, 4096, "1 to 4096"));
     matrix_min_tokens_ = uint32_t(int_option(options, "matrix_min_tokens", 0, 65536, "0 (never) to 65536"));
+    matrix_min_expert_tokens_ =
+        uint32_t(int_option(options, "matrix_min_expert_tokens", 0, 65536, "0 (never) to 65536"));
     matrix_split_ = options.get_bool("matrix_split");
     matrix_single_token_ = options.get_bool("matrix_single_token");
     paged_band_ = uint32_t(int_option(options, "paged_band", 0, 65536, "0 (the pool's slots) to 65536"));
@@ -214,9 +220,10 @@ class Deepseek4Arch {
     if (!prompt_staging_) pager_->stage_at_step_start();
     hint_scratch_.reserve(c.n_routed_experts);
     if (replay_) pager_->replay_predictions(replay_.get(), replay_top_, c.num_hidden_layers);
-    backend_ = ds4::make_forward_backend(ds4::BackendInputs{
-        host_, pager_.get(), &model_, max_context_, max_batch_, threads_, replay_.get(), matrix_min_tokens_,
-        matrix_split_, matrix_single_token_, ranks_ ? ranks_->view() : ds4::ExpertParallel{}});
+    backend_ = ds4::make_forward_backend(ds4::BackendInputs{host_, pager_.get(), &model_, max_context_, max_batch_,
+                                                            threads_, replay_.get(), matrix_min_tokens_, matrix_split_,
+                                                            matrix_single_token_, matrix_min_expert_tokens_,
+                                                            ranks_ ? ranks_->view() : ds4::ExpertParallel{}});
   }
 
   // One rank of an expert-parallel group (ABI 1.7): before bind_pager, once, on the CPU device.
@@ -363,12 +370,13 @@ class Deepseek4Arch {
   bool hits_first_ = true;      // arch option hits_first
   bool prompt_staging_ = true;  // arch option prompt_staging
   uint32_t max_context_ = 0;
-  uint32_t max_batch_ = 64;           // arch option max_batch: tokens the forward pass processes together
-  uint32_t matrix_min_tokens_ = 2;    // arch option matrix_min_tokens
-  uint32_t paged_band_ = 32;          // arch option paged_band (0: the pool's slots per layer)
-  bool matrix_split_ = true;          // arch option matrix_split
-  bool matrix_single_token_ = false;  // arch option matrix_single_token
-  uint64_t tokens_ = 0;               // through forward() since bind_pager
+  uint32_t max_batch_ = 64;                // arch option max_batch: tokens the forward pass processes together
+  uint32_t matrix_min_tokens_ = 8;         // arch option matrix_min_tokens
+  uint32_t matrix_min_expert_tokens_ = 2;  // arch option matrix_min_expert_tokens
+  uint32_t paged_band_ = 32;               // arch option paged_band (0: the pool's slots per layer)
+  bool matrix_split_ = true;               // arch option matrix_split
+  bool matrix_single_token_ = false;       // arch option matrix_single_token
+  uint64_t tokens_ = 0;                    // through forward() since bind_pager
   ds4::LoadedCheckpoint model_;
   std::unique_ptr<ds4::RoutingReplay> replay_;  // arch option routing_replay; null: the model's own routing
   uint32_t replay_top_ = 0;
