@@ -27,8 +27,8 @@ struct ModelOptions {
   // Routing to follow instead of the routers' choice (benchmarks; null: the model's own). Must
   // outlive the model.
   const ForcedRouting* forced_routing = nullptr;
-  // GPU only: weight products over at least this many tokens run on the matrix cores (bf16
-  // operands, float sums) where the device has them; 0 keeps every product on the CUDA cores.
+  // GPU only: dense weight products and attention over at least this many tokens run on the matrix
+  // cores (bf16 operands, float sums) where the device has them; 0 keeps them on the CUDA cores.
   uint32_t matrix_min_tokens = 8;
   // GPU only: x enters those products as two bf16 parts (about 2^-17 relative) instead of one
   // (2^-9, half the matrix instructions, and routers' near ties may go the other way).

@@ -49,7 +49,7 @@ struct BackendInputs {
   uint32_t max_batch = 0;                         // tokens processed together
   uint32_t threads = 0;                           // CPU compute threads; 0 = all cores
   const ForcedRouting* forced_routing = nullptr;  // routing replay (benchmarks), or null
-  uint32_t matrix_min_tokens = 8;                 // GPU: products over this many tokens on the matrix cores
+  uint32_t matrix_min_tokens = 8;                 // GPU: dense products, attention from this many tokens
   bool matrix_split = true;                       // GPU: x as two bf16 parts on the matrix cores
   bool matrix_single_token = false;               // GPU: single-token expert products on the matrix cores
   uint32_t matrix_min_expert_tokens = 2;          // GPU: experts on the matrix cores from this many tokens
