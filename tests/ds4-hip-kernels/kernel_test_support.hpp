@@ -23,8 +23,9 @@
 
 namespace moepage::ds4::gpu::test {
 
-// Every product on the CUDA cores in float (the matrix-core path is the default from 2 tokens on):
-// what the suites that check the CUDA-core kernels against the CPU at float's thresholds ask for.
+// Every product on the CUDA cores in float (by default dense products of 8 tokens and more, and
+// experts serving 2 or more, take the matrix cores): what the suites that check the CUDA-core
+// kernels against the CPU at float's thresholds ask for.
 inline const GemmPolicy kCudaCores{.matrix_min_tokens = 0, .expert_min_tokens = 0};
 
 // xorshift64*: the same numbers on every machine and standard library.

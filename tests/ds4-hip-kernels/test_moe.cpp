@@ -213,8 +213,8 @@ void check_moe(Dtype w13, Dtype w2, uint32_t layer_id, int64_t S, uint32_t band,
   const int64_t D = c.hidden_size, E = c.n_routed_experts;
   const MoeLayer layer(rng, dev, c, c.mlp_layer_types[layer_id]);
   gpu::GpuLayerParams params = layer.dev;
-  params.gemm.matrix_min_tokens = params.gemm.expert_min_tokens =
-      matrix ? 16 : 0;  // 0: the CUDA-core kernels; 16: as these cases were sized
+  // 0: the CUDA-core kernels under test; 16: the thresholds these matrix cases were sized for.
+  params.gemm.matrix_min_tokens = params.gemm.expert_min_tokens = matrix ? 16 : 0;
   params.gemm.single_token = matrix;
   const ExpertLayout layout = ExpertLayout::packed(c.hidden_size, c.moe_intermediate_size, w13, w2);
   ResidentExpertSource host_experts(layout, c.num_hidden_layers, c.n_routed_experts);

@@ -108,10 +108,9 @@ struct MmaStagedWeightLoader {
         for (int v = 0; v < 4; ++v)
           dst[v] = make_uint4(packed[4 * v], packed[4 * v + 1], packed[4 * v + 2], packed[4 * v + 3]);
       } else {
-        constexpr int shift = kFp8RawShift;
-        constexpr float lift = pow2(shift / 2);
+        constexpr float lift = pow2(kFp8RawShift / 2);
         const int64_t chunk = (step * kMmaK + col[j]) / kElems;
-        const float factor = chunk_scale<W>(q[j], scale[j], chunk) * pow2(shift - shift / 2);
+        const float factor = chunk_scale<W>(q[j], scale[j], chunk) * pow2(kFp8RawShift - kFp8RawShift / 2);
         uint32_t packed[kElems / 2];
         static_for<kElems / 4>([&](auto seg) {
           constexpr int S = decltype(seg)::value;
