@@ -94,5 +94,6 @@ struct PagerCheck {
 std::vector<PagerCheck> pager_checks();
 std::vector<PagerCheck> pager_failure_checks();
 std::vector<PagerCheck> pager_split_checks();
+std::vector<PagerCheck> pager_fixed_slots_checks();
 
 }  // namespace moepage::conform

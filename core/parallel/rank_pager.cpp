@@ -12,6 +12,9 @@ RankPagerRef::RankPagerRef(const mp_pager_ref& pager, const RankCatalog& catalog
   vtable_.struct_size = uint32_t(std::min<size_t>(v->struct_size, sizeof vtable_));
   vtable_.create = nullptr;  // the architecture neither creates nor owns the pager
   vtable_.destroy = nullptr;
+  // A rank's pager numbers its experts locally and holds only its share of each layer: the
+  // architecture acquires through the mapping above, never by looking slots up on the device.
+  if (MP_HAS_FIELD(&vtable_, mp_pager_vtable, fixed_slots)) vtable_.fixed_slots = nullptr;
   install_calls();
 }
 
@@ -23,18 +26,19 @@ mp_status RankPagerRef::fail(mp_status s, std::string message) {
 
 bool RankPagerRef::to_local(uint32_t layer, const int32_t* experts, uint32_t n) {
   if (experts == nullptr || n > ids_.size() || layer >= partition_.n_layers()) {
-    fail(MP_ERR_INVALID_ARG, "rank " + std::to_string(catalog_.rank()) + ": acquire of layer " +
-                                 std::to_string(layer) + " with " + std::to_string(n) + " experts is out of range");
+    fail(MP_ERR_INVALID_ARG, "rank " + std::to_string(catalog_.rank()) + ": acquire of layer " + std::to_string(layer) +
+                                 " with " + std::to_string(n) + " experts is out of range");
     return false;
   }
   for (uint32_t i = 0; i < n; ++i) {
     const int32_t local = catalog_.local(layer, experts[i]);
     if (local < 0) {
       const bool valid = experts[i] >= 0 && uint32_t(experts[i]) < partition_.n_experts();
-      fail(MP_ERR_INVALID_ARG, "rank " + std::to_string(catalog_.rank()) + ": layer " + std::to_string(layer) +
-                                   " expert " + std::to_string(experts[i]) +
-                                   (valid ? " belongs to rank " + std::to_string(partition_.owner(layer, uint32_t(experts[i])))
-                                          : std::string(" is not an expert of the model")));
+      fail(MP_ERR_INVALID_ARG,
+           "rank " + std::to_string(catalog_.rank()) + ": layer " + std::to_string(layer) + " expert " +
+               std::to_string(experts[i]) +
+               (valid ? " belongs to rank " + std::to_string(partition_.owner(layer, uint32_t(experts[i])))
+                      : std::string(" is not an expert of the model")));
       return false;
     }
     ids_[i] = local;
@@ -112,11 +116,11 @@ void RankPagerRef::install_calls() {
       RankPagerRef& r = of(self);
       r.trace_fn_ = fn;
       r.trace_ctx_ = ctx;
-      return r.inner_.vtable->set_trace(r.inner_.self, fn != nullptr ? &on_event : nullptr, fn != nullptr ? self : nullptr);
+      return r.inner_.vtable->set_trace(r.inner_.self, fn != nullptr ? &on_event : nullptr,
+                                        fn != nullptr ? self : nullptr);
     };
   if (mp_pager_splits_acquire(&vtable_)) {
-    vtable_.acquire_start = [](void* self, uint32_t layer, const int32_t* experts, uint32_t n,
-                               mp_acquire_result* out) {
+    vtable_.acquire_start = [](void* self, uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* out) {
       RankPagerRef& r = of(self);
       if (!r.to_local(layer, experts, n)) return mp_status(MP_ERR_INVALID_ARG);
       r.own_error_ = false;

@@ -144,6 +144,20 @@ class ResidentPager {
     mp::write_out(out, s, "pager 'resident': layer_stats");
   }
 
+  // ABI 1.8: every slot is placed at load and never moves, so the architecture may look them up
+  // on the device; its accesses still come through acquire, which counts and traces them.
+  void fixed_slots(uint32_t layer, void** slots, uint32_t n) {
+    if (slots == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': fixed_slots: slots is NULL");
+    if (layer >= n_layers_ || layer_slots_[layer] == nullptr)
+      throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': fixed_slots: layer " + std::to_string(layer) +
+                                              (layer >= n_layers_ ? " is out of range" : " has no routed experts"));
+    if (n != n_experts_)
+      throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': fixed_slots: asked for " + std::to_string(n) +
+                                              " slots, the layer has " + std::to_string(n_experts_) + " experts");
+    std::byte* base = static_cast<std::byte*>(layer_slots_[layer]);
+    for (uint32_t i = 0; i < n; ++i) slots[i] = base + uint64_t(i) * expert_bytes_;
+  }
+
   void set_trace(mp_trace_fn fn, void* ctx) {
     trace_fn_ = fn;
     trace_ctx_ = fn ? ctx : nullptr;

@@ -35,6 +35,8 @@ class GpuResidentExpertSource final : public gpu::GpuExpertSource {
     if (hidden_device != nullptr) ++observed_;
   }
 
+  // Expert `expert`'s slot of `layer`, asking nothing of the counters.
+  const std::byte* slot_at(uint32_t layer, uint32_t expert) const { return slot(layer, expert); }
   uint64_t acquired() const { return acquired_; }
   uint64_t observed() const { return observed_; }
 

@@ -7,40 +7,19 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
-#include <filesystem>
-#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "checkpoint/checkpoint.hpp"
-#include "deepseek4/forward/bind_weights.hpp"
 #include "deepseek4/hip/device_arena.hpp"
-#include "deepseek4/hip/gpu_model.hpp"
-#include "deepseek4/model/config_json.hpp"
 #include "gpu_resident_source.hpp"
-#include "support/test_paths.hpp"
+#include "tiny_gpu_run.hpp"
 
 using namespace moepage;
 using namespace moepage::ds4;
 using namespace moepage::ds4::test;
-namespace fs = std::filesystem;
 
 namespace {
-
-constexpr uint32_t kSteps = 12;
-
-struct Tiny {
-  fs::path dir = moepage::test::source_path("models/ds4-debian-tiny");
-  Config cfg = load_config_json(dir).config;
-  ckpt::Checkpoint checkpoint = ckpt::Checkpoint::open(dir);
-  TensorResolver resolver{checkpoint};
-  std::unique_ptr<ExpertCatalog> catalog = ExpertCatalog::build(resolver, cfg);
-  std::unique_ptr<ResidentExpertSource> host_experts = load_resident_experts(resolver, *catalog, cfg);
-  GpuResidentExpertSource experts{*host_experts, cfg.num_hidden_layers, cfg.n_routed_experts};
-  const ExpertLayout layout = expert_layout(*catalog, cfg);
-  TestStream stream;
-};
 
 // Serves `band` experts per call; experts whose id is a multiple of `every` are pending (every = 1:
 // all of them), their bytes landing in a scratch slot when awaited. Checks the protocol: one
@@ -131,34 +110,6 @@ class SplittingExpertSource final : public gpu::GpuExpertSource {
   uint32_t layer_ = 0, n_ = 0;
   uint64_t starts_ = 0, pending_total_ = 0;
 };
-
-// Every logit of a 5-token prefill and kSteps greedy decode steps.
-std::vector<std::vector<float>> run(Tiny& t, gpu::GpuExpertSource& source) {
-  const std::vector<int32_t> prompt = {1, 17, 300, 4000, 42};
-  gpu::GpuModel m(t.cfg, bind_weights(t.resolver, t.cfg), t.layout, &source, t.stream.stream,
-                  ModelOptions{uint32_t(prompt.size() + kSteps), 8});
-  const uint32_t V = t.cfg.vocab_size;
-  std::vector<std::vector<float>> out;
-  std::vector<float> logits(V);
-  m.forward(prompt.data(), uint32_t(prompt.size()), logits.data(), false);
-  out.push_back(logits);
-  for (uint32_t step = 0; step < kSteps; ++step) {
-    int32_t next = 0;
-    for (uint32_t v = 1; v < V; ++v)
-      if (logits[v] > logits[size_t(next)]) next = int32_t(v);
-    m.forward(&next, 1, logits.data(), false);
-    out.push_back(logits);
-  }
-  return out;
-}
-
-bool bitwise_equal(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].size() != b[i].size() || std::memcmp(a[i].data(), b[i].data(), a[i].size() * sizeof(float)) != 0)
-      return false;
-  return true;
-}
 
 }  // namespace
 

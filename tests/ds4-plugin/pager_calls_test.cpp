@@ -156,3 +156,20 @@ TEST_CASE(
   CHECK(band(6, 10) == 6);
   CHECK(band(6, 1) == 2);  // top_k
 }
+
+TEST_CASE("PagerCalls hands out a pager's fixed slots (ABI 1.8), and none when it lacks or refuses them") {
+  Over over(true);
+  const std::byte* slots[8] = {};
+  CHECK_FALSE(over.calls.fixed_slots(1, slots, 8));  // not offered
+  over.v.fixed_slots = [](void*, uint32_t layer, void** out, uint32_t n) {
+    if (layer == 2) return mp_status(MP_ERR_UNSUPPORTED);
+    if (layer == 3) return mp_status(MP_ERR_INVALID_ARG);
+    for (uint32_t i = 0; i < n; ++i) out[i] = g->pool.data() + 64 * i;
+    return mp_status(MP_OK);
+  };
+  REQUIRE(over.calls.fixed_slots(1, slots, 8));
+  CHECK(slots[5] == over.d.pool.data() + 64 * 5);
+  CHECK(over.d.acquires == 0);  // asking counts no access
+  CHECK_FALSE(over.calls.fixed_slots(2, slots, 8));
+  CHECK_THROWS_WITH(over.calls.fixed_slots(3, slots, 8), doctest::Contains("fixed_slots"));
+}

@@ -95,6 +95,31 @@ TEST_CASE("acquiring an expert outside the layer's range names the layer and the
                        mp::PluginError);
 }
 
+TEST_CASE("the resident pager reports its slots fixed (ABI 1.8): acquire's slots, no access counted") {
+  moepage::test::PluginStack stack(moepage::test::fixture_path("hc4-mixed"));
+  const mp_expert_catalog* cat = stack.arch.expert_catalog();
+  uint32_t layer = cat->n_layers - 1;
+  while (layer > 0 && !cat->has_experts[layer]) --layer;
+  REQUIRE(cat->has_experts[layer]);
+  std::vector<void*> fixed(cat->n_experts, nullptr);
+  const uint64_t before = stack.pager.stats().accesses;
+  REQUIRE(stack.pager.fixed_slots(layer, fixed));
+  CHECK(stack.pager.stats().accesses == before);
+  std::vector<int32_t> all(cat->n_experts);
+  for (uint32_t e = 0; e < cat->n_experts; ++e) all[e] = int32_t(e);
+  std::vector<void*> slots(cat->n_experts, nullptr);
+  mp_acquire_result r{sizeof(mp_acquire_result), slots.data(), nullptr, 0, nullptr};
+  stack.pager.acquire(layer, all, &r);
+  CHECK(slots == fixed);
+  CHECK(stack.pager.stats().accesses == before + cat->n_experts);
+
+  // Asked for another count than the layer's experts, or a layer out of range: refused, naming it.
+  std::vector<void*> short_array(cat->n_experts - 1);
+  const std::string want = "has " + std::to_string(cat->n_experts) + " experts";
+  CHECK_THROWS_WITH(stack.pager.fixed_slots(layer, short_array), doctest::Contains(want.c_str()));
+  CHECK_THROWS_WITH(stack.pager.fixed_slots(cat->n_layers, fixed), doctest::Contains("out of range"));
+}
+
 TEST_CASE("a read past the end of an expert file fails the resident load naming layer, expert, file and offset") {
   // A hand-made catalog: one layer of two single-part experts in a 64-byte file; expert 1's
   // segment lies past the end, so pread comes back short.

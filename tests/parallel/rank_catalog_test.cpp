@@ -127,7 +127,9 @@ TEST_CASE("the rank's pager ref translates acquires, refuses other ranks' expert
   CHECK(pager.hinted == std::vector<int32_t>{0, 1});
 
   std::vector<mp_trace_event> seen;
-  auto record = [](void* ctx, const mp_trace_event* e) { static_cast<std::vector<mp_trace_event>*>(ctx)->push_back(*e); };
+  auto record = [](void* ctx, const mp_trace_event* e) {
+    static_cast<std::vector<mp_trace_event>*>(ctx)->push_back(*e);
+  };
   CHECK(ref.vtable->set_trace(ref.self, record, &seen) == MP_OK);
   mp_trace_event event{};
   event.struct_size = sizeof event;
@@ -137,4 +139,16 @@ TEST_CASE("the rank's pager ref translates acquires, refuses other ranks' expert
   REQUIRE(seen.size() == 1);
   CHECK(seen[0].expert == 3);
   CHECK(seen[0].layer == 1);
+}
+
+TEST_CASE("the rank's pager ref never offers fixed slots: a rank numbers its experts locally") {
+  FakeCatalog full;
+  const ExpertPartition p = ExpertPartition::round_robin(kLayers, kExperts, 2, "parallel.ranks");
+  const RankCatalog cat(full.abi, p, 0);
+  FakePager pager;
+  pager.vtable.struct_size = sizeof(mp_pager_vtable);  // a 1.8 pager that offers them
+  pager.vtable.fixed_slots = [](void*, uint32_t, void**, uint32_t) { return mp_status(MP_OK); };
+  REQUIRE(mp_pager_offers_fixed_slots(pager.ref().vtable));
+  RankPagerRef wrapper(pager.ref(), cat, p);
+  CHECK_FALSE(mp_pager_offers_fixed_slots(wrapper.ref().vtable));
 }

@@ -38,6 +38,9 @@ struct ModelOptions {
   // GPU only: the routed experts take the matrix cores once one expert serves this many tokens
   // (0: never).
   uint32_t matrix_min_expert_tokens = 2;
+  // GPU only: a decode step over an expert source whose slots never move routes on the device
+  // and reports its experts afterwards (no host round trip per layer).
+  bool device_routing = true;
   // CPU only for now: run as one rank of an expert-parallel group (expert_parallel.hpp); the
   // ownership and the collective must outlive the model. collective null: a single rank.
   ExpertParallel expert_parallel{};

@@ -35,6 +35,14 @@ struct GpuExpertSource {
   // Before a prompt chunk's layer: the experts its first band will ask for (forward/prompt_band.hpp),
   // for a pager to start copying while the attention runs. Advice only. Default: nothing to stage.
   virtual void stage(uint32_t /*layer*/, std::span<const int32_t> /*experts*/) {}
+  // Slots that never move (a resident pager): slots[e] (host array of n = the layer's experts)
+  // receives every expert's device slot, and true; false when they may move. With them the
+  // forward routes a decode step on the device and calls account() afterwards instead of
+  // acquiring before the layer's kernels.
+  virtual bool fixed_slots(uint32_t /*layer*/, const std::byte** /*slots*/, uint32_t /*n*/) { return false; }
+  // The distinct experts (ascending) a step routed on the device used in `layer`, once the step is
+  // done, for the source's counts and traces. Only called after fixed_slots returned true.
+  virtual void account(uint32_t /*layer*/, const int32_t* /*experts*/, uint32_t /*n*/) {}
 };
 
 }  // namespace moepage::ds4::gpu

@@ -173,6 +173,10 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
   float* X = X_;
   float* X2 = X2_;
   moe_scratch_->position0 = p0;
+  // A decode step whose output the call waits for may route on the device (moe.hip): its ids
+  // reach the pager after the synchronize below.
+  clear_device_routing(*moe_scratch_);
+  moe_scratch_->device_routing = options_.device_routing && S == 1 && (out.greedy || out.logits_host != nullptr);
   if (options_.forced_routing) upload_forced_routing(p0, S);
   embed(params_.embed, tokens_device, S, N, X, stream_);
   // Each block's hc_post is folded into the next mHC site's weights kernel (which reads X, mixes
@@ -247,15 +251,19 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
   if (out.greedy) {
     greedy_token(logits_ + (rows - 1) * V, V, greedy_, stream_);
     download_async(greedy_staging_, greedy_, 2 * sizeof(int32_t), stream_);
+    fetch_device_routing(*moe_scratch_, stream_);
     synchronize(stream_);
     forced_upload_pending_ = false;
     throw_if_router_fault(*moe_scratch_, stream_);
+    account_device_routing(*moe_scratch_, *experts_);
     return;
   }
   download_async(logits_staging_, logits_, uint64_t(rows * V) * sizeof(float), stream_);
+  fetch_device_routing(*moe_scratch_, stream_);
   synchronize(stream_);
   forced_upload_pending_ = false;
   throw_if_router_fault(*moe_scratch_, stream_);
+  account_device_routing(*moe_scratch_, *experts_);
   std::memcpy(out.logits_host, logits_staging_, size_t(rows * V) * sizeof(float));
 }
 

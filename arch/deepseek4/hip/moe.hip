@@ -69,9 +69,67 @@ __device__ void record_router_fault(RouterFault* fault, unsigned long long launc
   atomicMax(&fault->key, key);
 }
 
+constexpr int32_t kMaxDeviceTopK = 32;  // experts per token the device-built record takes
+
+// Where the router of a decode step routed on the device (moe(), slots that never move) leaves the
+// token's group record: groups as moe_band.hpp lays it out for the nb distinct experts the host
+// expects, keep [k + 1]. Null groups: the ids go to the host instead.
+struct TokenRecord {
+  int32_t* groups = nullptr;
+  int32_t nb = 0;
+  int32_t* keep = nullptr;
+};
+
+// One token's group record from its k routed ids, as the host builds it (experts ascending, each
+// expert's pairs in j order). The ids go to keep[0..k) for the pager's accounting, and keep[k] = 1
+// flags ids the host did not expect (out of range, or another number of distinct experts): the
+// record is then still safe to read (nb groups over valid experts) and the forward call fails once
+// the batch is done. One thread.
+__device__ void build_token_record(const int32_t* idx, int32_t k, int32_t E, const TokenRecord& rec) {
+  int32_t ids[kMaxDeviceTopK], js[kMaxDeviceTopK];
+  bool bad = false;
+  for (int32_t j = 0; j < k; ++j) {
+    int32_t e = idx[j];
+    rec.keep[j] = e;
+    if (e < 0 || e >= E) {
+      bad = true;
+      e = 0;
+    }
+    int32_t at = j;  // insertion by expert; equal experts keep j order
+    while (at > 0 && ids[at - 1] > e) {
+      ids[at] = ids[at - 1];
+      js[at] = js[at - 1];
+      --at;
+    }
+    ids[at] = e;
+    js[at] = j;
+  }
+  int32_t distinct = 0;
+  for (int32_t i = 0; i < k; ++i) distinct += (i == 0 || ids[i] != ids[i - 1]) ? 1 : 0;
+  const int32_t nb = rec.nb;
+  bad = bad || distinct != nb;
+  int32_t* experts = rec.groups;
+  int32_t* starts = rec.groups + nb;
+  int32_t* tokens = rec.groups + 2 * nb + 1;
+  int32_t* pairs = tokens + k;
+  for (int32_t i = 0, g = -1; i < k; ++i) {
+    tokens[i] = 0;
+    pairs[i] = js[i];
+    if (bad) {
+      if (i < nb) experts[i] = ids[i], starts[i] = i;
+    } else if (i == 0 || ids[i] != ids[i - 1]) {
+      experts[++g] = ids[i];
+      starts[g] = i;
+    }
+  }
+  starts[nb] = k;
+  rec.keep[k] = bad ? 1 : 0;
+}
+
 __global__ void route_kernel(const float* logits, int32_t E, int32_t k, int scoring, const int32_t* tid2eid,
                              const int32_t* tokens, int32_t vocab, const float* bias, double scaling, int32_t* idx_out,
-                             float* w_out, RouterFault* fault, int32_t layer, int64_t p0, const int32_t* forced) {
+                             float* w_out, RouterFault* fault, int32_t layer, int64_t p0, const int32_t* forced,
+                             TokenRecord record) {
   extern __shared__ float shared[];
   float* scores = shared;
   float* biased = shared + E;
@@ -148,6 +206,7 @@ __global__ void route_kernel(const float* logits, int32_t E, int32_t k, int scor
         idx[j] = -1;
         w[j] = 0.0f;
       }
+      if (record.groups) build_token_record(idx, k, E, record);  // flagged: the call fails
       return;
     }
     for (int32_t j = 0; j < k; ++j) idx[j] = tid2eid[int64_t(tok) * k + j];
@@ -167,6 +226,7 @@ __global__ void route_kernel(const float* logits, int32_t E, int32_t k, int scor
   for (int32_t j = 0; j < k; ++j) sum += scores[idx[j]];
   const double scale = scaling / (sum + 1e-20);
   for (int32_t j = 0; j < k; ++j) w[j] = float(double(scores[idx[j]]) * scale);
+  if (record.groups) build_token_record(idx, k, E, record);
 }
 
 // act[pair, r] = swiglu(w1[r] . yn[token], w3[r] . yn[token]) for every pair of expert blockIdx.y
@@ -402,6 +462,166 @@ WeightCode part_code(const ExpertPart& p, int64_t rows, int64_t cols, uint32_t l
   return weight_code(probe, what.c_str());
 }
 
+// One layer's routed-expert launches (moe()): where the weights and the band's group record are,
+// and the kernel variant, chosen once per layer from all of its experts (plan_expert_launch): the
+// token tile from the largest group, the tile and row plans for n_used experts. Every band and
+// every group of a band launches that same variant (only grid.y differs), so an expert's output
+// has the same bits whether the pager served the layer in one call or in bands, hits first or
+// all at once, or the layer was routed on the device.
+struct ExpertLaunch {
+  const std::byte* const* table_row;
+  const ExpertLayout* layout;
+  WeightCode up_code, down_code;
+  int64_t D, I;
+  const int32_t* groups;  // the band's record (moe_band.hpp)
+  int32_t nb, np;
+  int32_t max_count, n_used, token_tile;
+  const float* yn;
+  float limit;
+  float* act;
+  float* ex_out;
+  bool split;
+  Stream stream;
+  // Set by plan_expert_launch.
+  bool matrix = false, matrix_single = false, up_tiles = false, down_tiles = false, up_vec = false, down_vec = false;
+};
+
+void plan_expert_launch(ExpertLaunch& x, const GemmPolicy& gemm, bool slots_aligned) {
+  const ExpertLayout& layout = *x.layout;
+  x.up_vec = reinterpret_cast<uintptr_t>(x.yn) % 16 == 0 && x.D % 4 == 0;
+  x.down_vec = reinterpret_cast<uintptr_t>(x.act) % 16 == 0 && x.I % 4 == 0;
+  x.up_tiles = slots_aligned && x.up_vec && x.up_code != WeightCode::F16 && layout.w1.offset % 16 == 0 &&
+               layout.w3.offset % 16 == 0 && row_bytes_of(x.up_code, x.D) % 16 == 0;
+  x.down_tiles = slots_aligned && x.down_vec && x.down_code != WeightCode::F16 && layout.w2.offset % 16 == 0 &&
+                 row_bytes_of(x.down_code, x.I) % 16 == 0;
+  const bool mma_ok = expert_mma_applies(x.up_code, x.down_code, x.D, x.I, part_args(layout.w1), part_args(layout.w3),
+                                         part_args(layout.w2), slots_aligned);
+  x.matrix = gemm.expert_matrix(x.max_count) && mma_ok;
+  x.matrix_single = x.max_count == 1 && gemm.single_token && mma_ok;
+}
+
+// The layer's variant for the experts first .. first + count of the band's record.
+void launch_expert_group(const ExpertLaunch& x, int32_t first, int32_t count) {
+  const ExpertLayout& layout = *x.layout;
+  const std::byte* const* table_row = x.table_row;
+  const WeightCode up_code = x.up_code, down_code = x.down_code;
+  const int64_t D = x.D, I = x.I;
+  const int32_t max_count = x.max_count, n_used = x.n_used;
+  const float* yn = x.yn;
+  const float limit = x.limit;
+  const Stream stream = x.stream;
+  hipStream_t st = native(stream);
+  const Band bd{x.groups, x.nb, x.np, first};
+  if (x.matrix) {
+    launch_expert_mma(table_row, up_code, down_code, part_args(layout.w1), part_args(layout.w3), part_args(layout.w2),
+                      D, I, bd, count, max_count, x.token_tile, yn, limit, x.act, x.ex_out, x.split, stream);
+    return;
+  }
+  if (x.matrix_single) {
+    launch_expert_mma_single(table_row, up_code, down_code, part_args(layout.w1), part_args(layout.w3),
+                             part_args(layout.w2), D, I, bd, count, yn, limit, x.act, x.ex_out, x.split, stream);
+    return;
+  }
+  if (max_count == 1 && x.up_tiles && x.down_tiles &&
+      launch_expert_gemv(table_row, layout, up_code, down_code, D, I, bd, count, n_used, yn, limit, x.act, x.ex_out,
+                         st))
+    return;
+  const dim3 up_grid(blocks_for(I, kBlock / MP_MIN_WARP_SIZE));
+  const dim3 down_grid(blocks_for(D, kBlock / MP_MIN_WARP_SIZE));
+  const bool up_tiles = x.up_tiles, down_tiles = x.down_tiles, up_vec = x.up_vec, down_vec = x.down_vec;
+  float* act = x.act;
+  float* ex_out = x.ex_out;
+  with_token_tile(max_count, [&](auto tile) {
+    constexpr int T = decltype(tile)::value;
+    using Yes = std::true_type;
+    using No = std::false_type;
+    if (up_tiles) {
+      with_weight_code(up_code, [&](auto wc) {
+        constexpr WeightCode W = decltype(wc)::value;
+        if constexpr (W != WeightCode::F16) {
+          constexpr int RW = up_wide_rows(T);
+          const TilePlan p =
+              plan_tiles(I, row_bytes_of(W, D) / 16, RW, tile_unroll(T, 2 * RW), tile_unroll(T, 2), n_used);
+          auto launch = [&](auto rows, auto block) {
+            expert_up_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>
+                <<<dim3(p.grid, unsigned(count)), p.threads, 0, st>>>(table_row, part_args(layout.w1),
+                                                                      part_args(layout.w3), D, I, bd, yn, limit, act);
+          };
+          using Wide = std::integral_constant<int, RW>;
+          using One = std::integral_constant<int, 1>;
+          if (p.wide) p.block ? launch(Wide{}, Yes{}) : launch(Wide{}, No{});
+          else p.block ? launch(One{}, Yes{}) : launch(One{}, No{});
+        }
+      });
+    } else {
+      with_weight_code(up_code, [&](auto wc) {
+        expert_up_kernel<decltype(wc)::value, T><<<dim3(up_grid.x, unsigned(count)), kBlock, 0, st>>>(
+            table_row, part_args(layout.w1), part_args(layout.w3), D, I, bd, yn, up_vec, limit, act);
+      });
+    }
+    MP_GPU_CHECK_LAUNCH("gpu moe expert w1/w3");
+    if (down_tiles) {
+      with_weight_code(down_code, [&](auto wc) {
+        constexpr WeightCode W = decltype(wc)::value;
+        if constexpr (W != WeightCode::F16) {
+          constexpr int RW = down_wide_rows(T);
+          const TilePlan p = plan_tiles(D, row_bytes_of(W, I) / 16, RW, tile_unroll(T, RW), tile_unroll(T, 1), n_used);
+          auto launch = [&](auto rows, auto block) {
+            expert_down_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>
+                <<<dim3(p.grid, unsigned(count)), p.threads, 0, st>>>(table_row, part_args(layout.w2), D, I, bd, act,
+                                                                      ex_out);
+          };
+          using Wide = std::integral_constant<int, RW>;
+          using One = std::integral_constant<int, 1>;
+          if (p.wide) p.block ? launch(Wide{}, Yes{}) : launch(Wide{}, No{});
+          else p.block ? launch(One{}, Yes{}) : launch(One{}, No{});
+        }
+      });
+    } else {
+      with_weight_code(down_code, [&](auto wc) {
+        expert_down_kernel<decltype(wc)::value, T><<<dim3(down_grid.x, unsigned(count)), kBlock, 0, st>>>(
+            table_row, part_args(layout.w2), D, I, bd, act, down_vec, ex_out);
+      });
+    }
+    MP_GPU_CHECK_LAUNCH("gpu moe expert w2");
+  });
+}
+
+// The distinct experts among one token's k ids and the most pairs one of them serves.
+void token_shape(const int32_t* ids, int64_t k, int32_t& n_used, int32_t& max_count) {
+  n_used = 0;
+  max_count = 0;
+  for (int64_t j = 0; j < k; ++j) {
+    int32_t same = 0;
+    bool first = true;
+    for (int64_t i = 0; i < k; ++i) {
+      same += ids[i] == ids[j] ? 1 : 0;
+      if (i < j && ids[i] == ids[j]) first = false;
+    }
+    n_used += first ? 1 : 0;
+    max_count = std::max(max_count, same);
+  }
+}
+
+// Whether `layer`'s slots never move, asked of the source once (then the whole table row is
+// uploaded): only then may the layer be routed on the device.
+bool layer_has_fixed_slots(MoeScratch& sc, GpuExpertSource& source, uint32_t layer, int64_t E, hipStream_t st) {
+  int8_t& known = sc.fixed_table[layer];
+  if (known != 0) return known > 0;
+  const std::byte** mirror = sc.mirror + int64_t(layer) * E;
+  // The previous copies out of this layer's pinned memory must be done before it is rewritten.
+  MP_GPU_CHECK(hipEventSynchronize(static_cast<hipEvent_t>(sc.layer_copied[layer])));
+  known = -1;
+  if (!source.fixed_slots(layer, mirror, uint32_t(E))) return false;
+  for (int64_t e = 0; e < E; ++e)
+    if (mirror[e] == nullptr || reinterpret_cast<uintptr_t>(mirror[e]) % 16 != 0) return false;
+  MP_GPU_CHECK(hipMemcpyAsync(sc.table + int64_t(layer) * E, mirror, size_t(E) * sizeof(const std::byte*),
+                              hipMemcpyHostToDevice, st));
+  MP_GPU_CHECK(hipEventRecord(static_cast<hipEvent_t>(sc.layer_copied[layer]), st));
+  known = 1;
+  return true;
+}
+
 // Closes a started acquire when the band fails before its acquire_finish (a launch error, a bad
 // slot), so the pager is not left with the layer started; the first error is the one that
 // travels.
@@ -450,6 +670,10 @@ std::unique_ptr<MoeScratch> allocate_moe_scratch(const Config& c, int64_t max_ba
   sc->mirror = pinned.take<const std::byte*>(uint64_t(L * E));
   sc->staging = pinned.take<int32_t>(uint64_t(L * sc->group_ints));
   sc->fault_host = pinned.take<RouterFault>(1);
+  sc->routed_ids = arena.take<int32_t>(uint64_t(L * (k + 1)));
+  sc->routed_ids_host = pinned.take<int32_t>(uint64_t(L * (k + 1)));
+  sc->routed_on_device.assign(size_t(L), 0);
+  sc->fixed_table.assign(size_t(L), 0);
   sc->count.assign(size_t(E), 0);
   sc->start.assign(size_t(E + 1), 0);
   sc->used.assign(size_t(E), 0);
@@ -469,9 +693,12 @@ std::unique_ptr<MoeScratch> allocate_moe_scratch(const Config& c, int64_t max_ba
   return sc;
 }
 
-void route(const GpuLayerParams& lp, const Config& c, const int32_t* tokens, int64_t S, const float* logits,
-           int32_t* idx, float* weights, Stream stream, RouterFault* fault, uint32_t layer, int64_t p0,
-           const int32_t* forced) {
+namespace {
+
+// route() that may also leave one token's group record on the device (TokenRecord).
+void launch_route(const GpuLayerParams& lp, const Config& c, const int32_t* tokens, int64_t S, const float* logits,
+                  int32_t* idx, float* weights, Stream stream, RouterFault* fault, uint32_t layer, int64_t p0,
+                  const int32_t* forced, const TokenRecord& record) {
   if (S <= 0) return;
   const int32_t E = int32_t(c.n_routed_experts), k = int32_t(c.num_experts_per_tok);
   if (k <= 0 || k > E)
@@ -481,9 +708,48 @@ void route(const GpuLayerParams& lp, const Config& c, const int32_t* tokens, int
   if (!hash && !lp.gate_bias) throw GpuError("gpu route: scored layer without its device gate bias");
   route_kernel<<<unsigned(S), kRouteBlock, size_t(2 * E) * sizeof(float), native(stream)>>>(
       logits, E, k, scoring_code(c.scoring_func), hash ? lp.tid2eid : nullptr, tokens, int32_t(c.vocab_size),
-      lp.gate_bias, c.routed_scaling_factor, idx, weights, fault, int32_t(layer), p0, forced);
+      lp.gate_bias, c.routed_scaling_factor, idx, weights, fault, int32_t(layer), p0, forced, record);
   MP_GPU_CHECK_LAUNCH("gpu route");
 }
+
+}  // namespace
+
+void route(const GpuLayerParams& lp, const Config& c, const int32_t* tokens, int64_t S, const float* logits,
+           int32_t* idx, float* weights, Stream stream, RouterFault* fault, uint32_t layer, int64_t p0,
+           const int32_t* forced) {
+  launch_route(lp, c, tokens, S, logits, idx, weights, stream, fault, layer, p0, forced, TokenRecord{});
+}
+
+bool any_device_routed(const MoeScratch& sc) {
+  return std::find(sc.routed_on_device.begin(), sc.routed_on_device.end(), uint8_t{1}) != sc.routed_on_device.end();
+}
+
+void fetch_device_routing(MoeScratch& sc, Stream stream) {
+  if (any_device_routed(sc))
+    download_async(sc.routed_ids_host, sc.routed_ids, uint64_t(sc.n_layers) * (sc.top_k + 1) * sizeof(int32_t), stream);
+}
+
+void account_device_routing(MoeScratch& sc, GpuExpertSource& source) {
+  if (!any_device_routed(sc)) return;
+  const uint32_t k = sc.top_k;
+  int32_t distinct[kMaxDeviceTopK];
+  for (uint32_t layer = 0; layer < sc.n_layers; ++layer) {
+    if (!sc.routed_on_device[layer]) continue;
+    sc.routed_on_device[layer] = 0;
+    const int32_t* ids = sc.routed_ids_host + int64_t(layer) * (k + 1);
+    if (ids[k] != 0) {
+      clear_device_routing(sc);
+      throw GpuError("gpu moe layer " + std::to_string(layer) + ": the router's ids (" + std::to_string(ids[0]) +
+                     ", ...) are not the " + std::to_string(k) + " in-range experts the layer's shape expected");
+    }
+    std::copy_n(ids, k, distinct);
+    std::sort(distinct, distinct + k);
+    const uint32_t n = uint32_t(std::unique(distinct, distinct + k) - distinct);
+    source.account(layer, distinct, n);
+  }
+}
+
+void clear_device_routing(MoeScratch& sc) { std::fill(sc.routed_on_device.begin(), sc.routed_on_device.end(), 0); }
 
 void fetch_router_fault(MoeScratch& sc, Stream stream) {
   download_async(sc.fault_host, sc.fault, sizeof(RouterFault), stream);
@@ -539,6 +805,55 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
   matmul(lp.shared_w2, sc.h1, I, out, D, S, side, lp.gemm);
 
   matmul(lp.gate, yn, D, sc.logits, E, S, stream, selection_policy(lp.gemm));  // picks the experts
+  const float limit = float(c.swiglu_limit);
+  const std::byte** table_row = sc.table + int64_t(layer) * E;
+
+  // Decode with slots that never move (a resident pager): the router's ids stay on the device,
+  // where the router's last thread also builds the group record, so the host neither waits for
+  // the ids nor uploads the record; the pager hears of the accesses once the batch is done
+  // (account_device_routing). The host still knows the shape the kernel variant depends on: a
+  // scored top-k has k distinct experts, and hash or forced ids are on the host already.
+  if (S == 1 && sc.device_routing && k <= kMaxDeviceTopK && layer_has_fixed_slots(sc, source, layer, E, st)) {
+    int32_t n_used = int32_t(k), max_count = 1;
+    if (forced_host) {
+      token_shape(forced_host, k, n_used, max_count);
+    } else if (hash) {
+      const int32_t tok = tokens_host ? tokens_host[0] : -1;
+      if (!lp.tid2eid_host || tok < 0 || uint32_t(tok) >= c.vocab_size)
+        throw GpuError(where + ": hash routing needs the host token id (in the vocabulary of " +
+                       std::to_string(c.vocab_size) + ") and table");
+      token_shape(lp.tid2eid_host + int64_t(tok) * k, k, n_used, max_count);
+    }
+    launch_route(lp, c, tokens, S, sc.logits, sc.idx, sc.weights, stream, sc.fault, layer, sc.position0, forced_device,
+                 TokenRecord{sc.groups, n_used, sc.routed_ids + int64_t(layer) * (k + 1)});
+    ExpertLaunch x{table_row,
+                   &layout,
+                   up_code,
+                   down_code,
+                   D,
+                   I,
+                   sc.groups,
+                   n_used,
+                   int32_t(k),
+                   max_count,
+                   n_used,
+                   expert_token_tile(k, n_used),
+                   yn,
+                   limit,
+                   sc.act,
+                   sc.ex_out,
+                   lp.gemm.split,
+                   stream};
+    plan_expert_launch(x, lp.gemm, true);  // every fixed slot is 16-byte aligned (layer_has_fixed_slots)
+    launch_expert_group(x, 0, n_used);
+    sc.routed_on_device[layer] = 1;
+    stats.routed_experts += uint64_t(k);
+    sc.side.join(stream);
+    combine_kernel<<<blocks_for(D), kBlock, 0, st>>>(sc.weights, sc.ex_out, 1, int32_t(k), D, out);
+    MP_GPU_CHECK_LAUNCH("gpu moe combine");
+    return;
+  }
+
   route(lp, c, tokens, S, sc.logits, sc.idx, sc.weights, stream, sc.fault, layer, sc.position0, forced_device);
   if (!hash) {
     MP_GPU_CHECK(hipMemcpyAsync(sc.idx_host, sc.idx, size_t(S * k) * sizeof(int32_t), hipMemcpyDeviceToHost, st));
@@ -589,7 +904,6 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
   if (band == 0) throw GpuError(where + ": the expert source serves 0 experts per call");
   hipEvent_t copied = static_cast<hipEvent_t>(sc.layer_copied[layer]);
   const std::byte** mirror = sc.mirror + int64_t(layer) * E;
-  const std::byte** table_row = sc.table + int64_t(layer) * E;
   int32_t* staging = sc.staging + int64_t(layer) * sc.group_ints;
 
   // The kernel variant is chosen once per layer from all of its experts: the token tile from the
@@ -601,11 +915,6 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     const int32_t e = sc.used[size_t(i)];
     max_count = std::max(max_count, sc.start[size_t(e + 1)] - sc.start[size_t(e)]);
   }
-  const bool up_vec = reinterpret_cast<uintptr_t>(yn) % 16 == 0 && D % 4 == 0;
-  const bool down_vec = reinterpret_cast<uintptr_t>(sc.act) % 16 == 0 && I % 4 == 0;
-  const float limit = float(c.swiglu_limit);
-  const dim3 up_grid(blocks_for(I, kBlock / MP_MIN_WARP_SIZE));
-  const dim3 down_grid(blocks_for(D, kBlock / MP_MIN_WARP_SIZE));
 
   for (int32_t b0 = 0; b0 < n_used; b0 += int32_t(band)) {
     const int32_t nb = std::min<int32_t>(int32_t(band), n_used - b0);
@@ -660,90 +969,26 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     bool slots_aligned = true;
     for (int32_t i = 0; i < nb; ++i)
       slots_aligned = slots_aligned && reinterpret_cast<uintptr_t>(sc.slots[size_t(i)]) % 16 == 0;
-    const bool up_tiles = slots_aligned && up_vec && up_code != WeightCode::F16 && layout.w1.offset % 16 == 0 &&
-                          layout.w3.offset % 16 == 0 && row_bytes_of(up_code, D) % 16 == 0;
-    const bool down_tiles = slots_aligned && down_vec && down_code != WeightCode::F16 && layout.w2.offset % 16 == 0 &&
-                            row_bytes_of(down_code, I) % 16 == 0;
-    const bool mma_ok = expert_mma_applies(up_code, down_code, D, I, part_args(layout.w1), part_args(layout.w3),
-                                           part_args(layout.w2), slots_aligned);
-    const bool matrix = lp.gemm.expert_matrix(max_count) && mma_ok;
-    const bool matrix_single = max_count == 1 && lp.gemm.single_token && mma_ok;
-    const int32_t token_tile = expert_token_tile(S * k, n_used);
-    // The layer's variant for the experts first .. first + count of the record.
-    auto launch_group = [&](int32_t first, int32_t count) {
-      const Band bd{sc.groups, nb, np, first};
-      if (matrix) {
-        launch_expert_mma(table_row, up_code, down_code, part_args(layout.w1), part_args(layout.w3),
-                          part_args(layout.w2), D, I, bd, count, max_count, token_tile, yn, limit, sc.act, sc.ex_out,
-                          lp.gemm.split, stream);
-        return;
-      }
-      if (matrix_single) {
-        launch_expert_mma_single(table_row, up_code, down_code, part_args(layout.w1), part_args(layout.w3),
-                                 part_args(layout.w2), D, I, bd, count, yn, limit, sc.act, sc.ex_out, lp.gemm.split,
-                                 stream);
-        return;
-      }
-      if (max_count == 1 && up_tiles && down_tiles &&
-          launch_expert_gemv(table_row, layout, up_code, down_code, D, I, bd, count, n_used, yn, limit, sc.act,
-                             sc.ex_out, st))
-        return;
-      with_token_tile(max_count, [&](auto tile) {
-        constexpr int T = decltype(tile)::value;
-        using Yes = std::true_type;
-        using No = std::false_type;
-        if (up_tiles) {
-          with_weight_code(up_code, [&](auto wc) {
-            constexpr WeightCode W = decltype(wc)::value;
-            if constexpr (W != WeightCode::F16) {
-              constexpr int RW = up_wide_rows(T);
-              const TilePlan p =
-                  plan_tiles(I, row_bytes_of(W, D) / 16, RW, tile_unroll(T, 2 * RW), tile_unroll(T, 2), n_used);
-              auto launch = [&](auto rows, auto block) {
-                expert_up_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>
-                    <<<dim3(p.grid, unsigned(count)), p.threads, 0, st>>>(
-                        table_row, part_args(layout.w1), part_args(layout.w3), D, I, bd, yn, limit, sc.act);
-              };
-              using Wide = std::integral_constant<int, RW>;
-              using One = std::integral_constant<int, 1>;
-              if (p.wide) p.block ? launch(Wide{}, Yes{}) : launch(Wide{}, No{});
-              else p.block ? launch(One{}, Yes{}) : launch(One{}, No{});
-            }
-          });
-        } else {
-          with_weight_code(up_code, [&](auto wc) {
-            expert_up_kernel<decltype(wc)::value, T><<<dim3(up_grid.x, unsigned(count)), kBlock, 0, st>>>(
-                table_row, part_args(layout.w1), part_args(layout.w3), D, I, bd, yn, up_vec, limit, sc.act);
-          });
-        }
-        MP_GPU_CHECK_LAUNCH("gpu moe expert w1/w3");
-        if (down_tiles) {
-          with_weight_code(down_code, [&](auto wc) {
-            constexpr WeightCode W = decltype(wc)::value;
-            if constexpr (W != WeightCode::F16) {
-              constexpr int RW = down_wide_rows(T);
-              const TilePlan p =
-                  plan_tiles(D, row_bytes_of(W, I) / 16, RW, tile_unroll(T, RW), tile_unroll(T, 1), n_used);
-              auto launch = [&](auto rows, auto block) {
-                expert_down_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>
-                    <<<dim3(p.grid, unsigned(count)), p.threads, 0, st>>>(table_row, part_args(layout.w2), D, I, bd,
-                                                                          sc.act, sc.ex_out);
-              };
-              using Wide = std::integral_constant<int, RW>;
-              using One = std::integral_constant<int, 1>;
-              if (p.wide) p.block ? launch(Wide{}, Yes{}) : launch(Wide{}, No{});
-              else p.block ? launch(One{}, Yes{}) : launch(One{}, No{});
-            }
-          });
-        } else {
-          with_weight_code(down_code, [&](auto wc) {
-            expert_down_kernel<decltype(wc)::value, T><<<dim3(down_grid.x, unsigned(count)), kBlock, 0, st>>>(
-                table_row, part_args(layout.w2), D, I, bd, sc.act, down_vec, sc.ex_out);
-          });
-        }
-        MP_GPU_CHECK_LAUNCH("gpu moe expert w2");
-      });
-    };
+    ExpertLaunch x{table_row,
+                   &layout,
+                   up_code,
+                   down_code,
+                   D,
+                   I,
+                   sc.groups,
+                   nb,
+                   np,
+                   max_count,
+                   n_used,
+                   expert_token_tile(S * k, n_used),
+                   yn,
+                   limit,
+                   sc.act,
+                   sc.ex_out,
+                   lp.gemm.split,
+                   stream};
+    plan_expert_launch(x, lp.gemm, slots_aligned);
+    auto launch_group = [&](int32_t first, int32_t count) { launch_expert_group(x, first, count); };
     if (n_ready > 0) launch_group(0, n_ready);
     // Each pending expert as its bytes land: the stream waits for them on the device, the host
     // only for their reads to be queued, while the GPU computes what was launched before.

@@ -27,6 +27,15 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
          int64_t S, const float* yn, GpuExpertSource& source, const ExpertLayout& layout, MoeScratch& sc, float* out,
          MoeStats& stats, Stream stream, const int32_t* forced_host = nullptr, const int32_t* forced_device = nullptr);
 
+// Decode routed on the device (moe(), for a source whose slots never move): after the batch's
+// layers, fetch_device_routing queues the copy of their ids to the host; after the stream's next
+// synchronize, account_device_routing reports each such layer's distinct experts to the source
+// (GpuExpertSource::account), in layer order, and throws naming the layer if the device found ids
+// the host did not expect. clear_device_routing forgets a failed batch's marks.
+void fetch_device_routing(MoeScratch& sc, Stream stream);
+void account_device_routing(MoeScratch& sc, GpuExpertSource& source);
+void clear_device_routing(MoeScratch& sc);
+
 struct RouterFault;  // defined in moe_scratch.hpp
 
 // The routing of S tokens on the device (cpu route_token for each): scores, top-k (hash layers:

@@ -58,6 +58,16 @@ struct MoeScratch {
   int32_t* staging = nullptr;          // [layers, group_ints]: each layer stages its bands here
   RouterFault* fault_host = nullptr;   // where fetch_router_fault copies the record
 
+  // Routing on the device (decode with slots that never move, moe.hip): set by the model before
+  // each batch when this batch may take it (one token, and the batch waits for its output, so the
+  // ids can be reported to the pager once it is done).
+  bool device_routing = false;
+  int32_t* routed_ids =
+      nullptr;  // device [layers, k + 1]: each layer's ids, then 1 if its record was not the expected one
+  int32_t* routed_ids_host = nullptr;     // pinned copy, read after the batch's synchronize
+  std::vector<uint8_t> routed_on_device;  // [layers]: this batch routed the layer on the device
+  std::vector<int8_t> fixed_table;        // [layers]: 0 not asked yet, 1 slots fixed and uploaded, -1 not fixed
+
   // The sequence position of the batch's first token (set by the model before each batch); the
   // router records positions from it.
   int64_t position0 = 0;

@@ -67,6 +67,10 @@ constexpr mp_option_def kOptions[] = {
                "GPU: experts that serve one token each (every decode step) multiply on the matrix cores too "
                "(FP4/FP8/BF16, columns a multiple of 64; 7-8% slower decode on the H200); false: the CUDA cores "
                "in float"),
+    mp::option(MP_OPT_BOOL, "device_routing", "true",
+               "GPU: a decode step over a pager whose slots never move (resident) routes on the device and "
+               "reports its experts to the pager afterwards: no host round trip per layer; false: the host "
+               "groups every layer's experts, as for a paged pool"),
     mp::option(MP_OPT_INT, "paged_band", "32",
                "experts one acquire asks a paged pool for, at most (0 = its slots per layer; at least top_k): a "
                "long prompt streams each layer's experts in bands this size (H200, 2,048 tokens, lru at 25% and "
@@ -104,6 +108,7 @@ class Deepseek4Arch {
         uint32_t(int_option(options, "matrix_min_expert_tokens", 0, 65536, "0 (never) to 65536"));
     matrix_split_ = options.get_bool("matrix_split");
     matrix_single_token_ = options.get_bool("matrix_single_token");
+    device_routing_ = options.get_bool("device_routing");
     paged_band_ = uint32_t(int_option(options, "paged_band", 0, 65536, "0 (the pool's slots) to 65536"));
     if (args.checkpoint_dir == nullptr || *args.checkpoint_dir == '\0')
       throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': no checkpoint folder given");
@@ -220,10 +225,10 @@ class Deepseek4Arch {
     if (!prompt_staging_) pager_->stage_at_step_start();
     hint_scratch_.reserve(c.n_routed_experts);
     if (replay_) pager_->replay_predictions(replay_.get(), replay_top_, c.num_hidden_layers);
-    backend_ = ds4::make_forward_backend(ds4::BackendInputs{host_, pager_.get(), &model_, max_context_, max_batch_,
-                                                            threads_, replay_.get(), matrix_min_tokens_, matrix_split_,
-                                                            matrix_single_token_, matrix_min_expert_tokens_,
-                                                            ranks_ ? ranks_->view() : ds4::ExpertParallel{}});
+    backend_ = ds4::make_forward_backend(
+        ds4::BackendInputs{host_, pager_.get(), &model_, max_context_, max_batch_, threads_, replay_.get(),
+                           matrix_min_tokens_, matrix_split_, matrix_single_token_, matrix_min_expert_tokens_,
+                           device_routing_, ranks_ ? ranks_->view() : ds4::ExpertParallel{}});
   }
 
   // One rank of an expert-parallel group (ABI 1.7): before bind_pager, once, on the CPU device.
@@ -376,6 +381,7 @@ class Deepseek4Arch {
   uint32_t paged_band_ = 32;               // arch option paged_band (0: the pool's slots per layer)
   bool matrix_split_ = true;               // arch option matrix_split
   bool matrix_single_token_ = false;       // arch option matrix_single_token
+  bool device_routing_ = true;             // arch option device_routing
   uint64_t tokens_ = 0;                    // through forward() since bind_pager
   ds4::LoadedCheckpoint model_;
   std::unique_ptr<ds4::RoutingReplay> replay_;  // arch option routing_replay; null: the model's own routing

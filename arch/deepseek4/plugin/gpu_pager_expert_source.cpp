@@ -34,6 +34,28 @@ void GpuPagerExpertSource::acquire_await(uint32_t layer, uint32_t index, gpu::St
   wait_on(layer, pager_.acquire_await(layer, index), stream);
 }
 
+bool GpuPagerExpertSource::fixed_slots(uint32_t layer, const std::byte** slots, uint32_t n) {
+  if (!pager_.fixed_slots(layer, slots, n)) return false;
+  if (fixed_.size() <= layer) fixed_.resize(layer + 1);
+  fixed_[layer].assign(slots, slots + n);
+  return true;
+}
+
+void GpuPagerExpertSource::account(uint32_t layer, const int32_t* experts, uint32_t n) {
+  if (layer >= fixed_.size() || fixed_[layer].empty())
+    throw std::logic_error("arch 'deepseek4': accounting layer " + std::to_string(layer) +
+                           ", whose slots the pager never reported fixed");
+  account_slots_.resize(n);
+  if (pager_.acquire(layer, experts, n, account_slots_.data()) != nullptr)
+    throw std::runtime_error("arch 'deepseek4': the pager reported layer " + std::to_string(layer) +
+                             "'s slots fixed, then made an acquire of it wait for bytes");
+  for (uint32_t i = 0; i < n; ++i)
+    if (experts[i] < 0 || size_t(experts[i]) >= fixed_[layer].size() ||
+        account_slots_[i] != fixed_[layer][size_t(experts[i])])
+      throw std::runtime_error("arch 'deepseek4': the pager reported layer " + std::to_string(layer) +
+                               "'s slots fixed, then moved expert " + std::to_string(experts[i]));
+}
+
 void GpuPagerExpertSource::observe(uint32_t layer, const float* hidden_device, uint32_t d, gpu::Stream stream) {
   pager_.observe(layer, hidden_device, d, static_cast<mp_stream>(stream));
 }

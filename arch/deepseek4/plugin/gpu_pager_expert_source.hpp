@@ -9,6 +9,7 @@
 // pager the device pointer and the stream it was written on. Bands and errors: pager_calls.hpp.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "deepseek4/hip/expert_source.hpp"
 #include "pager_calls.hpp"
@@ -29,6 +30,10 @@ class GpuPagerExpertSource final : public gpu::GpuExpertSource {
   uint32_t max_batch() const override { return pager_.band(); }
   void observe(uint32_t layer, const float* hidden_device, uint32_t d, gpu::Stream stream) override;
   void stage(uint32_t layer, std::span<const int32_t> experts) override { pager_.stage(layer, experts); }
+  bool fixed_slots(uint32_t layer, const std::byte** slots, uint32_t n) override;
+  // A plain acquire of the experts (the pager counts and traces them); its slots must be the fixed
+  // ones and nothing may be in flight.
+  void account(uint32_t layer, const int32_t* experts, uint32_t n) override;
 
  private:
   // Makes `stream` wait for `ready` on the device (NULL: nothing to wait for).
@@ -36,6 +41,8 @@ class GpuPagerExpertSource final : public gpu::GpuExpertSource {
 
   PagerCalls& pager_;
   const mp_device_service* device_;
+  std::vector<std::vector<const std::byte*>> fixed_;  // [layer]: fixed_slots' answer, empty if not asked
+  std::vector<const std::byte*> account_slots_;       // scratch of account()
 };
 
 }  // namespace moepage::ds4

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace moepage::ds4 {
 
@@ -44,6 +45,21 @@ mp_event PagerCalls::acquire_await(uint32_t layer, uint32_t index) {
 void PagerCalls::acquire_finish(uint32_t layer) {
   if (!splits_) return;
   if (const mp_status s = pager_.vtable->acquire_finish(pager_.self, layer); s != MP_OK) fail("acquire_finish", s);
+}
+
+bool PagerCalls::fixed_slots(uint32_t layer, const std::byte** slots, uint32_t n) {
+  if (!mp_pager_offers_fixed_slots(pager_.vtable)) return false;
+  std::vector<void*> raw(n, nullptr);
+  const mp_status s = pager_.vtable->fixed_slots(pager_.self, layer, raw.data(), n);
+  if (s == MP_ERR_UNSUPPORTED) return false;
+  if (s != MP_OK) fail("fixed_slots", s);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (raw[i] == nullptr)
+      throw std::runtime_error("arch 'deepseek4': pager fixed_slots gave layer " + std::to_string(layer) + " expert " +
+                               std::to_string(i) + " no slot");
+    slots[i] = static_cast<const std::byte*>(raw[i]);
+  }
+  return true;
 }
 
 mp_event PagerCalls::acquire(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots) {

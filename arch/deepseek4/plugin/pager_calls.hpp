@@ -48,6 +48,10 @@ class PagerCalls {
   mp_event acquire_start(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots, uint8_t* pending);
   mp_event acquire_await(uint32_t layer, uint32_t index);
   void acquire_finish(uint32_t layer);
+  // The slots of all n experts of `layer` when the pager keeps them fixed for its life (pager.h,
+  // ABI 1.8); false when it does not offer them or answers MP_ERR_UNSUPPORTED (they may move).
+  // Counts no access: the caller reports its accesses through acquire afterwards.
+  bool fixed_slots(uint32_t layer, const std::byte** slots, uint32_t n);
   // Forwards to the pager's observe() when it has one (a predictor stages layer + 1). Under a
   // routing replay, hands the pager the replay's recorded predictions for layer + 1 as a hint
   // instead: the hidden state of a replayed model says nothing about the recorded routing.

@@ -19,8 +19,9 @@ extern "C" {
  * request failed, as data), the conventions below written down and checked; 1.5 the split acquire
  * (mp_pager_vtable.acquire_start, .acquire_await, .acquire_finish; mp_acquire_result.pending);
  * 1.6 mp_device_service.register_host and .unregister_host (copies straight from mapped files);
- * 1.7 mp_collective and mp_arch_vtable.join_ranks (expert parallelism: arch.h mp_expert_parallel). */
-#define MP_ABI_MINOR 7
+ * 1.7 mp_collective and mp_arch_vtable.join_ranks (expert parallelism: arch.h mp_expert_parallel);
+ * 1.8 mp_pager_vtable.fixed_slots (slots that never move: the architecture routes on the device). */
+#define MP_ABI_MINOR 8
 
 /* The oldest host minor a plugin runs on. A plugin that needs nothing newer than, say, 1.0
  * defines MP_PLUGIN_ABI_MINOR to 0 before including any moepage header; the SDK then writes 0

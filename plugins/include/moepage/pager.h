@@ -169,12 +169,25 @@ typedef struct mp_pager_vtable {
   mp_status (*acquire_start)(void* self, uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* out);
   mp_status (*acquire_await)(void* self, uint32_t layer, uint32_t index, mp_event* ready);
   mp_status (*acquire_finish)(void* self, uint32_t layer);
+
+  /* 1.8, optional: for a pager whose every expert of `layer` keeps one slot for the instance's
+   * life (resident). Writes the slot of each of the layer's n experts (n = the catalog's
+   * n_experts) into slots[0..n), counting no access and emitting no trace event. A host that gets
+   * MP_OK may look the slots up on the device (routing there, with no round trip to the host per
+   * layer); it still reports every access afterwards through acquire, which must return the same
+   * slots. MP_ERR_UNSUPPORTED: the layer's slots may move, so the host acquires before each use. */
+  mp_status (*fixed_slots)(void* self, uint32_t layer, void** slots, uint32_t n);
 } mp_pager_vtable;
 
 /* Whether a pager vtable offers the split acquire (1.5): all three calls inside struct_size. */
 static inline int mp_pager_splits_acquire(const mp_pager_vtable* v) {
   return MP_HAS_FIELD(v, mp_pager_vtable, acquire_finish) && v->acquire_start != NULL && v->acquire_await != NULL &&
          v->acquire_finish != NULL;
+}
+
+/* Whether a pager vtable offers fixed_slots (1.8). */
+static inline int mp_pager_offers_fixed_slots(const mp_pager_vtable* v) {
+  return MP_HAS_FIELD(v, mp_pager_vtable, fixed_slots) && v->fixed_slots != NULL;
 }
 
 typedef struct mp_pager_ref {

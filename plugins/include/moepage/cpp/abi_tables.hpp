@@ -62,6 +62,7 @@ inline constexpr Callback kPagerCallbacks[] = {
     MP_ABI_CALLBACK(mp_pager_vtable, acquire_start, false, 5),
     MP_ABI_CALLBACK(mp_pager_vtable, acquire_await, false, 5),
     MP_ABI_CALLBACK(mp_pager_vtable, acquire_finish, false, 5),
+    MP_ABI_CALLBACK(mp_pager_vtable, fixed_slots, false, 8),
 };
 
 inline constexpr Callback kArchCallbacks[] = {

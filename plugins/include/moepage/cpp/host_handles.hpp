@@ -265,6 +265,16 @@ class PagerHandle : public detail::Handle<mp_pager_vtable> {
     o_.require_live("acquire_finish");
     o_.check(o_.vtable()->acquire_finish(o_.self(), layer), "acquire_finish");
   }
+  // Slots that never move (ABI 1.8): fills slots (one per expert of the layer) and returns true;
+  // false when the pager does not offer them or answers MP_ERR_UNSUPPORTED.
+  bool fixed_slots(uint32_t layer, std::span<void*> slots) {
+    o_.require_live("fixed_slots");
+    if (!mp_pager_offers_fixed_slots(o_.vtable())) return false;
+    const mp_status s = o_.vtable()->fixed_slots(o_.self(), layer, slots.data(), static_cast<uint32_t>(slots.size()));
+    if (s == MP_ERR_UNSUPPORTED) return false;
+    o_.check(s, "fixed_slots");
+    return true;
+  }
   // Returns false when the pager does not observe hidden states.
   bool observe(uint32_t layer, const float* hidden, uint32_t d_model, mp_stream stream) {
     o_.require_live("observe");

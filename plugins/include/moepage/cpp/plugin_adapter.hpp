@@ -368,6 +368,12 @@ const mp_pager_vtable* pager_vtable() noexcept {
         return call<T>(self, "acquire_finish", [&](T& t) { return t.acquire_finish(layer); });
       };
     }
+    // Slots that never move (1.8).
+    if constexpr (requires(T & t, uint32_t l, void** slots) { t.fixed_slots(l, slots, l); }) {
+      v.fixed_slots = [](void* self, uint32_t layer, void** slots, uint32_t n) noexcept {
+        return call<T>(self, "fixed_slots", [&](T& t) { return t.fixed_slots(layer, slots, n); });
+      };
+    }
     return v;
   }();
   return &table;
