@@ -7,6 +7,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 bin=$1; model=$2; out=$3; skip_steps=${4:-150}; steps=${5:-4}
 mkdir -p "$out"
+export LD_LIBRARY_PATH="$bin/../carry-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 run=("$bin/moepage" run --profile configs/default.yaml --model "$model" --set device=hip --prompt-ids 11)
 # Kernels per step: a 4-step profiled run (the first step is the one-token prompt, like the rest).
