@@ -9,15 +9,19 @@
 //      read throws)
 //   -> combine in j order (no atomics: the same bits every run; the kernel variant is the
 //      layer's, whatever the grouping).
+// A decode step over a source whose slots never move skips the host instead: the router writes
+// the token's group record on the device (moe_route.hip) and the kernels follow; the source hears
+// of the experts after the step (moe_device_routing.hip).
 #include "deepseek4/hip/moe.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <string>
 
 #include "deepseek4/hip/check.hpp"
 #include "deepseek4/hip/moe_band.hpp"
+#include "deepseek4/hip/moe_device_routing.hpp"
 #include "deepseek4/hip/moe_mma.hpp"
+#include "deepseek4/hip/moe_route.hpp"
 #include "deepseek4/hip/moe_scratch.hpp"
 #include "deepseek4/hip/ops.hpp"
 #include "deepseek4/hip/row_dot.hpp"
@@ -28,205 +32,9 @@ namespace moepage::ds4::gpu {
 namespace {
 
 constexpr int kBlock = 256;
-constexpr int kRouteBlock = 128;
 
 unsigned blocks_for(int64_t n, int64_t per_block = kBlock) {
   return unsigned(std::max<int64_t>(1, (n + per_block - 1) / per_block));
-}
-
-enum ScoringCode : int { kSqrtSoftplus = 0, kSigmoid = 1, kSoftmax = 2 };
-
-int scoring_code(ScoringFunc f) {
-  switch (f) {
-    case ScoringFunc::Sigmoid: return kSigmoid;
-    case ScoringFunc::Softmax: return kSoftmax;
-    default: return kSqrtSoftplus;
-  }
-}
-
-// "a ranks before b" of cpu::top_k: larger first, NaN last, lower index on ties.
-__device__ inline bool ranks_before(const float* v, int32_t a, int32_t b) {
-  const float va = v[a], vb = v[b];
-  const bool na = isnan(va), nb = isnan(vb);
-  if (na != nb) return nb;
-  if (!na && va != vb) return va > vb;
-  return a < b;
-}
-
-// One block per token. Scores in parallel; the softmax sum, the top-k insertion and the weight
-// normalisation on thread 0 in the CPU's order (E is a few hundred: microseconds).
-// Offers one non-finite score to the batch's fault record (moe_scratch.hpp says which one wins).
-__device__ void record_router_fault(RouterFault* fault, unsigned long long launch, int64_t s, int32_t token,
-                                    int32_t expert, bool biased, float value) {
-  using namespace router_fault;
-  const unsigned long long held = atomicCAS(&fault->launch, 0ull, launch);
-  if (held != 0 && held != launch) return;  // an earlier launch's fault stands
-  const unsigned long long order = (uint64_t(s) & 0xfffff) << 16 | (uint64_t(expert) & 0xffff);
-  const unsigned long long value_class = isnan(value) ? 0 : value > 0 ? 1 : 2;
-  const unsigned long long id = token >= 0 && uint64_t(token) < kTokenMask ? uint64_t(token) + 1 : 0;
-  const unsigned long long key = (~order & 0xfffffffffull) << kExpertShift | (biased ? 1ull : 0ull) << kBiasedShift |
-                                 value_class << kClassShift | id;
-  atomicMax(&fault->key, key);
-}
-
-constexpr int32_t kMaxDeviceTopK = 32;  // experts per token the device-built record takes
-
-// Where the router of a decode step routed on the device (moe(), slots that never move) leaves the
-// token's group record: groups as moe_band.hpp lays it out for the nb distinct experts the host
-// expects, keep [k + 1]. Null groups: the ids go to the host instead.
-struct TokenRecord {
-  int32_t* groups = nullptr;
-  int32_t nb = 0;
-  int32_t* keep = nullptr;
-};
-
-// One token's group record from its k routed ids, as the host builds it (experts ascending, each
-// expert's pairs in j order). The ids go to keep[0..k) for the pager's accounting, and keep[k] = 1
-// flags ids the host did not expect (out of range, or another number of distinct experts): the
-// record is then still safe to read (nb groups over valid experts) and the forward call fails once
-// the batch is done. One thread.
-__device__ void build_token_record(const int32_t* idx, int32_t k, int32_t E, const TokenRecord& rec) {
-  int32_t ids[kMaxDeviceTopK], js[kMaxDeviceTopK];
-  bool bad = false;
-  for (int32_t j = 0; j < k; ++j) {
-    int32_t e = idx[j];
-    rec.keep[j] = e;
-    if (e < 0 || e >= E) {
-      bad = true;
-      e = 0;
-    }
-    int32_t at = j;  // insertion by expert; equal experts keep j order
-    while (at > 0 && ids[at - 1] > e) {
-      ids[at] = ids[at - 1];
-      js[at] = js[at - 1];
-      --at;
-    }
-    ids[at] = e;
-    js[at] = j;
-  }
-  int32_t distinct = 0;
-  for (int32_t i = 0; i < k; ++i) distinct += (i == 0 || ids[i] != ids[i - 1]) ? 1 : 0;
-  const int32_t nb = rec.nb;
-  bad = bad || distinct != nb;
-  int32_t* experts = rec.groups;
-  int32_t* starts = rec.groups + nb;
-  int32_t* tokens = rec.groups + 2 * nb + 1;
-  int32_t* pairs = tokens + k;
-  for (int32_t i = 0, g = -1; i < k; ++i) {
-    tokens[i] = 0;
-    pairs[i] = js[i];
-    if (bad) {
-      if (i < nb) experts[i] = ids[i], starts[i] = i;
-    } else if (i == 0 || ids[i] != ids[i - 1]) {
-      experts[++g] = ids[i];
-      starts[g] = i;
-    }
-  }
-  starts[nb] = k;
-  rec.keep[k] = bad ? 1 : 0;
-}
-
-__global__ void route_kernel(const float* logits, int32_t E, int32_t k, int scoring, const int32_t* tid2eid,
-                             const int32_t* tokens, int32_t vocab, const float* bias, double scaling, int32_t* idx_out,
-                             float* w_out, RouterFault* fault, int32_t layer, int64_t p0, const int32_t* forced,
-                             TokenRecord record) {
-  extern __shared__ float shared[];
-  float* scores = shared;
-  float* biased = shared + E;
-  const int64_t s = blockIdx.x;
-  const float* l = logits + s * E;
-  if (scoring == kSoftmax) {
-    if (threadIdx.x == 0) {
-      float m = l[0];
-      for (int32_t i = 1; i < E; ++i) m = fmaxf(m, l[i]);
-      double sum = 0;
-      for (int32_t i = 0; i < E; ++i) {
-        const double e = exp(double(l[i]) - double(m));
-        scores[i] = float(e);
-        sum += e;
-      }
-      const double inv = 1.0 / sum;
-      for (int32_t i = 0; i < E; ++i) scores[i] = float(double(scores[i]) * inv);
-    }
-  } else {
-    for (int32_t i = threadIdx.x; i < E; i += blockDim.x) {
-      const double x = l[i];
-      if (scoring == kSigmoid) {
-        scores[i] = float(1.0 / (1.0 + exp(-x)));
-      } else {
-        const double sp = x > 20.0 ? x : log1p(exp(x));
-        scores[i] = float(sqrt(sp));
-      }
-    }
-  }
-  __syncthreads();
-  if (!tid2eid)
-    for (int32_t i = threadIdx.x; i < E; i += blockDim.x) biased[i] = scores[i] + bias[i];
-  __syncthreads();
-  // A NaN or Inf would choose and weight experts by the quirks of the comparisons: the output
-  // would be wrong with no sign. The host turns the record into an error (2E comparisons).
-  if (fault)
-    for (int32_t i = threadIdx.x; i < E; i += blockDim.x) {
-      const bool bad_score = !isfinite(scores[i]), bad_biased = !tid2eid && !isfinite(biased[i]);
-      if (bad_score || bad_biased) {
-        record_router_fault(fault, uint64_t(p0) << 16 | uint64_t(layer + 1), s, tokens ? tokens[s] : -1, i, !bad_score,
-                            bad_score ? scores[i] : biased[i]);
-        break;
-      }
-    }
-  int32_t* idx = idx_out + s * k;
-  float* w = w_out + s * k;
-  // Scored top-k by the first warp: k rounds of a warp argmax under ranks_before (a strict total
-  // order, so the k winners and their order are the CPU insertion sort's). Lane l owns experts
-  // l, l + warp, ...; `taken` marks its winners (up to 64 per lane, E <= 64 * warp).
-  const bool warp_top_k = !tid2eid && !forced && E <= 64 * MP_WARP_SIZE;
-  if (warp_top_k && threadIdx.x < MP_WARP_SIZE) {
-    const int32_t lane = int32_t(threadIdx.x);
-    uint64_t taken = 0;
-    for (int32_t j = 0; j < k; ++j) {
-      int32_t best = -1;
-      for (int32_t i = lane, m = 0; i < E; i += MP_WARP_SIZE, ++m)
-        if (!((taken >> m) & 1u) && (best < 0 || ranks_before(biased, i, best))) best = i;
-      for (int off = MP_WARP_SIZE / 2; off > 0; off >>= 1) {
-        const int32_t other = MP_SHFL_XOR(best, off);
-        if (other >= 0 && (best < 0 || ranks_before(biased, other, best))) best = other;
-      }
-      if (best % MP_WARP_SIZE == lane) taken |= uint64_t(1) << (best / MP_WARP_SIZE);
-      if (lane == 0) idx[j] = best;
-    }
-  }
-  if (threadIdx.x != 0) return;
-  if (forced) {  // a ForcedRouting's experts (checked on the host), weighted by this router's scores
-    for (int32_t j = 0; j < k; ++j) idx[j] = forced[s * k + j];
-  } else if (tid2eid) {
-    const int32_t tok = tokens[s];
-    // Ids are checked on the host; one outside the table must still not read out of bounds.
-    if (tok < 0 || tok >= vocab) {
-      for (int32_t j = 0; j < k; ++j) {
-        idx[j] = -1;
-        w[j] = 0.0f;
-      }
-      if (record.groups) build_token_record(idx, k, E, record);  // flagged: the call fails
-      return;
-    }
-    for (int32_t j = 0; j < k; ++j) idx[j] = tid2eid[int64_t(tok) * k + j];
-  } else if (!warp_top_k) {
-    int32_t have = 0;
-    for (int32_t i = 0; i < E; ++i) {
-      if (have == k && !ranks_before(biased, i, idx[k - 1])) continue;
-      int32_t pos = have < k ? have++ : k - 1;
-      while (pos > 0 && ranks_before(biased, i, idx[pos - 1])) {
-        idx[pos] = idx[pos - 1];
-        --pos;
-      }
-      idx[pos] = i;
-    }
-  }
-  double sum = 0;
-  for (int32_t j = 0; j < k; ++j) sum += scores[idx[j]];
-  const double scale = scaling / (sum + 1e-20);
-  for (int32_t j = 0; j < k; ++j) w[j] = float(double(scores[idx[j]]) * scale);
-  if (record.groups) build_token_record(idx, k, E, record);
 }
 
 // act[pair, r] = swiglu(w1[r] . yn[token], w3[r] . yn[token]) for every pair of expert blockIdx.y
@@ -587,41 +395,6 @@ void launch_expert_group(const ExpertLaunch& x, int32_t first, int32_t count) {
   });
 }
 
-// The distinct experts among one token's k ids and the most pairs one of them serves.
-void token_shape(const int32_t* ids, int64_t k, int32_t& n_used, int32_t& max_count) {
-  n_used = 0;
-  max_count = 0;
-  for (int64_t j = 0; j < k; ++j) {
-    int32_t same = 0;
-    bool first = true;
-    for (int64_t i = 0; i < k; ++i) {
-      same += ids[i] == ids[j] ? 1 : 0;
-      if (i < j && ids[i] == ids[j]) first = false;
-    }
-    n_used += first ? 1 : 0;
-    max_count = std::max(max_count, same);
-  }
-}
-
-// Whether `layer`'s slots never move, asked of the source once (then the whole table row is
-// uploaded): only then may the layer be routed on the device.
-bool layer_has_fixed_slots(MoeScratch& sc, GpuExpertSource& source, uint32_t layer, int64_t E, hipStream_t st) {
-  int8_t& known = sc.fixed_table[layer];
-  if (known != 0) return known > 0;
-  const std::byte** mirror = sc.mirror + int64_t(layer) * E;
-  // The previous copies out of this layer's pinned memory must be done before it is rewritten.
-  MP_GPU_CHECK(hipEventSynchronize(static_cast<hipEvent_t>(sc.layer_copied[layer])));
-  known = -1;
-  if (!source.fixed_slots(layer, mirror, uint32_t(E))) return false;
-  for (int64_t e = 0; e < E; ++e)
-    if (mirror[e] == nullptr || reinterpret_cast<uintptr_t>(mirror[e]) % 16 != 0) return false;
-  MP_GPU_CHECK(hipMemcpyAsync(sc.table + int64_t(layer) * E, mirror, size_t(E) * sizeof(const std::byte*),
-                              hipMemcpyHostToDevice, st));
-  MP_GPU_CHECK(hipEventRecord(static_cast<hipEvent_t>(sc.layer_copied[layer]), st));
-  known = 1;
-  return true;
-}
-
 // Closes a started acquire when the band fails before its acquire_finish (a launch error, a bad
 // slot), so the pager is not left with the layer started; the first error is the one that
 // travels.
@@ -691,88 +464,6 @@ std::unique_ptr<MoeScratch> allocate_moe_scratch(const Config& c, int64_t max_ba
     ev = e;
   }
   return sc;
-}
-
-namespace {
-
-// route() that may also leave one token's group record on the device (TokenRecord).
-void launch_route(const GpuLayerParams& lp, const Config& c, const int32_t* tokens, int64_t S, const float* logits,
-                  int32_t* idx, float* weights, Stream stream, RouterFault* fault, uint32_t layer, int64_t p0,
-                  const int32_t* forced, const TokenRecord& record) {
-  if (S <= 0) return;
-  const int32_t E = int32_t(c.n_routed_experts), k = int32_t(c.num_experts_per_tok);
-  if (k <= 0 || k > E)
-    throw GpuError("gpu route: num_experts_per_tok " + std::to_string(k) + " must be in 1.." + std::to_string(E));
-  const bool hash = lp.mlp == MlpKind::HashMoe;
-  if (hash && !lp.tid2eid) throw GpuError("gpu route: hash-routed layer without its device tid2eid table");
-  if (!hash && !lp.gate_bias) throw GpuError("gpu route: scored layer without its device gate bias");
-  route_kernel<<<unsigned(S), kRouteBlock, size_t(2 * E) * sizeof(float), native(stream)>>>(
-      logits, E, k, scoring_code(c.scoring_func), hash ? lp.tid2eid : nullptr, tokens, int32_t(c.vocab_size),
-      lp.gate_bias, c.routed_scaling_factor, idx, weights, fault, int32_t(layer), p0, forced, record);
-  MP_GPU_CHECK_LAUNCH("gpu route");
-}
-
-}  // namespace
-
-void route(const GpuLayerParams& lp, const Config& c, const int32_t* tokens, int64_t S, const float* logits,
-           int32_t* idx, float* weights, Stream stream, RouterFault* fault, uint32_t layer, int64_t p0,
-           const int32_t* forced) {
-  launch_route(lp, c, tokens, S, logits, idx, weights, stream, fault, layer, p0, forced, TokenRecord{});
-}
-
-bool any_device_routed(const MoeScratch& sc) {
-  return std::find(sc.routed_on_device.begin(), sc.routed_on_device.end(), uint8_t{1}) != sc.routed_on_device.end();
-}
-
-void fetch_device_routing(MoeScratch& sc, Stream stream) {
-  if (any_device_routed(sc))
-    download_async(sc.routed_ids_host, sc.routed_ids, uint64_t(sc.n_layers) * (sc.top_k + 1) * sizeof(int32_t), stream);
-}
-
-void account_device_routing(MoeScratch& sc, GpuExpertSource& source) {
-  if (!any_device_routed(sc)) return;
-  const uint32_t k = sc.top_k;
-  int32_t distinct[kMaxDeviceTopK];
-  for (uint32_t layer = 0; layer < sc.n_layers; ++layer) {
-    if (!sc.routed_on_device[layer]) continue;
-    sc.routed_on_device[layer] = 0;
-    const int32_t* ids = sc.routed_ids_host + int64_t(layer) * (k + 1);
-    if (ids[k] != 0) {
-      clear_device_routing(sc);
-      throw GpuError("gpu moe layer " + std::to_string(layer) + ": the router's ids (" + std::to_string(ids[0]) +
-                     ", ...) are not the " + std::to_string(k) + " in-range experts the layer's shape expected");
-    }
-    std::copy_n(ids, k, distinct);
-    std::sort(distinct, distinct + k);
-    const uint32_t n = uint32_t(std::unique(distinct, distinct + k) - distinct);
-    source.account(layer, distinct, n);
-  }
-}
-
-void clear_device_routing(MoeScratch& sc) { std::fill(sc.routed_on_device.begin(), sc.routed_on_device.end(), 0); }
-
-void fetch_router_fault(MoeScratch& sc, Stream stream) {
-  download_async(sc.fault_host, sc.fault, sizeof(RouterFault), stream);
-}
-
-void throw_if_router_fault(MoeScratch& sc, Stream stream) {
-  using namespace router_fault;
-  const RouterFault f = *sc.fault_host;
-  if (!f.key) return;
-  *sc.fault_host = RouterFault{};
-  MP_GPU_CHECK(hipMemsetAsync(sc.fault, 0, sizeof(RouterFault), native(stream)));
-  synchronize(stream);
-  const uint64_t order = ~(f.key >> kExpertShift) & 0xfffffffffull;
-  const uint64_t layer = (f.launch & 0xffff) - 1, position = (f.launch >> 16) + (order >> 16);
-  const uint64_t value_class = (f.key >> kClassShift) & 3;
-  const int64_t token = int64_t(f.key & kTokenMask) - 1;
-  const float value = value_class == 0   ? std::numeric_limits<float>::quiet_NaN()
-                      : value_class == 1 ? std::numeric_limits<float>::infinity()
-                                         : -std::numeric_limits<float>::infinity();
-  throw std::runtime_error("router of layer " + std::to_string(layer) + ": token at position " +
-                           std::to_string(position) + " (id " + std::to_string(token) + ") has a non-finite " +
-                           ((f.key >> kBiasedShift) & 1 ? "biased score " : "score ") + std::to_string(value) +
-                           " for expert " + std::to_string(order & 0xffff));
 }
 
 void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_t* tokens_host, const int32_t* tokens,

@@ -1,0 +1,30 @@
+// The router's launch as the MoE block uses it (moe.hip): route() that may also leave one
+// token's group record on the device, for a decode step routed there. For .hip files only.
+#pragma once
+#include <cstdint>
+
+#include "deepseek4/forward/moe.hpp"
+#include "deepseek4/hip/device_params.hpp"
+#include "deepseek4/hip/stream.hpp"
+
+namespace moepage::ds4::gpu {
+
+struct RouterFault;
+
+constexpr int32_t kMaxDeviceTopK = 32;  // experts per token the device-built record takes
+
+// Where the router of a decode step routed on the device (moe(), slots that never move) leaves the
+// token's group record: groups as moe_band.hpp lays it out for the nb distinct experts the host
+// expects, keep [k + 1]. Null groups: the ids go to the host instead.
+struct TokenRecord {
+  int32_t* groups = nullptr;
+  int32_t nb = 0;
+  int32_t* keep = nullptr;
+};
+
+// route() (moe.hpp), and with record.groups set, the group record of its one token (S = 1).
+void launch_route(const GpuLayerParams& lp, const Config& c, const int32_t* tokens, int64_t S, const float* logits,
+                  int32_t* idx, float* weights, Stream stream, RouterFault* fault, uint32_t layer, int64_t p0,
+                  const int32_t* forced, const TokenRecord& record);
+
+}  // namespace moepage::ds4::gpu
