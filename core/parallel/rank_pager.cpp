@@ -14,7 +14,7 @@ RankPagerRef::RankPagerRef(const mp_pager_ref& pager, const RankCatalog& catalog
   vtable_.destroy = nullptr;
   // A rank's pager numbers its experts locally and holds only its share of each layer: the
   // architecture acquires through the mapping above, never by looking slots up on the device.
-  if (MP_HAS_FIELD(&vtable_, mp_pager_vtable, fixed_slots)) vtable_.fixed_slots = nullptr;
+  vtable_.fixed_slots = nullptr;
   install_calls();
 }
 

@@ -60,13 +60,10 @@ class ResidentPager {
     mp_acquire_result result = mp::read_in(out, "pager 'resident': acquire");
     if (n > 0 && (result.slots == nullptr || experts == nullptr))
       throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': acquire needs experts, a result and its slots array");
-    if (layer >= n_layers_ || layer_slots_[layer] == nullptr)
-      throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': layer " + std::to_string(layer) +
-                                              (layer >= n_layers_ ? " is out of range" : " has no routed experts"));
+    std::byte* base = layer_base(layer, "pager 'resident': ");
     if (started_[layer] != 0)
       throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': layer " + std::to_string(layer) +
                                               ": an acquire_start of this layer is not finished yet");
-    std::byte* base = static_cast<std::byte*>(layer_slots_[layer]);
     for (uint32_t i = 0; i < n; ++i) {
       if (experts[i] < 0 || uint32_t(experts[i]) >= n_experts_)
         throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': layer " + std::to_string(layer) + " expert " +
@@ -148,13 +145,10 @@ class ResidentPager {
   // on the device; its accesses still come through acquire, which counts and traces them.
   void fixed_slots(uint32_t layer, void** slots, uint32_t n) {
     if (slots == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': fixed_slots: slots is NULL");
-    if (layer >= n_layers_ || layer_slots_[layer] == nullptr)
-      throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': fixed_slots: layer " + std::to_string(layer) +
-                                              (layer >= n_layers_ ? " is out of range" : " has no routed experts"));
+    std::byte* base = layer_base(layer, "pager 'resident': fixed_slots: ");
     if (n != n_experts_)
       throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': fixed_slots: asked for " + std::to_string(n) +
                                               " slots, the layer has " + std::to_string(n_experts_) + " experts");
-    std::byte* base = static_cast<std::byte*>(layer_slots_[layer]);
     for (uint32_t i = 0; i < n; ++i) slots[i] = base + uint64_t(i) * expert_bytes_;
   }
 
@@ -169,6 +163,14 @@ class ResidentPager {
   };
 
   uint64_t now() const { return mp::host_now_ns(host_); }
+
+  // The first slot of `layer`, which must exist and route experts; errors start with `who`.
+  std::byte* layer_base(uint32_t layer, const std::string& who) const {
+    if (layer >= n_layers_ || layer_slots_[layer] == nullptr)
+      throw mp::Error(MP_ERR_INVALID_ARG, who + "layer " + std::to_string(layer) +
+                                              (layer >= n_layers_ ? " is out of range" : " has no routed experts"));
+    return static_cast<std::byte*>(layer_slots_[layer]);
+  }
 
   void allocate(const mp_expert_catalog& cat) {
     if (cat.has_experts == nullptr)

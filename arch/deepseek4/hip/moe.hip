@@ -395,6 +395,24 @@ void launch_expert_group(const ExpertLaunch& x, int32_t first, int32_t count) {
   });
 }
 
+// The tid2eid row of a hash-routed layer for the host's token id tok (checked against the
+// vocabulary: the row is read from host memory).
+const int32_t* hash_row(const GpuLayerParams& lp, const Config& c, int32_t tok, const std::string& where) {
+  if (!lp.tid2eid_host) throw GpuError(where + ": hash routing needs the host token ids and table");
+  if (tok < 0 || uint32_t(tok) >= c.vocab_size)
+    throw GpuError(where + ": token id " + std::to_string(tok) + " outside the vocabulary of " +
+                   std::to_string(c.vocab_size));
+  return lp.tid2eid_host + int64_t(tok) * c.num_experts_per_tok;
+}
+
+// The end of every MoE step: the shared expert's side stream joins, and the routed experts are
+// added to its output in j order.
+void combine_experts(MoeScratch& sc, int64_t S, int64_t k, int64_t D, float* out, Stream stream) {
+  sc.side.join(stream);
+  combine_kernel<<<blocks_for(S * D), kBlock, 0, native(stream)>>>(sc.weights, sc.ex_out, S, int32_t(k), D, out);
+  MP_GPU_CHECK_LAUNCH("gpu moe combine");
+}
+
 // Closes a started acquire when the band fails before its acquire_finish (a launch error, a bad
 // slot), so the pager is not left with the layer started; the first error is the one that
 // travels.
@@ -509,11 +527,8 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     if (forced_host) {
       token_shape(forced_host, k, n_used, max_count);
     } else if (hash) {
-      const int32_t tok = tokens_host ? tokens_host[0] : -1;
-      if (!lp.tid2eid_host || tok < 0 || uint32_t(tok) >= c.vocab_size)
-        throw GpuError(where + ": hash routing needs the host token id (in the vocabulary of " +
-                       std::to_string(c.vocab_size) + ") and table");
-      token_shape(lp.tid2eid_host + int64_t(tok) * k, k, n_used, max_count);
+      if (!tokens_host) throw GpuError(where + ": hash routing needs the host token ids and table");
+      token_shape(hash_row(lp, c, tokens_host[0], where), k, n_used, max_count);
     }
     launch_route(lp, c, tokens, S, sc.logits, sc.idx, sc.weights, stream, sc.fault, layer, sc.position0, forced_device,
                  TokenRecord{sc.groups, n_used, sc.routed_ids + int64_t(layer) * (k + 1)});
@@ -539,9 +554,7 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     launch_expert_group(x, 0, n_used);
     sc.routed_on_device[layer] = 1;
     stats.routed_experts += uint64_t(k);
-    sc.side.join(stream);
-    combine_kernel<<<blocks_for(D), kBlock, 0, st>>>(sc.weights, sc.ex_out, 1, int32_t(k), D, out);
-    MP_GPU_CHECK_LAUNCH("gpu moe combine");
+    combine_experts(sc, S, k, D, out, stream);
     return;
   }
 
@@ -554,14 +567,8 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
   if (hash && forced_host) {
     std::copy_n(forced_host, S * k, sc.idx_host);
   } else if (hash) {
-    if (!tokens_host || !lp.tid2eid_host) throw GpuError(where + ": hash routing needs the host token ids and table");
-    for (int64_t s = 0; s < S; ++s) {
-      const int32_t tok = tokens_host[s];
-      if (tok < 0 || uint32_t(tok) >= c.vocab_size)
-        throw GpuError(where + ": token id " + std::to_string(tok) + " outside the vocabulary of " +
-                       std::to_string(c.vocab_size));
-      std::copy_n(lp.tid2eid_host + int64_t(tok) * k, k, sc.idx_host + s * k);
-    }
+    if (!tokens_host) throw GpuError(where + ": hash routing needs the host token ids and table");
+    for (int64_t s = 0; s < S; ++s) std::copy_n(hash_row(lp, c, tokens_host[s], where), k, sc.idx_host + s * k);
   } else {
     MP_GPU_CHECK(hipEventSynchronize(static_cast<hipEvent_t>(sc.idx_ready)));
   }
@@ -679,13 +686,12 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
                    lp.gemm.split,
                    stream};
     plan_expert_launch(x, lp.gemm, slots_aligned);
-    auto launch_group = [&](int32_t first, int32_t count) { launch_expert_group(x, first, count); };
-    if (n_ready > 0) launch_group(0, n_ready);
+    if (n_ready > 0) launch_expert_group(x, 0, n_ready);
     // Each pending expert as its bytes land: the stream waits for them on the device, the host
     // only for their reads to be queued, while the GPU computes what was launched before.
     for (int32_t g = n_ready; g < nb; ++g) {
       source.acquire_await(layer, uint32_t(sc.order[size_t(g)]), stream);
-      launch_group(g, 1);
+      launch_expert_group(x, g, 1);
     }
     if (n_ready < nb) {
       stats.pending_experts += uint64_t(nb - n_ready);
@@ -697,9 +703,7 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     source.acquire_finish(layer);
     stats.routed_experts += uint64_t(np);
   }
-  sc.side.join(stream);
-  combine_kernel<<<blocks_for(S * D), kBlock, 0, st>>>(sc.weights, sc.ex_out, S, int32_t(k), D, out);
-  MP_GPU_CHECK_LAUNCH("gpu moe combine");
+  combine_experts(sc, S, k, D, out, stream);
 }
 
 }  // namespace moepage::ds4::gpu

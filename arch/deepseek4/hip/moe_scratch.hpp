@@ -62,9 +62,10 @@ struct MoeScratch {
   // each batch when this batch may take it (one token, and the batch waits for its output, so the
   // ids can be reported to the pager once it is done).
   bool device_routing = false;
-  int32_t* routed_ids =
-      nullptr;  // device [layers, k + 1]: each layer's ids, then 1 if its record was not the expected one
-  int32_t* routed_ids_host = nullptr;     // pinned copy, read after the batch's synchronize
+  // Device [layers, k + 1]: each layer's ids, then 1 if its record was not the expected one; and
+  // its pinned copy, read after the batch's synchronize.
+  int32_t* routed_ids = nullptr;
+  int32_t* routed_ids_host = nullptr;
   std::vector<uint8_t> routed_on_device;  // [layers]: this batch routed the layer on the device
   std::vector<int8_t> fixed_table;        // [layers]: 0 not asked yet, 1 slots fixed and uploaded, -1 not fixed
 
