@@ -5,11 +5,11 @@
 #   uring-cached    io-uring with direct=off: buffered reads, from the page cache
 #   uring-cold      io-uring with direct=on: O_DIRECT, every miss read from the disk (COLD_TOKENS
 #                   tokens: at disk speed a token takes a fraction of a second)
-# and the disk's own O_DIRECT rate (dd, iflag=direct, 16 MiB blocks, 4 GiB of the largest shard), so
-# the cold arm's read rate can be stated as a fraction of it.
+# and the disk's own O_DIRECT rate at queue depths 1-64 (disk_direct_rate.sh, 2 MiB reads of the
+# largest shard), so the cold arm's read rate can be stated as a fraction of the disk's best.
 #
 #   bench/gpu/uring-decode.sh BUILD OUT MODEL_DIR [TOKENS] [COLD_TOKENS] [LAYERS] [TRACE]
-# BUILD as for replay-decode.sh. Writes OUT/{<arm>.json, <arm>.log, disk.txt, summary.txt}.
+# BUILD as for replay-decode.sh. Writes OUT/{<arm>.json, <arm>.log, disk.jsonl, summary.txt}.
 set -uo pipefail
 build=$(cd "$1" && pwd); out=$2; model=$3; tokens=${4:-256}; cold_tokens=${5:-24}; layers=${6:-12}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,8 +19,7 @@ replay_arms "${7:-}" --set arch.replay_predictions=0
 prepare_model "$layers" 1,8
 quarter=$((expert_total / 4))
 lru=(--set pager.plugin=lru --set pager.budget=$quarter)
-uring=(--set transport.plugin=io-uring --set transport.queue_depth=64 --set transport.buffers=64
-  --set transport.buffer_size=2MiB)
+uring=(--set transport.plugin=io-uring)  # its defaults: 8 reads of 8 MiB in flight
 run_arm resident
 run_arm pinned-async "${lru[@]}" --set transport.plugin=pinned-async --set transport.threads=8 \
   --set transport.staging=64MiB --set transport.queue_depth=32
@@ -28,23 +27,29 @@ run_arm uring-cached "${lru[@]}" "${uring[@]}" --set transport.direct=off
 tokens=$cold_tokens
 run_arm uring-cold "${lru[@]}" "${uring[@]}" --set transport.direct=on
 
-# The disk's O_DIRECT rate, and the cold arm's: the bytes its transport read over the time its
-# reads took (transport read_ns) and over its decode time.
+# The disk's O_DIRECT rate at queue depths 1 to 64 (disk_direct_rate.sh: 2 MiB reads, the arm's
+# own read size and depth included), and the cold arm's: the bytes its transport read over its
+# prefill + decode time, and over the time the forward pass waited for reads; each as a fraction
+# of the best depth's rate.
 shard=$(ls -S "$model"/*.safetensors | head -1)
-dd if="$shard" of=/dev/null bs=16M count=256 iflag=direct 2>&1 | tail -1 | tee "$out/disk.txt"
-python3 - "$out/uring-cold.json" "$out/disk.txt" <<'PY' | tee -a "$out/summary.txt"
-import json, re, sys
+"$here/disk_direct_rate.sh" "$shard" 1,4,16,64 | tee "$out/disk.jsonl"
+python3 - "$out/uring-cold.json" "$out/disk.jsonl" <<'PY' | tee -a "$out/summary.txt"
+import json, sys
 arm = json.load(open(sys.argv[1]))
-disk = open(sys.argv[2]).read()
-m = re.search(r"copied, ([0-9.]+) s, ([0-9.]+) ([GM])B/s", disk)
-disk_rate = float(m.group(2)) * (1e9 if m.group(3) == "G" else 1e6) if m else None
+depths = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+best = max(depths, key=lambda d: d["bytes_per_s"]) if depths else None
+disk_rate = best["bytes_per_s"] if best else None
 pager, run = arm["pager"], arm["run"]
 read = pager["bytes_read"] - pager["load_bytes_read"]
 wall = run["decode_seconds"] + run["prefill_seconds"]
+waited = pager["wait_ns"] / 1e9
 rate = read / wall if wall > 0 else 0
-line = {"cold_bytes_read": read, "cold_seconds": round(wall, 3), "cold_read_rate_bytes_per_s": round(rate),
-        "disk_odirect_bytes_per_s": disk_rate,
-        "fraction_of_disk": round(rate / disk_rate, 4) if disk_rate else None}
+rate_waiting = read / waited if waited > 0 else 0
+frac = lambda r: round(r / disk_rate, 4) if disk_rate else None
+line = {"cold_bytes_read": read, "cold_seconds": round(wall, 3), "cold_wait_seconds": round(waited, 3),
+        "cold_read_rate_bytes_per_s": round(rate), "cold_rate_while_waiting_bytes_per_s": round(rate_waiting),
+        "disk_odirect_bytes_per_s": disk_rate, "disk_best_depth": best["depth"] if best else None,
+        "fraction_of_disk": frac(rate), "fraction_of_disk_while_waiting": frac(rate_waiting)}
 print("cold arm vs disk:", json.dumps(line))
 PY
 # Neutrality: the full-length arms print identical ids; the cold arm's (fewer tokens) are their prefix.

@@ -7,11 +7,11 @@
 namespace {
 
 constexpr mp_option_def kOptions[] = {
-    mp::option(MP_OPT_INT, "queue_depth", "32",
+    mp::option(MP_OPT_INT, "queue_depth", "8",
                "reads in flight in the ring, i.e. its submission queue entries (1 to 4096)"),
     mp::option(MP_OPT_INT, "buffers", "16",
                "staging buffers (pinned, registered with the ring) for O_DIRECT windows and device copies (1 to 1024)"),
-    mp::option(MP_OPT_SIZE, "buffer_size", "1MiB",
+    mp::option(MP_OPT_SIZE, "buffer_size", "8MiB",
                "bytes per staging buffer; larger reads go in windows of this size (a multiple of 4KiB, up to 64MiB)"),
     mp::enum_option("direct", "auto|on|off", "auto",
                     "O_DIRECT reads that bypass the page cache: auto falls back to buffered reads (one info line) on "

@@ -15,6 +15,8 @@ struct GemmPolicy {
   // x as two bf16 parts (about 2^-17 relative, the float product's accuracy for routing) rather
   // than one (2^-9, half the matrix instructions).
   bool split = true;
+  // The same for the routed experts' products alone (model's split and matrix_split_experts).
+  bool expert_split = true;
   // Experts that serve one token each (decode) on the matrix cores too (mma_gemv.hpp). Off by
   // default: decode is bound by the weights' bytes, and the CUDA-core kernels were 7-8% faster.
   bool single_token = false;

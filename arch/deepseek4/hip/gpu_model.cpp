@@ -35,6 +35,7 @@ GpuModel::GpuModel(const Config& config, const Weights& weights, ExpertLayout la
   params_.gemm.matrix_min_tokens = options_.matrix_min_tokens;
   params_.gemm.expert_min_tokens = options_.matrix_min_expert_tokens;
   params_.gemm.split = options_.matrix_split;
+  params_.gemm.expert_split = options_.matrix_split && options_.matrix_split_experts;
   params_.gemm.single_token = options_.matrix_single_token;
   for (GpuLayerParams& lp : params_.layers) {
     lp.rope = lp.kind == AttnKind::Sliding ? &params_.rope_main : &params_.rope_compress;

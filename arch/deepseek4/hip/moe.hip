@@ -548,7 +548,7 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
                    limit,
                    sc.act,
                    sc.ex_out,
-                   lp.gemm.split,
+                   lp.gemm.expert_split,
                    stream};
     plan_expert_launch(x, lp.gemm, true);  // every fixed slot is 16-byte aligned (layer_has_fixed_slots)
     launch_expert_group(x, 0, n_used);
@@ -683,7 +683,7 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
                    limit,
                    sc.act,
                    sc.ex_out,
-                   lp.gemm.split,
+                   lp.gemm.expert_split,
                    stream};
     plan_expert_launch(x, lp.gemm, slots_aligned);
     if (n_ready > 0) launch_expert_group(x, 0, n_ready);

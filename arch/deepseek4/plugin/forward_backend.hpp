@@ -51,6 +51,7 @@ struct BackendInputs {
   const ForcedRouting* forced_routing = nullptr;  // routing replay (benchmarks), or null
   uint32_t matrix_min_tokens = 8;                 // GPU: dense products, attention from this many tokens
   bool matrix_split = true;                       // GPU: x as two bf16 parts on the matrix cores
+  bool matrix_split_experts = true;               // GPU: the routed experts too (with matrix_split)
   bool matrix_single_token = false;               // GPU: single-token expert products on the matrix cores
   uint32_t matrix_min_expert_tokens = 2;          // GPU: experts on the matrix cores from this many tokens
   bool device_routing = true;                     // GPU: decode over fixed slots routes on the device
