@@ -108,9 +108,9 @@ TEST_CASE("the io-uring plugin declares its options with defaults and help") {
     defaults[d.options[i].name] = d.options[i].default_value;
     CHECK(std::strlen(d.options[i].help) > 20);
   }
-  CHECK(defaults == std::map<std::string, std::string>{{"queue_depth", "32"},
+  CHECK(defaults == std::map<std::string, std::string>{{"queue_depth", "8"},
                                                        {"buffers", "16"},
-                                                       {"buffer_size", "1MiB"},
+                                                       {"buffer_size", "8MiB"},
                                                        {"direct", "auto"},
                                                        {"fixed_buffers", "auto"},
                                                        {"sqpoll", "false"},
