@@ -42,6 +42,10 @@ constexpr Shape kWide{96, 2, 288, 64, 48, 2, 24, 16, 4, 16, 3, 136, 5, 96, 8};
 // at a time).
 constexpr Shape kPrompt{128, 16, 512, 64, 32, 4, 32, 32, 4, 16, 4, 64, 8, 160, 48};
 constexpr Shape kOddHeads{64, 6, 42, 8, 32, 3, 16, 8, 4, 8, 4, 24, 3, 96, 40};
+// Flash's 64 indexer heads (of 64 dims here, two key slices) in prompt chunks of 32 tokens or
+// more: the register-tiled indexer scores (index_scores_tiled.hpp); the single tokens and the
+// 8-token batch take the general kernel.
+constexpr Shape kIndexerHeads{64, 4, 40, 8, 32, 2, 16, 8, 4, 8, 64, 64, 3, 320, 80};
 
 Config make_config(const Shape& s) {
   Config c;
@@ -347,6 +351,11 @@ TEST_CASE("gpu attention matches the CPU on prompt-sized batches (the matrix-cor
     run_schedule(kPrompt, kind, {48, 48, 48, 1, 1, 8}, 16, gpu::GemmPolicy{0, true});  // CUDA cores only
     run_schedule(kOddHeads, kind, {40, 40, 1, 1, 5}, 17);
   }
+}
+
+TEST_CASE("gpu CSA indexer picks match the CPU with 64 heads over prompt chunks (the tiled scores)") {
+  // Chunks of 80 and 33 tokens: past the first tile of 64 entries, and a tile cut short.
+  run_schedule(kIndexerHeads, AttnKind::CSA, {80, 80, 33, 1, 1, 8, 80}, 18);
 }
 
 TEST_CASE("gpu attention refuses positions beyond its scratch and a skipped token") {

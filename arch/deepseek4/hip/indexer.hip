@@ -3,12 +3,14 @@
 // to the host (its compressor and projections run with the attention block's, attention.hip).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
 #include "deepseek4/hip/attention_parts.hpp"
 #include "deepseek4/hip/attention_reduce.hpp"
 #include "deepseek4/hip/check.hpp"
+#include "deepseek4/hip/index_scores_tiled.hpp"
 
 namespace moepage::ds4::gpu {
 namespace {
@@ -190,6 +192,36 @@ __global__ void __launch_bounds__(kThreads) index_select_kernel(SelectArgs a) {
   if (threadIdx.x == 0) a.n_sel[s] = int32_t(a.topk);
 }
 
+// Whether the tiled kernel serves this batch: a prompt chunk (a decode step's few tokens would
+// give it a few blocks; the general kernel spreads each token's entries wider), 64 heads, a head
+// dim of whole key slices, its shared memory within what every target grants, and keys aligned
+// for 16-byte loads.
+constexpr int64_t kTiledMinTokens = 32;
+bool tiled_scores_apply(int64_t S, int64_t nh, int64_t ihd, const float* keys) {
+  return S >= kTiledMinTokens && nh == kTiledHeads && ihd % kTiledDims == 0 &&
+         tiled_scores_shared_bytes(ihd) <= int64_t(kSharedBytes) && reinterpret_cast<uintptr_t>(keys) % 16 == 0;
+}
+
+// The general scores kernel (any head count and dim).
+void launch_index_scores(const GpuLayerParams& lp, AttentionScratch& sc, const GpuLayerState& st, int64_t p0, int64_t S,
+                         int64_t most_visible, int64_t topk, int64_t ratio, int64_t nh, int64_t ihd, float head_scale,
+                         float score_scale, Stream stream) {
+  const size_t smem = size_t(nh) * size_t(ihd + 1) * sizeof(float);
+  if (smem > kSharedBytes)
+    throw std::invalid_argument("indexer: " + std::to_string(nh) + " heads of " + std::to_string(ihd) + " dims need " +
+                                std::to_string(smem) + " bytes of shared memory, at most " +
+                                std::to_string(kSharedBytes));
+  ScoreArgs a{sc.idx_q,      sc.idx_w,     st.index_comp.entries, lp.rope->cos, lp.rope->sin,
+              sc.idx_scores, p0,           sc.max_index_entries,  topk,         int32_t(ratio),
+              int32_t(nh),   int32_t(ihd), lp.rope->half,         head_scale,   score_scale};
+  // Each block pays for staging the queries, so it takes a few entries per warp.
+  const dim3 grid(
+      unsigned(std::clamp<int64_t>((most_visible + kEntriesPerBlock - 1) / kEntriesPerBlock, 1, kMaxScoreBlocks)),
+      unsigned(S));
+  index_scores_kernel<<<grid, kThreads, smem, native(stream)>>>(a);
+  MP_GPU_CHECK_LAUNCH("index_scores_kernel");
+}
+
 }  // namespace
 
 bool indexer_scores(const GpuLayerParams& lp, const Config& c, int64_t p0, int64_t S) {
@@ -209,32 +241,29 @@ void indexer_select(const GpuLayerParams& lp, const Config& c, const GpuLayerSta
                             std::to_string(sc.max_index_entries) + " and the indexer compressor emitted " +
                             std::to_string(st.index_comp.n_entries));
   if (indexer_scores(lp, c, p0, S)) {
-    const size_t smem = size_t(nh) * size_t(ihd + 1) * sizeof(float);
-    if (smem > kSharedBytes)
-      throw std::invalid_argument("indexer: " + std::to_string(nh) + " heads of " + std::to_string(ihd) +
-                                  " dims need " + std::to_string(smem) + " bytes of shared memory, at most " +
-                                  std::to_string(kSharedBytes));
-    ScoreArgs a{sc.idx_q,
-                sc.idx_w,
-                st.index_comp.entries,
-                lp.rope->cos,
-                lp.rope->sin,
-                sc.idx_scores,
-                p0,
-                sc.max_index_entries,
-                topk,
-                int32_t(ratio),
-                int32_t(nh),
-                int32_t(ihd),
-                lp.rope->half,
-                float(1.0 / std::sqrt(double(nh))),
-                float(1.0 / std::sqrt(double(ihd)))};
-    // Each block pays for staging the queries, so it takes a few entries per warp.
-    const dim3 grid(
-        unsigned(std::clamp<int64_t>((most_visible + kEntriesPerBlock - 1) / kEntriesPerBlock, 1, kMaxScoreBlocks)),
-        unsigned(S));
-    index_scores_kernel<<<grid, kThreads, smem, native(stream)>>>(a);
-    MP_GPU_CHECK_LAUNCH("index_scores_kernel");
+    const float head_scale = float(1.0 / std::sqrt(double(nh))), score_scale = float(1.0 / std::sqrt(double(ihd)));
+    if (tiled_scores_apply(S, nh, ihd, st.index_comp.entries)) {
+      TiledScoreArgs a{sc.idx_q,
+                       sc.idx_w,
+                       st.index_comp.entries,
+                       lp.rope->cos,
+                       lp.rope->sin,
+                       sc.idx_scores,
+                       p0,
+                       sc.max_index_entries,
+                       topk,
+                       int32_t(ratio),
+                       int32_t(ihd),
+                       lp.rope->half,
+                       head_scale,
+                       score_scale};
+      const int64_t per_block = int64_t(kTiledTilesPerBlock) * kTiledEntries;
+      const dim3 grid(unsigned((most_visible + per_block - 1) / per_block), unsigned(S));
+      index_scores_tiled_kernel<<<grid, kTiledThreads, size_t(tiled_scores_shared_bytes(ihd)), native(stream)>>>(a);
+      MP_GPU_CHECK_LAUNCH("index_scores_tiled_kernel");
+    } else {
+      launch_index_scores(lp, sc, st, p0, S, most_visible, topk, ratio, nh, ihd, head_scale, score_scale, stream);
+    }
   }
   SelectArgs a{sc.idx_scores, sc.sel, sc.n_sel, p0, sc.max_index_entries, topk, sc.index_topk, int32_t(ratio)};
   index_select_kernel<<<unsigned(S), kThreads, 0, native(stream)>>>(a);
