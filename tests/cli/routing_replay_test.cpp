@@ -83,6 +83,15 @@ std::vector<std::string> replay_run(const fs::path& trace, const std::string& pa
   return args;
 }
 
+// The architecture's hints of a recorded run, by (position, layer).
+std::map<std::pair<uint64_t, uint32_t>, std::set<int>> arch_hints(const fs::path& trace_file) {
+  const moepage::pager::Trace live = moepage::pager::read_trace_file(trace_file.string());
+  std::map<std::pair<uint64_t, uint32_t>, std::set<int>> hinted;
+  for (const auto& h : live.hints)
+    if (h.source == moepage::pager::HintSource::Arch) hinted[{h.token, h.layer}].insert(int(h.expert));
+  return hinted;
+}
+
 std::string id_line(const std::string& out) {
   const size_t at = out.find("token ids:");
   return at == std::string::npos ? "" : out.substr(at, out.find('\n', at) - at);
@@ -154,4 +163,23 @@ TEST_CASE("routing replay: the ids do not depend on the pager, and a bad trace i
   const auto incomplete = run_moepage(replay_run(holed, "resident", dir / "d.trace"));
   CHECK(incomplete.exit_code != 0);
   CHECK(incomplete.err.find("trace token #4 layer 2 has 0 experts") != std::string::npos);
+}
+
+TEST_CASE("routing replay: predictions handed at the layer's acquire reach the same layers, with the same ids") {
+  const TempDir dir("routing-replay-early");
+  const fs::path trace = dir.write("replay.trace", replay_trace());
+  const auto observe = run_moepage(replay_run(trace, "lru", dir / "observe.trace"));
+  auto early_args = replay_run(trace, "lru", dir / "acquire.trace");
+  early_args.insert(early_args.end(), {"--set", "arch.replay_predictions_at=acquire"});
+  const auto early = run_moepage(early_args);
+  REQUIRE_MESSAGE(observe.exit_code == 0, observe.err);
+  REQUIRE_MESSAGE(early.exit_code == 0, early.err);
+  CHECK(id_line(observe.out) == id_line(early.out));
+  const auto a = arch_hints(dir / "observe.trace"), b = arch_hints(dir / "acquire.trace");
+  CHECK(a.size() > 12);  // hints of layer 0 and of predicted layers at every position
+  CHECK(a == b);
+  early_args.insert(early_args.end(), {"--set", "arch.replay_predictions_at=later"});
+  const auto refused = run_moepage(early_args);
+  CHECK(refused.exit_code != 0);
+  CHECK(refused.err.find("replay_predictions_at") != std::string::npos);
 }

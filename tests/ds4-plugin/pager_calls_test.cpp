@@ -6,11 +6,15 @@
 // below top_k. In-process pager doubles.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "deepseek4/plugin/pager_calls.hpp"
+#include "deepseek4/plugin/routing_replay.hpp"
 #include "moepage/cpp/error.hpp"
 
 using moepage::ds4::PagerCalls;
@@ -24,17 +28,20 @@ struct Double {
   bool fail_finish = false;
   uint32_t slots = 0;  // slots per layer the stats report; 0: a resident pager
   mp_event plain_ready = reinterpret_cast<mp_event>(uintptr_t(0x77));
+  std::vector<std::string> calls;  // "acquire L" and "hint L: e e ..." in the order they came
 };
 Double* g = nullptr;
 
-mp_status plain_acquire(void*, uint32_t, const int32_t* experts, uint32_t n, mp_acquire_result* out) {
+mp_status plain_acquire(void*, uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* out) {
   ++g->acquires;
+  g->calls.push_back("acquire " + std::to_string(layer));
   for (uint32_t i = 0; i < n; ++i) out->slots[i] = g->pool.data() + 64 * experts[i];
   out->ready = g->plain_ready;
   return MP_OK;
 }
-mp_status start(void*, uint32_t, const int32_t* experts, uint32_t n, mp_acquire_result* out) {
+mp_status start(void*, uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* out) {
   ++g->starts;
+  g->calls.push_back("acquire " + std::to_string(layer));
   for (uint32_t i = 0; i < n; ++i) {
     out->slots[i] = g->pool.data() + 64 * experts[i];
     out->pending[i] = experts[i] % 2;  // odd experts are being read
@@ -57,6 +64,12 @@ mp_status stats(void*, mp_pager_stats* out) {
   out->slots_per_layer = g->slots;
   return MP_OK;
 }
+mp_status hint(void*, uint32_t layer, const int32_t* experts, uint32_t n) {
+  std::string line = "hint " + std::to_string(layer) + ":";
+  for (uint32_t i = 0; i < n; ++i) line += " " + std::to_string(experts[i]);
+  g->calls.push_back(line);
+  return MP_OK;
+}
 const char* last_error(void*) { return "layer 3 expert 5 (w2): injected"; }
 
 mp_pager_vtable vtable(bool split) {
@@ -65,6 +78,7 @@ mp_pager_vtable vtable(bool split) {
   v.last_error = &last_error;
   v.acquire = &plain_acquire;
   v.stats = &stats;
+  if (split) v.hint = &hint;
   if (split) {
     v.acquire_start = &start;
     v.acquire_await = &await;
@@ -172,4 +186,41 @@ TEST_CASE("PagerCalls hands out a pager's fixed slots (ABI 1.8), and none when i
   CHECK(over.d.acquires == 0);  // asking counts no access
   CHECK_FALSE(over.calls.fixed_slots(2, slots, 8));
   CHECK_THROWS_WITH(over.calls.fixed_slots(3, slots, 8), doctest::Contains("fixed_slots"));
+}
+
+TEST_CASE("PagerCalls hands a replay's predictions for layer + 1 at observe, or right after the layer's acquire") {
+  // Three trace layers of 8 experts, top_k 2; layers 1 and 2 carry recorded predictions.
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("moepage-pager-calls-" + std::to_string(::getpid()) + ".trace");
+  std::ofstream(path) << "# moepage-trace v4 layers=3 experts=8 top_k=2\n"
+                      << "t 0\na 0 0 1\np 1 6 5 4\na 1 2 3\np 2 7 1 0\na 2 4 5\n"
+                      << "t 1\na 0 1 2\np 1 3 2 1\na 1 3 4\np 2 0 6 7\na 2 5 6\n";
+  moepage::ds4::Config c;
+  c.n_routed_experts = 8;
+  c.num_experts_per_tok = 2;
+  const auto replay = moepage::ds4::RoutingReplay::load(path.string(), c);
+  std::filesystem::remove(path);
+  const int32_t experts[2] = {0, 1};
+  const std::byte* slots[2] = {};
+  uint8_t pending[2] = {};
+  for (const bool at_acquire : {false, true}) {
+    CAPTURE(at_acquire);
+    Over over(true);
+    over.calls.replay_predictions(replay.get(), 2, 3, at_acquire);
+    for (uint64_t position : {0, 1}) {
+      over.calls.set_last_position(position);
+      for (uint32_t layer = 0; layer < 3; ++layer) {
+        if (layer > 0) over.calls.observe(layer - 1, nullptr, 0, nullptr);
+        over.calls.acquire_start(layer, experts, 2, slots, pending);
+        over.calls.acquire_start(layer, experts, 2, slots, pending);  // a second band: no second hint
+      }
+    }
+    const std::vector<std::string> at_observe = {
+        "acquire 0", "acquire 0", "hint 1: 6 5", "acquire 1", "acquire 1", "hint 2: 7 1", "acquire 2", "acquire 2",
+        "acquire 0", "acquire 0", "hint 1: 3 2", "acquire 1", "acquire 1", "hint 2: 0 6", "acquire 2", "acquire 2"};
+    const std::vector<std::string> after_acquire = {
+        "acquire 0", "hint 1: 6 5", "acquire 0", "acquire 1", "hint 2: 7 1", "acquire 1", "acquire 2", "acquire 2",
+        "acquire 0", "hint 1: 3 2", "acquire 0", "acquire 1", "hint 2: 0 6", "acquire 1", "acquire 2", "acquire 2"};
+    CHECK(over.d.calls == (at_acquire ? after_acquire : at_observe));
+  }
 }

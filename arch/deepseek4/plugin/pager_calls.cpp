@@ -79,6 +79,11 @@ mp_event PagerCalls::call_acquire(bool start, uint32_t layer, const int32_t* exp
   if (const mp_status s = (start ? v->acquire_start : v->acquire)(pager_.self, layer, experts, n, &result); s != MP_OK)
     fail(start ? "acquire_start" : "acquire", s);
   for (uint32_t i = 0; i < n; ++i) slots[i] = static_cast<const std::byte*>(raw_slots_[i]);
+  if (replay_ && replay_at_acquire_ && (layer != early_layer_ || last_position_ != early_position_)) {
+    early_layer_ = layer;
+    early_position_ = last_position_;
+    hint_recorded(layer + 1);  // queued behind this layer's own reads
+  }
   return result.ready;
 }
 
@@ -93,19 +98,25 @@ void PagerCalls::hint(uint32_t layer, std::span<const int32_t> experts) {
     fail("hint", s);
 }
 
-void PagerCalls::replay_predictions(const RoutingReplay* replay, uint32_t top, uint32_t n_layers) {
+void PagerCalls::replay_predictions(const RoutingReplay* replay, uint32_t top, uint32_t n_layers, bool at_acquire) {
   replay_ = replay;
   replay_top_ = top;
   n_layers_ = n_layers;
+  replay_at_acquire_ = at_acquire;
+  early_layer_ = UINT32_MAX;
   predicted_.reserve(top);
+}
+
+void PagerCalls::hint_recorded(uint32_t layer) {
+  if (layer >= n_layers_ || replay_top_ == 0) return;
+  const std::span<const int32_t> p = replay_->predictions(layer, last_position_);
+  predicted_.assign(p.begin(), p.begin() + std::min<size_t>(p.size(), replay_top_));
+  hint(layer, predicted_);
 }
 
 void PagerCalls::observe(uint32_t layer, const float* hidden, uint32_t d, mp_stream stream) {
   if (replay_) {
-    if (layer + 1 >= n_layers_ || replay_top_ == 0) return;
-    const std::span<const int32_t> p = replay_->predictions(layer + 1, last_position_);
-    predicted_.assign(p.begin(), p.begin() + std::min<size_t>(p.size(), replay_top_));
-    hint(layer + 1, predicted_);
+    if (!replay_at_acquire_) hint_recorded(layer + 1);
     return;
   }
   const mp_pager_vtable* v = pager_.vtable;

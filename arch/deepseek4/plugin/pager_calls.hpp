@@ -58,7 +58,10 @@ class PagerCalls {
   void observe(uint32_t layer, const float* hidden, uint32_t d, mp_stream stream);
   // Routing replay (null: off): at most `top` of each recorded prediction, for layers below
   // `n_layers`. The predictions are those of the token at `last_position` (set per call).
-  void replay_predictions(const RoutingReplay* replay, uint32_t top, uint32_t n_layers);
+  // at_acquire: layer + 1's predictions go to the pager right after layer's first acquire of the
+  // position instead of at observe(layer) (arch option replay_predictions_at: a what-if timing,
+  // that of a predictor reading the layer's MoE input rather than its output).
+  void replay_predictions(const RoutingReplay* replay, uint32_t top, uint32_t n_layers, bool at_acquire = false);
   void set_last_position(uint64_t position) { last_position_ = position; }
   void begin_token(uint64_t token);
   // Does nothing when the pager has no hint callback.
@@ -77,6 +80,8 @@ class PagerCalls {
   mp_event call_acquire(bool start, uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots,
                         uint8_t* pending);
   [[noreturn]] void fail(const char* call, mp_status status) const;
+  // The replay's recorded predictions of `layer` at last_position_, as a hint.
+  void hint_recorded(uint32_t layer);
 
   const mp_host_api* host_;
   mp_pager_ref pager_;
@@ -86,7 +91,12 @@ class PagerCalls {
   std::vector<void*> raw_slots_;
   const RoutingReplay* replay_ = nullptr;
   uint32_t replay_top_ = 0, n_layers_ = 0;
+  bool replay_at_acquire_ = false;
   uint64_t last_position_ = 0;
+  // The (layer, position) whose next layer's predictions went out at acquire: once per position,
+  // however many bands the layer takes.
+  uint32_t early_layer_ = UINT32_MAX;
+  uint64_t early_position_ = 0;
   std::vector<int32_t> predicted_;  // scratch of one prediction hint
 };
 
