@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# When a prediction is handed over, and what it buys (issue 16): the 12-layer Flash slice under
+# replayed real routing, mapped transport, lru at 12.5%, 25% and 50% of the expert bytes, each
+# with no predictions, with the trace's recorded adapter proposals (top 3) at observe (after the
+# layer before: the recorded predictor's own timing), and the same proposals right after the
+# layer before's acquire (arch.replay_predictions_at=acquire: the timing a predictor of that
+# layer's MoE input would have; a what-if, since the proposals are the output predictor's).
+# Then every arm against its bound (paged_bound.py).
+#
+#   bench/gpu/prediction-timing.sh BUILD OUT MODEL_DIR [TOKENS] [LAYERS] [TRACE]
+# Writes OUT/{<arm>.json, <arm>.log, bandwidth.json, weights.json, bound.txt, summary.txt}.
+set -uo pipefail
+build=$(cd "$1" && pwd); out=$2; model=$3; tokens=${4:-256}; layers=${5:-12}
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/decode_arms.sh"
+replay_arms "${6:-}"
+prepare_model "$layers" 1,8,16
+run_arm resident
+for share in 12.5:8 25:4 50:2; do
+  name=${share%%:*}; budget=$((expert_total / ${share#*:}))
+  lru=(--set pager.plugin=lru --set "pager.budget=$budget" --set transport.plugin=mapped)
+  run_arm "lru-$name" "${lru[@]}" --set arch.replay_predictions=0
+  run_arm "lru-$name-predict3" "${lru[@]}" --set arch.replay_predictions=3
+  run_arm "lru-$name-predict3-early" "${lru[@]}" --set arch.replay_predictions=3 \
+    --set arch.replay_predictions_at=acquire
+done
+report_neutrality
+python3 "$here/paged_bound.py" "$out" | tee "$out/bound.txt"
+python3 - "$out" <<'PY' | tee -a "$out/summary.txt"
+import json, os, sys
+out = sys.argv[1]
+rate = lambda arm: (lambda r: r["generated_tokens"] / r["decode_seconds"])(json.load(open(os.path.join(out, arm + ".json")))["run"])
+print("| share | lru tok/s | + top 3 at observe | + top 3 at acquire | observe / lru | acquire / lru |")
+print("|---:|---:|---:|---:|---:|---:|")
+for share in ("12.5", "25", "50"):
+    try:
+        a, b, c = rate(f"lru-{share}"), rate(f"lru-{share}-predict3"), rate(f"lru-{share}-predict3-early")
+        print(f"| {share}% | {a:.1f} | {b:.1f} | {c:.1f} | {b / a:.3f} | {c / a:.3f} |")
+    except (OSError, KeyError, ZeroDivisionError) as e:
+        print(f"| {share}% | failed: {e} | | | | |")
+PY
