@@ -88,6 +88,7 @@ mp_event PagerCalls::call_acquire(bool start, uint32_t layer, const int32_t* exp
 }
 
 void PagerCalls::begin_token(uint64_t token) {
+  early_layer_ = UINT32_MAX;  // a new step: every layer's first acquire hints again
   if (const mp_status s = pager_.vtable->begin_token(pager_.self, token); s != MP_OK) fail("begin_token", s);
 }
 

@@ -93,8 +93,8 @@ class PagerCalls {
   uint32_t replay_top_ = 0, n_layers_ = 0;
   bool replay_at_acquire_ = false;
   uint64_t last_position_ = 0;
-  // The (layer, position) whose next layer's predictions went out at acquire: once per position,
-  // however many bands the layer takes.
+  // The (layer, position) whose next layer's predictions went out at acquire: once per layer and
+  // position of a step (begin_token clears it), however many bands the layer takes.
   uint32_t early_layer_ = UINT32_MAX;
   uint64_t early_position_ = 0;
   std::vector<int32_t> predicted_;  // scratch of one prediction hint
