@@ -43,7 +43,7 @@ constexpr Shape kWide{96, 2, 288, 64, 48, 2, 24, 16, 4, 16, 3, 136, 5, 96, 8};
 constexpr Shape kPrompt{128, 16, 512, 64, 32, 4, 32, 32, 4, 16, 4, 64, 8, 160, 48};
 constexpr Shape kOddHeads{64, 6, 42, 8, 32, 3, 16, 8, 4, 8, 4, 24, 3, 96, 40};
 // Flash's 64 indexer heads (of 64 dims here, two key slices) in prompt chunks of 32 tokens or
-// more: the register-tiled indexer scores (index_scores_tiled.hpp); the single tokens and the
+// more: the register-tiled indexer scores (index_scores.hpp); the single tokens and the
 // 8-token batch take the general kernel.
 constexpr Shape kIndexerHeads{64, 4, 40, 8, 32, 2, 16, 8, 4, 8, 64, 64, 3, 320, 80};
 

@@ -237,6 +237,21 @@ struct NormRopeArgs {
   float eps;
 };
 
+// Pair p of a row (values x0, x1; r the row's 1 / RMS): normed, weighted, rotated when it lies in
+// the rope's columns, and written to o. What both norm_rope kernels write.
+__device__ inline void store_norm_rope_pair(const NormRopeArgs& a, float* o, int64_t p, int64_t rope_pair0, float x0,
+                                            float x1, double r, float cs, float sn) {
+  const float y0 = a.weight ? float(double(x0) * r * double(a.weight[2 * p])) : float(double(x0) * r);
+  const float y1 = a.weight ? float(double(x1) * r * double(a.weight[2 * p + 1])) : float(double(x1) * r);
+  if (p >= rope_pair0) {  // the same rotation as rope_rotate
+    o[2 * p] = y0 * cs - y1 * sn;
+    o[2 * p + 1] = y1 * cs + y0 * sn;
+  } else {
+    o[2 * p] = y0;
+    o[2 * p + 1] = y1;
+  }
+}
+
 // One block per row: cpu::rms_norm (double sums), then the rope of the row's last 2*half columns
 // at its token's position, written to its row of `out` or to its position's ring slot. Thread t
 // owns the column pairs t + k*blockDim (k < kNormRopePairs): all its loads, the rope angles
@@ -265,26 +280,14 @@ __global__ void __launch_bounds__(kThreads) norm_rope_kernel(NormRopeArgs a) {
 #pragma unroll
   for (int k = 0; k < kNormRopePairs; ++k) {
     const int64_t p = threadIdx.x + int64_t(k) * blockDim.x;
-    if (p >= pairs) continue;
-    float y[2];
-    for (int j = 0; j < 2; ++j) {
-      const int64_t i = 2 * p + j;
-      y[j] = a.weight ? float(double(v[k][j]) * r * double(a.weight[i])) : float(double(v[k][j]) * r);
-    }
-    if (p >= rope_pair0) {  // the same rotation as rope_rotate
-      o[2 * p] = y[0] * cs[k] - y[1] * sn[k];
-      o[2 * p + 1] = y[1] * cs[k] + y[0] * sn[k];
-    } else {
-      o[2 * p] = y[0];
-      o[2 * p + 1] = y[1];
-    }
+    if (p < pairs) store_norm_rope_pair(a, o, p, rope_pair0, v[k][0], v[k][1], r, cs[k], sn[k]);
   }
 }
 
 // The same for rows of at most kRowPairs * 2 * 32 floats, one warp per row: a block per row of a
 // prompt's Q heads (512 floats each, 64 rows per token) spent its time in the block-wide
 // reduction's barriers rather than on the row's 2 KiB (H200, 4,096-token prefill: the 12 calls
-// took 3.8 ms). The warp's lanes own pairs lane + k*warp; the sum of squares is a warp sum.
+// took 3.81 ms, and 3.35 ms this way). The warp's lanes own pairs lane + k*warp; the sum of squares is a warp sum.
 constexpr int kRowPairs = 16;  // rows of up to 1,024 floats (2,048 on 64-wide wavefronts)
 
 __global__ void __launch_bounds__(kThreads) norm_rope_rows_kernel(NormRopeArgs a, int64_t rows) {
@@ -313,18 +316,7 @@ __global__ void __launch_bounds__(kThreads) norm_rope_rows_kernel(NormRopeArgs a
 #pragma unroll
     for (int k = 0; k < kRowPairs; ++k) {
       const int64_t p = lane + int64_t(k) * MP_WARP_SIZE;
-      if (p >= pairs) continue;
-      const float vv[2] = {v[k].x, v[k].y};
-      float y[2];
-      for (int j = 0; j < 2; ++j)
-        y[j] = a.weight ? float(double(vv[j]) * r * double(a.weight[2 * p + j])) : float(double(vv[j]) * r);
-      if (p >= rope_pair0) {  // the same rotation as rope_rotate
-        o[2 * p] = y[0] * cs[k] - y[1] * sn[k];
-        o[2 * p + 1] = y[1] * cs[k] + y[0] * sn[k];
-      } else {
-        o[2 * p] = y[0];
-        o[2 * p + 1] = y[1];
-      }
+      if (p < pairs) store_norm_rope_pair(a, o, p, rope_pair0, v[k].x, v[k].y, r, cs[k], sn[k]);
     }
   }
 }

@@ -1,6 +1,7 @@
 // The CSA lightning indexer on the GPU (the twin of forward/indexer.cpp): the scores of the
-// visible entries and the top-k selection, all on the device so the picked entries never travel
-// to the host (its compressor and projections run with the attention block's, attention.hip).
+// visible entries (the kernels in index_scores.hpp) and the top-k selection, all on the device so
+// the picked entries never travel to the host (its compressor and projections run with the
+// attention block's, attention.hip).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -10,68 +11,16 @@
 #include "deepseek4/hip/attention_parts.hpp"
 #include "deepseek4/hip/attention_reduce.hpp"
 #include "deepseek4/hip/check.hpp"
-#include "deepseek4/hip/index_scores_tiled.hpp"
+#include "deepseek4/hip/index_scores.hpp"
 
 namespace moepage::ds4::gpu {
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kSelectThreads = 256;
 // The host sizes grids without knowing the device's warp size; kernels stride over the work.
 constexpr int kMaxScoreBlocks = 4096;
 constexpr int64_t kEntriesPerBlock = 16;
 constexpr size_t kSharedBytes = 48 * 1024;  // what every target grants a block without opting in
-
-struct ScoreArgs {
-  const float *q, *w, *keys;  // [S, nh*ihd] (not yet roped), [S, nh], [entries, ihd]
-  const float *cos, *sin;     // rope tables [positions, half]
-  float* scores;              // [S, stride]
-  int64_t p0, stride, topk;
-  int32_t ratio, nh, ihd, half;
-  float head_scale, score_scale;
-};
-
-// I = sum_h relu(q_h . k) * (w_h * nh^-0.5) * ihd^-0.5 for every visible entry of a token; tokens
-// that see at most top-k entries take them all and are skipped. A block first puts the token's
-// queries, roped (the rope of the indexer's q is folded in here), in shared memory with rows
-// padded by one float, so lanes reading one head each hit distinct banks. Then one warp per entry:
-// lane h accumulates q_h . k over the dims (each key element broadcast to all lanes), and the
-// heads' terms meet in one warp sum, not one per head.
-__global__ void __launch_bounds__(kThreads) index_scores_kernel(ScoreArgs a) {
-  extern __shared__ float qs[];  // [nh, ihd + 1]
-  const int64_t s = blockIdx.y;
-  const int64_t visible = (a.p0 + s + 1) / a.ratio;
-  if (visible <= a.topk) return;  // uniform over the block
-  const int64_t pos = a.p0 + s;
-  const int32_t ihd = a.ihd, row = ihd + 1, rope0 = ihd - 2 * a.half;
-  const float* q = a.q + s * a.nh * ihd;
-  for (int32_t idx = threadIdx.x; idx < a.nh * ihd; idx += blockDim.x) {
-    const int32_t h = idx / ihd, i = idx % ihd;
-    float v = q[idx];
-    if (i >= rope0) {  // the same rotation as rope_rotate
-      const int32_t k = (i - rope0) / 2;
-      const float c = a.cos[pos * a.half + k], sn = a.sin[pos * a.half + k];
-      const float x0 = q[h * ihd + rope0 + 2 * k], x1 = q[h * ihd + rope0 + 2 * k + 1];
-      v = (i - rope0) % 2 == 0 ? x0 * c - x1 * sn : x1 * c + x0 * sn;
-    }
-    qs[h * row + i] = v;
-  }
-  __syncthreads();
-  const int lane = threadIdx.x % MP_WARP_SIZE;
-  const int64_t warps = blockDim.x / MP_WARP_SIZE;
-  const float* wts = a.w + s * a.nh;
-  for (int64_t e = blockIdx.x * warps + threadIdx.x / MP_WARP_SIZE; e < visible; e += gridDim.x * warps) {
-    const float* key = a.keys + e * ihd;
-    float acc = 0.0f;
-    for (int32_t h = lane; h < a.nh; h += MP_WARP_SIZE) {
-      const float* qh = qs + h * row;
-      float d = 0.0f;
-      for (int32_t i = 0; i < ihd; ++i) d += qh[i] * key[i];
-      if (d > 0.0f) acc += (wts[h] * a.head_scale) * d * a.score_scale;
-    }
-    acc = warp_sum(acc);
-    if (lane == 0) a.scores[s * a.stride + e] = acc;
-  }
-}
 
 // Scores as unsigned keys whose order is cpu::top_k's: larger score = larger key, -0 = +0, and
 // NaN below every number (key 0; equal keys fall back to the lower index, as equal scores do).
@@ -139,9 +88,9 @@ struct SelectArgs {
 // the visible entries); the picks are every key above T plus the lowest-indexed entries equal to
 // T. Each thread owns a contiguous range of entries, so one block-wide scan of its counts places
 // its picks in ascending index order.
-__global__ void __launch_bounds__(kThreads) index_select_kernel(SelectArgs a) {
+__global__ void __launch_bounds__(kSelectThreads) index_select_kernel(SelectArgs a) {
   __shared__ int32_t hist[kBins];
-  __shared__ int32_t scan_above[kThreads], scan_equal[kThreads];
+  __shared__ int32_t scan_above[kSelectThreads], scan_equal[kSelectThreads];
   __shared__ uint32_t digit;
   __shared__ int32_t want;
   const int64_t s = blockIdx.x;
@@ -197,28 +146,31 @@ __global__ void __launch_bounds__(kThreads) index_select_kernel(SelectArgs a) {
 // dim of whole key slices, its shared memory within what every target grants, and keys aligned
 // for 16-byte loads.
 constexpr int64_t kTiledMinTokens = 32;
-bool tiled_scores_apply(int64_t S, int64_t nh, int64_t ihd, const float* keys) {
-  return S >= kTiledMinTokens && nh == kTiledHeads && ihd % kTiledDims == 0 &&
-         tiled_scores_shared_bytes(ihd) <= int64_t(kSharedBytes) && reinterpret_cast<uintptr_t>(keys) % 16 == 0;
+bool tiled_scores_apply(const ScoreArgs& a, int64_t S) {
+  return S >= kTiledMinTokens && a.nh == kTiledHeads && a.ihd % kTiledDims == 0 &&
+         tiled_scores_shared_bytes(a.ihd) <= int64_t(kSharedBytes) && reinterpret_cast<uintptr_t>(a.keys) % 16 == 0;
 }
 
-// The general scores kernel (any head count and dim).
-void launch_index_scores(const GpuLayerParams& lp, AttentionScratch& sc, const GpuLayerState& st, int64_t p0, int64_t S,
-                         int64_t most_visible, int64_t topk, int64_t ratio, int64_t nh, int64_t ihd, float head_scale,
-                         float score_scale, Stream stream) {
-  const size_t smem = size_t(nh) * size_t(ihd + 1) * sizeof(float);
+// The scores of S tokens whose last sees most_visible entries, by the tiled kernel where it
+// applies, else the general one (any head count and dim).
+void launch_index_scores(const ScoreArgs& a, int64_t S, int64_t most_visible, Stream stream) {
+  if (tiled_scores_apply(a, S)) {
+    const int64_t per_block = int64_t(kTiledTilesPerBlock) * kTiledEntries;
+    const dim3 grid(unsigned((most_visible + per_block - 1) / per_block), unsigned(S));
+    index_scores_tiled_kernel<<<grid, kTiledThreads, size_t(tiled_scores_shared_bytes(a.ihd)), native(stream)>>>(a);
+    MP_GPU_CHECK_LAUNCH("index_scores_tiled_kernel");
+    return;
+  }
+  const size_t smem = size_t(a.nh) * size_t(a.ihd + 1) * sizeof(float);
   if (smem > kSharedBytes)
-    throw std::invalid_argument("indexer: " + std::to_string(nh) + " heads of " + std::to_string(ihd) + " dims need " +
-                                std::to_string(smem) + " bytes of shared memory, at most " +
+    throw std::invalid_argument("indexer: " + std::to_string(a.nh) + " heads of " + std::to_string(a.ihd) +
+                                " dims need " + std::to_string(smem) + " bytes of shared memory, at most " +
                                 std::to_string(kSharedBytes));
-  ScoreArgs a{sc.idx_q,      sc.idx_w,     st.index_comp.entries, lp.rope->cos, lp.rope->sin,
-              sc.idx_scores, p0,           sc.max_index_entries,  topk,         int32_t(ratio),
-              int32_t(nh),   int32_t(ihd), lp.rope->half,         head_scale,   score_scale};
   // Each block pays for staging the queries, so it takes a few entries per warp.
   const dim3 grid(
       unsigned(std::clamp<int64_t>((most_visible + kEntriesPerBlock - 1) / kEntriesPerBlock, 1, kMaxScoreBlocks)),
       unsigned(S));
-  index_scores_kernel<<<grid, kThreads, smem, native(stream)>>>(a);
+  index_scores_kernel<<<grid, kScoreThreads, smem, native(stream)>>>(a);
   MP_GPU_CHECK_LAUNCH("index_scores_kernel");
 }
 
@@ -241,32 +193,25 @@ void indexer_select(const GpuLayerParams& lp, const Config& c, const GpuLayerSta
                             std::to_string(sc.max_index_entries) + " and the indexer compressor emitted " +
                             std::to_string(st.index_comp.n_entries));
   if (indexer_scores(lp, c, p0, S)) {
-    const float head_scale = float(1.0 / std::sqrt(double(nh))), score_scale = float(1.0 / std::sqrt(double(ihd)));
-    if (tiled_scores_apply(S, nh, ihd, st.index_comp.entries)) {
-      TiledScoreArgs a{sc.idx_q,
-                       sc.idx_w,
-                       st.index_comp.entries,
-                       lp.rope->cos,
-                       lp.rope->sin,
-                       sc.idx_scores,
-                       p0,
-                       sc.max_index_entries,
-                       topk,
-                       int32_t(ratio),
-                       int32_t(ihd),
-                       lp.rope->half,
-                       head_scale,
-                       score_scale};
-      const int64_t per_block = int64_t(kTiledTilesPerBlock) * kTiledEntries;
-      const dim3 grid(unsigned((most_visible + per_block - 1) / per_block), unsigned(S));
-      index_scores_tiled_kernel<<<grid, kTiledThreads, size_t(tiled_scores_shared_bytes(ihd)), native(stream)>>>(a);
-      MP_GPU_CHECK_LAUNCH("index_scores_tiled_kernel");
-    } else {
-      launch_index_scores(lp, sc, st, p0, S, most_visible, topk, ratio, nh, ihd, head_scale, score_scale, stream);
-    }
+    const ScoreArgs a{sc.idx_q,
+                      sc.idx_w,
+                      st.index_comp.entries,
+                      lp.rope->cos,
+                      lp.rope->sin,
+                      sc.idx_scores,
+                      p0,
+                      sc.max_index_entries,
+                      topk,
+                      int32_t(ratio),
+                      int32_t(nh),
+                      int32_t(ihd),
+                      lp.rope->half,
+                      float(1.0 / std::sqrt(double(nh))),
+                      float(1.0 / std::sqrt(double(ihd)))};
+    launch_index_scores(a, S, most_visible, stream);
   }
   SelectArgs a{sc.idx_scores, sc.sel, sc.n_sel, p0, sc.max_index_entries, topk, sc.index_topk, int32_t(ratio)};
-  index_select_kernel<<<unsigned(S), kThreads, 0, native(stream)>>>(a);
+  index_select_kernel<<<unsigned(S), kSelectThreads, 0, native(stream)>>>(a);
   MP_GPU_CHECK_LAUNCH("index_select_kernel");
 }
 
