@@ -27,27 +27,6 @@ for s in "${shapes[@]}"; do
 done
 # The depths again, deepest first, on the four regions after the first pass's.
 "$here/disk_direct_rate.sh" "$shard" 64,16,4,1 "$region" $((2 << 20)) $((4 * region)) | tee "$out/disk-after.jsonl"
-python3 - "$out" "${shapes[@]}" <<'PY' | tee -a "$out/summary.txt"
-import json, os, sys
-out, shapes = sys.argv[1], [s.split()[0] for s in sys.argv[2:]]
-disk = []
-for f in ("disk-before.jsonl", "disk-after.jsonl"):
-    p = os.path.join(out, f)
-    disk += [dict(json.loads(l), pass_=f) for l in open(p) if l.strip()] if os.path.exists(p) else []
-best = max((d["bytes_per_s"] for d in disk), default=0)
-print("| disk pass | depth | GB/s |\n|---|---:|---:|")
-for d in disk:
-    print(f"| {d['pass_']} | {d['depth']} | {d['bytes_per_s'] / 1e9:.2f} |")
-print(f"\nbest disk rate: {best / 1e9:.2f} GB/s\n")
-print("| arm | bytes read | seconds (prefill + decode) | GB/s | of best disk rate |\n|---|---:|---:|---:|---:|")
-for name in shapes:
-    p = os.path.join(out, name + ".json")
-    if not os.path.exists(p):
-        print(f"| {name} | failed | | | |"); continue
-    a = json.load(open(p)); pg, run = a["pager"], a["run"]
-    read = pg["bytes_read"] - pg["load_bytes_read"]
-    wall = run["decode_seconds"] + run["prefill_seconds"]
-    rate = read / wall if wall else 0
-    print(f"| {name} | {read} | {wall:.3f} | {rate / 1e9:.2f} | {rate / best:.0%} |" if best else f"| {name} | {read} | {wall:.3f} | {rate / 1e9:.2f} | - |")
-PY
+names=(); for s in "${shapes[@]}"; do names+=("${s%% *}"); done
+python3 "$here/cold_rate.py" "$out" disk-before.jsonl disk-after.jsonl -- "${names[@]}" | tee -a "$out/summary.txt"
 report_neutrality

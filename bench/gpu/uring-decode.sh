@@ -27,31 +27,11 @@ run_arm uring-cached "${lru[@]}" "${uring[@]}" --set transport.direct=off
 tokens=$cold_tokens
 run_arm uring-cold "${lru[@]}" "${uring[@]}" --set transport.direct=on
 
-# The disk's O_DIRECT rate at queue depths 1 to 64 (disk_direct_rate.sh: 2 MiB reads, the arm's
-# own read size and depth included), and the cold arm's: the bytes its transport read over its
-# prefill + decode time, and over the time the forward pass waited for reads; each as a fraction
-# of the best depth's rate.
+# The disk's O_DIRECT rate (disk_direct_rate.sh: 2 MiB reads at depths 1 to 64), and the cold
+# arm's read rate against the best of it (cold_rate.py).
 shard=$(ls -S "$model"/*.safetensors | head -1)
 "$here/disk_direct_rate.sh" "$shard" 1,4,16,64 | tee "$out/disk.jsonl"
-python3 - "$out/uring-cold.json" "$out/disk.jsonl" <<'PY' | tee -a "$out/summary.txt"
-import json, sys
-arm = json.load(open(sys.argv[1]))
-depths = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
-best = max(depths, key=lambda d: d["bytes_per_s"]) if depths else None
-disk_rate = best["bytes_per_s"] if best else None
-pager, run = arm["pager"], arm["run"]
-read = pager["bytes_read"] - pager["load_bytes_read"]
-wall = run["decode_seconds"] + run["prefill_seconds"]
-waited = pager["wait_ns"] / 1e9
-rate = read / wall if wall > 0 else 0
-rate_waiting = read / waited if waited > 0 else 0
-frac = lambda r: round(r / disk_rate, 4) if disk_rate else None
-line = {"cold_bytes_read": read, "cold_seconds": round(wall, 3), "cold_wait_seconds": round(waited, 3),
-        "cold_read_rate_bytes_per_s": round(rate), "cold_rate_while_waiting_bytes_per_s": round(rate_waiting),
-        "disk_odirect_bytes_per_s": disk_rate, "disk_best_depth": best["depth"] if best else None,
-        "fraction_of_disk": frac(rate), "fraction_of_disk_while_waiting": frac(rate_waiting)}
-print("cold arm vs disk:", json.dumps(line))
-PY
+python3 "$here/cold_rate.py" "$out" disk.jsonl -- uring-cold | tee -a "$out/summary.txt"
 # Neutrality: the full-length arms print identical ids; the cold arm's (fewer tokens) are their prefix.
 full=$(grep -h '^token ids:' "$out"/resident.log "$out"/pinned-async.log "$out"/uring-cached.log | sort -u)
 cold=$(grep -h '^token ids:' "$out"/uring-cold.log)

@@ -76,18 +76,20 @@ __global__ void __launch_bounds__(kScoreThreads) index_scores_kernel(ScoreArgs a
 // token's entries 64 at a time; each 32-dim slice of the entries' keys is staged, and each thread
 // keeps a 4-head x 4-entry tile of dot products in registers, so two 16-byte shared loads feed 16
 // multiply-adds.
-constexpr int kTiledHeads = 64;     // the shape this kernel serves: 64 index heads
-constexpr int kTiledEntries = 64;   // entries per tile
-constexpr int kTiledDims = 32;      // key dims staged at a time (the head dim must be a multiple)
-constexpr int kTiledThreads = 256;  // 16 x 16 threads: 4 heads x 4 entries each
+constexpr int kTiledHeads = 64;                     // the shape this kernel serves: 64 index heads
+constexpr int kTiledEntries = 64;                   // entries per tile
+constexpr int kTiledDims = 32;                      // key dims staged at a time (the head dim must be a multiple)
+constexpr int kTiledHeadRows = kTiledHeads / 4;     // threads along the heads, 4 heads each
+constexpr int kTiledEntryCols = kTiledEntries / 4;  // threads along the entries, 4 entries each
+constexpr int kTiledThreads = kTiledHeadRows * kTiledEntryCols;
 constexpr int kTiledTilesPerBlock = 4;
 constexpr int kTiledQPitch = kTiledHeads + 4;    // floats per staged query dim ([dim][head])
 constexpr int kTiledKPitch = kTiledEntries + 4;  // floats per staged key dim ([dim][entry])
 
 // Shared memory the tiled kernel needs for a head dim: the token's queries, one key slice and
-// the 16 rows of per-thread partial scores.
+// the kTiledHeadRows rows of per-thread partial scores.
 __host__ __device__ constexpr int64_t tiled_scores_shared_bytes(int64_t ihd) {
-  return int64_t(sizeof(float)) * (ihd * kTiledQPitch + kTiledDims * kTiledKPitch + 16 * kTiledEntries);
+  return int64_t(sizeof(float)) * (ihd * kTiledQPitch + kTiledDims * kTiledKPitch + kTiledHeadRows * kTiledEntries);
 }
 
 // grid (blocks per token, S): block x takes tiles x*4 .. x*4+3 of its token's visible entries.
@@ -100,12 +102,12 @@ __global__ void __launch_bounds__(kTiledThreads) index_scores_tiled_kernel(Score
   const int32_t ihd = a.ihd;
   float* qs = sh;                                // [ihd][kTiledQPitch]
   float* ks = qs + ihd * kTiledQPitch;           // [kTiledDims][kTiledKPitch]
-  float* part = ks + kTiledDims * kTiledKPitch;  // [16][kTiledEntries]
+  float* part = ks + kTiledDims * kTiledKPitch;  // [kTiledHeadRows][kTiledEntries]
   const int64_t pos = a.p0 + s;
   const float* q = a.q + s * kTiledHeads * ihd;
   for (int32_t idx = threadIdx.x; idx < kTiledHeads * ihd; idx += blockDim.x)
     qs[(idx % ihd) * kTiledQPitch + idx / ihd] = roped_query(a, q, idx / ihd, idx % ihd, pos);
-  const int tx = int(threadIdx.x) % 16, ty = int(threadIdx.x) / 16;  // entries 4tx.., heads 4ty..
+  const int tx = int(threadIdx.x) % kTiledEntryCols, ty = int(threadIdx.x) / kTiledEntryCols;  // entries 4tx, heads 4ty
   float weight[4];
 #pragma unroll
   for (int j = 0; j < 4; ++j) weight[j] = a.w[s * kTiledHeads + 4 * ty + j] * a.head_scale;
@@ -136,8 +138,8 @@ __global__ void __launch_bounds__(kTiledThreads) index_scores_tiled_kernel(Score
           for (int m = 0; m < 4; ++m) acc[j][m] = fmaf(qh[j], ke[m], acc[j][m]);
       }
     }
-    // relu(q_h . k) * (w_h * nh^-0.5) * ihd^-0.5 over this thread's heads, then over the 16 rows
-    // of heads in row order.
+    // relu(q_h . k) * (w_h * nh^-0.5) * ihd^-0.5 over this thread's heads, then over the rows of
+    // heads in row order.
 #pragma unroll
     for (int m = 0; m < 4; ++m) {
       float sum = 0.0f;
@@ -149,7 +151,7 @@ __global__ void __launch_bounds__(kTiledThreads) index_scores_tiled_kernel(Score
     __syncthreads();
     if (threadIdx.x < kTiledEntries && e0 + threadIdx.x < last) {
       float total = 0.0f;
-      for (int r = 0; r < 16; ++r) total += part[r * kTiledEntries + threadIdx.x];
+      for (int r = 0; r < kTiledHeadRows; ++r) total += part[r * kTiledEntries + threadIdx.x];
       a.scores[s * a.stride + e0 + threadIdx.x] = total;
     }
   }
