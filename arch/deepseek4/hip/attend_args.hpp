@@ -23,6 +23,10 @@ struct AttendArgs {
   float scale;
   float* part;        // split: [items, kMaxSplits, hd + 2] partial sums, max, denominator
   uint32_t* tickets;  // split: [items], zero between launches
+  // The matrix-core prompt kernel's keys as bf16 parts (attend_key_parts.hpp): ring slot r at row
+  // r, entry e at row key_entry_row0 + e; null where that kernel does not run.
+  const uint16_t* key_parts = nullptr;
+  int64_t key_entry_row0 = 0;
 };
 
 // The keys token s of the batch attends over: first its sliding window (oldest first), then its
@@ -42,6 +46,11 @@ struct TokenKeys {
   __device__ const float* key(const AttendArgs& a, int64_t k) const {
     return k < n_slide ? a.ring + ((first + k) % a.ring_size) * a.hd
                        : a.entries + (picked ? int64_t(picked[k - n_slide]) : k - n_slide) * a.hd;
+  }
+  // Key k's row of a.key_parts.
+  __device__ int64_t key_part_row(const AttendArgs& a, int64_t k) const {
+    return k < n_slide ? (first + k) % a.ring_size
+                       : a.key_entry_row0 + (picked ? int64_t(picked[k - n_slide]) : k - n_slide);
   }
 };
 

@@ -6,11 +6,12 @@
 //
 // One block serves one token and 16 of its heads with four warps; warp w owns a quarter of the
 // head's channels: its share of Q (as A fragments, in registers for the whole kernel) and of the
-// output sums (C fragments). A tile of 16 keys is staged in shared memory as bf16; each warp
-// multiplies its channels of Q by the tile's, the four partial logit tiles are summed in warp
-// order through shared memory (every warp gets the same bits), each warp keeps the same running
-// max and denominator per head, and multiplies the probabilities by its channels of the tile
-// (ldmatrix .trans makes the tile's rows the B fragments of P V).
+// output sums (C fragments). A tile of 16 keys is copied into shared memory as bf16 parts, split
+// once per batch beforehand (attend_key_parts.hpp); each warp multiplies its channels of Q by the
+// tile's, the four partial logit tiles are summed in warp order through shared memory (every warp
+// gets the same bits), each warp keeps the same running max and denominator per head, and
+// multiplies the probabilities by its channels of the tile (ldmatrix .trans makes the tile's rows
+// the B fragments of P V).
 //
 // Operands are split into two bf16 parts (hi + lo, about 2^-17 relative) with three products per
 // pair (hi*hi + hi*lo + lo*hi), as the weight products do with x; Split = false keeps one part.
@@ -19,6 +20,7 @@
 #include <cstdint>
 
 #include "deepseek4/hip/attend_args.hpp"
+#include "deepseek4/hip/attend_key_parts.hpp"
 
 #if defined(MOEPAGE_GPU_NVIDIA)
 #include "deepseek4/hip/mma_nvidia.hpp"
@@ -41,62 +43,41 @@ inline bool attend_mma_applies(int64_t H, int64_t hd) {
   return H % kMmaAttendHeads == 0 && (hd == 64 || hd == 128 || hd == 256 || hd == 512);
 }
 
-// The key tile (hi and lo parts), the next tile as loaded, the warps' partial logit tiles, and two
-// tiles' key addresses: 70 KiB at a head of 512 (the launch raises the 48 KiB default).
+// Two tiles of keys (each a hi and a lo part: the one multiplied, the next on its way), the warps'
+// partial logit tiles, and two tiles' key rows: 69 KiB at a head of 512 (the launch raises the
+// 48 KiB default).
 inline size_t attend_mma_shared_bytes(int64_t hd) {
-  return 2 * size_t(kMmaAttendKeys) * size_t(hd + kMmaAttendPad) * sizeof(uint16_t) +
-         size_t(kMmaAttendKeys) * size_t(hd) * sizeof(float) + size_t(kMmaAttendWarps) * 32 * 8 * sizeof(float) +
-         2 * size_t(kMmaAttendKeys) * sizeof(const float*);
+  return 4 * size_t(kMmaAttendKeys) * size_t(hd + kMmaAttendPad) * sizeof(uint16_t) +
+         size_t(kMmaAttendWarps) * 32 * 8 * sizeof(float) + 2 * size_t(kMmaAttendKeys) * sizeof(int64_t);
 }
 
 #if defined(MOEPAGE_GPU_NVIDIA)
 
 namespace attend_mma_detail {
 
-// x0, x1 as two bf16 pairs: hi rounded to nearest, lo the rounded remainder.
-__device__ inline void split_pair(float x0, float x1, uint32_t& hi, uint32_t& lo) {
-  hi = mma::pack_bf16x2(x0, x1);
-  lo = mma::pack_bf16x2(x0 - __uint_as_float(hi << 16), x1 - __uint_as_float(hi & 0xffff0000u));
-}
-
-// Where keys [t0, t0 + kMmaAttendKeys) of the token are (null past the last), by the first
-// threads: the ring's modulo and the CSA picks once per key, not once per staged float4.
-__device__ inline void find_key_rows(const AttendArgs& a, const TokenKeys& keys, int64_t t0, const float** rows) {
+// The key_parts rows of keys [t0, t0 + kMmaAttendKeys) of the token (-1 past the last), by the
+// first threads: the ring's modulo and the CSA picks once per key, not once per staged chunk.
+__device__ inline void find_key_rows(const AttendArgs& a, const TokenKeys& keys, int64_t t0, int64_t* rows) {
   if (threadIdx.x < kMmaAttendKeys) {
     const int64_t k = t0 + int64_t(threadIdx.x);
-    rows[threadIdx.x] = k < keys.n_keys ? keys.key(a, k) : nullptr;
+    rows[threadIdx.x] = k < keys.n_keys ? keys.key_part_row(a, k) : -1;
   }
 }
 
-// Starts copying the keys at `rows` into `raw` ([kMmaAttendKeys, HD] floats) without waiting for
-// them; a null row is written as zeros, so that a masked key's zero probability never meets a
-// stale NaN. Each thread copies the float4s it later converts (convert_key_tile).
-template <int HD>
-__device__ inline void load_key_tile(const float* const* rows, float* raw) {
-  constexpr int per_row = HD / 4;
-  for (int i = int(threadIdx.x); i < kMmaAttendKeys * per_row; i += int(blockDim.x)) {
-    const int j = i / per_row, c = (i % per_row) * 4;
-    if (rows[j]) mma::copy_async16(raw + j * HD + c, rows[j] + c);
-    else *reinterpret_cast<float4*>(raw + j * HD + c) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+// Starts copying the parts of the keys at `rows` into a tile ([kMmaAttendKeys, HD + pad] each of
+// hi and lo; lo only when Split) without waiting for them; a missing row is written as zeros, so
+// that a masked key's zero probability never meets a stale NaN.
+template <int HD, bool Split>
+__device__ inline void load_key_tile(const AttendArgs& a, const int64_t* rows, uint16_t* hi, uint16_t* lo) {
+  constexpr int ld = HD + kMmaAttendPad, per_row = HD / 8;  // 16-byte chunks of 8 bf16
+  constexpr int per_part = kMmaAttendKeys * per_row, parts = Split ? 2 : 1;
+  for (int i = int(threadIdx.x); i < parts * per_part; i += int(blockDim.x)) {
+    const int part = i / per_part, j = (i % per_part) / per_row, c = (i % per_row) * 8;
+    uint16_t* dst = (part ? lo : hi) + j * ld + c;
+    if (rows[j] >= 0) mma::copy_async16(dst, a.key_parts + rows[j] * 2 * HD + part * HD + c);
+    else *reinterpret_cast<uint4*>(dst) = make_uint4(0u, 0u, 0u, 0u);
   }
   mma::copy_async_commit();
-}
-
-// Once this thread's copies of load_key_tile landed: its float4s of `raw` into the tile's rows,
-// split into the two parts.
-template <int HD>
-__device__ inline void convert_key_tile(const float* raw, uint16_t* hi, uint16_t* lo) {
-  constexpr int ld = HD + kMmaAttendPad, per_row = HD / 4;
-  mma::copy_async_wait_all();
-  for (int i = int(threadIdx.x); i < kMmaAttendKeys * per_row; i += int(blockDim.x)) {
-    const int j = i / per_row, c = (i % per_row) * 4;
-    const float4 v = *reinterpret_cast<const float4*>(raw + j * HD + c);
-    uint32_t h01, l01, h23, l23;
-    split_pair(v.x, v.y, h01, l01);
-    split_pair(v.z, v.w, h23, l23);
-    *reinterpret_cast<uint2*>(hi + j * ld + c) = make_uint2(h01, h23);
-    *reinterpret_cast<uint2*>(lo + j * ld + c) = make_uint2(l01, l23);
-  }
 }
 
 // The max of a head's row over the four lanes that hold it (lanes 4r .. 4r+3).
@@ -157,10 +138,10 @@ struct AttendWarp {
       const float2 v0 = *reinterpret_cast<const float2*>(q_r + k), v1 = *reinterpret_cast<const float2*>(q_r8 + k);
       const float2 v2 = *reinterpret_cast<const float2*>(q_r + k + 8);
       const float2 v3 = *reinterpret_cast<const float2*>(q_r8 + k + 8);
-      attend_mma_detail::split_pair(v0.x, v0.y, q_hi[ks][0], q_lo[ks][0]);
-      attend_mma_detail::split_pair(v1.x, v1.y, q_hi[ks][1], q_lo[ks][1]);
-      attend_mma_detail::split_pair(v2.x, v2.y, q_hi[ks][2], q_lo[ks][2]);
-      attend_mma_detail::split_pair(v3.x, v3.y, q_hi[ks][3], q_lo[ks][3]);
+      split_bf16_pair(v0.x, v0.y, q_hi[ks][0], q_lo[ks][0]);
+      split_bf16_pair(v1.x, v1.y, q_hi[ks][1], q_lo[ks][1]);
+      split_bf16_pair(v2.x, v2.y, q_hi[ks][2], q_lo[ks][2]);
+      split_bf16_pair(v3.x, v3.y, q_hi[ks][3], q_lo[ks][3]);
     }
   }
 
@@ -236,10 +217,10 @@ struct AttendWarp {
   // 8-15) side by side; ldmatrix .trans makes the key rows (V = K) the B fragments.
   __device__ void add_values(const uint16_t* k_hi, const uint16_t* k_lo, const float (&p)[2][4]) {
     uint32_t p_hi[4], p_lo[4];
-    attend_mma_detail::split_pair(p[0][0], p[0][1], p_hi[0], p_lo[0]);
-    attend_mma_detail::split_pair(p[0][2], p[0][3], p_hi[1], p_lo[1]);
-    attend_mma_detail::split_pair(p[1][0], p[1][1], p_hi[2], p_lo[2]);
-    attend_mma_detail::split_pair(p[1][2], p[1][3], p_hi[3], p_lo[3]);
+    split_bf16_pair(p[0][0], p[0][1], p_hi[0], p_lo[0]);
+    split_bf16_pair(p[0][2], p[0][3], p_hi[1], p_lo[1]);
+    split_bf16_pair(p[1][0], p[1][1], p_hi[2], p_lo[2]);
+    split_bf16_pair(p[1][2], p[1][3], p_hi[3], p_lo[3]);
     const int64_t v_row = (mi & 1) * 8 + lane % 8;
 #pragma unroll
     for (int nb = 0; nb < NB; nb += 2) {
@@ -289,11 +270,10 @@ __device__ inline void attend_mma(const AttendArgs& a) {
   using Warp = AttendWarp<DW, Split>;
   constexpr int64_t hd = Warp::hd, ld = Warp::ld;
   extern __shared__ float smem[];
-  uint16_t* k_hi = reinterpret_cast<uint16_t*>(smem);
-  uint16_t* k_lo = k_hi + kMmaAttendKeys * ld;
-  float* raw = reinterpret_cast<float*>(k_lo + kMmaAttendKeys * ld);  // [16][hd]: the next tile
-  float* partials = raw + kMmaAttendKeys * hd;                        // [warps][32 lanes][8]
-  const float** key_rows = reinterpret_cast<const float**>(partials + kMmaAttendWarps * 32 * 8);  // [2][16]
+  uint16_t* tiles = reinterpret_cast<uint16_t*>(smem);                                  // [2 tiles][hi, lo][16][ld]
+  float* partials = reinterpret_cast<float*>(tiles + 4 * kMmaAttendKeys * ld);          // [warps][32 lanes][8]
+  int64_t* key_rows = reinterpret_cast<int64_t*>(partials + kMmaAttendWarps * 32 * 8);  // [2][16]
+  auto part = [&](int64_t tile, int p) { return tiles + ((tile & 1) * 2 + p) * kMmaAttendKeys * ld; };
 
   const int64_t groups = a.H / kMmaAttendHeads, s = blockIdx.x / groups;
   const int64_t h0 = (blockIdx.x % groups) * kMmaAttendHeads;
@@ -301,25 +281,30 @@ __device__ inline void attend_mma(const AttendArgs& a) {
   Warp w;
   w.load_queries(a, s, h0);
 
-  // The keys go through two buffers: while the warps multiply tile t, tile t + 1 is on its way into
-  // `raw` (cp.async) and 16 threads find where tile t + 2 is.
+  // The tiles alternate between two buffers: while the warps multiply tile t, tile t + 1 is on its
+  // way (cp.async) and 16 threads find where tile t + 2 is.
   attend_mma_detail::find_key_rows(a, keys, 0, key_rows);
   __syncthreads();
-  attend_mma_detail::load_key_tile<hd>(key_rows, raw);
+  attend_mma_detail::load_key_tile<hd, Split>(a, key_rows, part(0, 0), part(0, 1));
   attend_mma_detail::find_key_rows(a, keys, kMmaAttendKeys, key_rows + kMmaAttendKeys);
   for (int64_t t0 = 0, tile = 0; t0 < keys.n_keys; t0 += kMmaAttendKeys, ++tile) {
     const int64_t n_tile = keys.n_keys - t0 < kMmaAttendKeys ? keys.n_keys - t0 : kMmaAttendKeys;
-    // Every warp is done with the previous tile and its partials, and tile t + 1's rows are found.
+    const bool more = t0 + kMmaAttendKeys < keys.n_keys;
+    // Every warp is done with the previous tile's buffer and partials, and tile t + 1's rows are
+    // found.
     __syncthreads();
-    attend_mma_detail::convert_key_tile<hd>(raw, k_hi, k_lo);
-    __syncthreads();
-    if (t0 + kMmaAttendKeys < keys.n_keys)
-      attend_mma_detail::load_key_tile<hd>(key_rows + ((tile + 1) & 1) * kMmaAttendKeys, raw);
+    if (more)
+      attend_mma_detail::load_key_tile<hd, Split>(a, key_rows + ((tile + 1) & 1) * kMmaAttendKeys, part(tile + 1, 0),
+                                                  part(tile + 1, 1));
     attend_mma_detail::find_key_rows(a, keys, t0 + 2 * kMmaAttendKeys, key_rows + (tile & 1) * kMmaAttendKeys);
+    // This thread's copies of tile t landed (those of t + 1 may still fly), then everyone's.
+    if (more) mma::copy_async_wait_all_but_one();
+    else mma::copy_async_wait_all();
+    __syncthreads();
     float lg[2][4];
-    w.tile_logits(k_hi, k_lo, partials, n_tile, a.scale, lg);
+    w.tile_logits(part(tile, 0), part(tile, 1), partials, n_tile, a.scale, lg);
     w.softmax_step(lg);
-    w.add_values(k_hi, k_lo, lg);
+    w.add_values(part(tile, 0), part(tile, 1), lg);
   }
   w.store(a, s, h0);
 }

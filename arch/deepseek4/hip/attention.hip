@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "deepseek4/hip/attend_args.hpp"
+#include "deepseek4/hip/attend_key_parts.hpp"
 #include "deepseek4/hip/attend_mma.hpp"
 #include "deepseek4/hip/attend_tiled.hpp"
 #include "deepseek4/hip/attention_parts.hpp"
@@ -199,10 +200,21 @@ void run_attend_mma(const AttendArgs& a, dim3 grid, size_t smem, Stream stream) 
 }
 #endif
 
-// The prompt batch on the matrix cores, when this build, the device and the shape allow it.
-bool launch_attend_mma(const AttendArgs& a, int64_t S, bool split, Stream stream) {
+// The prompt batch on the matrix cores, when this build, the device, the shape and the scratch
+// allow it: every ring slot and entry the batch can see split into its bf16 parts, then the kernel.
+bool launch_attend_mma(AttendArgs a, int64_t S, int64_t n_entries, const AttentionScratch& sc, bool split,
+                       Stream stream) {
 #if defined(MOEPAGE_GPU_NVIDIA)
-  if (!attend_mma_applies(a.H, a.hd) || !matrix_cores_available()) return false;
+  if (!attend_mma_applies(a.H, a.hd) || !matrix_cores_available() || !sc.key_parts || a.ring_size > sc.key_ring_rows ||
+      n_entries > sc.key_entry_rows)
+    return false;
+  const KeyPartsPass pass{a.ring,           a.entries,   std::min<int64_t>(a.ring_size, a.p0 + S), n_entries, a.hd,
+                          sc.key_ring_rows, sc.key_parts};
+  const int64_t quads = (pass.n_ring + pass.n_entries) * (a.hd / 4);
+  split_key_rows_kernel<<<unsigned((quads + kThreads - 1) / kThreads), kThreads, 0, native(stream)>>>(pass);
+  MP_GPU_CHECK_LAUNCH("attend_mma key parts");
+  a.key_parts = sc.key_parts;
+  a.key_entry_row0 = sc.key_ring_rows;
   const dim3 grid(unsigned(S * (a.H / kMmaAttendHeads)));
   const size_t smem = attend_mma_shared_bytes(a.hd);
   auto launch = [&](auto dw) {
@@ -221,6 +233,8 @@ bool launch_attend_mma(const AttendArgs& a, int64_t S, bool split, Stream stream
 #else
   (void)a;
   (void)S;
+  (void)n_entries;
+  (void)sc;
   (void)split;
   (void)stream;
   return false;
@@ -442,6 +456,18 @@ std::unique_ptr<AttentionScratch> allocate_attention_scratch(const Config& c, co
   const uint64_t split_items = uint64_t(std::min<int64_t>(int64_t(B * H), kSplitItems));
   sc->attend_part = arena.take<float>(split_items * kMaxSplits * (hd + 2));
   sc->attend_tickets = arena.take<uint32_t>(split_items);  // zero-filled by the arena
+#if defined(MOEPAGE_GPU_NVIDIA)
+  // The matrix-core prompt path's key parts, where batches of several tokens and the head's shape
+  // allow that path. The ring holds min(ctx, window + max_batch - 1) slots, as attention() is
+  // documented to be given.
+  if (max_batch > 1 && attend_mma_applies(int64_t(H), int64_t(hd))) {
+    sc->key_ring_rows = std::min<int64_t>(max_context, int64_t(c.sliding_window) + max_batch - 1);
+    for (const GpuLayerParams& lp : p.layers)
+      if (lp.kind != AttnKind::Sliding)
+        sc->key_entry_rows = std::max<int64_t>(sc->key_entry_rows, max_context / std::max<uint32_t>(1, lp.comp.ratio));
+    sc->key_parts = arena.take<uint16_t>(uint64_t(sc->key_ring_rows + sc->key_entry_rows) * 2 * hd);
+  }
+#endif
   return sc;
 }
 
@@ -478,7 +504,8 @@ void attention(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int
   if (lp.kind == AttnKind::HCA) max_keys += (last_pos + 1) / lp.comp.ratio;
   if (lp.kind == AttnKind::CSA) max_keys += std::min<int64_t>(c.index_topk, (last_pos + 1) / lp.comp.ratio);
   const int64_t splits = S * H <= kSplitItems ? std::clamp<int64_t>(max_keys / kKeysPerSplit, 1, kMaxSplits) : 1;
-  if (splits == 1 && lp.gemm.matrix(S) && launch_attend_mma(a, S, lp.gemm.split, stream)) {
+  const int64_t n_entries = lp.kind == AttnKind::Sliding ? 0 : (p0 + S) / std::max<uint32_t>(1, lp.comp.ratio);
+  if (splits == 1 && lp.gemm.matrix(S) && launch_attend_mma(a, S, n_entries, sc, lp.gemm.split, stream)) {
     // Prompt batches on the matrix cores.
   } else if (splits == 1 && hd <= kTiledMaxHead) {
     // Unsplit batches (prompts) stage each token's keys once for several heads.

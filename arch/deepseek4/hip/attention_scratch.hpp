@@ -25,6 +25,10 @@ struct AttentionScratch {
   float *attn_out = nullptr, *oa = nullptr;             // [B, H*hd], [B, groups*o_lora]
   float* attend_part = nullptr;                         // split decode: per (token, head, split) partials
   uint32_t* attend_tickets = nullptr;                   // split decode: blocks done per (token, head)
+  // Prompt batches on the matrix cores: the keys they can see as bf16 parts (attend_key_parts.hpp),
+  // key_ring_rows ring slots then key_entry_rows compressed entries; null where that path never runs.
+  uint16_t* key_parts = nullptr;
+  int64_t key_ring_rows = 0, key_entry_rows = 0;
   // The shared KV head, the compressors and the indexer's weights projection run beside the query
   // chain.
   SideStream side;

@@ -59,6 +59,12 @@ __device__ inline void copy_async_wait_all() {
   asm volatile("cp.async.wait_all;\n" ::: "memory");
 #endif
 }
+// Waits for every group of this thread's copies but the one committed last.
+__device__ inline void copy_async_wait_all_but_one() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+#endif
+}
 
 // lo and hi rounded to the nearest-even bf16 in one instruction: lo in bits 0-15, hi in 16-31
 // (a NaN becomes the canonical bf16 NaN).
