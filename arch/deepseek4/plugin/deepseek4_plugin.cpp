@@ -331,13 +331,17 @@ class Deepseek4Arch {
     for (uint32_t l = 0; l < c.num_hidden_layers; ++l) {
       if (replay_) {
         hint_scratch_.clear();
+        hint_seen_.resize(c.n_routed_experts, 0);
         for (uint32_t i = 0; i < n; ++i)
           for (const int32_t e : replay_->hints(l, p0 + i))
-            if (std::find(hint_scratch_.begin(), hint_scratch_.end(), e) == hint_scratch_.end())
+            if (e >= 0 && uint32_t(e) < c.n_routed_experts && !hint_seen_[size_t(e)]) {
+              hint_seen_[size_t(e)] = 1;
               hint_scratch_.push_back(e);
+            }
+        for (const int32_t e : hint_scratch_) hint_seen_[size_t(e)] = 0;
       } else {
         if (c.mlp_layer_types[l] != ds4::MlpKind::HashMoe) continue;
-        ds4::hash_routed_experts(model_, l, tokens, n, hint_scratch_);
+        ds4::hash_routed_experts(model_, l, tokens, n, hint_scratch_, hint_seen_);
       }
       // More experts than a band holds: the chunk streams them in bands of ascending ids, each
       // band evicting the last, and the forward pass stages each chunk's first band as it reaches
@@ -405,6 +409,7 @@ class Deepseek4Arch {
   std::unique_ptr<ds4::PagerCalls> pager_;
   std::unique_ptr<ds4::ForwardBackend> backend_;  // null until bind_pager succeeded
   std::vector<int32_t> hint_scratch_;
+  std::vector<uint8_t> hint_seen_;  // [n_routed_experts] scratch of hint_known_experts, all zero between calls
 };
 
 }  // namespace

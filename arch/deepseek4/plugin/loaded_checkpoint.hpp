@@ -34,8 +34,10 @@ struct LoadedCheckpoint {
 };
 
 // Distinct experts the hash-routed `layer` uses for tokens[0..n), in order of first use
-// (tid2eid rows). Empty for a layer routed by scores. `out` is cleared first.
+// (tid2eid rows). Empty for a layer routed by scores. `out` is cleared first. `seen` is scratch
+// (grown to n_routed_experts zeros, left all zero), so a prompt of n tokens costs O(n * top_k):
+// a search of `out` per pair cost 5 ms of a 4,096-token prompt on the H200 host.
 void hash_routed_experts(const LoadedCheckpoint& model, uint32_t layer, const int32_t* tokens, uint32_t n,
-                         std::vector<int32_t>& out);
+                         std::vector<int32_t>& out, std::vector<uint8_t>& seen);
 
 }  // namespace moepage::ds4
