@@ -27,6 +27,10 @@ struct AttendArgs {
   // r, entry e at row key_entry_row0 + e; null where that kernel does not run.
   const uint16_t* key_parts = nullptr;
   int64_t key_entry_row0 = 0;
+  // The matrix-core prompt kernel only: q as projected, each head's RMSNorm (eps q_eps, no weight)
+  // and rope still to apply as the kernel loads it; otherwise q arrives normed and roped.
+  bool q_raw = false;
+  float q_eps = 0.0f;
 };
 
 // The keys token s of the batch attends over: first its sliding window (oldest first), then its

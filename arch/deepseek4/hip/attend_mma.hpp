@@ -128,21 +128,73 @@ struct AttendWarp {
     for (int nb = 0; nb < NB; ++nb) o[nb][0] = o[nb][1] = o[nb][2] = o[nb][3] = 0.0f;
   }
 
-  // The warp's channels of heads h0 .. h0 + 15 of token s.
-  __device__ void load_queries(const AttendArgs& a, int64_t s, int64_t h0) {
+  // The warp's channels of heads h0 .. h0 + 15 of token s, normed and roped here when q is raw
+  // (norm_raw_queries); head_ss: 64 doubles of shared memory, free again on return.
+  __device__ void load_queries(const AttendArgs& a, int64_t s, int64_t h0, double* head_ss) {
     const float* q_r = a.q + (s * a.H + h0 + r) * hd;
     const float* q_r8 = q_r + 8 * hd;
+    float2 v[KS][4];  // rows r, r + 8 at columns k, k + 1, then r, r + 8 at k + 8, k + 9
 #pragma unroll
     for (int ks = 0; ks < KS; ++ks) {
       const int64_t k = d0 + ks * 16 + c2;
-      const float2 v0 = *reinterpret_cast<const float2*>(q_r + k), v1 = *reinterpret_cast<const float2*>(q_r8 + k);
-      const float2 v2 = *reinterpret_cast<const float2*>(q_r + k + 8);
-      const float2 v3 = *reinterpret_cast<const float2*>(q_r8 + k + 8);
-      split_bf16_pair(v0.x, v0.y, q_hi[ks][0], q_lo[ks][0]);
-      split_bf16_pair(v1.x, v1.y, q_hi[ks][1], q_lo[ks][1]);
-      split_bf16_pair(v2.x, v2.y, q_hi[ks][2], q_lo[ks][2]);
-      split_bf16_pair(v3.x, v3.y, q_hi[ks][3], q_lo[ks][3]);
+      v[ks][0] = *reinterpret_cast<const float2*>(q_r + k);
+      v[ks][1] = *reinterpret_cast<const float2*>(q_r8 + k);
+      v[ks][2] = *reinterpret_cast<const float2*>(q_r + k + 8);
+      v[ks][3] = *reinterpret_cast<const float2*>(q_r8 + k + 8);
     }
+    if (a.q_raw) norm_raw_queries(a, s, head_ss, v);
+#pragma unroll
+    for (int ks = 0; ks < KS; ++ks)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) split_bf16_pair(v[ks][i].x, v[ks][i].y, q_hi[ks][i], q_lo[ks][i]);
+  }
+
+  // What norm_rope does to each head's row of q (1 / RMS in double, no weight, then the rope of the
+  // last 2 * half columns at the token's position), on the values this lane holds. A head's sum of
+  // squares is its quad's (the lanes holding its row) over the four warps' channels, through
+  // head_ss. Every thread of the block calls it.
+  __device__ void norm_raw_queries(const AttendArgs& a, int64_t s, double* head_ss, float2 (&v)[KS][4]) const {
+    double ss0 = 0, ss1 = 0;  // rows r and r + 8
+#pragma unroll
+    for (int ks = 0; ks < KS; ++ks) {
+      ss0 += double(v[ks][0].x) * double(v[ks][0].x) + double(v[ks][0].y) * double(v[ks][0].y) +
+             double(v[ks][2].x) * double(v[ks][2].x) + double(v[ks][2].y) * double(v[ks][2].y);
+      ss1 += double(v[ks][1].x) * double(v[ks][1].x) + double(v[ks][1].y) * double(v[ks][1].y) +
+             double(v[ks][3].x) * double(v[ks][3].x) + double(v[ks][3].y) * double(v[ks][3].y);
+    }
+    ss0 += MP_SHFL_XOR(ss0, 1);
+    ss0 += MP_SHFL_XOR(ss0, 2);
+    ss1 += MP_SHFL_XOR(ss1, 1);
+    ss1 += MP_SHFL_XOR(ss1, 2);
+    if (lane % 4 == 0) {
+      head_ss[warp * kMmaAttendHeads + r] = ss0;
+      head_ss[warp * kMmaAttendHeads + r + 8] = ss1;
+    }
+    __syncthreads();
+    double t0 = 0, t1 = 0;
+    for (int w = 0; w < kMmaAttendWarps; ++w) {
+      t0 += head_ss[w * kMmaAttendHeads + r];
+      t1 += head_ss[w * kMmaAttendHeads + r + 8];
+    }
+    __syncthreads();  // head_ss is the partial logits' memory once the tiles start
+    const double inv0 = 1.0 / sqrt(t0 / double(hd) + double(a.q_eps));
+    const double inv1 = 1.0 / sqrt(t1 / double(hd) + double(a.q_eps));
+    const int64_t pos = a.p0 + s, rope0 = hd - 2 * a.half;
+#pragma unroll
+    for (int ks = 0; ks < KS; ++ks)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const double inv = i % 2 == 0 ? inv0 : inv1;
+        const float y0 = float(double(v[ks][i].x) * inv), y1 = float(double(v[ks][i].y) * inv);
+        const int64_t k = d0 + ks * 16 + c2 + (i >= 2 ? 8 : 0);
+        if (k >= rope0) {  // the same rotation as norm_rope's
+          const int64_t at = pos * a.half + (k - rope0) / 2;
+          const float cs = a.cos[at], sn = a.sin[at];
+          v[ks][i] = make_float2(y0 * cs - y1 * sn, y1 * cs + y0 * sn);
+        } else {
+          v[ks][i] = make_float2(y0, y1);
+        }
+      }
   }
 
   // The tile's scaled logits over all channels in lg (keys 0-7 in lg[0], 8-15 in lg[1]; -inf past
@@ -279,7 +331,7 @@ __device__ inline void attend_mma(const AttendArgs& a) {
   const int64_t h0 = (blockIdx.x % groups) * kMmaAttendHeads;
   const TokenKeys keys(a, s);
   Warp w;
-  w.load_queries(a, s, h0);
+  w.load_queries(a, s, h0, reinterpret_cast<double*>(partials));
 
   // The tiles alternate between two buffers: while the warps multiply tile t, tile t + 1 is on its
   // way (cp.async) and 16 threads find where tile t + 2 is.

@@ -200,14 +200,23 @@ void run_attend_mma(const AttendArgs& a, dim3 grid, size_t smem, Stream stream) 
 }
 #endif
 
-// The prompt batch on the matrix cores, when this build, the device, the shape and the scratch
-// allow it: every ring slot and entry the batch can see split into its bf16 parts, then the kernel.
-bool launch_attend_mma(AttendArgs a, int64_t S, int64_t n_entries, const AttentionScratch& sc, bool split,
+// Whether a prompt batch can take the matrix cores: this build, the device, the head's shape, and
+// key parts in the scratch for the ring and the entries the batch sees.
+bool attend_mma_usable(const AttentionScratch& sc, int64_t H, int64_t hd, int64_t ring_size, int64_t n_entries) {
+#if defined(MOEPAGE_GPU_NVIDIA)
+  return attend_mma_applies(H, hd) && matrix_cores_available() && sc.key_parts && ring_size <= sc.key_ring_rows &&
+         n_entries <= sc.key_entry_rows;
+#else
+  (void)sc, (void)H, (void)hd, (void)ring_size, (void)n_entries;
+  return false;
+#endif
+}
+
+// The prompt batch on the matrix cores (where attend_mma_usable): every ring slot and entry the
+// batch can see split into its bf16 parts, then the kernel.
+void launch_attend_mma(AttendArgs a, int64_t S, int64_t n_entries, const AttentionScratch& sc, bool split,
                        Stream stream) {
 #if defined(MOEPAGE_GPU_NVIDIA)
-  if (!attend_mma_applies(a.H, a.hd) || !matrix_cores_available() || !sc.key_parts || a.ring_size > sc.key_ring_rows ||
-      n_entries > sc.key_entry_rows)
-    return false;
   const KeyPartsPass pass{a.ring,           a.entries,   std::min<int64_t>(a.ring_size, a.p0 + S), n_entries, a.hd,
                           sc.key_ring_rows, sc.key_parts};
   const int64_t quads = (pass.n_ring + pass.n_entries) * (a.hd / 4);
@@ -229,15 +238,9 @@ bool launch_attend_mma(AttendArgs a, int64_t S, int64_t n_entries, const Attenti
     default: launch(std::integral_constant<int, 128>{}); break;
   }
   MP_GPU_CHECK_LAUNCH("attend_mma_kernel");
-  return true;
 #else
-  (void)a;
-  (void)S;
-  (void)n_entries;
-  (void)sc;
-  (void)split;
-  (void)stream;
-  return false;
+  (void)a, (void)S, (void)n_entries, (void)sc, (void)split, (void)stream;
+  throw GpuError("gpu attention: the matrix-core prompt kernel is not built for this GPU");
 #endif
 }
 
@@ -352,9 +355,10 @@ void norm_rope(const NormRopeArgs& a, int64_t rows, Stream stream) {
 }
 
 // Q, the shared KV head (written into the ring), the compressors and, for CSA, the indexer's
-// compressor and (when it must score) its projections.
+// compressor and (when it must score) its projections. norm_q false leaves Q's per-head norm and
+// rope to the attend kernel (the matrix-core one applies them as it loads Q).
 void project(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int64_t ring_size, int64_t p0, int64_t S,
-             const float* xn, AttentionScratch& sc, Stream stream) {
+             const float* xn, AttentionScratch& sc, bool norm_q, Stream stream) {
   const int64_t D = c.hidden_size, H = c.num_attention_heads, hd = c.head_dim, ql = c.q_lora_rank;
   const float eps = float(c.rms_norm_eps);
   const DeviceRope& r = *lp.rope;
@@ -384,7 +388,7 @@ void project(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int64
   norm_rope(NormRopeArgs{sc.q_lat, sc.q_lat, lp.q_norm, r.cos, r.sin, ql, 1, p0, 0, 0, eps}, S, stream);  // no rope
   matmul(lp.wq_b, sc.q_lat, ql, sc.q, H * hd, S, stream, lp.gemm);
   // Per-head norm + rope of q in place.
-  norm_rope(NormRopeArgs{sc.q, sc.q, nullptr, r.cos, r.sin, hd, H, p0, 0, r.half, eps}, S * H, stream);
+  if (norm_q) norm_rope(NormRopeArgs{sc.q, sc.q, nullptr, r.cos, r.sin, hd, H, p0, 0, r.half, eps}, S * H, stream);
   if (scored) matmul(lp.index_wq_b, sc.q_lat, ql, sc.idx_q, nh * ihd, S, stream, selection_policy(lp.gemm));
   sc.side.join(stream);
 }
@@ -475,7 +479,16 @@ void attention(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int
                const float* xn, AttentionScratch& sc, float* out, Stream stream) {
   check_shapes(lp, c, st, ring_size, p0, S, sc);
   const int64_t H = c.num_attention_heads, hd = c.head_dim;
-  project(lp, c, st, ring_size, p0, S, xn, sc, stream);
+  // Split the keys when the batch has few items: the most keys a token of it sees, by kind.
+  const int64_t last_pos = p0 + S - 1;
+  int64_t max_keys = std::min<int64_t>(int64_t(c.sliding_window), last_pos + 1);
+  if (lp.kind == AttnKind::HCA) max_keys += (last_pos + 1) / lp.comp.ratio;
+  if (lp.kind == AttnKind::CSA) max_keys += std::min<int64_t>(c.index_topk, (last_pos + 1) / lp.comp.ratio);
+  const int64_t splits = S * H <= kSplitItems ? std::clamp<int64_t>(max_keys / kKeysPerSplit, 1, kMaxSplits) : 1;
+  const int64_t n_entries = lp.kind == AttnKind::Sliding ? 0 : (p0 + S) / std::max<uint32_t>(1, lp.comp.ratio);
+  // Prompt batches on the matrix cores, which norm and rope Q as they load it.
+  const bool on_matrix = splits == 1 && lp.gemm.matrix(S) && attend_mma_usable(sc, H, hd, ring_size, n_entries);
+  project(lp, c, st, ring_size, p0, S, xn, sc, !on_matrix, stream);
   if (lp.kind == AttnKind::CSA) indexer_select(lp, c, st, p0, S, sc, stream);
 
   AttendArgs a{sc.q,
@@ -498,15 +511,10 @@ void attention(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int
                float(1.0 / std::sqrt(double(hd))),
                sc.attend_part,
                sc.attend_tickets};
-  // Split the keys when the batch has few items: the most keys a token of it sees, by kind.
-  const int64_t last_pos = p0 + S - 1;
-  int64_t max_keys = std::min<int64_t>(int64_t(c.sliding_window), last_pos + 1);
-  if (lp.kind == AttnKind::HCA) max_keys += (last_pos + 1) / lp.comp.ratio;
-  if (lp.kind == AttnKind::CSA) max_keys += std::min<int64_t>(c.index_topk, (last_pos + 1) / lp.comp.ratio);
-  const int64_t splits = S * H <= kSplitItems ? std::clamp<int64_t>(max_keys / kKeysPerSplit, 1, kMaxSplits) : 1;
-  const int64_t n_entries = lp.kind == AttnKind::Sliding ? 0 : (p0 + S) / std::max<uint32_t>(1, lp.comp.ratio);
-  if (splits == 1 && lp.gemm.matrix(S) && launch_attend_mma(a, S, n_entries, sc, lp.gemm.split, stream)) {
-    // Prompt batches on the matrix cores.
+  if (on_matrix) {
+    a.q_raw = true;
+    a.q_eps = float(c.rms_norm_eps);
+    launch_attend_mma(a, S, n_entries, sc, lp.gemm.split, stream);
   } else if (splits == 1 && hd <= kTiledMaxHead) {
     // Unsplit batches (prompts) stage each token's keys once for several heads.
     const int hb = attend_tiled_heads_per_block(H);
