@@ -10,13 +10,8 @@ set -uo pipefail
 build=$1 out=$2 kernels=${3:-'expert_up expert_down mma_matmul_kernel'} len=${4:-1024}
 mkdir -p "$out"
 model=${FLASH_MODEL_DIR:-/tmp/flash4}
-export LD_LIBRARY_PATH="$build/carry-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-moepage="$build/bin/moepage"
-if [ ! -f "$model/config.json" ]; then
-  "$moepage" synth --preset flash --layers 4 --seed 7 --out "$model" --log-level warn || exit 1
-fi
-vocab=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['vocab_size'])" "$model/config.json")
-ids=$(python3 -c "import sys; n, v = int(sys.argv[1]), int(sys.argv[2]); print(','.join(str((i*7919+17)%v) for i in range(n)))" "$len" "$vocab")
+. "$(dirname "$0")/flash_prompt.sh"
+flash_prompt "$build" "$model" "$len"
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 for k in $kernels; do
   timeout "${DETAIL_TIMEOUT:-150}" "$ncu" --kernel-name-base function -k "regex:$k" \

@@ -9,13 +9,8 @@ set -uo pipefail
 build=$(cd "$1" && pwd); out=$2; len=${3:-4096}; prefills=${4:-30}
 mkdir -p "$out"
 model=${FLASH_MODEL_DIR:-/tmp/flash4}
-export LD_LIBRARY_PATH="$build/carry-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-moepage="$build/bin/moepage"
-if [ ! -f "$model/config.json" ]; then
-  "$moepage" synth --preset flash --layers 4 --seed 7 --out "$model" --log-level warn || exit 1
-fi
-vocab=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['vocab_size'])" "$model/config.json")
-ids=$(python3 -c "import sys; n, v = int(sys.argv[1]), int(sys.argv[2]); print(','.join(str((i*7919+17)%v) for i in range(n)))" "$len" "$vocab")
+. "$(dirname "$0")/flash_prompt.sh"
+flash_prompt "$build" "$model" "$len"
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu,clocks_throttle_reasons.active \
   --format=csv,nounits -lms "${SAMPLE_MS:-20}" > "$out/clocks.csv" 2> "$out/clocks.log" &
 smi=$!

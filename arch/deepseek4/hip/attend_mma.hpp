@@ -5,8 +5,9 @@
 // and head on each warp.
 //
 // One block serves one token and 16 of its heads with four warps; warp w owns a quarter of the
-// head's channels: its share of Q (as A fragments, in registers for the whole kernel) and of the
-// output sums (C fragments). A tile of 16 keys is copied into shared memory as bf16 parts, split
+// head's channels: its share of Q (as A fragments, in registers for the whole kernel; the kernel
+// applies each head's RMSNorm and rope as it loads them when the batch's Q arrives as projected)
+// and of the output sums (C fragments). A tile of 16 keys is copied into shared memory as bf16 parts, split
 // once per batch beforehand (attend_key_parts.hpp); each warp multiplies its channels of Q by the
 // tile's, the four partial logit tiles are summed in warp order through shared memory (every warp
 // gets the same bits), each warp keeps the same running max and denominator per head, and
