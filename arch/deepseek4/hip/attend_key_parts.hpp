@@ -23,6 +23,8 @@
 
 namespace moepage::ds4::gpu {
 
+#if defined(MOEPAGE_GPU_NVIDIA)
+
 // The rows to split: the first n_ring ring slots and the first n_entries compressed entries.
 struct KeyPartsPass {
   const float* ring;
@@ -31,8 +33,6 @@ struct KeyPartsPass {
   int64_t entry_row0;  // the parts' row of entry 0 (the buffer's ring rows)
   uint16_t* parts;     // [entry_row0 + entries, 2 * hd]
 };
-
-#if defined(MOEPAGE_GPU_NVIDIA)
 
 // x0, x1 as two bf16 pairs: hi rounded to nearest, lo the rounded remainder.
 __device__ inline void split_bf16_pair(float x0, float x1, uint32_t& hi, uint32_t& lo) {

@@ -22,6 +22,7 @@
 
 #include "deepseek4/hip/attend_args.hpp"
 #include "deepseek4/hip/attend_key_parts.hpp"
+#include "deepseek4/hip/rope_pair.hpp"
 
 #if defined(MOEPAGE_GPU_NVIDIA)
 #include "deepseek4/hip/mma_nvidia.hpp"
@@ -188,10 +189,9 @@ struct AttendWarp {
         const double inv = i % 2 == 0 ? inv0 : inv1;
         const float y0 = float(double(v[ks][i].x) * inv), y1 = float(double(v[ks][i].y) * inv);
         const int64_t k = d0 + ks * 16 + c2 + (i >= 2 ? 8 : 0);
-        if (k >= rope0) {  // the same rotation as norm_rope's
+        if (k >= rope0) {
           const int64_t at = pos * a.half + (k - rope0) / 2;
-          const float cs = a.cos[at], sn = a.sin[at];
-          v[ks][i] = make_float2(y0 * cs - y1 * sn, y1 * cs + y0 * sn);
+          v[ks][i] = rope_pair(y0, y1, a.cos[at], a.sin[at]);
         } else {
           v[ks][i] = make_float2(y0, y1);
         }

@@ -22,6 +22,7 @@
 #include "deepseek4/hip/check.hpp"
 #include "deepseek4/hip/gemm_policy.hpp"
 #include "deepseek4/hip/ops.hpp"
+#include "deepseek4/hip/rope_pair.hpp"
 
 namespace moepage::ds4::gpu {
 namespace {
@@ -260,9 +261,10 @@ __device__ inline void store_norm_rope_pair(const NormRopeArgs& a, float* o, int
                                             float x1, double r, float cs, float sn) {
   const float y0 = a.weight ? float(double(x0) * r * double(a.weight[2 * p])) : float(double(x0) * r);
   const float y1 = a.weight ? float(double(x1) * r * double(a.weight[2 * p + 1])) : float(double(x1) * r);
-  if (p >= rope_pair0) {  // the same rotation as rope_rotate
-    o[2 * p] = y0 * cs - y1 * sn;
-    o[2 * p + 1] = y1 * cs + y0 * sn;
+  if (p >= rope_pair0) {
+    const float2 rot = rope_pair(y0, y1, cs, sn);
+    o[2 * p] = rot.x;
+    o[2 * p + 1] = rot.y;
   } else {
     o[2 * p] = y0;
     o[2 * p + 1] = y1;

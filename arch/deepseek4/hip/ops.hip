@@ -7,6 +7,7 @@
 
 #include "deepseek4/hip/check.hpp"
 #include "deepseek4/hip/mma_matmul.hpp"
+#include "deepseek4/hip/rope_pair.hpp"
 #include "deepseek4/hip/row_dot.hpp"
 #include "deepseek4/hip/row_gemv.hpp"
 #include "deepseek4/hip/swiglu.hpp"
@@ -181,9 +182,9 @@ __global__ void rope_kernel(float* x, int64_t S, int64_t heads, int64_t ld_token
   const int64_t pos = pos0 + s * pos_step;
   const float c = cos_t[pos * half + i], sn = inverse ? -sin_t[pos * half + i] : sin_t[pos * half + i];
   float* p = x + s * ld_token + h * ld_head + col0 + 2 * i;
-  const float x0 = p[0], x1 = p[1];
-  p[0] = x0 * c - x1 * sn;
-  p[1] = x1 * c + x0 * sn;
+  const float2 r = rope_pair(p[0], p[1], c, sn);
+  p[0] = r.x;
+  p[1] = r.y;
 }
 
 __global__ void swiglu_kernel(const float* gate, const float* up, int64_t n, float limit, float* out) {
@@ -283,12 +284,13 @@ bool matmul_tiles(const DeviceMat& m, WeightCode code, const float* x, int64_t l
 
 }  // namespace
 
-void matmul(const cpu::MatRef& w, const float* x, int64_t ld_x, float* y, int64_t ld_y, int64_t n_tokens,
-            Stream stream, const GemmPolicy& policy) {
+void matmul(const cpu::MatRef& w, const float* x, int64_t ld_x, float* y, int64_t ld_y, int64_t n_tokens, Stream stream,
+            const GemmPolicy& policy) {
   if (n_tokens <= 0 || w.rows == 0) return;
   const WeightCode code = weight_code(w, "gpu matmul");
   const DeviceMat m = device_mat(w);
-  if (policy.matrix(n_tokens) && matmul_mma(m, code, x, ld_x, 0, m.rows, y, ld_y, n_tokens, policy.split, stream)) return;
+  if (policy.matrix(n_tokens) && matmul_mma(m, code, x, ld_x, 0, m.rows, y, ld_y, n_tokens, policy.split, stream))
+    return;
   if (matmul_tiles(m, code, x, ld_x, 0, m.rows, y, ld_y, n_tokens, stream)) return;
   const bool x_vec = reinterpret_cast<uintptr_t>(x) % 16 == 0 && (n_tokens == 1 || ld_x % 4 == 0);
   const unsigned grid = blocks_for(w.rows, kBlock / MP_MIN_WARP_SIZE);
@@ -302,16 +304,14 @@ void matmul(const cpu::MatRef& w, const float* x, int64_t ld_x, float* y, int64_
 }
 
 void matmul_grouped(const cpu::MatRef& w, const float* x, int64_t ld_x, int64_t x_group_stride, int64_t rows_per_group,
-                    int64_t groups, float* y, int64_t ld_y, int64_t n_tokens, Stream stream,
-                    const GemmPolicy& policy) {
+                    int64_t groups, float* y, int64_t ld_y, int64_t n_tokens, Stream stream, const GemmPolicy& policy) {
   if (n_tokens <= 0 || groups <= 0 || rows_per_group <= 0) return;
   if (rows_per_group * groups != w.rows)
     throw GpuError("gpu matmul_grouped: " + std::to_string(groups) + " groups of " + std::to_string(rows_per_group) +
                    " rows, expected " + std::to_string(w.rows) + " rows in all");
   const WeightCode code = weight_code(w, "gpu matmul_grouped");
   if (policy.matrix(n_tokens) &&
-      matmul_mma(device_mat(w), code, x, ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens, policy.split,
-                 stream))
+      matmul_mma(device_mat(w), code, x, ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens, policy.split, stream))
     return;
   if (matmul_tiles(device_mat(w), code, x, ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens, stream)) return;
   for (int64_t g = 0; g < groups; ++g)
@@ -350,7 +350,8 @@ void matmul_swiglu(const cpu::MatRef& w1, const cpu::MatRef& w3, const float* x,
   const WeightCode code = weight_code(w1, "gpu matmul_swiglu w1");
   (void)weight_code(w3, "gpu matmul_swiglu w3");
   const DeviceMat m1 = device_mat(w1), m3 = device_mat(w3);
-  if (policy.matrix(n_tokens) && matmul_swiglu_mma(m1, m3, code, x, ld_x, n_tokens, limit, h1, policy.split, stream)) return;
+  if (policy.matrix(n_tokens) && matmul_swiglu_mma(m1, m3, code, x, ld_x, n_tokens, limit, h1, policy.split, stream))
+    return;
   const GemvShape shape = gemv_shape(code, row_bytes_of(code, m1.cols) / 16);
   const bool fused =
       n_tokens == 1 && shape.slices > 0 && tiles_apply(m1, code, x, ld_x, 1) && tiles_apply(m3, code, x, ld_x, 1);
