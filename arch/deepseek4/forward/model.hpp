@@ -47,6 +47,9 @@ struct ModelOptions {
   // CPU only for now: run as one rank of an expert-parallel group (expert_parallel.hpp); the
   // ownership and the collective must outlive the model. collective null: a single rank.
   ExpertParallel expert_parallel{};
+  // GPU only (NVIDIA sm_90+): in a decode step each kernel may start while the previous one of its
+  // stream finishes, waiting on the device for its inputs (hip/launch.hpp).
+  bool overlap_launches = true;
 };
 
 // The rope of a config's rope parameters (main or compress).

@@ -18,6 +18,7 @@
 #include "deepseek4/hip/attend_args.hpp"
 
 #if defined(MOEPAGE_GPU_NVIDIA)
+#include "deepseek4/hip/launch.hpp"
 #include "deepseek4/hip/mma_nvidia.hpp"
 #endif
 
@@ -42,6 +43,7 @@ __device__ inline void split_bf16_pair(float x0, float x1, uint32_t& hi, uint32_
 
 // One thread per four floats of the ring's rows, then of the entries' (hd a multiple of 4).
 __global__ void split_key_rows_kernel(KeyPartsPass p) {
+  kernel_entry();
   const int64_t id = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t per_row = p.hd / 4, ring_quads = p.n_ring * per_row;
   if (id >= ring_quads + p.n_entries * per_row) return;

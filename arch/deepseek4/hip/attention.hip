@@ -21,6 +21,7 @@
 #include "deepseek4/hip/attention_scratch.hpp"
 #include "deepseek4/hip/check.hpp"
 #include "deepseek4/hip/gemm_policy.hpp"
+#include "deepseek4/hip/launch.hpp"
 #include "deepseek4/hip/ops.hpp"
 #include "deepseek4/hip/rope_pair.hpp"
 
@@ -43,6 +44,7 @@ constexpr int64_t kKeysPerSplit = 8;  // and give every block at least this many
 // the warps merge with the sink (one split), or into the block's partial that the item's last
 // block merges with the others and the sink.
 __global__ void __launch_bounds__(kThreads) attend_kernel(AttendArgs a) {
+  kernel_entry();
   extern __shared__ float smem[];
   const int64_t hd = a.hd;
   float* acc_all = smem;                   // [kMaxWarps, hd]
@@ -179,12 +181,14 @@ __global__ void __launch_bounds__(kThreads) attend_kernel(AttendArgs a) {
 }
 
 __global__ void __launch_bounds__(kTiledThreads) attend_tiled_kernel(AttendArgs a, int heads_per_block) {
+  kernel_entry();
   attend_tiled(a, heads_per_block);
 }
 
 #if defined(MOEPAGE_GPU_NVIDIA)
 template <int DW, bool Split>
 __global__ void __launch_bounds__(kMmaAttendThreads, kMmaAttendBlocksPerSm) attend_mma_kernel(AttendArgs a) {
+  kernel_entry();
   attend_mma<DW, Split>(a);
 }
 
@@ -197,7 +201,7 @@ void run_attend_mma(const AttendArgs& a, dim3 grid, size_t smem, Stream stream) 
     return true;
   }();
   (void)raised;
-  attend_mma_kernel<DW, Split><<<grid, kMmaAttendThreads, smem, native(stream)>>>(a);
+  launch("attend_mma key parts", attend_mma_kernel<DW, Split>, grid, kMmaAttendThreads, smem, native(stream), a);
 }
 #endif
 
@@ -221,24 +225,23 @@ void launch_attend_mma(AttendArgs a, int64_t S, int64_t n_entries, const Attenti
   const KeyPartsPass pass{a.ring,           a.entries,   std::min<int64_t>(a.ring_size, a.p0 + S), n_entries, a.hd,
                           sc.key_ring_rows, sc.key_parts};
   const int64_t quads = (pass.n_ring + pass.n_entries) * (a.hd / 4);
-  split_key_rows_kernel<<<unsigned((quads + kThreads - 1) / kThreads), kThreads, 0, native(stream)>>>(pass);
-  MP_GPU_CHECK_LAUNCH("attend_mma key parts");
+  launch("attend_mma key parts", split_key_rows_kernel, unsigned((quads + kThreads - 1) / kThreads), kThreads, 0,
+         native(stream), pass);
   a.key_parts = sc.key_parts;
   a.key_entry_row0 = sc.key_ring_rows;
   const dim3 grid(unsigned(S * (a.H / kMmaAttendHeads)));
   const size_t smem = attend_mma_shared_bytes(a.hd);
-  auto launch = [&](auto dw) {
+  auto launch_variant = [&](auto dw) {
     constexpr int DW = decltype(dw)::value;
     if (split) run_attend_mma<DW, true>(a, grid, smem, stream);
     else run_attend_mma<DW, false>(a, grid, smem, stream);
   };
   switch (a.hd / kMmaAttendWarps) {
-    case 16: launch(std::integral_constant<int, 16>{}); break;
-    case 32: launch(std::integral_constant<int, 32>{}); break;
-    case 64: launch(std::integral_constant<int, 64>{}); break;
-    default: launch(std::integral_constant<int, 128>{}); break;
+    case 16: launch_variant(std::integral_constant<int, 16>{}); break;
+    case 32: launch_variant(std::integral_constant<int, 32>{}); break;
+    case 64: launch_variant(std::integral_constant<int, 64>{}); break;
+    default: launch_variant(std::integral_constant<int, 128>{}); break;
   }
-  MP_GPU_CHECK_LAUNCH("attend_mma_kernel");
 #else
   (void)a, (void)S, (void)n_entries, (void)sc, (void)split, (void)stream;
   throw GpuError("gpu attention: the matrix-core prompt kernel is not built for this GPU");
@@ -278,6 +281,7 @@ __device__ inline void store_norm_rope_pair(const NormRopeArgs& a, float* o, int
 constexpr int kNormRopePairs = 4;  // rows of up to 2048 floats
 
 __global__ void __launch_bounds__(kThreads) norm_rope_kernel(NormRopeArgs a) {
+  kernel_entry();
   __shared__ double partials[kMaxWarps];
   const int64_t row = blockIdx.x, pos = a.p0 + row / a.rows_per_token;
   const float* x = a.x + row * a.n;
@@ -310,6 +314,7 @@ __global__ void __launch_bounds__(kThreads) norm_rope_kernel(NormRopeArgs a) {
 constexpr int kRowPairs = 16;  // rows of up to 1,024 floats (2,048 on 64-wide wavefronts)
 
 __global__ void __launch_bounds__(kThreads) norm_rope_rows_kernel(NormRopeArgs a, int64_t rows) {
+  kernel_entry();
   const int lane = int(threadIdx.x) % MP_WARP_SIZE;
   const int64_t warps = blockDim.x / MP_WARP_SIZE;
   const int64_t pairs = a.n / 2, rope_pair0 = pairs - a.half;
@@ -347,13 +352,11 @@ void norm_rope(const NormRopeArgs& a, int64_t rows, Stream stream) {
                                 std::to_string(2 * kNormRopePairs * kThreads));
   if (a.n <= 2 * kRowPairs * MP_MIN_WARP_SIZE && reinterpret_cast<uintptr_t>(a.x) % 8 == 0) {
     constexpr int64_t rows_per_block = kThreads / 32;
-    norm_rope_rows_kernel<<<unsigned((rows + rows_per_block - 1) / rows_per_block), kThreads, 0, native(stream)>>>(
-        a, rows);
-    MP_GPU_CHECK_LAUNCH("gpu attention norm_rope_rows_kernel");
+    launch("gpu attention norm_rope_rows_kernel", norm_rope_rows_kernel,
+           unsigned((rows + rows_per_block - 1) / rows_per_block), kThreads, 0, native(stream), a, rows);
     return;
   }
-  norm_rope_kernel<<<unsigned(rows), kThreads, 0, native(stream)>>>(a);
-  MP_GPU_CHECK_LAUNCH("gpu attention norm_rope_kernel");
+  launch("gpu attention norm_rope_kernel", norm_rope_kernel, unsigned(rows), kThreads, 0, native(stream), a);
 }
 
 // Q, the shared KV head (written into the ring), the compressors and, for CSA, the indexer's
@@ -520,16 +523,14 @@ void attention(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int
   } else if (splits == 1 && hd <= kTiledMaxHead) {
     // Unsplit batches (prompts) stage each token's keys once for several heads.
     const int hb = attend_tiled_heads_per_block(H);
-    attend_tiled_kernel<<<unsigned(S * (H / hb)), kTiledThreads, attend_tiled_shared_bytes(hd), native(stream)>>>(a,
-                                                                                                                  hb);
-    MP_GPU_CHECK_LAUNCH("attend_tiled_kernel");
+    launch("attend_tiled_kernel", attend_tiled_kernel, unsigned(S * (H / hb)), kTiledThreads,
+           attend_tiled_shared_bytes(hd), native(stream), a, hb);
   } else {
     const size_t smem = (size_t(kMaxWarps) * hd + hd + 2 * kMaxWarps) * sizeof(float);
     if (smem > kSharedBytes)
       throw std::invalid_argument("gpu attention: head_dim " + std::to_string(hd) + " needs " + std::to_string(smem) +
                                   " bytes of shared memory per block, at most " + std::to_string(kSharedBytes));
-    attend_kernel<<<dim3(unsigned(S * H), unsigned(splits)), kThreads, smem, native(stream)>>>(a);
-    MP_GPU_CHECK_LAUNCH("attend_kernel");
+    launch("attend_kernel", attend_kernel, dim3(unsigned(S * H), unsigned(splits)), kThreads, smem, native(stream), a);
   }
 
   // Grouped low-rank output projection: group g of the heads' outputs through rows

@@ -1,5 +1,5 @@
 // Error checks for .hip files: MP_GPU_CHECK(call) throws GpuError naming the call, file, line and
-// the runtime's message; MP_GPU_CHECK_LAUNCH(what) checks the last kernel launch.
+// the runtime's message. Kernel launches check themselves (launch.hpp).
 #pragma once
 #include <string>
 
@@ -20,10 +20,4 @@ inline hipStream_t native(Stream s) { return static_cast<hipStream_t>(s); }
   do {                                                                                                     \
     const hipError_t mp_gpu_err_ = (call);                                                                 \
     if (mp_gpu_err_ != hipSuccess) ::moepage::ds4::gpu::throw_gpu(mp_gpu_err_, #call, __FILE__, __LINE__); \
-  } while (0)
-
-#define MP_GPU_CHECK_LAUNCH(what)                                                                         \
-  do {                                                                                                    \
-    const hipError_t mp_gpu_err_ = hipGetLastError();                                                     \
-    if (mp_gpu_err_ != hipSuccess) ::moepage::ds4::gpu::throw_gpu(mp_gpu_err_, what, __FILE__, __LINE__); \
   } while (0)

@@ -12,6 +12,7 @@
 #include "deepseek4/hip/attention_parts.hpp"
 #include "deepseek4/hip/attention_reduce.hpp"
 #include "deepseek4/hip/check.hpp"
+#include "deepseek4/hip/launch.hpp"
 
 namespace moepage::ds4::gpu {
 namespace {
@@ -56,6 +57,7 @@ __device__ inline float prev_gate(const CompressorArgs& a, int64_t w, int32_t j,
 // Ca half) weighs the slots' kv; then the weighted RMS norm and the rope at position w * ratio.
 // One block per window: the windows of a batch are independent once their slots are known.
 __global__ void __launch_bounds__(kThreads) emit_windows_kernel(CompressorArgs a, int64_t first_window) {
+  kernel_entry();
   __shared__ float partials[kThreads / MP_MIN_WARP_SIZE];
   const int64_t w = first_window + blockIdx.x;
   const int32_t R = a.ratio, dim = a.dim;
@@ -104,6 +106,7 @@ __global__ void __launch_bounds__(kThreads) emit_windows_kernel(CompressorArgs a
 // the batch's last closed window. Thread (j, c) reads slot j's old value (for that half) before it
 // alone overwrites it.
 __global__ void __launch_bounds__(kThreads) carry_state_kernel(CompressorArgs a, int64_t last_closed) {
+  kernel_entry();
   const int32_t R = a.ratio, width = a.width;
   const int64_t pos_end = a.p0 + a.S - 1;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < int64_t(R) * width;
@@ -160,13 +163,13 @@ void compress_tokens(const GpuCompressorParams& p, const DeviceRope& rope, float
                    rope.half, p.overlap, s.has_prev, eps};
   const int64_t closing = entries_after - s.n_entries;
   if (closing > 0) {
-    emit_windows_kernel<<<unsigned(closing), kThreads, 0, native(stream)>>>(a, s.n_entries);
-    MP_GPU_CHECK_LAUNCH("compressor emit_windows_kernel");
+    launch("compressor emit_windows_kernel", emit_windows_kernel, unsigned(closing), kThreads, 0, native(stream), a,
+           s.n_entries);
   }
   const int64_t cells = R * int64_t(p.width);
-  carry_state_kernel<<<unsigned(std::min<int64_t>((cells + kThreads - 1) / kThreads, 64)), kThreads, 0,
-                       native(stream)>>>(a, closing > 0 ? entries_after - 1 : -1);
-  MP_GPU_CHECK_LAUNCH("compressor carry_state_kernel");
+  launch("compressor carry_state_kernel", carry_state_kernel,
+         unsigned(std::min<int64_t>((cells + kThreads - 1) / kThreads, 64)), kThreads, 0, native(stream), a,
+         closing > 0 ? entries_after - 1 : -1);
   if (entries_after > s.n_entries && p.overlap) s.has_prev = true;
   s.n_entries = entries_after;
 }

@@ -25,6 +25,7 @@
 
 #include "deepseek4/hip/attention_reduce.hpp"
 #include "deepseek4/hip/check.hpp"
+#include "deepseek4/hip/launch.hpp"
 #include "deepseek4/hip/row_dot.hpp"
 
 namespace moepage::ds4::gpu {
@@ -331,6 +332,7 @@ __device__ void finish_comb(const MixArgs& a, int64_t s, const float* mx, double
 // token's last block finishes the weights, and (fused) every block then collapses its columns.
 template <WeightCode W, int NS>
 __global__ void __launch_bounds__(kMixThreads) hc_mix_kernel(MixArgs a) {
+  kernel_entry();
   __shared__ float xs[kChunk];
   __shared__ double red[kMixThreads / MP_MIN_WARP_SIZE];
   __shared__ double sums[kMaxMixes + 1 + kMaxGram];
@@ -616,6 +618,7 @@ __device__ void store_slice_sums(const MixArgs& a, int64_t s0, int r0, const flo
 // NS > 0: exactly NS streams; G: fn rows per pass (any R: the passes loop).
 template <WeightCode W, int NS, int G>
 __global__ void __launch_bounds__(kMixThreads) hc_prompt_kernel(MixArgs a) {
+  kernel_entry();
   extern __shared__ float4 hc_prompt_shared[];
   double* aux = reinterpret_cast<double*>(hc_prompt_shared);
   float* xs = reinterpret_cast<float*>(aux + prompt_aux_doubles(NS));
@@ -642,6 +645,7 @@ __global__ void __launch_bounds__(kMixThreads) hc_prompt_kernel(MixArgs a) {
 
 // One block per token of the prompt path: what hc_mix_kernel's finishing block does for it.
 __global__ void __launch_bounds__(kMixThreads) hc_finish_kernel(MixArgs a) {
+  kernel_entry();
   __shared__ double sums[kMaxMixes + 1];
   __shared__ float mx[kMaxMixes];
   __shared__ double m[kMaxStreams * kMaxStreams];
@@ -664,15 +668,14 @@ void launch_prompt(const MixArgs& a, Stream stream) {
   (void)raised;
 #endif
   const dim3 grid(unsigned(a.chunks), unsigned((a.S + kPromptTokens - 1) / kPromptTokens));
-  hc_prompt_kernel<W, NS, G><<<grid, kMixThreads, smem, native(stream)>>>(a);
-  MP_GPU_CHECK_LAUNCH("gpu mHC hc_prompt_kernel");
-  hc_finish_kernel<<<unsigned(a.S), kMixThreads, 0, native(stream)>>>(a);
-  MP_GPU_CHECK_LAUNCH("gpu mHC hc_finish_kernel");
+  launch("gpu mHC hc_prompt_kernel", hc_prompt_kernel<W, NS, G>, grid, kMixThreads, smem, native(stream), a);
+  launch("gpu mHC hc_finish_kernel", hc_finish_kernel, unsigned(a.S), kMixThreads, 0, native(stream), a);
 }
 
 // The Sinkhorn of a site whose weights kernel left it out (comb_later): one block per token from
 // the mixes that kernel wrote, so it can run beside the block that follows the site.
 __global__ void __launch_bounds__(kMaxStreams* kMaxStreams) sinkhorn_kernel(MixArgs a) {
+  kernel_entry();
   __shared__ double m[kMaxStreams * kMaxStreams];
   const int64_t s = blockIdx.x;
   const float* mx = a.mixes + s * a.R;
@@ -723,6 +726,7 @@ template <int NS>
 __global__ void __launch_bounds__(kCollapseThreads)
     collapse_norm_kernel(const float* __restrict__ X, const float* __restrict__ pre, uint32_t n, uint32_t d,
                          const float* __restrict__ norm, float eps, float* __restrict__ u, float* __restrict__ xn) {
+  kernel_entry();
   __shared__ double red[kCollapseThreads / MP_MIN_WARP_SIZE];
   const int64_t s = blockIdx.x;
   const float* x = X + s * n * d;
@@ -756,6 +760,7 @@ __global__ void __launch_bounds__(kCollapseThreads)
 template <int NS>
 __global__ void hc_post_kernel(const float* block_out, const float* X, const float* post, const float* comb, int64_t S,
                                uint32_t n, uint32_t d, float* Xout) {
+  kernel_entry();
   const int64_t id = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (id >= S * n * d) return;
   const int64_t e = id % d, k = (id / d) % n, s = id / (int64_t(d) * n);
@@ -836,16 +841,16 @@ void launch_mix(const GpuHcParams& p, const Config& c, const HcInput& in, int64_
     const dim3 grid(unsigned(a.chunks), unsigned(S));
     with_weight_code(weight_code(p.fn, "gpu mHC fn"), [&](auto wc) {
       if (n == kFastStreams)
-        hc_mix_kernel<decltype(wc)::value, kFastStreams><<<grid, kMixThreads, 0, native(stream)>>>(a);
-      else hc_mix_kernel<decltype(wc)::value, 0><<<grid, kMixThreads, 0, native(stream)>>>(a);
+        launch("gpu mHC hc_mix_kernel", hc_mix_kernel<decltype(wc)::value, kFastStreams>, grid, kMixThreads, 0,
+               native(stream), a);
+      else
+        launch("gpu mHC hc_mix_kernel", hc_mix_kernel<decltype(wc)::value, 0>, grid, kMixThreads, 0, native(stream), a);
     });
-    MP_GPU_CHECK_LAUNCH("gpu mHC hc_mix_kernel");
   }
   if (a.comb_later) {
     const int cells = int(n * n), threads = (cells + MP_MIN_WARP_SIZE - 1) / MP_MIN_WARP_SIZE * MP_MIN_WARP_SIZE;
-    sinkhorn_kernel<<<unsigned(S), unsigned(std::max(threads, int(MP_WARP_SIZE))), 0,
-                      native(comb_side->fork(stream))>>>(a);
-    MP_GPU_CHECK_LAUNCH("gpu mHC sinkhorn_kernel");
+    launch("gpu mHC sinkhorn_kernel", sinkhorn_kernel, unsigned(S), unsigned(std::max(threads, int(MP_WARP_SIZE))), 0,
+           native(comb_side->fork(stream)), a);
   }
 }
 
@@ -901,10 +906,11 @@ void hc_collapse_norm(const float* X, const GpuHcScratch& sc, int64_t S, uint32_
                       float eps, float* u, float* xn, Stream stream) {
   if (S <= 0 || (!u && !xn)) return;
   if (n == kFastStreams)
-    collapse_norm_kernel<kFastStreams>
-        <<<unsigned(S), kCollapseThreads, 0, native(stream)>>>(X, sc.pre, n, d, norm, eps, u, xn);
-  else collapse_norm_kernel<0><<<unsigned(S), kCollapseThreads, 0, native(stream)>>>(X, sc.pre, n, d, norm, eps, u, xn);
-  MP_GPU_CHECK_LAUNCH("gpu mHC collapse_norm_kernel");
+    launch("gpu mHC collapse_norm_kernel", collapse_norm_kernel<kFastStreams>, unsigned(S), kCollapseThreads, 0,
+           native(stream), X, sc.pre, n, d, norm, eps, u, xn);
+  else
+    launch("gpu mHC collapse_norm_kernel", collapse_norm_kernel<0>, unsigned(S), kCollapseThreads, 0, native(stream), X,
+           sc.pre, n, d, norm, eps, u, xn);
 }
 
 void hc_pre(const GpuHcParams& p, const Config& c, const float* X, int64_t S, const GpuHcScratch& sc, float* post,
@@ -919,10 +925,11 @@ void hc_post(const float* block_out, const float* X, const float* post, const fl
              uint32_t d, float* Xout, Stream stream) {
   if (S <= 0) return;
   if (n == kFastStreams)
-    hc_post_kernel<kFastStreams>
-        <<<blocks_for(S * n * d), kBlock, 0, native(stream)>>>(block_out, X, post, comb, S, n, d, Xout);
-  else hc_post_kernel<0><<<blocks_for(S * n * d), kBlock, 0, native(stream)>>>(block_out, X, post, comb, S, n, d, Xout);
-  MP_GPU_CHECK_LAUNCH("gpu hc_post");
+    launch("gpu hc_post", hc_post_kernel<kFastStreams>, blocks_for(S * n * d), kBlock, 0, native(stream), block_out, X,
+           post, comb, S, n, d, Xout);
+  else
+    launch("gpu hc_post", hc_post_kernel<0>, blocks_for(S * n * d), kBlock, 0, native(stream), block_out, X, post, comb,
+           S, n, d, Xout);
 }
 
 void hc_head(const GpuHcParams& p, const Config& c, const float* X, int64_t S, const GpuHcScratch& sc, float* h,

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "deepseek4/hip/check.hpp"
+#include "deepseek4/hip/launch.hpp"
 #include "deepseek4/hip/ops.hpp"
 
 namespace moepage::ds4::gpu {
@@ -42,6 +43,7 @@ __device__ inline void greedy_block_reduce(float& bv, int32_t& bi, int32_t& ni) 
 // block's result goes to the work area; the block drawing the last ticket reduces them all.
 __global__ void __launch_bounds__(kGreedyThreads)
     greedy_kernel(const float* logits, int64_t V, int64_t per_block, int32_t* work) {
+  kernel_entry();
   const int64_t begin = int64_t(blockIdx.x) * per_block, end = begin + per_block < V ? begin + per_block : V;
   float bv = -INFINITY;
   int32_t bi = begin + threadIdx.x < end ? int32_t(begin + threadIdx.x) : INT_MAX, ni = INT_MAX;
@@ -99,8 +101,7 @@ void greedy_token(const float* logits, int64_t V, int32_t* work, Stream stream) 
   const int64_t per_block =
       std::max<int64_t>(int64_t(kGreedyThreads) * kGreedyUnroll, (V + kGreedyMaxBlocks - 1) / kGreedyMaxBlocks);
   const unsigned blocks = unsigned((V + per_block - 1) / per_block);
-  greedy_kernel<<<blocks, kGreedyThreads, 0, native(stream)>>>(logits, V, per_block, work);
-  MP_GPU_CHECK_LAUNCH("gpu greedy_token");
+  launch("gpu greedy_token", greedy_kernel, blocks, kGreedyThreads, 0, native(stream), logits, V, per_block, work);
 }
 
 void output_head(const GpuModelParams& mp, const Config& c, const float* X, int64_t S, const GpuHcScratch& hs, float* u,

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "deepseek4/hip/attention_reduce.hpp"
+#include "deepseek4/hip/launch.hpp"
 #include "gpu/hip_compat.hpp"
 
 namespace moepage::ds4::gpu {
@@ -45,6 +46,7 @@ __device__ inline float roped_query(const ScoreArgs& a, const float* q, int32_t 
 // lane h accumulates q_h . k over the dims (each key element broadcast to all lanes), and the
 // heads' terms meet in one warp sum, not one per head.
 __global__ void __launch_bounds__(kScoreThreads) index_scores_kernel(ScoreArgs a) {
+  kernel_entry();
   extern __shared__ float qs[];  // [nh, ihd + 1]
   const int64_t s = blockIdx.y;
   const int64_t visible = (a.p0 + s + 1) / a.ratio;
@@ -94,6 +96,7 @@ __host__ __device__ constexpr int64_t tiled_scores_shared_bytes(int64_t ihd) {
 
 // grid (blocks per token, S): block x takes tiles x*4 .. x*4+3 of its token's visible entries.
 __global__ void __launch_bounds__(kTiledThreads) index_scores_tiled_kernel(ScoreArgs a) {
+  kernel_entry();
   extern __shared__ float sh[];
   const int64_t s = blockIdx.y;
   const int64_t visible = (a.p0 + s + 1) / a.ratio;

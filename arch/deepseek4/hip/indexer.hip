@@ -12,6 +12,7 @@
 #include "deepseek4/hip/attention_reduce.hpp"
 #include "deepseek4/hip/check.hpp"
 #include "deepseek4/hip/index_scores.hpp"
+#include "deepseek4/hip/launch.hpp"
 
 namespace moepage::ds4::gpu {
 namespace {
@@ -89,6 +90,7 @@ struct SelectArgs {
 // T. Each thread owns a contiguous range of entries, so one block-wide scan of its counts places
 // its picks in ascending index order.
 __global__ void __launch_bounds__(kSelectThreads) index_select_kernel(SelectArgs a) {
+  kernel_entry();
   __shared__ int32_t hist[kBins];
   __shared__ int32_t scan_above[kSelectThreads], scan_equal[kSelectThreads];
   __shared__ uint32_t digit;
@@ -157,8 +159,8 @@ void launch_index_scores(const ScoreArgs& a, int64_t S, int64_t most_visible, St
   if (tiled_scores_apply(a, S)) {
     const int64_t per_block = int64_t(kTiledTilesPerBlock) * kTiledEntries;
     const dim3 grid(unsigned((most_visible + per_block - 1) / per_block), unsigned(S));
-    index_scores_tiled_kernel<<<grid, kTiledThreads, size_t(tiled_scores_shared_bytes(a.ihd)), native(stream)>>>(a);
-    MP_GPU_CHECK_LAUNCH("index_scores_tiled_kernel");
+    launch("index_scores_tiled_kernel", index_scores_tiled_kernel, grid, kTiledThreads,
+           size_t(tiled_scores_shared_bytes(a.ihd)), native(stream), a);
     return;
   }
   const size_t smem = size_t(a.nh) * size_t(a.ihd + 1) * sizeof(float);
@@ -170,8 +172,7 @@ void launch_index_scores(const ScoreArgs& a, int64_t S, int64_t most_visible, St
   const dim3 grid(
       unsigned(std::clamp<int64_t>((most_visible + kEntriesPerBlock - 1) / kEntriesPerBlock, 1, kMaxScoreBlocks)),
       unsigned(S));
-  index_scores_kernel<<<grid, kScoreThreads, smem, native(stream)>>>(a);
-  MP_GPU_CHECK_LAUNCH("index_scores_kernel");
+  launch("index_scores_kernel", index_scores_kernel, grid, kScoreThreads, smem, native(stream), a);
 }
 
 }  // namespace
@@ -211,8 +212,7 @@ void indexer_select(const GpuLayerParams& lp, const Config& c, const GpuLayerSta
     launch_index_scores(a, S, most_visible, stream);
   }
   SelectArgs a{sc.idx_scores, sc.sel, sc.n_sel, p0, sc.max_index_entries, topk, sc.index_topk, int32_t(ratio)};
-  index_select_kernel<<<unsigned(S), kSelectThreads, 0, native(stream)>>>(a);
-  MP_GPU_CHECK_LAUNCH("index_select_kernel");
+  launch("index_select_kernel", index_select_kernel, unsigned(S), kSelectThreads, 0, native(stream), a);
 }
 
 }  // namespace moepage::ds4::gpu

@@ -4,6 +4,7 @@
 
 #include "deepseek4/hip/check.hpp"
 #include "deepseek4/hip/gemm_policy.hpp"
+#include "deepseek4/hip/launch.hpp"
 #include "deepseek4/hip/mma_tile_staged.hpp"
 #include "deepseek4/hip/swiglu.hpp"
 
@@ -16,6 +17,7 @@ template <WeightCode W, bool Split>
 __global__ void __launch_bounds__(kMmaThreads)
     mma_matmul_kernel(DeviceMat m, const float* x, int64_t ld_x, int64_t x_group_stride, int64_t rows_per_group,
                       float* y, int64_t ld_y, int64_t n_tokens) {
+  kernel_entry();
   const int64_t row0 = int64_t(blockIdx.x) * kMmaStagedRows, t0 = int64_t(blockIdx.y) * kMmaTokens;
   const float* xg = x + (row0 / rows_per_group) * x_group_stride + t0 * ld_x;
   const int n = int(n_tokens - t0 < kMmaTokens ? n_tokens - t0 : kMmaTokens);
@@ -30,6 +32,7 @@ template <WeightCode W, bool Split>
 __global__ void __launch_bounds__(kMmaThreads)
     mma_swiglu_kernel(DeviceMat w1, DeviceMat w3, const float* x, int64_t ld_x, int64_t n_tokens, float limit,
                       float* out) {
+  kernel_entry();
   const int64_t row0 = int64_t(blockIdx.x) * (kMmaStagedRows / 2), t0 = int64_t(blockIdx.y) * kMmaTokens;
   const float* xt = x + t0 * ld_x;
   const int n = int(n_tokens - t0 < kMmaTokens ? n_tokens - t0 : kMmaTokens);
@@ -71,14 +74,13 @@ bool matmul_mma(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_
     constexpr WeightCode W = decltype(wc)::value;
     if constexpr (mma_encoding(W)) {
       if (split)
-        mma_matmul_kernel<W, true>
-            <<<grid, kMmaThreads, 0, native(stream)>>>(m, x, ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens);
+        launch("gpu matmul (matrix cores)", mma_matmul_kernel<W, true>, grid, kMmaThreads, 0, native(stream), m, x,
+               ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens);
       else
-        mma_matmul_kernel<W, false>
-            <<<grid, kMmaThreads, 0, native(stream)>>>(m, x, ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens);
+        launch("gpu matmul (matrix cores)", mma_matmul_kernel<W, false>, grid, kMmaThreads, 0, native(stream), m, x,
+               ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens);
     }
   });
-  MP_GPU_CHECK_LAUNCH("gpu matmul (matrix cores)");
   return true;
 #else
   (void)y, (void)ld_y, (void)n_tokens, (void)split, (void)stream;
@@ -97,11 +99,13 @@ bool matmul_swiglu_mma(const DeviceMat& w1, const DeviceMat& w3, WeightCode code
     constexpr WeightCode W = decltype(wc)::value;
     if constexpr (mma_encoding(W)) {
       if (split)
-        mma_swiglu_kernel<W, true><<<grid, kMmaThreads, 0, native(stream)>>>(w1, w3, x, ld_x, n_tokens, limit, out);
-      else mma_swiglu_kernel<W, false><<<grid, kMmaThreads, 0, native(stream)>>>(w1, w3, x, ld_x, n_tokens, limit, out);
+        launch("gpu matmul_swiglu (matrix cores)", mma_swiglu_kernel<W, true>, grid, kMmaThreads, 0, native(stream), w1,
+               w3, x, ld_x, n_tokens, limit, out);
+      else
+        launch("gpu matmul_swiglu (matrix cores)", mma_swiglu_kernel<W, false>, grid, kMmaThreads, 0, native(stream),
+               w1, w3, x, ld_x, n_tokens, limit, out);
     }
   });
-  MP_GPU_CHECK_LAUNCH("gpu matmul_swiglu (matrix cores)");
   return true;
 #else
   (void)limit, (void)out, (void)n_tokens, (void)split, (void)stream;

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "deepseek4/hip/check.hpp"
+#include "deepseek4/hip/launch.hpp"
 #include "deepseek4/hip/moe_band.hpp"
 #include "deepseek4/hip/moe_device_routing.hpp"
 #include "deepseek4/hip/moe_mma.hpp"
@@ -42,6 +43,7 @@ unsigned blocks_for(int64_t n, int64_t per_block = kBlock) {
 template <WeightCode W, int T>
 __global__ void expert_up_kernel(const std::byte* const* table_row, PartArgs w1, PartArgs w3, int64_t D, int64_t I,
                                  Band band, const float* yn, bool x_vec, float limit, float* act) {
+  kernel_entry();
   const int32_t b = blockIdx.y;
   const std::byte* slot = table_row[band.experts()[b]];
   const DeviceMat m1 = part_mat(slot, w1, I, D), m3 = part_mat(slot, w3, I, D);
@@ -70,6 +72,7 @@ __global__ void expert_up_kernel(const std::byte* const* table_row, PartArgs w1,
 template <WeightCode W, int T>
 __global__ void expert_down_kernel(const std::byte* const* table_row, PartArgs w2, int64_t D, int64_t I, Band band,
                                    const float* act, bool x_vec, float* ex_out) {
+  kernel_entry();
   const int32_t b = blockIdx.y;
   const std::byte* slot = table_row[band.experts()[b]];
   const DeviceMat m2 = part_mat(slot, w2, D, I);
@@ -99,6 +102,7 @@ template <WeightCode W, int T, int RR, bool Block>
 __global__ void __launch_bounds__(kMaxTileThreads)
     expert_up_tile_kernel(const std::byte* const* table_row, PartArgs w1, PartArgs w3, int64_t D, int64_t I, Band band,
                           const float* yn, float limit, float* act) {
+  kernel_entry();
   constexpr int R = 2 * RR;
   __shared__ float red[(Block ? kMaxTileThreads / MP_MIN_WARP_SIZE : 1) * R * T];
   constexpr int U = tile_unroll(T, R);
@@ -143,6 +147,7 @@ template <WeightCode W, int T, int R, bool Block>
 __global__ void __launch_bounds__(kMaxTileThreads)
     expert_down_tile_kernel(const std::byte* const* table_row, PartArgs w2, int64_t D, int64_t I, Band band,
                             const float* act, float* ex_out) {
+  kernel_entry();
   __shared__ float red[(Block ? kMaxTileThreads / MP_MIN_WARP_SIZE : 1) * R * T];
   constexpr int U = tile_unroll(T, R);
   const TileGroup<Block> g;
@@ -188,6 +193,7 @@ template <WeightCode W, int CPT>
 __global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
     expert_up_gemv_kernel(const std::byte* const* table_row, PartArgs w1, PartArgs w3, int64_t D, int64_t I, Band band,
                           const float* yn, float limit, float* act, int64_t rows_per_block) {
+  kernel_entry();
   __shared__ float partial[2 * kGemvMaxSlices * kGemvMaxRows];
   const int32_t b = blockIdx.y, pair = band.starts()[b];  // the expert's only (token, j) pair
   const std::byte* slot = table_row[band.experts()[b]];
@@ -207,6 +213,7 @@ template <WeightCode W, int CPT>
 __global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
     expert_down_gemv_kernel(const std::byte* const* table_row, PartArgs w2, int64_t D, int64_t I, Band band,
                             const float* act, float* ex_out, int64_t rows_per_block) {
+  kernel_entry();
   __shared__ float partial[kGemvMaxSlices * kGemvMaxRows];
   const int32_t b = blockIdx.y, pair = band.starts()[b];
   const std::byte* slot = table_row[band.experts()[b]];
@@ -233,17 +240,15 @@ bool launch_expert_gemv(const std::byte* const* table_row, const ExpertLayout& l
   const int64_t up_rows = gemv_rows_per_block(I, plan_nb, up.slices),
                 down_rows = gemv_rows_per_block(D, plan_nb, down.slices);
   with_gemv_kernel(up_code, up, [&](auto wc, auto c) {
-    expert_up_gemv_kernel<decltype(wc)::value, decltype(c)::value>
-        <<<dim3(unsigned((I + up_rows - 1) / up_rows), unsigned(nb)), unsigned(up.slices * kGemvLanes), 0, st>>>(
-            table_row, part_args(layout.w1), part_args(layout.w3), D, I, band, yn, limit, act, up_rows);
+    launch("gpu moe expert w1/w3 (single token)", expert_up_gemv_kernel<decltype(wc)::value, decltype(c)::value>,
+           dim3(unsigned((I + up_rows - 1) / up_rows), unsigned(nb)), unsigned(up.slices * kGemvLanes), 0, st,
+           table_row, part_args(layout.w1), part_args(layout.w3), D, I, band, yn, limit, act, up_rows);
   });
-  MP_GPU_CHECK_LAUNCH("gpu moe expert w1/w3 (single token)");
   with_gemv_kernel(down_code, down, [&](auto wc, auto c) {
-    expert_down_gemv_kernel<decltype(wc)::value, decltype(c)::value>
-        <<<dim3(unsigned((D + down_rows - 1) / down_rows), unsigned(nb)), unsigned(down.slices * kGemvLanes), 0, st>>>(
-            table_row, part_args(layout.w2), D, I, band, act, ex_out, down_rows);
+    launch("gpu moe expert w2 (single token)", expert_down_gemv_kernel<decltype(wc)::value, decltype(c)::value>,
+           dim3(unsigned((D + down_rows - 1) / down_rows), unsigned(nb)), unsigned(down.slices * kGemvLanes), 0, st,
+           table_row, part_args(layout.w2), D, I, band, act, ex_out, down_rows);
   });
-  MP_GPU_CHECK_LAUNCH("gpu moe expert w2 (single token)");
   return true;
 }
 
@@ -253,6 +258,7 @@ constexpr int down_wide_rows(int T) { return T == 1 ? 4 : T <= 4 ? 2 : 1; }
 
 // out[s] (holding the shared expert) += sum_j w[s, j] * ex_out[s*k + j], j in order.
 __global__ void combine_kernel(const float* weights, const float* ex_out, int64_t S, int32_t k, int64_t D, float* out) {
+  kernel_entry();
   const int64_t id = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (id >= S * D) return;
   const int64_t s = id / D, d = id % D;
@@ -350,48 +356,46 @@ void launch_expert_group(const ExpertLaunch& x, int32_t first, int32_t count) {
           constexpr int RW = up_wide_rows(T);
           const TilePlan p =
               plan_tiles(I, row_bytes_of(W, D) / 16, RW, tile_unroll(T, 2 * RW), tile_unroll(T, 2), n_used);
-          auto launch = [&](auto rows, auto block) {
-            expert_up_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>
-                <<<dim3(p.grid, unsigned(count)), p.threads, 0, st>>>(table_row, part_args(layout.w1),
-                                                                      part_args(layout.w3), D, I, bd, yn, limit, act);
+          auto launch_variant = [&](auto rows, auto block) {
+            launch("gpu moe expert w1/w3", expert_up_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>,
+                   dim3(p.grid, unsigned(count)), p.threads, 0, st, table_row, part_args(layout.w1),
+                   part_args(layout.w3), D, I, bd, yn, limit, act);
           };
           using Wide = std::integral_constant<int, RW>;
           using One = std::integral_constant<int, 1>;
-          if (p.wide) p.block ? launch(Wide{}, Yes{}) : launch(Wide{}, No{});
-          else p.block ? launch(One{}, Yes{}) : launch(One{}, No{});
+          if (p.wide) p.block ? launch_variant(Wide{}, Yes{}) : launch_variant(Wide{}, No{});
+          else p.block ? launch_variant(One{}, Yes{}) : launch_variant(One{}, No{});
         }
       });
     } else {
       with_weight_code(up_code, [&](auto wc) {
-        expert_up_kernel<decltype(wc)::value, T><<<dim3(up_grid.x, unsigned(count)), kBlock, 0, st>>>(
-            table_row, part_args(layout.w1), part_args(layout.w3), D, I, bd, yn, up_vec, limit, act);
+        launch("gpu moe expert w1/w3", expert_up_kernel<decltype(wc)::value, T>, dim3(up_grid.x, unsigned(count)),
+               kBlock, 0, st, table_row, part_args(layout.w1), part_args(layout.w3), D, I, bd, yn, up_vec, limit, act);
       });
     }
-    MP_GPU_CHECK_LAUNCH("gpu moe expert w1/w3");
     if (down_tiles) {
       with_weight_code(down_code, [&](auto wc) {
         constexpr WeightCode W = decltype(wc)::value;
         if constexpr (W != WeightCode::F16) {
           constexpr int RW = down_wide_rows(T);
           const TilePlan p = plan_tiles(D, row_bytes_of(W, I) / 16, RW, tile_unroll(T, RW), tile_unroll(T, 1), n_used);
-          auto launch = [&](auto rows, auto block) {
-            expert_down_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>
-                <<<dim3(p.grid, unsigned(count)), p.threads, 0, st>>>(table_row, part_args(layout.w2), D, I, bd, act,
-                                                                      ex_out);
+          auto launch_variant = [&](auto rows, auto block) {
+            launch("gpu moe expert w2", expert_down_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>,
+                   dim3(p.grid, unsigned(count)), p.threads, 0, st, table_row, part_args(layout.w2), D, I, bd, act,
+                   ex_out);
           };
           using Wide = std::integral_constant<int, RW>;
           using One = std::integral_constant<int, 1>;
-          if (p.wide) p.block ? launch(Wide{}, Yes{}) : launch(Wide{}, No{});
-          else p.block ? launch(One{}, Yes{}) : launch(One{}, No{});
+          if (p.wide) p.block ? launch_variant(Wide{}, Yes{}) : launch_variant(Wide{}, No{});
+          else p.block ? launch_variant(One{}, Yes{}) : launch_variant(One{}, No{});
         }
       });
     } else {
       with_weight_code(down_code, [&](auto wc) {
-        expert_down_kernel<decltype(wc)::value, T><<<dim3(down_grid.x, unsigned(count)), kBlock, 0, st>>>(
-            table_row, part_args(layout.w2), D, I, bd, act, down_vec, ex_out);
+        launch("gpu moe expert w2", expert_down_kernel<decltype(wc)::value, T>, dim3(down_grid.x, unsigned(count)),
+               kBlock, 0, st, table_row, part_args(layout.w2), D, I, bd, act, down_vec, ex_out);
       });
     }
-    MP_GPU_CHECK_LAUNCH("gpu moe expert w2");
   });
 }
 
@@ -409,8 +413,8 @@ const int32_t* hash_row(const GpuLayerParams& lp, const Config& c, int32_t tok, 
 // added to its output in j order.
 void combine_experts(MoeScratch& sc, int64_t S, int64_t k, int64_t D, float* out, Stream stream) {
   sc.side.join(stream);
-  combine_kernel<<<blocks_for(S * D), kBlock, 0, native(stream)>>>(sc.weights, sc.ex_out, S, int32_t(k), D, out);
-  MP_GPU_CHECK_LAUNCH("gpu moe combine");
+  launch("gpu moe combine", combine_kernel, blocks_for(S * D), kBlock, 0, native(stream), sc.weights, sc.ex_out, S,
+         int32_t(k), D, out);
 }
 
 // Closes a started acquire when the band fails before its acquire_finish (a launch error, a bad

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "deepseek4/hip/check.hpp"
+#include "deepseek4/hip/launch.hpp"
 #include "deepseek4/hip/mma_matmul.hpp"
 #include "deepseek4/hip/mma_tile.hpp"
 #include "deepseek4/hip/swiglu.hpp"
@@ -18,6 +19,7 @@ template <WeightCode W, bool Split, int BN>
 __global__ void __launch_bounds__(kMmaThreads)
     expert_up_mma_kernel(const std::byte* const* table_row, PartArgs w1, PartArgs w3, int64_t D, int64_t I, Band band,
                          const float* yn, float limit, float* act) {
+  kernel_entry();
   const int32_t b = int32_t(blockIdx.z);
   const int32_t begin = band.starts()[b] + int32_t(blockIdx.y) * BN, end = band.starts()[b + 1];
   if (begin >= end) return;
@@ -35,6 +37,7 @@ template <WeightCode W, bool Split, int BN>
 __global__ void __launch_bounds__(kMmaThreads)
     expert_down_mma_kernel(const std::byte* const* table_row, PartArgs w2, int64_t D, int64_t I, Band band,
                            const float* act, float* ex_out) {
+  kernel_entry();
   const int32_t b = int32_t(blockIdx.z);
   const int32_t begin = band.starts()[b] + int32_t(blockIdx.y) * BN, end = band.starts()[b + 1];
   if (begin >= end) return;
@@ -62,10 +65,10 @@ int32_t expert_token_tile(int64_t pairs, int64_t used_experts) {
 
 void launch_expert_mma(const std::byte* const* table_row, WeightCode up_code, WeightCode down_code, const PartArgs& w1,
                        const PartArgs& w3, const PartArgs& w2, int64_t D, int64_t I, const Band& band, int32_t count,
-                       int32_t max_pairs, int32_t token_tile, const float* yn, float limit, float* act,
-                       float* ex_out, bool split, Stream stream) {
+                       int32_t max_pairs, int32_t token_tile, const float* yn, float limit, float* act, float* ex_out,
+                       bool split, Stream stream) {
 #if defined(MOEPAGE_GPU_NVIDIA)
-  auto launch = [&](auto tile, auto split_part) {
+  auto launch_variant = [&](auto tile, auto split_part) {
     constexpr int BN = decltype(tile)::value;
     constexpr bool Split = decltype(split_part)::value;
     const unsigned tiles = unsigned((max_pairs + BN - 1) / BN);
@@ -74,22 +77,21 @@ void launch_expert_mma(const std::byte* const* table_row, WeightCode up_code, We
     with_weight_code(up_code, [&](auto wc) {
       constexpr WeightCode W = decltype(wc)::value;
       if constexpr (mma_encoding(W))
-        expert_up_mma_kernel<W, Split, BN>
-            <<<up_grid, kMmaThreads, 0, native(stream)>>>(table_row, w1, w3, D, I, band, yn, limit, act);
+        launch("gpu moe expert w1/w3 (matrix cores)", expert_up_mma_kernel<W, Split, BN>, up_grid, kMmaThreads, 0,
+               native(stream), table_row, w1, w3, D, I, band, yn, limit, act);
     });
-    MP_GPU_CHECK_LAUNCH("gpu moe expert w1/w3 (matrix cores)");
     with_weight_code(down_code, [&](auto wc) {
       constexpr WeightCode W = decltype(wc)::value;
       if constexpr (mma_encoding(W))
-        expert_down_mma_kernel<W, Split, BN>
-            <<<down_grid, kMmaThreads, 0, native(stream)>>>(table_row, w2, D, I, band, act, ex_out);
+        launch("gpu moe expert w2 (matrix cores)", expert_down_mma_kernel<W, Split, BN>, down_grid, kMmaThreads, 0,
+               native(stream), table_row, w2, D, I, band, act, ex_out);
     });
-    MP_GPU_CHECK_LAUNCH("gpu moe expert w2 (matrix cores)");
   };
   using Few = std::integral_constant<int, kMmaFewTokens>;
   using Many = std::integral_constant<int, kMmaTokens>;
-  if (token_tile == kMmaFewTokens) split ? launch(Few{}, std::true_type{}) : launch(Few{}, std::false_type{});
-  else split ? launch(Many{}, std::true_type{}) : launch(Many{}, std::false_type{});
+  if (token_tile == kMmaFewTokens)
+    split ? launch_variant(Few{}, std::true_type{}) : launch_variant(Few{}, std::false_type{});
+  else split ? launch_variant(Many{}, std::true_type{}) : launch_variant(Many{}, std::false_type{});
 #else
   (void)table_row, (void)up_code, (void)down_code, (void)w1, (void)w3, (void)w2, (void)D, (void)I, (void)band;
   (void)count, (void)max_pairs, (void)token_tile, (void)yn, (void)limit, (void)act, (void)ex_out, (void)split;

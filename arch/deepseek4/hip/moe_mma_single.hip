@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "deepseek4/hip/check.hpp"
+#include "deepseek4/hip/launch.hpp"
 #include "deepseek4/hip/mma_gemv.hpp"
 #include "deepseek4/hip/moe_mma.hpp"
 #include "deepseek4/hip/swiglu.hpp"
@@ -17,6 +18,7 @@ template <WeightCode W, bool Split>
 __global__ void __launch_bounds__(kMmaThreads, 2)
     expert_up_mma_single_kernel(const std::byte* const* table_row, PartArgs w1, PartArgs w3, int64_t D, int64_t I,
                                 Band band, const float* yn, float limit, float* act) {
+  kernel_entry();
   const int32_t b = int32_t(blockIdx.y), pair = band.starts()[b];  // the expert's only (token, j) pair
   const std::byte* slot = table_row[band.experts()[b]];
   const DeviceMat m1 = part_mat(slot, w1, I, D), m3 = part_mat(slot, w3, I, D);
@@ -30,6 +32,7 @@ template <WeightCode W, bool Split>
 __global__ void __launch_bounds__(kMmaThreads, 2)
     expert_down_mma_single_kernel(const std::byte* const* table_row, PartArgs w2, int64_t D, int64_t I, Band band,
                                   const float* act, float* ex_out) {
+  kernel_entry();
   const int32_t b = int32_t(blockIdx.y), pair = band.starts()[b];
   const std::byte* slot = table_row[band.experts()[b]];
   const DeviceMat m2 = part_mat(slot, w2, D, I);
@@ -47,26 +50,24 @@ void launch_expert_mma_single(const std::byte* const* table_row, WeightCode up_c
                               const Band& band, int32_t count, const float* yn, float limit, float* act, float* ex_out,
                               bool split, Stream stream) {
 #if defined(MOEPAGE_GPU_NVIDIA)
-  auto launch = [&](auto split_part) {
+  auto launch_variant = [&](auto split_part) {
     constexpr bool Split = decltype(split_part)::value;
     const dim3 up_grid(unsigned((I + kGemvMmaRows / 2 - 1) / (kGemvMmaRows / 2)), unsigned(count));
     const dim3 down_grid(unsigned((D + kGemvMmaRows - 1) / kGemvMmaRows), unsigned(count));
     with_weight_code(up_code, [&](auto wc) {
       constexpr WeightCode W = decltype(wc)::value;
       if constexpr (mma_encoding(W))
-        expert_up_mma_single_kernel<W, Split>
-            <<<up_grid, kMmaThreads, 0, native(stream)>>>(table_row, w1, w3, D, I, band, yn, limit, act);
+        launch("gpu moe expert w1/w3 (single token, matrix cores)", expert_up_mma_single_kernel<W, Split>, up_grid,
+               kMmaThreads, 0, native(stream), table_row, w1, w3, D, I, band, yn, limit, act);
     });
-    MP_GPU_CHECK_LAUNCH("gpu moe expert w1/w3 (single token, matrix cores)");
     with_weight_code(down_code, [&](auto wc) {
       constexpr WeightCode W = decltype(wc)::value;
       if constexpr (mma_encoding(W))
-        expert_down_mma_single_kernel<W, Split>
-            <<<down_grid, kMmaThreads, 0, native(stream)>>>(table_row, w2, D, I, band, act, ex_out);
+        launch("gpu moe expert w2 (single token, matrix cores)", expert_down_mma_single_kernel<W, Split>, down_grid,
+               kMmaThreads, 0, native(stream), table_row, w2, D, I, band, act, ex_out);
     });
-    MP_GPU_CHECK_LAUNCH("gpu moe expert w2 (single token, matrix cores)");
   };
-  split ? launch(std::true_type{}) : launch(std::false_type{});
+  split ? launch_variant(std::true_type{}) : launch_variant(std::false_type{});
 #else
   (void)table_row, (void)up_code, (void)down_code, (void)w1, (void)w3, (void)w2, (void)D, (void)I, (void)band;
   (void)count, (void)yn, (void)limit, (void)act, (void)ex_out, (void)split, (void)stream;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "deepseek4/hip/check.hpp"
+#include "deepseek4/hip/launch.hpp"
 #include "deepseek4/hip/moe.hpp"
 #include "deepseek4/hip/moe_route.hpp"
 #include "deepseek4/hip/moe_scratch.hpp"
@@ -100,6 +101,7 @@ __global__ void route_kernel(const float* logits, int32_t E, int32_t k, int scor
                              const int32_t* tokens, int32_t vocab, const float* bias, double scaling, int32_t* idx_out,
                              float* w_out, RouterFault* fault, int32_t layer, int64_t p0, const int32_t* forced,
                              TokenRecord record) {
+  kernel_entry();
   extern __shared__ float shared[];
   float* scores = shared;
   float* biased = shared + E;
@@ -212,10 +214,9 @@ void launch_route(const GpuLayerParams& lp, const Config& c, const int32_t* toke
   const bool hash = lp.mlp == MlpKind::HashMoe;
   if (hash && !lp.tid2eid) throw GpuError("gpu route: hash-routed layer without its device tid2eid table");
   if (!hash && !lp.gate_bias) throw GpuError("gpu route: scored layer without its device gate bias");
-  route_kernel<<<unsigned(S), kRouteBlock, size_t(2 * E) * sizeof(float), native(stream)>>>(
-      logits, E, k, scoring_code(c.scoring_func), hash ? lp.tid2eid : nullptr, tokens, int32_t(c.vocab_size),
-      lp.gate_bias, c.routed_scaling_factor, idx, weights, fault, int32_t(layer), p0, forced, record);
-  MP_GPU_CHECK_LAUNCH("gpu route");
+  launch("gpu route", route_kernel, unsigned(S), kRouteBlock, size_t(2 * E) * sizeof(float), native(stream), logits, E,
+         k, scoring_code(c.scoring_func), hash ? lp.tid2eid : nullptr, tokens, int32_t(c.vocab_size), lp.gate_bias,
+         c.routed_scaling_factor, idx, weights, fault, int32_t(layer), p0, forced, record);
 }
 
 void route(const GpuLayerParams& lp, const Config& c, const int32_t* tokens, int64_t S, const float* logits,

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "deepseek4/hip/check.hpp"
+#include "deepseek4/hip/launch.hpp"
 #include "deepseek4/hip/mma_matmul.hpp"
 #include "deepseek4/hip/rope_pair.hpp"
 #include "deepseek4/hip/row_dot.hpp"
@@ -26,6 +27,7 @@ unsigned blocks_for(int64_t n, int64_t per_block = kBlock) {
 template <WeightCode W, int T>
 __global__ void matmul_kernel(DeviceMat m, const float* x, int64_t ld_x, float* y, int64_t ld_y, int64_t n_tokens,
                               bool x_vec) {
+  kernel_entry();
   const int64_t warps = blockDim.x / MP_WARP_SIZE;
   const int64_t warp = blockIdx.x * warps + threadIdx.x / MP_WARP_SIZE;
   const bool lane0 = threadIdx.x % MP_WARP_SIZE == 0;
@@ -52,6 +54,7 @@ template <WeightCode W, int T, int R, bool Block>
 __global__ void __launch_bounds__(kMaxTileThreads)
     matmul_tile_kernel(DeviceMat m, const float* x, int64_t ld_x, float* y, int64_t ld_y, int64_t n_tokens,
                        int64_t rows_per_group, int64_t x_group_stride) {
+  kernel_entry();
   __shared__ float red[(Block ? kMaxTileThreads / MP_MIN_WARP_SIZE : 1) * R * T];
   constexpr int U = tile_unroll(T, R);
   const TileGroup<Block> g;
@@ -92,6 +95,7 @@ template <WeightCode W, int CPT>
 __global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
     matmul_gemv_kernel(DeviceMat m, const float* x, float* y, int64_t rows_per_group, int64_t x_group_stride,
                        int64_t rows_per_block) {
+  kernel_entry();
   __shared__ float partial[kGemvMaxSlices * kGemvMaxRows];
   int64_t r1;
   const int64_t r0 = gemv_block_rows(m.rows, rows_per_block, r1);
@@ -108,6 +112,7 @@ __global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
 template <WeightCode W, int CPT>
 __global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
     swiglu_gemv_kernel(DeviceMat w1, DeviceMat w3, const float* x, float limit, float* out, int64_t rows_per_block) {
+  kernel_entry();
   __shared__ float partial[2 * kGemvMaxSlices * kGemvMaxRows];
   int64_t r1;
   const int64_t r0 = gemv_block_rows(w1.rows, rows_per_block, r1);
@@ -130,6 +135,7 @@ constexpr int kMaxNormThreads = 1024;
 
 __global__ void __launch_bounds__(kMaxNormThreads)
     rms_norm_kernel(const float* x, int64_t n, int64_t ld, const float* weight, float eps, float* out, bool vec) {
+  kernel_entry();
   __shared__ double partial[kMaxNormThreads / MP_MIN_WARP_SIZE];
   const float* row = x + int64_t(blockIdx.x) * ld;
   float* o = out + int64_t(blockIdx.x) * ld;
@@ -176,6 +182,7 @@ __global__ void __launch_bounds__(kMaxNormThreads)
 __global__ void rope_kernel(float* x, int64_t S, int64_t heads, int64_t ld_token, int64_t ld_head, int64_t col0,
                             int32_t half, const float* cos_t, const float* sin_t, int64_t pos0, int64_t pos_step,
                             bool inverse) {
+  kernel_entry();
   const int64_t id = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (id >= S * heads * half) return;
   const int64_t i = id % half, h = (id / half) % heads, s = id / (half * heads);
@@ -188,6 +195,7 @@ __global__ void rope_kernel(float* x, int64_t S, int64_t heads, int64_t ld_token
 }
 
 __global__ void swiglu_kernel(const float* gate, const float* up, int64_t n, float limit, float* out) {
+  kernel_entry();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) out[i] = swiglu_value(gate[i], up[i], limit);
 }
@@ -195,6 +203,7 @@ __global__ void swiglu_kernel(const float* gate, const float* up, int64_t n, flo
 // One block row per token, threads over the columns; the decoded row goes to every stream.
 template <WeightCode W>
 __global__ void embed_kernel(DeviceMat table, const int32_t* tokens, int64_t copies, float* X) {
+  kernel_entry();
   const int64_t s = blockIdx.y;
   const int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (c >= table.cols) return;
@@ -212,6 +221,7 @@ __global__ void embed_kernel(DeviceMat table, const int32_t* tokens, int64_t cop
 
 // Float sums in stream order, like the CPU Model's observe_layer.
 __global__ void stream_mean_kernel(const float* streams, int32_t n, int64_t d_model, float* mean) {
+  kernel_entry();
   const int64_t d = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (d >= d_model) return;
   float sum = 0.0f;
@@ -244,11 +254,9 @@ bool matmul_gemv(const DeviceMat& m, WeightCode code, const float* x, int64_t x_
     while (rows_per_group % per_block != 0) --per_block;
   const unsigned grid = unsigned((m.rows + per_block - 1) / per_block);
   with_gemv_kernel(code, shape, [&](auto wc, auto c) {
-    matmul_gemv_kernel<decltype(wc)::value, decltype(c)::value>
-        <<<grid, unsigned(shape.slices * kGemvLanes), 0, native(stream)>>>(m, x, y, rows_per_group, x_group_stride,
-                                                                           per_block);
+    launch("gpu matmul (single token)", matmul_gemv_kernel<decltype(wc)::value, decltype(c)::value>, grid,
+           unsigned(shape.slices * kGemvLanes), 0, native(stream), m, x, y, rows_per_group, x_group_stride, per_block);
   });
-  MP_GPU_CHECK_LAUNCH("gpu matmul (single token)");
   return true;
 }
 
@@ -265,20 +273,19 @@ bool matmul_tiles(const DeviceMat& m, WeightCode code, const float* x, int64_t l
         const int64_t n_chunks = row_bytes<W>(m.cols) / 16;
         TilePlan p =
             plan_tiles(m.rows, n_chunks, rows_per_group % RW == 0 ? RW : 1, tile_unroll(T, RW), tile_unroll(T, 1));
-        auto launch = [&](auto rows, auto block) {
-          matmul_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>
-              <<<p.grid, p.threads, 0, native(stream)>>>(m, x, ld_x, y, ld_y, n_tokens, rows_per_group, x_group_stride);
+        auto launch_variant = [&](auto rows, auto block) {
+          launch("gpu matmul", matmul_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>, p.grid,
+                 p.threads, 0, native(stream), m, x, ld_x, y, ld_y, n_tokens, rows_per_group, x_group_stride);
         };
         using Wide = std::integral_constant<int, RW>;
         using One = std::integral_constant<int, 1>;
         using Yes = std::true_type;
         using No = std::false_type;
-        if (p.wide) p.block ? launch(Wide{}, Yes{}) : launch(Wide{}, No{});
-        else p.block ? launch(One{}, Yes{}) : launch(One{}, No{});
+        if (p.wide) p.block ? launch_variant(Wide{}, Yes{}) : launch_variant(Wide{}, No{});
+        else p.block ? launch_variant(One{}, Yes{}) : launch_variant(One{}, No{});
       });
     }
   });
-  MP_GPU_CHECK_LAUNCH("gpu matmul");
   return true;
 }
 
@@ -296,11 +303,10 @@ void matmul(const cpu::MatRef& w, const float* x, int64_t ld_x, float* y, int64_
   const unsigned grid = blocks_for(w.rows, kBlock / MP_MIN_WARP_SIZE);
   with_weight_code(code, [&](auto wc) {
     with_token_tile(n_tokens, [&](auto tile) {
-      matmul_kernel<decltype(wc)::value, decltype(tile)::value>
-          <<<grid, kBlock, 0, native(stream)>>>(m, x, ld_x, y, ld_y, n_tokens, x_vec);
+      launch("gpu matmul", matmul_kernel<decltype(wc)::value, decltype(tile)::value>, grid, kBlock, 0, native(stream),
+             m, x, ld_x, y, ld_y, n_tokens, x_vec);
     });
   });
-  MP_GPU_CHECK_LAUNCH("gpu matmul");
 }
 
 void matmul_grouped(const cpu::MatRef& w, const float* x, int64_t ld_x, int64_t x_group_stride, int64_t rows_per_group,
@@ -327,8 +333,8 @@ void rms_norm(const float* x, int64_t rows, int64_t n, int64_t ld, const float* 
   const int64_t per_thread = 4 * (vec ? 4 : 1);  // elements a thread reads at least
   int threads = 64;
   while (threads < kMaxNormThreads && int64_t(threads) * per_thread < n) threads *= 2;
-  rms_norm_kernel<<<unsigned(rows), unsigned(threads), 0, native(stream)>>>(x, n, ld, weight, eps, out, vec);
-  MP_GPU_CHECK_LAUNCH("gpu rms_norm");
+  launch("gpu rms_norm", rms_norm_kernel, unsigned(rows), unsigned(threads), 0, native(stream), x, n, ld, weight, eps,
+         out, vec);
 }
 
 void rope_rotate(float* x, int64_t S, int64_t heads, int64_t ld_token, int64_t ld_head, int64_t col0, int32_t rope_dim,
@@ -336,9 +342,8 @@ void rope_rotate(float* x, int64_t S, int64_t heads, int64_t ld_token, int64_t l
   const int32_t half = rope_dim / 2;
   const int64_t n = S * heads * half;
   if (n <= 0) return;
-  rope_kernel<<<blocks_for(n), kBlock, 0, native(stream)>>>(x, S, heads, ld_token, ld_head, col0, half, cos, sin, pos0,
-                                                            pos_step, inverse);
-  MP_GPU_CHECK_LAUNCH("gpu rope_rotate");
+  launch("gpu rope_rotate", rope_kernel, blocks_for(n), kBlock, 0, native(stream), x, S, heads, ld_token, ld_head, col0,
+         half, cos, sin, pos0, pos_step, inverse);
 }
 
 void matmul_swiglu(const cpu::MatRef& w1, const cpu::MatRef& w3, const float* x, int64_t ld_x, int64_t n_tokens,
@@ -364,16 +369,14 @@ void matmul_swiglu(const cpu::MatRef& w1, const cpu::MatRef& w3, const float* x,
   const int64_t per_block = gemv_rows_per_block(m1.rows, 2, shape.slices);
   const unsigned grid = unsigned((m1.rows + per_block - 1) / per_block);
   with_gemv_kernel(code, shape, [&](auto wc, auto c) {
-    swiglu_gemv_kernel<decltype(wc)::value, decltype(c)::value>
-        <<<grid, unsigned(shape.slices * kGemvLanes), 0, native(stream)>>>(m1, m3, x, limit, h1, per_block);
+    launch("gpu matmul_swiglu (single token)", swiglu_gemv_kernel<decltype(wc)::value, decltype(c)::value>, grid,
+           unsigned(shape.slices * kGemvLanes), 0, native(stream), m1, m3, x, limit, h1, per_block);
   });
-  MP_GPU_CHECK_LAUNCH("gpu matmul_swiglu (single token)");
 }
 
 void swiglu_clamped(const float* gate, const float* up, int64_t n, float limit, float* out, Stream stream) {
   if (n <= 0) return;
-  swiglu_kernel<<<blocks_for(n), kBlock, 0, native(stream)>>>(gate, up, n, limit, out);
-  MP_GPU_CHECK_LAUNCH("gpu swiglu_clamped");
+  launch("gpu swiglu_clamped", swiglu_kernel, blocks_for(n), kBlock, 0, native(stream), gate, up, n, limit, out);
 }
 
 void embed(const cpu::MatRef& table, const int32_t* tokens, int64_t S, int64_t copies, float* X, Stream stream) {
@@ -382,15 +385,14 @@ void embed(const cpu::MatRef& table, const int32_t* tokens, int64_t S, int64_t c
   const DeviceMat m = device_mat(table);
   const dim3 grid(blocks_for(table.cols), unsigned(S));
   with_weight_code(code, [&](auto wc) {
-    embed_kernel<decltype(wc)::value><<<grid, kBlock, 0, native(stream)>>>(m, tokens, copies, X);
+    launch("gpu embed", embed_kernel<decltype(wc)::value>, grid, kBlock, 0, native(stream), m, tokens, copies, X);
   });
-  MP_GPU_CHECK_LAUNCH("gpu embed");
 }
 
 void stream_mean(const float* streams, int32_t n, int64_t d_model, float* mean, Stream stream) {
   if (d_model <= 0) return;
-  stream_mean_kernel<<<blocks_for(d_model), kBlock, 0, native(stream)>>>(streams, n, d_model, mean);
-  MP_GPU_CHECK_LAUNCH("gpu stream_mean");
+  launch("gpu stream_mean", stream_mean_kernel, blocks_for(d_model), kBlock, 0, native(stream), streams, n, d_model,
+         mean);
 }
 
 }  // namespace moepage::ds4::gpu

@@ -75,6 +75,10 @@ constexpr mp_option_def kOptions[] = {
                "GPU: a decode step over a pager whose slots never move (resident) routes on the device and "
                "reports its experts to the pager afterwards: no host round trip per layer; false: the host "
                "groups every layer's experts, as for a paged pool"),
+    mp::option(MP_OPT_BOOL, "overlap_launches", "true",
+               "GPU (NVIDIA sm_90+): in a decode step each kernel may start while the previous one of its "
+               "stream finishes and waits on the device for its inputs (programmatic dependent launch), hiding "
+               "each launch and its first loads; prompt batches launch plainly; false: plain launches"),
     mp::option(MP_OPT_INT, "paged_band", "32",
                "experts one acquire asks a paged pool for, at most (0 = its slots per layer; at least top_k): a "
                "long prompt streams each layer's experts in bands this size (H200, 2,048 tokens, lru at 25% and "
@@ -119,6 +123,7 @@ class Deepseek4Arch {
     matrix_split_experts_ = options.get_bool("matrix_split_experts");
     matrix_single_token_ = options.get_bool("matrix_single_token");
     device_routing_ = options.get_bool("device_routing");
+    overlap_launches_ = options.get_bool("overlap_launches");
     paged_band_ = uint32_t(int_option(options, "paged_band", 0, 65536, "0 (the pool's slots) to 65536"));
     if (args.checkpoint_dir == nullptr || *args.checkpoint_dir == '\0')
       throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': no checkpoint folder given");
@@ -238,7 +243,7 @@ class Deepseek4Arch {
     backend_ = ds4::make_forward_backend(ds4::BackendInputs{
         host_, pager_.get(), &model_, max_context_, max_batch_, threads_, replay_.get(), matrix_min_tokens_,
         matrix_split_, matrix_split_experts_, matrix_single_token_, matrix_min_expert_tokens_, device_routing_,
-        ranks_ ? ranks_->view() : ds4::ExpertParallel{}});
+        ranks_ ? ranks_->view() : ds4::ExpertParallel{}, overlap_launches_});
   }
 
   // One rank of an expert-parallel group (ABI 1.7): before bind_pager, once, on the CPU device.
@@ -398,6 +403,7 @@ class Deepseek4Arch {
   bool matrix_split_experts_ = true;       // arch option matrix_split_experts
   bool matrix_single_token_ = false;       // arch option matrix_single_token
   bool device_routing_ = true;             // arch option device_routing
+  bool overlap_launches_ = true;           // arch option overlap_launches
   uint64_t tokens_ = 0;                    // through forward() since bind_pager
   ds4::LoadedCheckpoint model_;
   std::unique_ptr<ds4::RoutingReplay> replay_;  // arch option routing_replay; null: the model's own routing

@@ -56,6 +56,7 @@ struct BackendInputs {
   uint32_t matrix_min_expert_tokens = 2;          // GPU: experts on the matrix cores from this many tokens
   bool device_routing = true;                     // GPU: decode over fixed slots routes on the device
   ExpertParallel expert_parallel{};               // CPU: one rank of a group (collective null: alone)
+  bool overlap_launches = true;                   // GPU: kernels start as the previous one finishes
 };
 
 // The backend for the host's device: the GPU one on a HIP device, the CPU one otherwise. Throws

@@ -90,6 +90,38 @@ __device__ inline void mp_e4m3x2_to_float2(unsigned two_codes, float& lo, float&
 #define MP_FP8_PAIR_CVT 0
 #endif
 
+// Overlapped launches (programmatic dependent launch, sm_90 and newer). A kernel launched with
+// overlap may start while the previous kernel of its stream still runs; it must call
+// mp_await_prior_grid() before it reads or writes anything another kernel touches (it returns once
+// the previous grid has finished and its writes are visible; without overlap it returns at once).
+// mp_release_next_grid() lets the next kernel's blocks start once every block of this grid has
+// called it.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ inline void mp_await_prior_grid() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+__device__ inline void mp_release_next_grid() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+#else
+__device__ inline void mp_await_prior_grid() {}
+__device__ inline void mp_release_next_grid() {}
+#endif
+
+// Launches `kernel` on `stream`; overlap: the launch may overlap the stream's previous kernel (see
+// above). The result is also what hipGetLastError reports next.
+template <class... Params, class... Args>
+inline hipError_t mp_launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes,
+                                   hipStream_t stream, bool overlap, Args&&... args) {
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = stream;
+  config.attrs = attribute;
+  config.numAttrs = overlap ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel, static_cast<Args&&>(args)...);
+}
+
 #elif defined(MOEPAGE_GPU_AMD)
 #include <hip/hip_runtime.h>
 
@@ -125,6 +157,16 @@ inline hipError_t launch_host_func(hipStream_t stream, hipHostFn_t fn, void* use
 #define MP_SHFL_XOR(value, lane_mask) __shfl_xor((value), (lane_mask))
 #define MP_SHFL(value, src_lane) __shfl((value), (src_lane))
 #define MP_FP8_PAIR_CVT 0  // gfx1030 / gfx90a have no FP8 conversion
+
+// HIP has no overlapped launches: the waits are no-ops and every launch is a plain one.
+__device__ inline void mp_await_prior_grid() {}
+__device__ inline void mp_release_next_grid() {}
+template <class... Params, class... Args>
+inline hipError_t mp_launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes,
+                                   hipStream_t stream, bool, Args&&... args) {
+  kernel<<<grid, block, shared_bytes, stream>>>(static_cast<Args&&>(args)...);
+  return hipGetLastError();
+}
 
 #else
 #error "hip_compat.hpp: build with MOEPAGE_GPU=hip-nvidia or hip-amd (defines MOEPAGE_GPU_NVIDIA or MOEPAGE_GPU_AMD)"
