@@ -26,16 +26,6 @@ for share in 12.5:8 25:4 50:2; do
 done
 report_neutrality
 python3 "$here/paged_bound.py" "$out" | tee "$out/bound.txt"
-python3 - "$out" <<'PY' | tee -a "$out/summary.txt"
-import json, os, sys
-out = sys.argv[1]
-rate = lambda arm: (lambda r: r["generated_tokens"] / r["decode_seconds"])(json.load(open(os.path.join(out, arm + ".json")))["run"])
-print("| share | lru tok/s | + top 3 at observe | + top 3 at acquire | observe / lru | acquire / lru |")
-print("|---:|---:|---:|---:|---:|---:|")
-for share in ("12.5", "25", "50"):
-    try:
-        a, b, c = rate(f"lru-{share}"), rate(f"lru-{share}-predict3"), rate(f"lru-{share}-predict3-early")
-        print(f"| {share}% | {a:.1f} | {b:.1f} | {c:.1f} | {b / a:.3f} | {c / a:.3f} |")
-    except (OSError, KeyError, ZeroDivisionError) as e:
-        print(f"| {share}% | failed: {e} | | | | |")
-PY
+python3 "$here/arm_ratios.py" "$out" 12.5%=lru-12.5,lru-12.5-predict3,lru-12.5-predict3-early \
+  25%=lru-25,lru-25-predict3,lru-25-predict3-early 50%=lru-50,lru-50-predict3,lru-50-predict3-early \
+  | tee -a "$out/summary.txt"

@@ -29,17 +29,6 @@ for share in 12.5:8 25:4 50:2; do
 done
 report_neutrality
 python3 "$here/paged_bound.py" "$out" | tee "$out/bound.txt"
-python3 - "$out" <<'PY' | tee -a "$out/summary.txt"
-import json, os, sys
-out = sys.argv[1]
-rate = lambda arm: (lambda r: r["generated_tokens"] / r["decode_seconds"])(json.load(open(os.path.join(out, arm + ".json")))["run"])
-print("| arm | A tok/s | B tok/s | B / A |")
-print("|---|---:|---:|---:|")
-for arm in ("resident", "lru-12.5", "lru-25", "lru-25-predict3", "lru-50"):
-    a_name, b_name = (arm, arm + "-b") if arm == "resident" else (arm + "-a", arm + "-b")
-    try:
-        a, b = rate(a_name), rate(b_name)
-        print(f"| {arm} | {a:.1f} | {b:.1f} | {b / a:.3f} |")
-    except (OSError, KeyError, ZeroDivisionError) as e:
-        print(f"| {arm} | failed: {e} | | |")
-PY
+python3 "$here/arm_ratios.py" "$out" resident=resident,resident-b lru-12.5=lru-12.5-a,lru-12.5-b \
+  lru-25=lru-25-a,lru-25-b lru-25-predict3=lru-25-predict3-a,lru-25-predict3-b lru-50=lru-50-a,lru-50-b \
+  | tee -a "$out/summary.txt"
