@@ -4,9 +4,10 @@
 flash_projection.py [--reads SLOTS:READS_PER_ACCESS ...]
 
 Method (each input is a measurement recorded in bench/results, named in the output):
-  1. Resident time per token is linear in the layer count: two synthesized Flash slices (4 layers:
-     1.062 ms/token, 2026-12-01-h200-gpu-resident-40.md; 12 layers: 2.632 ms/token,
-     2026-12-02-mapped-transport.md) give the per-layer time and the fixed rest (embedding, head).
+  1. Resident time per token is linear in the layer count: two synthesized Flash slices measured in
+     one call (4 layers: 0.9925 ms/token, 12 layers: 2.494 ms/token, overlapped launches,
+     2026-12-04-overlapped-launches.md call 4) give the per-layer time and the fixed rest
+     (embedding, head).
   2. The expert budget buys slots per layer: budget / (43 layers x 13,369,344 bytes per expert).
   3. Expert reads per access at those slots come from `moepage simulate` on the held-out 256-expert
      trace (lru, and lru with the adapter's top 3: misses plus prefetch reads, hints included), with
@@ -14,7 +15,9 @@ Method (each input is a measurement recorded in bench/results, named in the outp
   4. The bound per token: the fixed rest plus, per layer, max(the resident layer time, the layer's
      bytes read / the pinned-copy ceiling, 54.63 GB/s).
   5. The projection: that bound times the measured time/bound of the mapped transport at the nearest
-     share of expert bytes on the 12-layer slice (2026-12-02-mapped-transport.md).
+     share of expert bytes on the 12-layer slice under replayed routing (2026-12-04-overlapped-
+     launches.md call 5; the adapter's top 3 at 12.5% and 50% were not rerun there and come from
+     2026-12-04-prediction-timing.md, measured with plain launches against that call's resident time).
 The trace routes far less cacheably than the real model (plain LRU hits 27% at 28 slots where real
 V4-Flash hits 59%, 2026-12-01-real-routing.md), so this errs low. It assumes the experts fit in host
 RAM (the mapped transport reads the page cache); the H200 machine's 128 GiB does not hold Flash's
@@ -28,10 +31,10 @@ TOP_K = 6
 CEILING = 54.63e9
 ROUTED_TOTAL = LAYERS * 256 * EXPERT_BYTES
 # Resident ms/token of synthesized Flash slices: (layers, ms).
-RESIDENT = [(4, 1.062), (12, 2.632)]
+RESIDENT = [(4, 1 / 1.0076), (12, 1 / 0.4009)]
 # Measured time/bound of the mapped transport on the 12-layer slice, by share of expert bytes:
 # (share, lru, lru + adapter top 3).
-OVER_BOUND = [(0.125, 1.281, 1.174), (0.25, 1.361, 1.249), (0.5, 1.638, 1.370)]
+OVER_BOUND = [(0.125, 1.273, 1.19), (0.25, 1.348, 1.254), (0.5, 1.624, 1.35)]
 # moepage simulate on tests/data/ds4-flash-routing-heldout.trace.xz: slots -> (lru, lru+prefetch:3)
 # expert reads per access (run 2026-12-02 for 44, 89 and 179 slots).
 READS = {44: (0.617, 0.646), 89: (0.383, 0.402), 179: (0.104, 0.108)}
