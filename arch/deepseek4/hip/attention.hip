@@ -201,7 +201,7 @@ void run_attend_mma(const AttendArgs& a, dim3 grid, size_t smem, Stream stream) 
     return true;
   }();
   (void)raised;
-  launch("attend_mma key parts", attend_mma_kernel<DW, Split>, grid, kMmaAttendThreads, smem, native(stream), a);
+  launch("attend_mma_kernel", attend_mma_kernel<DW, Split>, grid, kMmaAttendThreads, smem, native(stream), a);
 }
 #endif
 

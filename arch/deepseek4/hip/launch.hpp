@@ -5,7 +5,7 @@
 // Overlapped launches (NVIDIA sm_90 and newer; arch option overlap_launches): a kernel may start
 // while the previous kernel of its stream finishes, its blocks resident and waiting on the device
 // for their inputs. A decode step's layer is a chain of fourteen short kernels; plainly launched,
-// each pays the launch and its blocks' start after the previous one drains (H200: decode 10-11%
+// each pays the launch and its blocks' start after the previous one drains (H200: decode 9-12%
 // faster overlapped). The contract every kernel of this plugin keeps: its first statement is
 // kernel_entry(), so nothing it reads or writes is touched before the previous grid has finished;
 // the device wait is a no-op on a plain launch, which is why the mode can change per forward pass.

@@ -104,8 +104,8 @@ __device__ inline void mp_await_prior_grid() {}
 __device__ inline void mp_release_next_grid() {}
 #endif
 
-// Launches `kernel` on `stream`; overlap: the launch may overlap the stream's previous kernel (see
-// above). The result is also what hipGetLastError reports next.
+// Launches `kernel` on `stream` and returns the launch's status; overlap: the launch may overlap
+// the stream's previous kernel (see above).
 template <class... Params, class... Args>
 inline hipError_t mp_launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes,
                                    hipStream_t stream, bool overlap, Args&&... args) {
