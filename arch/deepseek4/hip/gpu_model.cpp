@@ -1,5 +1,4 @@
 #include "deepseek4/hip/gpu_model.hpp"
-#include "deepseek4/hip/launch_mode.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -10,6 +9,7 @@
 #include "deepseek4/hip/attention.hpp"
 #include "deepseek4/hip/attention_scratch.hpp"
 #include "deepseek4/hip/head.hpp"
+#include "deepseek4/hip/launch_mode.hpp"
 #include "deepseek4/hip/moe.hpp"
 #include "deepseek4/hip/moe_scratch.hpp"
 #include "deepseek4/hip/ops.hpp"

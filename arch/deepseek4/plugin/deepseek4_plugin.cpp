@@ -335,15 +335,9 @@ class Deepseek4Arch {
     const uint64_t p0 = backend_->position();
     for (uint32_t l = 0; l < c.num_hidden_layers; ++l) {
       if (replay_) {
-        hint_scratch_.clear();
-        hint_seen_.resize(c.n_routed_experts, 0);
+        ds4::DistinctExperts distinct(hint_scratch_, hint_seen_, c.n_routed_experts);
         for (uint32_t i = 0; i < n; ++i)
-          for (const int32_t e : replay_->hints(l, p0 + i))
-            if (e >= 0 && uint32_t(e) < c.n_routed_experts && !hint_seen_[size_t(e)]) {
-              hint_seen_[size_t(e)] = 1;
-              hint_scratch_.push_back(e);
-            }
-        for (const int32_t e : hint_scratch_) hint_seen_[size_t(e)] = 0;
+          for (const int32_t e : replay_->hints(l, p0 + i)) distinct.add(e);
       } else {
         if (c.mlp_layer_types[l] != ds4::MlpKind::HashMoe) continue;
         ds4::hash_routed_experts(model_, l, tokens, n, hint_scratch_, hint_seen_);
@@ -415,7 +409,7 @@ class Deepseek4Arch {
   std::unique_ptr<ds4::PagerCalls> pager_;
   std::unique_ptr<ds4::ForwardBackend> backend_;  // null until bind_pager succeeded
   std::vector<int32_t> hint_scratch_;
-  std::vector<uint8_t> hint_seen_;  // [n_routed_experts] scratch of hint_known_experts, all zero between calls
+  std::vector<uint8_t> hint_seen_;  // DistinctExperts' marks for hint_scratch_, all zero between calls
 };
 
 }  // namespace

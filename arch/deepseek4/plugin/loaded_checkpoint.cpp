@@ -151,12 +151,11 @@ LoadedCheckpoint LoadedCheckpoint::load(const std::filesystem::path& dir) {
 
 void hash_routed_experts(const LoadedCheckpoint& model, uint32_t layer, const int32_t* tokens, uint32_t n,
                          std::vector<int32_t>& out, std::vector<uint8_t>& seen) {
-  out.clear();
   const Config& c = model.config;
+  DistinctExperts distinct(out, seen, c.n_routed_experts);
   if (layer >= c.num_hidden_layers || c.mlp_layer_types[layer] != MlpKind::HashMoe) return;
   const WeightRef& table = model.weights.layers[layer].tid2eid;
   const uint32_t k = c.num_experts_per_tok;
-  seen.resize(c.n_routed_experts, 0);
   for (uint32_t i = 0; i < n; ++i) {
     if (tokens[i] < 0 || uint32_t(tokens[i]) >= c.vocab_size) continue;  // forward() reports it
     for (uint32_t j = 0; j < k; ++j) {
@@ -168,12 +167,9 @@ void hash_routed_experts(const LoadedCheckpoint& model, uint32_t layer, const in
         std::memcpy(&v, table.data + at * 4, 4);
         e = v;
       }
-      if (e < 0 || e >= int64_t(c.n_routed_experts) || seen[size_t(e)]) continue;  // the forward's checks name it
-      seen[size_t(e)] = 1;
-      out.push_back(int32_t(e));
+      distinct.add(e);
     }
   }
-  for (const int32_t e : out) seen[size_t(e)] = 0;
 }
 
 }  // namespace moepage::ds4
