@@ -42,19 +42,28 @@ void set_command_line_log_level(const std::string& level) {
   g_level_from_command_line = true;
 }
 
-std::unique_ptr<host::DeviceService> make_device_service(const std::string& device, const std::string& origin) {
+std::unique_ptr<host::DeviceService> make_device_service(const std::string& device, const std::string& origin,
+                                                         int device_index) {
   if (device == "cpu") return host::make_cpu_device_service();
   if (device != "hip") throw std::runtime_error(origin + ": '" + device + "' is not a device (expected cpu or hip)");
 #if defined(MOEPAGE_GPU_ENABLED)
   try {
-    return host::make_hip_device_service();
+    return host::make_hip_device_service(device_index);
   } catch (const std::exception& e) {
     throw std::runtime_error(origin + ": 'hip' cannot be used: " + e.what());
   }
 #else
+  (void)device_index;
   throw std::runtime_error(origin +
                            ": 'hip' is not in this build (configure with -DMOEPAGE_GPU=hip-nvidia or hip-amd)");
 #endif
+}
+
+int device_count(const std::string& device) {
+#if defined(MOEPAGE_GPU_ENABLED)
+  if (device == "hip") return host::hip_device_count();
+#endif
+  return device == "cpu" ? 1 : 0;
 }
 
 std::string built_devices_text() {

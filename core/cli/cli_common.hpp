@@ -48,7 +48,10 @@ std::optional<boost::program_options::variables_map> parse_command(CommandSpec& 
 // The device service a profile's `device:` value names (cpu | hip). `origin` names where the
 // value came from ("profile.yaml: device") for the errors: hip in a MOEPAGE_GPU=none build, or hip
 // with no usable GPU (the runtime's message).
-std::unique_ptr<host::DeviceService> make_device_service(const std::string& device, const std::string& origin);
+std::unique_ptr<host::DeviceService> make_device_service(const std::string& device, const std::string& origin,
+                                                         int device_index = 0);
+// How many devices of that kind this process sees (1 for cpu; 0 when hip has no usable GPU).
+int device_count(const std::string& device);
 // The devices this build can run on, e.g. "cpu, hip (hip-nvidia build; 1 GPU(s): 0: NVIDIA H200 (140 GiB))"..
 std::string built_devices_text();
 

@@ -250,11 +250,13 @@ int run_ranks(const po::variables_map& vm, const profile::Profile& prof, Resolve
   if (vm.count("trace"))
     throw UsageError("--trace records one pager and does not run with " + key + " = " +
                      std::to_string(prof.parallel.ranks) + " yet; trace a one-rank run");
-  RankStacks ranks(resolved, host, prof.parallel, key);
+  const RankDevices devices(prof, host);
+  RankStacks ranks(resolved, devices, prof.parallel, key);
   log.info("{} expert-parallel ranks as threads of this process, experts {}; each rank has its own pager and "
-           "transport (the pager options, budget included, apply per rank)",
+           "transport (the pager options, budget included, apply per rank); {}",
            ranks.ranks(),
-           prof.parallel.partition == "table" ? "from " + prof.parallel.partition_table.string() : "round-robin");
+           prof.parallel.partition == "table" ? "from " + prof.parallel.partition_table.string() : "round-robin",
+           devices.describe());
   RunTarget target{ranks, ranks.info(), {}, ranks.catalog().n_layers, ranks.load_seconds(),
                    [&] { return ranks.slowest_arch_stats(); }};
   for (uint32_t r = 0; r < ranks.ranks(); ++r) target.pagers.push_back(&ranks.pager(r));

@@ -17,18 +17,19 @@ struct RankStacks::Call {
   RankStacks* self = nullptr;
 };
 
-RankStacks::RankStacks(ResolvedStack& resolved, const mp_host_api* host, const profile::ParallelSettings& settings,
+RankStacks::RankStacks(ResolvedStack& resolved, const RankDevices& devices, const profile::ParallelSettings& settings,
                        const std::string& key) {
   const uint32_t ranks = settings.ranks;
   const auto start = std::chrono::steady_clock::now();
   if (ranks < 2) throw std::invalid_argument(key + ": a rank group needs 2 or more ranks");
   group_ = std::make_unique<parallel::LocalGroup>(ranks);
+  group_->attach_device(devices.collective());
   for (uint32_t r = 0; r < ranks; ++r) {
     ranks_.push_back(std::make_unique<Rank>());
     if (r == 0) {
       // The first architecture tells the geometry the partition needs; its own join follows.
       const host::LoadedComponent& arch = *resolved.arch.component;
-      mp_arch_create_args args{sizeof(mp_arch_create_args), host, resolved.arch.options.c_options(),
+      mp_arch_create_args args{sizeof(mp_arch_create_args), devices.host(0), resolved.arch.options.c_options(),
                                resolved.model_dir.c_str()};
       ranks_[0]->stack.arch = mp::ArchHandle::create(*arch.descriptor, arch.library, args);
       if (!ranks_[0]->stack.arch.has_join_ranks())
@@ -38,7 +39,7 @@ RankStacks::RankStacks(ResolvedStack& resolved, const mp_host_api* host, const p
       catalog_ = ranks_[0]->stack.arch.expert_catalog();
       make_partition(settings, key);
     }
-    create_rank(resolved, host, r);
+    create_rank(resolved, devices.host(r), r);
   }
   for (auto& rank : ranks_) rank->logits.resize(info_.vocab_size);
   workers_ = std::make_unique<RankWorkers>(ranks);

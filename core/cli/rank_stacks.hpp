@@ -7,7 +7,8 @@
 //
 // Why threads of one process: the CPU ranks share one address space, so the all-reduce reads the
 // other ranks' buffers directly and there is nothing to rendezvous (no ports, no unique ids), in
-// CI as anywhere. A GPU collective (NCCL/RCCL) would fill the same mp_collective table.
+// CI as anywhere. On GPUs each rank has its own device (rank_devices.hpp), and the group's table
+// also carries the device all-reduce when NCCL (RCCL) is in use.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -17,6 +18,7 @@
 
 #include "cli/generate.hpp"
 #include "cli/plugin_stack_loading.hpp"
+#include "cli/rank_devices.hpp"
 #include "cli/rank_workers.hpp"
 #include "parallel/expert_partition.hpp"
 #include "parallel/local_group.hpp"
@@ -29,7 +31,9 @@ class RankStacks final : public Forward {
   // Creates rank 0's stack first, then the others. Throws a one-line error naming `key` (where
   // parallel.ranks was set) for too many ranks, naming parallel.partition_table for a bad table,
   // or naming the rank whose plugin failed.
-  RankStacks(ResolvedStack& resolved, const mp_host_api* host, const profile::ParallelSettings& settings,
+  // Rank r's plugins get devices.host(r); the group carries devices.collective(), which must
+  // outlive this object, as must the host apis.
+  RankStacks(ResolvedStack& resolved, const RankDevices& devices, const profile::ParallelSettings& settings,
              const std::string& key);
   ~RankStacks() override;
 

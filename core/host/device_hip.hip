@@ -296,6 +296,23 @@ std::unique_ptr<DeviceService> make_hip_device_service(int device_index) {
   return std::make_unique<HipDeviceService>(device_index);
 }
 
+int hip_device_count() noexcept {
+  int count = 0;
+  if (hipGetDeviceCount(&count) != hipSuccess) {
+    (void)hipGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+bool hip_build_is_amd() noexcept {
+#if defined(MOEPAGE_GPU_NVIDIA)
+  return false;
+#else
+  return true;
+#endif
+}
+
 std::string describe_hip_devices() noexcept {
 #if defined(MOEPAGE_GPU_NVIDIA)
   const char* const backend = "hip-nvidia build; ";

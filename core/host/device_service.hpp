@@ -31,6 +31,11 @@ std::unique_ptr<DeviceService> make_cpu_device_service(std::filesystem::path mem
 // runtime's message when there is no such device.
 std::unique_ptr<DeviceService> make_hip_device_service(int device_index = 0);
 
+// How many HIP devices this process sees; 0 when the runtime finds none. GPU builds only.
+int hip_device_count() noexcept;
+// True in a hip-amd build, false in a hip-nvidia one. GPU builds only.
+bool hip_build_is_amd() noexcept;
+
 // One line naming the build's backend and the HIP devices this process sees ("hip-nvidia build;
 // 1 GPU(s): 0: NVIDIA H200 (140 GiB)", or why there is none), for `moepage plugins`. GPU builds
 // only; never throws.

@@ -21,7 +21,8 @@ LocalGroup::LocalGroup(uint32_t ranks) : ranks_(ranks), published_(ranks, nullpt
     auto v = std::make_unique<Rank>();
     v->group = this;
     v->r = r;
-    v->abi = mp_collective{sizeof(mp_collective), r, ranks, v.get(), &reduce_entry, &abort_entry, &last_error_entry};
+    v->abi = mp_collective{sizeof(mp_collective), r, ranks, v.get(), &reduce_entry, &abort_entry, &last_error_entry,
+                           nullptr};
     views_.push_back(std::move(v));
   }
 }
@@ -31,6 +32,27 @@ LocalGroup::~LocalGroup() = default;
 const mp_collective& LocalGroup::rank(uint32_t r) const {
   if (r >= ranks_) throw std::out_of_range("local rank group: rank " + std::to_string(r) + " of " + std::to_string(ranks_));
   return views_[r]->abi;
+}
+
+void LocalGroup::attach_device(DeviceCollective* device) {
+  device_ = device;
+  for (auto& v : views_) v->abi.all_reduce_sum_f32_device = device ? &device_reduce_entry : nullptr;
+}
+
+mp_status LocalGroup::device_reduce_entry(void* ctx, float* data, uint64_t n, mp_stream stream) {
+  auto* v = static_cast<Rank*>(ctx);
+  try {
+    if (data == nullptr && n > 0) throw std::invalid_argument("all_reduce_sum_f32_device: data is NULL");
+    if (v->group->aborted()) throw std::runtime_error(v->group->abort_reason());
+    v->group->device_->all_reduce_sum(v->r, data, n, stream);
+    return MP_OK;
+  } catch (const std::invalid_argument& e) {
+    t_last_error = e.what();
+    return MP_ERR_INVALID_ARG;
+  } catch (const std::exception& e) {
+    t_last_error = e.what();
+    return MP_ERR_INTERNAL;
+  }
 }
 
 mp_status LocalGroup::reduce_entry(void* ctx, float* data, uint64_t n) {
@@ -101,10 +123,16 @@ void LocalGroup::reduce(uint32_t r, float* data, uint64_t n) {
 }
 
 void LocalGroup::abort(const std::string& why) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!aborted_) why_ = why;
-  aborted_ = true;
-  cv_.notify_all();
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    first = !aborted_;
+    if (first) why_ = why;
+    aborted_ = true;
+    cv_.notify_all();
+  }
+  // Outside the lock: aborting a library's communicators may take a while.
+  if (first && device_) device_->abort();
 }
 
 bool LocalGroup::aborted() const {

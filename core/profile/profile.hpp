@@ -70,8 +70,14 @@ struct ParallelSettings {
   // partition_table, core/parallel/partition_table.hpp).
   std::string partition = "round_robin";
   std::filesystem::path partition_table;  // absolute; set exactly when partition is table
-  std::string ranks_where;                // where ranks was set, for errors that name the key
-  std::string table_where;                // where partition_table was set
+  // How the GPU ranks sum the MoE blocks' partial outputs: nccl (the library, on the devices),
+  // host (through host memory and the ranks' own all-reduce), auto (nccl when every rank has its
+  // own GPU and the library loads, else host). CPU ranks always sum on the host.
+  std::string collective = "auto";
+  std::string collective_library;  // dlopen name or path; empty: libnccl.so.2 (librccl.so.1 on AMD)
+  std::string ranks_where;         // where ranks was set, for errors that name the key
+  std::string table_where;         // where partition_table was set
+  std::string collective_where;    // where collective was set
 };
 
 struct Profile {

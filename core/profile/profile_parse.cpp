@@ -172,6 +172,14 @@ Profile load_profile_from(const fs::path& path, const std::string_view* text, st
     profile.parallel.ranks_where = s->where;
   }
   read_parallel_partition(settings, profile.parallel);
+  if (const Setting* s = find(settings, "parallel.collective")) {
+    constexpr std::array<std::string_view, 3> kCollectives{"auto", "host", "nccl"};
+    profile.parallel.collective = read_choice(*s, "parallel.collective", kCollectives);
+    profile.parallel.collective_where = s->where;
+  }
+  if (const Setting* s = find(settings, "parallel.collective_library"))
+    profile.parallel.collective_library =
+        scalar(*s, "parallel.collective_library", "a library name or path (libnccl.so.2, /opt/nccl/lib/libnccl.so.2)");
   if (const Setting* s = find(settings, "log.level")) {
     constexpr std::array<std::string_view, 5> kLevels{"trace", "debug", "info", "warn", "error"};
     profile.log_level = read_choice(*s, "log.level", kLevels);

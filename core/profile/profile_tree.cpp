@@ -18,7 +18,8 @@ constexpr std::array<std::string_view, 9> kTopLevel{"base",      "model",    "de
 constexpr std::array<std::string_view, 9> kGenerateKeys{
     "prompt", "prompt_ids", "max_tokens", "temperature", "top_k", "top_p", "seed", "ignore_eos", "warmup_prefills"};
 constexpr std::array<std::string_view, 1> kLogKeys{"level"};
-constexpr std::array<std::string_view, 3> kParallelKeys{"ranks", "partition", "partition_table"};
+constexpr std::array<std::string_view, 5> kParallelKeys{"ranks", "partition", "partition_table", "collective",
+                                                        "collective_library"};
 // Settings that exclude each other: setting one drops the other inherited from a base.
 constexpr std::array<std::pair<std::string_view, std::string_view>, 1> kAlternatives{
     {{"generate.prompt", "generate.prompt_ids"}}};

@@ -56,7 +56,7 @@ constexpr bool host_api_pinned() {
   static_assert(offsetof(mp_host_api, now_ns) == 32);
   static_assert(offsetof(mp_host_api, device) == 40);
 
-  static_assert(sizeof(mp_collective) == 48);  // 1.7
+  static_assert(sizeof(mp_collective) >= 48);  // 1.7
   static_assert(offsetof(mp_collective, struct_size) == 0);
   static_assert(offsetof(mp_collective, rank) == 4);
   static_assert(offsetof(mp_collective, size) == 8);
@@ -64,6 +64,8 @@ constexpr bool host_api_pinned() {
   static_assert(offsetof(mp_collective, all_reduce_sum_f32) == 24);
   static_assert(offsetof(mp_collective, abort) == 32);
   static_assert(offsetof(mp_collective, last_error) == 40);
+  static_assert(offsetof(mp_collective, all_reduce_sum_f32_device) == 48);  // 1.9
+  static_assert(sizeof(mp_collective) == 56);
 
   return true;
 }
@@ -307,11 +309,11 @@ static_assert(rows_are_the_slots<mp_pager_vtable>(mp::abi::kPagerCallbacks));
 static_assert(rows_are_the_slots<mp_arch_vtable>(mp::abi::kArchCallbacks));
 
 // sizeof each vtable in the headers of 1.0, 1.1, ...: frozen, one column per minor.
-constexpr uint32_t kTransportSizes[] = {80, 80, 80, 80, 96, 96, 96, 96, 96};  // 1.4 appended wait_result, poll_result
+constexpr uint32_t kTransportSizes[] = {80, 80, 80, 80, 96, 96, 96, 96, 96, 96};  // 1.4 appended wait_result, poll_result
 // 1.5 acquire_start, _await, _finish; 1.8 fixed_slots
-constexpr uint32_t kPagerSizes[] = {88, 88, 88, 88, 88, 112, 112, 112, 120};
+constexpr uint32_t kPagerSizes[] = {88, 88, 88, 88, 88, 112, 112, 112, 120, 120};
 // 1.1 stats, 1.2 forward_greedy, 1.7 join_ranks
-constexpr uint32_t kArchSizes[] = {96, 104, 112, 112, 112, 112, 112, 120, 120};
+constexpr uint32_t kArchSizes[] = {96, 104, 112, 112, 112, 112, 112, 120, 120, 120};
 static_assert(std::size(kTransportSizes) == MP_ABI_MINOR + 1, "add this minor's column to every size table");
 
 TEST_CASE("every vtable's size at every minor follows from its table and stays frozen") {
@@ -341,9 +343,9 @@ TEST_CASE(
   CHECK(mp::abi::required_size(mp::abi::kPagerCallbacks, 8) == offsetof(mp_pager_vtable, layer_stats) + 8);
 }
 
-TEST_CASE("the ABI version is 1.8 and every struct starts with a 32-bit struct_size") {
+TEST_CASE("the ABI version is 1.9 and every struct starts with a 32-bit struct_size") {
   CHECK(MP_ABI_MAJOR == 1);
-  CHECK(MP_ABI_MINOR == 8);
+  CHECK(MP_ABI_MINOR == 9);
   CHECK(MP_PLUGIN_ABI_MINOR == MP_ABI_MINOR);  // nothing defined it here: the headers' own minor
   CHECK(sizeof(mp_host_api{}.struct_size) == 4);
   CHECK(sizeof(mp_component_descriptor{}.struct_size) == 4);

@@ -154,3 +154,23 @@ TEST_CASE("bad rank counts and partitions are one-line errors naming the key") {
   CHECK(key.exit_code != 0);
   CHECK(contains(ep_last_line(key.err), "unknown key 'parallel.rank'"));
 }
+
+TEST_CASE("the ranks' collective: nccl on the CPU and unknown choices are one-line errors; host runs as auto") {
+  const ChildResult nccl = ep_run(ep_tiny_model(), "resident", 2, {}, {"--set", "parallel.collective=nccl"});
+  CHECK(nccl.exit_code != 0);
+  CHECK(contains(ep_last_line(nccl.err), "parallel.collective (--set parallel.collective=nccl): nccl sums in GPU "
+                                          "memory, but the profile's device is cpu"));
+
+  const ChildResult bad = ep_run(ep_tiny_model(), "resident", 2, {}, {"--set", "parallel.collective=mpi"});
+  CHECK(bad.exit_code != 0);
+  CHECK(contains(ep_last_line(bad.err), "parallel.collective"));
+  CHECK(contains(ep_last_line(bad.err), "one of auto|host|nccl"));
+
+  const ChildResult one = ep_run(ep_tiny_model(), "resident", 1);
+  REQUIRE_MESSAGE(one.exit_code == 0, one.err);
+  const ChildResult host =
+      ep_run(ep_tiny_model(), "resident", 2, {},
+             {"--set", "parallel.collective=host", "--set", "parallel.collective_library=/nonexistent/libnccl.so.2"});
+  REQUIRE_MESSAGE(host.exit_code == 0, host.err);
+  CHECK(ids_line(host.out) == ids_line(one.out));
+}

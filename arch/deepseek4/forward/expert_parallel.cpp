@@ -31,4 +31,8 @@ uint32_t ExpertOwnership::owned(uint32_t layer, uint32_t rank) const {
   return uint32_t(std::count(first, first + n_experts_, rank));
 }
 
+void Collective::all_reduce_sum_device(float*, uint64_t, void*) {
+  throw std::runtime_error("the collective has no device all-reduce");
+}
+
 }  // namespace moepage::ds4

@@ -7,7 +7,8 @@
 //
 // The collective is an interface so the same forward pass runs over any collective: the plugin
 // adapts the host's mp_collective (abi_collective.hpp), which today is the host's ranks as threads
-// of one process (core/parallel/local_group.hpp) and could be a library such as NCCL.
+// of one process (core/parallel/local_group.hpp), summing on the host or, for GPU ranks, through a
+// library such as NCCL on the devices (core/parallel/nccl_collective.hpp).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -45,6 +46,11 @@ class Collective {
   // data[0..n) = the sum over ranks of every rank's data[0..n), added in rank order (so every
   // rank gets the same bits). Throws std::runtime_error when another rank failed.
   virtual void all_reduce_sum(float* data, uint64_t n) = 0;
+  // Whether all_reduce_sum_device is offered (a GPU rank otherwise stages through host memory).
+  virtual bool reduces_on_device() const { return false; }
+  // data[0..n) in this rank's device memory = the sum over ranks, queued on `stream` (the rank's
+  // native stream). Throws std::runtime_error when the collective fails or has no device sum.
+  virtual void all_reduce_sum_device(float* data, uint64_t n, void* stream);
   // This rank failed: every rank blocked in (or later entering) the collective throws instead of
   // waiting for it forever.
   virtual void abort(const std::string& why) = 0;

@@ -44,7 +44,7 @@ struct ModelOptions {
   // GPU only: a decode step over an expert source whose slots never move routes on the device
   // and reports its experts afterwards (no host round trip per layer).
   bool device_routing = true;
-  // CPU only for now: run as one rank of an expert-parallel group (expert_parallel.hpp); the
+  // Run as one rank of an expert-parallel group (expert_parallel.hpp), on the CPU or the GPU; the
   // ownership and the collective must outlive the model. collective null: a single rank.
   ExpertParallel expert_parallel{};
   // GPU only (NVIDIA sm_90+): in a decode step each kernel may start while the previous one of its

@@ -70,4 +70,12 @@ void destroy_stream(Stream s) { (void)hipStreamDestroy(native(s)); }
 
 void synchronize(Stream s) { MP_GPU_CHECK(hipStreamSynchronize(native(s))); }
 
+int current_device() {
+  int device = 0;
+  MP_GPU_CHECK(hipGetDevice(&device));
+  return device;
+}
+
+void set_current_device(int device) { MP_GPU_CHECK(hipSetDevice(device)); }
+
 }  // namespace moepage::ds4::gpu

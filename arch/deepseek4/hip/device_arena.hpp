@@ -48,5 +48,9 @@ void download_async(void* pinned_dst, const void* device_src, uint64_t bytes, St
 Stream create_stream();
 void destroy_stream(Stream s);
 void synchronize(Stream s);
+// The calling thread's current device, and making `device` current. A model binds the device it
+// was made on at every entry: the host may call several models, on several GPUs, from one thread.
+int current_device();
+void set_current_device(int device);
 
 }  // namespace moepage::ds4::gpu

@@ -26,8 +26,7 @@ GpuModel::GpuModel(const Config& config, const Weights& weights, ExpertLayout la
       prompt_band_(config.n_routed_experts, config.num_experts_per_tok) {
   check_model_inputs(config_, layout_, experts_ != nullptr, options_, "ds4 gpu model");
   if (stream_ == nullptr) throw std::invalid_argument("ds4 gpu model: no compute stream");
-  if (options_.expert_parallel.collective)
-    throw std::invalid_argument("ds4 gpu model: expert parallelism runs on the CPU path only so far");
+  device_index_ = current_device();
   rope_main_ = make_rope(config_.rope_main, config_);
   rope_compress_ = make_rope(config_.rope_compress, config_);
   host_params_ = prepare_params(config_, weights, *rope_main_, *rope_compress_);
@@ -48,6 +47,7 @@ GpuModel::GpuModel(const Config& config, const Weights& weights, ExpertLayout la
 GpuModel::~GpuModel() {
   // Kernels of a forward() that threw may still read the arenas: let them finish first.
   try {
+    set_current_device(device_index_);
     synchronize(stream_);
   } catch (const GpuError&) {
     // The runtime is already in error; freeing is all that is left.
@@ -83,6 +83,8 @@ void GpuModel::allocate_state(int64_t max_batch) {
   xn_ = device_.take<float>(uint64_t(max_batch * D));
   block_out_ = device_.take<float>(uint64_t(max_batch * D));
   observed_ = device_.take<float>(uint64_t(D));
+  if (expert_parallel() && !expert_parallel()->collective->reduces_on_device())
+    reduce_staging_ = pinned_.take<float>(uint64_t(max_batch * D));
   logits_ = device_.take<float>(uint64_t(max_batch * V));
   tokens_ = device_.take<int32_t>(uint64_t(ctx));
   tokens_staging_ = pinned_.take<int32_t>(uint64_t(ctx));
@@ -111,6 +113,7 @@ void GpuModel::upload_forced_routing(int64_t p0, int64_t S) {
 }
 
 void GpuModel::reset() {
+  set_current_device(device_index_);
   for (auto& st : states_) st.reset();
   position_ = 0;
 }
@@ -129,6 +132,7 @@ int32_t GpuModel::forward_greedy(const int32_t* tokens, uint32_t n) {
 void GpuModel::run(const int32_t* tokens, uint32_t n, float* logits_out, bool all_logits, bool greedy) {
   if (n == 0) return;
   check_forward_input(config_, options_, position_, tokens, n, "ds4 gpu model");
+  set_current_device(device_index_);
   if (stream_busy_) synchronize(stream_);
   stream_busy_ = true;
   // The whole call's ids go up in one copy (n <= max_context - position fits the buffers); the
@@ -182,7 +186,9 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
   // A decode step whose output the call waits for may route on the device (moe.hip): its ids
   // reach the pager after the synchronize below.
   clear_device_routing(*moe_scratch_);
-  moe_scratch_->device_routing = options_.device_routing && S == 1 && (out.greedy || out.logits_host != nullptr);
+  // Expert-parallel ranks route on the host: each keeps only the experts it owns.
+  moe_scratch_->device_routing =
+      options_.device_routing && !expert_parallel() && S == 1 && (out.greedy || out.logits_host != nullptr);
   if (options_.forced_routing) upload_forced_routing(p0, S);
   embed(params_.embed, tokens_device, S, N, X, stream_);
   // Each block's hc_post is folded into the next mHC site's weights kernel (which reads X, mixes
@@ -224,8 +230,16 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
     attention(lp, c, states_[l], ring_size_, p0, S, xn_, *attention_scratch_, block_out_, stream_);
     mhc_site(lp.hc_ffn, lp.ffn_norm, nullptr);
     const int64_t forced_at = int64_t(l) * S * c.num_experts_per_tok;
-    moe(lp, c, l, tokens_host, tokens_device, S, xn_, *experts_, layout_, *moe_scratch_, block_out_, moe_stats_,
-        stream_, forced_ ? forced_staging_ + forced_at : nullptr, forced_ ? forced_ + forced_at : nullptr);
+    const ExpertParallel* ep = expert_parallel();
+    try {
+      moe(lp, c, l, tokens_host, tokens_device, S, xn_, *experts_, layout_, *moe_scratch_, block_out_, moe_stats_,
+          stream_, forced_ ? forced_staging_ + forced_at : nullptr, forced_ ? forced_ + forced_at : nullptr, ep);
+      if (ep) reduce_block_output(S);
+    } catch (const std::exception& e) {
+      // The other ranks must not wait in the collective for this one.
+      if (ep) ep->collective->abort("layer " + std::to_string(l) + ": " + e.what());
+      throw;
+    }
   }
   join_comb();
   position_ += uint64_t(S);
@@ -271,6 +285,21 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
   throw_if_router_fault(*moe_scratch_, stream_);
   account_device_routing(*moe_scratch_, *experts_);
   std::memcpy(out.logits_host, logits_staging_, size_t(rows * V) * sizeof(float));
+}
+
+void GpuModel::reduce_block_output(int64_t S) {
+  Collective& group = *options_.expert_parallel.collective;
+  const uint64_t n = uint64_t(S) * config_.hidden_size;
+  if (group.reduces_on_device()) {
+    group.all_reduce_sum_device(block_out_, n, stream_);
+    return;
+  }
+  // Through the host: the staging's previous upload ran before this download on the stream, and
+  // the host writes the staging only after the synchronize.
+  download_async(reduce_staging_, block_out_, n * sizeof(float), stream_);
+  synchronize(stream_);
+  group.all_reduce_sum(reduce_staging_, n);
+  upload_async(block_out_, reduce_staging_, n * sizeof(float), stream_);
 }
 
 }  // namespace moepage::ds4::gpu

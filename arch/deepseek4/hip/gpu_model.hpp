@@ -35,7 +35,8 @@ struct MoeScratch;
 class GpuModel {
  public:
   // Checks every tensor against the config (std::invalid_argument naming the tensor), uploads the
-  // dense weights and sizes all state and scratch. `weights` is read only here; `experts` must
+  // dense weights and sizes all state and scratch, on the calling thread's current device, which
+  // must be the stream's; every later call binds that device again first. `weights` is read only here; `experts` must
   // outlive the model; `stream` stays the caller's (the model never destroys it).
   GpuModel(const Config& config, const Weights& weights, ExpertLayout layout, GpuExpertSource* experts, Stream stream,
            ModelOptions options = {});
@@ -79,8 +80,15 @@ class GpuModel {
   };
   void run(const int32_t* tokens, uint32_t n, float* logits_out, bool all_logits, bool greedy);
   void run_batch(const int32_t* tokens_host, const int32_t* tokens_device, int64_t S, const Output& out);
+  // One rank of an expert-parallel group: the MoE block's partial output [S, D] becomes the sum
+  // over the ranks, on the devices when the collective can (NCCL), else through pinned memory.
+  void reduce_block_output(int64_t S);
+  const ExpertParallel* expert_parallel() const {
+    return options_.expert_parallel.collective ? &options_.expert_parallel : nullptr;
+  }
 
   Config config_;
+  int device_index_ = 0;  // the device the model lives on (current at construction)
   ExpertLayout layout_;
   GpuExpertSource* experts_;
   Stream stream_;
@@ -105,6 +113,7 @@ class GpuModel {
   float *post_[2] = {nullptr, nullptr}, *comb_[2] = {nullptr, nullptr};
   float *u_ = nullptr, *xn_ = nullptr, *block_out_ = nullptr;  // [S, D]
   float* observed_ = nullptr;                                  // [D]: what the expert source's observe() reads
+  float* reduce_staging_ = nullptr;  // [S, D] pinned: an expert-parallel rank's sum through the host
   float* logits_ = nullptr;                                    // [S, vocab]
   int32_t* tokens_ = nullptr;                                  // [max_context] device copy of the call's ids
   int32_t* tokens_staging_ = nullptr;                          // [max_context] pinned

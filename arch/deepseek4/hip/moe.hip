@@ -490,7 +490,8 @@ std::unique_ptr<MoeScratch> allocate_moe_scratch(const Config& c, int64_t max_ba
 
 void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_t* tokens_host, const int32_t* tokens,
          int64_t S, const float* yn, GpuExpertSource& source, const ExpertLayout& layout, MoeScratch& sc, float* out,
-         MoeStats& stats, Stream stream, const int32_t* forced_host, const int32_t* forced_device) {
+         MoeStats& stats, Stream stream, const int32_t* forced_host, const int32_t* forced_device,
+         const ExpertParallel* ep) {
   if (S <= 0) return;
   const int64_t D = c.hidden_size, I = c.moe_intermediate_size, E = c.n_routed_experts, k = c.num_experts_per_tok;
   const std::string where = "gpu moe layer " + std::to_string(layer);
@@ -512,10 +513,14 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
   hipStream_t st = native(stream);
 
   // The shared expert writes `out` on the side stream; the combine, after the join, adds the
-  // routed experts to it.
+  // routed experts to it. Of a rank group, rank 0 computes it and the others start from zero.
   const Stream side = sc.side.fork(stream);
-  matmul_swiglu(lp.shared_w1, lp.shared_w3, yn, D, S, float(c.swiglu_limit), sc.h1, sc.h3, side, lp.gemm);
-  matmul(lp.shared_w2, sc.h1, I, out, D, S, side, lp.gemm);
+  if (!ep || ep->rank == 0) {
+    matmul_swiglu(lp.shared_w1, lp.shared_w3, yn, D, S, float(c.swiglu_limit), sc.h1, sc.h3, side, lp.gemm);
+    matmul(lp.shared_w2, sc.h1, I, out, D, S, side, lp.gemm);
+  } else {
+    MP_GPU_CHECK(hipMemsetAsync(out, 0, size_t(S * D) * sizeof(float), native(side)));
+  }
 
   matmul(lp.gate, yn, D, sc.logits, E, S, stream, selection_policy(lp.gemm));  // picks the experts
   const float limit = float(c.swiglu_limit);
@@ -601,6 +606,15 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
       sc.pair_token[size_t(at)] = int32_t(s);
       sc.pair_dest[size_t(at)] = int32_t(s * k + j);
     }
+  if (ep) {
+    // A rank keeps the experts it owns. The combine still reads every (token, j) pair, so the
+    // pairs of other ranks' experts must add exactly zero: their rows of ex_out are cleared.
+    int32_t kept = 0;
+    for (int32_t i = 0; i < n_used; ++i)
+      if (ep->ownership->owner(layer, uint32_t(sc.used[size_t(i)])) == ep->rank) sc.used[size_t(kept++)] = sc.used[size_t(i)];
+    n_used = kept;
+    MP_GPU_CHECK(hipMemsetAsync(sc.ex_out, 0, size_t(S * k * D) * sizeof(float), st));
+  }
 
   const uint32_t band = source.max_batch();
   if (band == 0) throw GpuError(where + ": the expert source serves 0 experts per call");
@@ -649,9 +663,12 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
       if (!sc.pending[size_t(i)]) sc.order[size_t(n_ready++)] = i;
     for (int32_t i = 0, g = n_ready; i < nb; ++i)
       if (sc.pending[size_t(i)]) sc.order[size_t(g++)] = i;
-    const int32_t p_begin = sc.start[size_t(sc.used[size_t(b0)])];
-    const int32_t p_end = sc.start[size_t(sc.used[size_t(b0 + nb - 1)] + 1)];
-    const int32_t np = p_end - p_begin;
+    // The band's pairs (an expert-parallel rank's experts need not be neighbours in the pairs).
+    int32_t np = 0;
+    for (int32_t i = 0; i < nb; ++i) {
+      const int32_t e = sc.used[size_t(b0 + i)];
+      np += sc.start[size_t(e + 1)] - sc.start[size_t(e)];
+    }
     int32_t* rec_tokens = staging + 2 * nb + 1;
     int32_t* rec_pairs = rec_tokens + np;
     for (int32_t g = 0, at = 0; g < nb; ++g) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "deepseek4/forward/expert_parallel.hpp"
 #include "deepseek4/forward/expert_source.hpp"
 #include "deepseek4/forward/moe.hpp"
 #include "deepseek4/hip/device_params.hpp"
@@ -23,9 +24,13 @@ std::unique_ptr<MoeScratch> allocate_moe_scratch(const Config& c, int64_t max_ba
 // are the batch's ids (hash routing). Counts acquires and routed expert uses into stats and
 // pointer-table uploads into *table_uploads. forced_host / forced_device: [S, k] experts to use
 // instead of the router's choice (ForcedRouting; the same ids in host and device memory), or null.
+// ep: one rank of an expert-parallel group, or null: `out` then holds this rank's part only (the
+// shared expert on rank 0, the chosen experts the rank owns), for the caller's all-reduce; the
+// source is asked for owned experts only.
 void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_t* tokens_host, const int32_t* tokens,
          int64_t S, const float* yn, GpuExpertSource& source, const ExpertLayout& layout, MoeScratch& sc, float* out,
-         MoeStats& stats, Stream stream, const int32_t* forced_host = nullptr, const int32_t* forced_device = nullptr);
+         MoeStats& stats, Stream stream, const int32_t* forced_host = nullptr, const int32_t* forced_device = nullptr,
+         const ExpertParallel* ep = nullptr);
 
 // Decode routed on the device (moe(), for a source whose slots never move): after the batch's
 // layers, fetch_device_routing queues the copy of their ids to the host; after the stream's next

@@ -44,6 +44,12 @@ void AbiCollective::all_reduce_sum(float* data, uint64_t n) {
   if (c_.all_reduce_sum_f32(c_.ctx, data, n) != MP_OK) throw std::runtime_error(c_.last_error(c_.ctx));
 }
 
+void AbiCollective::all_reduce_sum_device(float* data, uint64_t n, void* stream) {
+  if (!reduces_on_device()) Collective::all_reduce_sum_device(data, n, stream);
+  if (c_.all_reduce_sum_f32_device(c_.ctx, data, n, static_cast<mp_stream>(stream)) != MP_OK)
+    throw std::runtime_error(c_.last_error(c_.ctx));
+}
+
 JoinedRanks::JoinedRanks(const mp_expert_parallel& group, const Config& config)
     : ownership_(checked_ownership(group, config, checked_collective(group).size)),
       collective_(*group.collective) {}

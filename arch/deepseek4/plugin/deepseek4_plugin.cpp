@@ -246,14 +246,12 @@ class Deepseek4Arch {
         ranks_ ? ranks_->view() : ds4::ExpertParallel{}, overlap_launches_});
   }
 
-  // One rank of an expert-parallel group (ABI 1.7): before bind_pager, once, on the CPU device.
+  // One rank of an expert-parallel group (ABI 1.7): before bind_pager, once. On a GPU the rank
+  // sums through the group's device all-reduce (ABI 1.9) when it has one, else through the host.
   void join_ranks(const mp_expert_parallel* group) {
     mp_expert_parallel g{};
     if (mp_read_struct(&g, sizeof g, group, sizeof g) != MP_OK)
       throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': join_ranks: the group is NULL or older than ABI 1.7");
-    if (host_ != nullptr && host_->device != nullptr && host_->device->kind == MP_DEVICE_HIP)
-      throw mp::Error(MP_ERR_UNSUPPORTED,
-                      "arch 'deepseek4': expert parallelism runs on the CPU device only so far (device: hip)");
     if (backend_ || ranks_)
       throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': join_ranks must come once, before bind_pager");
     ranks_ = std::make_unique<ds4::JoinedRanks>(g, model_.config);

@@ -55,7 +55,7 @@ struct BackendInputs {
   bool matrix_single_token = false;               // GPU: single-token expert products on the matrix cores
   uint32_t matrix_min_expert_tokens = 2;          // GPU: experts on the matrix cores from this many tokens
   bool device_routing = true;                     // GPU: decode over fixed slots routes on the device
-  ExpertParallel expert_parallel{};               // CPU: one rank of a group (collective null: alone)
+  ExpertParallel expert_parallel{};               // one rank of a group (collective null: alone)
   bool overlap_launches = true;                   // GPU: kernels start as the previous one finishes
 };
 

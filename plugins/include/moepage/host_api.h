@@ -20,8 +20,9 @@ extern "C" {
  * (mp_pager_vtable.acquire_start, .acquire_await, .acquire_finish; mp_acquire_result.pending);
  * 1.6 mp_device_service.register_host and .unregister_host (copies straight from mapped files);
  * 1.7 mp_collective and mp_arch_vtable.join_ranks (expert parallelism: arch.h mp_expert_parallel);
- * 1.8 mp_pager_vtable.fixed_slots (slots that never move: the architecture routes on the device). */
-#define MP_ABI_MINOR 8
+ * 1.8 mp_pager_vtable.fixed_slots (slots that never move: the architecture routes on the device);
+ * 1.9 mp_collective.all_reduce_sum_f32_device (the ranks' sum in device memory, on a stream). */
+#define MP_ABI_MINOR 9
 
 /* The oldest host minor a plugin runs on. A plugin that needs nothing newer than, say, 1.0
  * defines MP_PLUGIN_ABI_MINOR to 0 before including any moepage header; the SDK then writes 0
@@ -156,6 +157,13 @@ typedef struct mp_collective {
   void (*abort)(void* ctx, const char* why);
   /* The message of this thread's last failed call; never NULL. */
   const char* (*last_error)(void* ctx);
+  /* 1.9, optional (check MP_HAS_FIELD and NULL): data[0..n) in this rank's device memory becomes
+   * the sum over the ranks, queued on `stream` (this rank's mp_stream of its own device service);
+   * returns once queued, and the sum is there when the stream reaches it. Every rank gets the
+   * same bits; the order of the additions is the library's (with two ranks, a + b = b + a).
+   * NULL: the host has no device collective, and the architecture stages through host memory and
+   * all_reduce_sum_f32. Fails with MP_ERR_INTERNAL once any rank aborted. */
+  mp_status (*all_reduce_sum_f32_device)(void* ctx, float* data, uint64_t n, mp_stream stream);
 } mp_collective;
 
 typedef struct mp_host_api {
