@@ -208,8 +208,11 @@ void write_run_stats(const std::string& path, const RunTarget& target, const Gen
                      size_t prompt_tokens, size_t generated_tokens) {
   RunTimes run_times{times.prefill_seconds,   times.decode_seconds,       target.load_seconds,
                      uint32_t(prompt_tokens), uint32_t(generated_tokens), std::nullopt};
-  if (const auto arch_stats = target.arch_stats(); arch_stats && arch_stats->routed_timed)
-    run_times.routed_compute_seconds = double(arch_stats->routed_ns) / 1e9;
+  if (const auto arch_stats = target.arch_stats()) {
+    if (arch_stats->routed_timed) run_times.routed_compute_seconds = double(arch_stats->routed_ns) / 1e9;
+    run_times.collective_calls = arch_stats->collective_calls;
+    run_times.collective_seconds = double(arch_stats->collective_ns) / 1e9;
+  }
   write_stats_json(path, target.pagers, target.n_layers, run_times);
 }
 

@@ -46,7 +46,10 @@ RankDevices::RankDevices(const profile::Profile& prof, const mp_host_api* shared
     hosts_.push_back(own_.back()->get());
   }
   std::string placed = "ranks on GPUs";
-  for (uint32_t r = 0; r < ranks; ++r) placed += (r ? "," : " ") + std::to_string(devices[r]);
+  for (uint32_t r = 0; r < ranks; ++r) {
+    placed += r > 0 ? ',' : ' ';
+    placed += std::to_string(devices[r]);
+  }
   const bool shared_gpu = ranks > uint32_t(count);
   const std::string library = library_name(p);
   if (p.collective == "host" || (p.collective == "auto" && shared_gpu)) {

@@ -152,9 +152,19 @@ int32_t RankStacks::forward_greedy(std::span<const int32_t> tokens) {
 
 std::optional<mp_arch_stats> RankStacks::slowest_arch_stats() {
   std::optional<mp_arch_stats> slowest;
+  uint64_t collective_calls = 0, collective_ns = 0;
   for (auto& rank : ranks_) {
     const auto s = rank->stack.arch.stats();
-    if (s && (!slowest || s->routed_ns > slowest->routed_ns)) slowest = s;
+    if (!s) continue;
+    if (!slowest || s->routed_ns > slowest->routed_ns) slowest = s;
+    if (s->collective_ns >= collective_ns) {
+      collective_ns = s->collective_ns;
+      collective_calls = s->collective_calls;
+    }
+  }
+  if (slowest) {
+    slowest->collective_calls = collective_calls;
+    slowest->collective_ns = collective_ns;
   }
   return slowest;
 }

@@ -43,7 +43,8 @@ class RankStacks final : public Forward {
   const mp_expert_catalog& catalog() const { return *catalog_; }
   double load_seconds() const { return load_seconds_; }
   mp::PagerHandle& pager(uint32_t rank) { return ranks_[rank]->stack.pager; }
-  // The rank whose routed experts took longest, when the architecture times them.
+  // The rank whose routed experts took longest, when the architecture times them, with the
+  // collective counters of the rank whose all-reduces took longest.
   std::optional<mp_arch_stats> slowest_arch_stats();
   void shutdown() noexcept;
 

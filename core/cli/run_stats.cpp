@@ -202,6 +202,10 @@ void write_stats_json(const std::string& path, std::span<mp::PagerHandle* const>
               {"decode_seconds", times.decode_seconds},
               {"load_seconds", times.load_seconds}};
   if (times.routed_compute_seconds) j["run"]["routed_compute_seconds"] = *times.routed_compute_seconds;
+  if (times.collective_calls > 0) {
+    j["run"]["collective_calls"] = times.collective_calls;
+    j["run"]["collective_seconds"] = times.collective_seconds;
+  }
   output::write_file(path, j.dump(2) + "\n", "--stats-json");
 }
 

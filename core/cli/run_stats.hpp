@@ -58,6 +58,10 @@ struct RunTimes {
   uint32_t prompt_tokens = 0, generated_tokens = 0;
   // Time the architecture spent computing routed experts (prefill and decode), when it measures it.
   std::optional<double> routed_compute_seconds;
+  // Expert-parallel ranks: the all-reduces of the MoE blocks' outputs of the rank whose sums took
+  // longest, and their time (mp_arch_stats 1.9; on GPUs summing on the device, device time).
+  uint64_t collective_calls = 0;
+  double collective_seconds = 0;
 };
 
 // One line per fact, for the log: accesses, hit rate, bytes, times, prefetch and predictions.

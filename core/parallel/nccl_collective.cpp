@@ -118,12 +118,13 @@ void NcclCollective::abort() noexcept {
 std::string NcclCollective::describe() const {
   const int v = version_;
   // NCCL 2.9 and later encode the version as major * 10000 + minor * 100 + patch.
-  return lib_->name + " " + std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
-         std::to_string(v % 100) + " over devices " + [&] {
-           std::string d;
-           for (size_t r = 0; r < devices_.size(); ++r) d += (r ? "," : "") + std::to_string(devices_[r]);
-           return d;
-         }();
+  std::string text = lib_->name + " " + std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
+                     std::to_string(v % 100) + " over devices ";
+  for (size_t r = 0; r < devices_.size(); ++r) {
+    if (r > 0) text += ',';
+    text += std::to_string(devices_[r]);
+  }
+  return text;
 }
 
 std::string default_collective_library(bool amd) { return amd ? "librccl.so.1" : "libnccl.so.2"; }

@@ -241,12 +241,15 @@ constexpr bool arch_pinned() {
   static_assert(offsetof(mp_synth_request, expert_dtype) == 40);
   static_assert(offsetof(mp_synth_request, show_progress) == 48);
 
-  static_assert(sizeof(mp_arch_stats) == 32);
+  static_assert(sizeof(mp_arch_stats) >= 32);
   static_assert(offsetof(mp_arch_stats, struct_size) == 0);
   static_assert(offsetof(mp_arch_stats, routed_timed) == 4);
   static_assert(offsetof(mp_arch_stats, tokens) == 8);
   static_assert(offsetof(mp_arch_stats, routed_experts) == 16);
   static_assert(offsetof(mp_arch_stats, routed_ns) == 24);
+  static_assert(offsetof(mp_arch_stats, collective_calls) == 32);  // 1.9
+  static_assert(offsetof(mp_arch_stats, collective_ns) == 40);
+  static_assert(sizeof(mp_arch_stats) == 48);
 
   static_assert(sizeof(mp_expert_parallel) == 32);  // 1.7
   static_assert(offsetof(mp_expert_parallel, struct_size) == 0);

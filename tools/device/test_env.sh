@@ -7,3 +7,9 @@ export MOEPAGE_TEST_SOURCE_DIR="$PWD"
 export MOEPAGE_TEST_BUILD_DIR="$moepage_build"
 export MOEPAGE_TEST_PLUGIN_DIR="$moepage_build/lib/moepage/plugins"
 unset moepage_build
+
+# NCCL for the GPU ranks' tests (tests/gpu-ranks), when the machine has one.
+if [ -z "${MOEPAGE_TEST_NCCL_LIBRARY:-}" ]; then
+  MOEPAGE_TEST_NCCL_LIBRARY=$(bash "$PWD/tools/device/find_nccl.sh")
+  export MOEPAGE_TEST_NCCL_LIBRARY
+fi

@@ -148,7 +148,13 @@ void moe_block(cpu::ThreadPool& pool, const LayerParams& lp, const Config& c, ui
     stats.routed_ns += uint64_t(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - band_start).count());
   }
-  if (ep) ep->collective->all_reduce_sum(out, uint64_t(S * D));
+  if (ep) {
+    const auto reduce_start = std::chrono::steady_clock::now();
+    ep->collective->all_reduce_sum(out, uint64_t(S * D));
+    ++stats.collective_calls;
+    stats.collective_ns += uint64_t(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - reduce_start).count());
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "deepseek4/hip/gpu_model.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -13,6 +14,7 @@
 #include "deepseek4/hip/moe.hpp"
 #include "deepseek4/hip/moe_scratch.hpp"
 #include "deepseek4/hip/ops.hpp"
+#include "deepseek4/hip/timed_spans.hpp"
 
 namespace moepage::ds4::gpu {
 
@@ -85,6 +87,8 @@ void GpuModel::allocate_state(int64_t max_batch) {
   observed_ = device_.take<float>(uint64_t(D));
   if (expert_parallel() && !expert_parallel()->collective->reduces_on_device())
     reduce_staging_ = pinned_.take<float>(uint64_t(max_batch * D));
+  if (expert_parallel() && expert_parallel()->collective->reduces_on_device())
+    reduce_spans_ = std::make_unique<TimedSpans>(c.num_hidden_layers);
   logits_ = device_.take<float>(uint64_t(max_batch * V));
   tokens_ = device_.take<int32_t>(uint64_t(ctx));
   tokens_staging_ = pinned_.take<int32_t>(uint64_t(ctx));
@@ -234,7 +238,7 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
     try {
       moe(lp, c, l, tokens_host, tokens_device, S, xn_, *experts_, layout_, *moe_scratch_, block_out_, moe_stats_,
           stream_, forced_ ? forced_staging_ + forced_at : nullptr, forced_ ? forced_ + forced_at : nullptr, ep);
-      if (ep) reduce_block_output(S);
+      if (ep) reduce_block_output(S, l);
     } catch (const std::exception& e) {
       // The other ranks must not wait in the collective for this one.
       if (ep) ep->collective->abort("layer " + std::to_string(l) + ": " + e.what());
@@ -274,6 +278,7 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
     fetch_device_routing(*moe_scratch_, stream_);
     synchronize(stream_);
     forced_upload_pending_ = false;
+    collect_reduce_time();
     throw_if_router_fault(*moe_scratch_, stream_);
     account_device_routing(*moe_scratch_, *experts_);
     return;
@@ -282,24 +287,38 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
   fetch_device_routing(*moe_scratch_, stream_);
   synchronize(stream_);
   forced_upload_pending_ = false;
+  collect_reduce_time();
   throw_if_router_fault(*moe_scratch_, stream_);
   account_device_routing(*moe_scratch_, *experts_);
   std::memcpy(out.logits_host, logits_staging_, size_t(rows * V) * sizeof(float));
 }
 
-void GpuModel::reduce_block_output(int64_t S) {
+void GpuModel::reduce_block_output(int64_t S, uint32_t layer) {
   Collective& group = *options_.expert_parallel.collective;
   const uint64_t n = uint64_t(S) * config_.hidden_size;
   if (group.reduces_on_device()) {
+    reduce_spans_->start(layer, stream_);
     group.all_reduce_sum_device(block_out_, n, stream_);
+    reduce_spans_->end(layer, stream_);
     return;
   }
   // Through the host: the staging's previous upload ran before this download on the stream, and
   // the host writes the staging only after the synchronize.
+  const auto start = std::chrono::steady_clock::now();
   download_async(reduce_staging_, block_out_, n * sizeof(float), stream_);
   synchronize(stream_);
   group.all_reduce_sum(reduce_staging_, n);
   upload_async(block_out_, reduce_staging_, n * sizeof(float), stream_);
+  ++moe_stats_.collective_calls;
+  moe_stats_.collective_ns += uint64_t(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+}
+
+void GpuModel::collect_reduce_time() {
+  if (!reduce_spans_) return;
+  const TimedSpans::Total t = reduce_spans_->collect();
+  moe_stats_.collective_calls += t.spans;
+  moe_stats_.collective_ns += t.ns;
 }
 
 }  // namespace moepage::ds4::gpu

@@ -31,6 +31,7 @@ namespace moepage::ds4::gpu {
 
 struct AttentionScratch;
 struct MoeScratch;
+class TimedSpans;
 
 class GpuModel {
  public:
@@ -82,7 +83,9 @@ class GpuModel {
   void run_batch(const int32_t* tokens_host, const int32_t* tokens_device, int64_t S, const Output& out);
   // One rank of an expert-parallel group: the MoE block's partial output [S, D] becomes the sum
   // over the ranks, on the devices when the collective can (NCCL), else through pinned memory.
-  void reduce_block_output(int64_t S);
+  void reduce_block_output(int64_t S, uint32_t layer);
+  // After the batch's synchronize: the device time of its sums on the devices, into moe_stats_.
+  void collect_reduce_time();
   const ExpertParallel* expert_parallel() const {
     return options_.expert_parallel.collective ? &options_.expert_parallel : nullptr;
   }
@@ -114,6 +117,7 @@ class GpuModel {
   float *u_ = nullptr, *xn_ = nullptr, *block_out_ = nullptr;  // [S, D]
   float* observed_ = nullptr;                                  // [D]: what the expert source's observe() reads
   float* reduce_staging_ = nullptr;  // [S, D] pinned: an expert-parallel rank's sum through the host
+  std::unique_ptr<TimedSpans> reduce_spans_;  // one per layer: a rank's sums on the devices
   float* logits_ = nullptr;                                    // [S, vocab]
   int32_t* tokens_ = nullptr;                                  // [max_context] device copy of the call's ids
   int32_t* tokens_staging_ = nullptr;                          // [max_context] pinned

@@ -49,6 +49,8 @@ class CpuBackend final : public ForwardBackend {
     out.routed_timed = 1;
     out.routed_experts = model_.moe_stats().routed_experts;
     out.routed_ns = model_.moe_stats().routed_ns;
+    out.collective_calls = model_.moe_stats().collective_calls;
+    out.collective_ns = model_.moe_stats().collective_ns;
   }
 
  private:

@@ -36,7 +36,7 @@ class ForwardBackend {
   virtual void reset() = 0;
   virtual uint64_t position() const = 0;
   // The routed-expert counters of `out` (routed_experts, and routed_timed/routed_ns where the
-  // backend can time the experts without a device sync).
+  // backend can time the experts without a device sync), and a rank's collective counters.
   virtual void routed_stats(mp_arch_stats& out) const = 0;
 };
 

@@ -72,7 +72,11 @@ class GpuBackend final : public ForwardBackend {
   uint64_t position() const override { return model_->position(); }
 
   // The expert kernels run asynchronously: timing them would need a sync per layer.
-  void routed_stats(mp_arch_stats& out) const override { out.routed_experts = model_->moe_stats().routed_experts; }
+  void routed_stats(mp_arch_stats& out) const override {
+    out.routed_experts = model_->moe_stats().routed_experts;
+    out.collective_calls = model_->moe_stats().collective_calls;
+    out.collective_ns = model_->moe_stats().collective_ns;
+  }
 
   uint64_t dense_device_bytes() const { return model_->dense_device_bytes(); }
   uint64_t device_bytes() const { return model_->device_bytes(); }

@@ -56,6 +56,12 @@ typedef struct mp_arch_stats {
   uint64_t tokens;         /* tokens run through forward() */
   uint64_t routed_experts; /* (token, routed expert) pairs computed */
   uint64_t routed_ns;      /* wall time computing routed experts, their I/O waits excluded */
+  /* 1.9: one rank of an expert-parallel group: its all-reduces of the MoE blocks' outputs, and
+   * their time (on the host: wall time, the wait for the other ranks included; on a GPU summing on
+   * the device: the device time between the sum's start and end on the stream, in the calls that
+   * waited for their results). Zero for a single rank. */
+  uint64_t collective_calls;
+  uint64_t collective_ns;
 } mp_arch_stats;
 
 /* What join_ranks (ABI 1.7) hands an architecture: it runs as rank collective->rank of

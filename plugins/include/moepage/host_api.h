@@ -21,7 +21,8 @@ extern "C" {
  * 1.6 mp_device_service.register_host and .unregister_host (copies straight from mapped files);
  * 1.7 mp_collective and mp_arch_vtable.join_ranks (expert parallelism: arch.h mp_expert_parallel);
  * 1.8 mp_pager_vtable.fixed_slots (slots that never move: the architecture routes on the device);
- * 1.9 mp_collective.all_reduce_sum_f32_device (the ranks' sum in device memory, on a stream). */
+ * 1.9 mp_collective.all_reduce_sum_f32_device (the ranks' sum in device memory, on a stream) and
+ * mp_arch_stats.collective_calls and .collective_ns. */
 #define MP_ABI_MINOR 9
 
 /* The oldest host minor a plugin runs on. A plugin that needs nothing newer than, say, 1.0
