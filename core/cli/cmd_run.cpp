@@ -2,8 +2,8 @@
 // transport's options against their plugins, builds arch -> transport -> pager, and generates.
 #include <chrono>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -255,12 +255,17 @@ int run_ranks(const po::variables_map& vm, const profile::Profile& prof, Resolve
                      std::to_string(prof.parallel.ranks) + " yet; trace a one-rank run");
   const RankDevices devices(prof, host);
   RankStacks ranks(resolved, devices, prof.parallel, key);
-  log.info("{} expert-parallel ranks as threads of this process, experts {}; each rank has its own pager and "
-           "transport (the pager options, budget included, apply per rank); {}",
-           ranks.ranks(),
-           prof.parallel.partition == "table" ? "from " + prof.parallel.partition_table.string() : "round-robin",
-           devices.describe());
-  RunTarget target{ranks, ranks.info(), {}, ranks.catalog().n_layers, ranks.load_seconds(),
+  log.info(
+      "{} expert-parallel ranks as threads of this process, experts {}; each rank has its own pager and "
+      "transport (the pager options, budget included, apply per rank); {}",
+      ranks.ranks(),
+      prof.parallel.partition == "table" ? "from " + prof.parallel.partition_table.string() : "round-robin",
+      devices.describe());
+  RunTarget target{ranks,
+                   ranks.info(),
+                   {},
+                   ranks.catalog().n_layers,
+                   ranks.load_seconds(),
                    [&] { return ranks.slowest_arch_stats(); }};
   for (uint32_t r = 0; r < ranks.ranks(); ++r) target.pagers.push_back(&ranks.pager(r));
   const int status = generate_and_report(vm, prof, target, tok, prompt, log);
@@ -316,7 +321,11 @@ int cmd_run(int argc, char** argv) {
       });
   host::PluginStack& stack = loaded.stack;
   ArchForward arch(stack.arch);
-  const RunTarget target{arch, loaded.info, {&stack.pager}, loaded.catalog->n_layers, loaded.load_seconds,
+  const RunTarget target{arch,
+                         loaded.info,
+                         {&stack.pager},
+                         loaded.catalog->n_layers,
+                         loaded.load_seconds,
                          [&] { return stack.arch.stats(); }};
   const int status = generate_and_report(*vm, prof, target, tok, prompt, *log);
   if (trace) {

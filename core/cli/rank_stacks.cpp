@@ -86,14 +86,17 @@ void RankStacks::create_rank(ResolvedStack& resolved, const mp_host_api* host, u
     stack.transport = mp::TransportHandle::create(*transport.descriptor, transport.library, host,
                                                   resolved.transport.options.c_options());
     const host::LoadedComponent& pager = *resolved.pager.component;
-    mp_pager_create_args pager_args{sizeof(mp_pager_create_args), host, resolved.pager.options.c_options(),
-                                    &rank.catalog->abi(), stack.transport.ref(), info_.dense_bytes};
+    mp_pager_create_args pager_args{sizeof(mp_pager_create_args),
+                                    host,
+                                    resolved.pager.options.c_options(),
+                                    &rank.catalog->abi(),
+                                    stack.transport.ref(),
+                                    info_.dense_bytes};
     stack.pager = mp::PagerHandle::create(*pager.descriptor, pager.library, pager_args);
     rank.pager_ref = std::make_unique<parallel::RankPagerRef>(stack.pager.ref(), *rank.catalog, *partition_);
     stack.arch.bind_pager(rank.pager_ref->ref());
   } catch (const std::exception& e) {
-    throw std::runtime_error("rank " + std::to_string(r) + " of " + std::to_string(group_->size()) + ": " +
-                             e.what());
+    throw std::runtime_error("rank " + std::to_string(r) + " of " + std::to_string(group_->size()) + ": " + e.what());
   }
 }
 

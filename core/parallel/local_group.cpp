@@ -21,8 +21,8 @@ LocalGroup::LocalGroup(uint32_t ranks) : ranks_(ranks), published_(ranks, nullpt
     auto v = std::make_unique<Rank>();
     v->group = this;
     v->r = r;
-    v->abi = mp_collective{sizeof(mp_collective), r, ranks, v.get(), &reduce_entry, &abort_entry, &last_error_entry,
-                           nullptr};
+    v->abi = mp_collective{sizeof(mp_collective), r,      ranks, v.get(), &reduce_entry, &abort_entry,
+                           &last_error_entry,     nullptr};
     views_.push_back(std::move(v));
   }
 }
@@ -30,7 +30,8 @@ LocalGroup::LocalGroup(uint32_t ranks) : ranks_(ranks), published_(ranks, nullpt
 LocalGroup::~LocalGroup() = default;
 
 const mp_collective& LocalGroup::rank(uint32_t r) const {
-  if (r >= ranks_) throw std::out_of_range("local rank group: rank " + std::to_string(r) + " of " + std::to_string(ranks_));
+  if (r >= ranks_)
+    throw std::out_of_range("local rank group: rank " + std::to_string(r) + " of " + std::to_string(ranks_));
   return views_[r]->abi;
 }
 

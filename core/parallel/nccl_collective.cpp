@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <chrono>
+#include <mutex>
 #include <stdexcept>
 
 namespace moepage::parallel {
@@ -73,8 +75,7 @@ struct NcclCollective::Library {
   }
 };
 
-NcclCollective::NcclCollective(const std::string& library, std::vector<int> devices)
-    : devices_(std::move(devices)) {
+NcclCollective::NcclCollective(const std::string& library, std::vector<int> devices) : devices_(std::move(devices)) {
   if (devices_.empty()) throw std::runtime_error("collective library '" + library + "': no ranks");
   for (size_t a = 0; a < devices_.size(); ++a)
     for (size_t b = a + 1; b < devices_.size(); ++b)
@@ -83,7 +84,8 @@ NcclCollective::NcclCollective(const std::string& library, std::vector<int> devi
                                  std::to_string(a) + " and " + std::to_string(b) + " share device " +
                                  std::to_string(devices_[a]));
   lib_ = std::make_unique<Library>(library);
-  if (NcclResult r = lib_->get_version(&version_); r != kNcclSuccess) throw std::runtime_error(lib_->failure("ncclGetVersion", r));
+  if (NcclResult r = lib_->get_version(&version_); r != kNcclSuccess)
+    throw std::runtime_error(lib_->failure("ncclGetVersion", r));
   comms_.assign(devices_.size(), nullptr);
   if (NcclResult r = lib_->comm_init_all(comms_.data(), int(devices_.size()), devices_.data()); r != kNcclSuccess) {
     comms_.clear();
@@ -100,6 +102,7 @@ void NcclCollective::all_reduce_sum(uint32_t rank, float* data, uint64_t n, mp_s
   if (rank >= comms_.size())
     throw std::runtime_error("collective library '" + lib_->name + "': rank " + std::to_string(rank) + " of " +
                              std::to_string(comms_.size()));
+  const std::shared_lock lock(mu_);
   if (aborted_.load()) throw std::runtime_error("collective library '" + lib_->name + "': the group aborted");
   if (n == 0) return;
   // In place: NCCL reads and writes the same buffer.
@@ -112,6 +115,8 @@ void NcclCollective::abort() noexcept {
   // Aborting the communicators ends operations still waiting on the device for a peer, and frees
   // them: the ranks' later calls fail instead.
   if (aborted_.exchange(true)) return;
+  std::unique_lock lock(mu_, std::defer_lock);
+  (void)lock.try_lock_for(std::chrono::seconds(1));
   for (void* c : comms_) (void)lib_->comm_abort(c);
 }
 

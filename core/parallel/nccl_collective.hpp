@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,11 @@ class NcclCollective final : public DeviceCollective {
   std::vector<int> devices_;
   int version_ = 0;
   std::atomic<bool> aborted_{false};
+  // Sums enqueue under a shared lock and abort() frees the communicators under the exclusive one,
+  // so no rank enqueues on a communicator being freed. A rank stuck inside the library (waiting for
+  // a peer that failed) would hold it forever: abort() waits a second, then aborts anyway, which
+  // is the library's own way out of such a call.
+  std::shared_timed_mutex mu_;
 };
 
 // The library `parallel.collective_library` names when it is left empty: NCCL's soname in NVIDIA

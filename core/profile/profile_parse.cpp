@@ -160,15 +160,14 @@ Profile load_profile_from(const fs::path& path, const std::string_view* text, st
     gen.ignore_eos = text == "true";
   }
   if (const Setting* s = find(settings, "generate.warmup_prefills")) {
-    gen.warmup_prefills = read_number<uint32_t>(*s, "generate.warmup_prefills", "an integer from 0 to 100", parse_int,
-                                                0u, 100u);
+    gen.warmup_prefills =
+        read_number<uint32_t>(*s, "generate.warmup_prefills", "an integer from 0 to 100", parse_int, 0u, 100u);
   }
   for (auto it = settings.lower_bound("generate."); it != settings.end() && it->first.rfind("generate.", 0) == 0; ++it)
     gen.where[it->first.substr(9)] = it->second.where;
   if (const Setting* s = find(settings, "parallel.ranks")) {
-    profile.parallel.ranks =
-        read_number<uint32_t>(*s, "parallel.ranks", "an integer from 1 to 1024 (ranks as threads of this process)",
-                              parse_int, 1u, 1024u);
+    profile.parallel.ranks = read_number<uint32_t>(
+        *s, "parallel.ranks", "an integer from 1 to 1024 (ranks as threads of this process)", parse_int, 1u, 1024u);
     profile.parallel.ranks_where = s->where;
   }
   read_parallel_partition(settings, profile.parallel);

@@ -15,8 +15,8 @@ namespace {
 
 constexpr std::array<std::string_view, 9> kTopLevel{"base",      "model",    "device", "arch",    "pager",
                                                     "transport", "generate", "log",    "parallel"};
-constexpr std::array<std::string_view, 9> kGenerateKeys{
-    "prompt", "prompt_ids", "max_tokens", "temperature", "top_k", "top_p", "seed", "ignore_eos", "warmup_prefills"};
+constexpr std::array<std::string_view, 9> kGenerateKeys{"prompt", "prompt_ids", "max_tokens", "temperature",    "top_k",
+                                                        "top_p",  "seed",       "ignore_eos", "warmup_prefills"};
 constexpr std::array<std::string_view, 1> kLogKeys{"level"};
 constexpr std::array<std::string_view, 5> kParallelKeys{"ranks", "partition", "partition_table", "collective",
                                                         "collective_library"};
@@ -50,7 +50,7 @@ std::optional<std::string> key_problem(std::string_view dotted) {
   }
   if (dot == std::string_view::npos || rest.empty()) {
     return fmt::format("'{}' is a section; name one of its keys, like {}.{}", top, top,
-                       top == "generate" ? "max_tokens"
+                       top == "generate"   ? "max_tokens"
                        : top == "log"      ? "level"
                        : top == "parallel" ? "ranks"
                                            : "plugin");

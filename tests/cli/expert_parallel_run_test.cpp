@@ -28,9 +28,21 @@ std::string ep_tiny_model() { return moepage::test::source_path("models/ds4-debi
 // `moepage run` of `model` greedily, with `ranks` ranks and the resident or the lru pager.
 ChildResult ep_run(const std::string& model, const std::string& pager, int ranks, const fs::path& stats = {},
                    const std::vector<std::string>& more = {}) {
-  std::vector<std::string> args = {"run",         "--model",     model,        "--set", "generate.ignore_eos=true",
-                                   "--set",       "arch.threads=1", "--prompt-ids", "5,17,3",   "--max-tokens",
-                                   "6",           "--ranks",     std::to_string(ranks), "--log-level", "warn"};
+  std::vector<std::string> args = {"run",
+                                   "--model",
+                                   model,
+                                   "--set",
+                                   "generate.ignore_eos=true",
+                                   "--set",
+                                   "arch.threads=1",
+                                   "--prompt-ids",
+                                   "5,17,3",
+                                   "--max-tokens",
+                                   "6",
+                                   "--ranks",
+                                   std::to_string(ranks),
+                                   "--log-level",
+                                   "warn"};
   if (pager == "lru")
     args.insert(args.end(),
                 {"--profile", moepage::test::source_path("configs/lru.yaml").string(), "--set", "pager.budget=2MiB"});
@@ -98,17 +110,19 @@ TEST_CASE("a partition table (halves of the experts) gives one rank's greedy ids
   const TempDir dir("ep-table");
   std::string row;
   for (int e = 0; e < 64; ++e) row += e < 32 ? "0 " : "1 ";
-  const fs::path table = dir.write("halves.txt", "# experts 0-31 on rank 0, 32-63 on rank 1, every layer\n" + row + "\n");
+  const fs::path table =
+      dir.write("halves.txt", "# experts 0-31 on rank 0, 32-63 on rank 1, every layer\n" + row + "\n");
   const ChildResult one = ep_run(ep_tiny_model(), "resident", 1);
-  const ChildResult two = ep_run(ep_tiny_model(), "lru", 2, {},
-                                 {"--set", "parallel.partition=table", "--set", "parallel.partition_table=" + table.string()});
+  const ChildResult two =
+      ep_run(ep_tiny_model(), "lru", 2, {},
+             {"--set", "parallel.partition=table", "--set", "parallel.partition_table=" + table.string()});
   REQUIRE_MESSAGE(two.exit_code == 0, two.err);
   CHECK(ids_line(two.out) == ids_line(one.out));
 
   dir.write("bad.txt", row + "\n1\n");
-  const ChildResult bad = ep_run(ep_tiny_model(), "resident", 2, {},
-                                 {"--set", "parallel.partition=table", "--set",
-                                  "parallel.partition_table=" + (dir.path() / "bad.txt").string()});
+  const ChildResult bad = ep_run(
+      ep_tiny_model(), "resident", 2, {},
+      {"--set", "parallel.partition=table", "--set", "parallel.partition_table=" + (dir.path() / "bad.txt").string()});
   CHECK(bad.exit_code != 0);
   CHECK(contains(ep_last_line(bad.err), "parallel.partition_table (--set parallel.partition_table="));
   CHECK(contains(ep_last_line(bad.err), "bad.txt:2: 1 ranks, the model has 64 experts per layer"));
@@ -119,9 +133,8 @@ TEST_CASE("a partition table (halves of the experts) gives one rank's greedy ids
 }
 
 TEST_CASE("a rank whose expert read fails ends the run with its error; the other rank does not wait forever") {
-  const ChildResult failed =
-      ep_run(ep_tiny_model(), "lru", 2, {},
-             {"--set", "transport.plugin=fault-inject", "--set", "transport.fail_every=7"});
+  const ChildResult failed = ep_run(ep_tiny_model(), "lru", 2, {},
+                                    {"--set", "transport.plugin=fault-inject", "--set", "transport.fail_every=7"});
   CHECK(failed.exit_code != 0);
   const std::string line = ep_last_line(failed.err);
   CHECK(contains(line, "failed: "));
@@ -149,8 +162,8 @@ TEST_CASE("bad rank counts and partitions are one-line errors naming the key") {
   CHECK(contains(ep_last_line(partition.err), "parallel.partition"));
   CHECK(contains(ep_last_line(partition.err), "one of round_robin|table"));
 
-  const ChildResult key = run_moepage({"run", "--model", ep_tiny_model(), "--prompt-ids", "5", "--set",
-                                       "parallel.rank=2", "--log-level", "warn"});
+  const ChildResult key = run_moepage(
+      {"run", "--model", ep_tiny_model(), "--prompt-ids", "5", "--set", "parallel.rank=2", "--log-level", "warn"});
   CHECK(key.exit_code != 0);
   CHECK(contains(ep_last_line(key.err), "unknown key 'parallel.rank'"));
 }
@@ -158,8 +171,9 @@ TEST_CASE("bad rank counts and partitions are one-line errors naming the key") {
 TEST_CASE("the ranks' collective: nccl on the CPU and unknown choices are one-line errors; host runs as auto") {
   const ChildResult nccl = ep_run(ep_tiny_model(), "resident", 2, {}, {"--set", "parallel.collective=nccl"});
   CHECK(nccl.exit_code != 0);
-  CHECK(contains(ep_last_line(nccl.err), "parallel.collective (--set parallel.collective=nccl): nccl sums in GPU "
-                                          "memory, but the profile's device is cpu"));
+  CHECK(contains(ep_last_line(nccl.err),
+                 "parallel.collective (--set parallel.collective=nccl): nccl sums in GPU "
+                 "memory, but the profile's device is cpu"));
 
   const ChildResult bad = ep_run(ep_tiny_model(), "resident", 2, {}, {"--set", "parallel.collective=mpi"});
   CHECK(bad.exit_code != 0);

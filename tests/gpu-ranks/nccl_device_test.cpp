@@ -91,8 +91,7 @@ TEST_CASE("NCCL sums every rank's device buffer on the ranks' own streams, one r
 }
 
 TEST_CASE("two ranks on one GPU are refused before the library is asked") {
-  CHECK_THROWS_WITH(moepage::parallel::NcclCollective(nccl_library(), {0, 0}),
-                    ("collective library '" + nccl_library() +
-                     "' needs a GPU per rank, but ranks 0 and 1 share device 0")
-                        .c_str());
+  CHECK_THROWS_WITH(
+      moepage::parallel::NcclCollective(nccl_library(), {0, 0}),
+      ("collective library '" + nccl_library() + "' needs a GPU per rank, but ranks 0 and 1 share device 0").c_str());
 }

@@ -79,12 +79,13 @@ TEST_CASE("an abort of the group aborts the library's communicators and wakes a 
 }
 
 TEST_CASE("a library that cannot serve is refused with one line naming it and what is wrong") {
-  CHECK(error_of("/nonexistent/libnccl.so.2", {0, 1}).rfind("collective library '/nonexistent/libnccl.so.2' cannot be "
-                                                            "loaded: ",
-                                                            0) == 0);
+  CHECK(error_of("/nonexistent/libnccl.so.2", {0, 1})
+            .rfind("collective library '/nonexistent/libnccl.so.2' cannot be "
+                   "loaded: ",
+                   0) == 0);
   CHECK(error_of("libm.so.6", {0, 1}) == "collective library 'libm.so.6' has no ncclCommInitAll");
-  CHECK(error_of(FAKE_NCCL_PATH, {0, 0}) ==
-        std::string("collective library '") + FAKE_NCCL_PATH + "' needs a GPU per rank, but ranks 0 and 1 share device 0");
+  CHECK(error_of(FAKE_NCCL_PATH, {0, 0}) == std::string("collective library '") + FAKE_NCCL_PATH +
+                                                "' needs a GPU per rank, but ranks 0 and 1 share device 0");
   CHECK(error_of(FAKE_NCCL_PATH, {0, 99}) == std::string("collective library '") + FAKE_NCCL_PATH +
                                                  "': ncclCommInitAll over 2 devices failed: invalid argument (fake)");
   CHECK(moepage::parallel::default_collective_library(false) == "libnccl.so.2");

@@ -233,17 +233,7 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
     stage_first_band(l, tokens_host, S);
     attention(lp, c, states_[l], ring_size_, p0, S, xn_, *attention_scratch_, block_out_, stream_);
     mhc_site(lp.hc_ffn, lp.ffn_norm, nullptr);
-    const int64_t forced_at = int64_t(l) * S * c.num_experts_per_tok;
-    const ExpertParallel* ep = expert_parallel();
-    try {
-      moe(lp, c, l, tokens_host, tokens_device, S, xn_, *experts_, layout_, *moe_scratch_, block_out_, moe_stats_,
-          stream_, forced_ ? forced_staging_ + forced_at : nullptr, forced_ ? forced_ + forced_at : nullptr, ep);
-      if (ep) reduce_block_output(S, l);
-    } catch (const std::exception& e) {
-      // The other ranks must not wait in the collective for this one.
-      if (ep) ep->collective->abort("layer " + std::to_string(l) + ": " + e.what());
-      throw;
-    }
+    moe_block(l, tokens_host, tokens_device, S);
   }
   join_comb();
   position_ += uint64_t(S);
@@ -275,22 +265,37 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
   if (out.greedy) {
     greedy_token(logits_ + (rows - 1) * V, V, greedy_, stream_);
     download_async(greedy_staging_, greedy_, 2 * sizeof(int32_t), stream_);
-    fetch_device_routing(*moe_scratch_, stream_);
-    synchronize(stream_);
-    forced_upload_pending_ = false;
-    collect_reduce_time();
-    throw_if_router_fault(*moe_scratch_, stream_);
-    account_device_routing(*moe_scratch_, *experts_);
+    wait_for_batch();
     return;
   }
   download_async(logits_staging_, logits_, uint64_t(rows * V) * sizeof(float), stream_);
+  wait_for_batch();
+  std::memcpy(out.logits_host, logits_staging_, size_t(rows * V) * sizeof(float));
+}
+
+void GpuModel::wait_for_batch() {
   fetch_device_routing(*moe_scratch_, stream_);
   synchronize(stream_);
   forced_upload_pending_ = false;
   collect_reduce_time();
   throw_if_router_fault(*moe_scratch_, stream_);
   account_device_routing(*moe_scratch_, *experts_);
-  std::memcpy(out.logits_host, logits_staging_, size_t(rows * V) * sizeof(float));
+}
+
+void GpuModel::moe_block(uint32_t layer, const int32_t* tokens_host, const int32_t* tokens_device, int64_t S) {
+  const Config& c = config_;
+  const int64_t forced_at = int64_t(layer) * S * c.num_experts_per_tok;
+  const ExpertParallel* ep = expert_parallel();
+  try {
+    moe(params_.layers[layer], c, layer, tokens_host, tokens_device, S, xn_, *experts_, layout_, *moe_scratch_,
+        block_out_, moe_stats_, stream_, forced_ ? forced_staging_ + forced_at : nullptr,
+        forced_ ? forced_ + forced_at : nullptr, ep);
+    if (ep) reduce_block_output(S, layer);
+  } catch (const std::exception& e) {
+    // The other ranks must not wait in the collective for this one.
+    if (ep) ep->collective->abort("layer " + std::to_string(layer) + ": " + e.what());
+    throw;
+  }
 }
 
 void GpuModel::reduce_block_output(int64_t S, uint32_t layer) {
@@ -310,8 +315,8 @@ void GpuModel::reduce_block_output(int64_t S, uint32_t layer) {
   group.all_reduce_sum(reduce_staging_, n);
   upload_async(block_out_, reduce_staging_, n * sizeof(float), stream_);
   ++moe_stats_.collective_calls;
-  moe_stats_.collective_ns += uint64_t(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+  moe_stats_.collective_ns +=
+      uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
 }
 
 void GpuModel::collect_reduce_time() {

@@ -81,6 +81,11 @@ class GpuModel {
   };
   void run(const int32_t* tokens, uint32_t n, float* logits_out, bool all_logits, bool greedy);
   void run_batch(const int32_t* tokens_host, const int32_t* tokens_device, int64_t S, const Output& out);
+  // After the batch's output was queued: waits for it, then reads what came back with it (the
+  // router's faults, the device-routed ids for the pager, the sums' device time).
+  void wait_for_batch();
+  // The MoE block of `layer` on xn_ into block_out_ (a rank's: summed over the group).
+  void moe_block(uint32_t layer, const int32_t* tokens_host, const int32_t* tokens_device, int64_t S);
   // One rank of an expert-parallel group: the MoE block's partial output [S, D] becomes the sum
   // over the ranks, on the devices when the collective can (NCCL), else through pinned memory.
   void reduce_block_output(int64_t S, uint32_t layer);
@@ -116,14 +121,14 @@ class GpuModel {
   float *post_[2] = {nullptr, nullptr}, *comb_[2] = {nullptr, nullptr};
   float *u_ = nullptr, *xn_ = nullptr, *block_out_ = nullptr;  // [S, D]
   float* observed_ = nullptr;                                  // [D]: what the expert source's observe() reads
-  float* reduce_staging_ = nullptr;  // [S, D] pinned: an expert-parallel rank's sum through the host
+  float* reduce_staging_ = nullptr;           // [S, D] pinned: an expert-parallel rank's sum through the host
   std::unique_ptr<TimedSpans> reduce_spans_;  // one per layer: a rank's sums on the devices
-  float* logits_ = nullptr;                                    // [S, vocab]
-  int32_t* tokens_ = nullptr;                                  // [max_context] device copy of the call's ids
-  int32_t* tokens_staging_ = nullptr;                          // [max_context] pinned
-  float* logits_staging_ = nullptr;                            // [S, vocab] pinned
-  int32_t* greedy_ = nullptr;                                  // greedy_token's work area; [0..1]: pick, first NaN
-  int32_t* greedy_staging_ = nullptr;                          // [2] pinned
+  float* logits_ = nullptr;                   // [S, vocab]
+  int32_t* tokens_ = nullptr;                 // [max_context] device copy of the call's ids
+  int32_t* tokens_staging_ = nullptr;         // [max_context] pinned
+  float* logits_staging_ = nullptr;           // [S, vocab] pinned
+  int32_t* greedy_ = nullptr;                 // greedy_token's work area; [0..1]: pick, first NaN
+  int32_t* greedy_staging_ = nullptr;         // [2] pinned
   // ForcedRouting only: the batch's experts for every layer, [layers, S, k], filled on the host
   // and uploaded once per batch.
   int32_t* forced_ = nullptr;

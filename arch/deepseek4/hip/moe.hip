@@ -611,7 +611,8 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     // pairs of other ranks' experts must add exactly zero: their rows of ex_out are cleared.
     int32_t kept = 0;
     for (int32_t i = 0; i < n_used; ++i)
-      if (ep->ownership->owner(layer, uint32_t(sc.used[size_t(i)])) == ep->rank) sc.used[size_t(kept++)] = sc.used[size_t(i)];
+      if (ep->ownership->owner(layer, uint32_t(sc.used[size_t(i)])) == ep->rank)
+        sc.used[size_t(kept++)] = sc.used[size_t(i)];
     n_used = kept;
     MP_GPU_CHECK(hipMemsetAsync(sc.ex_out, 0, size_t(S * k * D) * sizeof(float), st));
   }

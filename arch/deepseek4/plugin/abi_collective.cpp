@@ -51,7 +51,6 @@ void AbiCollective::all_reduce_sum_device(float* data, uint64_t n, void* stream)
 }
 
 JoinedRanks::JoinedRanks(const mp_expert_parallel& group, const Config& config)
-    : ownership_(checked_ownership(group, config, checked_collective(group).size)),
-      collective_(*group.collective) {}
+    : ownership_(checked_ownership(group, config, checked_collective(group).size)), collective_(*group.collective) {}
 
 }  // namespace moepage::ds4

@@ -25,9 +25,7 @@ class AbiCollective final : public Collective {
   uint32_t size() const override { return c_.size; }
   void all_reduce_sum(float* data, uint64_t n) override;
   // ABI 1.9's all_reduce_sum_f32_device, when the host's table has it.
-  bool reduces_on_device() const override {
-    return c_.all_reduce_sum_f32_device != nullptr;
-  }
+  bool reduces_on_device() const override { return c_.all_reduce_sum_f32_device != nullptr; }
   void all_reduce_sum_device(float* data, uint64_t n, void* stream) override;
   void abort(const std::string& why) override { c_.abort(c_.ctx, why.c_str()); }
 

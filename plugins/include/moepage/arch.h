@@ -72,8 +72,8 @@ typedef struct mp_arch_stats {
  * an expert another rank owns. Everything here stays valid until the instance is destroyed. */
 typedef struct mp_expert_parallel {
   uint32_t struct_size;
-  uint32_t n_layers;  /* must equal the catalog's */
-  uint32_t n_experts; /* routed experts per layer, must equal the catalog's */
+  uint32_t n_layers;     /* must equal the catalog's */
+  uint32_t n_experts;    /* routed experts per layer, must equal the catalog's */
   const uint32_t* owner; /* [n_layers * n_experts]: the rank owning (layer, expert), each < size */
   const mp_collective* collective;
 } mp_expert_parallel;
