@@ -51,6 +51,27 @@ run_arm() {
   python3 "$here/summarize_arm.py" "$out/$name.json" "$out/weights.json" "$out/bandwidth.json" "${ref[@]}" | tee -a "$out/summary.txt"
 }
 
+# rank_arms: sets library (the --set naming the NCCL that tools/device/find_nccl.sh found, or
+# nothing) and async (the pinned-async transport of the paged arms), and logs what was found.
+rank_arms() {
+  local nccl
+  nccl=$(bash "$root/tools/device/find_nccl.sh")
+  library=(); [ -n "$nccl" ] && library=(--set "parallel.collective_library=$nccl")
+  echo "GPUs: $(nvidia-smi -L | wc -l); NCCL: ${nccl:-none found}" | tee -a "$out/summary.txt"
+  async=(--set transport.plugin=pinned-async --set transport.threads=8 --set transport.staging=64MiB
+    --set transport.queue_depth=32)
+}
+
+# collective_share ARM: a ranks arm's all-reduces (stats-json run.collective_*) and their share of
+# the run's prefill and decode seconds.
+collective_share() {
+  python3 -c "import json; r = json.load(open('$out/$1.json'))['run']
+s = r.get('collective_seconds', 0); n = r.get('collective_calls', 0)
+print(json.dumps({'collective_calls': n, 'collective_seconds': s,
+  'collective_share': round(s / max(1e-12, r['prefill_seconds'] + r['decode_seconds']), 4),
+  'collective_us_per_call': round(1e6 * s / max(1, n), 2)}))" | tee -a "$out/summary.txt"
+}
+
 # Neutrality: every arm must print the same token ids.
 report_neutrality() {
   echo "distinct token-id lines over all arms (1 = neutral): $(grep -h '^token ids:' "$out"/*.log | sort -u | wc -l)" \

@@ -14,23 +14,10 @@ prompt=11,12,13,14
 source "$(dirname "$0")/decode_arms.sh"
 
 prepare_model "$layers" 8
-nccl=$(bash "$root/tools/device/find_nccl.sh")
-library=(); [ -n "$nccl" ] && library=(--set "parallel.collective_library=$nccl")
-echo "GPUs: $(nvidia-smi -L | wc -l); NCCL: ${nccl:-none found}" | tee -a "$out/summary.txt"
-async=(--set transport.plugin=pinned-async --set transport.threads=8 --set transport.staging=64MiB
-  --set transport.queue_depth=32)
+rank_arms
 # Budgets: a rank's share of the experts is half of them, and pager.budget applies per rank.
 one_eighth=$((expert_total / 8)) one_quarter=$((expert_total / 4))
 rank_eighth=$((expert_total / 2 / 8)) rank_quarter=$((expert_total / 2 / 4))
-
-# collective_share ARM: the all-reduces' seconds over the run's prefill and decode seconds.
-collective_share() {
-  python3 -c "import json; r = json.load(open('$out/$1.json'))['run']
-print(json.dumps({'collective_calls': r.get('collective_calls', 0), 'collective_seconds': r.get('collective_seconds', 0),
-  'collective_share': round(r.get('collective_seconds', 0) / max(1e-12, r['prefill_seconds'] + r['decode_seconds']), 4),
-  'collective_us_per_call': round(1e6 * r.get('collective_seconds', 0) / max(1, r.get('collective_calls', 0)), 2)}))" |
-    tee -a "$out/summary.txt"
-}
 
 run_arm resident
 run_arm resident-host-routing --set arch.device_routing=false

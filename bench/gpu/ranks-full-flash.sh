@@ -19,20 +19,8 @@ mount -o remount,size=${need_gib}G /dev/shm 2>&1 | tee -a "$out/summary.txt"
 df -h /dev/shm | tee -a "$out/summary.txt"
 nvidia-smi --query-gpu=index,name,memory.total --format=csv | tee -a "$out/summary.txt"
 prepare_model "$layers" 8
-nccl=$(bash "$root/tools/device/find_nccl.sh")
-library=(); [ -n "$nccl" ] && library=(--set "parallel.collective_library=$nccl")
-echo "NCCL: ${nccl:-none found}" | tee -a "$out/summary.txt"
-async=(--set transport.plugin=pinned-async --set transport.threads=8 --set transport.staging=64MiB
-  --set transport.queue_depth=32)
+rank_arms
 rank_eighth=$((expert_total / 2 / 8)) rank_quarter=$((expert_total / 2 / 4))
-
-collective_share() {
-  python3 -c "import json; r = json.load(open('$out/$1.json'))['run']
-print(json.dumps({'collective_calls': r.get('collective_calls', 0), 'collective_seconds': r.get('collective_seconds', 0),
-  'collective_share': round(r.get('collective_seconds', 0) / max(1e-12, r['prefill_seconds'] + r['decode_seconds']), 4),
-  'collective_us_per_call': round(1e6 * r.get('collective_seconds', 0) / max(1, r.get('collective_calls', 0)), 2)}))" |
-    tee -a "$out/summary.txt"
-}
 
 # One GPU: at 43 layers the resident pager cannot place every expert (its error is the result).
 echo "== one-gpu" | tee -a "$out/summary.txt"

@@ -13,7 +13,22 @@ struct LocalGroup::Rank {
 
 namespace {
 thread_local std::string t_last_error;  // last_error is per thread, like the plugins'
+
+// An entry of the C table: what `body` throws becomes a status, its message the last error.
+template <class Body>
+mp_status guarded(Body&& body) noexcept {
+  try {
+    body();
+    return MP_OK;
+  } catch (const std::invalid_argument& e) {
+    t_last_error = e.what();
+    return MP_ERR_INVALID_ARG;
+  } catch (const std::exception& e) {
+    t_last_error = e.what();
+    return MP_ERR_INTERNAL;
+  }
 }
+}  // namespace
 
 LocalGroup::LocalGroup(uint32_t ranks) : ranks_(ranks), published_(ranks, nullptr), lengths_(ranks, 0) {
   if (ranks == 0) throw std::invalid_argument("local rank group: 0 ranks");
@@ -42,33 +57,19 @@ void LocalGroup::attach_device(DeviceCollective* device) {
 
 mp_status LocalGroup::device_reduce_entry(void* ctx, float* data, uint64_t n, mp_stream stream) {
   auto* v = static_cast<Rank*>(ctx);
-  try {
+  return guarded([&] {
     if (data == nullptr && n > 0) throw std::invalid_argument("all_reduce_sum_f32_device: data is NULL");
     if (v->group->aborted()) throw std::runtime_error(v->group->abort_reason());
     v->group->device_->all_reduce_sum(v->r, data, n, stream);
-    return MP_OK;
-  } catch (const std::invalid_argument& e) {
-    t_last_error = e.what();
-    return MP_ERR_INVALID_ARG;
-  } catch (const std::exception& e) {
-    t_last_error = e.what();
-    return MP_ERR_INTERNAL;
-  }
+  });
 }
 
 mp_status LocalGroup::reduce_entry(void* ctx, float* data, uint64_t n) {
   auto* v = static_cast<Rank*>(ctx);
-  try {
+  return guarded([&] {
     if (data == nullptr && n > 0) throw std::invalid_argument("all_reduce_sum_f32: data is NULL");
     v->group->reduce(v->r, data, n);
-    return MP_OK;
-  } catch (const std::invalid_argument& e) {
-    t_last_error = e.what();
-    return MP_ERR_INVALID_ARG;
-  } catch (const std::exception& e) {
-    t_last_error = e.what();
-    return MP_ERR_INTERNAL;
-  }
+  });
 }
 
 void LocalGroup::abort_entry(void* ctx, const char* why) {
