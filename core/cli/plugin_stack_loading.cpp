@@ -15,14 +15,6 @@ void require_model_folder(const profile::Profile& prof) {
   }
 }
 
-void require_one_rank(const profile::Profile& prof, const std::string& command) {
-  if (prof.parallel.ranks <= 1) return;
-  throw std::runtime_error(prof.source.string() + ": parallel.ranks" +
-                           (prof.parallel.ranks_where.empty() ? "" : " (" + prof.parallel.ranks_where + ")") + " is " +
-                           std::to_string(prof.parallel.ranks) + " but " + command +
-                           " runs one rank; expert-parallel ranks run in `moepage run` only so far");
-}
-
 ResolvedStack resolve_stack(const host::Registry& registry, const profile::Profile& prof) {
   ResolvedStack out;
   out.transport = resolve_component(registry, prof.transport, prof.source.string());

@@ -38,10 +38,6 @@ using PagerBinder = std::function<mp_pager_ref(mp::PagerHandle& pager, const mp_
 // Throws naming the profile when it names no model folder, or the folder does not exist.
 void require_model_folder(const profile::Profile& prof);
 
-// Throws naming the key when the profile asks for several expert-parallel ranks: `command` builds one
-// stack (create_stack); only `moepage run` drives a group of ranks (rank_stacks.hpp) so far.
-void require_one_rank(const profile::Profile& prof, const std::string& command);
-
 // Finds the profile's arch, transport and pager and validates their options; throws the
 // registry's or the option table's error (naming the profile key) before anything is created.
 ResolvedStack resolve_stack(const host::Registry& registry, const profile::Profile& prof);

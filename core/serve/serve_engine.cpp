@@ -19,14 +19,19 @@ struct PagerCounters {
   uint64_t bytes_read = 0;
 };
 
-PagerCounters read_counters(mp::PagerHandle& pager, uint32_t n_layers) {
+// Summed over the ranks' pagers (one without ranks).
+PagerCounters read_counters(const std::vector<mp::PagerHandle*>& pagers, uint32_t n_layers) {
   PagerCounters out;
-  for (uint32_t layer = 0; layer < n_layers; ++layer) {
-    const mp_pager_layer_stats s = pager.layer_stats(layer);
-    out.hits.push_back(s.hits);
-    out.misses.push_back(s.misses);
+  out.hits.assign(n_layers, 0);
+  out.misses.assign(n_layers, 0);
+  for (mp::PagerHandle* pager : pagers) {
+    for (uint32_t layer = 0; layer < n_layers; ++layer) {
+      const mp_pager_layer_stats s = pager->layer_stats(layer);
+      out.hits[layer] += s.hits;
+      out.misses[layer] += s.misses;
+    }
+    out.bytes_read += pager->stats().bytes_read;
   }
-  out.bytes_read = pager.stats().bytes_read;
   return out;
 }
 
@@ -53,9 +58,8 @@ ServeEngine::ServeEngine(NamedProfile initial, std::unique_ptr<host::HostApi> ho
       tok_(std::move(tok)),
       metrics_(metrics),
       current_(std::move(initial)) {
-  cli::require_one_rank(current_.profile, "moepage serve");
   resolved_ = std::make_unique<cli::ResolvedStack>(cli::resolve_stack(*registry_, current_.profile));
-  loaded_.emplace(cli::create_stack(*resolved_, host_->get()));
+  loaded_ = std::make_unique<ServedStack>(*resolved_, current_.profile, host_->get());
   publish_profile();
 }
 
@@ -67,17 +71,17 @@ std::string ServeEngine::profile_name() const {
 }
 
 void ServeEngine::publish_profile() {
-  const mp_expert_catalog& catalog = *loaded_->catalog;
+  const mp_expert_catalog& catalog = loaded_->catalog();
   expert_payload_bytes_ = 0;
   for (uint32_t p = 0; p < catalog.n_parts; ++p) expert_payload_bytes_ += catalog.part_bytes[p];
-  max_positions_ = loaded_->info.max_positions;
-  vocab_size_ = loaded_->info.vocab_size;
+  max_positions_ = loaded_->info().max_positions;
+  vocab_size_ = loaded_->info().vocab_size;
   {
     std::lock_guard lock(name_mutex_);
     name_ = current_.name;
   }
-  metrics_.set_active_profile(current_.name, resolved_->pager.component->name(),
-                              resolved_->transport.component->name());
+  metrics_.set_active_profile(current_.name, resolved_->pager.component->name(), resolved_->transport.component->name(),
+                              loaded_->ranks());
   serving_ = true;
 }
 
@@ -86,10 +90,9 @@ void ServeEngine::generate(const GenerationJob& job, GenerationChannel& channel)
     channel.fail("no profile is loaded (a failed swap could not restore the previous one)");
     return;
   }
-  host::PluginStack& stack = loaded_->stack;
-  const mp_model_info& info = loaded_->info;
+  const mp_model_info& info = loaded_->info();
   const std::string profile = current_.name;
-  const PagerCounters before = read_counters(stack.pager, info.n_layers);
+  const PagerCounters before = read_counters(loaded_->pagers(), info.n_layers);
 
   tokenizer::StreamDecoder text(tok_);
   StopMatcher stops(job.stop);
@@ -98,7 +101,7 @@ void ServeEngine::generate(const GenerationJob& job, GenerationChannel& channel)
   std::vector<int32_t> ids;
   try {
     ids = cli::generate(
-        stack.arch, info, job.prompt, job.settings,
+        loaded_->forward(), info, job.prompt, job.settings,
         [&](int32_t id) {
           // Checked before the next forward: a client that left costs at most one token.
           if (channel.cancelled()) {
@@ -127,7 +130,7 @@ void ServeEngine::generate(const GenerationJob& job, GenerationChannel& channel)
   outcome.token_ids = std::move(ids);
   outcome.profile = profile;
 
-  metrics_.record_pager(profile, delta(before, read_counters(stack.pager, info.n_layers), expert_payload_bytes_));
+  metrics_.record_pager(profile, delta(before, read_counters(loaded_->pagers(), info.n_layers), expert_payload_bytes_));
   metrics_.record_request({job.endpoint, profile, outcome.finish_reason, outcome.prompt_tokens,
                            outcome.completion_tokens, per_second(job.prompt.size(), times.prefill_seconds),
                            per_second(times.decoded, times.decode_seconds)});
@@ -148,7 +151,6 @@ void ServeEngine::swap_profile(NamedProfile next) {
                    "profile", "device_differs");
   std::unique_ptr<cli::ResolvedStack> resolved;
   try {
-    cli::require_one_rank(next.profile, "moepage serve");
     resolved = std::make_unique<cli::ResolvedStack>(cli::resolve_stack(*registry_, next.profile));
   } catch (const std::exception& e) {
     throw ApiError(400, e.what(), "profile", "invalid_profile");
@@ -160,11 +162,11 @@ void ServeEngine::swap_profile(NamedProfile next) {
   // would leave the old budget resident beside the new one.
   malloc_trim(0);
   try {
-    loaded_.emplace(cli::create_stack(*resolved, host_->get()));
+    loaded_ = std::make_unique<ServedStack>(*resolved, next.profile, host_->get());
   } catch (const std::exception& e) {
     const std::string why = e.what();
     try {
-      loaded_.emplace(cli::create_stack(*resolved_, host_->get()));
+      loaded_ = std::make_unique<ServedStack>(*resolved_, current_.profile, host_->get());
     } catch (const std::exception& again) {
       throw ApiError(500, "profile " + next.name + " cannot be loaded: " + why + "; rebuilding profile " +
                               current_.name + " failed too: " + again.what());

@@ -1,5 +1,6 @@
-// The model as the server holds it: one plugin stack built from the serving profile, the
-// tokenizer, and the generation loop of `moepage run` with text decoding and stop strings on top.
+// The model as the server holds it: the plugin stack (or expert-parallel ranks) built from the
+// serving profile, the tokenizer, and the generation loop of `moepage run` with text decoding and
+// stop strings on top.
 // generate() and swap_profile() run on the request queue's worker thread only, one at a time;
 // the accessors may be called from any thread.
 #pragma once
@@ -15,6 +16,7 @@
 #include "profile/profile.hpp"
 #include "serve/generation_channel.hpp"
 #include "serve/serve_metrics.hpp"
+#include "serve/served_stack.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace moepage::serve {
@@ -58,7 +60,7 @@ class ServeEngine {
   ServeMetrics& metrics_;
   NamedProfile current_;
   std::unique_ptr<cli::ResolvedStack> resolved_;  // not moved: plugins saw its option views
-  std::optional<cli::LoadedStack> loaded_;
+  std::unique_ptr<ServedStack> loaded_;
   uint64_t expert_payload_bytes_ = 0;  // bytes one expert's parts hold
   std::atomic<uint64_t> max_positions_{0};
   std::atomic<uint32_t> vocab_size_{0};

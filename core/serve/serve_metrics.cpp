@@ -54,10 +54,12 @@ ServeMetrics::ServeMetrics()
                  .Name("moepage_profile_swaps_total")
                  .Help("POST /admin/profile swaps, by result (ok or failed)")
                  .Register(*registry_)),
-      active_profile_(BuildGauge()
-                          .Name("moepage_active_profile_info")
-                          .Help("The profile serving the next request (value 1), with its pager and transport")
-                          .Register(*registry_)),
+      active_profile_(
+          BuildGauge()
+              .Name("moepage_active_profile_info")
+              .Help(
+                  "The profile serving the next request (value 1), with its pager, transport and expert-parallel ranks")
+              .Register(*registry_)),
       queue_length_(BuildGauge()
                         .Name("moepage_queue_length")
                         .Help("Generations waiting for the engine, the running one excluded")
@@ -88,9 +90,11 @@ void ServeMetrics::set_queue_length(size_t n) { queue_length_.Set(double(n)); }
 
 void ServeMetrics::record_swap(bool ok) { swaps_.Add({{"result", ok ? "ok" : "failed"}}).Increment(); }
 
-void ServeMetrics::set_active_profile(const std::string& name, const std::string& pager, const std::string& transport) {
+void ServeMetrics::set_active_profile(const std::string& name, const std::string& pager, const std::string& transport,
+                                      uint32_t ranks) {
   if (active_ != nullptr) active_profile_.Remove(active_);
-  active_ = &active_profile_.Add({{"profile", name}, {"pager", pager}, {"transport", transport}});
+  active_ = &active_profile_.Add(
+      {{"profile", name}, {"pager", pager}, {"transport", transport}, {"ranks", std::to_string(ranks)}});
   active_->Set(1);
 }
 

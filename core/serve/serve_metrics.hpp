@@ -40,7 +40,8 @@ class ServeMetrics {
   void set_queue_length(size_t n);
   void record_swap(bool ok);
   // The serving profile: one series with value 1, the previous one removed.
-  void set_active_profile(const std::string& name, const std::string& pager, const std::string& transport);
+  void set_active_profile(const std::string& name, const std::string& pager, const std::string& transport,
+                          uint32_t ranks = 1);
   std::string text() const;
 
  private:

@@ -37,8 +37,9 @@ class GpuModel {
  public:
   // Checks every tensor against the config (std::invalid_argument naming the tensor), uploads the
   // dense weights and sizes all state and scratch, on the calling thread's current device, which
-  // must be the stream's; every later call binds that device again first. `weights` is read only here; `experts` must
-  // outlive the model; `stream` stays the caller's (the model never destroys it).
+  // must be the stream's; every later call binds that device again first. `weights` is read only
+  // here; `experts` must outlive the model; `stream` stays the caller's (the model never destroys
+  // it).
   GpuModel(const Config& config, const Weights& weights, ExpertLayout layout, GpuExpertSource* experts, Stream stream,
            ModelOptions options = {});
   ~GpuModel();

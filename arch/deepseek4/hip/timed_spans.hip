@@ -7,20 +7,28 @@
 namespace moepage::ds4::gpu {
 
 TimedSpans::TimedSpans(uint32_t capacity) : starts_(capacity, nullptr), ends_(capacity, nullptr) {
-  for (uint32_t i = 0; i < capacity; ++i) {
-    hipEvent_t a = nullptr, b = nullptr;
-    MP_GPU_CHECK(hipEventCreate(&a));
-    starts_[i] = a;
-    MP_GPU_CHECK(hipEventCreate(&b));
-    ends_[i] = b;
+  try {
+    for (uint32_t i = 0; i < capacity; ++i) {
+      hipEvent_t e = nullptr;
+      MP_GPU_CHECK(hipEventCreate(&e));
+      starts_[i] = e;
+      MP_GPU_CHECK(hipEventCreate(&e));
+      ends_[i] = e;
+    }
+  } catch (...) {
+    release();  // the destructor does not run for a constructor that throws
+    throw;
   }
 }
 
-TimedSpans::~TimedSpans() {
-  for (void* e : starts_)
-    if (e) (void)hipEventDestroy(static_cast<hipEvent_t>(e));
-  for (void* e : ends_)
-    if (e) (void)hipEventDestroy(static_cast<hipEvent_t>(e));
+TimedSpans::~TimedSpans() { release(); }
+
+void TimedSpans::release() noexcept {
+  for (std::vector<void*>* events : {&starts_, &ends_})
+    for (void*& e : *events) {
+      if (e) (void)hipEventDestroy(static_cast<hipEvent_t>(e));
+      e = nullptr;
+    }
 }
 
 void TimedSpans::start(uint32_t i, Stream stream) {

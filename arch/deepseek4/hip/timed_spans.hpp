@@ -30,6 +30,8 @@ class TimedSpans {
   Total collect();
 
  private:
+  void release() noexcept;
+
   std::vector<void*> starts_, ends_;
   uint32_t used_ = 0;  // spans 0 .. used_ - 1 have both events recorded
 };
