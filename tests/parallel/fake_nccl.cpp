@@ -88,6 +88,8 @@ __attribute__((visibility("default"))) int ncclCommDestroy(void* comm) {
   return 0;
 }
 
+// Wakes the callers waiting in a sum. The communicator is kept until the library unloads, not
+// freed: a caller woken here may still be reading it (the real library manages that itself).
 __attribute__((visibility("default"))) int ncclCommAbort(void* comm) {
   Comm* self = static_cast<Comm*>(comm);
   {
@@ -95,7 +97,10 @@ __attribute__((visibility("default"))) int ncclCommAbort(void* comm) {
     self->clique->aborted = true;
     self->clique->cv.notify_all();
   }
-  delete self;
+  static std::mutex graveyard_mu;
+  static std::vector<std::unique_ptr<Comm>> graveyard;
+  std::lock_guard<std::mutex> lock(graveyard_mu);
+  graveyard.emplace_back(self);
   return 0;
 }
 
