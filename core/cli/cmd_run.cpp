@@ -248,8 +248,7 @@ int generate_and_report(const po::variables_map& vm, const profile::Profile& pro
 int run_ranks(const po::variables_map& vm, const profile::Profile& prof, ResolvedStack& resolved,
               const mp_host_api* host, const std::optional<tokenizer::Tokenizer>& tok,
               const std::vector<int32_t>& prompt, spdlog::logger& log) {
-  const std::string key =
-      "parallel.ranks" + (prof.parallel.ranks_where.empty() ? "" : " (" + prof.parallel.ranks_where + ")");
+  const std::string key = ranks_key(prof.parallel);
   if (vm.count("trace"))
     throw UsageError("--trace records one pager and does not run with " + key + " = " +
                      std::to_string(prof.parallel.ranks) + " yet; trace a one-rank run");

@@ -17,6 +17,10 @@ struct RankStacks::Call {
   RankStacks* self = nullptr;
 };
 
+std::string ranks_key(const profile::ParallelSettings& settings) {
+  return "parallel.ranks" + (settings.ranks_where.empty() ? "" : " (" + settings.ranks_where + ")");
+}
+
 RankStacks::RankStacks(ResolvedStack& resolved, const RankDevices& devices, const profile::ParallelSettings& settings,
                        const std::string& key) {
   const uint32_t ranks = settings.ranks;

@@ -26,6 +26,9 @@
 
 namespace moepage::cli {
 
+// "parallel.ranks (where it was set)": the key RankStacks' errors name.
+std::string ranks_key(const profile::ParallelSettings& settings);
+
 class RankStacks final : public Forward {
  public:
   // Creates rank 0's stack first, then the others. Throws a one-line error naming `key` (where

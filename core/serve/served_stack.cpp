@@ -16,8 +16,7 @@ ServedStack::ServedStack(cli::ResolvedStack& resolved, const profile::Profile& p
     pagers_.push_back(&one_->stack.pager);
     return;
   }
-  const std::string key =
-      "parallel.ranks" + (prof.parallel.ranks_where.empty() ? "" : " (" + prof.parallel.ranks_where + ")");
+  const std::string key = cli::ranks_key(prof.parallel);
   devices_ = std::make_unique<cli::RankDevices>(prof, host);
   ranks_ = std::make_unique<cli::RankStacks>(resolved, *devices_, prof.parallel, key);
   host::logger("serve")->info("{} expert-parallel ranks; {}", ranks_->ranks(), devices_->describe());
