@@ -99,9 +99,9 @@ CommandSpec run_spec() {
       "max-tokens", po::value<std::string>()->value_name("N"), "tokens to generate (overrides generate.max_tokens)")(
       "ranks", po::value<std::string>()->value_name("N"),
       "expert-parallel ranks, threads of this process, each with its own pager over its share of the experts "
-      "(overrides parallel.ranks; the pager budget is per rank)")(
-      "stats-json", po::value<std::string>()->value_name("FILE"),
-      "write the pager's statistics (and per layer) as JSON")(
+      "and, on device hip, rank r on GPU r mod the GPUs visible (overrides parallel.ranks; the pager budget is "
+      "per rank)")("stats-json", po::value<std::string>()->value_name("FILE"),
+                   "write the pager's statistics (and per layer) as JSON")(
       "trace", po::value<std::string>()->value_name("FILE"),
       "write one row per expert access (moepage simulate reads it)");
   return spec;

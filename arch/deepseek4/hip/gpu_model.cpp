@@ -85,10 +85,11 @@ void GpuModel::allocate_state(int64_t max_batch) {
   xn_ = device_.take<float>(uint64_t(max_batch * D));
   block_out_ = device_.take<float>(uint64_t(max_batch * D));
   observed_ = device_.take<float>(uint64_t(D));
-  if (expert_parallel() && !expert_parallel()->collective->reduces_on_device())
-    reduce_staging_ = pinned_.take<float>(uint64_t(max_batch * D));
-  if (expert_parallel() && expert_parallel()->collective->reduces_on_device())
-    reduce_spans_ = std::make_unique<TimedSpans>(c.num_hidden_layers);
+  if (const ExpertParallel* ep = expert_parallel()) {
+    // A rank sums on the devices (timed there) or through pinned memory.
+    if (ep->collective->reduces_on_device()) reduce_spans_ = std::make_unique<TimedSpans>(c.num_hidden_layers);
+    else reduce_staging_ = pinned_.take<float>(uint64_t(max_batch * D));
+  }
   logits_ = device_.take<float>(uint64_t(max_batch * V));
   tokens_ = device_.take<int32_t>(uint64_t(ctx));
   tokens_staging_ = pinned_.take<int32_t>(uint64_t(ctx));

@@ -45,7 +45,7 @@ void AbiCollective::all_reduce_sum(float* data, uint64_t n) {
 }
 
 void AbiCollective::all_reduce_sum_device(float* data, uint64_t n, void* stream) {
-  if (!reduces_on_device()) Collective::all_reduce_sum_device(data, n, stream);
+  if (!reduces_on_device()) return Collective::all_reduce_sum_device(data, n, stream);  // throws
   if (c_.all_reduce_sum_f32_device(c_.ctx, data, n, static_cast<mp_stream>(stream)) != MP_OK)
     throw std::runtime_error(c_.last_error(c_.ctx));
 }
