@@ -85,14 +85,18 @@ TEST_CASE("gpu matmul on the matrix cores matches cpu::matmul to bf16 rounding, 
     }
     check_matrix_matmul(dtype, 1030, 4096, 130, 0, 0, 0, seed++);
     check_matrix_matmul(dtype, 200, 256, 40, 0, 0, 1, seed++);
+    // The grids above are small enough for 32-token tiles; this one (125 row tiles by 5 token
+    // tiles of 64, the last of 44 tokens: 625 blocks) takes 64-token tiles on any GPU of fewer
+    // multiprocessors than that.
+    check_matrix_matmul(dtype, 16000, 128, 300, 0, 0, 0, seed++);
   }
 }
 
 TEST_CASE("gpu matmul_grouped on the matrix cores matches cpu::matmul band by band") {
   uint64_t seed = 950;
   for (Dtype dtype : kMatrixDtypes)
-    for (int64_t n_tokens : {16, 100}) {
-      const int64_t groups = 3, rpg = 256, cols = 512;
+    for (int64_t n_tokens : {16, 100, 700}) {  // 700: 64-token tiles (48 row tiles by 11 token tiles)
+      const int64_t groups = 3, rpg = n_tokens > 256 ? 2048 : 256, cols = n_tokens > 256 ? 128 : 512;
       Rng rng(seed++);
       gpu::test::Device dev;
       cpu::ThreadPool pool(1);

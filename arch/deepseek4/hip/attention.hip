@@ -20,6 +20,7 @@
 #include "deepseek4/hip/attention_reduce.hpp"
 #include "deepseek4/hip/attention_scratch.hpp"
 #include "deepseek4/hip/check.hpp"
+#include "deepseek4/hip/dynamic_shared.hpp"
 #include "deepseek4/hip/gemm_policy.hpp"
 #include "deepseek4/hip/launch.hpp"
 #include "deepseek4/hip/ops.hpp"
@@ -192,15 +193,9 @@ __global__ void __launch_bounds__(kMmaAttendThreads, kMmaAttendBlocksPerSm) atte
   attend_mma<DW, Split>(a);
 }
 
-// Its shared memory passes the 48 KiB a block gets without asking: raised once per variant.
 template <int DW, bool Split>
 void run_attend_mma(const AttendArgs& a, dim3 grid, size_t smem, Stream stream) {
-  static const bool raised = [smem] {
-    MP_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(&attend_mma_kernel<DW, Split>),
-                                     hipFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-    return true;
-  }();
-  (void)raised;
+  allow_dynamic_shared(reinterpret_cast<const void*>(&attend_mma_kernel<DW, Split>), smem);
   launch("attend_mma_kernel", attend_mma_kernel<DW, Split>, grid, kMmaAttendThreads, smem, native(stream), a);
 }
 #endif

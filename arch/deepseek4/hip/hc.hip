@@ -25,6 +25,7 @@
 
 #include "deepseek4/hip/attention_reduce.hpp"
 #include "deepseek4/hip/check.hpp"
+#include "deepseek4/hip/dynamic_shared.hpp"
 #include "deepseek4/hip/launch.hpp"
 #include "deepseek4/hip/row_dot.hpp"
 
@@ -658,15 +659,7 @@ __global__ void __launch_bounds__(kMixThreads) hc_finish_kernel(MixArgs a) {
 template <WeightCode W, int NS, int G>
 void launch_prompt(const MixArgs& a, Stream stream) {
   const size_t smem = prompt_shared_bytes(NS, G);
-#if defined(MOEPAGE_GPU_NVIDIA)
-  // Past the 48 KiB a block gets without asking: raised once per variant.
-  static const bool raised = [smem] {
-    MP_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(&hc_prompt_kernel<W, NS, G>),
-                                     hipFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-    return true;
-  }();
-  (void)raised;
-#endif
+  allow_dynamic_shared(reinterpret_cast<const void*>(&hc_prompt_kernel<W, NS, G>), smem);
   const dim3 grid(unsigned(a.chunks), unsigned((a.S + kPromptTokens - 1) / kPromptTokens));
   launch("gpu mHC hc_prompt_kernel", hc_prompt_kernel<W, NS, G>, grid, kMixThreads, smem, native(stream), a);
   launch("gpu mHC hc_finish_kernel", hc_finish_kernel, unsigned(a.S), kMixThreads, 0, native(stream), a);

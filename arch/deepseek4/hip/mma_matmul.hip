@@ -2,6 +2,8 @@
 // tiles (mma_tile_staged.hpp), one block each.
 #include "deepseek4/hip/mma_matmul.hpp"
 
+#include <type_traits>
+
 #include "deepseek4/hip/check.hpp"
 #include "deepseek4/hip/gemm_policy.hpp"
 #include "deepseek4/hip/launch.hpp"
@@ -12,17 +14,17 @@ namespace moepage::ds4::gpu {
 namespace {
 
 #if defined(MOEPAGE_GPU_NVIDIA)
-// Block (x, y): rows [128x, 128x + 128) by tokens [64y, 64y + 64); a block's rows lie in one group.
-template <WeightCode W, bool Split>
+// Block (x, y): rows [128x, 128x + 128) by tokens [BN y, BN y + BN); a block's rows lie in one group.
+template <WeightCode W, bool Split, int BN>
 __global__ void __launch_bounds__(kMmaThreads)
     mma_matmul_kernel(DeviceMat m, const float* x, int64_t ld_x, int64_t x_group_stride, int64_t rows_per_group,
                       float* y, int64_t ld_y, int64_t n_tokens) {
   kernel_entry();
-  const int64_t row0 = int64_t(blockIdx.x) * kMmaStagedRows, t0 = int64_t(blockIdx.y) * kMmaTokens;
+  const int64_t row0 = int64_t(blockIdx.x) * kMmaStagedRows, t0 = int64_t(blockIdx.y) * BN;
   const float* xg = x + (row0 / rows_per_group) * x_group_stride + t0 * ld_x;
-  const int n = int(n_tokens - t0 < kMmaTokens ? n_tokens - t0 : kMmaTokens);
+  const int n = int(n_tokens - t0 < BN ? n_tokens - t0 : BN);
   float* yt = y + t0 * ld_y;
-  mma_staged_block<W, false, Split, kMmaTokens>(
+  mma_staged_block<W, false, Split, BN>(
       m, m, row0, m.rows, m.cols, [&](int t) { return xg + int64_t(t) * ld_x; }, n,
       [&](int64_t r, int t, float v) { yt[int64_t(t) * ld_y + r] = v; });
 }
@@ -44,6 +46,18 @@ __global__ void __launch_bounds__(kMmaThreads)
 #endif
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+#if defined(MOEPAGE_GPU_NVIDIA)
+// The token tile of a dense product: 64 tokens, or 32 where 64-token tiles would leave more than
+// half the multiprocessors without a block. On the H200 (132 of them) a 1,024-token prompt's router
+// (256 rows: 32 blocks) then took 55 us instead of 63 and wkv (512 rows: 64 blocks) 65 instead of
+// 77, but wq_a (1,024 rows: 128 blocks) 92 instead of 77, hence the bound.
+int32_t dense_token_tile(int64_t rows, int64_t n_tokens) {
+  const int64_t row_tiles = (rows + kMmaStagedRows - 1) / kMmaStagedRows;
+  const int64_t blocks = row_tiles * ((n_tokens + kMmaTokens - 1) / kMmaTokens);
+  return 2 * blocks <= int64_t(device_sm_count()) ? kMmaFewTokens : kMmaTokens;
+}
+#endif
 
 unsigned token_tiles(int64_t n_tokens) { return unsigned((n_tokens + kMmaTokens - 1) / kMmaTokens); }
 
@@ -69,16 +83,21 @@ bool matmul_mma(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_
   if (rows_per_group < m.rows && rows_per_group % kMmaStagedRows != 0)
     return false;  // a tile would straddle two groups
 #if defined(MOEPAGE_GPU_NVIDIA)
-  const dim3 grid(unsigned((m.rows + kMmaStagedRows - 1) / kMmaStagedRows), token_tiles(n_tokens));
+  const int32_t tile = dense_token_tile(m.rows, n_tokens);
+  const dim3 grid(unsigned((m.rows + kMmaStagedRows - 1) / kMmaStagedRows), unsigned((n_tokens + tile - 1) / tile));
   with_weight_code(code, [&](auto wc) {
     constexpr WeightCode W = decltype(wc)::value;
     if constexpr (mma_encoding(W)) {
-      if (split)
-        launch("gpu matmul (matrix cores)", mma_matmul_kernel<W, true>, grid, kMmaThreads, 0, native(stream), m, x,
+      auto run = [&](auto split_part, auto bn) {
+        constexpr bool Split = decltype(split_part)::value;
+        constexpr int BN = decltype(bn)::value;
+        launch("gpu matmul (matrix cores)", mma_matmul_kernel<W, Split, BN>, grid, kMmaThreads, 0, native(stream), m, x,
                ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens);
-      else
-        launch("gpu matmul (matrix cores)", mma_matmul_kernel<W, false>, grid, kMmaThreads, 0, native(stream), m, x,
-               ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens);
+      };
+      using Few = std::integral_constant<int, kMmaFewTokens>;
+      using Many = std::integral_constant<int, kMmaTokens>;
+      if (split) tile == kMmaFewTokens ? run(std::true_type{}, Few{}) : run(std::true_type{}, Many{});
+      else tile == kMmaFewTokens ? run(std::false_type{}, Few{}) : run(std::false_type{}, Many{});
     }
   });
   return true;

@@ -15,8 +15,13 @@ namespace moepage::ds4::gpu {
 namespace {
 
 #if defined(MOEPAGE_GPU_NVIDIA)
+// Two blocks of 32-token tiles per multiprocessor (16 warps to hide the decode's and the matrix
+// instructions' latency) hold a thread to 128 registers; the 64-token tile's accumulators need more.
+template <int BN>
+constexpr int kMmaBlocksPerSm = BN == kMmaFewTokens ? 2 : 1;
+
 template <WeightCode W, bool Split, int BN>
-__global__ void __launch_bounds__(kMmaThreads)
+__global__ void __launch_bounds__(kMmaThreads, kMmaBlocksPerSm<BN>)
     expert_up_mma_kernel(const std::byte* const* table_row, PartArgs w1, PartArgs w3, int64_t D, int64_t I, Band band,
                          const float* yn, float limit, float* act) {
   kernel_entry();
@@ -34,7 +39,7 @@ __global__ void __launch_bounds__(kMmaThreads)
 }
 
 template <WeightCode W, bool Split, int BN>
-__global__ void __launch_bounds__(kMmaThreads)
+__global__ void __launch_bounds__(kMmaThreads, kMmaBlocksPerSm<BN>)
     expert_down_mma_kernel(const std::byte* const* table_row, PartArgs w2, int64_t D, int64_t I, Band band,
                            const float* act, float* ex_out) {
   kernel_entry();

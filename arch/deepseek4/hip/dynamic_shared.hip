@@ -1,0 +1,31 @@
+// The per-device shared-memory allowances of dynamic_shared.hpp.
+#include "deepseek4/hip/dynamic_shared.hpp"
+
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "deepseek4/hip/check.hpp"
+
+namespace moepage::ds4::gpu {
+
+void allow_dynamic_shared(const void* kernel, size_t bytes) {
+#if defined(MOEPAGE_GPU_NVIDIA)
+  constexpr size_t kWithoutAsking = 48 * 1024;
+  if (bytes <= kWithoutAsking) return;
+  int device = 0;
+  MP_GPU_CHECK(hipGetDevice(&device));
+  static std::mutex mutex;
+  static std::map<std::pair<const void*, int>, size_t> allowed;  // the largest size set so far
+  const std::lock_guard<std::mutex> lock(mutex);
+  size_t& now = allowed[{kernel, device}];
+  if (bytes <= now) return;
+  MP_GPU_CHECK(hipFuncSetAttribute(kernel, hipFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  now = bytes;
+#else
+  (void)kernel;
+  (void)bytes;
+#endif
+}
+
+}  // namespace moepage::ds4::gpu
