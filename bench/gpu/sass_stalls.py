@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Summarises ncu's per-instruction source page (kernel-source.sh's *-sass.csv.xz): the share of
-warp stall samples by reason, by opcode, and the instructions that hold the most samples.
+"""Summarises ncu's per-instruction source page (SOURCE=1 kernel-detail.sh's *-sass.csv.xz): the
+share of warp stall samples by reason, by opcode, and the instructions that hold the most samples.
 
     python3 bench/gpu/sass_stalls.py OUT/source-expert_up_mma-sass.csv.xz [TOP]
 """
