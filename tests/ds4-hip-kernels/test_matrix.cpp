@@ -85,9 +85,9 @@ TEST_CASE("gpu matmul on the matrix cores matches cpu::matmul to bf16 rounding, 
     }
     check_matrix_matmul(dtype, 1030, 4096, 130, 0, 0, 0, seed++);
     check_matrix_matmul(dtype, 200, 256, 40, 0, 0, 1, seed++);
-    // The grids above are small enough for 32-token tiles; this one (125 row tiles by 5 token
-    // tiles of 64, the last of 44 tokens: 625 blocks) takes 64-token tiles on any GPU of fewer
-    // multiprocessors than that.
+    // On the H200 the grids above take 32-token tiles (their 64-token grids fill at most half
+    // its multiprocessors); this one (125 row tiles by 5 token tiles of 64, the last of 44 tokens:
+    // 625 blocks) takes 64-token tiles on any GPU of fewer than 1,250 multiprocessors.
     check_matrix_matmul(dtype, 16000, 128, 300, 0, 0, 0, seed++);
   }
 }
