@@ -32,7 +32,7 @@ for k in $kernels; do
   if [ "${SOURCE:-0}" = 1 ] && [ -f "$out/source-$k.ncu-rep" ]; then
     # With -o the sections go to the report: print them, then the per-instruction page.
     "$ncu" -i "$out/source-$k.ncu-rep" --page details >> "$out/detail-$k.txt" 2>&1
-    "$ncu" -i "$out/source-$k.ncu-rep" --page source --csv --print-source sass > "$out/source-$k-sass.csv" 2>&1
+    "$ncu" -i "$out/source-$k.ncu-rep" --page source --csv --print-source sass > "$out/source-$k-sass.csv" 2>> "$out/detail-$k.log"
     xz -f "$out/source-$k-sass.csv"
     rm -f "$out/source-$k.ncu-rep"
   fi
