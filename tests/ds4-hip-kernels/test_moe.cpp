@@ -205,7 +205,7 @@ namespace {
 // serving one token each take them only with `matrix` (the single-token products on the matrix
 // cores), else the CUDA-core single-token kernels.
 void check_moe(Dtype w13, Dtype w2, uint32_t layer_id, int64_t S, uint32_t band, uint64_t seed, int64_t hidden = 128,
-               int64_t intermediate = 96, bool matrix = false) {
+               int64_t intermediate = 96, bool matrix = false, int gemv_stages = 0) {
   Rng rng(seed);
   gpu::test::Device dev;
   cpu::ThreadPool pool(1);
@@ -216,6 +216,7 @@ void check_moe(Dtype w13, Dtype w2, uint32_t layer_id, int64_t S, uint32_t band,
   // 0: the CUDA-core kernels under test; 16: the thresholds these matrix cases were sized for.
   params.gemm.matrix_min_tokens = params.gemm.expert_min_tokens = matrix ? 16 : 0;
   params.gemm.single_token = matrix;
+  params.gemm.gemv_stages = gemv_stages;
   const ExpertLayout layout = ExpertLayout::packed(c.hidden_size, c.moe_intermediate_size, w13, w2);
   ResidentExpertSource host_experts(layout, c.num_hidden_layers, c.n_routed_experts);
   fill_experts(rng, host_experts, c);
@@ -245,7 +246,7 @@ void check_moe(Dtype w13, Dtype w2, uint32_t layer_id, int64_t S, uint32_t band,
   const std::string what = "moe experts " + std::string(dtype_name(w13)) + "/" + std::string(dtype_name(w2)) +
                            (layer_id == 0 ? " hash" : " scored") + " S " + std::to_string(S) + " D " +
                            std::to_string(D) + " I " + std::to_string(intermediate) + " E 16 k 4" + " band " +
-                           std::to_string(band);
+                           std::to_string(band) + " gemv stages " + std::to_string(gemv_stages);
   INFO(what);
   check_close(what, got, want, matrix ? 1e-4 : 5e-5);
   CHECK(stats.acquires == want_stats.acquires);
@@ -324,6 +325,17 @@ TEST_CASE("gpu moe's single-token expert products (x in registers) match forward
       for (int64_t S : {1, 2}) check_moe(p[0], p[1], layer, S, 0, seed++, 1024, 1024);
       check_moe(p[0], p[1], layer, 1, 2, seed++, 1024, 1024);  // two bands of two experts
     }
+}
+
+TEST_CASE("gpu moe's single-token BF16 expert products with their loads in flight match forward/moe.cpp") {
+  // The ring of gemv_stages steps (row_gemv_staged.hpp; BF16 weights) in the experts' w1/w3 and w2
+  // kernels, and without it: D 4096 and I 2048 are decode's shape (eight slices for w1/w3, four for
+  // w2 in BF16), 1024 one group per slice.
+  uint64_t seed = 800;
+  for (int stages : {0, 2, 3, 4}) {
+    check_moe(Dtype::BF16, Dtype::BF16, 1, 1, 0, seed++, 4096, 2048, false, stages);
+    check_moe(Dtype::BF16, Dtype::BF16, 0, 1, 2, seed++, 1024, 1024, false, stages);  // two bands of two experts
+  }
 }
 
 TEST_CASE("gpu moe's single-token expert products on the matrix cores match forward/moe.cpp") {

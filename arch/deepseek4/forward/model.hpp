@@ -50,6 +50,9 @@ struct ModelOptions {
   // GPU only (NVIDIA sm_90+): in a decode step each kernel may start while the previous one of its
   // stream finishes, waiting on the device for its inputs (hip/launch.hpp).
   bool overlap_launches = true;
+  // GPU only (NVIDIA): single-token BF16 products on the CUDA cores keep this many steps of weight
+  // rows in flight in shared memory (hip/row_gemv_staged.hpp); 0: loaded into registers step by step.
+  uint32_t gemv_stages = 3;
 };
 
 // The rope of a config's rope parameters (main or compress).

@@ -11,16 +11,21 @@ namespace moepage::ds4::gpu {
 
 void allow_dynamic_shared(const void* kernel, size_t bytes) {
 #if defined(MOEPAGE_GPU_NVIDIA)
+  // A block gets 48 KiB of shared memory without asking, its static arrays included: a kernel
+  // with 4 KiB of its own may take 44 KiB more unasked, not 48.
   constexpr size_t kWithoutAsking = 48 * 1024;
-  if (bytes <= kWithoutAsking) return;
+  if (bytes == 0) return;
   int device = 0;
   MP_GPU_CHECK(hipGetDevice(&device));
   static std::mutex mutex;
-  static std::map<std::pair<const void*, int>, size_t> allowed;  // the largest size set so far
+  static std::map<std::pair<const void*, int>, size_t> allowed;  // the largest size checked so far
   const std::lock_guard<std::mutex> lock(mutex);
   size_t& now = allowed[{kernel, device}];
   if (bytes <= now) return;
-  MP_GPU_CHECK(hipFuncSetAttribute(kernel, hipFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  hipFuncAttributes attributes{};
+  MP_GPU_CHECK(hipFuncGetAttributes(&attributes, kernel));
+  if (attributes.sharedSizeBytes + bytes > kWithoutAsking)
+    MP_GPU_CHECK(hipFuncSetAttribute(kernel, hipFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
   now = bytes;
 #else
   (void)kernel;

@@ -8,8 +8,9 @@
 namespace moepage::ds4::gpu {
 
 // Lets `kernel` launch with `bytes` of dynamic shared memory on the current device. Sets the
-// attribute the first time a kernel needs more on a device than it was allowed there; a no-op
-// below 48 KiB and on AMD (whose blocks are not held to it). Thread-safe.
+// attribute the first time a kernel needs more on a device than it was allowed there (its static
+// shared memory and `bytes` past 48 KiB together); a no-op for 0 bytes and on AMD (whose blocks
+// are not held to it). Thread-safe.
 void allow_dynamic_shared(const void* kernel, size_t bytes);
 
 }  // namespace moepage::ds4::gpu

@@ -23,6 +23,10 @@ struct GemmPolicy {
   // The routed experts: an expert serving at least this many tokens (0: none) puts the layer's
   // experts on the matrix cores.
   int64_t expert_min_tokens = 2;
+  // Single-token BF16 products on the CUDA cores (decode, the output head): steps of rows whose
+  // loads stay in flight in a ring of shared memory while the oldest is multiplied (2-4, NVIDIA;
+  // row_gemv_staged.hpp), or 0: each step loaded into registers, then multiplied.
+  int gemv_stages = 3;
   bool matrix(int64_t n_tokens) const { return matrix_min_tokens > 0 && n_tokens >= matrix_min_tokens; }
   bool expert_matrix(int64_t max_tokens) const { return expert_min_tokens > 0 && max_tokens >= expert_min_tokens; }
 };

@@ -66,6 +66,26 @@ __device__ inline void copy_async_wait_all_but_one() {
 #endif
 }
 
+// Waits until at most N of this thread's committed groups of copies are still in flight.
+template <int N>
+__device__ inline void copy_async_wait_groups() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+// copy_async16 for a ring a thread refills itself: the memory clobber keeps the compiler from
+// moving the copy above this thread's earlier reads of the slot it overwrites.
+__device__ inline void copy_async16_after_reads(void* smem, const void* global) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const auto addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(addr), "l"(global) : "memory");
+#else
+  (void)smem;
+  (void)global;
+  __trap();
+#endif
+}
+
 // lo and hi rounded to the nearest-even bf16 in one instruction: lo in bits 0-15, hi in 16-31
 // (a NaN becomes the canonical bf16 NaN).
 __device__ inline uint32_t pack_bf16x2(float lo, float hi) {

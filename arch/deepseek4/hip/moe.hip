@@ -27,6 +27,7 @@
 #include "deepseek4/hip/ops.hpp"
 #include "deepseek4/hip/row_dot.hpp"
 #include "deepseek4/hip/row_gemv.hpp"
+#include "deepseek4/hip/row_gemv_staged.hpp"
 #include "deepseek4/hip/swiglu.hpp"
 
 namespace moepage::ds4::gpu {
@@ -188,8 +189,9 @@ PartArgs part_args(const ExpertPart& p) { return PartArgs{p.offset, p.scale_offs
 
 // The single-token expert products (row_gemv.hpp), for bands whose experts each serve one token
 // (every decode step): block (x, b) finishes rows [x*rows_per_block, ...) of expert b's w1 and w3
-// together, so SwiGLU is applied where both sums end.
-template <WeightCode W, int CPT>
+// together, so SwiGLU is applied where both sums end. S: the steps of the ring of loads in flight
+// (row_gemv_staged.hpp; 0: the register path).
+template <WeightCode W, int CPT, int S>
 __global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
     expert_up_gemv_kernel(const std::byte* const* table_row, PartArgs w1, PartArgs w3, int64_t D, int64_t I, Band band,
                           const float* yn, float limit, float* act, int64_t rows_per_block) {
@@ -202,14 +204,15 @@ __global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
   const int64_t r0 = gemv_block_rows(I, rows_per_block, r1);
   float xv[CPT][elems_per_chunk<W>()];
   gemv_load_x<W, CPT>(yn + int64_t(band.tokens()[pair]) * D, threadIdx.x, blockDim.x, xv);
-  gemv_rows<W, CPT, 2>(mats, r0, r1, xv, partial);
+  extern __shared__ uint4 gemv_ring[];
+  gemv_rows_any<W, CPT, 2, S>(mats, r0, r1, xv, partial, gemv_ring);
   __syncthreads();
   float* out = act + int64_t(band.pairs()[pair]) * I + r0;
   for (int64_t i = threadIdx.x; i < r1 - r0; i += blockDim.x)
     out[i] = swiglu_value(gemv_total(partial, 0, i), gemv_total(partial, 1, i), limit);
 }
 
-template <WeightCode W, int CPT>
+template <WeightCode W, int CPT, int S>
 __global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
     expert_down_gemv_kernel(const std::byte* const* table_row, PartArgs w2, int64_t D, int64_t I, Band band,
                             const float* act, float* ex_out, int64_t rows_per_block) {
@@ -223,7 +226,8 @@ __global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
   const int64_t dest = band.pairs()[pair];
   float xv[CPT][elems_per_chunk<W>()];
   gemv_load_x<W, CPT>(act + dest * I, threadIdx.x, blockDim.x, xv);
-  gemv_rows<W, CPT, 1>(mats, r0, r1, xv, partial);
+  extern __shared__ uint4 gemv_ring[];
+  gemv_rows_any<W, CPT, 1, S>(mats, r0, r1, xv, partial, gemv_ring);
   __syncthreads();
   for (int64_t i = threadIdx.x; i < r1 - r0; i += blockDim.x) ex_out[dest * D + r0 + i] = gemv_total(partial, 0, i);
 }
@@ -233,21 +237,37 @@ __global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
 // otherwise (decided by the shapes alone, so the same for every group of a layer).
 bool launch_expert_gemv(const std::byte* const* table_row, const ExpertLayout& layout, WeightCode up_code,
                         WeightCode down_code, int64_t D, int64_t I, const Band& band, int32_t nb, int32_t plan_nb,
-                        const float* yn, float limit, float* act, float* ex_out, hipStream_t st) {
+                        const float* yn, float limit, float* act, float* ex_out, int stages, hipStream_t hip_stream) {
   const GemvShape up = gemv_shape(up_code, row_bytes_of(up_code, D) / 16);
   const GemvShape down = gemv_shape(down_code, row_bytes_of(down_code, I) / 16);
   if (up.slices == 0 || down.slices == 0) return false;
-  const int64_t up_rows = gemv_rows_per_block(I, plan_nb, up.slices),
-                down_rows = gemv_rows_per_block(D, plan_nb, down.slices);
-  with_gemv_kernel(up_code, up, [&](auto wc, auto c) {
-    launch("gpu moe expert w1/w3 (single token)", expert_up_gemv_kernel<decltype(wc)::value, decltype(c)::value>,
-           dim3(unsigned((I + up_rows - 1) / up_rows), unsigned(nb)), unsigned(up.slices * kGemvLanes), 0, st,
-           table_row, part_args(layout.w1), part_args(layout.w3), D, I, band, yn, limit, act, up_rows);
-  });
-  with_gemv_kernel(down_code, down, [&](auto wc, auto c) {
-    launch("gpu moe expert w2 (single token)", expert_down_gemv_kernel<decltype(wc)::value, decltype(c)::value>,
-           dim3(unsigned((D + down_rows - 1) / down_rows), unsigned(nb)), unsigned(down.slices * kGemvLanes), 0, st,
-           table_row, part_args(layout.w2), D, I, band, act, ex_out, down_rows);
+  with_gemv_stages(stages, [&](auto st) {
+    constexpr int S = decltype(st)::value;
+    with_gemv_kernel(up_code, up, [&](auto wc, auto c) {
+      constexpr int CPT = decltype(c)::value;
+      constexpr WeightCode W = decltype(wc)::value;
+      constexpr int R = gemv_ring_steps(W, S);
+      const auto kernel = expert_up_gemv_kernel<W, CPT, R>;
+      const int64_t up_rows = gemv_rows_per_block(I, plan_nb, up.slices);
+      const unsigned threads = unsigned(up.slices * kGemvLanes);
+      const size_t ring = gemv_ring_bytes(R, CPT, 2, int(threads));
+      allow_dynamic_shared(reinterpret_cast<const void*>(kernel), ring);
+      launch("gpu moe expert w1/w3 (single token)", kernel, dim3(unsigned((I + up_rows - 1) / up_rows), unsigned(nb)),
+             threads, ring, hip_stream, table_row, part_args(layout.w1), part_args(layout.w3), D, I, band, yn, limit,
+             act, up_rows);
+    });
+    with_gemv_kernel(down_code, down, [&](auto wc, auto c) {
+      constexpr int CPT = decltype(c)::value;
+      constexpr WeightCode W = decltype(wc)::value;
+      constexpr int R = gemv_ring_steps(W, S);
+      const auto kernel = expert_down_gemv_kernel<W, CPT, R>;
+      const int64_t down_rows = gemv_rows_per_block(D, plan_nb, down.slices);
+      const unsigned threads = unsigned(down.slices * kGemvLanes);
+      const size_t ring = gemv_ring_bytes(R, CPT, 1, int(threads));
+      allow_dynamic_shared(reinterpret_cast<const void*>(kernel), ring);
+      launch("gpu moe expert w2 (single token)", kernel, dim3(unsigned((D + down_rows - 1) / down_rows), unsigned(nb)),
+             threads, ring, hip_stream, table_row, part_args(layout.w2), D, I, band, act, ex_out, down_rows);
+    });
   });
   return true;
 }
@@ -298,6 +318,7 @@ struct ExpertLaunch {
   Stream stream;
   // Set by plan_expert_launch.
   bool matrix = false, matrix_single = false, up_tiles = false, down_tiles = false, up_vec = false, down_vec = false;
+  int gemv_stages = 0;  // the single-token products' ring of loads (GemmPolicy::gemv_stages)
 };
 
 void plan_expert_launch(ExpertLaunch& x, const GemmPolicy& gemm, bool slots_aligned) {
@@ -312,6 +333,7 @@ void plan_expert_launch(ExpertLaunch& x, const GemmPolicy& gemm, bool slots_alig
                                          part_args(layout.w2), slots_aligned);
   x.matrix = gemm.expert_matrix(x.max_count) && mma_ok;
   x.matrix_single = x.max_count == 1 && gemm.single_token && mma_ok;
+  x.gemv_stages = gemm.gemv_stages;
 }
 
 // The layer's variant for the experts first .. first + count of the band's record.
@@ -338,7 +360,7 @@ void launch_expert_group(const ExpertLaunch& x, int32_t first, int32_t count) {
   }
   if (max_count == 1 && x.up_tiles && x.down_tiles &&
       launch_expert_gemv(table_row, layout, up_code, down_code, D, I, bd, count, n_used, yn, limit, x.act, x.ex_out,
-                         st))
+                         x.gemv_stages, st))
     return;
   const dim3 up_grid(blocks_for(I, kBlock / MP_MIN_WARP_SIZE));
   const dim3 down_grid(blocks_for(D, kBlock / MP_MIN_WARP_SIZE));

@@ -11,6 +11,7 @@
 #include "deepseek4/hip/rope_pair.hpp"
 #include "deepseek4/hip/row_dot.hpp"
 #include "deepseek4/hip/row_gemv.hpp"
+#include "deepseek4/hip/row_gemv_staged.hpp"
 #include "deepseek4/hip/swiglu.hpp"
 
 namespace moepage::ds4::gpu {
@@ -90,8 +91,9 @@ __global__ void __launch_bounds__(kMaxTileThreads)
 }
 
 // The single-token product with x in registers (row_gemv.hpp): block blockIdx.x finishes rows
-// [r0, r0 + rows_per_block), all inside one group of the grouped product.
-template <WeightCode W, int CPT>
+// [r0, r0 + rows_per_block), all inside one group of the grouped product. S: the ring's steps
+// (row_gemv_staged.hpp; 0: the register path).
+template <WeightCode W, int CPT, int S>
 __global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
     matmul_gemv_kernel(DeviceMat m, const float* x, float* y, int64_t rows_per_group, int64_t x_group_stride,
                        int64_t rows_per_block) {
@@ -102,14 +104,15 @@ __global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
   float xv[CPT][elems_per_chunk<W>()];
   gemv_load_x<W, CPT>(x + (r0 / rows_per_group) * x_group_stride, threadIdx.x, blockDim.x, xv);
   const DeviceMat mats[1] = {m};
-  gemv_rows<W, CPT, 1>(mats, r0, r1, xv, partial);
+  extern __shared__ uint4 gemv_ring[];
+  gemv_rows_any<W, CPT, 1, S>(mats, r0, r1, xv, partial, gemv_ring);
   __syncthreads();
   for (int64_t i = threadIdx.x; i < r1 - r0; i += blockDim.x) y[r0 + i] = gemv_total(partial, 0, i);
 }
 
 // out[r] = swiglu(w1[r] . x, w3[r] . x) for one token: both products and the activation in one
 // launch (the shared expert's up half at decode).
-template <WeightCode W, int CPT>
+template <WeightCode W, int CPT, int S>
 __global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
     swiglu_gemv_kernel(DeviceMat w1, DeviceMat w3, const float* x, float limit, float* out, int64_t rows_per_block) {
   kernel_entry();
@@ -119,7 +122,8 @@ __global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
   float xv[CPT][elems_per_chunk<W>()];
   gemv_load_x<W, CPT>(x, threadIdx.x, blockDim.x, xv);
   const DeviceMat mats[2] = {w1, w3};
-  gemv_rows<W, CPT, 2>(mats, r0, r1, xv, partial);
+  extern __shared__ uint4 gemv_ring[];
+  gemv_rows_any<W, CPT, 2, S>(mats, r0, r1, xv, partial, gemv_ring);
   __syncthreads();
   for (int64_t i = threadIdx.x; i < r1 - r0; i += blockDim.x)
     out[r0 + i] = swiglu_value(gemv_total(partial, 0, i), gemv_total(partial, 1, i), limit);
@@ -246,25 +250,35 @@ namespace {
 
 // The single-token launch (row_gemv.hpp) when its shape applies; false otherwise.
 bool matmul_gemv(const DeviceMat& m, WeightCode code, const float* x, int64_t x_group_stride, int64_t rows_per_group,
-                 float* y, Stream stream) {
+                 float* y, int stages, Stream stream) {
   const GemvShape shape = gemv_shape(code, row_bytes_of(code, m.cols) / 16);
   if (shape.slices == 0) return false;
-  int64_t per_block = gemv_rows_per_block(m.rows, 1, shape.slices);
-  if (rows_per_group < m.rows)  // grouped: a block's rows share one group's x
-    while (rows_per_group % per_block != 0) --per_block;
-  const unsigned grid = unsigned((m.rows + per_block - 1) / per_block);
-  with_gemv_kernel(code, shape, [&](auto wc, auto c) {
-    launch("gpu matmul (single token)", matmul_gemv_kernel<decltype(wc)::value, decltype(c)::value>, grid,
-           unsigned(shape.slices * kGemvLanes), 0, native(stream), m, x, y, rows_per_group, x_group_stride, per_block);
+  with_gemv_stages(stages, [&](auto st) {
+    constexpr int S = decltype(st)::value;
+    with_gemv_kernel(code, shape, [&](auto wc, auto c) {
+      constexpr int CPT = decltype(c)::value;
+      constexpr WeightCode W = decltype(wc)::value;
+      constexpr int R = gemv_ring_steps(W, S);
+      const auto kernel = matmul_gemv_kernel<W, CPT, R>;
+      int64_t per_block = gemv_rows_per_block(m.rows, 1, shape.slices);
+      if (rows_per_group < m.rows)  // grouped: a block's rows share one group's x
+        while (rows_per_group % per_block != 0) --per_block;
+      const unsigned grid = unsigned((m.rows + per_block - 1) / per_block);
+      const unsigned threads = unsigned(shape.slices * kGemvLanes);
+      const size_t ring = gemv_ring_bytes(R, CPT, 1, int(threads));
+      allow_dynamic_shared(reinterpret_cast<const void*>(kernel), ring);
+      launch("gpu matmul (single token)", kernel, grid, threads, ring, native(stream), m, x, y, rows_per_group,
+             x_group_stride, per_block);
+    });
   });
   return true;
 }
 
 // The tiled launch of matmul / matmul_grouped when its preconditions hold; false otherwise.
 bool matmul_tiles(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_x, int64_t x_group_stride,
-                  int64_t rows_per_group, float* y, int64_t ld_y, int64_t n_tokens, Stream stream) {
+                  int64_t rows_per_group, float* y, int64_t ld_y, int64_t n_tokens, int gemv_stages, Stream stream) {
   if (code == WeightCode::F16 || !tiles_apply(m, code, x, ld_x, n_tokens) || x_group_stride % 4 != 0) return false;
-  if (n_tokens == 1 && matmul_gemv(m, code, x, x_group_stride, rows_per_group, y, stream)) return true;
+  if (n_tokens == 1 && matmul_gemv(m, code, x, x_group_stride, rows_per_group, y, gemv_stages, stream)) return true;
   with_weight_code(code, [&](auto wc) {
     constexpr WeightCode W = decltype(wc)::value;
     if constexpr (W != WeightCode::F16) {
@@ -298,7 +312,7 @@ void matmul(const cpu::MatRef& w, const float* x, int64_t ld_x, float* y, int64_
   const DeviceMat m = device_mat(w);
   if (policy.matrix(n_tokens) && matmul_mma(m, code, x, ld_x, 0, m.rows, y, ld_y, n_tokens, policy.split, stream))
     return;
-  if (matmul_tiles(m, code, x, ld_x, 0, m.rows, y, ld_y, n_tokens, stream)) return;
+  if (matmul_tiles(m, code, x, ld_x, 0, m.rows, y, ld_y, n_tokens, policy.gemv_stages, stream)) return;
   const bool x_vec = reinterpret_cast<uintptr_t>(x) % 16 == 0 && (n_tokens == 1 || ld_x % 4 == 0);
   const unsigned grid = blocks_for(w.rows, kBlock / MP_MIN_WARP_SIZE);
   with_weight_code(code, [&](auto wc) {
@@ -319,7 +333,9 @@ void matmul_grouped(const cpu::MatRef& w, const float* x, int64_t ld_x, int64_t 
   if (policy.matrix(n_tokens) &&
       matmul_mma(device_mat(w), code, x, ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens, policy.split, stream))
     return;
-  if (matmul_tiles(device_mat(w), code, x, ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens, stream)) return;
+  if (matmul_tiles(device_mat(w), code, x, ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens, policy.gemv_stages,
+                   stream))
+    return;
   for (int64_t g = 0; g < groups; ++g)
     matmul(w.row_band(g * rows_per_group, rows_per_group), x + g * x_group_stride, ld_x, y + g * rows_per_group, ld_y,
            n_tokens, stream, policy);
@@ -366,11 +382,21 @@ void matmul_swiglu(const cpu::MatRef& w1, const cpu::MatRef& w3, const float* x,
     swiglu_clamped(h1, h3, n_tokens * w1.rows, limit, h1, stream);
     return;
   }
-  const int64_t per_block = gemv_rows_per_block(m1.rows, 2, shape.slices);
-  const unsigned grid = unsigned((m1.rows + per_block - 1) / per_block);
-  with_gemv_kernel(code, shape, [&](auto wc, auto c) {
-    launch("gpu matmul_swiglu (single token)", swiglu_gemv_kernel<decltype(wc)::value, decltype(c)::value>, grid,
-           unsigned(shape.slices * kGemvLanes), 0, native(stream), m1, m3, x, limit, h1, per_block);
+  with_gemv_stages(policy.gemv_stages, [&](auto st) {
+    constexpr int S = decltype(st)::value;
+    with_gemv_kernel(code, shape, [&](auto wc, auto c) {
+      constexpr int CPT = decltype(c)::value;
+      constexpr WeightCode W = decltype(wc)::value;
+      constexpr int R = gemv_ring_steps(W, S);
+      const auto kernel = swiglu_gemv_kernel<W, CPT, R>;
+      const int64_t per_block = gemv_rows_per_block(m1.rows, 2, shape.slices);
+      const unsigned grid = unsigned((m1.rows + per_block - 1) / per_block);
+      const unsigned threads = unsigned(shape.slices * kGemvLanes);
+      const size_t ring = gemv_ring_bytes(R, CPT, 2, int(threads));
+      allow_dynamic_shared(reinterpret_cast<const void*>(kernel), ring);
+      launch("gpu matmul_swiglu (single token)", kernel, grid, threads, ring, native(stream), m1, m3, x, limit, h1,
+             per_block);
+    });
   });
 }
 

@@ -26,7 +26,7 @@ constexpr int kGemvMaxRows = 64;   // rows (or row pairs) one block finishes
 __host__ __device__ constexpr int gemv_max_cpt(WeightCode w) {
   return w == WeightCode::FP4 ? 1 : w == WeightCode::FP8 ? 2 : w == WeightCode::F32 ? 8 : 4;
 }
-__device__ constexpr int gemv_rows_in_flight(int cpt) { return cpt >= 2 ? 2 : 4; }
+__host__ __device__ constexpr int gemv_rows_in_flight(int cpt) { return cpt >= 2 ? 2 : 4; }
 
 // How the columns of a row of n_chunks 16-byte chunks split: slices of 32 threads, chunks per
 // thread. slices == 0: this path does not apply (the row is not a whole number of 32-chunk
@@ -134,40 +134,83 @@ __device__ inline float slice_sums(const float (&v)[U], int lane) {
   return total;
 }
 
+// Where a thread of a single-token block stands: its slice and lane, and its chunks of every row
+// (first, first + stride, ...).
+struct GemvLane {
+  int slice, lane;
+  int64_t first, stride;
+  __device__ GemvLane() {
+    slice = int(threadIdx.x) / kGemvLanes;
+    lane = int(threadIdx.x) % kGemvLanes;
+    const int slices = int(blockDim.x) / kGemvLanes;
+    first = int64_t(slice) * kGemvLanes + lane;
+    stride = int64_t(slices) * kGemvLanes;
+  }
+};
+
+// Row r (of a matrix's band, clamped to the last of [.., r1)) as stored: its first chunk and its
+// scale bytes.
+template <WeightCode W>
+__device__ inline const uint4* gemv_row(const DeviceMat& m, int64_t r, int64_t r1) {
+  const int64_t row = m.row_offset + (r < r1 ? r : r1 - 1);
+  return reinterpret_cast<const uint4*>(m.data + row * row_bytes<W>(m.cols));
+}
+template <WeightCode W>
+__device__ inline const uint8_t* gemv_row_scale(const DeviceMat& m, int64_t r, int64_t r1) {
+  const int64_t row = m.row_offset + (r < r1 ? r : r1 - 1);
+  return has_block_scale<W>() ? m.scale + scale_row_offset<W>(row, m.cols) : nullptr;
+}
+
+// f(m, u, k, p) for this thread's chunk k of row r + u of matrix m, p its address: the chunks of
+// one step of rows, in the order both paths hold them.
+template <WeightCode W, int CPT, int NM, class F>
+__device__ inline void gemv_step_chunks(const DeviceMat (&mats)[NM], int64_t r, int64_t r1, const GemvLane& at, F&& f) {
+#pragma unroll
+  for (int m = 0; m < NM; ++m)
+#pragma unroll
+    for (int u = 0; u < gemv_rows_in_flight(CPT); ++u) {
+      const uint4* rd = gemv_row<W>(mats[m], r + u, r1);
+#pragma unroll
+      for (int k = 0; k < CPT; ++k) f(m, u, k, rd + at.first + k * at.stride);
+    }
+}
+
+// Rows [r, r + U) of the NM matrices, their chunks q already in this thread's registers: the
+// partial sums of every row, reduced over the slice's 32 lanes into partial[m][slice][row - r0].
+template <WeightCode W, int CPT, int NM>
+__device__ inline void gemv_rows_reduce(const DeviceMat (&mats)[NM],
+                                        const uint4 (&q)[NM][gemv_rows_in_flight(CPT)][CPT], int64_t r, int64_t r0,
+                                        int64_t r1, const GemvLane& at, const float (&xv)[CPT][elems_per_chunk<W>()],
+                                        float* partial) {
+  constexpr int U = gemv_rows_in_flight(CPT);
+  constexpr int lanes_per_row = kGemvLanes / U;
+  const int u_of_lane = at.lane / lanes_per_row;
+#pragma unroll
+  for (int m = 0; m < NM; ++m) {
+    float p[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      p[u] = gemv_partial<W, CPT>(q[m][u], gemv_row_scale<W>(mats[m], r + u, r1), at.first, at.stride, xv);
+    const float sum = slice_sums<U>(p, at.lane);
+    if (at.lane % lanes_per_row == 0 && r + u_of_lane < r1)
+      partial[(m * kGemvMaxSlices + at.slice) * kGemvMaxRows + (r + u_of_lane - r0)] = sum;
+  }
+}
+
 // Streams rows [r0, r1) of the NM matrices mats (row r of each, as stored: data + row * rb,
 // scales per scale_row_offset) against this thread's x and leaves in partial[m][slice][r - r0]
-// the slice sums. The caller syncs the block before reading them.
+// the slice sums. The caller syncs the block before reading them. Each thread loads U rows'
+// chunks into registers, then multiplies them (row_gemv_staged.hpp keeps the loads in flight
+// while it multiplies).
 template <WeightCode W, int CPT, int NM>
 __device__ inline void gemv_rows(const DeviceMat (&mats)[NM], int64_t r0, int64_t r1,
                                  const float (&xv)[CPT][elems_per_chunk<W>()], float* partial) {
   constexpr int U = gemv_rows_in_flight(CPT);
-  const int slice = int(threadIdx.x) / kGemvLanes, lane = int(threadIdx.x) % kGemvLanes;
-  const int slices = int(blockDim.x) / kGemvLanes;
-  const int64_t first = int64_t(slice) * kGemvLanes + lane, stride = int64_t(slices) * kGemvLanes;
+  const GemvLane at;
   for (int64_t r = r0; r < r1; r += U) {
     uint4 q[NM][U][CPT];
-    const uint8_t* rs[NM][U];
-#pragma unroll
-    for (int m = 0; m < NM; ++m)
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int64_t row = mats[m].row_offset + (r + u < r1 ? r + u : r1 - 1);
-        const uint4* rd = reinterpret_cast<const uint4*>(mats[m].data + row * row_bytes<W>(mats[m].cols));
-#pragma unroll
-        for (int k = 0; k < CPT; ++k) q[m][u][k] = rd[first + k * stride];
-        rs[m][u] = has_block_scale<W>() ? mats[m].scale + scale_row_offset<W>(row, mats[m].cols) : nullptr;
-      }
-    constexpr int lanes_per_row = kGemvLanes / U;
-    const int u_of_lane = lane / lanes_per_row;
-#pragma unroll
-    for (int m = 0; m < NM; ++m) {
-      float p[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u) p[u] = gemv_partial<W, CPT>(q[m][u], rs[m][u], first, stride, xv);
-      const float sum = slice_sums<U>(p, lane);
-      if (lane % lanes_per_row == 0 && r + u_of_lane < r1)
-        partial[(m * kGemvMaxSlices + slice) * kGemvMaxRows + (r + u_of_lane - r0)] = sum;
-    }
+    gemv_step_chunks<W, CPT, NM>(mats, r, r1, at, [&](int m, int u, int k, const uint4* p) { q[m][u][k] = *p; });
+    gemv_rows_reduce<W, CPT, NM>(mats, q, r, r0, r1, at, xv, partial);
   }
 }
 

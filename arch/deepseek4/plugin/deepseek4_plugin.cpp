@@ -71,6 +71,11 @@ constexpr mp_option_def kOptions[] = {
                "GPU: experts that serve one token each (every decode step) multiply on the matrix cores too "
                "(FP4/FP8/BF16, columns a multiple of 64; 7-8% slower decode on the H200); false: the CUDA cores "
                "in float"),
+    mp::option(MP_OPT_INT, "gemv_stages", "3",
+               "GPU (NVIDIA): single-token BF16 products on the CUDA cores (decode: the output head) keep this "
+               "many steps of weight rows in flight in shared memory while they multiply the oldest (2 to 4; "
+               "H200: 7-8.5% less time at 3); 0: each step is loaded into registers, then multiplied. FP8 and "
+               "FP4 products always take the register path"),
     mp::option(MP_OPT_BOOL, "device_routing", "true",
                "GPU: a decode step over a pager whose slots never move (resident) routes on the device and "
                "reports its experts to the pager afterwards: no host round trip per layer; false: the host "
@@ -122,6 +127,10 @@ class Deepseek4Arch {
     matrix_split_ = options.get_bool("matrix_split");
     matrix_split_experts_ = options.get_bool("matrix_split_experts");
     matrix_single_token_ = options.get_bool("matrix_single_token");
+    gemv_stages_ = uint32_t(int_option(options, "gemv_stages", 0, 4, "0 (registers) or 2 to 4"));
+    if (gemv_stages_ == 1)  // a ring of one step would wait for each step before multiplying it
+      throw mp::Error(MP_ERR_INVALID_ARG,
+                      "arch 'deepseek4': option 'gemv_stages' must be 0 (registers) or 2 to 4, got 1");
     device_routing_ = options.get_bool("device_routing");
     overlap_launches_ = options.get_bool("overlap_launches");
     paged_band_ = uint32_t(int_option(options, "paged_band", 0, 65536, "0 (the pool's slots) to 65536"));
@@ -243,7 +252,7 @@ class Deepseek4Arch {
     backend_ = ds4::make_forward_backend(ds4::BackendInputs{
         host_, pager_.get(), &model_, max_context_, max_batch_, threads_, replay_.get(), matrix_min_tokens_,
         matrix_split_, matrix_split_experts_, matrix_single_token_, matrix_min_expert_tokens_, device_routing_,
-        ranks_ ? ranks_->view() : ds4::ExpertParallel{}, overlap_launches_});
+        ranks_ ? ranks_->view() : ds4::ExpertParallel{}, overlap_launches_, gemv_stages_});
   }
 
   // One rank of an expert-parallel group (ABI 1.7): before bind_pager, once. On a GPU the rank
@@ -394,6 +403,7 @@ class Deepseek4Arch {
   bool matrix_split_ = true;               // arch option matrix_split
   bool matrix_split_experts_ = true;       // arch option matrix_split_experts
   bool matrix_single_token_ = false;       // arch option matrix_single_token
+  uint32_t gemv_stages_ = 3;               // arch option gemv_stages
   bool device_routing_ = true;             // arch option device_routing
   bool overlap_launches_ = true;           // arch option overlap_launches
   uint64_t tokens_ = 0;                    // through forward() since bind_pager

@@ -57,6 +57,7 @@ struct BackendInputs {
   bool device_routing = true;                     // GPU: decode over fixed slots routes on the device
   ExpertParallel expert_parallel{};               // one rank of a group (collective null: alone)
   bool overlap_launches = true;                   // GPU: kernels start as the previous one finishes
+  uint32_t gemv_stages = 3;                       // GPU: single-token BF16 products' steps in flight (0: registers)
 };
 
 // The backend for the host's device: the GPU one on a HIP device, the CPU one otherwise. Throws

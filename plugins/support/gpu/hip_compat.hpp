@@ -62,6 +62,8 @@ using hipHostFn_t = cudaHostFn_t;
 #define hipLaunchHostFunc cudaLaunchHostFunc
 #define hipFuncSetAttribute cudaFuncSetAttribute
 #define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
+#define hipFuncGetAttributes cudaFuncGetAttributes
+#define hipFuncAttributes cudaFuncAttributes
 #define hipHostRegister cudaHostRegister
 #define hipHostUnregister cudaHostUnregister
 #define hipHostRegisterDefault cudaHostRegisterDefault
