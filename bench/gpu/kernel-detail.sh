@@ -9,7 +9,8 @@
 #   mma_matmul_kernel'); PROMPT_LEN 1024. Env FLASH_MODEL_DIR (default /tmp/flash4, synthesized
 #   with 4 layers when absent), LAUNCHES (per pass, default 1), SKIP (launches of each kernel
 #   skipped first, default 0), SOURCE (1: the per-instruction counters), DETAIL_TIMEOUT (per pass,
-#   150 s).
+#   150 s), MOEPAGE_SET (extra --set words for the run, e.g. "arch.gemv_stages=2"). PROMPT_LEN 1
+#   profiles decode's single-token kernels.
 set -uo pipefail
 build=$1 out=$2 kernels=${3:-'expert_up expert_down mma_matmul_kernel'} len=${4:-1024}
 mkdir -p "$out"
@@ -19,6 +20,8 @@ flash_prompt "$build" "$model" "$len"
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 sections=(--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats
   --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis)
+extra=()
+for kv in ${MOEPAGE_SET:-}; do extra+=(--set "$kv"); done
 for k in $kernels; do
   report=()
   [ "${SOURCE:-0}" = 1 ] && report=(--section SourceCounters --section InstructionStats --import-source no -f -o
@@ -27,7 +30,7 @@ for k in $kernels; do
     --launch-count "${LAUNCHES:-1}" "${sections[@]}" "${report[@]}" ${NCU_EXTRA:-} \
     "$moepage" run --profile "$(dirname "$0")/../../configs/default.yaml" --model "$model" --set device=hip \
     --set arch.plugin=deepseek4 --set "arch.max_context=$((len + 64))" --set "arch.max_batch=$len" \
-    --prompt-ids "$ids" --max-tokens 1 > "$out/detail-$k.txt" 2> "$out/detail-$k.log"
+    --prompt-ids "$ids" --max-tokens 1 "${extra[@]}" > "$out/detail-$k.txt" 2> "$out/detail-$k.log"
   echo "exit $?" >> "$out/detail-$k.log"
   if [ "${SOURCE:-0}" = 1 ] && [ -f "$out/source-$k.ncu-rep" ]; then
     # With -o the sections go to the report: print them, then the per-instruction page.
