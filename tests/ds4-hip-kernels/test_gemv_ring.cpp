@@ -59,21 +59,24 @@ TEST_CASE("gpu single-token BF16 products give the same bits with their loads in
       CHECK(same_bits(single_token_product(dev, wd, xd, k.groups, stages), plain));
     }
   }
-  // The fused SwiGLU of two matrices (the shared expert's up half).
-  Rng rng(seed++);
-  gpu::test::Device dev;
-  const HostMat w1 = random_mat(rng, Dtype::BF16, 200, 4096), w3 = random_mat(rng, Dtype::BF16, 200, 4096);
-  const float* xd = dev.put(rng.floats(4096));
-  std::vector<float> plain;
-  for (int stages : {0, 2, 3, 4}) {
-    gpu::GemmPolicy policy = kCudaCores;
-    policy.gemv_stages = stages;
-    float* h1 = dev.zeros<float>(200);
-    float* h3 = dev.zeros<float>(200);
-    gpu::matmul_swiglu(w1.on(dev, 0), w3.on(dev, 0), xd, 4096, 1, 3.0f, h1, h3, dev.stream(), policy);
-    const std::vector<float> got = dev.get(h1, 200);
-    INFO("BF16 swiglu stages ", stages);
-    if (stages == 0) plain = got;
-    else CHECK(same_bits(got, plain));
+  // The fused SwiGLU of two matrices (the shared expert's up half); at 8192 columns four steps of
+  // a block's rows would not fit in shared memory, and the launcher builds it with two.
+  for (int64_t cols : {4096, 8192}) {
+    Rng rng(seed++);
+    gpu::test::Device dev;
+    const HostMat w1 = random_mat(rng, Dtype::BF16, 200, cols), w3 = random_mat(rng, Dtype::BF16, 200, cols);
+    const float* xd = dev.put(rng.floats(size_t(cols)));
+    std::vector<float> plain;
+    for (int stages : {0, 2, 3, 4}) {
+      gpu::GemmPolicy policy = kCudaCores;
+      policy.gemv_stages = stages;
+      float* h1 = dev.zeros<float>(200);
+      float* h3 = dev.zeros<float>(200);
+      gpu::matmul_swiglu(w1.on(dev, 0), w3.on(dev, 0), xd, cols, 1, 3.0f, h1, h3, dev.stream(), policy);
+      const std::vector<float> got = dev.get(h1, 200);
+      INFO("BF16 swiglu W[200, ", cols, "] stages ", stages);
+      if (stages == 0) plain = got;
+      else CHECK(same_bits(got, plain));
+    }
   }
 }

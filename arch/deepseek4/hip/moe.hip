@@ -246,7 +246,7 @@ bool launch_expert_gemv(const std::byte* const* table_row, const ExpertLayout& l
     with_gemv_kernel(up_code, up, [&](auto wc, auto c) {
       constexpr int CPT = decltype(c)::value;
       constexpr WeightCode W = decltype(wc)::value;
-      constexpr int R = gemv_ring_steps(W, S);
+      constexpr int R = gemv_ring_steps(W, S, CPT, 2);
       const auto kernel = expert_up_gemv_kernel<W, CPT, R>;
       const int64_t up_rows = gemv_rows_per_block(I, plan_nb, up.slices);
       const unsigned threads = unsigned(up.slices * kGemvLanes);
@@ -259,7 +259,7 @@ bool launch_expert_gemv(const std::byte* const* table_row, const ExpertLayout& l
     with_gemv_kernel(down_code, down, [&](auto wc, auto c) {
       constexpr int CPT = decltype(c)::value;
       constexpr WeightCode W = decltype(wc)::value;
-      constexpr int R = gemv_ring_steps(W, S);
+      constexpr int R = gemv_ring_steps(W, S, CPT, 1);
       const auto kernel = expert_down_gemv_kernel<W, CPT, R>;
       const int64_t down_rows = gemv_rows_per_block(D, plan_nb, down.slices);
       const unsigned threads = unsigned(down.slices * kGemvLanes);

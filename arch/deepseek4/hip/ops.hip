@@ -258,7 +258,7 @@ bool matmul_gemv(const DeviceMat& m, WeightCode code, const float* x, int64_t x_
     with_gemv_kernel(code, shape, [&](auto wc, auto c) {
       constexpr int CPT = decltype(c)::value;
       constexpr WeightCode W = decltype(wc)::value;
-      constexpr int R = gemv_ring_steps(W, S);
+      constexpr int R = gemv_ring_steps(W, S, CPT, 1);
       const auto kernel = matmul_gemv_kernel<W, CPT, R>;
       int64_t per_block = gemv_rows_per_block(m.rows, 1, shape.slices);
       if (rows_per_group < m.rows)  // grouped: a block's rows share one group's x
@@ -387,7 +387,7 @@ void matmul_swiglu(const cpu::MatRef& w1, const cpu::MatRef& w3, const float* x,
     with_gemv_kernel(code, shape, [&](auto wc, auto c) {
       constexpr int CPT = decltype(c)::value;
       constexpr WeightCode W = decltype(wc)::value;
-      constexpr int R = gemv_ring_steps(W, S);
+      constexpr int R = gemv_ring_steps(W, S, CPT, 2);
       const auto kernel = swiglu_gemv_kernel<W, CPT, R>;
       const int64_t per_block = gemv_rows_per_block(m1.rows, 2, shape.slices);
       const unsigned grid = unsigned((m1.rows + per_block - 1) / per_block);

@@ -8,7 +8,7 @@
 // copies. The sums are the register path's, in the same order (the same bits).
 //
 // Measured on the H200 at decode (bench/results/2026-12-04-gemv-ring.md): the BF16 products (the
-// output head above all) take 7-8% less time with a ring of 3 steps, where a weight costs one
+// output head above all) take 7-8.5% less time with a ring of 3 steps, where a weight costs one
 // instruction to decode and the loads' latency is what is left. The FP8 and FP4 products are bound
 // by their decode instructions (3 a weight for FP4) instead: the ring's copies and shared reads
 // only add to them, and they ran 2-37% slower with it, in blocks of the register path's size or
@@ -101,9 +101,17 @@ __device__ inline void gemv_rows_any(const DeviceMat (&mats)[NM], int64_t r0, in
   gemv_rows<W, CPT, NM>(mats, r0, r1, xv, partial);
 }
 
-// The ring's steps a kernel for weights in encoding W is built with: BF16 only (above).
-__host__ __device__ constexpr int gemv_ring_steps(WeightCode w, int stages) {
-  return w == WeightCode::BF16 ? stages : 0;
+// The most shared memory a ring may take: with a block's static arrays it stays inside the 227 KiB
+// an H100/H200 block may have.
+constexpr int kGemvMaxRingBytes = 128 * 1024;
+
+// The ring's steps a kernel for weights in encoding W and CPT chunks per row of NM matrices is
+// built with: BF16 only (above), and no more steps than kGemvMaxRingBytes holds for a block of the
+// most threads; where not even two fit, the register path.
+__host__ __device__ constexpr int gemv_ring_steps(WeightCode w, int stages, int cpt, int nm) {
+  const int fit = kGemvMaxRingBytes / (gemv_step_chunks(cpt, nm) * kGemvMaxSlices * kGemvLanes * 16);
+  const int steps = stages < fit ? stages : fit;
+  return w == WeightCode::BF16 && steps >= 2 ? steps : 0;
 }
 
 // Calls f(integral_constant<int, S>) for the ring's steps asked (0, 2, 3 or 4; 0 where the build
@@ -112,9 +120,9 @@ template <class F>
 void with_gemv_stages(int stages, F&& f) {
   if (!kGemvStagedBuilt) stages = 0;
   switch (stages) {
-    case 2: f(std::integral_constant < int, kGemvStagedBuilt ? 2 : 0 > {}); return;
-    case 3: f(std::integral_constant < int, kGemvStagedBuilt ? 3 : 0 > {}); return;
-    case 4: f(std::integral_constant < int, kGemvStagedBuilt ? 4 : 0 > {}); return;
+    case 2: f(std::integral_constant<int, (kGemvStagedBuilt ? 2 : 0)>{}); return;
+    case 3: f(std::integral_constant<int, (kGemvStagedBuilt ? 3 : 0)>{}); return;
+    case 4: f(std::integral_constant<int, (kGemvStagedBuilt ? 4 : 0)>{}); return;
     default: f(std::integral_constant<int, 0>{}); return;
   }
 }
