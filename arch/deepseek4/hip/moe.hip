@@ -241,6 +241,8 @@ bool launch_expert_gemv(const std::byte* const* table_row, const ExpertLayout& l
   const GemvShape up = gemv_shape(up_code, row_bytes_of(up_code, D) / 16);
   const GemvShape down = gemv_shape(down_code, row_bytes_of(down_code, I) / 16);
   if (up.slices == 0 || down.slices == 0) return false;
+  const int64_t up_rows = gemv_rows_per_block(I, plan_nb, up.slices),
+                down_rows = gemv_rows_per_block(D, plan_nb, down.slices);
   with_gemv_stages(stages, [&](auto st) {
     constexpr int S = decltype(st)::value;
     with_gemv_kernel(up_code, up, [&](auto wc, auto c) {
@@ -248,7 +250,6 @@ bool launch_expert_gemv(const std::byte* const* table_row, const ExpertLayout& l
       constexpr WeightCode W = decltype(wc)::value;
       constexpr int R = gemv_ring_steps(W, S, CPT, 2);
       const auto kernel = expert_up_gemv_kernel<W, CPT, R>;
-      const int64_t up_rows = gemv_rows_per_block(I, plan_nb, up.slices);
       const unsigned threads = unsigned(up.slices * kGemvLanes);
       const size_t ring = gemv_ring_bytes(R, CPT, 2, int(threads));
       allow_dynamic_shared(reinterpret_cast<const void*>(kernel), ring);
@@ -261,7 +262,6 @@ bool launch_expert_gemv(const std::byte* const* table_row, const ExpertLayout& l
       constexpr WeightCode W = decltype(wc)::value;
       constexpr int R = gemv_ring_steps(W, S, CPT, 1);
       const auto kernel = expert_down_gemv_kernel<W, CPT, R>;
-      const int64_t down_rows = gemv_rows_per_block(D, plan_nb, down.slices);
       const unsigned threads = unsigned(down.slices * kGemvLanes);
       const size_t ring = gemv_ring_bytes(R, CPT, 1, int(threads));
       allow_dynamic_shared(reinterpret_cast<const void*>(kernel), ring);

@@ -253,6 +253,10 @@ bool matmul_gemv(const DeviceMat& m, WeightCode code, const float* x, int64_t x_
                  float* y, int stages, Stream stream) {
   const GemvShape shape = gemv_shape(code, row_bytes_of(code, m.cols) / 16);
   if (shape.slices == 0) return false;
+  int64_t per_block = gemv_rows_per_block(m.rows, 1, shape.slices);
+  if (rows_per_group < m.rows)  // grouped: a block's rows share one group's x
+    while (rows_per_group % per_block != 0) --per_block;
+  const unsigned grid = unsigned((m.rows + per_block - 1) / per_block);
   with_gemv_stages(stages, [&](auto st) {
     constexpr int S = decltype(st)::value;
     with_gemv_kernel(code, shape, [&](auto wc, auto c) {
@@ -260,10 +264,6 @@ bool matmul_gemv(const DeviceMat& m, WeightCode code, const float* x, int64_t x_
       constexpr WeightCode W = decltype(wc)::value;
       constexpr int R = gemv_ring_steps(W, S, CPT, 1);
       const auto kernel = matmul_gemv_kernel<W, CPT, R>;
-      int64_t per_block = gemv_rows_per_block(m.rows, 1, shape.slices);
-      if (rows_per_group < m.rows)  // grouped: a block's rows share one group's x
-        while (rows_per_group % per_block != 0) --per_block;
-      const unsigned grid = unsigned((m.rows + per_block - 1) / per_block);
       const unsigned threads = unsigned(shape.slices * kGemvLanes);
       const size_t ring = gemv_ring_bytes(R, CPT, 1, int(threads));
       allow_dynamic_shared(reinterpret_cast<const void*>(kernel), ring);
@@ -382,6 +382,8 @@ void matmul_swiglu(const cpu::MatRef& w1, const cpu::MatRef& w3, const float* x,
     swiglu_clamped(h1, h3, n_tokens * w1.rows, limit, h1, stream);
     return;
   }
+  const int64_t per_block = gemv_rows_per_block(m1.rows, 2, shape.slices);
+  const unsigned grid = unsigned((m1.rows + per_block - 1) / per_block);
   with_gemv_stages(policy.gemv_stages, [&](auto st) {
     constexpr int S = decltype(st)::value;
     with_gemv_kernel(code, shape, [&](auto wc, auto c) {
@@ -389,8 +391,6 @@ void matmul_swiglu(const cpu::MatRef& w1, const cpu::MatRef& w3, const float* x,
       constexpr WeightCode W = decltype(wc)::value;
       constexpr int R = gemv_ring_steps(W, S, CPT, 2);
       const auto kernel = swiglu_gemv_kernel<W, CPT, R>;
-      const int64_t per_block = gemv_rows_per_block(m1.rows, 2, shape.slices);
-      const unsigned grid = unsigned((m1.rows + per_block - 1) / per_block);
       const unsigned threads = unsigned(shape.slices * kGemvLanes);
       const size_t ring = gemv_ring_bytes(R, CPT, 2, int(threads));
       allow_dynamic_shared(reinterpret_cast<const void*>(kernel), ring);
