@@ -18,6 +18,7 @@
 #include <string>
 
 #include "deepseek4/hip/check.hpp"
+#include "deepseek4/hip/dynamic_shared.hpp"
 #include "deepseek4/hip/launch.hpp"
 #include "deepseek4/hip/moe_band.hpp"
 #include "deepseek4/hip/moe_device_routing.hpp"

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "deepseek4/hip/check.hpp"
+#include "deepseek4/hip/dynamic_shared.hpp"
 #include "deepseek4/hip/launch.hpp"
 #include "deepseek4/hip/mma_matmul.hpp"
 #include "deepseek4/hip/rope_pair.hpp"

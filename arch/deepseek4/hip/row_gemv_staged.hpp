@@ -18,7 +18,6 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "deepseek4/hip/dynamic_shared.hpp"
 #include "deepseek4/hip/row_gemv.hpp"
 
 #if defined(MOEPAGE_GPU_NVIDIA)
@@ -106,23 +105,23 @@ __device__ inline void gemv_rows_any(const DeviceMat (&mats)[NM], int64_t r0, in
 constexpr int kGemvMaxRingBytes = 128 * 1024;
 
 // The ring's steps a kernel for weights in encoding W and CPT chunks per row of NM matrices is
-// built with: BF16 only (above), and no more steps than kGemvMaxRingBytes holds for a block of the
-// most threads; where not even two fit, the register path.
+// built with: BF16 only (above), on a build with the staged path, and no more steps than
+// kGemvMaxRingBytes holds for a block of the most threads; where not even two fit, the register
+// path. Every launcher asks here, so no other kernel is built with a ring.
 __host__ __device__ constexpr int gemv_ring_steps(WeightCode w, int stages, int cpt, int nm) {
   const int fit = kGemvMaxRingBytes / (gemv_step_chunks(cpt, nm) * kGemvMaxSlices * kGemvLanes * 16);
   const int steps = stages < fit ? stages : fit;
-  return w == WeightCode::BF16 && steps >= 2 ? steps : 0;
+  return kGemvStagedBuilt && w == WeightCode::BF16 && steps >= 2 ? steps : 0;
 }
 
-// Calls f(integral_constant<int, S>) for the ring's steps asked (0, 2, 3 or 4; 0 where the build
-// has no staged path).
+// Calls f(integral_constant<int, S>) for the ring's steps asked (0, 2, 3 or 4); the launcher then
+// builds its kernel with gemv_ring_steps(W, S, ...).
 template <class F>
 void with_gemv_stages(int stages, F&& f) {
-  if (!kGemvStagedBuilt) stages = 0;
   switch (stages) {
-    case 2: f(std::integral_constant<int, (kGemvStagedBuilt ? 2 : 0)>{}); return;
-    case 3: f(std::integral_constant<int, (kGemvStagedBuilt ? 3 : 0)>{}); return;
-    case 4: f(std::integral_constant<int, (kGemvStagedBuilt ? 4 : 0)>{}); return;
+    case 2: f(std::integral_constant<int, 2>{}); return;
+    case 3: f(std::integral_constant<int, 3>{}); return;
+    case 4: f(std::integral_constant<int, 4>{}); return;
     default: f(std::integral_constant<int, 0>{}); return;
   }
 }
