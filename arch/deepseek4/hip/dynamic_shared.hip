@@ -17,16 +17,23 @@ void allow_dynamic_shared(const void* kernel, size_t bytes) {
   if (bytes == 0) return;
   int device = 0;
   MP_GPU_CHECK(hipGetDevice(&device));
+  const std::pair<const void*, int> key{kernel, device};
+  // Decode launches its BF16 products with a ring every step: this thread remembers the sizes it
+  // has seen allowed, so a repeat takes no lock (an allowance, once set, is never lowered).
+  thread_local std::map<std::pair<const void*, int>, size_t> seen;
+  if (const auto it = seen.find(key); it != seen.end() && bytes <= it->second) return;
   static std::mutex mutex;
   static std::map<std::pair<const void*, int>, size_t> allowed;  // the largest size checked so far
   const std::lock_guard<std::mutex> lock(mutex);
-  size_t& now = allowed[{kernel, device}];
-  if (bytes <= now) return;
-  hipFuncAttributes attributes{};
-  MP_GPU_CHECK(hipFuncGetAttributes(&attributes, kernel));
-  if (attributes.sharedSizeBytes + bytes > kWithoutAsking)
-    MP_GPU_CHECK(hipFuncSetAttribute(kernel, hipFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
-  now = bytes;
+  size_t& now = allowed[key];
+  if (bytes > now) {
+    hipFuncAttributes attributes{};
+    MP_GPU_CHECK(hipFuncGetAttributes(&attributes, kernel));
+    if (attributes.sharedSizeBytes + bytes > kWithoutAsking)
+      MP_GPU_CHECK(hipFuncSetAttribute(kernel, hipFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+    now = bytes;
+  }
+  seen[key] = now;
 #else
   (void)kernel;
   (void)bytes;
