@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "deepseek4/hip/gemm_policy.hpp"
 #include "deepseek4/hip/gpu_model.hpp"
 #include "golden_fixture.hpp"
 #include "gpu_resident_source.hpp"
@@ -107,7 +108,43 @@ bool experts_one_part_differs(const fs::path& dir) {
   return split_logits != one_part_logits;
 }
 
+// The dense products of the prompt on the vendor's BLAS (library_min_tokens 8: every 64-token
+// batch of a prompt takes it), held to the reference like the default path: prefill within the
+// tolerance, the first greedy id the reference's, and the whole greedy decode after it. Returns
+// whether its prompt logits differ from the default path's (they must where the library ran).
+bool library_prefill_matches(const fs::path& dir) {
+  INFO("fixture ", dir.string(), " (library_min_tokens 8)");
+  const GoldenFixture fx(dir);
+  const size_t P = fx.P, n = fx.n, V = fx.V;
+  auto host_experts = fx.resident_experts();
+  GpuResidentExpertSource experts(*host_experts, fx.cfg.num_hidden_layers, fx.cfg.n_routed_experts);
+  TestStream stream;
+  const uint32_t ctx = uint32_t(P + n + 1);
+  ModelOptions library{ctx, 64};
+  library.library_min_tokens = 8;
+  std::vector<float> tiles_logits(P * V), library_logits(P * V);
+  gpu::GpuModel tiles(fx.cfg, fx.weights(), fx.layout(), &experts, stream.stream, ModelOptions{ctx, 64});
+  tiles.forward(fx.prompt.data(), uint32_t(P), tiles_logits.data(), true);
+  gpu::GpuModel m(fx.cfg, fx.weights(), fx.layout(), &experts, stream.stream, library);
+  m.forward(fx.prompt.data(), uint32_t(P), library_logits.data(), true);
+  const double prefill_diff = scaled_diff(library_logits.data(), fx.prefill.f32.data(), P * V);
+  CHECK(prefill_diff <= kReferenceTolerance);
+  const GreedyRun greedy = greedy_against_reference(m, fx, library_logits.data() + (P - 1) * V, scaled_diff);
+  CHECK(greedy.first == fx.greedy[0]);
+  CHECK(greedy.matching == n);
+  CHECK(greedy.worst <= kReferenceTolerance);
+  MESSAGE(dir.filename().string(), ": library prefill max |diff| / scale ", prefill_diff, ", greedy ", greedy.matching,
+          "/", n);
+  return tiles_logits != library_logits;
+}
+
 }  // namespace
+
+TEST_CASE("GPU: library_min_tokens puts the prompt's dense products on the vendor BLAS, within the reference") {
+  int differing = 0;
+  for (const auto& dir : golden_fixtures()) differing += library_prefill_matches(dir) ? 1 : 0;
+  if (gpu::library_gemm_available()) CHECK(differing > 0);  // the library's sums are in another order
+}
 
 TEST_CASE("GPU: matrix_split_experts off puts the routed experts' x in one bf16 part") {
   int differing = 0;

@@ -28,7 +28,9 @@ const Dtype kMatrixDtypes[] = {Dtype::BF16, Dtype::F8_E4M3, Dtype::I8};
 const gpu::GemmPolicy kSplit{16, true}, kBf16{16, false};
 
 double threshold(const gpu::GemmPolicy& p) { return p.split ? kSplitThreshold : kBf16Threshold; }
-std::string mode(const gpu::GemmPolicy& p) { return p.split ? " split" : " bf16"; }
+std::string mode(const gpu::GemmPolicy& p) {
+  return std::string(p.split ? " split" : " bf16") + (p.library_min_tokens ? " library" : "");
+}
 
 std::vector<float> poison(size_t n) { return std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()); }
 
@@ -146,7 +148,8 @@ TEST_CASE("gpu matmul_swiglu on the matrix cores matches cpu::matmul twice then 
     }
 }
 
-// Every FP4 code under every e8m0 scale through the matrix-core decode, exactly: token t is the
+// Every FP4 code under every e8m0 scale through the matrix-core decode (and the library path's
+// dequantization, library_gemm.hpp, where the build has it), exactly: token t is the
 // unit vector e_t, so output (t, r) is weight (r, t) alone (x = 1 needs no second bf16 part).
 // Row r's two 32-column groups carry scales 2r and 2r + 1 (all 256, NaN and the scales past 2^1
 // that take the two-multiply path included) and its codes run through all sixteen in each group.
@@ -183,7 +186,9 @@ TEST_CASE("gpu matrix-core products decode every FP4 code under every scale exac
 
   gpu::test::Device dev;
   const float* xd = dev.put(x);
-  for (const gpu::GemmPolicy& policy : {kSplit, kBf16}) {
+  gpu::GemmPolicy library = kSplit;  // the library path's dequantization (library_gemm.hpp)
+  library.library_min_tokens = 16;
+  for (const gpu::GemmPolicy& policy : {kSplit, kBf16, library}) {
     float* yd = dev.put(poison(want.size()));
     gpu::matmul(hm.on(dev, 0), xd, cols, yd, rows, n_tokens, dev.stream(), policy);
     const std::vector<float> got = dev.get(yd, want.size());

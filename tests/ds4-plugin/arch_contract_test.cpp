@@ -127,6 +127,9 @@ TEST_CASE("max_batch cuts a prompt into chunks without changing its logits, and 
                          doctest::Contains(want.c_str()), mp::PluginError);
   }
   CHECK_NOTHROW(a.create(moepage::test::fixture_path("hc2-sigmoid"), {{"gemv_stages", "0"}}));
+  CHECK_THROWS_WITH_AS(a.create(moepage::test::fixture_path("hc2-sigmoid"), {{"library_min_tokens", "-2"}}),
+                       doctest::Contains("option 'library_min_tokens' must be 0 (never) to 65536, got -2"),
+                       mp::PluginError);
 }
 
 TEST_CASE("create on a folder without config.json names the missing file") {

@@ -55,8 +55,8 @@ for b in "${binaries[@]}"; do
 done
 
 # Libraries a stock Ubuntu 24.04 + CUDA 13 already has (or that must come from its driver):
-# the C/C++ runtime, the dynamic loader, and CUDA's own.
-system_lib='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|librt\.|libpthread\.|libstdc\+\+\.|libgcc_s\.|libcuda\.|libcudart\.|libnvidia)'
+# the C/C++ runtime, the dynamic loader, and CUDA's own (the runtime, and cuBLAS for the dense prefill products).
+system_lib='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|librt\.|libpthread\.|libstdc\+\+\.|libgcc_s\.|libcuda\.|libcudart\.|libcublas\.|libcublasLt\.|libnvidia)'
 rm -rf "$dir/carry-lib"
 mkdir -p "$dir/carry-lib"
 for b in "${binaries[@]}"; do

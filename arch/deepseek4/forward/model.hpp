@@ -53,6 +53,9 @@ struct ModelOptions {
   // GPU only (NVIDIA): single-token BF16 products on the CUDA cores keep this many steps of weight
   // rows in flight in shared memory (hip/row_gemv_staged.hpp); 0: loaded into registers step by step.
   uint32_t gemv_stages = 3;
+  // GPU only (NVIDIA): dense products over at least this many tokens dequantize their weight to bf16
+  // and multiply on cuBLAS (hip/library_gemm.hpp); 0: never.
+  uint32_t library_min_tokens = 0;
 };
 
 // The rope of a config's rope parameters (main or compress).

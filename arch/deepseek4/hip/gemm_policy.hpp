@@ -27,7 +27,12 @@ struct GemmPolicy {
   // loads stay in flight in a ring of shared memory while the oldest is multiplied (2-4, NVIDIA;
   // row_gemv_staged.hpp), or 0: each step loaded into registers, then multiplied.
   int gemv_stages = 3;
+  // Dense products over at least this many tokens (0: none) go to the vendor's BLAS where the
+  // build has one (library_gemm.hpp: NVIDIA's cuBLAS), the weight dequantized to bf16 once per
+  // product and x rounded into parts (split) once; the rest as above.
+  int64_t library_min_tokens = 0;
   bool matrix(int64_t n_tokens) const { return matrix_min_tokens > 0 && n_tokens >= matrix_min_tokens; }
+  bool library(int64_t n_tokens) const { return library_min_tokens > 0 && n_tokens >= library_min_tokens; }
   bool expert_matrix(int64_t max_tokens) const { return expert_min_tokens > 0 && max_tokens >= expert_min_tokens; }
 };
 
@@ -38,5 +43,8 @@ inline GemmPolicy selection_policy(const GemmPolicy& model) { return model.split
 
 // Whether this build and device have a matrix-core path at all.
 bool matrix_cores_available();
+
+// Whether this build and device have the vendor BLAS path (GemmPolicy::library_min_tokens).
+bool library_gemm_available();
 
 }  // namespace moepage::ds4::gpu

@@ -40,6 +40,7 @@ GpuModel::GpuModel(const Config& config, const Weights& weights, ExpertLayout la
   params_.gemm.expert_split = options_.matrix_split && options_.matrix_split_experts;
   params_.gemm.single_token = options_.matrix_single_token;
   params_.gemm.gemv_stages = int(options_.gemv_stages);
+  params_.gemm.library_min_tokens = int64_t(options_.library_min_tokens);
   for (GpuLayerParams& lp : params_.layers) {
     lp.rope = lp.kind == AttnKind::Sliding ? &params_.rope_main : &params_.rope_compress;
     lp.gemm = params_.gemm;

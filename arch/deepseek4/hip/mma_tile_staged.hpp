@@ -44,6 +44,49 @@ __device__ inline void fp4x4_to_bf16(uint32_t codes, uint32_t scale2, uint32_t& 
   v23 = mma::mul_bf16x2(__byte_perm(lo, hi, 0x7362) | s23, scale2);
 }
 
+// One stored 16-byte chunk of a weight row (chunk index `chunk` of its row, whose scale bytes
+// start at row_scale) as its elems_per_chunk<W>() bf16 values in the columns' natural order, at
+// dst (16-byte aligned). BF16 bytes stay as they are; FP4 codes go through fp4x4_to_bf16. FP8
+// codes take the raw decode (the value times 2^-shift, row_dot.hpp) and two exact multiplies (half
+// the shift, then the block scale with the other half, so no factor overflows a float); the
+// product has at most 4 significant bits, so its top 16 bits are its bf16 bits exactly (NaN stays
+// NaN). The staged tile stores its steps with it, and the library products (library_gemm.hpp)
+// dequantize whole weights with it, so both multiply the same bf16 weights.
+template <WeightCode W>
+__device__ inline void chunk_to_bf16(const uint4& q, const uint8_t* row_scale, int64_t chunk, uint4* dst) {
+  constexpr int kElems = elems_per_chunk<W>();
+  if constexpr (W == WeightCode::BF16) {
+    *dst = q;
+  } else if constexpr (W == WeightCode::FP4) {
+    const uint32_t scale2 = e8m0_bf16x2(row_scale[chunk]);
+    const uint32_t words[4] = {q.x, q.y, q.z, q.w};
+    uint32_t packed[16];
+#pragma unroll
+    for (int wd = 0; wd < 4; ++wd) {
+      fp4x4_to_bf16(words[wd], scale2, packed[4 * wd], packed[4 * wd + 1]);
+      fp4x4_to_bf16(words[wd] >> 16, scale2, packed[4 * wd + 2], packed[4 * wd + 3]);
+    }
+#pragma unroll
+    for (int v = 0; v < 4; ++v)
+      dst[v] = make_uint4(packed[4 * v], packed[4 * v + 1], packed[4 * v + 2], packed[4 * v + 3]);
+  } else {
+    constexpr float lift = pow2(kFp8RawShift / 2);
+    const float factor = chunk_scale<W>(q, row_scale, chunk) * pow2(kFp8RawShift - kFp8RawShift / 2);
+    uint32_t packed[kElems / 2];
+    static_for<kElems / 4>([&](auto seg) {
+      constexpr int S = decltype(seg)::value;
+      float w[4];
+      decode4<W, S>(q, w);
+      packed[2 * S] = __byte_perm(__float_as_uint(w[0] * lift * factor), __float_as_uint(w[1] * lift * factor), 0x7632);
+      packed[2 * S + 1] =
+          __byte_perm(__float_as_uint(w[2] * lift * factor), __float_as_uint(w[3] * lift * factor), 0x7632);
+    });
+#pragma unroll
+    for (int v = 0; v < kElems / 8; ++v)
+      dst[v] = make_uint4(packed[4 * v], packed[4 * v + 1], packed[4 * v + 2], packed[4 * v + 3]);
+  }
+}
+
 template <bool Split, int BN>
 struct MmaStagedShared {
   uint16_t a[kMmaStagedRows * kMmaPitch];
@@ -84,48 +127,10 @@ struct MmaStagedWeightLoader {
 #pragma unroll
     for (int j = 0; j < kPerThread; ++j) q[j] = row[j][step * kChunksPerRow];
   }
-  // BF16 bytes go to shared memory as they are; FP4 codes through fp4x4_to_bf16. FP8 codes take
-  // the raw decode (the value times 2^-shift, row_dot.hpp) and two exact multiplies (half the
-  // shift, then the block scale with the other half, so no factor overflows a float); the product
-  // has at most 4 significant bits, so its top 16 bits are its bf16 bits exactly (NaN stays NaN).
   __device__ void store(int64_t step, uint16_t* a) const {
 #pragma unroll
-    for (int j = 0; j < kPerThread; ++j) {
-      uint4* dst = reinterpret_cast<uint4*>(a + smem_at[j]);
-      if constexpr (W == WeightCode::BF16) {
-        *dst = q[j];
-      } else if constexpr (W == WeightCode::FP4) {
-        const int64_t chunk = (step * kMmaK + col[j]) / kElems;
-        const uint32_t scale2 = e8m0_bf16x2(scale[j][chunk]);
-        const uint32_t words[4] = {q[j].x, q[j].y, q[j].z, q[j].w};
-        uint32_t packed[16];
-#pragma unroll
-        for (int wd = 0; wd < 4; ++wd) {
-          fp4x4_to_bf16(words[wd], scale2, packed[4 * wd], packed[4 * wd + 1]);
-          fp4x4_to_bf16(words[wd] >> 16, scale2, packed[4 * wd + 2], packed[4 * wd + 3]);
-        }
-#pragma unroll
-        for (int v = 0; v < 4; ++v)
-          dst[v] = make_uint4(packed[4 * v], packed[4 * v + 1], packed[4 * v + 2], packed[4 * v + 3]);
-      } else {
-        constexpr float lift = pow2(kFp8RawShift / 2);
-        const int64_t chunk = (step * kMmaK + col[j]) / kElems;
-        const float factor = chunk_scale<W>(q[j], scale[j], chunk) * pow2(kFp8RawShift - kFp8RawShift / 2);
-        uint32_t packed[kElems / 2];
-        static_for<kElems / 4>([&](auto seg) {
-          constexpr int S = decltype(seg)::value;
-          float w[4];
-          decode4<W, S>(q[j], w);
-          packed[2 * S] =
-              __byte_perm(__float_as_uint(w[0] * lift * factor), __float_as_uint(w[1] * lift * factor), 0x7632);
-          packed[2 * S + 1] =
-              __byte_perm(__float_as_uint(w[2] * lift * factor), __float_as_uint(w[3] * lift * factor), 0x7632);
-        });
-#pragma unroll
-        for (int v = 0; v < kElems / 8; ++v)
-          dst[v] = make_uint4(packed[4 * v], packed[4 * v + 1], packed[4 * v + 2], packed[4 * v + 3]);
-      }
-    }
+    for (int j = 0; j < kPerThread; ++j)
+      chunk_to_bf16<W>(q[j], scale[j], (step * kMmaK + col[j]) / kElems, reinterpret_cast<uint4*>(a + smem_at[j]));
   }
 };
 

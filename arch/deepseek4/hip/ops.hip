@@ -8,6 +8,7 @@
 #include "deepseek4/hip/check.hpp"
 #include "deepseek4/hip/dynamic_shared.hpp"
 #include "deepseek4/hip/launch.hpp"
+#include "deepseek4/hip/library_gemm.hpp"
 #include "deepseek4/hip/mma_matmul.hpp"
 #include "deepseek4/hip/rope_pair.hpp"
 #include "deepseek4/hip/row_dot.hpp"
@@ -311,6 +312,8 @@ void matmul(const cpu::MatRef& w, const float* x, int64_t ld_x, float* y, int64_
   if (n_tokens <= 0 || w.rows == 0) return;
   const WeightCode code = weight_code(w, "gpu matmul");
   const DeviceMat m = device_mat(w);
+  if (policy.library(n_tokens) && matmul_library(m, code, x, ld_x, 0, m.rows, y, ld_y, n_tokens, policy.split, stream))
+    return;
   if (policy.matrix(n_tokens) && matmul_mma(m, code, x, ld_x, 0, m.rows, y, ld_y, n_tokens, policy.split, stream))
     return;
   if (matmul_tiles(m, code, x, ld_x, 0, m.rows, y, ld_y, n_tokens, policy.gemv_stages, stream)) return;
@@ -331,6 +334,9 @@ void matmul_grouped(const cpu::MatRef& w, const float* x, int64_t ld_x, int64_t 
     throw GpuError("gpu matmul_grouped: " + std::to_string(groups) + " groups of " + std::to_string(rows_per_group) +
                    " rows, expected " + std::to_string(w.rows) + " rows in all");
   const WeightCode code = weight_code(w, "gpu matmul_grouped");
+  if (policy.library(n_tokens) && matmul_library(device_mat(w), code, x, ld_x, x_group_stride, rows_per_group, y, ld_y,
+                                                 n_tokens, policy.split, stream))
+    return;
   if (policy.matrix(n_tokens) &&
       matmul_mma(device_mat(w), code, x, ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens, policy.split, stream))
     return;
@@ -372,7 +378,11 @@ void matmul_swiglu(const cpu::MatRef& w1, const cpu::MatRef& w3, const float* x,
   const WeightCode code = weight_code(w1, "gpu matmul_swiglu w1");
   (void)weight_code(w3, "gpu matmul_swiglu w3");
   const DeviceMat m1 = device_mat(w1), m3 = device_mat(w3);
-  if (policy.matrix(n_tokens) && matmul_swiglu_mma(m1, m3, code, x, ld_x, n_tokens, limit, h1, policy.split, stream))
+  // On the library, w1 and w3 as two products and the SwiGLU after them (the unfused path below).
+  const bool library = policy.library(n_tokens) && library_gemm_applies(m1, code, x, ld_x, 0, stream) &&
+                       library_gemm_applies(m3, code, x, ld_x, 0, stream);
+  if (!library && policy.matrix(n_tokens) &&
+      matmul_swiglu_mma(m1, m3, code, x, ld_x, n_tokens, limit, h1, policy.split, stream))
     return;
   const GemvShape shape = gemv_shape(code, row_bytes_of(code, m1.cols) / 16);
   const bool fused =

@@ -76,6 +76,11 @@ constexpr mp_option_def kOptions[] = {
                "many steps of weight rows in flight in shared memory while they multiply the oldest (2 to 4; "
                "H200: 7-8.5% less time at 3); 0: each step is loaded into registers, then multiplied. FP8 and "
                "FP4 products always take the register path"),
+    mp::option(MP_OPT_INT, "library_min_tokens", "0",
+               "GPU (NVIDIA): dense products over at least this many tokens (prefill) dequantize their weight to "
+               "bf16 once and multiply on cuBLAS, x split as matrix_split says (Flash: up to 64 MiB for the "
+               "weight and 128 MiB for x's parts while a prompt runs); 0 = never (the matrix-core tiles). Not "
+               "yet measured on a GPU, hence off"),
     mp::option(MP_OPT_BOOL, "device_routing", "true",
                "GPU: a decode step over a pager whose slots never move (resident) routes on the device and "
                "reports its experts to the pager afterwards: no host round trip per layer; false: the host "
@@ -131,6 +136,7 @@ class Deepseek4Arch {
     if (gemv_stages_ == 1)  // a ring of one step would wait for each step before multiplying it
       throw mp::Error(MP_ERR_INVALID_ARG,
                       "arch 'deepseek4': option 'gemv_stages' must be 0 (registers) or 2 to 4, got 1");
+    library_min_tokens_ = uint32_t(int_option(options, "library_min_tokens", 0, 65536, "0 (never) to 65536"));
     device_routing_ = options.get_bool("device_routing");
     overlap_launches_ = options.get_bool("overlap_launches");
     paged_band_ = uint32_t(int_option(options, "paged_band", 0, 65536, "0 (the pool's slots) to 65536"));
@@ -252,7 +258,7 @@ class Deepseek4Arch {
     backend_ = ds4::make_forward_backend(ds4::BackendInputs{
         host_, pager_.get(), &model_, max_context_, max_batch_, threads_, replay_.get(), matrix_min_tokens_,
         matrix_split_, matrix_split_experts_, matrix_single_token_, matrix_min_expert_tokens_, device_routing_,
-        ranks_ ? ranks_->view() : ds4::ExpertParallel{}, overlap_launches_, gemv_stages_});
+        ranks_ ? ranks_->view() : ds4::ExpertParallel{}, overlap_launches_, gemv_stages_, library_min_tokens_});
   }
 
   // One rank of an expert-parallel group (ABI 1.7): before bind_pager, once. On a GPU the rank
@@ -404,6 +410,7 @@ class Deepseek4Arch {
   bool matrix_split_experts_ = true;       // arch option matrix_split_experts
   bool matrix_single_token_ = false;       // arch option matrix_single_token
   uint32_t gemv_stages_ = 3;               // arch option gemv_stages
+  uint32_t library_min_tokens_ = 0;        // arch option library_min_tokens
   bool device_routing_ = true;             // arch option device_routing
   bool overlap_launches_ = true;           // arch option overlap_launches
   uint64_t tokens_ = 0;                    // through forward() since bind_pager

@@ -1,0 +1,222 @@
+// The dense products on the vendor's BLAS (library_gemm.hpp): dequantize, round x into parts,
+// multiply with cuBLAS (bf16 operands, float sums, float output).
+#include "deepseek4/hip/library_gemm.hpp"
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "deepseek4/hip/check.hpp"
+#include "deepseek4/hip/gemm_policy.hpp"
+#include "deepseek4/hip/launch.hpp"
+#include "deepseek4/hip/mma_tile_staged.hpp"
+
+#if defined(MOEPAGE_GPU_NVIDIA)
+#include <cublas_v2.h>
+#endif
+
+namespace moepage::ds4::gpu {
+namespace {
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+#if defined(MOEPAGE_GPU_NVIDIA)
+constexpr int kThreads = 256;
+
+unsigned blocks_of(int64_t items) { return unsigned((items + kThreads - 1) / kThreads); }
+
+// One thread per stored 16-byte chunk: W's rows as bf16 [rows, cols], row-major.
+template <WeightCode W>
+__global__ void __launch_bounds__(kThreads) dequantize_kernel(DeviceMat m, uint16_t* out) {
+  kernel_entry();
+  constexpr int kElems = elems_per_chunk<W>();
+  const int64_t per_row = m.cols / kElems;
+  const int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x;
+  if (i >= m.rows * per_row) return;
+  const int64_t r = i / per_row, chunk = i % per_row, stored = m.row_offset + r;
+  const uint4 q = reinterpret_cast<const uint4*>(m.data + stored * row_bytes<W>(m.cols))[chunk];
+  const uint8_t* scale = has_block_scale<W>() ? m.scale + scale_row_offset<W>(stored, m.cols) : nullptr;
+  chunk_to_bf16<W>(q, scale, chunk, reinterpret_cast<uint4*>(out + r * m.cols + chunk * kElems));
+}
+
+// One thread per 4 columns of a token's group: x rounded to bf16 into hi, and (split) what the
+// rounding left, rounded, into lo; both [groups, n_tokens, cols].
+__global__ void __launch_bounds__(kThreads)
+    split_x_kernel(const float* x, int64_t ld_x, int64_t x_group_stride, int64_t groups, int64_t n_tokens, int64_t cols,
+                   uint16_t* hi, uint16_t* lo) {
+  kernel_entry();
+  const int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x;
+  const int64_t per_token = cols / 4;
+  if (i >= groups * n_tokens * per_token) return;
+  const int64_t c = (i % per_token) * 4, gt = i / per_token, t = gt % n_tokens, g = gt / n_tokens;
+  const float4 v = *reinterpret_cast<const float4*>(x + g * x_group_stride + t * ld_x + c);
+  const uint32_t h01 = mma::pack_bf16x2(v.x, v.y), h23 = mma::pack_bf16x2(v.z, v.w);
+  const int64_t at = gt * cols + c;
+  *reinterpret_cast<uint2*>(hi + at) = make_uint2(h01, h23);
+  if (lo) {
+    const float r0 = v.x - __uint_as_float(h01 << 16), r1 = v.y - __uint_as_float(h01 & 0xFFFF0000u);
+    const float r2 = v.z - __uint_as_float(h23 << 16), r3 = v.w - __uint_as_float(h23 & 0xFFFF0000u);
+    *reinterpret_cast<uint2*>(lo + at) = make_uint2(mma::pack_bf16x2(r0, r1), mma::pack_bf16x2(r2, r3));
+  }
+}
+
+void check_blas(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw GpuError(std::string("gpu matmul (cuBLAS): ") + what + " failed: " + cublasGetStatusString(s));
+}
+
+// A cuBLAS handle per device and stream (cuBLAS's own workspace must not be shared by two streams
+// at once), and a memory pool per device for the scratch, which keeps what it was given (release
+// threshold: never) so a prompt's products do not go back to the driver for memory each call.
+// Neither is ever destroyed: the CUDA runtime may be gone by the time static destructors run.
+struct LibraryState {
+  std::mutex lock;
+  std::map<std::pair<int, cudaStream_t>, cublasHandle_t> handles;
+  std::map<int, cudaMemPool_t> pools;
+
+  cublasHandle_t handle(int device, cudaStream_t stream) {
+    const std::lock_guard<std::mutex> hold(lock);
+    cublasHandle_t& h = handles[{device, stream}];
+    if (!h) {
+      check_blas(cublasCreate(&h), "cublasCreate");
+      check_blas(cublasSetStream(h, stream), "cublasSetStream");
+    }
+    return h;
+  }
+  cudaMemPool_t pool(int device) {
+    const std::lock_guard<std::mutex> hold(lock);
+    cudaMemPool_t& p = pools[device];
+    if (!p) {
+      cudaMemPoolProps props{};
+      props.allocType = cudaMemAllocationTypePinned;
+      props.location.type = cudaMemLocationTypeDevice;
+      props.location.id = device;
+      MP_GPU_CHECK(cudaMemPoolCreate(&p, &props));
+      uint64_t keep = UINT64_MAX;
+      MP_GPU_CHECK(cudaMemPoolSetAttribute(p, cudaMemPoolAttrReleaseThreshold, &keep));
+    }
+    return p;
+  }
+};
+
+LibraryState& library_state() {
+  static LibraryState* state = new LibraryState;  // never destroyed (above)
+  return *state;
+}
+
+// Scratch ordered on the stream: allocated before the products that use it, freed after them.
+class StreamScratch {
+ public:
+  StreamScratch(cudaMemPool_t pool, cudaStream_t stream) : pool_(pool), stream_(stream) {}
+  // False, holding nothing and with the runtime's error cleared, where the device has no room for
+  // `bytes` more (a paged pool may have taken the rest): the caller then keeps its own kernels.
+  bool allocate(size_t bytes) {
+    if (bytes == 0) return true;
+    const cudaError_t e = cudaMallocFromPoolAsync(&ptr_, bytes, pool_, stream_);
+    if (e == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      ptr_ = nullptr;
+      return false;
+    }
+    MP_GPU_CHECK(e);
+    return true;
+  }
+  ~StreamScratch() {
+    if (ptr_) (void)cudaFreeAsync(ptr_, stream_);
+  }
+  StreamScratch(const StreamScratch&) = delete;
+  StreamScratch& operator=(const StreamScratch&) = delete;
+  uint16_t* bf16() const { return static_cast<uint16_t*>(ptr_); }
+
+ private:
+  void* ptr_ = nullptr;
+  cudaMemPool_t pool_;
+  cudaStream_t stream_;
+};
+
+// C[r, t] (+)= A[r] . B[t] for `groups` independent groups: A [rows, cols] bf16 per group, B
+// [n, cols] bf16 per group, C float with columns ld_c apart per token and groups `rows` apart.
+void gemm_groups(cublasHandle_t h, const uint16_t* a, const uint16_t* b, float* c, int64_t rows, int64_t cols,
+                 int64_t n, int64_t ld_c, int64_t groups, bool accumulate) {
+  const float one = 1.f, zero = 0.f;
+  // Column-major view: C (rows x n, ld_c) = A^T (A stored [cols x rows]) times B ([cols x n]).
+  check_blas(
+      cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(rows), int(n), int(cols), &one, a, CUDA_R_16BF,
+                                 int(cols), rows * cols, b, CUDA_R_16BF, int(cols), n * cols, accumulate ? &one : &zero,
+                                 c, CUDA_R_32F, int(ld_c), rows, int(groups), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+      "cublasGemmStridedBatchedEx");
+}
+#endif
+
+}  // namespace
+
+bool library_gemm_available() {
+#if defined(MOEPAGE_GPU_NVIDIA)
+  return matrix_cores_available();  // sm_80+: bf16 products on the matrix cores
+#else
+  return false;
+#endif
+}
+
+bool library_gemm_applies(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_x, int64_t x_group_stride,
+                          Stream stream) {
+  if (!library_gemm_available() || !mma_encoding(code) || !mma_shape_ok(m.cols) || !aligned16(m.data) ||
+      !aligned16(x) || ld_x % 4 != 0 || x_group_stride % 4 != 0)
+    return false;
+#if defined(MOEPAGE_GPU_NVIDIA)
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  MP_GPU_CHECK(cudaStreamIsCapturing(native(stream), &capture));
+  return capture == cudaStreamCaptureStatusNone;
+#else
+  (void)stream;
+  return false;
+#endif
+}
+
+bool matmul_library(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_x, int64_t x_group_stride,
+                    int64_t rows_per_group, float* y, int64_t ld_y, int64_t n_tokens, bool split, Stream stream) {
+  if (n_tokens <= 0 || rows_per_group <= 0 || m.rows % rows_per_group != 0 ||
+      !library_gemm_applies(m, code, x, ld_x, x_group_stride, stream))
+    return false;
+#if defined(MOEPAGE_GPU_NVIDIA)
+  int device = 0;
+  MP_GPU_CHECK(cudaGetDevice(&device));
+  LibraryState& state = library_state();
+  const cudaStream_t s = native(stream);
+  const cublasHandle_t h = state.handle(device, s);
+  const cudaMemPool_t pool = state.pool(device);
+  const int64_t groups = m.rows / rows_per_group, cols = m.cols;
+  const int64_t chunk = n_tokens < kLibraryTokenChunk ? n_tokens : kLibraryTokenChunk;
+  const int64_t part = groups * chunk * cols;  // bf16 of one part of x
+  // BF16 rows are the library's operand as stored; FP8 and FP4 are dequantized into scratch.
+  const bool stored_bf16 = code == WeightCode::BF16;
+  StreamScratch weight(pool, s), parts(pool, s);
+  if (!weight.allocate(stored_bf16 ? 0 : size_t(m.rows * cols) * 2) ||
+      !parts.allocate(size_t(part * (split ? 2 : 1)) * 2))
+    return false;
+  const uint16_t* a = stored_bf16 ? reinterpret_cast<const uint16_t*>(m.data + m.row_offset * cols * 2) : weight.bf16();
+  with_weight_code(code, [&](auto wc) {
+    constexpr WeightCode W = decltype(wc)::value;
+    if constexpr (W == WeightCode::FP8 || W == WeightCode::FP4)
+      launch("gpu matmul (cuBLAS): dequantize", dequantize_kernel<W>, blocks_of(m.rows * cols / elems_per_chunk<W>()),
+             kThreads, 0, s, m, weight.bf16());
+  });
+  for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {
+    const int64_t n = n_tokens - t0 < chunk ? n_tokens - t0 : chunk;
+    uint16_t* hi = parts.bf16();
+    uint16_t* lo = split ? hi + part : nullptr;
+    launch("gpu matmul (cuBLAS): split x", split_x_kernel, blocks_of(groups * n * cols / 4), kThreads, 0, s,
+           x + t0 * ld_x, ld_x, x_group_stride, groups, n, cols, hi, lo);
+    // The small part first, then the rounding added to it (the matrix-core tiles' order too).
+    if (lo) gemm_groups(h, a, lo, y + t0 * ld_y, rows_per_group, cols, n, ld_y, groups, false);
+    gemm_groups(h, a, hi, y + t0 * ld_y, rows_per_group, cols, n, ld_y, groups, lo != nullptr);
+  }
+  return true;
+#else
+  (void)rows_per_group, (void)y, (void)ld_y, (void)split;
+  return false;
+#endif
+}
+
+}  // namespace moepage::ds4::gpu

@@ -1,0 +1,41 @@
+// Dense weight products over many tokens (prefill) on the GPU vendor's BLAS library: the weight is
+// dequantized once per call into bf16 (the same bf16 values the matrix-core tiles multiply,
+// chunk_to_bf16 in mma_tile_staged.hpp), x is rounded into bf16 parts once per call (split: x's
+// rounding and what it left, as in mma_operands.hpp), and the library multiplies them with float
+// sums. The hand-written tiles decode every weight again for each token tile and convert x again
+// for each row tile; at a 1,024-token prompt that repeated work, not the matrix instructions, is
+// what bound them (bench/results/2026-12-04-prefill-steps.md).
+//
+// NVIDIA only, through cuBLAS (part of the CUDA toolkit every NVIDIA build already needs). Debian's
+// ROCm 5.2 packages have no rocBLAS/hipBLAS, so on AMD matmul_library returns false and the
+// caller keeps its kernels. For .hip files only.
+#pragma once
+#include <cstdint>
+
+#include "deepseek4/hip/decode.hpp"
+#include "deepseek4/hip/gemm_policy.hpp"  // library_gemm_available()
+#include "deepseek4/hip/stream.hpp"
+
+namespace moepage::ds4::gpu {
+
+// Whether matmul_library would take this product: an encoding it dequantizes (FP8, FP4, BF16),
+// columns a multiple of 64, 16-byte aligned weight bytes and x (ld_x and x_group_stride multiples
+// of 4 floats), and a stream that is not being captured into a graph.
+bool library_gemm_applies(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_x, int64_t x_group_stride,
+                          Stream stream);
+
+// y[t, r] = W[r] . x[t] for t < n_tokens, in the layout of matmul_grouped: rows_per_group rows of
+// W read x + (r / rows_per_group) * x_group_stride (a plain product: rows_per_group = rows).
+// split: x as two bf16 parts (GemmPolicy::split). Returns false, doing nothing, where
+// library_gemm_applies says no or the device has no room for the scratch (the bf16 weight, x's
+// parts for up to kLibraryTokenChunk tokens); throws GpuError if the library reports an error.
+// The scratch comes from a memory pool of this file's own, ordered on `stream`, and stays cached
+// in the pool for the next call.
+bool matmul_library(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_x, int64_t x_group_stride,
+                    int64_t rows_per_group, float* y, int64_t ld_y, int64_t n_tokens, bool split, Stream stream);
+
+// Tokens per library call: x's parts for more are made and multiplied in turns, so the scratch of
+// the widest input (wo_a: 8 groups of 4,096 columns) stays at 128 MiB whatever the prompt.
+constexpr int64_t kLibraryTokenChunk = 1024;
+
+}  // namespace moepage::ds4::gpu
