@@ -1,8 +1,12 @@
 // The weight products on the matrix cores (prefill: many tokens per product) against the CPU
 // twins, in both precisions: x as two bf16 parts (split, the default: held to 5e-5 of the largest
-// output) and as one (held to 1e-2; the weights are exact in bf16 either way). Outputs start as NaN, so an element the
-// kernel never wrote fails. Where the build and device have matrix cores, the result must also
-// differ from the CUDA-core product of the same inputs: proof that the matrix path ran.
+// output) and as one (held to 1e-2; the weights are exact in bf16 either way); both through the
+// hand-written tiles and through the vendor's BLAS (GemmPolicy::library_min_tokens,
+// library_gemm.hpp), where x's parts are made and multiplied in turns past 1,024 tokens. Outputs
+// start as NaN, so an element never written fails. Where the build and device have matrix cores,
+// the result must also differ from the CUDA-core product of the same inputs, and where the build
+// has the library, its split result from the tiles' (its sums run in another order): proof that
+// each path ran. Products the library declines (x rows not float4-aligned) take the other paths.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -26,6 +30,12 @@ constexpr double kSplitThreshold = 5e-5;  // x in two bf16 parts, float sums
 constexpr double kBf16Threshold = 1e-2;   // x in one bf16 part
 const Dtype kMatrixDtypes[] = {Dtype::BF16, Dtype::F8_E4M3, Dtype::I8};
 const gpu::GemmPolicy kSplit{16, true}, kBf16{16, false};
+gpu::GemmPolicy on_library(gpu::GemmPolicy p) {
+  p.library_min_tokens = 16;
+  return p;
+}
+const gpu::GemmPolicy kLibrarySplit = on_library(kSplit), kLibraryBf16 = on_library(kBf16);
+const gpu::GemmPolicy kPolicies[] = {kSplit, kBf16, kLibrarySplit, kLibraryBf16};
 
 double threshold(const gpu::GemmPolicy& p) { return p.split ? kSplitThreshold : kBf16Threshold; }
 std::string mode(const gpu::GemmPolicy& p) {
@@ -40,6 +50,20 @@ void check_took_matrix_path(const std::string& what, const std::vector<float>& m
   INFO(what);
   CHECK(std::memcmp(matrix.data(), cuda.data(), matrix.size() * sizeof(float)) != 0);
 }
+
+// Results by policy of one product, and the proofs above: each path differs from the CUDA cores,
+// and the library's split result from the tiles' (where it has at least 512 columns to sum).
+struct PathResults {
+  std::vector<float> cuda, tiles_split;
+  void check(const std::string& what, const gpu::GemmPolicy& policy, const std::vector<float>& got, int64_t cols) {
+    check_took_matrix_path(what, got, cuda);
+    if (policy.split && !policy.library_min_tokens) tiles_split = got;
+    if (policy.split && policy.library_min_tokens && cols >= 512 && gpu::library_gemm_available()) {
+      INFO(what << " against the tiles");
+      CHECK(std::memcmp(got.data(), tiles_split.data(), got.size() * sizeof(float)) != 0);
+    }
+  }
+};
 
 void check_matrix_matmul(Dtype dtype, int64_t rows, int64_t cols, int64_t n_tokens, int64_t band_start,
                          int64_t band_rows, int64_t x_pad, uint64_t seed) {
@@ -62,14 +86,14 @@ void check_matrix_matmul(Dtype dtype, int64_t rows, int64_t cols, int64_t n_toke
   const std::string what = "matrix matmul " + std::string(dtype_name(dtype)) + " W" + shape_str({rows, cols}) +
                            " band " + shape_str({band_start, band_rows}) + " tokens " + std::to_string(n_tokens) +
                            " ld_x " + std::to_string(ld_x);
-  const std::vector<float> cuda = dev.get(y_cuda, want.size());
-  check_close(what + " (CUDA cores)", cuda, want, matmul_threshold(dtype));
-  for (const gpu::GemmPolicy& policy : {kSplit, kBf16}) {
+  PathResults paths{dev.get(y_cuda, want.size()), {}};
+  check_close(what + " (CUDA cores)", paths.cuda, want, matmul_threshold(dtype));
+  for (const gpu::GemmPolicy& policy : kPolicies) {
     float* yd = dev.put(poison(want.size()));
     gpu::matmul(wd, xd, ld_x, yd, ld_y, n_tokens, dev.stream(), policy);
     const std::vector<float> got = dev.get(yd, want.size());
     check_close(what + mode(policy), got, want, threshold(policy));
-    if (x_pad % 4 == 0) check_took_matrix_path(what + mode(policy), got, cuda);
+    if (x_pad % 4 == 0) paths.check(what + mode(policy), policy, got, cols);
   }
 }
 
@@ -91,6 +115,8 @@ TEST_CASE("gpu matmul on the matrix cores matches cpu::matmul to bf16 rounding, 
     // its multiprocessors); this one (125 row tiles by 5 token tiles of 64, the last of 44 tokens:
     // 625 blocks) takes 64-token tiles on any GPU of fewer than 1,250 multiprocessors.
     check_matrix_matmul(dtype, 16000, 128, 300, 0, 0, 0, seed++);
+    // Past the library's 1,024-token turns (kLibraryTokenChunk): two turns of x's parts.
+    check_matrix_matmul(dtype, 96, 512, 1100, 0, 0, 0, seed++);
   }
 }
 
@@ -113,15 +139,15 @@ TEST_CASE("gpu matmul_grouped on the matrix cores matches cpu::matmul band by ba
       float* y_cuda = dev.put(poison(want.size()));
       gpu::matmul_grouped(hm.on(dev, 0), xd, ld_x, x_stride, rpg, groups, y_cuda, ld_y, n_tokens, dev.stream(),
                           kCudaCores);
-      const std::vector<float> cuda = dev.get(y_cuda, want.size());
-      for (const gpu::GemmPolicy& policy : {kSplit, kBf16}) {
+      PathResults paths{dev.get(y_cuda, want.size()), {}};
+      for (const gpu::GemmPolicy& policy : kPolicies) {
         float* yd = dev.put(poison(want.size()));
         gpu::matmul_grouped(hm.on(dev, 0), xd, ld_x, x_stride, rpg, groups, yd, ld_y, n_tokens, dev.stream(), policy);
         const std::string what = "matrix matmul_grouped " + std::string(dtype_name(dtype)) + " tokens " +
                                  std::to_string(n_tokens) + mode(policy);
         const std::vector<float> got = dev.get(yd, want.size());
         check_close(what, got, want, threshold(policy));
-        check_took_matrix_path(what, got, cuda);
+        paths.check(what, policy, got, cols);
       }
     }
 }
@@ -137,7 +163,7 @@ TEST_CASE("gpu matmul_swiglu on the matrix cores matches cpu::matmul twice then 
       const std::vector<float> x = rng.floats(size_t(n_tokens * cols));
       const std::vector<float> want = cpu_swiglu_product(w1.ref(), w3.ref(), x, n_tokens, 3.0f);
       const float* xd = dev.put(x);
-      for (const gpu::GemmPolicy& policy : {kSplit, kBf16}) {
+      for (const gpu::GemmPolicy& policy : kPolicies) {
         float* h1 = dev.put(poison(want.size()));
         float* h3 = dev.zeros<float>(want.size());
         gpu::matmul_swiglu(w1.on(dev, 0), w3.on(dev, 0), xd, cols, n_tokens, 3.0f, h1, h3, dev.stream(), policy);
@@ -186,9 +212,7 @@ TEST_CASE("gpu matrix-core products decode every FP4 code under every scale exac
 
   gpu::test::Device dev;
   const float* xd = dev.put(x);
-  gpu::GemmPolicy library = kSplit;  // the library path's dequantization (library_gemm.hpp)
-  library.library_min_tokens = 16;
-  for (const gpu::GemmPolicy& policy : {kSplit, kBf16, library}) {
+  for (const gpu::GemmPolicy& policy : {kSplit, kBf16, kLibrarySplit}) {
     float* yd = dev.put(poison(want.size()));
     gpu::matmul(hm.on(dev, 0), xd, cols, yd, rows, n_tokens, dev.stream(), policy);
     const std::vector<float> got = dev.get(yd, want.size());
