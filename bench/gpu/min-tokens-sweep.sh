@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Short prompts (and so decode batches of a few sequences) under several arch.matrix_min_tokens
-# values, in one run on the synthesized Flash slice: which token count should take the matrix
-# cores. One table: prefill tok/s per prompt length and value (the median of REPS processes), and
-# whether every value printed the same ids for a length.
-#   bench/gpu/min-tokens-sweep.sh BUILD OUT [LENGTHS] [VALUES]
+# Prompts (and so decode batches of a few sequences) under several values of one token threshold,
+# in one run on the synthesized Flash slice: which token count should take a path. OPTION names the
+# threshold (default arch.matrix_min_tokens, the matrix cores; arch.library_min_tokens: the vendor
+# BLAS; arch.matrix_min_expert_tokens). One table: prefill tok/s per prompt length and value (the
+# median of REPS processes), and whether every value printed the same ids for a length.
+#   [OPTION=arch.k] bench/gpu/min-tokens-sweep.sh BUILD OUT [LENGTHS] [VALUES]
 # LENGTHS default 2,4,8,16,32; VALUES default 2,4,8,16. Environment: REPS (default 2), LAYERS and
 # FLASH_MODEL_DIR as prefill-vs-hf.sh.
 set -uo pipefail
@@ -13,13 +14,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 IFS=, read -ra vs <<< "$values"
 for v in "${vs[@]}"; do
-  MOEPAGE_SET="--set arch.matrix_min_tokens=$v" HF=0 PROFILE_LEN= REPS=${REPS:-2} \
+  MOEPAGE_SET="--set ${OPTION:-arch.matrix_min_tokens}=$v" HF=0 PROFILE_LEN= REPS=${REPS:-2} \
     "$here/prefill-vs-hf.sh" "$build" "$out/m$v" "$lengths" 4096 > "$out/m$v.txt" 2>&1
 done
-python3 - "$out" "$values" "$lengths" <<'PY' | tee "$out/summary.txt"
+python3 - "$out" "$values" "$lengths" "${OPTION:-arch.matrix_min_tokens}" <<'PY' | tee "$out/summary.txt"
 import csv, pathlib, re, statistics, sys
 out, values, lengths = pathlib.Path(sys.argv[1]), sys.argv[2].split(","), sys.argv[3].split(",")
-print("prompt," + ",".join(f"min_tokens_{v}" for v in values) + ",same_ids")
+option = sys.argv[4].split(".")[-1]
+print("prompt," + ",".join(f"{option}_{v}" for v in values) + ",same_ids")
 for n in lengths:
     cells, ids = [], set()
     for v in values:
