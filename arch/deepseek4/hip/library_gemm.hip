@@ -66,22 +66,22 @@ void check_blas(cublasStatus_t s, const char* what) {
     throw GpuError(std::string("gpu matmul (cuBLAS): ") + what + " failed: " + cublasGetStatusString(s));
 }
 
-// A cuBLAS handle per device and stream (cuBLAS's own workspace must not be shared by two streams
-// at once), and a memory pool per device for the scratch, which keeps what it was given (release
+// One cuBLAS handle and one memory pool per device. The pool keeps what it was given (release
 // threshold: never) so a prompt's products do not go back to the driver for memory each call.
-// Neither is ever destroyed: the CUDA runtime may be gone by the time static destructors run.
+// Keyed by device only, so models and streams that come and go (a server swapping profiles, a
+// test per stream) add nothing: each call takes the lock, points the handle at its stream and at
+// a workspace of its own drawn from the pool on that stream (cuBLAS's default workspace would be
+// shared by the streams), and enqueues its products. Neither is ever destroyed: the CUDA runtime
+// may be gone by the time static destructors run.
 struct LibraryState {
   std::mutex lock;
-  std::map<std::pair<int, cudaStream_t>, cublasHandle_t> handles;
+  std::map<int, cublasHandle_t> handles;
   std::map<int, cudaMemPool_t> pools;
 
-  cublasHandle_t handle(int device, cudaStream_t stream) {
-    const std::lock_guard<std::mutex> hold(lock);
-    cublasHandle_t& h = handles[{device, stream}];
-    if (!h) {
-      check_blas(cublasCreate(&h), "cublasCreate");
-      check_blas(cublasSetStream(h, stream), "cublasSetStream");
-    }
+  // Called with `lock` held.
+  cublasHandle_t handle(int device) {
+    cublasHandle_t& h = handles[device];
+    if (!h) check_blas(cublasCreate(&h), "cublasCreate");
     return h;
   }
   cudaMemPool_t pool(int device) {
@@ -105,6 +105,9 @@ LibraryState& library_state() {
   return *state;
 }
 
+// cuBLAS's workspace for one call: the size NVIDIA recommends for Hopper.
+constexpr size_t kBlasWorkspaceBytes = size_t(32) << 20;
+
 // Scratch ordered on the stream: allocated before the products that use it, freed after them.
 class StreamScratch {
  public:
@@ -122,12 +125,14 @@ class StreamScratch {
     MP_GPU_CHECK(e);
     return true;
   }
+  // A free that fails leaves the bytes with the pool; a destructor has no one to tell.
   ~StreamScratch() {
     if (ptr_) (void)cudaFreeAsync(ptr_, stream_);
   }
   StreamScratch(const StreamScratch&) = delete;
   StreamScratch& operator=(const StreamScratch&) = delete;
   uint16_t* bf16() const { return static_cast<uint16_t*>(ptr_); }
+  void* bytes() const { return ptr_; }
 
  private:
   void* ptr_ = nullptr;
@@ -176,24 +181,24 @@ bool library_gemm_applies(const DeviceMat& m, WeightCode code, const float* x, i
 
 bool matmul_library(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_x, int64_t x_group_stride,
                     int64_t rows_per_group, float* y, int64_t ld_y, int64_t n_tokens, bool split, Stream stream) {
-  if (n_tokens <= 0 || rows_per_group <= 0 || m.rows % rows_per_group != 0 ||
-      !library_gemm_applies(m, code, x, ld_x, x_group_stride, stream))
+  constexpr int64_t kIntMax = 0x7FFFFFFF;  // cuBLAS takes its sizes as int
+  if (n_tokens <= 0 || rows_per_group <= 0 || m.rows % rows_per_group != 0 || m.rows > kIntMax || m.cols > kIntMax ||
+      ld_y > kIntMax || !library_gemm_applies(m, code, x, ld_x, x_group_stride, stream))
     return false;
 #if defined(MOEPAGE_GPU_NVIDIA)
   int device = 0;
   MP_GPU_CHECK(cudaGetDevice(&device));
   LibraryState& state = library_state();
   const cudaStream_t s = native(stream);
-  const cublasHandle_t h = state.handle(device, s);
   const cudaMemPool_t pool = state.pool(device);
   const int64_t groups = m.rows / rows_per_group, cols = m.cols;
   const int64_t chunk = n_tokens < kLibraryTokenChunk ? n_tokens : kLibraryTokenChunk;
   const int64_t part = groups * chunk * cols;  // bf16 of one part of x
   // BF16 rows are the library's operand as stored; FP8 and FP4 are dequantized into scratch.
   const bool stored_bf16 = code == WeightCode::BF16;
-  StreamScratch weight(pool, s), parts(pool, s);
+  StreamScratch weight(pool, s), parts(pool, s), workspace(pool, s);
   if (!weight.allocate(stored_bf16 ? 0 : size_t(m.rows * cols) * 2) ||
-      !parts.allocate(size_t(part * (split ? 2 : 1)) * 2))
+      !parts.allocate(size_t(part * (split ? 2 : 1)) * 2) || !workspace.allocate(kBlasWorkspaceBytes))
     return false;
   const uint16_t* a = stored_bf16 ? reinterpret_cast<const uint16_t*>(m.data + m.row_offset * cols * 2) : weight.bf16();
   with_weight_code(code, [&](auto wc) {
@@ -202,6 +207,10 @@ bool matmul_library(const DeviceMat& m, WeightCode code, const float* x, int64_t
       launch("gpu matmul (cuBLAS): dequantize", dequantize_kernel<W>, blocks_of(m.rows * cols / elems_per_chunk<W>()),
              kThreads, 0, s, m, weight.bf16());
   });
+  const std::lock_guard<std::mutex> hold(state.lock);
+  const cublasHandle_t h = state.handle(device);
+  check_blas(cublasSetStream(h, s), "cublasSetStream");
+  check_blas(cublasSetWorkspace(h, workspace.bytes(), kBlasWorkspaceBytes), "cublasSetWorkspace");
   for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {
     const int64_t n = n_tokens - t0 < chunk ? n_tokens - t0 : chunk;
     uint16_t* hi = parts.bf16();

@@ -79,8 +79,8 @@ constexpr mp_option_def kOptions[] = {
     mp::option(MP_OPT_INT, "library_min_tokens", "0",
                "GPU (NVIDIA): dense products over at least this many tokens (prefill) dequantize their weight to "
                "bf16 once and multiply on cuBLAS, x split as matrix_split says (Flash: up to 64 MiB for the "
-               "weight and 128 MiB for x's parts while a prompt runs); 0 = never (the matrix-core tiles). Not "
-               "yet measured on a GPU, hence off"),
+               "weight, 128 MiB for x's parts and 32 MiB for cuBLAS while a prompt runs); 0 = never (the "
+               "matrix-core tiles). Not yet measured on a GPU, hence off"),
     mp::option(MP_OPT_BOOL, "device_routing", "true",
                "GPU: a decode step over a pager whose slots never move (resident) routes on the device and "
                "reports its experts to the pager afterwards: no host round trip per layer; false: the host "
