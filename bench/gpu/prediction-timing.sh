@@ -5,7 +5,11 @@
 # layer before: the recorded predictor's own timing), and the same proposals right after the
 # layer before's acquire (arch.replay_predictions_at=acquire: the timing a predictor of that
 # layer's MoE input would have; a what-if, since the proposals are the output predictor's).
-# Then every arm against its bound (paged_bound.py).
+# ARMS=launched (the default since 2026-12-05) swaps the acquire arm for two others: the proposals
+# once layer l's experts are launched, before the host waits for its reads
+# (arch.replay_predictions_at=launched), and the same under lfru eviction (pager.policy=lfru, the
+# policy that read the fewest bytes with the proposals in `moepage simulate`); ARMS=acquire keeps
+# the 2026-12-04 grid. Then every arm against its bound (paged_bound.py).
 #
 #   bench/gpu/prediction-timing.sh BUILD OUT MODEL_DIR [TOKENS] [LAYERS] [TRACE]
 # Writes OUT/{<arm>.json, <arm>.log, bandwidth.json, weights.json, bound.txt, summary.txt}.
@@ -16,16 +20,25 @@ source "$here/decode_arms.sh"
 replay_arms "${6:-}"
 prepare_model "$layers" 1,8,16
 run_arm resident
+arms=${ARMS:-launched}
+rows=()
 for share in 12.5:8 25:4 50:2; do
   name=${share%%:*}; budget=$((expert_total / ${share#*:}))
   lru=(--set pager.plugin=lru --set "pager.budget=$budget" --set transport.plugin=mapped)
   run_arm "lru-$name" "${lru[@]}" --set arch.replay_predictions=0
   run_arm "lru-$name-predict3" "${lru[@]}" --set arch.replay_predictions=3
-  run_arm "lru-$name-predict3-early" "${lru[@]}" --set arch.replay_predictions=3 \
-    --set arch.replay_predictions_at=acquire
+  if [ "$arms" = acquire ]; then
+    run_arm "lru-$name-predict3-early" "${lru[@]}" --set arch.replay_predictions=3 \
+      --set arch.replay_predictions_at=acquire
+    rows+=("$name%=lru-$name,lru-$name-predict3,lru-$name-predict3-early")
+  else
+    run_arm "lru-$name-predict3-launched" "${lru[@]}" --set arch.replay_predictions=3 \
+      --set arch.replay_predictions_at=launched
+    run_arm "lfru-$name-predict3-launched" "${lru[@]}" --set pager.policy=lfru --set arch.replay_predictions=3 \
+      --set arch.replay_predictions_at=launched
+    rows+=("$name%=lru-$name,lru-$name-predict3,lru-$name-predict3-launched,lfru-$name-predict3-launched")
+  fi
 done
 report_neutrality
 python3 "$here/paged_bound.py" "$out" | tee "$out/bound.txt"
-python3 "$here/arm_ratios.py" "$out" 12.5%=lru-12.5,lru-12.5-predict3,lru-12.5-predict3-early \
-  25%=lru-25,lru-25-predict3,lru-25-predict3-early 50%=lru-50,lru-50-predict3,lru-50-predict3-early \
-  | tee -a "$out/summary.txt"
+python3 "$here/arm_ratios.py" "$out" "${rows[@]}" | tee -a "$out/summary.txt"

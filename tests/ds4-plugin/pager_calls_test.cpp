@@ -188,7 +188,8 @@ TEST_CASE("PagerCalls hands out a pager's fixed slots (ABI 1.8), and none when i
   CHECK_THROWS_WITH(over.calls.fixed_slots(3, slots, 8), doctest::Contains("fixed_slots"));
 }
 
-TEST_CASE("PagerCalls hands a replay's predictions for layer + 1 at observe, or right after the layer's acquire") {
+TEST_CASE(
+    "PagerCalls hands a replay's predictions for layer + 1 at observe, after the layer's acquire, or at its finish") {
   // Three trace layers of 8 experts, top_k 2; layers 1 and 2 carry recorded predictions.
   const std::filesystem::path path =
       std::filesystem::temp_directory_path() / ("moepage-pager-calls-" + std::to_string(::getpid()) + ".trace");
@@ -203,24 +204,48 @@ TEST_CASE("PagerCalls hands a replay's predictions for layer + 1 at observe, or 
   const int32_t experts[2] = {0, 1};
   const std::byte* slots[2] = {};
   uint8_t pending[2] = {};
-  for (const bool at_acquire : {false, true}) {
-    CAPTURE(at_acquire);
+  using moepage::ds4::PredictionTiming;
+  // Each layer: two bands (start, finish each), as the GPU path calls them; with_finish false is
+  // the CPU path, which never finishes.
+  auto run = [&](PredictionTiming timing, bool with_finish) {
     Over over(true);
-    over.calls.replay_predictions(replay.get(), 2, 3, at_acquire);
+    over.calls.replay_predictions(replay.get(), 2, 3, timing);
     for (uint64_t position : {0, 1}) {
       over.calls.set_last_position(position);
       for (uint32_t layer = 0; layer < 3; ++layer) {
         if (layer > 0) over.calls.observe(layer - 1, nullptr, 0, nullptr);
-        over.calls.acquire_start(layer, experts, 2, slots, pending);
-        over.calls.acquire_start(layer, experts, 2, slots, pending);  // a second band: no second hint
+        for (int band = 0; band < 2; ++band) {  // a second band: no second hint
+          over.calls.acquire_start(layer, experts, 2, slots, pending);
+          if (with_finish) {
+            over.d.calls.push_back("finish " + std::to_string(layer));
+            over.calls.acquire_finish(layer);
+          }
+        }
       }
     }
-    const std::vector<std::string> at_observe = {
-        "acquire 0", "acquire 0", "hint 1: 6 5", "acquire 1", "acquire 1", "hint 2: 7 1", "acquire 2", "acquire 2",
-        "acquire 0", "acquire 0", "hint 1: 3 2", "acquire 1", "acquire 1", "hint 2: 0 6", "acquire 2", "acquire 2"};
-    const std::vector<std::string> after_acquire = {
-        "acquire 0", "hint 1: 6 5", "acquire 0", "acquire 1", "hint 2: 7 1", "acquire 1", "acquire 2", "acquire 2",
-        "acquire 0", "hint 1: 3 2", "acquire 0", "acquire 1", "hint 2: 0 6", "acquire 1", "acquire 2", "acquire 2"};
-    CHECK(over.d.calls == (at_acquire ? after_acquire : at_observe));
-  }
+    return over.d.calls;
+  };
+  auto only_hints_and_acquires = [](std::vector<std::string> calls) {
+    std::erase_if(calls, [](const std::string& s) { return s.starts_with("finish"); });
+    return calls;
+  };
+  const std::vector<std::string> at_observe = {
+      "acquire 0", "acquire 0", "hint 1: 6 5", "acquire 1", "acquire 1", "hint 2: 7 1", "acquire 2", "acquire 2",
+      "acquire 0", "acquire 0", "hint 1: 3 2", "acquire 1", "acquire 1", "hint 2: 0 6", "acquire 2", "acquire 2"};
+  const std::vector<std::string> after_acquire = {
+      "acquire 0", "hint 1: 6 5", "acquire 0", "acquire 1", "hint 2: 7 1", "acquire 1", "acquire 2", "acquire 2",
+      "acquire 0", "hint 1: 3 2", "acquire 0", "acquire 1", "hint 2: 0 6", "acquire 1", "acquire 2", "acquire 2"};
+  // The hint comes between the first band's "finish" marker (the arch is about to wait) and the
+  // pager's finish, which the double does not list.
+  const std::vector<std::string> at_finish = {
+      "acquire 0",   "finish 0",  "hint 1: 6 5", "acquire 0", "finish 0", "acquire 1", "finish 1",
+      "hint 2: 7 1", "acquire 1", "finish 1",    "acquire 2", "finish 2", "acquire 2", "finish 2",
+      "acquire 0",   "finish 0",  "hint 1: 3 2", "acquire 0", "finish 0", "acquire 1", "finish 1",
+      "hint 2: 0 6", "acquire 1", "finish 1",    "acquire 2", "finish 2", "acquire 2", "finish 2"};
+  CHECK(only_hints_and_acquires(run(PredictionTiming::observe, true)) == at_observe);
+  CHECK(only_hints_and_acquires(run(PredictionTiming::acquire, true)) == after_acquire);
+  CHECK(run(PredictionTiming::launched, true) == at_finish);
+  // Without finishes (the CPU path) launched falls back to observe: the same hints, none twice.
+  CHECK(run(PredictionTiming::launched, false) == at_observe);
+  CHECK(run(PredictionTiming::observe, false) == at_observe);
 }

@@ -96,11 +96,12 @@ constexpr mp_option_def kOptions[] = {
     mp::option(MP_OPT_PATH, "routing_replay", "",
                "benchmarks only: route as this recorded trace says (plain or .xz; layer i follows trace layer i "
                "mod N, position p its token p mod T) and hand the pager its recorded hints and predictions"),
-    mp::enum_option("replay_predictions_at", "observe|acquire", "observe",
+    mp::enum_option("replay_predictions_at", "observe|acquire|launched", "observe",
                     "routing_replay: when the pager gets layer l+1's recorded predictions: observe = after layer l "
                     "(the recorded predictor reads layer l's output); acquire = right after layer l's own acquire, "
-                    "its reads queued behind l's (a what-if: the timing a predictor of layer l's MoE input would "
-                    "have, with the recorded predictions)"),
+                    "before its experts launch; launched = once layer l's experts are launched, before the host "
+                    "waits for its reads (GPU; the CPU path hints at observe). acquire and launched queue the reads "
+                    "behind l's: what-ifs, the timing a predictor of layer l's MoE input would have"),
     mp::option(MP_OPT_INT, "replay_predictions", "6",
                "routing_replay: how many of each recorded prediction the pager gets as a hint (0 = none)"),
     mp::option(MP_OPT_BOOL, "hits_first", "true",
@@ -254,7 +255,7 @@ class Deepseek4Arch {
     if (!hits_first_) pager_->use_plain_acquire();
     if (!prompt_staging_) pager_->stage_at_step_start();
     hint_scratch_.reserve(c.n_routed_experts);
-    if (replay_) pager_->replay_predictions(replay_.get(), replay_top_, c.num_hidden_layers, replay_at_acquire_);
+    if (replay_) pager_->replay_predictions(replay_.get(), replay_top_, c.num_hidden_layers, replay_timing_);
     backend_ = ds4::make_forward_backend(ds4::BackendInputs{
         host_, pager_.get(), &model_, max_context_, max_batch_, threads_, replay_.get(), matrix_min_tokens_,
         matrix_split_, matrix_split_experts_, matrix_single_token_, matrix_min_expert_tokens_, device_routing_,
@@ -328,7 +329,10 @@ class Deepseek4Arch {
                                               std::to_string(model_.config.n_routed_experts) + ", got " +
                                               std::to_string(top));
     replay_top_ = uint32_t(top);
-    replay_at_acquire_ = options.get_string("replay_predictions_at") == "acquire";
+    const std::string at = options.get_string("replay_predictions_at");
+    replay_timing_ = at == "acquire"    ? ds4::PredictionTiming::acquire
+                     : at == "launched" ? ds4::PredictionTiming::launched
+                                        : ds4::PredictionTiming::observe;
     const std::string path = options.get_string("routing_replay");
     if (path.empty()) return;
     try {
@@ -417,7 +421,7 @@ class Deepseek4Arch {
   ds4::LoadedCheckpoint model_;
   std::unique_ptr<ds4::RoutingReplay> replay_;  // arch option routing_replay; null: the model's own routing
   uint32_t replay_top_ = 0;
-  bool replay_at_acquire_ = false;  // arch option replay_predictions_at: acquire
+  ds4::PredictionTiming replay_timing_ = ds4::PredictionTiming::observe;  // arch option replay_predictions_at
   // Destroyed in reverse order of declaration: the backend before the pager calls it acquires through
   // and before the rank group (join_ranks) its model reduces through.
   std::unique_ptr<ds4::JoinedRanks> ranks_;

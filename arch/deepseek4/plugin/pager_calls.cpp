@@ -43,6 +43,9 @@ mp_event PagerCalls::acquire_await(uint32_t layer, uint32_t index) {
 }
 
 void PagerCalls::acquire_finish(uint32_t layer) {
+  // The layer's experts are launched; its reads may still be landing. Layer + 1's predictions
+  // queue behind them before the host waits here.
+  if (replay_ && replay_timing_ == PredictionTiming::launched) hint_next_once(layer);
   if (!splits_) return;
   if (const mp_status s = pager_.vtable->acquire_finish(pager_.self, layer); s != MP_OK) fail("acquire_finish", s);
 }
@@ -79,11 +82,7 @@ mp_event PagerCalls::call_acquire(bool start, uint32_t layer, const int32_t* exp
   if (const mp_status s = (start ? v->acquire_start : v->acquire)(pager_.self, layer, experts, n, &result); s != MP_OK)
     fail(start ? "acquire_start" : "acquire", s);
   for (uint32_t i = 0; i < n; ++i) slots[i] = static_cast<const std::byte*>(raw_slots_[i]);
-  if (replay_ && replay_at_acquire_ && (layer != early_layer_ || last_position_ != early_position_)) {
-    early_layer_ = layer;
-    early_position_ = last_position_;
-    hint_recorded(layer + 1);  // queued behind this layer's own reads
-  }
+  if (replay_ && replay_timing_ == PredictionTiming::acquire) hint_next_once(layer);  // behind this layer's reads
   return result.ready;
 }
 
@@ -99,11 +98,12 @@ void PagerCalls::hint(uint32_t layer, std::span<const int32_t> experts) {
     fail("hint", s);
 }
 
-void PagerCalls::replay_predictions(const RoutingReplay* replay, uint32_t top, uint32_t n_layers, bool at_acquire) {
+void PagerCalls::replay_predictions(const RoutingReplay* replay, uint32_t top, uint32_t n_layers,
+                                    PredictionTiming timing) {
   replay_ = replay;
   replay_top_ = top;
   n_layers_ = n_layers;
-  replay_at_acquire_ = at_acquire;
+  replay_timing_ = timing;
   early_layer_ = UINT32_MAX;
   predicted_.reserve(top);
 }
@@ -115,9 +115,18 @@ void PagerCalls::hint_recorded(uint32_t layer) {
   hint(layer, predicted_);
 }
 
+void PagerCalls::hint_next_once(uint32_t layer) {
+  if (layer == early_layer_ && last_position_ == early_position_) return;
+  early_layer_ = layer;
+  early_position_ = last_position_;
+  hint_recorded(layer + 1);
+}
+
 void PagerCalls::observe(uint32_t layer, const float* hidden, uint32_t d, mp_stream stream) {
   if (replay_) {
-    if (!replay_at_acquire_) hint_recorded(layer + 1);
+    if (replay_timing_ == PredictionTiming::observe) hint_recorded(layer + 1);
+    // launched, where the layer had no acquire_finish (the CPU path): the hint goes out now.
+    if (replay_timing_ == PredictionTiming::launched) hint_next_once(layer);
     return;
   }
   const mp_pager_vtable* v = pager_.vtable;

@@ -19,6 +19,15 @@ namespace moepage::ds4 {
 
 class RoutingReplay;
 
+// When a routing replay hands the pager layer l+1's recorded predictions (arch option
+// replay_predictions_at): observe = at observe(l), after layer l (the recorded predictor reads
+// layer l's output); acquire = right after layer l's first acquire of the position, before its
+// experts launch; launched = at layer l's first acquire_finish of the position, after its experts
+// were launched and before the host waits for its reads (where no acquire_finish comes, as on the
+// CPU path, at observe(l)). acquire and launched are what-ifs: the timing a predictor of layer l's
+// MoE input would have, with the recorded predictor's guesses.
+enum class PredictionTiming { observe, acquire, launched };
+
 class PagerCalls {
  public:
   // Reads the pager's stats once to size the band: every expert when they all fit, else the
@@ -58,10 +67,9 @@ class PagerCalls {
   void observe(uint32_t layer, const float* hidden, uint32_t d, mp_stream stream);
   // Routing replay (null: off): at most `top` of each recorded prediction, for layers below
   // `n_layers`. The predictions are those of the token at `last_position` (set per call).
-  // at_acquire: layer + 1's predictions go to the pager right after layer's first acquire of the
-  // position instead of at observe(layer) (arch option replay_predictions_at: a what-if timing,
-  // that of a predictor reading the layer's MoE input rather than its output).
-  void replay_predictions(const RoutingReplay* replay, uint32_t top, uint32_t n_layers, bool at_acquire = false);
+  // `timing`: when layer + 1's predictions go out (PredictionTiming above).
+  void replay_predictions(const RoutingReplay* replay, uint32_t top, uint32_t n_layers,
+                          PredictionTiming timing = PredictionTiming::observe);
   void set_last_position(uint64_t position) { last_position_ = position; }
   void begin_token(uint64_t token);
   // Does nothing when the pager has no hint callback.
@@ -82,6 +90,8 @@ class PagerCalls {
   [[noreturn]] void fail(const char* call, mp_status status) const;
   // The replay's recorded predictions of `layer` at last_position_, as a hint.
   void hint_recorded(uint32_t layer);
+  // hint_recorded(layer + 1) unless it already went out for this layer and position.
+  void hint_next_once(uint32_t layer);
 
   const mp_host_api* host_;
   mp_pager_ref pager_;
@@ -91,10 +101,10 @@ class PagerCalls {
   std::vector<void*> raw_slots_;
   const RoutingReplay* replay_ = nullptr;
   uint32_t replay_top_ = 0, n_layers_ = 0;
-  bool replay_at_acquire_ = false;
+  PredictionTiming replay_timing_ = PredictionTiming::observe;
   uint64_t last_position_ = 0;
-  // The (layer, position) whose next layer's predictions went out at acquire: once per layer and
-  // position of a step (begin_token clears it), however many bands the layer takes.
+  // The (layer, position) whose next layer's predictions went out at acquire or finish: once per
+  // layer and position of a step (begin_token clears it), however many bands the layer takes.
   uint32_t early_layer_ = UINT32_MAX;
   uint64_t early_position_ = 0;
   std::vector<int32_t> predicted_;  // scratch of one prediction hint
