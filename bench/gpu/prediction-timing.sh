@@ -5,11 +5,13 @@
 # layer before: the recorded predictor's own timing), and the same proposals right after the
 # layer before's acquire (arch.replay_predictions_at=acquire: the timing a predictor of that
 # layer's MoE input would have; a what-if, since the proposals are the output predictor's).
-# ARMS=launched (the default since 2026-12-05) swaps the acquire arm for two others: the proposals
-# once layer l's experts are launched, before the host waits for its reads
-# (arch.replay_predictions_at=launched), and the same under lfru eviction (pager.policy=lfru, the
-# policy that read the fewest bytes with the proposals in `moepage simulate`); ARMS=acquire keeps
-# the 2026-12-04 grid. Then every arm against its bound (paged_bound.py).
+# ARMS=launched (the default) swaps the acquire arm for three others, the ones
+# bench/routing/pipeline_model.py ranks best: the proposals under lfru eviction (pager.policy=lfru,
+# which reads the fewest bytes with them in `moepage simulate`), and handed over once layer l's
+# experts are launched, before the host waits for its reads (arch.replay_predictions_at=launched)
+# with every copy on one stream (transport.prefetch_lane=shared: the model says prefetches issued
+# while the layer's demand copies run must not share the link with them), under lru and lfru.
+# ARMS=acquire keeps the 2026-12-04 grid. Then every arm against its bound (paged_bound.py).
 #
 #   bench/gpu/prediction-timing.sh BUILD OUT MODEL_DIR [TOKENS] [LAYERS] [TRACE]
 # Writes OUT/{<arm>.json, <arm>.log, bandwidth.json, weights.json, bound.txt, summary.txt}.
@@ -32,11 +34,12 @@ for share in 12.5:8 25:4 50:2; do
       --set arch.replay_predictions_at=acquire
     rows+=("$name%=lru-$name,lru-$name-predict3,lru-$name-predict3-early")
   else
-    run_arm "lru-$name-predict3-launched" "${lru[@]}" --set arch.replay_predictions=3 \
-      --set arch.replay_predictions_at=launched
-    run_arm "lfru-$name-predict3-launched" "${lru[@]}" --set pager.policy=lfru --set arch.replay_predictions=3 \
-      --set arch.replay_predictions_at=launched
-    rows+=("$name%=lru-$name,lru-$name-predict3,lru-$name-predict3-launched,lfru-$name-predict3-launched")
+    launched=(--set arch.replay_predictions=3 --set arch.replay_predictions_at=launched
+      --set transport.prefetch_lane=shared)
+    run_arm "lfru-$name-predict3" "${lru[@]}" --set pager.policy=lfru --set arch.replay_predictions=3
+    run_arm "lru-$name-predict3-launched" "${lru[@]}" "${launched[@]}"
+    run_arm "lfru-$name-predict3-launched" "${lru[@]}" --set pager.policy=lfru "${launched[@]}"
+    rows+=("$name%=lru-$name,lru-$name-predict3,lfru-$name-predict3,lru-$name-predict3-launched,lfru-$name-predict3-launched")
   fi
 done
 report_neutrality

@@ -14,9 +14,9 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
-#include <optional>
 #include <vector>
 
 #include "host/host_api.hpp"
@@ -50,8 +50,13 @@ mp_device_service fake_gpu(bool with_registration) {
   mp_device_service d{};
   d.struct_size = with_registration ? sizeof d : uint32_t(offsetof(mp_device_service, register_host));
   d.kind = MP_DEVICE_HIP;
-  d.alloc_device = [](void*, uint64_t bytes, void** out) -> mp_status { return (*out = std::malloc(bytes + 1)) ? MP_OK : MP_ERR_OOM; };
-  d.free_device = [](void*, void* p) -> mp_status { std::free(p); return MP_OK; };
+  d.alloc_device = [](void*, uint64_t bytes, void** out) -> mp_status {
+    return (*out = std::malloc(bytes + 1)) ? MP_OK : MP_ERR_OOM;
+  };
+  d.free_device = [](void*, void* p) -> mp_status {
+    std::free(p);
+    return MP_OK;
+  };
   d.alloc_pinned = d.alloc_device;
   d.free_pinned = d.free_device;
   d.stream_create = [](void*, mp_stream* out) -> mp_status {
@@ -169,18 +174,42 @@ TEST_CASE("each file is mapped and registered once, and device reads are copies 
   CHECK(gpu.log.registered.empty());
 }
 
+TEST_CASE("prefetch_lane: shared puts prefetch copies on the demand stream, in submission order") {
+  MappedOnGpu gpu;
+  PatternFile file(2 * 4096);
+  auto t = gpu.create({{"prefetch_lane", "shared"}});
+  const uint32_t f = t.open(file.path().string());
+  std::vector<uint8_t> a(3000), b(2000), c(100);
+  const mp_ticket first =
+      t.submit(std::vector<mp_read_request>{device_read(f, 100, b.size(), b.data(), MP_READ_PREFETCH)});
+  t.wait(t.submit(std::vector<mp_read_request>{device_read(f, 5000, a.size(), a.data(), MP_READ_DEMAND),
+                                               device_read(f, 7, c.size(), c.data(), MP_READ_PREFETCH)}));
+  t.wait(first);
+  CHECK(matches_pattern(a.data(), a.size(), 5000));
+  CHECK(matches_pattern(b.data(), b.size(), 100));
+  CHECK(matches_pattern(c.data(), c.size(), 7));
+  REQUIRE(gpu.log.copies.size() == 3);
+  CHECK(gpu.log.copies[0].src == static_cast<const char*>(gpu.log.registered.begin()->first) + 100);
+  CHECK(gpu.log.copies[0].stream == gpu.log.copies[1].stream);
+  CHECK(gpu.log.copies[1].stream == gpu.log.copies[2].stream);
+  // Any other value is refused when the transport is created, naming the option.
+  CHECK_THROWS_WITH(gpu.create({{"prefetch_lane", "both"}}), doctest::Contains("prefetch_lane"));
+}
+
 TEST_CASE("a file that would lock more than max_locked, or that the device refuses, is refused at open by name") {
   MappedOnGpu gpu;
   PatternFile small(5000), large(40000);
   auto t = gpu.create({{"max_locked", "32KiB"}});
   t.open(small.path().string());  // 8 KiB locked
-  CHECK_THROWS_WITH(t.open(large.path().string()),
-                    doctest::Contains(("mapped: " + large.path().string() + ": registering its 40960 bytes would lock").c_str()));
+  CHECK_THROWS_WITH(
+      t.open(large.path().string()),
+      doctest::Contains(("mapped: " + large.path().string() + ": registering its 40960 bytes would lock").c_str()));
   CHECK_THROWS_WITH(t.open(large.path().string()), doctest::Contains("more than max_locked (32768 bytes)"));
   gpu.log.refuse_registration = true;
   PatternFile other(100);
-  CHECK_THROWS_WITH(t.open(other.path().string()),
-                    doctest::Contains(("mapped: " + other.path().string() + ": the device refused to register").c_str()));
+  CHECK_THROWS_WITH(
+      t.open(other.path().string()),
+      doctest::Contains(("mapped: " + other.path().string() + ": the device refused to register").c_str()));
   gpu.log.refuse_registration = false;
   CHECK_NOTHROW(t.open(other.path().string()));  // its next open maps it again
 }
@@ -205,8 +234,7 @@ TEST_CASE("reads past the end of the file as it was at open fail naming file and
   fs::resize_file(file.path(), 4096);
   mp_read_request host_read = device_read(f, 6000, 100, dst.data(), MP_READ_DEMAND);
   host_read.dst_kind = MP_MEM_HOST;
-  CHECK_THROWS_WITH(t.wait(t.submit(std::vector<mp_read_request>{host_read})),
-                    doctest::Contains(file.path().c_str()));
+  CHECK_THROWS_WITH(t.wait(t.submit(std::vector<mp_read_request>{host_read})), doctest::Contains(file.path().c_str()));
   host_read.offset = 100;
   t.wait(t.submit(std::vector<mp_read_request>{host_read}));
   CHECK(matches_pattern(dst.data(), 100, 100));

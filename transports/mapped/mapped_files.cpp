@@ -45,8 +45,8 @@ uint32_t MappedFiles::open(const char* path) {
     void* p = ::mmap(nullptr, m.mapped, PROT_READ, MAP_SHARED, file->fd, 0);
     if (p == MAP_FAILED) {
       const int err = errno;
-      throw mp::Error(MP_ERR_IO, mp::format("mapped: cannot map {} ({} bytes): {}", file->path, m.size,
-                                            std::strerror(err)));
+      throw mp::Error(MP_ERR_IO,
+                      mp::format("mapped: cannot map {} ({} bytes): {}", file->path, m.size, std::strerror(err)));
     }
     m.bytes = static_cast<const unsigned char*>(p);
     if (const mp_status s = device_->register_host(device_->ctx, p, m.mapped); s != MP_OK) {

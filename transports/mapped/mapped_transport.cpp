@@ -28,7 +28,7 @@ uint64_t max_locked_of(const mp::Options& options) {
 }  // namespace
 
 MappedTransport::MappedTransport(const mp_host_api* host, const mp::Options& options)
-    : host_(host), dev_(device_of(host)) {
+    : host_(host), dev_(device_of(host)), prefetch_lane_(options.get_string("prefetch_lane") == "own") {
   const bool gpu = dev_ != nullptr && dev_->kind == MP_DEVICE_HIP;
   if (gpu && !can_register(dev_))
     throw mp::Error(MP_ERR_UNSUPPORTED,
@@ -102,7 +102,7 @@ void MappedTransport::read_one(const mp_read_request& r, uint32_t index, TicketO
                            index, r.tag);
     return;
   }
-  const int lane = r.priority == MP_READ_PREFETCH ? 1 : 0;
+  const int lane = r.priority == MP_READ_PREFETCH && prefetch_lane_ ? 1 : 0;
   if (const mp_status s = dev_->copy_to_device_async(dev_->ctx, dst, f.bytes + r.offset, r.length, streams_[lane]);
       s != MP_OK) {
     ++failed;
@@ -151,10 +151,9 @@ mp_status MappedTransport::submit(const mp_read_request* requests, uint32_t n, m
       for (mp_stream st : streams_) dev_->stream_synchronize(dev_->ctx, st);
       t.copies = false;
       ++t.failed;
-      t.outcome.record_failure(MP_ERR_DEVICE,
-                               mp::format("mapped: cannot record the event after a ticket's copies ({})",
-                                          mp_status_name(s)),
-                               MP_NO_REQUEST, 0);
+      t.outcome.record_failure(
+          MP_ERR_DEVICE, mp::format("mapped: cannot record the event after a ticket's copies ({})", mp_status_name(s)),
+          MP_NO_REQUEST, 0);
     }
   }
   counters_.copy_ns += now_ns() - t0;

@@ -2,7 +2,9 @@
 //
 // A device read is one copy_to_device_async straight from the mapping, issued inside submit() on
 // one of two copy streams: demand reads on one, prefetch reads on the other, so a demand copy never
-// queues behind speculation (the two share the link while both run). Nothing is staged and no
+// queues behind speculation (the two share the link while both run). With the option
+// prefetch_lane: shared every copy goes on the demand stream in submission order instead: a
+// prefetch issued before a demand read then delays it, but never halves its rate. Nothing is staged and no
 // thread of ours reads: the copy starts at once. A host read (the CPU device, or a host
 // destination) is a pread of the file into the destination, inside submit(), never a touch of
 // the mapping: a file cut short under a running process then fails the read instead of faulting
@@ -40,7 +42,7 @@ class MappedTransport {
 
  private:
   struct Ticket : TicketSlot {
-    bool copies = false;   // device copies were issued: `event` follows them
+    bool copies = false;  // device copies were issued: `event` follows them
     uint32_t n_requests = 0;
     TicketOutcome outcome;
     uint32_t failed = 0;       // requests that failed
@@ -58,8 +60,9 @@ class MappedTransport {
 
   const mp_host_api* host_;
   const mp_device_service* dev_;
-  bool events_ = false;                   // streams and events exist (ticket_event works)
-  bool device_copies_ = false;            // a GPU: device destinations are copies from the mapping
+  bool events_ = false;                        // streams and events exist (ticket_event works)
+  bool device_copies_ = false;                 // a GPU: device destinations are copies from the mapping
+  bool prefetch_lane_ = true;                  // option prefetch_lane: own (true) or shared
   mp_stream streams_[2] = {nullptr, nullptr};  // [0] demand, [1] prefetch
   mp_event join_ = nullptr;                    // the prefetch lane recorded for the demand lane to wait on
   std::unique_ptr<MappedFiles> files_;

@@ -182,8 +182,9 @@ bool library_gemm_applies(const DeviceMat& m, WeightCode code, const float* x, i
 bool matmul_library(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_x, int64_t x_group_stride,
                     int64_t rows_per_group, float* y, int64_t ld_y, int64_t n_tokens, bool split, Stream stream) {
   constexpr int64_t kIntMax = 0x7FFFFFFF;  // cuBLAS takes its sizes as int
+  // ld_y below a group's rows would be cuBLAS's invalid ldc (an error thrown, not a decline).
   if (n_tokens <= 0 || rows_per_group <= 0 || m.rows % rows_per_group != 0 || m.rows > kIntMax || m.cols > kIntMax ||
-      ld_y > kIntMax || !library_gemm_applies(m, code, x, ld_x, x_group_stride, stream))
+      ld_y > kIntMax || ld_y < rows_per_group || !library_gemm_applies(m, code, x, ld_x, x_group_stride, stream))
     return false;
 #if defined(MOEPAGE_GPU_NVIDIA)
   int device = 0;

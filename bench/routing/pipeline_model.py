@@ -1,0 +1,385 @@
+#!/usr/bin/env python3
+"""A timing model of paged GPU decode under a recorded routing: what a token costs when the host,
+the GPU's compute stream and one copy engine take turns as the deepseek4 GPU path makes them.
+
+    bench/routing/pipeline_model.py TRACE [--slots 32,64,128] [--tokens 256] [--arms ...] [--json OUT]
+
+A model, not a measurement: it replays the trace's first TOKENS positions through per-layer LRU
+pools (prefetched experts inserted most recently used, proposals already cached left alone, the
+current token's experts safe from a prefetch's eviction, as pager-core does) and times each step
+from a handful of constants (below; fitted to the H200 runs of
+bench/results/2026-12-04-prediction-timing.md). Its use is to rank pipeline variants before
+spending device time on them, and to say where a token's time goes. Every figure it prints is
+modelled.
+
+Per token: the hash layers' experts are hinted at the step's start. Per layer l, in host order:
+  1. the host launches layer l's work before its experts (mHC, attention, router: PRE us of GPU);
+     on a scored layer it then waits for the router's ids (the GPU done with them, + READBACK us);
+  2. acquire: each missing expert gets the least recently used slot and a copy queued on the copy
+     engine, in order (ACQUIRE us + SUBMIT us per copy of host time);
+  3. the experts launch, those in slots first; the GPU takes EXPERT us per expert, each pending
+     one once its bytes landed (LAUNCH us of host time per launch);
+  4. the host waits for every read layer l uses (acquire_finish), then goes on (WAKE us).
+Layer l+1's predictions (the trace's p lines, top M) are hinted at one of three moments: observe
+(after step 4: the default), acquire (after step 2) or launched (after step 3). A hint costs HINT
+us + SUBMIT us per copy of host time, and its copies queue on the copy engine in order.
+After the last layer the GPU runs the head (HEAD us) and the host waits for the token.
+"""
+import argparse
+import json
+import lzma
+
+# Constants in microseconds, fitted by hand to the 2026-12-04 H200 grid (12-layer Flash slice,
+# mapped transport, resident 363.5 tok/s): see the fit table this script prints with --fit.
+DEFAULTS = {
+    "expert_mb": 13.369344,  # bytes of one expert, MB
+    "copy_gb_s": 50.0,       # the link's rate (the mapped miss path measured 51-52 GB/s under lru)
+    "pre": 165.0,            # GPU time of a layer before its experts
+    "expert": 8.0,           # GPU time of one expert at one token
+    "head": 100.0,           # GPU time of the head and the next token's embedding
+    "readback": 15.0,        # the router's ids reaching the host after the GPU wrote them
+    "acquire": 10.0,         # host: one acquire's planning
+    "submit": 8.0,           # host: queueing one expert's copy
+    "launch": 4.0,           # host: one expert launch
+    "hint": 5.0,             # host: one hint's planning
+    "wake": 30.0,            # host: back from a wait
+}
+
+
+def load_trace(path, tokens):
+    """Returns (layers, experts, steps): steps[t] = {"h": {l: [e]}, "a": {l: [e]}, "p": {l: [e]}}."""
+    opener = lzma.open if path.endswith(".xz") else open
+    steps = []
+    with opener(path, "rt", encoding="ascii") as f:
+        header = f.readline().split()
+        if len(header) < 3 or header[1] != "moepage-trace" or header[2] != "v4":
+            raise SystemExit(f"{path}: expected a moepage-trace v4 file, first line {' '.join(header)!r}")
+        meta = dict(field.split("=", 1) for field in header[3:] if "=" in field)
+        for line in f:
+            fields = line.split()
+            if not fields or fields[0] == "#":
+                continue
+            if fields[0] == "t":
+                if len(steps) == tokens:
+                    break
+                steps.append({"h": {}, "a": {}, "p": {}})
+                continue
+            if fields[0] in ("h", "a", "p") and steps:
+                steps[-1][fields[0]].setdefault(int(fields[1]), []).extend(int(v) for v in fields[2:])
+    if len(steps) < tokens:
+        raise SystemExit(f"{path}: {len(steps)} positions, fewer than the {tokens} asked for")
+    return int(meta["layers"]), int(meta["experts"]), steps
+
+
+class Pool:
+    """One layer's slots as pager-core keeps them: expert -> the copy its bytes come by (None:
+    landed long ago), victims by lru (least recent use) or lfru (least decayed use count, half
+    life 4 x slots pool events; ties to the least recent), never one of `protected`."""
+
+    def __init__(self, slots, policy="lru"):
+        self.slots, self.policy = slots, policy
+        self.entries = {}
+        self.clock = 0
+        self.last_use = {}
+        self.score, self.updated = {}, {}
+        self.half_life = 4.0 * slots
+        self.filling = set()  # prefetched since the layer's last acquire: not yet anyone's victim
+
+    def value(self, e):
+        return self.score.get(e, 0.0) * 2.0 ** (-(self.clock - self.updated.get(e, 0)) / self.half_life)
+
+    def insert(self, e, copy_id, used=False):
+        """A prefetch (used False) or a demand miss, which counts as a use at the same tick."""
+        self.clock += 1
+        self.entries[e] = copy_id
+        self.last_use[e] = self.clock
+        if used:
+            self.access(e, tick=False)
+
+    def access(self, e, tick=True):
+        self.clock += tick
+        if self.policy == "lfru":
+            self.score[e] = self.value(e) + 1.0
+            self.updated[e] = self.clock
+        self.last_use[e] = self.clock
+
+    def evict_for(self, protected):
+        """Frees one slot; False when every resident expert is protected."""
+        candidates = [e for e in self.entries if e not in protected and e not in self.filling]
+        if not candidates:
+            return False
+        if self.policy == "lfru":
+            victim = min(candidates, key=lambda e: (self.value(e), self.last_use[e]))
+        else:
+            victim = min(candidates, key=lambda e: self.last_use[e])
+        del self.entries[victim]
+        return True
+
+
+class CopyEngine:
+    """Host-to-device copies on two lanes, demand and prefetch, each in order. sharing: both lanes
+    copy at once and split the link's rate (the mapped transport's two streams); fifo: one queue,
+    prefetches and demand in submission order; yield: a prefetch copies only while no demand
+    copy is waiting (strict priority, the limit of a chunked prefetch that yields)."""
+
+    def __init__(self, copy_us, mode):
+        self.copy_us, self.mode = copy_us, mode
+        self.lanes = ([], [])  # per lane: [copy id, work left in us, submitted at]
+        self.now = 0.0
+        self.done = {}  # copy id -> time it landed
+        self.next_id = 0
+        self.busy = 0.0
+
+    def submit(self, lane, t):
+        self.advance(t)
+        if self.mode == "fifo":
+            lane = 0
+        self.lanes[lane].append([self.next_id, self.copy_us, t])
+        self.next_id += 1
+        return self.next_id - 1
+
+    def _rates(self):
+        d, p = bool(self.lanes[0]), bool(self.lanes[1])
+        if self.mode == "sharing" and d and p:
+            return 0.5, 0.5
+        if self.mode == "yield" and d:
+            return 1.0, 0.0
+        return (1.0 if d else 0.0), (1.0 if p else 0.0)
+
+    def advance(self, t, until_id=None):
+        """Runs the copies up to time t (or until copy until_id lands, however long it takes)."""
+        while True:
+            if until_id is not None and until_id in self.done:
+                return
+            rd, rp = self._rates()
+            if rd == 0 and rp == 0:
+                if until_id is None:
+                    self.now = max(self.now, t)
+                return
+            steps = [lane[0][1] / r for lane, r in zip(self.lanes, (rd, rp)) if lane and r > 0]
+            dt = min(steps)
+            if until_id is None and self.now + dt > t:
+                for lane, r in zip(self.lanes, (rd, rp)):
+                    if lane and r > 0:
+                        lane[0][1] -= (t - self.now) * r
+                self.busy += t - self.now
+                self.now = t
+                return
+            self.now += dt
+            self.busy += dt
+            for lane, r in zip(self.lanes, (rd, rp)):
+                if lane and r > 0:
+                    lane[0][1] -= dt * r
+                    if lane[0][1] <= 1e-9:
+                        self.done[lane[0][0]] = self.now
+                        lane.pop(0)
+
+    def landed_by(self, copy_id, t):
+        self.advance(t)
+        return copy_id in self.done
+
+    def land(self, copy_id):
+        if copy_id not in self.done:
+            self.advance(0.0, until_id=copy_id)
+        return self.done[copy_id]
+
+
+class Model:
+    def __init__(self, layers, steps, slots, k, arm, c):
+        self.layers, self.steps, self.k, self.c = layers, steps, k, c
+        self.timing, self.top = arm["timing"], arm["top"]
+        self.pools = [Pool(slots, arm.get("policy", "lru")) for _ in range(layers)]
+        self.engine = CopyEngine(c["expert_mb"] / c["copy_gb_s"] * 1e3, arm.get("copies", "sharing"))
+        self.t_host = self.t_gpu = 0.0
+        self.reads = self.demand = self.accesses = self.hits = 0
+        self.used = [set() for _ in range(layers)]  # this token's experts per layer
+
+    def queue_copy(self, lane):
+        copy_id = self.engine.submit(lane, self.t_host)
+        self.reads += 1
+        self.t_host += self.c["submit"]
+        return copy_id
+
+    def hint(self, layer, experts):
+        if layer >= self.layers or not experts:
+            return
+        self.t_host += self.c["hint"]
+        pool = self.pools[layer]
+        for e in experts:
+            if e in pool.entries:
+                continue
+            if len(pool.entries) >= pool.slots and not pool.evict_for(self.used[layer]):
+                break
+            pool.insert(e, self.queue_copy(1))
+            pool.filling.add(e)
+
+    def predicted(self, token, layer):
+        return self.steps[token]["p"].get(layer, [])[: self.top]
+
+    def run_token(self, token):
+        c, step = self.c, self.steps[token]
+        for u in self.used:
+            u.clear()
+        for layer, experts in sorted(step["h"].items()):
+            self.hint(layer, experts)
+        for layer in range(self.layers):
+            if self.timing == "observe" and layer > 0:
+                self.hint(layer, self.predicted(token, layer))
+            request = step["a"][layer]
+            self.t_gpu = max(self.t_gpu, self.t_host) + c["pre"]
+            scored = layer not in step["h"]
+            if scored:
+                self.t_host = max(self.t_host, self.t_gpu + c["readback"])
+            self.t_host += c["acquire"]
+            pool = self.pools[layer]
+            pool.filling.clear()  # the acquire commits the layer's prefetches
+            copies = []  # the copy ids this request waits for (None: in place)
+            self.accesses += len(request)
+            self.used[layer].update(request)
+            for e in request:  # hits first, as the slot pool counts them
+                if e in pool.entries:
+                    self.hits += 1
+                    pool.access(e)
+                    copies.append(pool.entries[e])
+            for e in request:
+                if e in pool.entries:
+                    continue
+                if len(pool.entries) >= pool.slots:
+                    pool.evict_for(set(request))
+                self.demand += 1
+                pool.insert(e, self.queue_copy(0), used=True)
+                copies.append(pool.entries[e])
+            if self.timing == "acquire":
+                self.hint(layer + 1, self.predicted(token, layer + 1))
+            # Hits first: the experts whose bytes are in launch now, each pending one after.
+            pending = [i for i in copies if i is not None and not self.engine.landed_by(i, self.t_host)]
+            self.t_host += c["launch"] * (1 + len(pending))
+            launched_at = self.t_host
+            if self.timing == "launched":
+                self.hint(layer + 1, self.predicted(token, layer + 1))
+            # acquire_finish: the host waits for every copy the request uses.
+            lands = sorted(self.engine.land(i) for i in pending)
+            self.t_gpu = max(self.t_gpu, launched_at) + c["expert"] * (len(copies) - len(pending))
+            for t in lands:
+                self.t_gpu = max(self.t_gpu, t) + c["expert"]
+            self.t_host = max([self.t_host] + lands) + c["wake"]
+        self.t_gpu = max(self.t_gpu, self.t_host) + c["head"]
+        self.t_host = self.t_gpu + c["readback"]
+
+    def run(self, warm=0):
+        for t in range(len(self.steps)):
+            if t == warm:
+                start, busy0 = self.t_host, self.engine.busy
+                self.reads = self.demand = self.accesses = self.hits = 0
+            self.run_token(t)
+        n = len(self.steps) - warm
+        us = (self.t_host - start) / n
+        return {
+            "tok_s": round(1e6 / us, 2),
+            "us_per_token": round(us, 1),
+            "hit_rate": round(self.hits / self.accesses, 4),
+            "mb_per_token": round(self.reads * self.c["expert_mb"] / n, 1),
+            "reads_per_token": self.reads / n,
+            "copy_share": round((self.engine.busy - busy0) / (self.t_host - start), 4),
+        }
+
+
+ARMS = {
+    "lru": {"timing": "observe", "top": 0},
+    "observe3": {"timing": "observe", "top": 3},
+    "acquire3": {"timing": "acquire", "top": 3},
+    "launched3": {"timing": "launched", "top": 3},
+    "observe3-fifo": {"timing": "observe", "top": 3, "copies": "fifo"},
+    "launched3-fifo": {"timing": "launched", "top": 3, "copies": "fifo"},
+    "observe3-yield": {"timing": "observe", "top": 3, "copies": "yield"},
+    "launched3-yield": {"timing": "launched", "top": 3, "copies": "yield"},
+    "launched6-yield": {"timing": "launched", "top": 6, "copies": "yield"},
+    "lfru": {"timing": "observe", "top": 0, "policy": "lfru"},
+    "lfru-observe3": {"timing": "observe", "top": 3, "policy": "lfru"},
+    "lfru-launched3": {"timing": "launched", "top": 3, "policy": "lfru"},
+    "lfru-launched3-fifo": {"timing": "launched", "top": 3, "policy": "lfru", "copies": "fifo"},
+    "lfru-launched3-yield": {"timing": "launched", "top": 3, "policy": "lfru", "copies": "yield"},
+}
+
+# The H200 figures the constants were fitted to (decode tok/s; 2026-12-04-prediction-timing.md).
+MEASURED = {
+    (32, "lru"): 64.2, (32, "observe3"): 66.46, (32, "acquire3"): 64.59,
+    (64, "lru"): 85.03, (64, "observe3"): 89.34, (64, "acquire3"): 86.24,
+    (128, "lru"): 141.95, (128, "observe3"): 148.14, (128, "acquire3"): 145.41,
+}
+
+
+# The grid --fit searches (constants not named keep their DEFAULTS).
+FIT_GRID = {"copy_gb_s": [50, 52, 54], "readback": [15, 40], "submit": [8, 20, 35], "wake": [10, 30, 60],
+            "head": [100, 195]}
+
+
+def resident_run(layers, n_experts, steps, c):
+    model = Model(layers, steps, n_experts, len(steps[0]["a"][0]), ARMS["lru"], c)
+    for pool in model.pools:  # every expert in place from the start
+        pool.entries = {e: None for e in range(n_experts)}
+    return model.run()
+
+
+def fit(layers, n_experts, steps, resident_tok_s=363.46):
+    """The FIT_GRID point whose modelled tok/s are closest to MEASURED and the resident rate (sum of
+    squared relative errors)."""
+    import itertools
+    k = len(steps[0]["a"][0])
+    best = None
+    for values in itertools.product(*FIT_GRID.values()):
+        c = dict(DEFAULTS, **dict(zip(FIT_GRID, values)))
+        err = (resident_run(layers, n_experts, steps, c)["tok_s"] / resident_tok_s - 1) ** 2
+        for (slots, arm), measured in MEASURED.items():
+            err += (Model(layers, steps, slots, k, ARMS[arm], c).run()["tok_s"] / measured - 1) ** 2
+        if best is None or err < best[0]:
+            best = (err, c)
+    return best
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("trace")
+    p.add_argument("--slots", default="32,64,128")
+    p.add_argument("--tokens", type=int, default=257, help="positions replayed (a run of 1 + 256 tokens)")
+    p.add_argument("--arms", default=",".join(ARMS))
+    p.add_argument("--set", action="append", default=[], metavar="KEY=US", help="override a constant")
+    p.add_argument("--json")
+    p.add_argument("--fit", action="store_true", help="search FIT_GRID for the constants closest to MEASURED")
+    args = p.parse_args()
+    c = dict(DEFAULTS)
+    for kv in args.set:
+        key, value = kv.split("=", 1)
+        if key not in c:
+            raise SystemExit(f"--set {kv}: unknown constant {key!r}; known: {', '.join(c)}")
+        c[key] = float(value)
+    layers, n_experts, steps = load_trace(args.trace, args.tokens)
+    k = len(steps[0]["a"][0])
+    if args.fit:
+        err, c = fit(layers, n_experts, steps)
+        print(f"fitted over {FIT_GRID}: sum of squared relative errors {err:.4f}")
+    print(f"model of {args.trace}: {layers} layers, {len(steps)} positions; constants {c}")
+    res = resident_run(layers, n_experts, steps, c)
+    print(f"resident (modelled): {res['tok_s']} tok/s")
+    print("| slots | arm | modelled tok/s | / lru | measured | hit rate | MB/token | copy engine busy |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|")
+    results = []
+    for slots in (int(s) for s in args.slots.split(",")):
+        lru = None
+        for name in args.arms.split(","):
+            if name not in ARMS:
+                raise SystemExit(f"--arms: unknown arm {name!r}; known: {', '.join(ARMS)}")
+            r = Model(layers, steps, slots, k, ARMS[name], c).run()
+            lru = r["tok_s"] if name == "lru" else lru
+            ratio = f"{r['tok_s'] / lru:.3f}" if lru else "-"
+            m = MEASURED.get((slots, name))
+            print(f"| {slots} | {name} | {r['tok_s']} | {ratio} | {m if m else '-'} | {r['hit_rate']:.2%} | "
+                  f"{r['mb_per_token']} | {r['copy_share']:.0%} |")
+            results.append(dict(r, slots=slots, arm=name, measured=m))
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"constants": c, "resident": res, "arms": results}, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
