@@ -20,7 +20,7 @@ Per token: the hash layers' experts are hinted at the step's start. Per layer l,
   3. the experts launch, those in slots first; the GPU takes EXPERT us per expert, each pending
      one once its bytes landed (LAUNCH us of host time per launch);
   4. the host waits for every read layer l uses (acquire_finish), then goes on (WAKE us).
-Layer l+1's predictions (the trace's p lines, top M) are hinted at one of three moments: observe
+Layer l+1's predictions (the trace's p lines, top M; the oracle arms: layer l+1's own request) are hinted at one of three moments: observe
 (after step 4: the default), acquire (after step 2) or launched (after step 3). A hint costs HINT
 us + SUBMIT us per copy of host time, and its copies queue on the copy engine in order.
 After the last layer the GPU runs the head (HEAD us) and the host waits for the token.
@@ -187,7 +187,7 @@ class CopyEngine:
 class Model:
     def __init__(self, layers, steps, slots, k, arm, c):
         self.layers, self.steps, self.k, self.c = layers, steps, k, c
-        self.timing, self.top = arm["timing"], arm["top"]
+        self.timing, self.top, self.oracle = arm["timing"], arm["top"], arm.get("oracle", False)
         self.pools = [Pool(slots, arm.get("policy", "lru")) for _ in range(layers)]
         self.engine = CopyEngine(c["expert_mb"] / c["copy_gb_s"] * 1e3, arm.get("copies", "sharing"))
         self.t_host = self.t_gpu = 0.0
@@ -214,6 +214,8 @@ class Model:
             pool.filling.add(e)
 
     def predicted(self, token, layer):
+        if self.oracle:  # the layer's own request: a predictor that is never wrong
+            return self.steps[token]["a"][layer] if layer < self.layers and layer not in self.steps[token]["h"] else []
         return self.steps[token]["p"].get(layer, [])[: self.top]
 
     def run_token(self, token):
@@ -299,6 +301,11 @@ ARMS = {
     "lfru-launched3": {"timing": "launched", "top": 3, "policy": "lfru"},
     "lfru-launched3-fifo": {"timing": "launched", "top": 3, "policy": "lfru", "copies": "fifo"},
     "lfru-launched3-yield": {"timing": "launched", "top": 3, "policy": "lfru", "copies": "yield"},
+    # Predictions that are never wrong (the request itself), as an upper bound on what any
+    # predictor buys in this pipeline.
+    "oracle-observe": {"timing": "observe", "top": 6, "oracle": True},
+    "oracle-launched-fifo": {"timing": "launched", "top": 6, "oracle": True, "copies": "fifo"},
+    "lfru-oracle-launched-fifo": {"timing": "launched", "top": 6, "oracle": True, "policy": "lfru", "copies": "fifo"},
 }
 
 # The H200 figures the constants were fitted to (decode tok/s; 2026-12-04-prediction-timing.md).
