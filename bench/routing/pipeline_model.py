@@ -29,11 +29,13 @@ import argparse
 import json
 import lzma
 
-# Constants in microseconds, fitted by hand to the 2026-12-04 H200 grid (12-layer Flash slice,
-# mapped transport, resident 363.5 tok/s): see the fit table this script prints with --fit.
+# Constants in microseconds, fitted to the 2026-12-04 H200 grid (12-layer Flash slice, mapped
+# transport, resident 363.5 tok/s) by --fit over FIT_GRID; the rest were read off the kernel tables
+# of 2026-12-04-decode-host-path.md (a layer's work before its experts, an expert, the head).
 DEFAULTS = {
     "expert_mb": 13.369344,  # bytes of one expert, MB
-    "copy_gb_s": 50.0,       # the link's rate (the mapped miss path measured 51-52 GB/s under lru)
+    "copy_gb_s": 54.0,       # the link's rate (the pinned copy measured 54.04 GB/s beside the grid)
+    "copy_setup": 30.0,      # link time per expert copy beyond its bytes (its parts' copies start)
     "pre": 165.0,            # GPU time of a layer before its experts
     "expert": 8.0,           # GPU time of one expert at one token
     "head": 100.0,           # GPU time of the head and the next token's embedding
@@ -116,6 +118,11 @@ class Pool:
         return True
 
 
+def copy_us(c):
+    """Link time of one expert's copy."""
+    return c["expert_mb"] / c["copy_gb_s"] * 1e3 + c["copy_setup"]
+
+
 class CopyEngine:
     """Host-to-device copies on two lanes, demand and prefetch, each in order. sharing: both lanes
     copy at once and split the link's rate (the mapped transport's two streams); fifo: one queue,
@@ -189,7 +196,7 @@ class Model:
         self.layers, self.steps, self.k, self.c = layers, steps, k, c
         self.timing, self.top, self.oracle = arm["timing"], arm["top"], arm.get("oracle", False)
         self.pools = [Pool(slots, arm.get("policy", "lru")) for _ in range(layers)]
-        self.engine = CopyEngine(c["expert_mb"] / c["copy_gb_s"] * 1e3, arm.get("copies", "sharing"))
+        self.engine = CopyEngine(copy_us(c), arm.get("copies", "sharing"))
         self.t_host = self.t_gpu = 0.0
         self.reads = self.demand = self.accesses = self.hits = 0
         self.used = [set() for _ in range(layers)]  # this token's experts per layer
@@ -317,8 +324,7 @@ MEASURED = {
 
 
 # The grid --fit searches (constants not named keep their DEFAULTS).
-FIT_GRID = {"copy_gb_s": [50, 52, 54], "readback": [15, 40], "submit": [8, 20, 35], "wake": [10, 30, 60],
-            "head": [100, 195]}
+FIT_GRID = {"copy_gb_s": [50, 54], "copy_setup": [0, 15, 30, 45], "readback": [15, 30], "wake": [30, 60]}
 
 
 def resident_run(layers, n_experts, steps, c):

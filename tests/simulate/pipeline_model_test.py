@@ -61,8 +61,8 @@ def main(moepage, trace, script):
         compute = layers * (c["pre"] + 6 * c["expert"]) + c["head"]
         if r["mb_per_token"] != 0 or r["copy_share"] != 0 or r["hit_rate"] != 1.0 or r["us_per_token"] < compute:
             failures.append(f"a resident model copied, or took less than its {compute} us of compute: {r}")
-        copies_only = {key: (value if key in ("expert_mb", "copy_gb_s") else 0.0) for key, value in c.items()}
-        copy_us = c["expert_mb"] / c["copy_gb_s"] * 1e3
+        copies_only = {k: (v if k in ("expert_mb", "copy_gb_s", "copy_setup") else 0.0) for k, v in c.items()}
+        copy_us = c["expert_mb"] / c["copy_gb_s"] * 1e3 + c["copy_setup"]
         for arm in ("lru", "observe3", "acquire3", "launched3", "launched3-fifo", "launched3-yield"):
             r = pm.Model(layers, steps, 32, 6, pm.ARMS[arm], copies_only).run()
             expected = r["reads_per_token"] * copy_us
