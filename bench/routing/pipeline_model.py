@@ -315,7 +315,8 @@ ARMS = {
     "lfru-oracle-launched-fifo": {"timing": "launched", "top": 6, "oracle": True, "policy": "lfru", "copies": "fifo"},
 }
 
-# The H200 figures the constants were fitted to (decode tok/s; 2026-12-04-prediction-timing.md).
+# The H200 figures the constants were fitted to (decode tok/s; 2026-12-04-prediction-timing.md):
+# the 12-layer, 256-expert Flash slice under tests/data/ds4-flash-routing-heldout.trace.xz.
 MEASURED = {
     (32, "lru"): 64.2, (32, "observe3"): 66.46, (32, "acquire3"): 64.59,
     (64, "lru"): 85.03, (64, "observe3"): 89.34, (64, "acquire3"): 86.24,
@@ -369,6 +370,9 @@ def main():
     layers, n_experts, steps = load_trace(args.trace, args.tokens)
     k = len(steps[0]["a"][0])
     if args.fit:
+        if (layers, n_experts) != (12, 256):
+            raise SystemExit(f"--fit: MEASURED is the 12-layer, 256-expert Flash slice's; {args.trace} has "
+                             f"{layers} layers of {n_experts} experts")
         err, c = fit(layers, n_experts, steps)
         print(f"fitted over {FIT_GRID}: sum of squared relative errors {err:.4f}")
     print(f"model of {args.trace}: {layers} layers, {len(steps)} positions; constants {c}")
@@ -385,7 +389,7 @@ def main():
             r = Model(layers, steps, slots, k, ARMS[name], c).run()
             lru = r["tok_s"] if name == "lru" else lru
             ratio = f"{r['tok_s'] / lru:.3f}" if lru else "-"
-            m = MEASURED.get((slots, name))
+            m = MEASURED.get((slots, name)) if (layers, n_experts) == (12, 256) else None
             print(f"| {slots} | {name} | {r['tok_s']} | {ratio} | {m if m else '-'} | {r['hit_rate']:.2%} | "
                   f"{r['mb_per_token']} | {r['copy_share']:.0%} |")
             results.append(dict(r, slots=slots, arm=name, measured=m))
