@@ -56,6 +56,10 @@ struct ModelOptions {
   // GPU only (NVIDIA): dense products over at least this many tokens dequantize their weight to bf16
   // and multiply on cuBLAS (hip/library_gemm.hpp); 0: never.
   uint32_t library_min_tokens = 0;
+  // GPU only: the expert source observes layer l-1's state once layer l's attention is launched,
+  // waiting on a side stream for that state alone, instead of before (when a predictor's wait and
+  // host scoring leave the GPU idle).
+  bool observe_after_attention = false;
 };
 
 // The rope of a config's rope parameters (main or compress).

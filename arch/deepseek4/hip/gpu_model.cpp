@@ -77,6 +77,7 @@ void GpuModel::allocate_state(int64_t max_batch) {
   moe_scratch_ = allocate_moe_scratch(c, max_batch, device_, pinned_);
   hc_scratch_ = allocate_hc_scratch(c, max_batch, device_);
   comb_side_ = std::make_unique<SideStream>();
+  if (options_.observe_after_attention) observe_side_ = std::make_unique<SideStream>();
   X_ = device_.take<float>(uint64_t(max_batch * N * D));
   X2_ = device_.take<float>(uint64_t(max_batch * N * D));
   for (int i = 0; i < 2; ++i) {
@@ -232,10 +233,15 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
     // A predictor sees the mean of the streams of the batch's last token after each layer, as on
     // the CPU: for layer l - 1 the site below computes it while finishing that layer's hc_post.
     mhc_site(lp.hc_attn, lp.attn_norm, l > 0 ? observed_ : nullptr);
-    if (l > 0) experts_->observe(l - 1, observed_, uint32_t(D), stream_);
+    // Late: the attention is queued first, and observe() waits for the site above only (a predictor
+    // that reads the state back then scores while the GPU runs the attention).
+    const bool observe_late = l > 0 && observe_side_ != nullptr;
+    const Stream observe_stream = observe_late ? observe_side_->fork(stream_) : stream_;
+    if (l > 0 && !observe_late) experts_->observe(l - 1, observed_, uint32_t(D), stream_);
     stage_first_band(l, tokens_host, S);
     attention(lp, c, states_[l], ring_size_, p0, S, xn_, *attention_scratch_, block_out_, stream_);
     mhc_site(lp.hc_ffn, lp.ffn_norm, nullptr);
+    if (observe_late) experts_->observe(l - 1, observed_, uint32_t(D), observe_stream);
     moe_block(l, tokens_host, tokens_device, S);
   }
   join_comb();

@@ -116,7 +116,10 @@ class GpuModel {
   std::unique_ptr<MoeScratch> moe_scratch_;
   GpuHcScratch hc_scratch_;
   std::unique_ptr<SideStream> comb_side_;  // the mHC sites' Sinkhorn, beside the blocks
-  float *X_ = nullptr, *X2_ = nullptr;     // [S, N, D]
+  // ModelOptions::observe_after_attention: the stream an expert source's observe() waits on,
+  // ordered after the mHC site that writes observed_ and nothing else.
+  std::unique_ptr<SideStream> observe_side_;
+  float *X_ = nullptr, *X2_ = nullptr;  // [S, N, D]
   // [S, N], [S, N, N] twice: a site's weights are written while the previous site's hc_post,
   // folded into the same kernel, still reads the other pair.
   float *post_[2] = {nullptr, nullptr}, *comb_[2] = {nullptr, nullptr};

@@ -85,6 +85,11 @@ constexpr mp_option_def kOptions[] = {
                "GPU: a decode step over a pager whose slots never move (resident) routes on the device and "
                "reports its experts to the pager afterwards: no host round trip per layer; false: the host "
                "groups every layer's experts, as for a paged pool"),
+    mp::option(MP_OPT_BOOL, "observe_after_attention", "false",
+               "GPU: hand the pager layer l-1's state (a predictor's observe) once layer l's attention is "
+               "launched, the pager waiting on a side stream for that state alone, so the GPU runs the "
+               "attention while the host scores; false: before the attention is launched, the GPU idle while "
+               "the host scores. A replay's recorded predictions only come later with it. Not yet measured"),
     mp::option(MP_OPT_BOOL, "overlap_launches", "true",
                "GPU (NVIDIA sm_90+): in a decode step each kernel may start while the previous one of its "
                "stream finishes and waits on the device for its inputs (programmatic dependent launch), hiding "
@@ -140,6 +145,7 @@ class Deepseek4Arch {
     library_min_tokens_ = uint32_t(int_option(options, "library_min_tokens", 0, 65536, "0 (never) to 65536"));
     device_routing_ = options.get_bool("device_routing");
     overlap_launches_ = options.get_bool("overlap_launches");
+    observe_after_attention_ = options.get_bool("observe_after_attention");
     paged_band_ = uint32_t(int_option(options, "paged_band", 0, 65536, "0 (the pool's slots) to 65536"));
     if (args.checkpoint_dir == nullptr || *args.checkpoint_dir == '\0')
       throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': no checkpoint folder given");
@@ -256,10 +262,11 @@ class Deepseek4Arch {
     if (!prompt_staging_) pager_->stage_at_step_start();
     hint_scratch_.reserve(c.n_routed_experts);
     if (replay_) pager_->replay_predictions(replay_.get(), replay_top_, c.num_hidden_layers, replay_timing_);
-    backend_ = ds4::make_forward_backend(ds4::BackendInputs{
-        host_, pager_.get(), &model_, max_context_, max_batch_, threads_, replay_.get(), matrix_min_tokens_,
-        matrix_split_, matrix_split_experts_, matrix_single_token_, matrix_min_expert_tokens_, device_routing_,
-        ranks_ ? ranks_->view() : ds4::ExpertParallel{}, overlap_launches_, gemv_stages_, library_min_tokens_});
+    backend_ = ds4::make_forward_backend(
+        ds4::BackendInputs{host_, pager_.get(), &model_, max_context_, max_batch_, threads_, replay_.get(),
+                           matrix_min_tokens_, matrix_split_, matrix_split_experts_, matrix_single_token_,
+                           matrix_min_expert_tokens_, device_routing_, ranks_ ? ranks_->view() : ds4::ExpertParallel{},
+                           overlap_launches_, gemv_stages_, library_min_tokens_, observe_after_attention_});
   }
 
   // One rank of an expert-parallel group (ABI 1.7): before bind_pager, once. On a GPU the rank
@@ -417,6 +424,7 @@ class Deepseek4Arch {
   uint32_t library_min_tokens_ = 0;        // arch option library_min_tokens
   bool device_routing_ = true;             // arch option device_routing
   bool overlap_launches_ = true;           // arch option overlap_launches
+  bool observe_after_attention_ = false;   // arch option observe_after_attention
   uint64_t tokens_ = 0;                    // through forward() since bind_pager
   ds4::LoadedCheckpoint model_;
   std::unique_ptr<ds4::RoutingReplay> replay_;  // arch option routing_replay; null: the model's own routing

@@ -59,6 +59,7 @@ struct BackendInputs {
   bool overlap_launches = true;                   // GPU: kernels start as the previous one finishes
   uint32_t gemv_stages = 3;                       // GPU: single-token BF16 products' steps in flight (0: registers)
   uint32_t library_min_tokens = 0;                // GPU: dense products from this many tokens on cuBLAS (0: never)
+  bool observe_after_attention = false;           // GPU: a predictor's observe after the next attention's launch
 };
 
 // The backend for the host's device: the GPU one on a HIP device, the CPU one otherwise. Throws
