@@ -52,25 +52,40 @@ def load_trace(path, tokens):
     """Returns (layers, experts, steps): steps[t] = {"h": {l: [e]}, "a": {l: [e]}, "p": {l: [e]}}."""
     opener = lzma.open if path.endswith(".xz") else open
     steps = []
-    with opener(path, "rt", encoding="ascii") as f:
-        header = f.readline().split()
-        if len(header) < 3 or header[1] != "moepage-trace" or header[2] != "v4":
-            raise SystemExit(f"{path}: expected a moepage-trace v4 file, first line {' '.join(header)!r}")
-        meta = dict(field.split("=", 1) for field in header[3:] if "=" in field)
-        for line in f:
-            fields = line.split()
-            if not fields or fields[0] == "#":
-                continue
-            if fields[0] == "t":
-                if len(steps) == tokens:
-                    break
-                steps.append({"h": {}, "a": {}, "p": {}})
-                continue
-            if fields[0] in ("h", "a", "p") and steps:
-                steps[-1][fields[0]].setdefault(int(fields[1]), []).extend(int(v) for v in fields[2:])
+    try:
+        f = opener(path, "rt", encoding="ascii")
+    except OSError as e:
+        raise SystemExit(f"{path}: cannot open: {e.strerror or e}") from None
+    line_no = 1
+    try:
+        with f:
+            header = f.readline().split()
+            if len(header) < 3 or header[1] != "moepage-trace" or header[2] != "v4":
+                raise SystemExit(f"{path}: expected a moepage-trace v4 file, first line {' '.join(header)!r}")
+            meta = dict(field.split("=", 1) for field in header[3:] if "=" in field)
+            if "layers" not in meta or "experts" not in meta:
+                raise SystemExit(f"{path}: the header names no layers= or experts=")
+            for line_no, line in enumerate(f, start=2):
+                fields = line.split()
+                if not fields or fields[0] == "#":
+                    continue
+                if fields[0] == "t":
+                    if len(steps) == tokens:
+                        break
+                    steps.append({"h": {}, "a": {}, "p": {}})
+                    continue
+                if fields[0] in ("h", "a", "p") and steps:
+                    steps[-1][fields[0]].setdefault(int(fields[1]), []).extend(int(v) for v in fields[2:])
+    except (ValueError, IndexError, UnicodeDecodeError, lzma.LZMAError, EOFError) as e:
+        raise SystemExit(f"{path}: line {line_no}: not a valid trace line ({e})") from None
     if len(steps) < tokens:
         raise SystemExit(f"{path}: {len(steps)} positions, fewer than the {tokens} asked for")
-    return int(meta["layers"]), int(meta["experts"]), steps
+    layers = int(meta["layers"])
+    for t, step in enumerate(steps):
+        missing = [layer for layer in range(layers) if not step["a"].get(layer)]
+        if missing:
+            raise SystemExit(f"{path}: position {t} has no 'a' line for layer {missing[0]}")
+    return layers, int(meta["experts"]), steps
 
 
 class Pool:
@@ -192,13 +207,13 @@ class CopyEngine:
 
 
 class Model:
-    def __init__(self, layers, steps, slots, k, arm, c):
-        self.layers, self.steps, self.k, self.c = layers, steps, k, c
+    def __init__(self, layers, steps, slots, arm, c):
+        self.layers, self.steps, self.c = layers, steps, c
         self.timing, self.top, self.oracle = arm["timing"], arm["top"], arm.get("oracle", False)
         self.pools = [Pool(slots, arm.get("policy", "lru")) for _ in range(layers)]
         self.engine = CopyEngine(copy_us(c), arm.get("copies", "sharing"))
         self.t_host = self.t_gpu = 0.0
-        self.reads = self.demand = self.accesses = self.hits = 0
+        self.reads = self.accesses = self.hits = 0
         self.used = [set() for _ in range(layers)]  # this token's experts per layer
 
     def queue_copy(self, lane):
@@ -255,7 +270,6 @@ class Model:
                     continue
                 if len(pool.entries) >= pool.slots:
                     pool.evict_for(set(request))
-                self.demand += 1
                 pool.insert(e, self.queue_copy(0), used=True)
                 copies.append(pool.entries[e])
             if self.timing == "acquire":
@@ -275,21 +289,18 @@ class Model:
         self.t_gpu = max(self.t_gpu, self.t_host) + c["head"]
         self.t_host = self.t_gpu + c["readback"]
 
-    def run(self, warm=0):
+    def run(self):
         for t in range(len(self.steps)):
-            if t == warm:
-                start, busy0 = self.t_host, self.engine.busy
-                self.reads = self.demand = self.accesses = self.hits = 0
             self.run_token(t)
-        n = len(self.steps) - warm
-        us = (self.t_host - start) / n
+        n = len(self.steps)
+        us = self.t_host / n
         return {
             "tok_s": round(1e6 / us, 2),
             "us_per_token": round(us, 1),
             "hit_rate": round(self.hits / self.accesses, 4),
             "mb_per_token": round(self.reads * self.c["expert_mb"] / n, 1),
             "reads_per_token": self.reads / n,
-            "copy_share": round((self.engine.busy - busy0) / (self.t_host - start), 4),
+            "copy_share": round(self.engine.busy / self.t_host, 4),
         }
 
 
@@ -329,7 +340,7 @@ FIT_GRID = {"copy_gb_s": [50, 54], "copy_setup": [0, 15, 30, 45], "readback": [1
 
 
 def resident_run(layers, n_experts, steps, c):
-    model = Model(layers, steps, n_experts, len(steps[0]["a"][0]), ARMS["lru"], c)
+    model = Model(layers, steps, n_experts, ARMS["lru"], c)
     for pool in model.pools:  # every expert in place from the start
         pool.entries = {e: None for e in range(n_experts)}
     return model.run()
@@ -339,13 +350,12 @@ def fit(layers, n_experts, steps, resident_tok_s=363.46):
     """The FIT_GRID point whose modelled tok/s are closest to MEASURED and the resident rate (sum of
     squared relative errors)."""
     import itertools
-    k = len(steps[0]["a"][0])
     best = None
     for values in itertools.product(*FIT_GRID.values()):
         c = dict(DEFAULTS, **dict(zip(FIT_GRID, values)))
         err = (resident_run(layers, n_experts, steps, c)["tok_s"] / resident_tok_s - 1) ** 2
         for (slots, arm), measured in MEASURED.items():
-            err += (Model(layers, steps, slots, k, ARMS[arm], c).run()["tok_s"] / measured - 1) ** 2
+            err += (Model(layers, steps, slots, ARMS[arm], c).run()["tok_s"] / measured - 1) ** 2
         if best is None or err < best[0]:
             best = (err, c)
     return best
@@ -363,12 +373,25 @@ def main():
     args = p.parse_args()
     c = dict(DEFAULTS)
     for kv in args.set:
-        key, value = kv.split("=", 1)
+        key, _, value = kv.partition("=")
         if key not in c:
             raise SystemExit(f"--set {kv}: unknown constant {key!r}; known: {', '.join(c)}")
-        c[key] = float(value)
+        try:
+            c[key] = float(value)
+        except ValueError:
+            raise SystemExit(f"--set {kv}: expected a number after '='") from None
+        if not c[key] > 0 and key in ("expert_mb", "copy_gb_s"):
+            raise SystemExit(f"--set {kv}: {key} must be above 0")
+    try:
+        slot_counts = [int(v) for v in args.slots.split(",")]
+    except ValueError:
+        raise SystemExit(f"--slots {args.slots}: expected comma-separated slot counts") from None
+    if args.tokens < 1 or any(v < 1 for v in slot_counts):
+        raise SystemExit("--tokens and --slots must be at least 1")
     layers, n_experts, steps = load_trace(args.trace, args.tokens)
-    k = len(steps[0]["a"][0])
+    top_k = max(len(v) for step in steps for v in step["a"].values())
+    if min(slot_counts) < top_k:
+        raise SystemExit(f"--slots {args.slots}: a layer needs at least its top-k ({top_k}) slots")
     if args.fit:
         if (layers, n_experts) != (12, 256):
             raise SystemExit(f"--fit: MEASURED is the 12-layer, 256-expert Flash slice's; {args.trace} has "
@@ -381,12 +404,12 @@ def main():
     print("| slots | arm | modelled tok/s | / lru | measured | hit rate | MB/token | copy engine busy |")
     print("|---:|---|---:|---:|---:|---:|---:|---:|")
     results = []
-    for slots in (int(s) for s in args.slots.split(",")):
+    for slots in slot_counts:
         lru = None
         for name in args.arms.split(","):
             if name not in ARMS:
                 raise SystemExit(f"--arms: unknown arm {name!r}; known: {', '.join(ARMS)}")
-            r = Model(layers, steps, slots, k, ARMS[name], c).run()
+            r = Model(layers, steps, slots, ARMS[name], c).run()
             lru = r["tok_s"] if name == "lru" else lru
             ratio = f"{r['tok_s'] / lru:.3f}" if lru else "-"
             m = MEASURED.get((slots, name)) if (layers, n_experts) == (12, 256) else None

@@ -47,7 +47,7 @@ def main(moepage, trace, script):
             slots, policy = result["layer_slots"][0], result["policy"]
             arm = next(a for a, p in ARMS.items() if p == policy)
             simulated = 1.0 - sum(l["misses"] for l in result["layers"]) / result["accesses"]
-            model = pm.Model(layers, steps, slots, 6, pm.ARMS[arm], dict(pm.DEFAULTS))
+            model = pm.Model(layers, steps, slots, pm.ARMS[arm], dict(pm.DEFAULTS))
             modelled = model.run()["hit_rate"]
             print(f"{slots} slots, {arm}: simulate {simulated:.4%}, model {modelled:.4%}")
             if abs(simulated - modelled) > 0.0005:
@@ -64,7 +64,7 @@ def main(moepage, trace, script):
         copies_only = {k: (v if k in ("expert_mb", "copy_gb_s", "copy_setup") else 0.0) for k, v in c.items()}
         copy_us = c["expert_mb"] / c["copy_gb_s"] * 1e3 + c["copy_setup"]
         for arm in ("lru", "observe3", "acquire3", "launched3", "launched3-fifo", "launched3-yield"):
-            r = pm.Model(layers, steps, 32, 6, pm.ARMS[arm], copies_only).run()
+            r = pm.Model(layers, steps, 32, pm.ARMS[arm], copies_only).run()
             expected = r["reads_per_token"] * copy_us
             if abs(r["us_per_token"] - expected) > 0.5 or abs(r["copy_share"] - 1.0) > 1e-3:
                 failures.append(f"{arm}, copies only: {r['us_per_token']} us per token, expected {expected:.1f}; "
