@@ -2,7 +2,8 @@
 """A timing model of paged GPU decode under a recorded routing: what a token costs when the host,
 the GPU's compute stream and one copy engine take turns as the deepseek4 GPU path makes them.
 
-    bench/routing/pipeline_model.py TRACE [--slots 32,64,128] [--tokens 256] [--arms ...] [--json OUT]
+    bench/routing/pipeline_model.py TRACE [--slots 32,64,128] [--tokens 257] [--arms A,B,...]
+        [--set CONSTANT=VALUE ...] [--fit] [--json OUT]
 
 A model, not a measurement: it replays the trace's first TOKENS positions through per-layer LRU
 pools (prefetched experts inserted most recently used, proposals already cached left alone, the
