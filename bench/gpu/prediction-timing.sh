@@ -18,11 +18,12 @@
 set -uo pipefail
 build=$(cd "$1" && pwd); out=$2; model=$3; tokens=${4:-256}; layers=${5:-12}
 here=$(cd "$(dirname "$0")" && pwd)
+arms=${ARMS:-launched}
+case "$arms" in launched|acquire) ;; *) echo "prediction-timing.sh: ARMS=$arms: expected launched or acquire" >&2; exit 2 ;; esac
 source "$here/decode_arms.sh"
 replay_arms "${6:-}"
 prepare_model "$layers" 1,8,16
 run_arm resident
-arms=${ARMS:-launched}
 rows=()
 for share in 12.5:8 25:4 50:2; do
   name=${share%%:*}; budget=$((expert_total / ${share#*:}))
