@@ -1,8 +1,9 @@
 // The mapped transport's files: on a GPU, each opened file mapped read-only into the process and
 // registered with the device (mp_device_service.register_host, ABI 1.6), so that a device copy
-// reads the page cache directly. On the CPU device files are only opened (every read is a pread). Registering locks the
-// file's pages in host memory for as long as the transport lives; `max_locked` bounds how much it may lock, and a file
-// that would pass the bound is refused at open, naming it.
+// reads the page cache directly. On the CPU device files are only opened (every read is a pread).
+// Registering locks the file's pages in host memory for as long as the transport lives;
+// `max_locked` bounds how much it may lock, and a file that would pass the bound is refused at
+// open, naming it.
 //
 // Why map instead of read: a read through pinned staging copies every byte twice through host
 // memory (page cache -> staging -> device), and a copy can start only once its chunk is read. A
