@@ -4,7 +4,9 @@
 # live predictor shows the stall), adapter-prefetch with a random rank-128 adapter of the slice's
 # geometry (its guesses are poor; both arms make the same ones), lru at 25% of the expert bytes,
 # mapped transport. Arms: resident, lru alone, the adapter with arch.observe_after_attention
-# false (the GPU idle while the host scores) and true. Same ids in every arm.
+# false (the GPU idle while the host scores) and true, and the adapter scored on the device
+# (arch.predictor_on_device: only the scores come back), observed early and late. Same ids in
+# every arm.
 #
 #   bench/gpu/observe-timing-ab.sh BUILD OUT MODEL_DIR [TOKENS] [LAYERS] [REPS]
 # Writes OUT/{<arm>.json, <arm>.log, adapter.hfadpt, bandwidth.json, weights.json, summary.txt}.
@@ -25,7 +27,10 @@ for rep in $(seq 1 "$reps"); do
   run_arm "lru-$rep" --set pager.plugin=lru "${paged[@]}"
   run_arm "adapter-early-$rep" "${adapter[@]}" "${paged[@]}" --set arch.observe_after_attention=false
   run_arm "adapter-late-$rep" "${adapter[@]}" "${paged[@]}" --set arch.observe_after_attention=true
-  rows+=("rep-$rep=lru-$rep,adapter-early-$rep,adapter-late-$rep")
+  run_arm "device-early-$rep" "${adapter[@]}" "${paged[@]}" --set arch.predictor_on_device=true
+  run_arm "device-late-$rep" "${adapter[@]}" "${paged[@]}" --set arch.predictor_on_device=true \
+    --set arch.observe_after_attention=true
+  rows+=("rep-$rep=lru-$rep,adapter-early-$rep,adapter-late-$rep,device-early-$rep,device-late-$rep")
 done
 report_neutrality
 python3 "$here/arm_ratios.py" "$out" "${rows[@]}" | tee -a "$out/summary.txt"

@@ -73,7 +73,43 @@ mp_pager_ref TraceWriter::recording(const mp_pager_ref& pager) {
     vtable_.set_trace = [](void* self, mp_trace_fn fn, void* ctx) {
       return of(self).inner_.vtable->set_trace(of(self).inner_.self, fn, ctx);
     };
+  forward_later_calls();
   return mp_pager_ref{sizeof(mp_pager_ref), &vtable_, this};
+}
+
+// The calls of minors 1.5 and later: each is forwarded with the real pager's self, or left out
+// (a copied pointer would be called with this writer as its self).
+void TraceWriter::forward_later_calls() {
+  if (mp_pager_splits_acquire(&vtable_)) {
+    vtable_.acquire_start = [](void* self, uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* out) {
+      return of(self).inner_.vtable->acquire_start(of(self).inner_.self, layer, experts, n, out);
+    };
+    vtable_.acquire_await = [](void* self, uint32_t layer, uint32_t index, mp_event* ready) {
+      return of(self).inner_.vtable->acquire_await(of(self).inner_.self, layer, index, ready);
+    };
+    vtable_.acquire_finish = [](void* self, uint32_t layer) {
+      return of(self).inner_.vtable->acquire_finish(of(self).inner_.self, layer);
+    };
+  } else if (MP_HAS_FIELD(&vtable_, mp_pager_vtable, acquire_finish)) {
+    vtable_.acquire_start = nullptr;
+    vtable_.acquire_await = nullptr;
+    vtable_.acquire_finish = nullptr;
+  }
+  if (mp_pager_offers_fixed_slots(&vtable_))
+    vtable_.fixed_slots = [](void* self, uint32_t layer, void** slots, uint32_t n) {
+      return of(self).inner_.vtable->fixed_slots(of(self).inner_.self, layer, slots, n);
+    };
+  if (mp_pager_offers_linear_predictor(&vtable_)) {
+    vtable_.linear_predictor = [](void* self, uint32_t layer, mp_linear_predictor* out) {
+      return of(self).inner_.vtable->linear_predictor(of(self).inner_.self, layer, out);
+    };
+    vtable_.observe_scores = [](void* self, uint32_t layer, const float* scores, uint32_t n) {
+      return of(self).inner_.vtable->observe_scores(of(self).inner_.self, layer, scores, n);
+    };
+  } else if (MP_HAS_FIELD(&vtable_, mp_pager_vtable, observe_scores)) {
+    vtable_.linear_predictor = nullptr;
+    vtable_.observe_scores = nullptr;
+  }
 }
 
 void TraceWriter::on_event(void* ctx, const mp_trace_event* e) {

@@ -39,6 +39,7 @@ class TraceWriter {
   mp_pager_ref recording(const mp_pager_ref& pager);
 
  private:
+  void forward_later_calls();
   static TraceWriter& of(void* self) { return *static_cast<TraceWriter*>(self); }
   void write_hint(uint32_t layer, const int32_t* experts, uint32_t n);
 

@@ -15,6 +15,10 @@ RankPagerRef::RankPagerRef(const mp_pager_ref& pager, const RankCatalog& catalog
   // A rank's pager numbers its experts locally and holds only its share of each layer: the
   // architecture acquires through the mapping above, never by looking slots up on the device.
   vtable_.fixed_slots = nullptr;
+  // Its predictor would score the model's experts, the ones it knows only by their local ids: a
+  // rank's pager observes the hidden state itself.
+  vtable_.linear_predictor = nullptr;
+  vtable_.observe_scores = nullptr;
   install_calls();
 }
 

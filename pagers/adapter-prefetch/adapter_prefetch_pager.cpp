@@ -12,6 +12,7 @@
 // Recall@M: predictions counts experts predicted, predictions_hit those the router then chose;
 // recall@M = predictions_hit / (top_k x predicted layer-steps) is logged when the pager ends.
 #include <algorithm>
+#include <span>
 #include <vector>
 
 #include "moepage/cpp/plugin_adapter.hpp"
@@ -107,8 +108,7 @@ class AdapterPrefetchPager : public moepage::paging::PagedPager {
                       mp::format("pager 'adapter-prefetch': observe(layer {}) got {} hidden values, "
                                  "the adapter {} expects {}",
                                  layer, d_model, adapter_path_, scorer_.d_model()));
-    const uint32_t next = layer + 1;
-    if (!scorer_.predicts_after(layer) || next >= catalog().n_layers || !catalog().has_experts[next]) return MP_OK;
+    if (!predicts_next(layer)) return MP_OK;
     const mp_device_service* dev = host()->device;
     const float* h = hidden;
     if (dev->kind != MP_DEVICE_CPU) {
@@ -124,13 +124,54 @@ class AdapterPrefetchPager : public moepage::paging::PagedPager {
       h = hidden_.data();
     }
     scorer_.score(layer, {h, d_model}, {}, scores_);
-    const uint32_t m = scorer_.top_m(scores_, top_m_, predicted_[next]);
+    return prefetch_top(layer + 1, scores_);
+  }
+
+  // The adapter as b (a h) + bias (ABI 1.10), so a host may score on the device the state lives
+  // on and hand over n_experts floats instead of waiting for the state and scoring here.
+  mp_status linear_predictor(uint32_t layer, mp_linear_predictor* out) {
+    if (out == nullptr)
+      throw mp::Error(MP_ERR_INVALID_ARG, "pager 'adapter-prefetch': linear_predictor: out is NULL");
+    if (!predicts_next(layer)) return MP_ERR_UNSUPPORTED;
+    const auto w = scorer_.weights(layer);
+    mp_linear_predictor p{};
+    p.struct_size = sizeof p;
+    p.rank = scorer_.rank();
+    p.d_model = scorer_.d_model();
+    p.n_experts = scorer_.n_experts();
+    p.a = w.a.data();
+    p.b = w.b.data();
+    p.bias = w.bias.empty() ? nullptr : w.bias.data();
+    mp::write_out(out, p, "pager 'adapter-prefetch': linear_predictor");
+    return MP_OK;
+  }
+  mp_status observe_scores(uint32_t layer, const float* scores, uint32_t n) {
+    if (scores == nullptr || n != scorer_.n_experts())
+      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pager 'adapter-prefetch': observe_scores(layer {}) got {} "
+                                                     "scores, the adapter {} scores {} experts",
+                                                     layer, scores == nullptr ? 0 : n, adapter_path_,
+                                                     scorer_.n_experts()));
+    if (!predicts_next(layer))
+      throw mp::Error(MP_ERR_INVALID_ARG,
+                      mp::format("pager 'adapter-prefetch': observe_scores(layer {}): the adapter {} predicts "
+                                 "nothing after that layer (linear_predictor answers MP_ERR_UNSUPPORTED)",
+                                 layer, adapter_path_));
+    return prefetch_top(layer + 1, {scores, n});
+  }
+
+ private:
+  bool predicts_next(uint32_t layer) const {
+    const uint32_t next = layer + 1;
+    return scorer_.predicts_after(layer) && next < catalog().n_layers && catalog().has_experts[next];
+  }
+  // Prefetches the top M of layer `next`'s scores, traced as predictions.
+  mp_status prefetch_top(uint32_t next, std::span<const float> scores) {
+    const uint32_t m = scorer_.top_m(scores, top_m_, predicted_[next]);
     predicted_n_[next] = m;
     trace_predictions(next, predicted_[next].data(), m);
     return hint(next, predicted_[next].data(), m);
   }
 
- private:
   std::string adapter_path_;
   moepage::pager::AdapterScorer scorer_;
   uint32_t top_m_ = 0;

@@ -60,6 +60,10 @@ struct ModelOptions {
   // waiting on a side stream for that state alone, instead of before (when a predictor's wait and
   // host scoring leave the GPU idle).
   bool observe_after_attention = false;
+  // GPU only: where the expert source offers a linear predictor of the next layer
+  // (GpuExpertSource::linear_predictor), its scores are computed on the device after each layer
+  // and only they reach the host, instead of the state being read back and scored there.
+  bool predictor_on_device = false;
 };
 
 // The rope of a config's rope parameters (main or compress).

@@ -11,6 +11,15 @@
 
 namespace moepage::ds4::gpu {
 
+// A predictor of layer l + 1's experts whose scores are linear in the state observe(l) would get:
+// scores = b (a h) + bias (the pager's, ABI 1.10; host arrays valid for the source's life).
+struct LinearPredictor {
+  uint32_t rank = 0, d_model = 0, n_experts = 0;
+  const float* a = nullptr;     // [rank][d_model]
+  const float* b = nullptr;     // [n_experts][rank]
+  const float* bias = nullptr;  // [n_experts], or null
+};
+
 struct GpuExpertSource {
   virtual ~GpuExpertSource() = default;
   // slots[i] (host array) receives the device slot of experts[i]; valid until the next acquire()
@@ -32,6 +41,11 @@ struct GpuExpertSource {
   // After a layer: the predictor's view (mean of the streams of the batch's last token), device
   // memory, d floats, ready once `stream` reaches this point.
   virtual void observe(uint32_t /*layer*/, const float* /*hidden_device*/, uint32_t /*d*/, Stream /*stream*/) {}
+  // A predictor the forward may evaluate on the device instead of handing over the state: fills p
+  // and returns true when observe(layer) would score layer + 1 so; the forward then calls
+  // observe_scores(layer, scores on the host, n_experts) in place of observe(layer).
+  virtual bool linear_predictor(uint32_t /*layer*/, LinearPredictor& /*p*/) { return false; }
+  virtual void observe_scores(uint32_t /*layer*/, const float* /*scores*/, uint32_t /*n*/) {}
   // Before a prompt chunk's layer: the experts its first band will ask for (forward/prompt_band.hpp),
   // for a pager to start copying while the attention runs. Advice only. Default: nothing to stage.
   virtual void stage(uint32_t /*layer*/, std::span<const int32_t> /*experts*/) {}

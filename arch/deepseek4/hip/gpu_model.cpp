@@ -9,6 +9,7 @@
 
 #include "deepseek4/hip/attention.hpp"
 #include "deepseek4/hip/attention_scratch.hpp"
+#include "deepseek4/hip/device_predictor.hpp"
 #include "deepseek4/hip/head.hpp"
 #include "deepseek4/hip/launch_mode.hpp"
 #include "deepseek4/hip/moe.hpp"
@@ -46,6 +47,11 @@ GpuModel::GpuModel(const Config& config, const Weights& weights, ExpertLayout la
     lp.gemm = params_.gemm;
   }
   allocate_state(std::min<int64_t>(options_.max_batch, options_.max_context));
+  if (options_.predictor_on_device) {
+    predictors_ = std::make_unique<DevicePredictors>(*experts_, config_.num_hidden_layers, config_.hidden_size,
+                                                     config_.n_routed_experts, device_, pinned_);
+    if (predictors_->count() == 0) predictors_.reset();  // the source scores nothing linearly
+  }
 }
 
 GpuModel::~GpuModel() {
@@ -237,11 +243,11 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
     // that reads the state back then scores while the GPU runs the attention).
     const bool observe_late = l > 0 && observe_side_ != nullptr;
     const Stream observe_stream = observe_late ? observe_side_->fork(stream_) : stream_;
-    if (l > 0 && !observe_late) experts_->observe(l - 1, observed_, uint32_t(D), stream_);
+    if (l > 0 && !observe_late) observe(l - 1, stream_);
     stage_first_band(l, tokens_host, S);
     attention(lp, c, states_[l], ring_size_, p0, S, xn_, *attention_scratch_, block_out_, stream_);
     mhc_site(lp.hc_ffn, lp.ffn_norm, nullptr);
-    if (observe_late) experts_->observe(l - 1, observed_, uint32_t(D), observe_stream);
+    if (observe_late) observe(l - 1, observe_stream);
     moe_block(l, tokens_host, tokens_device, S);
   }
   join_comb();
@@ -254,7 +260,7 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
     if (post_pending) {  // no head: the last block's hc_post runs alone for the predictor's view
       hc_post(block_out_, X, post_[cur], comb_[cur], S, c.hc_mult, c.hidden_size, X2, stream_);
       stream_mean(X2 + (S - 1) * N * D, int32_t(N), D, observed_, stream_);
-      experts_->observe(last_layer, observed_, uint32_t(D), stream_);
+      observe(last_layer, stream_);
     }
     return;
   }
@@ -270,7 +276,7 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
     in.last_mean = observed_;
   }
   output_head(params_, c, in, rows, hc_scratch_, u_, xn_, logits_, stream_);
-  if (post_pending) experts_->observe(last_layer, observed_, uint32_t(D), stream_);
+  if (post_pending) observe(last_layer, stream_);
   if (out.greedy) {
     greedy_token(logits_ + (rows - 1) * V, V, greedy_, stream_);
     download_async(greedy_staging_, greedy_, 2 * sizeof(int32_t), stream_);
@@ -280,6 +286,11 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
   download_async(logits_staging_, logits_, uint64_t(rows * V) * sizeof(float), stream_);
   wait_for_batch();
   std::memcpy(out.logits_host, logits_staging_, size_t(rows * V) * sizeof(float));
+}
+
+void GpuModel::observe(uint32_t layer, Stream stream) {
+  if (predictors_ && predictors_->has(layer)) predictors_->observe(layer, observed_, stream);
+  else experts_->observe(layer, observed_, uint32_t(config_.hidden_size), stream);
 }
 
 void GpuModel::wait_for_batch() {

@@ -32,6 +32,7 @@ namespace moepage::ds4::gpu {
 struct AttentionScratch;
 struct MoeScratch;
 class TimedSpans;
+class DevicePredictors;
 
 class GpuModel {
  public:
@@ -92,6 +93,9 @@ class GpuModel {
   void reduce_block_output(int64_t S, uint32_t layer);
   // After the batch's synchronize: the device time of its sums on the devices, into moe_stats_.
   void collect_reduce_time();
+  // Hands the expert source layer `layer`'s state in observed_ (ready once `stream` reaches this
+  // point), or, with a device predictor for that layer, only the next layer's scores.
+  void observe(uint32_t layer, Stream stream);
   const ExpertParallel* expert_parallel() const {
     return options_.expert_parallel.collective ? &options_.expert_parallel : nullptr;
   }
@@ -119,6 +123,8 @@ class GpuModel {
   // ModelOptions::observe_after_attention: the stream an expert source's observe() waits on,
   // ordered after the mHC site that writes observed_ and nothing else.
   std::unique_ptr<SideStream> observe_side_;
+  // ModelOptions::predictor_on_device: the source's linear predictors, on the device (null: off).
+  std::unique_ptr<DevicePredictors> predictors_;
   float *X_ = nullptr, *X2_ = nullptr;  // [S, N, D]
   // [S, N], [S, N, N] twice: a site's weights are written while the previous site's hc_post,
   // folded into the same kernel, still reads the other pair.

@@ -60,4 +60,11 @@ void GpuPagerExpertSource::observe(uint32_t layer, const float* hidden_device, u
   pager_.observe(layer, hidden_device, d, static_cast<mp_stream>(stream));
 }
 
+bool GpuPagerExpertSource::linear_predictor(uint32_t layer, gpu::LinearPredictor& p) {
+  mp_linear_predictor abi{};
+  if (!pager_.linear_predictor(layer, abi)) return false;
+  p = gpu::LinearPredictor{abi.rank, abi.d_model, abi.n_experts, abi.a, abi.b, abi.bias};
+  return true;
+}
+
 }  // namespace moepage::ds4

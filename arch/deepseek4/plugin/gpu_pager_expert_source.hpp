@@ -29,6 +29,10 @@ class GpuPagerExpertSource final : public gpu::GpuExpertSource {
   void acquire_finish(uint32_t layer) override { pager_.acquire_finish(layer); }
   uint32_t max_batch() const override { return pager_.band(); }
   void observe(uint32_t layer, const float* hidden_device, uint32_t d, gpu::Stream stream) override;
+  bool linear_predictor(uint32_t layer, gpu::LinearPredictor& p) override;
+  void observe_scores(uint32_t layer, const float* scores, uint32_t n) override {
+    pager_.observe_scores(layer, scores, n);
+  }
   void stage(uint32_t layer, std::span<const int32_t> experts) override { pager_.stage(layer, experts); }
   bool fixed_slots(uint32_t layer, const std::byte** slots, uint32_t n) override;
   // A plain acquire of the experts (the pager counts and traces them); its slots must be the fixed

@@ -134,6 +134,23 @@ void PagerCalls::observe(uint32_t layer, const float* hidden, uint32_t d, mp_str
   if (const mp_status s = v->observe(pager_.self, layer, hidden, d, stream); s != MP_OK) fail("observe", s);
 }
 
+bool PagerCalls::linear_predictor(uint32_t layer, mp_linear_predictor& out) {
+  if (replay_ || !mp_pager_offers_linear_predictor(pager_.vtable)) return false;
+  out = mp_linear_predictor{};
+  out.struct_size = sizeof out;
+  const mp_status s = pager_.vtable->linear_predictor(pager_.self, layer, &out);
+  if (s == MP_ERR_UNSUPPORTED) return false;
+  if (s != MP_OK) fail("linear_predictor", s);
+  return true;
+}
+
+void PagerCalls::observe_scores(uint32_t layer, const float* scores, uint32_t n) {
+  if (!mp_pager_offers_linear_predictor(pager_.vtable))
+    throw std::logic_error("arch 'deepseek4': observe_scores on a pager that offers no linear predictor");
+  if (const mp_status s = pager_.vtable->observe_scores(pager_.self, layer, scores, n); s != MP_OK)
+    fail("observe_scores", s);
+}
+
 void PagerCalls::fail(const char* call, mp_status status) const {
   const char* msg = pager_.vtable->last_error ? pager_.vtable->last_error(pager_.self) : nullptr;
   // mp::Error keeps the pager's status: forward() returns it unchanged (status.h).

@@ -65,6 +65,12 @@ class PagerCalls {
   // routing replay, hands the pager the replay's recorded predictions for layer + 1 as a hint
   // instead: the hidden state of a replayed model says nothing about the recorded routing.
   void observe(uint32_t layer, const float* hidden, uint32_t d, mp_stream stream);
+  // The pager's linear predictor after `layer` (pager.h, ABI 1.10): true and out filled when it
+  // offers one for that layer; false when not, or under a routing replay (whose predictions are
+  // the recorded ones, handed over at observe).
+  bool linear_predictor(uint32_t layer, mp_linear_predictor& out);
+  // The scores of that predictor, computed by the caller, in place of observe(layer).
+  void observe_scores(uint32_t layer, const float* scores, uint32_t n);
   // Routing replay (null: off): at most `top` of each recorded prediction, for layers below
   // `n_layers`. The predictions are those of the token at `last_position` (set per call).
   // `timing`: when layer + 1's predictions go out (PredictionTiming above).

@@ -103,6 +103,18 @@ typedef struct mp_acquire_result {
   uint8_t* pending;
 } mp_acquire_result;
 
+/* A predictor whose scores are linear in the hidden state (1.10, mp_pager_vtable.linear_predictor):
+ * scores = b (a h) + bias, h the d_model floats observe() would receive. An output struct. */
+typedef struct mp_linear_predictor {
+  uint32_t struct_size;
+  uint32_t rank;      /* rows of a, columns of b */
+  uint32_t d_model;   /* columns of a: observe()'s d_model */
+  uint32_t n_experts; /* rows of b: the catalog's n_experts */
+  const float* a;     /* [rank][d_model], row-major, host memory */
+  const float* b;     /* [n_experts][rank], row-major, host memory */
+  const float* bias;  /* [n_experts], host memory, or NULL for none */
+} mp_linear_predictor;
+
 typedef struct mp_pager_create_args {
   uint32_t struct_size;
   const mp_host_api* host;
@@ -177,6 +189,19 @@ typedef struct mp_pager_vtable {
    * layer); it still reports every access afterwards through acquire, which must return the same
    * slots. MP_ERR_UNSUPPORTED: the layer's slots may move, so the host acquires before each use. */
   mp_status (*fixed_slots)(void* self, uint32_t layer, void** slots, uint32_t n);
+
+  /* 1.10, optional, both or none: a predictor the host may evaluate where the hidden state lives
+   * (on a GPU: beside the forward pass, reading back n_experts scores instead of the state).
+   *  linear_predictor(layer, out): when observe(layer) would score layer + 1's experts as
+   *    b (a h) + bias, describes a, b and bias (out: an output struct). The arrays stay valid and
+   *    unchanged for the instance's life. MP_ERR_UNSUPPORTED: observe(layer) scores nothing, or
+   *    not linearly; the host then calls observe.
+   *  observe_scores(layer, scores, n): the scores (host memory, n = n_experts) the host computed
+   *    so from layer's hidden state, in place of observe(layer): the pager does with them what
+   *    observe does with its own (prefetch, statistics, traces). Per layer and step a host calls
+   *    observe or observe_scores, never both. */
+  mp_status (*linear_predictor)(void* self, uint32_t layer, mp_linear_predictor* out);
+  mp_status (*observe_scores)(void* self, uint32_t layer, const float* scores, uint32_t n);
 } mp_pager_vtable;
 
 /* Whether a pager vtable offers the split acquire (1.5): all three calls inside struct_size. */
@@ -188,6 +213,12 @@ static inline int mp_pager_splits_acquire(const mp_pager_vtable* v) {
 /* Whether a pager vtable offers fixed_slots (1.8). */
 static inline int mp_pager_offers_fixed_slots(const mp_pager_vtable* v) {
   return MP_HAS_FIELD(v, mp_pager_vtable, fixed_slots) && v->fixed_slots != NULL;
+}
+
+/* Whether a pager vtable offers the linear predictor (1.10): both calls inside struct_size. */
+static inline int mp_pager_offers_linear_predictor(const mp_pager_vtable* v) {
+  return MP_HAS_FIELD(v, mp_pager_vtable, observe_scores) && v->linear_predictor != NULL &&
+         v->observe_scores != NULL;
 }
 
 typedef struct mp_pager_ref {

@@ -63,6 +63,8 @@ inline constexpr Callback kPagerCallbacks[] = {
     MP_ABI_CALLBACK(mp_pager_vtable, acquire_await, false, 5),
     MP_ABI_CALLBACK(mp_pager_vtable, acquire_finish, false, 5),
     MP_ABI_CALLBACK(mp_pager_vtable, fixed_slots, false, 8),
+    MP_ABI_CALLBACK(mp_pager_vtable, linear_predictor, false, 10),
+    MP_ABI_CALLBACK(mp_pager_vtable, observe_scores, false, 10),
 };
 
 inline constexpr Callback kArchCallbacks[] = {

@@ -275,6 +275,26 @@ class PagerHandle : public detail::Handle<mp_pager_vtable> {
     o_.check(s, "fixed_slots");
     return true;
   }
+  // A linear predictor after `layer` (ABI 1.10): fills out and returns true; false when the pager
+  // offers none or answers MP_ERR_UNSUPPORTED for that layer.
+  bool linear_predictor(uint32_t layer, mp_linear_predictor& out) {
+    o_.require_live("linear_predictor");
+    if (!mp_pager_offers_linear_predictor(o_.vtable())) return false;
+    out = mp_linear_predictor{};
+    out.struct_size = sizeof out;
+    const mp_status s = o_.vtable()->linear_predictor(o_.self(), layer, &out);
+    if (s == MP_ERR_UNSUPPORTED) return false;
+    o_.check(s, "linear_predictor");
+    return true;
+  }
+  // The scores of linear_predictor(layer) for this step, in place of observe(layer).
+  void observe_scores(uint32_t layer, std::span<const float> scores) {
+    o_.require_live("observe_scores");
+    if (!mp_pager_offers_linear_predictor(o_.vtable()))
+      throw PluginError(MP_ERR_UNSUPPORTED, "observe_scores: the pager offers no linear predictor");
+    o_.check(o_.vtable()->observe_scores(o_.self(), layer, scores.data(), static_cast<uint32_t>(scores.size())),
+             "observe_scores");
+  }
   // Returns false when the pager does not observe hidden states.
   bool observe(uint32_t layer, const float* hidden, uint32_t d_model, mp_stream stream) {
     o_.require_live("observe");

@@ -374,6 +374,18 @@ const mp_pager_vtable* pager_vtable() noexcept {
         return call<T>(self, "fixed_slots", [&](T& t) { return t.fixed_slots(layer, slots, n); });
       };
     }
+    // A linear predictor the host evaluates (1.10): both calls or neither.
+    if constexpr (requires(T & t, uint32_t l, mp_linear_predictor* p, const float* s) {
+                    t.linear_predictor(l, p);
+                    t.observe_scores(l, s, l);
+                  }) {
+      v.linear_predictor = [](void* self, uint32_t layer, mp_linear_predictor* out) noexcept {
+        return call<T>(self, "linear_predictor", [&](T& t) { return t.linear_predictor(layer, out); });
+      };
+      v.observe_scores = [](void* self, uint32_t layer, const float* scores, uint32_t n) noexcept {
+        return call<T>(self, "observe_scores", [&](T& t) { return t.observe_scores(layer, scores, n); });
+      };
+    }
     return v;
   }();
   return &table;

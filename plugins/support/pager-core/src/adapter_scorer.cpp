@@ -40,6 +40,14 @@ bool AdapterScorer::predicts_after(uint32_t src_layer) const {
   return src_layer < entry_of_src_.size() && entry_of_src_[src_layer] >= 0;
 }
 
+AdapterScorer::Weights AdapterScorer::weights(uint32_t src_layer) const {
+  if (!predicts_after(src_layer))
+    throw PagerError(ErrorKind::InvalidRequest,
+                     "adapter scorer: no entry predicts the layer after layer " + std::to_string(src_layer));
+  const size_t entry = size_t(entry_of_src_[src_layer]);
+  return {a_[entry], b_[entry], bias_[entry]};
+}
+
 void AdapterScorer::score(uint32_t src_layer, std::span<const float> hidden, std::span<const float> gate_bias,
                           std::span<float> scores) {
   if (!predicts_after(src_layer))

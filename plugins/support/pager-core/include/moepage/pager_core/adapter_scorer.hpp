@@ -24,6 +24,13 @@ class AdapterScorer {
   // scores[n_experts] from hidden[d_model]; gate_bias is empty or [n_experts] (layer src+1's).
   void score(uint32_t src_layer, std::span<const float> hidden, std::span<const float> gate_bias,
              std::span<float> scores);
+  // The weights of the entry after `src_layer` (which must predict), widened to float:
+  // a [rank][d_model], b [n_experts][rank], bias [n_experts] or empty (v1). score() computes
+  // b (a h) + bias (+ gate_bias); a host may evaluate the same product elsewhere.
+  struct Weights {
+    std::span<const float> a, b, bias;
+  };
+  Weights weights(uint32_t src_layer) const;
   // The indices of the m highest scores, highest first (ties: lower index first; NaN ranks
   // last). Writes min(m, n_experts) indices into out and returns that count.
   uint32_t top_m(std::span<const float> scores, uint32_t m, std::span<int32_t> out);
