@@ -11,7 +11,8 @@
 # experts are launched, before the host waits for its reads (arch.replay_predictions_at=launched)
 # with every copy on one stream (transport.prefetch_lane=shared: the model says prefetches issued
 # while the layer's demand copies run must not share the link with them), under lru and lfru.
-# ARMS=acquire keeps the 2026-12-04 grid. Then every arm against its bound (paged_bound.py).
+# ARMS=acquire keeps the 2026-12-04 grid. ARMS=policy separates eviction from prediction: lru, lfru
+# and lfru with the proposals (observe). Then every arm against its bound (paged_bound.py).
 #
 #   bench/gpu/prediction-timing.sh BUILD OUT MODEL_DIR [TOKENS] [LAYERS] [TRACE]
 # Writes OUT/{<arm>.json, <arm>.log, bandwidth.json, weights.json, bound.txt, summary.txt}.
@@ -19,7 +20,7 @@ set -uo pipefail
 build=$(cd "$1" && pwd); out=$2; model=$3; tokens=${4:-256}; layers=${5:-12}
 here=$(cd "$(dirname "$0")" && pwd)
 arms=${ARMS:-launched}
-case "$arms" in launched|acquire) ;; *) echo "prediction-timing.sh: ARMS=$arms: expected launched or acquire" >&2; exit 2 ;; esac
+case "$arms" in launched|acquire|policy) ;; *) echo "prediction-timing.sh: ARMS=$arms: expected launched, acquire or policy" >&2; exit 2 ;; esac
 source "$here/decode_arms.sh"
 replay_arms "${6:-}"
 prepare_model "$layers" 1,8,16
@@ -29,6 +30,12 @@ for share in 12.5:8 25:4 50:2; do
   name=${share%%:*}; budget=$((expert_total / ${share#*:}))
   lru=(--set pager.plugin=lru --set "pager.budget=$budget" --set transport.plugin=mapped)
   run_arm "lru-$name" "${lru[@]}" --set arch.replay_predictions=0
+  if [ "$arms" = policy ]; then
+    run_arm "lfru-$name" "${lru[@]}" --set pager.policy=lfru --set arch.replay_predictions=0
+    run_arm "lfru-$name-predict3" "${lru[@]}" --set pager.policy=lfru --set arch.replay_predictions=3
+    rows+=("$name%=lru-$name,lfru-$name,lfru-$name-predict3")
+    continue
+  fi
   run_arm "lru-$name-predict3" "${lru[@]}" --set arch.replay_predictions=3
   if [ "$arms" = acquire ]; then
     run_arm "lru-$name-predict3-early" "${lru[@]}" --set arch.replay_predictions=3 \

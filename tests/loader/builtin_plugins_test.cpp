@@ -106,7 +106,7 @@ TEST_CASE("the deepseek4 arch recognises a DeepSeek-V4 config.json and names it 
   CHECK(option_table(*c.descriptor) ==
         std::vector<std::string>{"threads:1:0", "max_context:1:4096", "max_batch:1:64", "matrix_min_tokens:1:8",
                                  "matrix_min_expert_tokens:1:2", "matrix_split:0:true", "matrix_split_experts:0:true",
-                                 "matrix_single_token:0:false", "gemv_stages:1:3", "library_min_tokens:1:0",
+                                 "matrix_single_token:0:false", "gemv_stages:1:3", "library_min_tokens:1:512",
                                  "device_routing:0:true", "observe_after_attention:0:false", "predictor_on_device:0:false",
                                  "overlap_launches:0:true",
                                  "paged_band:1:32", "routing_replay:6:", "replay_predictions_at:7:observe",

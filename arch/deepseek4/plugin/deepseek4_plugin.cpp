@@ -76,11 +76,12 @@ constexpr mp_option_def kOptions[] = {
                "many steps of weight rows in flight in shared memory while they multiply the oldest (2 to 4; "
                "H200: 7-8.5% less time at 3); 0: each step is loaded into registers, then multiplied. FP8 and "
                "FP4 products always take the register path"),
-    mp::option(MP_OPT_INT, "library_min_tokens", "0",
+    mp::option(MP_OPT_INT, "library_min_tokens", "512",
                "GPU (NVIDIA): dense products over at least this many tokens (prefill) dequantize their weight to "
                "bf16 once and multiply on cuBLAS, x split as matrix_split says (Flash: up to 64 MiB for the "
                "weight, 128 MiB for x's parts and 32 MiB for cuBLAS while a prompt runs); 0 = never (the "
-               "matrix-core tiles). Not yet measured on a GPU, hence off"),
+               "matrix-core tiles). H200, 4-layer Flash prefill against the tiles: 0.91x at 128 tokens, 0.94x "
+               "at 256, 1.02x at 512, 1.04x at 1,024, 1.09x at 4,096"),
     mp::option(MP_OPT_BOOL, "device_routing", "true",
                "GPU: a decode step over a pager whose slots never move (resident) routes on the device and "
                "reports its experts to the pager afterwards: no host round trip per layer; false: the host "
@@ -428,7 +429,7 @@ class Deepseek4Arch {
   bool matrix_split_experts_ = true;       // arch option matrix_split_experts
   bool matrix_single_token_ = false;       // arch option matrix_single_token
   uint32_t gemv_stages_ = 3;               // arch option gemv_stages
-  uint32_t library_min_tokens_ = 0;        // arch option library_min_tokens
+  uint32_t library_min_tokens_ = 512;      // arch option library_min_tokens
   bool device_routing_ = true;             // arch option device_routing
   bool overlap_launches_ = true;           // arch option overlap_launches
   bool observe_after_attention_ = false;   // arch option observe_after_attention
