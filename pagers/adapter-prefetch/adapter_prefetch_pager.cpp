@@ -1,8 +1,8 @@
-// The `adapter-prefetch` pager: `lru` plus a low-rank predictor (an HFADPT v1 or v2 file). After layer L
-// the arch hands over its hidden state; the predictor scores layer L+1's experts and the pager
-// prefetches the top M through the ordinary hint path, so a prefetch never evicts an expert the
-// current token requested and never changes the router's choice (the router still decides; a
-// wrong guess costs bandwidth only).
+// The `adapter-prefetch` pager: `paged` (pager.policy, lfru by default) plus a low-rank predictor
+// (an HFADPT v1 or v2 file). After layer L the arch hands over its hidden state; the predictor
+// scores layer L+1's experts and the pager prefetches the top M through the ordinary hint path, so
+// a prefetch never evicts an expert the current token requested and never changes the router's
+// choice (the router still decides; a wrong guess costs bandwidth only).
 //
 // The gate bias: the score is B (A h_L) + the adapter's own bias (HFADPT v2, the intercept of the
 // fit in tools/train/adapter_fit.py) without layer L+1's gate bias, because the expert catalog does
@@ -26,7 +26,7 @@ namespace {
 using moepage::pager::PagerError;
 
 constexpr mp_option_def kOptions[] = {
-    MOEPAGE_PAGED_PAGER_OPTIONS,
+    MOEPAGE_PAGED_PAGER_OPTIONS("lfru"),
     mp::option(MP_OPT_PATH, "adapter", nullptr, "predictor file (HFADPT v1 or v2)"),
     mp::option(MP_OPT_INT, "top_m", "0", "experts prefetched per layer; 0 = top-k + 2"),
 };
@@ -130,8 +130,7 @@ class AdapterPrefetchPager : public moepage::paging::PagedPager {
   // The adapter as b (a h) + bias (ABI 1.10), so a host may score on the device the state lives
   // on and hand over n_experts floats instead of waiting for the state and scoring here.
   mp_status linear_predictor(uint32_t layer, mp_linear_predictor* out) {
-    if (out == nullptr)
-      throw mp::Error(MP_ERR_INVALID_ARG, "pager 'adapter-prefetch': linear_predictor: out is NULL");
+    if (out == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "pager 'adapter-prefetch': linear_predictor: out is NULL");
     if (!predicts_next(layer)) return MP_ERR_UNSUPPORTED;
     const auto w = scorer_.weights(layer);
     mp_linear_predictor p{};
@@ -147,10 +146,10 @@ class AdapterPrefetchPager : public moepage::paging::PagedPager {
   }
   mp_status observe_scores(uint32_t layer, const float* scores, uint32_t n) {
     if (scores == nullptr || n != scorer_.n_experts())
-      throw mp::Error(MP_ERR_INVALID_ARG, mp::format("pager 'adapter-prefetch': observe_scores(layer {}) got {} "
-                                                     "scores, the adapter {} scores {} experts",
-                                                     layer, scores == nullptr ? 0 : n, adapter_path_,
-                                                     scorer_.n_experts()));
+      throw mp::Error(MP_ERR_INVALID_ARG,
+                      mp::format("pager 'adapter-prefetch': observe_scores(layer {}) got {} "
+                                 "scores, the adapter {} scores {} experts",
+                                 layer, scores == nullptr ? 0 : n, adapter_path_, scorer_.n_experts()));
     if (!predicts_next(layer))
       throw mp::Error(MP_ERR_INVALID_ARG,
                       mp::format("pager 'adapter-prefetch': observe_scores(layer {}): the adapter {} predicts "
@@ -185,5 +184,6 @@ class AdapterPrefetchPager : public moepage::paging::PagedPager {
 
 MOEPAGE_PLUGIN("adapter-prefetch", "0.2.0",
                mp::make_pager_descriptor<AdapterPrefetchPager>(
-                   "adapter-prefetch", "0.2.0", "lru plus a predictor that prefetches the next layer's experts",
+                   "adapter-prefetch", "0.2.0",
+                   "paged (lfru) plus a predictor that prefetches the next layer's experts",
                    MP_CAP_CPU | MP_CAP_GPU | MP_CAP_PREFETCH, kOptions))

@@ -180,10 +180,11 @@ class PagedPager {
   std::unique_ptr<moepage::pager::PagerCore> core_;
 
   // Preallocated hot-path scratch.
-  std::vector<mp_read_request> requests_;              // [max(slots, n_experts) * n_parts]
-  std::vector<std::vector<uint64_t>> pending_;  // [n_layers] prefetch fills not committed yet, capacity kMaxPendingPerLayer
-  std::vector<std::vector<SlotRead>> slot_reads_;  // [n_layers][slot] prefetch reads that may still be landing
-  std::vector<std::vector<int32_t>> last_request_;     // [n_layers], capacity slots
+  std::vector<mp_read_request> requests_;  // [max(slots, n_experts) * n_parts]
+  std::vector<std::vector<uint64_t>>
+      pending_;  // [n_layers] prefetch fills not committed yet, capacity kMaxPendingPerLayer
+  std::vector<std::vector<SlotRead>> slot_reads_;   // [n_layers][slot] prefetch reads that may still be landing
+  std::vector<std::vector<int32_t>> last_request_;  // [n_layers], capacity slots
   std::vector<uint32_t> last_request_n_;
   std::vector<StartedAcquire> started_;  // [n_layers] split acquires (sized only for paged layers)
   uint32_t started_count_ = 0;           // layers with an acquire started and not finished
@@ -204,13 +205,16 @@ class NamedPagedPager : public PagedPager {
   NamedPagedPager(const mp_pager_create_args& args, const mp::Options& options) : PagedPager(args, options, kName) {}
 };
 
-// The option table every paged pager plugin shares (paged, lru, adapter-prefetch).
-#define MOEPAGE_PAGED_PAGER_OPTIONS                                                                                  \
+// The option table every paged pager plugin shares (paged, lru, adapter-prefetch), with the
+// plugin's default eviction policy: lfru for paged and adapter-prefetch (the fewest reads on both
+// recorded traces in `moepage simulate`, and 4-8% faster than lru on the H200 under the Flash trace:
+// bench/results/2026-12-05-prefetch-policy-and-device-predictor.md), lru for the alias named after it.
+#define MOEPAGE_PAGED_PAGER_OPTIONS(default_policy)                                                                  \
   mp::option(MP_OPT_SIZE_OR_AUTO, "budget", "auto",                                                                  \
              "device memory for expert slots (one slot per expert at most); auto = available memory minus reserve"), \
       mp::option(MP_OPT_SIZE, "reserve", "8GiB", "memory left free when budget is auto"),                            \
       mp::enum_option(                                                                                               \
-          "policy", "lru|lfu|lfru|s3fifo", "lru",                                                                    \
+          "policy", "lru|lfu|lfru|s3fifo", default_policy,                                                           \
           "which cached expert a miss evicts (lfru: decayed frequency; s3fifo: probation, main and ghost queues)"),  \
       mp::enum_option(                                                                                               \
           "split", "uniform|trace", "uniform",                                                                       \

@@ -6,7 +6,7 @@
 
 namespace {
 constexpr char kName[] = "lru";
-constexpr mp_option_def kOptions[] = {MOEPAGE_PAGED_PAGER_OPTIONS};
+constexpr mp_option_def kOptions[] = {MOEPAGE_PAGED_PAGER_OPTIONS("lru")};
 }  // namespace
 
 MOEPAGE_PLUGIN(kName, "0.3.0",

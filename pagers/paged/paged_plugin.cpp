@@ -5,7 +5,7 @@
 
 namespace {
 constexpr char kName[] = "paged";
-constexpr mp_option_def kOptions[] = {MOEPAGE_PAGED_PAGER_OPTIONS};
+constexpr mp_option_def kOptions[] = {MOEPAGE_PAGED_PAGER_OPTIONS("lfru")};
 
 // For `pager: {plugin: auto}`: the general pager (the others are the resident baseline, an alias,
 // and a predictor that needs an adapter file), so the only one that ranks itself.

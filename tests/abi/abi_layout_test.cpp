@@ -321,8 +321,8 @@ static_assert(rows_are_the_slots<mp_pager_vtable>(mp::abi::kPagerCallbacks));
 static_assert(rows_are_the_slots<mp_arch_vtable>(mp::abi::kArchCallbacks));
 
 // sizeof each vtable in the headers of 1.0, 1.1, ...: frozen, one column per minor.
-constexpr uint32_t kTransportSizes[] = {80, 80, 80, 80, 96,
-                                        96, 96, 96, 96, 96, 96};  // 1.4 appended wait_result, poll_result
+constexpr uint32_t kTransportSizes[] = {80, 80, 80, 80, 96, 96,
+                                        96, 96, 96, 96, 96};  // 1.4 appended wait_result, poll_result
 // 1.5 acquire_start, _await, _finish; 1.8 fixed_slots; 1.10 linear_predictor, observe_scores
 constexpr uint32_t kPagerSizes[] = {88, 88, 88, 88, 88, 112, 112, 112, 120, 120, 136};
 // 1.1 stats, 1.2 forward_greedy, 1.7 join_ranks

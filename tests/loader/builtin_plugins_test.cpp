@@ -80,7 +80,7 @@ TEST_CASE("the lru pager declares budget, reserve, policy and the split and chec
 TEST_CASE("the adapter-prefetch pager requires an adapter path, defaults top_m to 0 and observes hidden states") {
   Builtins b;
   const auto& c = b.registry.find(MP_KIND_PAGER, "adapter-prefetch");
-  CHECK(option_table(*c.descriptor) == std::vector<std::string>{"budget:5:auto", "reserve:4:8GiB", "policy:7:lru",
+  CHECK(option_table(*c.descriptor) == std::vector<std::string>{"budget:5:auto", "reserve:4:8GiB", "policy:7:lfru",
                                                                 "split:7:uniform",
                                                                 "split_trace:6:", "adapter:6:<required>", "top_m:1:0"});
   CHECK((c.descriptor->capabilities & MP_CAP_PREFETCH) != 0);
@@ -103,14 +103,26 @@ TEST_CASE("the pinned-async transport declares its staging options and offers ti
 TEST_CASE("the deepseek4 arch recognises a DeepSeek-V4 config.json and names it when it is missing") {
   Builtins b;
   const auto& c = b.registry.find(MP_KIND_ARCH, "deepseek4");
-  CHECK(option_table(*c.descriptor) ==
-        std::vector<std::string>{"threads:1:0", "max_context:1:4096", "max_batch:1:64", "matrix_min_tokens:1:8",
-                                 "matrix_min_expert_tokens:1:2", "matrix_split:0:true", "matrix_split_experts:0:true",
-                                 "matrix_single_token:0:false", "gemv_stages:1:3", "library_min_tokens:1:512",
-                                 "device_routing:0:true", "observe_after_attention:0:false", "predictor_on_device:0:false",
-                                 "overlap_launches:0:true",
-                                 "paged_band:1:32", "routing_replay:6:", "replay_predictions_at:7:observe",
-                                 "replay_predictions:1:6", "hits_first:0:true", "prompt_staging:0:true"});
+  CHECK(option_table(*c.descriptor) == std::vector<std::string>{"threads:1:0",
+                                                                "max_context:1:4096",
+                                                                "max_batch:1:64",
+                                                                "matrix_min_tokens:1:8",
+                                                                "matrix_min_expert_tokens:1:2",
+                                                                "matrix_split:0:true",
+                                                                "matrix_split_experts:0:true",
+                                                                "matrix_single_token:0:false",
+                                                                "gemv_stages:1:3",
+                                                                "library_min_tokens:1:512",
+                                                                "device_routing:0:true",
+                                                                "observe_after_attention:0:false",
+                                                                "predictor_on_device:0:false",
+                                                                "overlap_launches:0:true",
+                                                                "paged_band:1:32",
+                                                                "routing_replay:6:",
+                                                                "replay_predictions_at:7:observe",
+                                                                "replay_predictions:1:6",
+                                                                "hits_first:0:true",
+                                                                "prompt_staging:0:true"});
 
   const fs::path dir = fs::temp_directory_path() / "moepage-loader-test-ds4";
   fs::create_directories(dir);

@@ -81,8 +81,8 @@ TEST_CASE("scores of the described linear predictor, handed over instead of the 
   const auto adapter = write_adapter(model, 16, 3);
   auto transport = plugins.transport("pread", {{"threads", "1"}});
   {
-    const std::vector<std::pair<std::string, std::string>> options = {
-        {"budget", std::to_string(model.budget_for(6))}, {"adapter", adapter.string()}};
+    const std::vector<std::pair<std::string, std::string>> options = {{"budget", std::to_string(model.budget_for(6))},
+                                                                      {"adapter", adapter.string()}};
     auto by_state = plugins.pager("adapter-prefetch", options, model.catalog, transport);
     auto by_scores = plugins.pager("adapter-prefetch", options, model.catalog, transport);
     std::vector<uint32_t> predicted_by_state, predicted_by_scores;

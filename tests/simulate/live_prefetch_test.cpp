@@ -37,7 +37,8 @@ nlohmann::json run_prefetch(const std::filesystem::path& dir, const std::string&
 
 }  // namespace
 
-TEST_CASE("the simulated lru+prefetch misses equal the live adapter-prefetch pager's on every layer") {
+TEST_CASE(
+    "the simulated lfru+prefetch misses equal the live adapter-prefetch pager's (its default policy) on every layer") {
   const moepage::test::TempDir tmp("live-prefetch");
   const std::filesystem::path& dir = tmp.path();
   const std::filesystem::path trace_path = dir / "run.trace";
@@ -63,10 +64,10 @@ TEST_CASE("the simulated lru+prefetch misses equal the live adapter-prefetch pag
   }
   CHECK(all_predicted == stats["pager"]["predictions"].get<uint64_t>());
 
-  pager::PolicySpec with_predictions{pager::PolicyKind::Lru, 0.0};
+  pager::PolicySpec with_predictions{pager::PolicyKind::Lfru, 0.0};
   with_predictions.prefetch_predictions = true;
   const pager::SimResult sim = pager::simulate(trace, slots, with_predictions);
-  const pager::SimResult plain = pager::simulate(trace, slots, {pager::PolicyKind::Lru, 0.0});
+  const pager::SimResult plain = pager::simulate(trace, slots, {pager::PolicyKind::Lfru, 0.0});
   for (uint32_t l = 0; l < kLayers; ++l) {
     INFO("layer " << l);
     CHECK(sim.layers[l].accesses == stats["layers"][l]["accesses"].get<uint64_t>());
@@ -74,7 +75,7 @@ TEST_CASE("the simulated lru+prefetch misses equal the live adapter-prefetch pag
   }
   CHECK(sim.misses == stats["pager"]["misses"].get<uint64_t>());
   CHECK(sim.prefetch_reads == stats["pager"]["prefetch_issued"].get<uint64_t>());
-  // Ignoring the predict rows is plain lru, which misses more on this trace: the replay matters.
+  // Ignoring the predict rows is plain lfru, which misses more on this trace: the replay matters.
   CHECK(plain.misses > sim.misses);
   // Truncating each proposal changes what is prefetched, so the count must be honoured.
   pager::PolicySpec fewer = with_predictions;

@@ -49,7 +49,7 @@ TEST_CASE("the live split pager misses as the simulator says, on every layer, wi
   pager::SplitRequest request;
   request.total_slots = uint64_t(kSplitSlots) * kLayers;
   request.min_slots = recorded.meta.top_k;
-  request.policy = {pager::PolicyKind::Lru, 0.0};
+  request.policy = {pager::PolicyKind::Lfru, 0.0};  // the paged pager's default
   REQUIRE(request.min_slots == 6);
   const pager::SplitPlan plan = pager::split_slots_by_reuse(recorded, request);
   INFO("split " << pager::format_layer_slots(plan.slots));
@@ -65,7 +65,7 @@ TEST_CASE("the live split pager misses as the simulator says, on every layer, wi
   CHECK(split["pager"]["pool_bytes"].get<uint64_t>() == uniform["pager"]["pool_bytes"].get<uint64_t>());
   CHECK(split["pager"]["slots_per_layer"].get<uint32_t>() == band);
 
-  const pager::SimResult sim = pager::simulate_layers(replayed, plan.slots, {pager::PolicyKind::Lru, 0.0}, band);
+  const pager::SimResult sim = pager::simulate_layers(replayed, plan.slots, {pager::PolicyKind::Lfru, 0.0}, band);
   CHECK(sim.accesses == replayed.rows.size());
   for (uint32_t l = 0; l < kLayers; ++l) {
     INFO("layer " << l);

@@ -34,8 +34,7 @@ DevicePredictors::DevicePredictors(GpuExpertSource& source, uint32_t n_layers, i
     LinearPredictor p;
     if (!source_.linear_predictor(l, p)) continue;
     const std::string where = "ds4 gpu model: the linear predictor after layer " + std::to_string(l);
-    if (p.a == nullptr || p.b == nullptr || p.rank == 0)
-      throw std::invalid_argument(where + " has no weights");
+    if (p.a == nullptr || p.b == nullptr || p.rank == 0) throw std::invalid_argument(where + " has no weights");
     if (int64_t(p.d_model) != d_model_ || int64_t(p.n_experts) != n_experts_)
       throw std::invalid_argument(where + " reads " + std::to_string(p.d_model) + " values and scores " +
                                   std::to_string(p.n_experts) + " experts; the model has hidden size " +

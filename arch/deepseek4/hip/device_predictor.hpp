@@ -24,8 +24,8 @@ class DevicePredictors {
  public:
   // Asks `source` for every layer's predictor and uploads those it offers. Throws
   // std::invalid_argument naming the layer when one's shape does not fit the model.
-  DevicePredictors(GpuExpertSource& source, uint32_t n_layers, int64_t d_model, int64_t n_experts,
-                   DeviceArena& device, DeviceArena& pinned);
+  DevicePredictors(GpuExpertSource& source, uint32_t n_layers, int64_t d_model, int64_t n_experts, DeviceArena& device,
+                   DeviceArena& pinned);
 
   // Whether layer `layer`'s successor is scored here.
   bool has(uint32_t layer) const { return layer < layers_.size() && layers_[layer].on; }

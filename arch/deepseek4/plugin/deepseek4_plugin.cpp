@@ -269,12 +269,11 @@ class Deepseek4Arch {
     if (!prompt_staging_) pager_->stage_at_step_start();
     hint_scratch_.reserve(c.n_routed_experts);
     if (replay_) pager_->replay_predictions(replay_.get(), replay_top_, c.num_hidden_layers, replay_timing_);
-    backend_ = ds4::make_forward_backend(
-        ds4::BackendInputs{host_, pager_.get(), &model_, max_context_, max_batch_, threads_, replay_.get(),
-                           matrix_min_tokens_, matrix_split_, matrix_split_experts_, matrix_single_token_,
-                           matrix_min_expert_tokens_, device_routing_, ranks_ ? ranks_->view() : ds4::ExpertParallel{},
-                           overlap_launches_, gemv_stages_, library_min_tokens_, observe_after_attention_,
-                           predictor_on_device_});
+    backend_ = ds4::make_forward_backend(ds4::BackendInputs{
+        host_, pager_.get(), &model_, max_context_, max_batch_, threads_, replay_.get(), matrix_min_tokens_,
+        matrix_split_, matrix_split_experts_, matrix_single_token_, matrix_min_expert_tokens_, device_routing_,
+        ranks_ ? ranks_->view() : ds4::ExpertParallel{}, overlap_launches_, gemv_stages_, library_min_tokens_,
+        observe_after_attention_, predictor_on_device_});
   }
 
   // One rank of an expert-parallel group (ABI 1.7): before bind_pager, once. On a GPU the rank

@@ -217,8 +217,7 @@ static inline int mp_pager_offers_fixed_slots(const mp_pager_vtable* v) {
 
 /* Whether a pager vtable offers the linear predictor (1.10): both calls inside struct_size. */
 static inline int mp_pager_offers_linear_predictor(const mp_pager_vtable* v) {
-  return MP_HAS_FIELD(v, mp_pager_vtable, observe_scores) && v->linear_predictor != NULL &&
-         v->observe_scores != NULL;
+  return MP_HAS_FIELD(v, mp_pager_vtable, observe_scores) && v->linear_predictor != NULL && v->observe_scores != NULL;
 }
 
 typedef struct mp_pager_ref {

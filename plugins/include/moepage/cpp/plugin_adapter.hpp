@@ -375,7 +375,7 @@ const mp_pager_vtable* pager_vtable() noexcept {
       };
     }
     // A linear predictor the host evaluates (1.10): both calls or neither.
-    if constexpr (requires(T & t, uint32_t l, mp_linear_predictor* p, const float* s) {
+    if constexpr (requires(T & t, uint32_t l, mp_linear_predictor * p, const float* s) {
                     t.linear_predictor(l, p);
                     t.observe_scores(l, s, l);
                   }) {
