@@ -90,12 +90,13 @@ constexpr mp_option_def kOptions[] = {
                "GPU: hand the pager layer l-1's state (a predictor's observe) once layer l's attention is "
                "launched, the pager waiting on a side stream for that state alone, so the GPU runs the "
                "attention while the host scores; false: before the attention is launched, the GPU idle while "
-               "the host scores. A replay's recorded predictions only come later with it. Not yet measured"),
+               "the host scores. A replay's recorded predictions only come later with it. H200, live adapter, "
+               "12-layer Flash slice: 1-3.5% slower than false"),
     mp::option(MP_OPT_BOOL, "predictor_on_device", "false",
                "GPU: where the pager's predictor is linear in the state (adapter-prefetch), score the next "
                "layer's experts on the device and hand the pager only the scores, instead of reading the state "
-               "back for the host to score (about 0.3 ms a layer at rank 128 and Flash's width). Not yet "
-               "measured"),
+               "back for the host to score. H200, live rank-128 adapter on the 12-layer Flash slice at 25%: "
+               "5.3 ms a token faster (21 against 26.3 ms). Off until measured with a trained adapter"),
     mp::option(MP_OPT_BOOL, "overlap_launches", "true",
                "GPU (NVIDIA sm_90+): in a decode step each kernel may start while the previous one of its "
                "stream finishes and waits on the device for its inputs (programmatic dependent launch), hiding "
