@@ -181,8 +181,8 @@ class PagedPager {
 
   // Preallocated hot-path scratch.
   std::vector<mp_read_request> requests_;  // [max(slots, n_experts) * n_parts]
-  std::vector<std::vector<uint64_t>>
-      pending_;  // [n_layers] prefetch fills not committed yet, capacity kMaxPendingPerLayer
+  // [n_layers] prefetch fills not committed yet, capacity kMaxPendingPerLayer
+  std::vector<std::vector<uint64_t>> pending_;
   std::vector<std::vector<SlotRead>> slot_reads_;   // [n_layers][slot] prefetch reads that may still be landing
   std::vector<std::vector<int32_t>> last_request_;  // [n_layers], capacity slots
   std::vector<uint32_t> last_request_n_;

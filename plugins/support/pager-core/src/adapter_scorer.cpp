@@ -40,19 +40,21 @@ bool AdapterScorer::predicts_after(uint32_t src_layer) const {
   return src_layer < entry_of_src_.size() && entry_of_src_[src_layer] >= 0;
 }
 
-AdapterScorer::Weights AdapterScorer::weights(uint32_t src_layer) const {
+size_t AdapterScorer::entry_after(uint32_t src_layer) const {
   if (!predicts_after(src_layer))
     throw PagerError(ErrorKind::InvalidRequest,
                      "adapter scorer: no entry predicts the layer after layer " + std::to_string(src_layer));
-  const size_t entry = size_t(entry_of_src_[src_layer]);
+  return size_t(entry_of_src_[src_layer]);
+}
+
+AdapterScorer::Weights AdapterScorer::weights(uint32_t src_layer) const {
+  const size_t entry = entry_after(src_layer);
   return {a_[entry], b_[entry], bias_[entry]};
 }
 
 void AdapterScorer::score(uint32_t src_layer, std::span<const float> hidden, std::span<const float> gate_bias,
                           std::span<float> scores) {
-  if (!predicts_after(src_layer))
-    throw PagerError(ErrorKind::InvalidRequest,
-                     "adapter scorer: no entry predicts the layer after layer " + std::to_string(src_layer));
+  const size_t entry = entry_after(src_layer);
   if (hidden.size() != d_model_ || scores.size() != n_experts_ ||
       (!gate_bias.empty() && gate_bias.size() != n_experts_))
     throw PagerError(ErrorKind::InvalidRequest,
@@ -61,7 +63,6 @@ void AdapterScorer::score(uint32_t src_layer, std::span<const float> hidden, std
                          "] and gate_bias[0 or " + std::to_string(n_experts_) + "], got " +
                          std::to_string(hidden.size()) + ", " + std::to_string(scores.size()) + ", " +
                          std::to_string(gate_bias.size()));
-  const size_t entry = size_t(entry_of_src_[src_layer]);
   const float* a = a_[entry].data();
   const float* b = b_[entry].data();
   const std::vector<float>& bias = bias_[entry];

@@ -36,6 +36,9 @@ class AdapterScorer {
   uint32_t top_m(std::span<const float> scores, uint32_t m, std::span<int32_t> out);
 
  private:
+  // The entry predicting the layer after src_layer; throws when none does.
+  size_t entry_after(uint32_t src_layer) const;
+
   uint32_t d_model_, n_experts_, rank_;
   std::vector<int32_t> entry_of_src_;     // [n_layers] entry index or -1
   std::vector<std::vector<float>> a_;     // per entry [rank][d_model]
