@@ -7,6 +7,8 @@
 #include <cstring>
 #include <memory>
 #include <set>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "deepseek4/forward/moe.hpp"
@@ -205,7 +207,8 @@ namespace {
 // serving one token each take them only with `matrix` (the single-token products on the matrix
 // cores), else the CUDA-core single-token kernels.
 void check_moe(Dtype w13, Dtype w2, uint32_t layer_id, int64_t S, uint32_t band, uint64_t seed, int64_t hidden = 128,
-               int64_t intermediate = 96, bool matrix = false, int gemv_stages = 0) {
+               int64_t intermediate = 96, bool matrix = false, int gemv_stages = 0,
+               ExpertPrecision precision = ExpertPrecision::SplitBf16) {
   Rng rng(seed);
   gpu::test::Device dev;
   cpu::ThreadPool pool(1);
@@ -217,6 +220,7 @@ void check_moe(Dtype w13, Dtype w2, uint32_t layer_id, int64_t S, uint32_t band,
   params.gemm.matrix_min_tokens = params.gemm.expert_min_tokens = matrix ? 16 : 0;
   params.gemm.single_token = matrix;
   params.gemm.gemv_stages = gemv_stages;
+  params.gemm.expert_precision = precision;
   const ExpertLayout layout = ExpertLayout::packed(c.hidden_size, c.moe_intermediate_size, w13, w2);
   ResidentExpertSource host_experts(layout, c.num_hidden_layers, c.n_routed_experts);
   fill_experts(rng, host_experts, c);
@@ -246,9 +250,12 @@ void check_moe(Dtype w13, Dtype w2, uint32_t layer_id, int64_t S, uint32_t band,
   const std::string what = "moe experts " + std::string(dtype_name(w13)) + "/" + std::string(dtype_name(w2)) +
                            (layer_id == 0 ? " hash" : " scored") + " S " + std::to_string(S) + " D " +
                            std::to_string(D) + " I " + std::to_string(intermediate) + " E 16 k 4" + " band " +
-                           std::to_string(band) + " gemv stages " + std::to_string(gemv_stages);
+                           std::to_string(band) + " gemv stages " + std::to_string(gemv_stages) + " precision " +
+                           std::string(expert_precision_name(precision));
   INFO(what);
-  check_close(what, got, want, matrix ? 1e-4 : 5e-5);
+  // The matrix cores' x: two bf16 parts (2^-17 relative) or one fp16 part (2^-12, FP4 experts).
+  const bool fp16 = matrix && precision == ExpertPrecision::Fp16 && w13 == Dtype::I8 && w2 == Dtype::I8;
+  check_close(what, got, want, fp16 ? 2e-3 : matrix ? 1e-4 : 5e-5);
   CHECK(stats.acquires == want_stats.acquires);
   CHECK(stats.routed_experts == want_stats.routed_experts);
   CHECK(stats.table_uploads >= 1);
@@ -277,6 +284,60 @@ void check_moe(Dtype w13, Dtype w2, uint32_t layer_id, int64_t S, uint32_t band,
                           std::set<int32_t>(row, row + c.num_experts_per_tok).size() < size_t(c.num_experts_per_tok);
     if (!repeated) CHECK(std::memcmp(plain.data(), got.data(), got.size() * sizeof(float)) != 0);
   }
+}
+
+// FP4 experts whose block scales are all drawn from the e8m0 bytes lo .. hi, on the fp16 tiles
+// (ExpertPrecision::Fp16), 200 tokens of a scored layer. poison >= 0: that expert's first w1
+// scale becomes 2^113 instead. Returns the fault the call reported ("" when none), and where
+// there was none, checks the result against the CPU's.
+std::string fp16_scales_run(uint8_t lo, uint8_t hi, int poison, uint64_t seed) {
+  Rng rng(seed);
+  gpu::test::Device dev;
+  cpu::ThreadPool pool(1);
+  const Config c = moe_config(ScoringFunc::SqrtSoftplus, 256, 192);
+  const uint32_t layer_id = 1;
+  const int64_t S = 200, D = c.hidden_size, E = c.n_routed_experts;
+  const MoeLayer layer(rng, dev, c, c.mlp_layer_types[layer_id]);
+  gpu::GpuLayerParams params = layer.dev;
+  params.gemm.matrix_min_tokens = params.gemm.expert_min_tokens = 16;
+  params.gemm.expert_precision = ExpertPrecision::Fp16;
+  const ExpertLayout layout = ExpertLayout::packed(c.hidden_size, c.moe_intermediate_size, Dtype::I8, Dtype::I8);
+  ResidentExpertSource host_experts(layout, c.num_hidden_layers, c.n_routed_experts);
+  fill_experts(rng, host_experts, c);
+  const int64_t I = c.moe_intermediate_size;
+  for (uint32_t l = 0; l < c.num_hidden_layers; ++l)
+    for (uint32_t e = 0; e < uint32_t(E); ++e)
+      for (const auto& [part, rows, cols] : {std::tuple{layout.w1, I, D}, {layout.w3, I, D}, {layout.w2, D, I}}) {
+        std::byte* sc = host_experts.slot(l, e) + part.scale_offset;
+        const uint64_t n = ExpertLayout::scale_bytes(Dtype::I8, uint64_t(rows), uint64_t(cols));
+        for (uint64_t i = 0; i < n; ++i) sc[i] = std::byte(uint8_t(lo + rng.below(int32_t(hi - lo) + 1)));
+      }
+  if (poison >= 0) host_experts.slot(layer_id, uint32_t(poison))[layout.w1.scale_offset] = std::byte(240);
+
+  std::vector<int32_t> tokens(static_cast<size_t>(S));
+  for (auto& t : tokens) t = rng.below(int32_t(c.vocab_size));
+  const std::vector<float> yn = rng.floats(size_t(S * D), -2.0f, 2.0f);
+  ResidentDeviceExperts source(host_experts, dev, c.num_hidden_layers, uint32_t(E));
+  auto msc = gpu::allocate_moe_scratch(c, S, dev.arena(), dev.pinned());
+  float* out = dev.zeros<float>(size_t(S * D));
+  MoeStats stats;
+  gpu::moe(params, c, layer_id, tokens.data(), dev.put(tokens), S, dev.put(yn), source, layout, *msc, out, stats,
+           dev.stream());
+  gpu::fetch_router_fault(*msc, dev.stream());
+  const std::vector<float> got = dev.get(out, size_t(S * D));  // synchronizes
+  try {
+    gpu::throw_if_router_fault(*msc, dev.stream());
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  Scratch sc;
+  sc.allocate(c, S, 1, 1, 1);
+  std::vector<float> want(size_t(S * D));
+  MoeStats want_stats;
+  BandedCpuSource cpu_source(host_experts, uint32_t(E));
+  moe(pool, layer.cpu, c, layer_id, tokens.data(), S, yn.data(), cpu_source, layout, sc, want.data(), want_stats);
+  check_close("fp16 expert tiles, scales " + std::to_string(lo) + ".." + std::to_string(hi), got, want, 2e-3);
+  return "";
 }
 
 }  // namespace
@@ -309,6 +370,11 @@ TEST_CASE("gpu moe's experts of many tokens on the matrix cores match forward/mo
     for (uint32_t layer : {0u, 1u})
       for (int64_t S : {100, 200, 500}) check_moe(p[0], p[1], layer, S, 0, seed++, 256, 192, true);
   check_moe(Dtype::I8, Dtype::I8, 1, 200, 5, seed++, 256, 192, true);  // bands through moving slots
+  // The default operands of FP4 experts: weights exact in fp16, x in one fp16 part.
+  for (uint32_t layer : {0u, 1u})
+    for (int64_t S : {100, 200, 500})
+      check_moe(Dtype::I8, Dtype::I8, layer, S, 0, seed++, 256, 192, true, 0, ExpertPrecision::Fp16);
+  check_moe(Dtype::I8, Dtype::I8, 1, 200, 5, seed++, 256, 192, true, 0, ExpertPrecision::Fp16);
 }
 
 TEST_CASE("gpu moe's single-token expert products (x in registers) match forward/moe.cpp for every encoding") {
@@ -353,4 +419,17 @@ TEST_CASE("gpu moe's single-token expert products on the matrix cores match forw
       check_moe(p[0], p[1], layer, 1, 2, seed++, 1024, 1024, true);  // two bands of two experts
     }
   check_moe(Dtype::I8, Dtype::I8, 1, 1, 0, seed++, 8192, 256, true);
+}
+
+TEST_CASE("gpu moe's fp16 expert tiles take FP4 scales up to 2^13 and report one past it") {
+  if (!gpu::matrix_cores_available()) {  // the fp16 tiles are the matrix cores' (NVIDIA sm_80+)
+    MESSAGE("no matrix cores on this device: the fp16 expert tiles are not built for it");
+    return;
+  }
+  // 2^-10 .. 2^1: one multiply per weight; 2^2 .. 2^13: the two-multiply path.
+  CHECK(fp16_scales_run(117, 128, -1, 700) == "");
+  CHECK(fp16_scales_run(129, 140, -1, 701) == "");
+  const std::string fault = fp16_scales_run(117, 128, 5, 702);
+  CHECK(fault.find("routed experts of layer 1: expert 5 has an FP4 block scale 2^113") != std::string::npos);
+  CHECK(fault.find("matrix_expert_precision") != std::string::npos);
 }

@@ -9,6 +9,7 @@
 
 #include "deepseek4/cpu/rope.hpp"
 #include "deepseek4/cpu/thread_pool.hpp"
+#include "deepseek4/forward/expert_precision.hpp"
 #include "deepseek4/forward/expert_source.hpp"
 #include "deepseek4/forward/forced_routing.hpp"
 #include "deepseek4/forward/moe.hpp"
@@ -33,9 +34,9 @@ struct ModelOptions {
   // GPU only: x enters those products as two bf16 parts (about 2^-17 relative) instead of one
   // (2^-9, half the matrix instructions, and routers' near ties may go the other way).
   bool matrix_split = true;
-  // GPU only, with matrix_split: false puts the routed experts' products alone on one bf16 part
-  // (their outputs are values, weighted and summed, never compared), the rest stay split.
-  bool matrix_split_experts = true;
+  // GPU only, with matrix_split: the operands of the routed experts' matrix-core products
+  // (expert_precision.hpp); without matrix_split they take one bf16 part like the rest.
+  ExpertPrecision matrix_expert_precision = ExpertPrecision::Fp16;
   // GPU only: experts that serve one token each (decode) multiply on the matrix cores as well.
   bool matrix_single_token = false;
   // GPU only: the routed experts take the matrix cores once one expert serves this many tokens

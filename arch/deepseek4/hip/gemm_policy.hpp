@@ -2,6 +2,8 @@
 #pragma once
 #include <cstdint>
 
+#include "deepseek4/forward/expert_precision.hpp"
+
 namespace moepage::ds4::gpu {
 
 // Products over at least matrix_min_tokens tokens (0: none) take the matrix cores where the
@@ -15,8 +17,8 @@ struct GemmPolicy {
   // x as two bf16 parts (about 2^-17 relative, the float product's accuracy for routing) rather
   // than one (2^-9, half the matrix instructions).
   bool split = true;
-  // The same for the routed experts' products alone (model's split and matrix_split_experts).
-  bool expert_split = true;
+  // The routed experts' tiles (model's matrix_expert_precision; Bf16 wherever split is off).
+  ExpertPrecision expert_precision = ExpertPrecision::Fp16;
   // Experts that serve one token each (decode) on the matrix cores too (mma_gemv.hpp). Off by
   // default: decode is bound by the weights' bytes, and the CUDA-core kernels were 7-8% faster.
   bool single_token = false;

@@ -9,6 +9,8 @@
 // x's rounding and what it left (x - hi, rounded), and multiplies both: x is then carried to about
 // 2^-17 relative, as close to the float product as the CUDA cores' own sum order, so a router's
 // near tie goes the same way (plain bf16, about 2^-9, flipped experts on the golden fixtures).
+// The routed experts' FP4 tiles may take fp16 operands instead (ExpertPrecision::Fp16): the
+// weights are exact there too for scales up to 2^13, and x in one fp16 part is 2^-12 relative.
 //
 // The k order: a matrix product may sum its k index in any order as long as both operands agree.
 // Each bf16 pair holds columns c and c + 4 of an 8-column group (pair p of a group: its columns p
@@ -20,6 +22,7 @@
 #pragma once
 #include <cstdint>
 
+#include "deepseek4/hip/gemm_policy.hpp"
 #include "deepseek4/hip/row_dot.hpp"
 
 #if defined(MOEPAGE_GPU_NVIDIA)
@@ -39,6 +42,9 @@ constexpr int kMmaFewTokens = 32;
 constexpr int kMmaK = 64;             // columns per step
 constexpr int kMmaThreads = 256;      // 8 warps per block, in both tiles
 constexpr int kMmaPitch = kMmaK + 8;  // bf16 per shared row: 16 bytes of padding keep the loads conflict-free
+
+// The token tiles an expert precision writes: x's rounding, and (split) what it left.
+__host__ __device__ constexpr int x_parts(ExpertPrecision x) { return x == ExpertPrecision::SplitBf16 ? 2 : 1; }
 
 // Whether a weight of `cols` columns in this encoding can take the matrix-core path.
 __host__ __device__ constexpr bool mma_encoding(WeightCode w) {
@@ -88,6 +94,42 @@ __device__ inline void fp4_group_to_bf16(uint32_t word, const Fp4Scale& s, uint3
   for (int p = 0; p < 4; ++p) {
     out[p] = mma::mul_bf16x2(raw[p], s.factor);
     if constexpr (Big) out[p] = mma::mul_bf16x2(out[p], s.scale2);  // factor was 2^126 alone
+  }
+}
+
+// The same codes as fp16 pairs (ExpertPrecision::Fp16). Shifted 9 places a code's magnitude
+// lies in bits 9-11 of its half, its sign in bit 12; three more places bring the sign to bit 15,
+// where the first shift left nothing, and the mask keeps the two: the code's value times 2^-14 as
+// an fp16 number (subnormal for 0 and 0.5). One multiply by the scale times 2^14 restores it,
+// exactly wherever the result is an fp16 number: scales 2^-23 .. 2^13 (Fp4HalfScale).
+__device__ inline uint32_t fp4_pair_f16(uint32_t masked, int shift) {
+  const uint32_t t = masked << shift;
+  return (t | (t << 3)) & 0x8E008E00u;
+}
+// An e8m0 scale for fp4_group_to_f16: factor = 2^(e - 113) as fp16 bits where it is one (e in
+// 89 .. 128; below 89 the weights are under 2^-36 and read as zero); e in 129 .. 140 (`big`)
+// multiplies by 2^15 and then by scale2 = 2^(e - 128); past 140 (and NaN) the weights do not fit
+// fp16: `bad`, and the decode makes them NaN.
+struct Fp4HalfScale {
+  uint32_t factor, scale2;
+  bool big, bad;
+  __device__ explicit Fp4HalfScale(uint8_t e) : big(e > 128), bad(e > 140) {
+    uint32_t f = e < 89 ? 0u : e < 99 ? 1u << (e - 89) : (uint32_t(e) - 98u) << 10;
+    uint32_t f2 = 0x3C00u;
+    if (big) f = 0x7800u, f2 = bad ? 0x7E00u : (uint32_t(e) - 113u) << 10;
+    factor = f | (f << 16);
+    scale2 = f2 | (f2 << 16);
+  }
+};
+template <bool Big>
+__device__ inline void fp4_group_to_f16(uint32_t word, const Fp4HalfScale& s, uint32_t (&out)[4]) {
+  const uint32_t high = word >> 8;
+  const uint32_t raw[4] = {fp4_pair_f16(word & 0x000F000Fu, 9), fp4_pair_f16(word & 0x00F000F0u, 5),
+                           fp4_pair_f16(high & 0x000F000Fu, 9), fp4_pair_f16(high & 0x00F000F0u, 5)};
+#pragma unroll
+  for (int p = 0; p < 4; ++p) {
+    out[p] = mma::mul_f16x2(raw[p], s.factor);
+    if constexpr (Big) out[p] = mma::mul_f16x2(out[p], s.scale2);
   }
 }
 
@@ -146,8 +188,9 @@ struct MmaTokenLoader {
       for (int i = 0; i < 2; ++i)
         v[j][i] = row[j] ? reinterpret_cast<const float4*>(row[j] + step * kMmaK)[i] : make_float4(0.f, 0.f, 0.f, 0.f);
   }
-  template <bool Split>
-  __device__ void store(uint16_t (&b)[Split ? 2 : 1][BN * kMmaPitch]) const {
+  // Fp16: one fp16 part; SplitBf16: bf16 hi into b[0], what it left into b[1]; Bf16: hi alone.
+  template <ExpertPrecision X>
+  __device__ void store(uint16_t (&b)[x_parts(X)][BN * kMmaPitch]) const {
 #pragma unroll
     for (int j = 0; j < kPerThread; ++j) {
       const float x[8] = {v[j][0].x, v[j][0].y, v[j][0].z, v[j][0].w, v[j][1].x, v[j][1].y, v[j][1].z, v[j][1].w};
@@ -156,13 +199,14 @@ struct MmaTokenLoader {
       uint32_t hi[4], lo[4];
 #pragma unroll
       for (int p = 0; p < 4; ++p) {
-        hi[p] = mma::pack_bf16x2(x[p], x[p + 4]);
-        if constexpr (Split)
+        hi[p] = X == ExpertPrecision::Fp16 ? mma::pack_f16x2(x[p], x[p + 4]) : mma::pack_bf16x2(x[p], x[p + 4]);
+        if constexpr (X == ExpertPrecision::SplitBf16)
           lo[p] =
               mma::pack_bf16x2(x[p] - __uint_as_float(hi[p] << 16), x[p + 4] - __uint_as_float(hi[p] & 0xFFFF0000u));
       }
       *reinterpret_cast<uint4*>(b[0] + smem_at[j]) = make_uint4(hi[0], hi[1], hi[2], hi[3]);
-      if constexpr (Split) *reinterpret_cast<uint4*>(b[1] + smem_at[j]) = make_uint4(lo[0], lo[1], lo[2], lo[3]);
+      if constexpr (X == ExpertPrecision::SplitBf16)
+        *reinterpret_cast<uint4*>(b[1] + smem_at[j]) = make_uint4(lo[0], lo[1], lo[2], lo[3]);
     }
   }
 };

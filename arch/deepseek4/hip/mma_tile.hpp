@@ -2,11 +2,12 @@
 // block computes a tile of 256 stored weight rows by 64 (or 32) tokens, each of its 8 warps 32
 // rows by every token. The weights never pass through shared memory: per step of 64 columns each
 // lane loads 16 consecutive columns of four of its warp's rows (FP4 8 bytes, FP8 16, BF16 32)
-// straight from global memory and decodes them with their block scales into bf16 registers that
-// are the A operand as they stand: lane (g, q) holds, for k slice s, four of the columns 16q ..
-// 16q + 15 where the instruction's layout says 2q, 2q+1, 2q+8, 2q+9, in the k order of
+// straight from global memory and decodes them with their block scales into bf16 (FP4 under
+// ExpertPrecision::Fp16: fp16) registers that are the A operand as they stand: lane (g, q) holds, for k slice s, four
+// of the columns 16q .. 16q + 15 where the instruction's layout says 2q, 2q+1, 2q+8, 2q+9, in the k order of
 // mma_operands.hpp, and it reads the token tile (B), stored in the same order, with two 16-byte
-// loads. x is rounded to bf16 into that tile, double-buffered, so a step needs one barrier.
+// loads. x is rounded into that tile as the precision says (one fp16 part, two bf16 parts or
+// one), double-buffered, so a step needs one barrier.
 // (A tile that decoded the weights into shared memory and read them back with ldmatrix was
 // bound by the L1 pipe at 93% on the experts, whose token tiles hold few tokens; the dense
 // projections keep it, mma_tile_staged.hpp, since its warps share more of each operand.)
@@ -28,9 +29,9 @@ constexpr int kMmaWarpRows = 32;  // a warp's stored rows: two 16-row fragments
 #if defined(MOEPAGE_GPU_NVIDIA)
 
 // The token tile, double-buffered: [buffer][x rounded, then (split) what the rounding left].
-template <bool Split, int BN>
+template <ExpertPrecision X, int BN>
 struct MmaShared {
-  uint16_t b[2][Split ? 2 : 1][BN * kMmaPitch];
+  uint16_t b[2][x_parts(X)][BN * kMmaPitch];
 };
 
 // A lane's share of its warp's weights: for fragment f (16 rows) and half h (row g or g + 8 of
@@ -45,6 +46,8 @@ struct MmaWeightLoader {
   uint32_t raw[2][2][kWords];
   uint8_t sc[2][2];
   int q;
+  unsigned long long* scale_fault = nullptr;  // ExpertPrecision::Fp16's record of a scale past 2^13
+  unsigned long long fault_key = 0;
 
   // Pair: fragment 0 is rows wrow0 .. wrow0 + 15 of m0 and fragment 1 the same rows of m1; else
   // fragments 0 and 1 are rows wrow0 .. wrow0 + 31 of m0. Rows past n_rows repeat the last.
@@ -87,10 +90,26 @@ struct MmaWeightLoader {
       }
   }
 
-  // Each lane's 16 columns come out as eight bf16 pairs in k order (two 8-column groups), FP4
-  // through the two-multiply path only where one of the lane's four scales needs it.
+  // Each lane's 16 columns come out as eight bf16 (Fp16: fp16) pairs in k order (two 8-column
+  // groups), FP4 through the two-multiply path only where one of the lane's four scales needs it.
+  // An FP4 scale past fp16's range is recorded in *scale_fault (fault_key | the scale byte).
+  template <ExpertPrecision X>
   __device__ void decode(uint32_t (&a)[2][2][8]) const {
-    if constexpr (W == WeightCode::FP4) {
+    if constexpr (X == ExpertPrecision::Fp16) {
+      static_assert(W == WeightCode::FP4, "fp16 operands are exact for FP4 weights only");
+      const Fp4HalfScale s[2][2] = {{Fp4HalfScale(sc[0][0]), Fp4HalfScale(sc[0][1])},
+                                    {Fp4HalfScale(sc[1][0]), Fp4HalfScale(sc[1][1])}};
+      if (s[0][0].big || s[0][1].big || s[1][0].big || s[1][1].big) {
+#pragma unroll
+        for (int f = 0; f < 2; ++f)
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+            if (s[f][h].bad && scale_fault) atomicCAS(scale_fault, 0ull, fault_key | sc[f][h]);
+        decode_fp4_half<true>(s, a);
+      } else {
+        decode_fp4_half<false>(s, a);
+      }
+    } else if constexpr (W == WeightCode::FP4) {
       const Fp4Scale s[2][2] = {{Fp4Scale(sc[0][0]), Fp4Scale(sc[0][1])}, {Fp4Scale(sc[1][0]), Fp4Scale(sc[1][1])}};
       if (s[0][0].big || s[0][1].big || s[1][0].big || s[1][1].big) decode_fp4<true>(s, a);
       else decode_fp4<false>(s, a);
@@ -117,6 +136,20 @@ struct MmaWeightLoader {
 
  private:
   template <bool Big>
+  __device__ void decode_fp4_half(const Fp4HalfScale (&s)[2][2], uint32_t (&a)[2][2][8]) const {
+#pragma unroll
+    for (int f = 0; f < 2; ++f)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int grp = 0; grp < 2; ++grp) {
+          uint32_t out[4];
+          fp4_group_to_f16<Big>(raw[f][h][grp], s[f][h], out);
+#pragma unroll
+          for (int p = 0; p < 4; ++p) a[f][h][4 * grp + p] = out[p];
+        }
+  }
+  template <bool Big>
   __device__ void decode_fp4(const Fp4Scale (&s)[2][2], uint32_t (&a)[2][2][8]) const {
 #pragma unroll
     for (int f = 0; f < 2; ++f)
@@ -138,10 +171,10 @@ struct MmaWeightLoader {
 // count and the step one straight run of matrix instructions the compiler may interleave. Each
 // accumulator takes its products in the same order either way (the small part, then x's rounding,
 // each over k slices 0 .. 3), so the sums are the same bits.
-template <bool Split, int BN, int NTU, bool Guard>
-__device__ inline void mma_step(const uint16_t (&b)[Split ? 2 : 1][BN * kMmaPitch], const uint32_t (&a)[2][2][8],
+template <ExpertPrecision X, int BN, int NTU, bool Guard>
+__device__ inline void mma_step(const uint16_t (&b)[x_parts(X)][BN * kMmaPitch], const uint32_t (&a)[2][2][8],
                                 int n_tokens, int g, int q, float (&acc)[2][BN / 8][4]) {
-  constexpr int parts = Split ? 2 : 1;
+  constexpr int parts = x_parts(X);
   auto products = [&](int nt, int p) {
     const uint4* src = reinterpret_cast<const uint4*>(b[p] + (nt * 8 + g) * kMmaPitch + q * 16);
     const uint4 lo = src[0], hi = src[1];
@@ -151,7 +184,8 @@ __device__ inline void mma_step(const uint16_t (&b)[Split ? 2 : 1][BN * kMmaPitc
 #pragma unroll
       for (int f = 0; f < 2; ++f) {
         const uint32_t frag[4] = {a[f][0][2 * s], a[f][1][2 * s], a[f][0][2 * s + 1], a[f][1][2 * s + 1]};
-        mma::mma_bf16(acc[f][nt], frag, bv[2 * s], bv[2 * s + 1]);
+        if constexpr (X == ExpertPrecision::Fp16) mma::mma_f16(acc[f][nt], frag, bv[2 * s], bv[2 * s + 1]);
+        else mma::mma_bf16(acc[f][nt], frag, bv[2 * s], bv[2 * s + 1]);
       }
   };
   if constexpr (Guard) {
@@ -170,8 +204,8 @@ __device__ inline void mma_step(const uint16_t (&b)[Split ? 2 : 1][BN * kMmaPitc
 }
 
 // The steps and the stores of mma_block for a token tile whose first NTU n-tiles hold tokens.
-template <WeightCode W, bool Pair, bool Split, int BN, int NTU, bool Guard, class Store>
-__device__ inline void mma_block_steps(MmaShared<Split, BN>& sh, MmaWeightLoader<W>& wl, MmaTokenLoader<BN>& tl,
+template <WeightCode W, bool Pair, ExpertPrecision X, int BN, int NTU, bool Guard, class Store>
+__device__ inline void mma_block_steps(MmaShared<X, BN>& sh, MmaWeightLoader<W>& wl, MmaTokenLoader<BN>& tl,
                                        int64_t wrow0, int64_t n_rows, int64_t cols, int n_tokens, Store& store) {
   const int lane = int(threadIdx.x) % 32, g = lane / 4, q = lane % 4;
   float acc[2][BN / 8][4] = {};
@@ -179,13 +213,13 @@ __device__ inline void mma_block_steps(MmaShared<Split, BN>& sh, MmaWeightLoader
   for (int64_t s = 0; s < steps; ++s) {
     const bool more = s + 1 < steps;
     uint32_t a[2][2][8];
-    wl.decode(a);
+    wl.template decode<X>(a);
     if (more) {  // the next step's bytes travel while this one multiplies
       wl.load(s + 1);
       tl.load(s + 1);
     }
-    mma_step<Split, BN, NTU, Guard>(sh.b[s & 1], a, n_tokens, g, q, acc);
-    if (more) tl.template store<Split>(sh.b[(s + 1) & 1]);  // last read in step s - 1, before the barrier
+    mma_step<X, BN, NTU, Guard>(sh.b[s & 1], a, n_tokens, g, q, acc);
+    if (more) tl.template store<X>(sh.b[(s + 1) & 1]);  // last read in step s - 1, before the barrier
     __syncthreads();
   }
 
@@ -221,32 +255,34 @@ __host__ __device__ constexpr int mma_tile_ntu(int n_tokens) {
 // multiple of 64).
 // Every valid (row, token) reaches store(row, t, sum) (pair mode: store(row, t, sum0, sum1)),
 // called by exactly one thread. Rows at or past n_rows are not stored.
-template <WeightCode W, bool Pair, bool Split, int BN, class XRow, class Store>
+template <WeightCode W, bool Pair, ExpertPrecision X, int BN, class XRow, class Store>
 __device__ inline void mma_block(const DeviceMat& m0, const DeviceMat& m1, int64_t row0, int64_t n_rows, int64_t cols,
-                                 XRow xrow, int n_tokens, Store store) {
+                                 XRow xrow, int n_tokens, Store store, unsigned long long* scale_fault = nullptr,
+                                 unsigned long long fault_key = 0) {
   static_assert(BN == kMmaTokens || BN == kMmaFewTokens, "a token tile of 64 or 32");
-  __shared__ MmaShared<Split, BN> sh;
+  __shared__ MmaShared<X, BN> sh;
   const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32, g = lane / 4, q = lane % 4;
   const int64_t wrow0 = row0 + warp * (Pair ? kMmaWarpRows / 2 : kMmaWarpRows);
   MmaWeightLoader<W> wl;
   wl.template setup<Pair>(m0, m1, wrow0, n_rows, cols, g, q);
+  wl.scale_fault = scale_fault;
+  wl.fault_key = fault_key;
   MmaTokenLoader<BN> tl;
   tl.setup(xrow, n_tokens);
 
   wl.load(0);
   tl.load(0);
-  tl.template store<Split>(sh.b[0]);
+  tl.template store<X>(sh.b[0]);
   __syncthreads();
   if constexpr (Pair) {  // straight steps: 4% faster on the H200 for w1/w3, 5% slower for w2
     const int ntu = mma_tile_ntu<BN>(n_tokens);
     static_for<BN / 8>([&](auto k) {
       constexpr int NTU = decltype(k)::value + 1;
       if constexpr (BN == kMmaFewTokens || NTU % 2 == 0)
-        if (ntu == NTU)
-          mma_block_steps<W, Pair, Split, BN, NTU, false>(sh, wl, tl, wrow0, n_rows, cols, n_tokens, store);
+        if (ntu == NTU) mma_block_steps<W, Pair, X, BN, NTU, false>(sh, wl, tl, wrow0, n_rows, cols, n_tokens, store);
     });
   } else {
-    mma_block_steps<W, Pair, Split, BN, BN / 8, true>(sh, wl, tl, wrow0, n_rows, cols, n_tokens, store);
+    mma_block_steps<W, Pair, X, BN, BN / 8, true>(sh, wl, tl, wrow0, n_rows, cols, n_tokens, store);
   }
 }
 

@@ -14,6 +14,8 @@
 // of the experts after the step (moe_device_routing.hip).
 #include "deepseek4/hip/moe.hpp"
 
+#include <cstddef>
+
 #include <algorithm>
 #include <string>
 
@@ -315,12 +317,19 @@ struct ExpertLaunch {
   float limit;
   float* act;
   float* ex_out;
-  bool split;
+  ExpertPrecision precision;
+  ExpertScaleFault fault;
   Stream stream;
   // Set by plan_expert_launch.
   bool matrix = false, matrix_single = false, up_tiles = false, down_tiles = false, up_vec = false, down_vec = false;
   int gemv_stages = 0;  // the single-token products' ring of loads (GemmPolicy::gemv_stages)
 };
+
+// The device address of the fault record's expert-scale word (the host never dereferences it).
+unsigned long long* scale_fault_word(RouterFault* f) {
+  return f ? reinterpret_cast<unsigned long long*>(reinterpret_cast<std::byte*>(f) + offsetof(RouterFault, scale))
+           : nullptr;
+}
 
 void plan_expert_launch(ExpertLaunch& x, const GemmPolicy& gemm, bool slots_aligned) {
   const ExpertLayout& layout = *x.layout;
@@ -351,12 +360,14 @@ void launch_expert_group(const ExpertLaunch& x, int32_t first, int32_t count) {
   const Band bd{x.groups, x.nb, x.np, first};
   if (x.matrix) {
     launch_expert_mma(table_row, up_code, down_code, part_args(layout.w1), part_args(layout.w3), part_args(layout.w2),
-                      D, I, bd, count, max_count, x.token_tile, yn, limit, x.act, x.ex_out, x.split, stream);
+                      D, I, bd, count, max_count, x.token_tile, yn, limit, x.act, x.ex_out, x.precision, x.fault,
+                      stream);
     return;
   }
   if (x.matrix_single) {
     launch_expert_mma_single(table_row, up_code, down_code, part_args(layout.w1), part_args(layout.w3),
-                             part_args(layout.w2), D, I, bd, count, yn, limit, x.act, x.ex_out, x.split, stream);
+                             part_args(layout.w2), D, I, bd, count, yn, limit, x.act, x.ex_out,
+                             x.precision != ExpertPrecision::Bf16, stream);
     return;
   }
   if (max_count == 1 && x.up_tiles && x.down_tiles &&
@@ -580,7 +591,8 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
                    limit,
                    sc.act,
                    sc.ex_out,
-                   lp.gemm.expert_split,
+                   lp.gemm.expert_precision,
+                   ExpertScaleFault{scale_fault_word(sc.fault), layer},
                    stream};
     plan_expert_launch(x, lp.gemm, true);  // every fixed slot is 16-byte aligned (layer_has_fixed_slots)
     launch_expert_group(x, 0, n_used);
@@ -728,7 +740,8 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
                    limit,
                    sc.act,
                    sc.ex_out,
-                   lp.gemm.expert_split,
+                   lp.gemm.expert_precision,
+                   ExpertScaleFault{scale_fault_word(sc.fault), layer},
                    stream};
     plan_expert_launch(x, lp.gemm, slots_aligned);
     if (n_ready > 0) launch_expert_group(x, 0, n_ready);

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "deepseek4/hip/gemm_policy.hpp"
 #include "deepseek4/hip/moe_band.hpp"
 #include "deepseek4/hip/stream.hpp"
 
@@ -22,13 +23,24 @@ bool expert_mma_applies(WeightCode up_code, WeightCode down_code, int64_t D, int
 // Chosen once per layer, like every kernel variant of the MoE block.
 int32_t expert_token_tile(int64_t pairs, int64_t used_experts);
 
+// Where the fp16 tiles (ExpertPrecision::Fp16) record the first FP4 block scale they cannot hold
+// (past 2^13): expert_scale_fault_key(layer, expert) | the scale byte, into *record (0: none).
+struct ExpertScaleFault {
+  unsigned long long* record = nullptr;
+  uint32_t layer = 0;
+};
+constexpr unsigned long long expert_scale_fault_key(uint32_t layer, uint32_t expert) {
+  return (static_cast<unsigned long long>(layer) + 1) << 40 | static_cast<unsigned long long>(expert) << 8;
+}
+
 // act[pair, r] = swiglu(w1[r] . yn[token], w3[r] . yn[token]) and then ex_out[pair, :] = w2 act[pair]
 // for every pair of experts first .. first + count of the band, whose largest group holds
-// max_pairs pairs, in token tiles of token_tile (expert_token_tile).
+// max_pairs pairs, in token tiles of token_tile (expert_token_tile), with the operands of
+// `precision` (Fp16 where both codes are FP4, else SplitBf16 in its place).
 void launch_expert_mma(const std::byte* const* table_row, WeightCode up_code, WeightCode down_code, const PartArgs& w1,
                        const PartArgs& w3, const PartArgs& w2, int64_t D, int64_t I, const Band& band, int32_t count,
                        int32_t max_pairs, int32_t token_tile, const float* yn, float limit, float* act, float* ex_out,
-                       bool split, Stream stream);
+                       ExpertPrecision precision, const ExpertScaleFault& fault, Stream stream);
 
 // The same for a band whose experts each serve exactly one token (every decode step): the pair
 // of expert b is band.starts()[b]. Applies where expert_mma_applies does.

@@ -232,10 +232,18 @@ void fetch_router_fault(MoeScratch& sc, Stream stream) {
 void throw_if_router_fault(MoeScratch& sc, Stream stream) {
   using namespace router_fault;
   const RouterFault f = *sc.fault_host;
-  if (!f.key) return;
+  if (!f.key && !f.scale) return;
   *sc.fault_host = RouterFault{};
   MP_GPU_CHECK(hipMemsetAsync(sc.fault, 0, sizeof(RouterFault), native(stream)));
   synchronize(stream);
+  if (f.scale) {  // expert_scale_fault_key | the scale byte
+    const unsigned byte = unsigned(f.scale & 0xff);
+    throw std::runtime_error(
+        "routed experts of layer " + std::to_string((f.scale >> 40) - 1) + ": expert " +
+        std::to_string((f.scale >> 8) & 0xffffffffull) + " has an FP4 block scale " +
+        (byte == 0xff ? std::string("NaN") : "2^" + std::to_string(int(byte) - 127)) +
+        ", past the fp16 expert products' range (up to 2^13); set arch.matrix_expert_precision: split-bf16");
+  }
   const uint64_t order = ~(f.key >> kExpertShift) & 0xfffffffffull;
   const uint64_t layer = (f.launch & 0xffff) - 1, position = (f.launch >> 16) + (order >> 16);
   const uint64_t value_class = (f.key >> kClassShift) & 3;

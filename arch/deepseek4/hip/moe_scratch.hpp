@@ -21,6 +21,9 @@ namespace moepage::ds4::gpu {
 struct RouterFault {
   unsigned long long launch = 0;  // (batch position << 16) | (layer + 1) of the claiming launch
   unsigned long long key = 0;     // router_fault_key(); 0: none
+  // Not the router's: the first FP4 block scale the routed experts' fp16 tiles could not hold
+  // (moe_mma.hpp, ExpertScaleFault), checked with the router's record. 0: none.
+  unsigned long long scale = 0;
 };
 
 // The key's layout, high bits first: ~token-of-batch (20 bits) and ~expert (16): the lowest pair

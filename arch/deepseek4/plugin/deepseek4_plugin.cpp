@@ -63,10 +63,13 @@ constexpr mp_option_def kOptions[] = {
     mp::option(MP_OPT_BOOL, "matrix_split", "true",
                "GPU: x enters the matrix-core products as two bf16 parts (about 2^-17 relative: routers pick as "
                "in float); false: one part (2^-9, half the matrix instructions, near ties may flip)"),
-    mp::option(MP_OPT_BOOL, "matrix_split_experts", "true",
-               "GPU, with matrix_split: the routed experts' products take x as two bf16 parts too; false: one part "
-               "there only, the routers and indexers keep two (H200: prefill 7-8% faster, but a perturbed hidden "
-               "state may flip a later router's near tie: the long-prompt golden fixture ends 0.17 of scale off)"),
+    mp::enum_option(
+        "matrix_expert_precision", "fp16|split-bf16|bf16", "fp16",
+        "GPU, with matrix_split: the routed experts' matrix-core operands in prefill. fp16 = FP4 weights "
+        "exactly in fp16 and x rounded once to fp16 (about 2^-12 relative; FP8/BF16 experts take "
+        "split-bf16; an FP4 scale past 2^13 fails the call); split-bf16 = x as two bf16 parts (2^-17, twice "
+        "the matrix instructions); bf16 = one part (2^-9: a perturbed hidden state flips a later router's "
+        "near tie, the long-prompt golden fixture ends 0.17 of scale off)"),
     mp::option(MP_OPT_BOOL, "matrix_single_token", "false",
                "GPU: experts that serve one token each (every decode step) multiply on the matrix cores too "
                "(FP4/FP8/BF16, columns a multiple of 64; 7-8% slower decode on the H200); false: the CUDA cores "
@@ -143,7 +146,14 @@ class Deepseek4Arch {
     matrix_min_expert_tokens_ =
         uint32_t(int_option(options, "matrix_min_expert_tokens", 0, 65536, "0 (never) to 65536"));
     matrix_split_ = options.get_bool("matrix_split");
-    matrix_split_experts_ = options.get_bool("matrix_split_experts");
+    const std::string precision = options.get_string("matrix_expert_precision");
+    const auto parsed = ds4::parse_expert_precision(precision);
+    if (!parsed)
+      throw mp::Error(MP_ERR_INVALID_ARG,
+                      "arch 'deepseek4': option 'matrix_expert_precision' must be fp16, "
+                      "split-bf16 or bf16, got '" +
+                          precision + "'");
+    matrix_expert_precision_ = *parsed;
     matrix_single_token_ = options.get_bool("matrix_single_token");
     gemv_stages_ = uint32_t(int_option(options, "gemv_stages", 0, 4, "0 (registers) or 2 to 4"));
     if (gemv_stages_ == 1)  // a ring of one step would wait for each step before multiplying it
@@ -272,7 +282,7 @@ class Deepseek4Arch {
     if (replay_) pager_->replay_predictions(replay_.get(), replay_top_, c.num_hidden_layers, replay_timing_);
     backend_ = ds4::make_forward_backend(ds4::BackendInputs{
         host_, pager_.get(), &model_, max_context_, max_batch_, threads_, replay_.get(), matrix_min_tokens_,
-        matrix_split_, matrix_split_experts_, matrix_single_token_, matrix_min_expert_tokens_, device_routing_,
+        matrix_split_, matrix_expert_precision_, matrix_single_token_, matrix_min_expert_tokens_, device_routing_,
         ranks_ ? ranks_->view() : ds4::ExpertParallel{}, overlap_launches_, gemv_stages_, library_min_tokens_,
         observe_after_attention_, predictor_on_device_});
   }
@@ -426,15 +436,15 @@ class Deepseek4Arch {
   uint32_t matrix_min_expert_tokens_ = 2;  // arch option matrix_min_expert_tokens
   uint32_t paged_band_ = 32;               // arch option paged_band (0: the pool's slots per layer)
   bool matrix_split_ = true;               // arch option matrix_split
-  bool matrix_split_experts_ = true;       // arch option matrix_split_experts
-  bool matrix_single_token_ = false;       // arch option matrix_single_token
-  uint32_t gemv_stages_ = 3;               // arch option gemv_stages
-  uint32_t library_min_tokens_ = 512;      // arch option library_min_tokens
-  bool device_routing_ = true;             // arch option device_routing
-  bool overlap_launches_ = true;           // arch option overlap_launches
-  bool observe_after_attention_ = false;   // arch option observe_after_attention
-  bool predictor_on_device_ = false;       // arch option predictor_on_device
-  uint64_t tokens_ = 0;                    // through forward() since bind_pager
+  ds4::ExpertPrecision matrix_expert_precision_ = ds4::ExpertPrecision::Fp16;  // arch option of that name
+  bool matrix_single_token_ = false;                                           // arch option matrix_single_token
+  uint32_t gemv_stages_ = 3;                                                   // arch option gemv_stages
+  uint32_t library_min_tokens_ = 512;                                          // arch option library_min_tokens
+  bool device_routing_ = true;                                                 // arch option device_routing
+  bool overlap_launches_ = true;                                               // arch option overlap_launches
+  bool observe_after_attention_ = false;                                       // arch option observe_after_attention
+  bool predictor_on_device_ = false;                                           // arch option predictor_on_device
+  uint64_t tokens_ = 0;                                                        // through forward() since bind_pager
   ds4::LoadedCheckpoint model_;
   std::unique_ptr<ds4::RoutingReplay> replay_;  // arch option routing_replay; null: the model's own routing
   uint32_t replay_top_ = 0;

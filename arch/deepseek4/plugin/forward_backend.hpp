@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "deepseek4/forward/expert_parallel.hpp"
+#include "deepseek4/forward/expert_precision.hpp"
 #include "deepseek4/forward/forced_routing.hpp"
 #include "loaded_checkpoint.hpp"
 #include "moepage/moepage.h"
@@ -51,16 +52,16 @@ struct BackendInputs {
   const ForcedRouting* forced_routing = nullptr;  // routing replay (benchmarks), or null
   uint32_t matrix_min_tokens = 8;                 // GPU: dense products, attention from this many tokens
   bool matrix_split = true;                       // GPU: x as two bf16 parts on the matrix cores
-  bool matrix_split_experts = true;               // GPU: the routed experts too (with matrix_split)
-  bool matrix_single_token = false;               // GPU: single-token expert products on the matrix cores
-  uint32_t matrix_min_expert_tokens = 2;          // GPU: experts on the matrix cores from this many tokens
-  bool device_routing = true;                     // GPU: decode over fixed slots routes on the device
-  ExpertParallel expert_parallel{};               // one rank of a group (collective null: alone)
-  bool overlap_launches = true;                   // GPU: kernels start as the previous one finishes
-  uint32_t gemv_stages = 3;                       // GPU: single-token BF16 products' steps in flight (0: registers)
-  uint32_t library_min_tokens = 512;              // GPU: dense products from this many tokens on cuBLAS (0: never)
-  bool observe_after_attention = false;           // GPU: a predictor's observe after the next attention's launch
-  bool predictor_on_device = false;               // GPU: a linear predictor's scores computed on the device
+  ExpertPrecision matrix_expert_precision = ExpertPrecision::Fp16;  // GPU: the routed experts' operands
+  bool matrix_single_token = false;       // GPU: single-token expert products on the matrix cores
+  uint32_t matrix_min_expert_tokens = 2;  // GPU: experts on the matrix cores from this many tokens
+  bool device_routing = true;             // GPU: decode over fixed slots routes on the device
+  ExpertParallel expert_parallel{};       // one rank of a group (collective null: alone)
+  bool overlap_launches = true;           // GPU: kernels start as the previous one finishes
+  uint32_t gemv_stages = 3;               // GPU: single-token BF16 products' steps in flight (0: registers)
+  uint32_t library_min_tokens = 512;      // GPU: dense products from this many tokens on cuBLAS (0: never)
+  bool observe_after_attention = false;   // GPU: a predictor's observe after the next attention's launch
+  bool predictor_on_device = false;       // GPU: a linear predictor's scores computed on the device
 };
 
 // The backend for the host's device: the GPU one on a HIP device, the CPU one otherwise. Throws

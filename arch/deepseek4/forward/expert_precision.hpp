@@ -1,0 +1,27 @@
+// The operands of the routed experts' matrix-core products on the GPU (prefill), the profile's
+// arch.matrix_expert_precision. Plain C++: the model's options carry it to the GPU tier.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace moepage::ds4 {
+
+// Fp16: FP4 weights exactly in fp16 (an e2m1 code times its power-of-two scale, scales up to 2^13)
+// and x rounded once to fp16 (about 2^-12 relative): one matrix instruction per product. FP8 and
+// BF16 experts take SplitBf16 instead. SplitBf16: x as two bf16 parts (about 2^-17 relative),
+// twice the instructions. Bf16: one bf16 part (about 2^-9), which flips router near ties in later
+// layers (bench/results/2026-12-04-split-experts.md).
+enum class ExpertPrecision : uint8_t { Fp16, SplitBf16, Bf16 };
+
+// The profile's spelling: "fp16", "split-bf16", "bf16".
+constexpr std::string_view expert_precision_name(ExpertPrecision p) {
+  return p == ExpertPrecision::Fp16 ? "fp16" : p == ExpertPrecision::SplitBf16 ? "split-bf16" : "bf16";
+}
+constexpr std::optional<ExpertPrecision> parse_expert_precision(std::string_view s) {
+  for (ExpertPrecision p : {ExpertPrecision::Fp16, ExpertPrecision::SplitBf16, ExpertPrecision::Bf16})
+    if (s == expert_precision_name(p)) return p;
+  return std::nullopt;
+}
+
+}  // namespace moepage::ds4
