@@ -286,15 +286,24 @@ void check_moe(Dtype w13, Dtype w2, uint32_t layer_id, int64_t S, uint32_t band,
   }
 }
 
-// FP4 experts whose block scales are all drawn from the e8m0 bytes lo .. hi, on the fp16 tiles
-// (ExpertPrecision::Fp16), 200 tokens of a scored layer. poison >= 0: that expert's first w1
-// scale becomes 2^113 instead. Returns the fault the call reported ("" when none), and where
-// there was none, checks the result against the CPU's.
-std::string fp16_scales_run(uint8_t lo, uint8_t hi, int poison, uint64_t seed) {
+// The e8m0 scale bytes an FP4 part's block scales are drawn from.
+struct ScaleRange {
+  uint8_t lo, hi;
+};
+
+// FP4 experts whose block scales are drawn from `up` (w1, w3) and `down` (w2), on the fp16 tiles
+// (ExpertPrecision::Fp16), 200 tokens of a scored layer, x uniform in +-x_amplitude, the SwiGLU
+// clamped at `limit`. The inputs keep w1 x and w3 x a few times the clamp at most: where they are
+// far past it, any rounding of x moves the clamped values near zero by their whole range.
+// poison >= 0: that expert's first w1 scale becomes 2^113 instead. Returns the fault the call
+// reported ("" when none), and where there was none, checks the result against the CPU's.
+std::string fp16_scales_run(ScaleRange up, ScaleRange down, float x_amplitude, double limit, int poison,
+                            uint64_t seed) {
   Rng rng(seed);
   gpu::test::Device dev;
   cpu::ThreadPool pool(1);
-  const Config c = moe_config(ScoringFunc::SqrtSoftplus, 256, 192);
+  Config c = moe_config(ScoringFunc::SqrtSoftplus, 256, 192);
+  c.swiglu_limit = limit;
   const uint32_t layer_id = 1;
   const int64_t S = 200, D = c.hidden_size, E = c.n_routed_experts;
   const MoeLayer layer(rng, dev, c, c.mlp_layer_types[layer_id]);
@@ -307,16 +316,18 @@ std::string fp16_scales_run(uint8_t lo, uint8_t hi, int poison, uint64_t seed) {
   const int64_t I = c.moe_intermediate_size;
   for (uint32_t l = 0; l < c.num_hidden_layers; ++l)
     for (uint32_t e = 0; e < uint32_t(E); ++e)
-      for (const auto& [part, rows, cols] : {std::tuple{layout.w1, I, D}, {layout.w3, I, D}, {layout.w2, D, I}}) {
+      for (const auto& [part, rows, cols, range] :
+           {std::tuple{layout.w1, I, D, up}, {layout.w3, I, D, up}, {layout.w2, D, I, down}}) {
         std::byte* sc = host_experts.slot(l, e) + part.scale_offset;
         const uint64_t n = ExpertLayout::scale_bytes(Dtype::I8, uint64_t(rows), uint64_t(cols));
-        for (uint64_t i = 0; i < n; ++i) sc[i] = std::byte(uint8_t(lo + rng.below(int32_t(hi - lo) + 1)));
+        for (uint64_t i = 0; i < n; ++i)
+          sc[i] = std::byte(uint8_t(range.lo + rng.below(int32_t(range.hi - range.lo) + 1)));
       }
   if (poison >= 0) host_experts.slot(layer_id, uint32_t(poison))[layout.w1.scale_offset] = std::byte(240);
 
   std::vector<int32_t> tokens(static_cast<size_t>(S));
   for (auto& t : tokens) t = rng.below(int32_t(c.vocab_size));
-  const std::vector<float> yn = rng.floats(size_t(S * D), -2.0f, 2.0f);
+  const std::vector<float> yn = rng.floats(size_t(S * D), -x_amplitude, x_amplitude);
   ResidentDeviceExperts source(host_experts, dev, c.num_hidden_layers, uint32_t(E));
   auto msc = gpu::allocate_moe_scratch(c, S, dev.arena(), dev.pinned());
   float* out = dev.zeros<float>(size_t(S * D));
@@ -336,7 +347,9 @@ std::string fp16_scales_run(uint8_t lo, uint8_t hi, int poison, uint64_t seed) {
   MoeStats want_stats;
   BandedCpuSource cpu_source(host_experts, uint32_t(E));
   moe(pool, layer.cpu, c, layer_id, tokens.data(), S, yn.data(), cpu_source, layout, sc, want.data(), want_stats);
-  check_close("fp16 expert tiles, scales " + std::to_string(lo) + ".." + std::to_string(hi), got, want, 2e-3);
+  check_close("fp16 expert tiles, scales " + std::to_string(up.lo) + ".." + std::to_string(up.hi) + " / " +
+                  std::to_string(down.lo) + ".." + std::to_string(down.hi),
+              got, want, 2e-3);
   return "";
 }
 
@@ -426,10 +439,13 @@ TEST_CASE("gpu moe's fp16 expert tiles take FP4 scales up to 2^13 and report one
     MESSAGE("no matrix cores on this device: the fp16 expert tiles are not built for it");
     return;
   }
-  // 2^-10 .. 2^1: one multiply per weight; 2^2 .. 2^13: the two-multiply path.
-  CHECK(fp16_scales_run(117, 128, -1, 700) == "");
-  CHECK(fp16_scales_run(129, 140, -1, 701) == "");
-  const std::string fault = fp16_scales_run(117, 128, 5, 702);
+  // Scales 2^-10 .. 2^1 take one multiply per weight, 2^2 .. 2^13 the two-multiply path; the
+  // large ones in w2, then in w1 and w3 with x small enough to keep their sums near the clamp.
+  const ScaleRange one{117, 128}, two{129, 140};
+  CHECK(fp16_scales_run(one, one, 2.0f, 10.0, -1, 700) == "");
+  CHECK(fp16_scales_run(one, two, 2.0f, 10.0, -1, 701) == "");
+  CHECK(fp16_scales_run(two, one, 1.0f / 2048, 200.0, -1, 703) == "");
+  const std::string fault = fp16_scales_run(one, one, 2.0f, 10.0, 5, 702);
   CHECK(fault.find("routed experts of layer 1: expert 5 has an FP4 block scale 2^113") != std::string::npos);
   CHECK(fault.find("matrix_expert_precision") != std::string::npos);
 }

@@ -42,9 +42,14 @@ GpuModel::GpuModel(const Config& config, const Weights& weights, ExpertLayout la
   params_.gemm.single_token = options_.matrix_single_token;
   params_.gemm.gemv_stages = int(options_.gemv_stages);
   params_.gemm.library_min_tokens = int64_t(options_.library_min_tokens);
-  for (GpuLayerParams& lp : params_.layers) {
+  for (size_t l = 0; l < params_.layers.size(); ++l) {
+    GpuLayerParams& lp = params_.layers[l];
     lp.rope = lp.kind == AttnKind::Sliding ? &params_.rope_main : &params_.rope_compress;
     lp.gemm = params_.gemm;
+    const std::vector<float>& norm = host_params_.layers[l].ffn_norm;
+    if (lp.gemm.expert_precision == ExpertPrecision::Fp16 &&
+        !fp16_holds_expert_inputs(norm.data(), norm.size(), config_.swiglu_limit))
+      lp.gemm.expert_precision = ExpertPrecision::SplitBf16;
   }
   allocate_state(std::min<int64_t>(options_.max_batch, options_.max_context));
   if (options_.predictor_on_device) {

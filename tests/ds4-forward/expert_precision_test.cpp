@@ -1,0 +1,32 @@
+// The profile spelling of the routed experts' matrix-core operands, and the bound that decides
+// where one fp16 part may carry their x (forward/expert_precision.hpp).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "deepseek4/forward/expert_precision.hpp"
+
+using namespace moepage::ds4;
+
+TEST_CASE("expert precision names round-trip and anything else is refused") {
+  for (ExpertPrecision p : {ExpertPrecision::Fp16, ExpertPrecision::SplitBf16, ExpertPrecision::Bf16})
+    CHECK(parse_expert_precision(expert_precision_name(p)) == p);
+  CHECK(!parse_expert_precision("FP16").has_value());
+  CHECK(!parse_expert_precision("").has_value());
+}
+
+TEST_CASE("fp16 carries the experts' x only where the norm and the SwiGLU clamp bound it below 65504") {
+  std::vector<float> norm(4096, 1.0f);  // sqrt(4096) * 1 = 64
+  CHECK(fp16_holds_expert_inputs(norm.data(), norm.size(), 10.0));
+  CHECK(!fp16_holds_expert_inputs(norm.data(), norm.size(), 0.0));    // no clamp: the SwiGLU is unbounded
+  CHECK(!fp16_holds_expert_inputs(norm.data(), norm.size(), 256.0));  // 256^2 = 65536
+  CHECK(fp16_holds_expert_inputs(norm.data(), norm.size(), 255.0));
+  norm[17] = -1023.0f;  // 64 * 1023 = 65472
+  CHECK(fp16_holds_expert_inputs(norm.data(), norm.size(), 10.0));
+  norm[17] = -1024.0f;  // 65536
+  CHECK(!fp16_holds_expert_inputs(norm.data(), norm.size(), 10.0));
+  norm[17] = std::numeric_limits<float>::quiet_NaN();
+  CHECK(!fp16_holds_expert_inputs(norm.data(), norm.size(), 10.0));
+}
