@@ -86,12 +86,18 @@ __device__ inline void copy_async16_after_reads(void* smem, const void* global) 
 #endif
 }
 
-// lo and hi rounded to the nearest-even bf16 in one instruction: lo in bits 0-15, hi in 16-31
-// (a NaN becomes the canonical bf16 NaN).
-__device__ inline uint32_t pack_bf16x2(float lo, float hi) {
+// The 16-bit float of a matrix operand: bf16 everywhere, fp16 for the routed experts' fp16
+// operands (mma_operands.hpp).
+enum class Half { Bf16, F16 };
+
+// lo and hi rounded to the nearest even in one instruction: lo in bits 0-15, hi in 16-31 (a NaN
+// becomes the canonical NaN; fp16: past 65504, infinity).
+template <Half H>
+__device__ inline uint32_t pack_x2(float lo, float hi) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   uint32_t r;
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  if constexpr (H == Half::Bf16) asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  else asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
   return r;
 #else
   (void)lo;
@@ -100,13 +106,17 @@ __device__ inline uint32_t pack_bf16x2(float lo, float hi) {
   return 0;
 #endif
 }
+__device__ inline uint32_t pack_bf16x2(float lo, float hi) { return pack_x2<Half::Bf16>(lo, hi); }
+__device__ inline uint32_t pack_f16x2(float lo, float hi) { return pack_x2<Half::F16>(lo, hi); }
 
-// a * b for two bf16 pairs (fma with -0, so that a product of -0 stays -0): exact when b is a
-// power of two and a * b a bf16 number, as for FP4 codes times their block scale.
-__device__ inline uint32_t mul_bf16x2(uint32_t a, uint32_t b) {
+// a * b for two pairs (fma with -0, so that a product of -0 stays -0): exact when b is a power of
+// two and a * b a number of the format, as for FP4 codes times their block scale.
+template <Half H>
+__device__ inline uint32_t mul_x2(uint32_t a, uint32_t b) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   uint32_t d;
-  asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(b), "r"(0x80008000u));
+  if constexpr (H == Half::Bf16) asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(b), "r"(0x80008000u));
+  else asm("fma.rn.f16x2 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(b), "r"(0x80008000u));
   return d;
 #else
   (void)a;
@@ -115,15 +125,24 @@ __device__ inline uint32_t mul_bf16x2(uint32_t a, uint32_t b) {
   return 0;
 #endif
 }
+__device__ inline uint32_t mul_bf16x2(uint32_t a, uint32_t b) { return mul_x2<Half::Bf16>(a, b); }
+__device__ inline uint32_t mul_f16x2(uint32_t a, uint32_t b) { return mul_x2<Half::F16>(a, b); }
 
-// c += A (16x16 bf16) * B (16x8 bf16), fp32 accumulation.
-__device__ inline void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+// c += A (16x16) * B (16x8), both of format H, fp32 accumulation.
+template <Half H>
+__device__ inline void mma_x(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   // Not volatile: a register-only instruction the compiler may schedule among the others.
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  if constexpr (H == Half::Bf16)
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  else
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 #else
   (void)c;
   (void)a;
@@ -132,47 +151,11 @@ __device__ inline void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t 
   __trap();
 #endif
 }
-
-// The fp16 forms, for the routed experts' fp16 operands (mma_operands.hpp): lo and hi rounded to
-// the nearest-even fp16 (past 65504: infinity); a * b per half with a -0 addend, so the product
-// is rounded once and keeps its sign; c += A * B over fp16 fragments of the bf16 layout above.
-__device__ inline uint32_t pack_f16x2(float lo, float hi) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  uint32_t r;
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-  return r;
-#else
-  (void)lo;
-  (void)hi;
-  __trap();
-  return 0;
-#endif
-}
-__device__ inline uint32_t mul_f16x2(uint32_t a, uint32_t b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  uint32_t d;
-  asm("fma.rn.f16x2 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(b), "r"(0x80008000u));
-  return d;
-#else
-  (void)a;
-  (void)b;
-  __trap();
-  return 0;
-#endif
+__device__ inline void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  mma_x<Half::Bf16>(c, a, b0, b1);
 }
 __device__ inline void mma_f16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#else
-  (void)c;
-  (void)a;
-  (void)b0;
-  (void)b1;
-  __trap();
-#endif
+  mma_x<Half::F16>(c, a, b0, b1);
 }
 
 }  // namespace moepage::ds4::gpu::mma

@@ -97,14 +97,15 @@ __device__ inline void fp4_group_to_bf16(uint32_t word, const Fp4Scale& s, uint3
   }
 }
 
-// The same codes as fp16 pairs (ExpertPrecision::Fp16). Shifted 9 places a code's magnitude
-// lies in bits 9-11 of its half, its sign in bit 12; three more places bring the sign to bit 15,
-// where the first shift left nothing, and the mask keeps the two: the code's value times 2^-14 as
-// an fp16 number (subnormal for 0 and 0.5). One multiply by the scale times 2^14 restores it,
-// exactly wherever the result is an fp16 number: scales 2^-23 .. 2^13 (Fp4HalfScale).
-__device__ inline uint32_t fp4_pair_f16(uint32_t masked, int shift) {
-  const uint32_t t = masked << shift;
-  return (t | (t << 3)) & 0x8E008E00u;
+// The same codes as fp16 pairs (ExpertPrecision::Fp16). fp16's sign lies 4 bits above the top
+// of its exponent, one more than e2m1's, so the codes are first spread one to a byte: the even
+// and the odd codes of the word each fill a word's four bytes, magnitude in bits 1-3 and sign in
+// bit 7 (a mask, two shifts and a merge for each). Such a byte is the high byte of the code's
+// value times 2^-14 as an fp16 number (subnormal for 0 and 0.5), the low byte zero: one byte
+// permute places the two bytes of a pair. One multiply by the scale times 2^14 restores the
+// value, exactly wherever it is an fp16 number: scales 2^-23 .. 2^13 (Fp4HalfScale).
+__device__ inline uint32_t fp4_codes_to_high_bytes(uint32_t codes) {  // a code in each byte's low nibble
+  return ((codes << 1) | (codes << 4)) & 0x8E8E8E8Eu;
 }
 // An e8m0 scale for fp4_group_to_f16: factor = 2^(e - 113) as fp16 bits where it is one (e in
 // 89 .. 128; below 89 the weights are under 2^-36 and read as zero); e in 129 .. 140 (`big`)
@@ -123,9 +124,11 @@ struct Fp4HalfScale {
 };
 template <bool Big>
 __device__ inline void fp4_group_to_f16(uint32_t word, const Fp4HalfScale& s, uint32_t (&out)[4]) {
-  const uint32_t high = word >> 8;
-  const uint32_t raw[4] = {fp4_pair_f16(word & 0x000F000Fu, 9), fp4_pair_f16(word & 0x00F000F0u, 5),
-                           fp4_pair_f16(high & 0x000F000Fu, 9), fp4_pair_f16(high & 0x00F000F0u, 5)};
+  const uint32_t even = fp4_codes_to_high_bytes(word & 0x0F0F0F0Fu);        // codes 0, 2, 4, 6
+  const uint32_t odd = fp4_codes_to_high_bytes((word >> 4) & 0x0F0F0F0Fu);  // codes 1, 3, 5, 7
+  // Pair p holds codes p and p + 4: bytes 0 and 2 (p = 0, 1) or 1 and 3 (p = 2, 3) of its word.
+  const uint32_t raw[4] = {__byte_perm(even, 0u, 0x2404u), __byte_perm(odd, 0u, 0x2404u),
+                           __byte_perm(even, 0u, 0x3414u), __byte_perm(odd, 0u, 0x3414u)};
 #pragma unroll
   for (int p = 0; p < 4; ++p) {
     out[p] = mma::mul_f16x2(raw[p], s.factor);

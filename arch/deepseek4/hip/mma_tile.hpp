@@ -18,6 +18,7 @@
 // For .hip files only.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "deepseek4/hip/mma_operands.hpp"
 
@@ -105,9 +106,9 @@ struct MmaWeightLoader {
 #pragma unroll
           for (int h = 0; h < 2; ++h)
             if (s[f][h].bad && scale_fault) atomicCAS(scale_fault, 0ull, fault_key | sc[f][h]);
-        decode_fp4_half<true>(s, a);
+        decode_fp4<true>(s, a);
       } else {
-        decode_fp4_half<false>(s, a);
+        decode_fp4<false>(s, a);
       }
     } else if constexpr (W == WeightCode::FP4) {
       const Fp4Scale s[2][2] = {{Fp4Scale(sc[0][0]), Fp4Scale(sc[0][1])}, {Fp4Scale(sc[1][0]), Fp4Scale(sc[1][1])}};
@@ -135,8 +136,10 @@ struct MmaWeightLoader {
   }
 
  private:
-  template <bool Big>
-  __device__ void decode_fp4_half(const Fp4HalfScale (&s)[2][2], uint32_t (&a)[2][2][8]) const {
+  // Every FP4 word of the lane's step, decoded with its row half's scale: into fp16 pairs under
+  // an Fp4HalfScale (ExpertPrecision::Fp16), else into bf16 pairs.
+  template <bool Big, class Scale>
+  __device__ void decode_fp4(const Scale (&s)[2][2], uint32_t (&a)[2][2][8]) const {
 #pragma unroll
     for (int f = 0; f < 2; ++f)
 #pragma unroll
@@ -144,21 +147,8 @@ struct MmaWeightLoader {
 #pragma unroll
         for (int grp = 0; grp < 2; ++grp) {
           uint32_t out[4];
-          fp4_group_to_f16<Big>(raw[f][h][grp], s[f][h], out);
-#pragma unroll
-          for (int p = 0; p < 4; ++p) a[f][h][4 * grp + p] = out[p];
-        }
-  }
-  template <bool Big>
-  __device__ void decode_fp4(const Fp4Scale (&s)[2][2], uint32_t (&a)[2][2][8]) const {
-#pragma unroll
-    for (int f = 0; f < 2; ++f)
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-#pragma unroll
-        for (int grp = 0; grp < 2; ++grp) {
-          uint32_t out[4];
-          fp4_group_to_bf16<Big>(raw[f][h][grp], s[f][h], out);
+          if constexpr (std::is_same_v<Scale, Fp4HalfScale>) fp4_group_to_f16<Big>(raw[f][h][grp], s[f][h], out);
+          else fp4_group_to_bf16<Big>(raw[f][h][grp], s[f][h], out);
 #pragma unroll
           for (int p = 0; p < 4; ++p) a[f][h][4 * grp + p] = out[p];
         }
