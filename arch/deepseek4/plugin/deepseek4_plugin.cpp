@@ -63,13 +63,13 @@ constexpr mp_option_def kOptions[] = {
     mp::option(MP_OPT_BOOL, "matrix_split", "true",
                "GPU: x enters the matrix-core products as two bf16 parts (about 2^-17 relative: routers pick as "
                "in float); false: one part (2^-9, half the matrix instructions, near ties may flip)"),
-    mp::enum_option(
-        "matrix_expert_precision", "fp16|split-bf16|bf16", "fp16",
-        "GPU, with matrix_split: the routed experts' matrix-core operands in prefill. fp16 = FP4 weights "
-        "exactly in fp16 and x rounded once to fp16 (about 2^-12 relative; FP8/BF16 experts take "
-        "split-bf16; an FP4 scale past 2^13 fails the call); split-bf16 = x as two bf16 parts (2^-17, twice "
-        "the matrix instructions); bf16 = one part (2^-9: a perturbed hidden state flips a later router's "
-        "near tie, the long-prompt golden fixture ends 0.17 of scale off)"),
+    mp::enum_option("matrix_expert_precision", "fp16|split-bf16|bf16", "fp16",
+                    "GPU, with matrix_split: the routed experts' matrix-core operands in prefill. fp16 = FP4 weights "
+                    "exactly in fp16 and x rounded once to fp16 (about 2^-12 relative; FP8/BF16 experts take "
+                    "split-bf16, as does a layer whose x could pass 65504; an FP4 scale past 2^13 fails the call); "
+                    "split-bf16 = x as two bf16 parts (2^-17, twice "
+                    "the matrix instructions); bf16 = one part (2^-9: a perturbed hidden state flips a later router's "
+                    "near tie, the long-prompt golden fixture ends 0.17 of scale off)"),
     mp::option(MP_OPT_BOOL, "matrix_single_token", "false",
                "GPU: experts that serve one token each (every decode step) multiply on the matrix cores too "
                "(FP4/FP8/BF16, columns a multiple of 64; 7-8% slower decode on the H200); false: the CUDA cores "
