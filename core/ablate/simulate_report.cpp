@@ -120,6 +120,33 @@ std::string policy_label(const PolicySpec& p) {
   return name;
 }
 
+namespace {
+
+// The accesses (and the hints, in their place before the same access) of layers first .. last.
+pager::Trace select_layers(const pager::Trace& trace, uint32_t first, uint32_t last) {
+  pager::Trace filtered;
+  filtered.meta = trace.meta;
+  filtered.has_outcomes = trace.has_outcomes;
+  size_t next_hint = 0;
+  auto keep_hints_before = [&](uint64_t row) {
+    for (; next_hint < trace.hints.size() && trace.hints[next_hint].before_row <= row; ++next_hint) {
+      pager::TraceHint h = trace.hints[next_hint];
+      if (h.layer < first || h.layer > last) continue;
+      h.before_row = filtered.rows.size();
+      filtered.hints.push_back(h);
+    }
+  };
+  for (size_t i = 0; i < trace.rows.size(); ++i) {
+    keep_hints_before(i);
+    const auto& r = trace.rows[i];
+    if (r.layer >= first && r.layer <= last) filtered.rows.push_back(r);
+  }
+  keep_hints_before(UINT64_MAX);
+  return filtered;
+}
+
+}  // namespace
+
 SimulateReport run_simulation(const pager::Trace& trace, const SimulateRequest& request) {
   SimulateReport report;
   report.meta = trace.meta;
@@ -127,37 +154,31 @@ SimulateReport run_simulation(const pager::Trace& trace, const SimulateRequest& 
   report.policies = request.policies;
   report.first_layer = 0;
   report.last_layer = trace.meta.layers ? trace.meta.layers - 1 : 0;
+  if (const pager::Trace* st = request.split_trace;
+      st && (st->meta.layers != trace.meta.layers || st->meta.experts != trace.meta.experts))
+    throw std::invalid_argument("--split-trace: it has " + std::to_string(st->meta.layers) + " layers x " +
+                                std::to_string(st->meta.experts) + " experts, the trace " +
+                                std::to_string(trace.meta.layers) + " x " + std::to_string(trace.meta.experts));
   const pager::Trace* selected = &trace;
-  pager::Trace filtered;
+  const pager::Trace* split_source = request.split_trace;
+  pager::Trace filtered, split_filtered;
   if (request.layers) {
     if (request.layers->second >= trace.meta.layers)
       throw std::invalid_argument("--layers: the trace has layers 0-" + std::to_string(trace.meta.layers - 1));
     report.first_layer = request.layers->first;
     report.last_layer = request.layers->second;
-    filtered.meta = trace.meta;
-    filtered.has_outcomes = trace.has_outcomes;
-    // Hints keep their place: before the same access row, counted among the kept rows.
-    size_t next_hint = 0;
-    auto keep_hints_before = [&](uint64_t row) {
-      for (; next_hint < trace.hints.size() && trace.hints[next_hint].before_row <= row; ++next_hint) {
-        pager::TraceHint h = trace.hints[next_hint];
-        if (h.layer < report.first_layer || h.layer > report.last_layer) continue;
-        h.before_row = filtered.rows.size();
-        filtered.hints.push_back(h);
-      }
-    };
-    for (size_t i = 0; i < trace.rows.size(); ++i) {
-      keep_hints_before(i);
-      const auto& r = trace.rows[i];
-      if (r.layer >= report.first_layer && r.layer <= report.last_layer) filtered.rows.push_back(r);
-    }
-    keep_hints_before(UINT64_MAX);
+    filtered = select_layers(trace, report.first_layer, report.last_layer);
     selected = &filtered;
+    if (split_source) {
+      split_filtered = select_layers(*split_source, report.first_layer, report.last_layer);
+      split_source = &split_filtered;
+    }
   }
   report.rows = selected->rows.size();
   report.hint_rows = selected->hints.size();
   for (uint32_t slots : request.slots) {
-    for (const PolicySpec& p : request.policies) report.cells.push_back(pager::simulate(*selected, slots, p));
+    for (const PolicySpec& p : request.policies)
+      report.cells.push_back(pager::simulate(*selected, slots, p, split_source));
   }
   if (selected->has_outcomes) report.recorded = pager::recorded_result(*selected);
   return report;
@@ -294,9 +315,11 @@ std::string simulate_table(const SimulateReport& r, bool per_layer) {
   return out.str();
 }
 
-std::string simulate_json(const SimulateReport& r, const std::string& trace_name) {
+std::string simulate_json(const SimulateReport& r, const std::string& trace_name, const std::string& split_trace_name) {
   nlohmann::json doc;
   doc["trace"] = trace_name;
+  // The trace POLICY+split divided the slots by: TRACE itself (null, in-sample) or another.
+  doc["split_trace"] = split_trace_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(split_trace_name);
   doc["layers"] = r.meta.layers;
   doc["experts"] = r.meta.experts;
   doc["top_k"] = r.meta.top_k;

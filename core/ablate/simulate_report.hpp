@@ -16,6 +16,9 @@ struct SimulateRequest {
   std::vector<uint32_t> slots;  // slots per layer, each > 0
   std::vector<pager::PolicySpec> policies;
   std::optional<std::pair<uint32_t, uint32_t>> layers;  // inclusive range; nullopt: all
+  // POLICY+split splits by this trace's reuse (its same layers kept) instead of the replayed
+  // trace's own: an out-of-sample figure. Null: in-sample. Must outlive run_simulation.
+  const pager::Trace* split_trace = nullptr;
 };
 
 struct SimulateReport {
@@ -36,11 +39,14 @@ std::vector<pager::PolicySpec> parse_policy_list(const std::string& text);
 // "3" or "0-7"; throws naming --layers.
 std::pair<uint32_t, uint32_t> parse_layer_range(const std::string& text);
 
-// Throws std::invalid_argument when the layer range lies outside the trace.
+// Throws std::invalid_argument when the layer range lies outside the trace, or the split trace
+// has another geometry.
 SimulateReport run_simulation(const pager::Trace& trace, const SimulateRequest& request);
 
 std::string policy_label(const pager::PolicySpec& p);
 std::string simulate_table(const SimulateReport& report, bool per_layer);
-std::string simulate_json(const SimulateReport& report, const std::string& trace_name);
+// split_trace_name: what --split-trace named ("": none, the split was in-sample).
+std::string simulate_json(const SimulateReport& r, const std::string& trace_name,
+                          const std::string& split_trace_name = "");
 
 }  // namespace moepage::ablate

@@ -2,6 +2,7 @@
 // slot counts and prints the miss rates, Belady-optimal as the floor (see core/ablate).
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "ablate/simulate_report.hpp"
@@ -18,7 +19,7 @@ int cmd_simulate(int argc, char** argv) {
   CommandSpec spec;
   spec.usage =
       "moepage simulate TRACE --slots N[,N...] [--policies lru,lfu,lfru,belady] [--layers A-B] "
-      "[--per-layer] [--json FILE]";
+      "[--split-trace FILE] [--per-layer] [--json FILE]";
   spec.summary =
       "Replays TRACE (written by `moepage run --trace`, or a v4 trace of tools/train; plain text or .xz) per\n"
       "layer through each policy at each slot count, with the same slot pools and policies the live pagers use,\n"
@@ -29,7 +30,8 @@ int cmd_simulate(int argc, char** argv) {
       "Predictions (v3 predict rows, v4 'p' lines: what a pager's predictor proposed) are replayed only by\n"
       "POLICY+prefetch[:M]. POLICY+split shares the same total slots (slots x layers) out per layer by each\n"
       "layer's simulated reuse in this trace, as pager.split = trace does with its split_trace (here the trace\n"
-      "is its own split trace: an in-sample figure). A second table gives the expert reads per access,\n"
+      "is its own split trace, an in-sample figure, unless --split-trace names another recording of the same\n"
+      "geometry: an out-of-sample one). A second table gives the expert reads per access,\n"
       "prefetches included, and how much of lru's excess misses over belady each policy removes.";
   spec.options.add_options()("trace", po::value<std::string>()->required()->value_name("TRACE"), "the trace file")(
       "slots", po::value<std::string>()->required()->value_name("N,..."), "slots per layer, comma separated")(
@@ -38,6 +40,8 @@ int cmd_simulate(int argc, char** argv) {
       "predictions (v3 predict rows or v4 'p' lines, at most M per proposal) as the adapter-prefetch pager does; "
       "POLICY+split splits the slots per layer by the trace's reuse (pager.split = trace)")(
       "layers", po::value<std::string>()->value_name("A-B"), "only these layers (inclusive)")(
+      "split-trace", po::value<std::string>()->value_name("FILE"),
+      "POLICY+split splits by this trace's reuse instead of TRACE's own (same layers and experts)")(
       "per-layer", po::bool_switch(), "also print a miss-rate table per layer")(
       "json", po::value<std::string>()->value_name("FILE"), "also write the results as JSON");
   spec.positional.add("trace", 1);
@@ -56,6 +60,11 @@ int cmd_simulate(int argc, char** argv) {
   if (vm->count("json"))
     output::check_output_paths({{"--json", (*vm)["json"].as<std::string>()}}, {{"the trace", trace_path}});
   const pager::Trace trace = ablate::load_trace(trace_path);
+  std::optional<pager::Trace> split_trace;
+  if (vm->count("split-trace")) {
+    split_trace = ablate::load_trace((*vm)["split-trace"].as<std::string>());
+    request.split_trace = &*split_trace;
+  }
   ablate::SimulateReport report;
   try {
     report = ablate::run_simulation(trace, request);
@@ -64,7 +73,10 @@ int cmd_simulate(int argc, char** argv) {
   }
   std::cout << ablate::simulate_table(report, (*vm)["per-layer"].as<bool>());
   if (vm->count("json")) {
-    output::write_file((*vm)["json"].as<std::string>(), ablate::simulate_json(report, trace_path), "--json");
+    output::write_file((*vm)["json"].as<std::string>(),
+                       ablate::simulate_json(report, trace_path,
+                                             vm->count("split-trace") ? (*vm)["split-trace"].as<std::string>() : ""),
+                       "--json");
   }
   return kExitOk;
 }

@@ -83,6 +83,18 @@ pager::Trace prefix(const pager::Trace& t, uint64_t tokens) {
   return out;
 }
 
+// The tokens from `from` on, renumbered from 0.
+pager::Trace suffix(const pager::Trace& t, uint64_t from) {
+  pager::Trace out;
+  out.meta = t.meta;
+  for (pager::TraceRow r : t.rows) {
+    if (r.token < from) continue;
+    r.token -= from;
+    out.rows.push_back(r);
+  }
+  return out;
+}
+
 // A trace as the text format `moepage run --trace` writes.
 std::string trace_text(const pager::Trace& t) {
   std::string text = pager::trace_header(t.meta) + "token,layer,expert\n";
@@ -170,6 +182,39 @@ TEST_CASE("slot, policy and layer lists refuse what they cannot mean") {
   CHECK_THROWS_AS(ablate::parse_layer_range("5-2"), std::invalid_argument);
 }
 
+TEST_CASE("--split-trace splits the slots by another trace's reuse; another geometry is refused") {
+  const pager::Trace head = prefix(recorded(), 256), tail = suffix(prefix(recorded(), 1024), 768);
+  const auto policies = ablate::parse_policy_list("lru+split");
+  SimulateRequest in_sample{{6, 12}, policies, std::nullopt};
+  const SimulateReport own = ablate::run_simulation(tail, in_sample);
+  SimulateRequest itself = in_sample;
+  itself.split_trace = &tail;  // naming the trace itself is the in-sample figure
+  const SimulateReport same = ablate::run_simulation(tail, itself);
+  SimulateRequest out_of_sample = in_sample;
+  out_of_sample.split_trace = &head;
+  const SimulateReport other = ablate::run_simulation(tail, out_of_sample);
+  const SimulateReport head_own = ablate::run_simulation(head, in_sample);
+  for (size_t i = 0; i < 2; ++i) {
+    CHECK(same.cells[i].misses == own.cells[i].misses);
+    CHECK(same.cells[i].layer_slots == own.cells[i].layer_slots);
+    // The split is the head's (the same total slots), replayed on the tail's accesses.
+    CHECK(other.cells[i].layer_slots == head_own.cells[i].layer_slots);
+    CHECK(other.cells[i].accesses == own.cells[i].accesses);
+  }
+  CHECK(other.cells[1].layer_slots != own.cells[1].layer_slots);  // 12 slots: the head's reuse is not the tail's
+  // Layers kept by --layers keep the split trace's same layers.
+  SimulateRequest ranged = out_of_sample;
+  ranged.layers = std::make_pair(2u, 5u);
+  CHECK(ablate::run_simulation(tail, ranged).rows == own.rows / 2);
+
+  const pager::Trace narrow = random_trace(3, 8, 32, 4, 64);
+  out_of_sample.split_trace = &narrow;
+  CHECK_THROWS_WITH_AS(
+      ablate::run_simulation(tail, out_of_sample),
+      ("--split-trace: it has 8 layers x 32 experts, the trace 8 x " + std::to_string(tail.meta.experts)).c_str(),
+      std::invalid_argument);
+}
+
 TEST_CASE("a missing or corrupt trace is an error naming the file") {
   CHECK_THROWS_WITH_AS(ablate::load_trace("/nonexistent/t.trace"), "trace /nonexistent/t.trace does not exist",
                        std::runtime_error);
@@ -204,4 +249,14 @@ TEST_CASE("moepage simulate reads a plain text trace and writes JSON equal to th
     CHECK(doc["results"][i]["slots"].get<uint32_t>() == lib.cells[i].slots);
   }
   CHECK(std::system((test::moepage_exe().string() + " simulate " + trace + " --slots 0 2>/dev/null").c_str()) != 0);
+
+  // --split-trace: the split's trace travels into the JSON; a missing one is an error.
+  const std::string split_cmd = test::moepage_exe().string() + " simulate " + trace +
+                                " --slots 8 --policies lru+split --split-trace " + trace + " --json " + json + " > " +
+                                out;
+  REQUIRE(std::system(split_cmd.c_str()) == 0);
+  CHECK(nlohmann::json::parse(test::read_file(json))["split_trace"] == trace);
+  CHECK(std::system((test::moepage_exe().string() + " simulate " + trace + " --slots 8 --split-trace " + dir +
+                     "/none.trace 2>/dev/null")
+                        .c_str()) != 0);
 }

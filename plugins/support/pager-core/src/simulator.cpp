@@ -208,15 +208,21 @@ SimResult simulate_layers(const Trace& trace, std::span<const uint32_t> layer_sl
   return result;
 }
 
-SimResult simulate(const Trace& trace, uint32_t slots_per_layer, const PolicySpec& policy) {
+SimResult simulate(const Trace& trace, uint32_t slots_per_layer, const PolicySpec& policy, const Trace* split_source) {
   if (slots_per_layer == 0) throw PagerError(ErrorKind::InvalidRequest, "simulate: slots per layer must be at least 1");
+  const Trace& source = split_source ? *split_source : trace;
+  if (source.meta.layers != trace.meta.layers || source.meta.experts != trace.meta.experts)
+    throw PagerError(ErrorKind::InvalidRequest, "simulate: the split trace has " + std::to_string(source.meta.layers) +
+                                                    " layers x " + std::to_string(source.meta.experts) +
+                                                    " experts, the trace " + std::to_string(trace.meta.layers) + " x " +
+                                                    std::to_string(trace.meta.experts));
   const uint32_t slots = std::min(slots_per_layer, trace.meta.experts);
   std::vector<uint32_t> layer_slots(trace.meta.layers, slots);
   uint32_t max_request = 0;
   if (policy.split_by_trace) {
     // The same total the uniform pools hold, split by each layer's simulated reuse (split.hpp).
     std::vector<uint8_t> accessed(trace.meta.layers, 0);
-    for (const TraceRow& r : trace.rows) accessed[r.layer] = 1;
+    for (const TraceRow& r : source.rows) accessed[r.layer] = 1;
     uint64_t n_accessed = 0;
     for (uint8_t a : accessed) n_accessed += a;
     SplitRequest request;
@@ -225,7 +231,7 @@ SimResult simulate(const Trace& trace, uint32_t slots_per_layer, const PolicySpe
     request.min_slots = std::min(std::max(trace.meta.top_k, 1u), slots);
     request.policy = policy;
     request.policy.split_by_trace = false;
-    layer_slots = split_slots_by_reuse(trace, request).slots;
+    layer_slots = split_slots_by_reuse(source, request).slots;
     // A live pager serves requests of at most its smallest layer's slots (stats report that, and
     // the architecture cuts prefill bands to it), so requests are chunked at that size everywhere.
     max_request = slots;
