@@ -244,6 +244,10 @@ SimResult simulate(const Trace& trace, uint32_t slots_per_layer, const PolicySpe
   return result;
 }
 
+SimResult simulate(const Trace& trace, uint32_t slots_per_layer, const PolicySpec& policy) {
+  return simulate(trace, slots_per_layer, policy, nullptr);
+}
+
 SimResult recorded_result(const Trace& trace) {
   if (!trace.has_outcomes) throw PagerError(ErrorKind::InvalidRequest, "recorded_result: the trace has no hit column");
   SimResult result;

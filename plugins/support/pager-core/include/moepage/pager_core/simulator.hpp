@@ -55,11 +55,13 @@ struct SimResult {
 };
 
 // Throws PagerError when slots_per_layer is 0. With policy.split_by_trace, the total
-// slots_per_layer x layers is first split per layer by the reuse of split_source (null: this trace,
-// an in-sample split), as a live pager splits by its split_trace; split_source must have this
-// trace's layers and experts (else PagerError).
-SimResult simulate(const Trace& trace, uint32_t slots_per_layer, const PolicySpec& policy,
-                   const Trace* split_source = nullptr);
+// slots_per_layer x layers is first split per layer by this trace's reuse (split.hpp): an
+// in-sample split.
+SimResult simulate(const Trace& trace, uint32_t slots_per_layer, const PolicySpec& policy);
+// The same, the split made from split_source's reuse (null: this trace's), as a live pager splits
+// by its split_trace: an out-of-sample figure. split_source must have this trace's layers and
+// experts (else PagerError).
+SimResult simulate(const Trace& trace, uint32_t slots_per_layer, const PolicySpec& policy, const Trace* split_source);
 // Each layer with its own slot count ([trace.meta.layers], each at least 1, capped at experts).
 // max_request > 0 cuts requests into chunks of at most that many experts in every layer, as a live
 // pager with a split does (its architecture cuts prefill bands to the smallest layer's slots);
