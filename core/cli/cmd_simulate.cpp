@@ -4,6 +4,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ablate/simulate_report.hpp"
 #include "ablate/trace_input.hpp"
@@ -57,8 +58,11 @@ int cmd_simulate(int argc, char** argv) {
     throw UsageError(e.what());
   }
   const std::string trace_path = (*vm)["trace"].as<std::string>();
-  if (vm->count("json"))
-    output::check_output_paths({{"--json", (*vm)["json"].as<std::string>()}}, {{"the trace", trace_path}});
+  if (vm->count("json")) {
+    std::vector<output::NamedPath> inputs{{"the trace", trace_path}};
+    if (vm->count("split-trace")) inputs.push_back({"--split-trace", (*vm)["split-trace"].as<std::string>()});
+    output::check_output_paths({{"--json", (*vm)["json"].as<std::string>()}}, inputs);
+  }
   const pager::Trace trace = ablate::load_trace(trace_path);
   std::optional<pager::Trace> split_trace;
   if (vm->count("split-trace")) {

@@ -259,4 +259,11 @@ TEST_CASE("moepage simulate reads a plain text trace and writes JSON equal to th
   CHECK(std::system((test::moepage_exe().string() + " simulate " + trace + " --slots 8 --split-trace " + dir +
                      "/none.trace 2>/dev/null")
                         .c_str()) != 0);
+  // --json may not overwrite the split trace.
+  const std::string split_copy = dir + "/split.trace";
+  std::ofstream(split_copy) << trace_text(slice);
+  CHECK(std::system((test::moepage_exe().string() + " simulate " + trace + " --slots 8 --split-trace " + split_copy +
+                     " --json " + split_copy + " 2>/dev/null")
+                        .c_str()) != 0);
+  CHECK(test::read_file(split_copy) == trace_text(slice));
 }
