@@ -58,15 +58,17 @@ int cmd_simulate(int argc, char** argv) {
     throw UsageError(e.what());
   }
   const std::string trace_path = (*vm)["trace"].as<std::string>();
+  const std::optional<std::string> split_path =
+      vm->count("split-trace") ? std::optional((*vm)["split-trace"].as<std::string>()) : std::nullopt;
   if (vm->count("json")) {
     std::vector<output::NamedPath> inputs{{"the trace", trace_path}};
-    if (vm->count("split-trace")) inputs.push_back({"--split-trace", (*vm)["split-trace"].as<std::string>()});
+    if (split_path) inputs.push_back({"--split-trace", *split_path});
     output::check_output_paths({{"--json", (*vm)["json"].as<std::string>()}}, inputs);
   }
   const pager::Trace trace = ablate::load_trace(trace_path);
   std::optional<pager::Trace> split_trace;
-  if (vm->count("split-trace")) {
-    split_trace = ablate::load_trace((*vm)["split-trace"].as<std::string>());
+  if (split_path) {
+    split_trace = ablate::load_trace(*split_path);
     request.split_trace = &*split_trace;
   }
   ablate::SimulateReport report;
@@ -78,9 +80,7 @@ int cmd_simulate(int argc, char** argv) {
   std::cout << ablate::simulate_table(report, (*vm)["per-layer"].as<bool>());
   if (vm->count("json")) {
     output::write_file((*vm)["json"].as<std::string>(),
-                       ablate::simulate_json(report, trace_path,
-                                             vm->count("split-trace") ? (*vm)["split-trace"].as<std::string>() : ""),
-                       "--json");
+                       ablate::simulate_json(report, trace_path, split_path.value_or("")), "--json");
   }
   return kExitOk;
 }

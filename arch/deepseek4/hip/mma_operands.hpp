@@ -97,8 +97,9 @@ __device__ inline void fp4_group_to_bf16(uint32_t word, const Fp4Scale& s, uint3
   }
 }
 
-// The same codes as fp16 pairs (ExpertPrecision::Fp16). fp16's sign lies 4 bits above the top
-// of its exponent, one more than e2m1's, so the codes are first spread one to a byte: the even
+// The same codes as fp16 pairs (ExpertPrecision::Fp16). Placed for fp16, a code's magnitude
+// lies in bits 9-11 and its sign in bit 15, four bits above it where e2m1 has one, so no one
+// shift moves a nibble there; the codes are first spread one to a byte instead: the even
 // and the odd codes of the word each fill a word's four bytes, magnitude in bits 1-3 and sign in
 // bit 7 (a mask, two shifts and a merge for each). Such a byte is the high byte of the code's
 // value times 2^-14 as an fp16 number (subnormal for 0 and 0.5), the low byte zero: one byte

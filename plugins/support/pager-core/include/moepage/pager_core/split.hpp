@@ -13,6 +13,8 @@
 // policy replays them, computed lazily: only the next point of each layer's curve is ever needed.
 // Curves that are not convex (prefetching can make them bumpy) make greedy a heuristic, not an
 // optimum; on the recorded traces the curves are close to convex.
+// The objective is misses: a hinted prefetch is not one, so a hinted layer left at min_slots
+// costs a read per access that the split does not see.
 //
 // This runs once, at pager creation or per simulated cell; it allocates freely.
 #pragma once
