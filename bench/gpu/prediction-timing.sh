@@ -12,7 +12,10 @@
 # with every copy on one stream (transport.prefetch_lane=shared: the model says prefetches issued
 # while the layer's demand copies run must not share the link with them), under lru and lfru.
 # ARMS=acquire keeps the 2026-12-04 grid. ARMS=policy separates eviction from prediction: lru, lfru
-# and lfru with the proposals (observe). Then every arm against its bound (paged_bound.py).
+# and lfru with the proposals (observe). ARMS=split adds per-layer slot splits (pager.split=trace)
+# to lfru with the proposals: split for the fewest reads (the default objective) and for the
+# fewest misses, each made from the tail of the trace (tokens from 25,600 on; the replay runs its
+# first tokens), so the split is out of sample. Then every arm against its bound (paged_bound.py).
 #
 #   bench/gpu/prediction-timing.sh BUILD OUT MODEL_DIR [TOKENS] [LAYERS] [TRACE]
 # Writes OUT/{<arm>.json, <arm>.log, bandwidth.json, weights.json, bound.txt, summary.txt}.
@@ -20,10 +23,16 @@ set -uo pipefail
 build=$(cd "$1" && pwd); out=$2; model=$3; tokens=${4:-256}; layers=${5:-12}
 here=$(cd "$(dirname "$0")" && pwd)
 arms=${ARMS:-launched}
-case "$arms" in launched|acquire|policy) ;; *) echo "prediction-timing.sh: ARMS=$arms: expected launched, acquire or policy" >&2; exit 2 ;; esac
+case "$arms" in launched|acquire|policy|split) ;; *) echo "prediction-timing.sh: ARMS=$arms: expected launched, acquire, policy or split" >&2; exit 2 ;; esac
 source "$here/decode_arms.sh"
 replay_arms "${6:-}"
 prepare_model "$layers" 1,8,16
+if [ "$arms" = split ]; then
+  # The trace's header, then its rows of tokens 25,600 and later.
+  split_trace=$out/split-tail.trace
+  xz -dcf "$trace" | awk 'NR == 1 { print; next } /^t / { tok = $2 } tok >= 25600' > "$split_trace"
+  echo "split trace: $(wc -l < "$split_trace") lines of $trace from token 25,600" | tee -a "$out/summary.txt"
+fi
 run_arm resident
 rows=()
 for share in 12.5:8 25:4 50:2; do
@@ -34,6 +43,17 @@ for share in 12.5:8 25:4 50:2; do
     run_arm "lfru-$name" "${lru[@]}" --set pager.policy=lfru --set arch.replay_predictions=0
     run_arm "lfru-$name-predict3" "${lru[@]}" --set pager.policy=lfru --set arch.replay_predictions=3
     rows+=("$name%=lru-$name,lfru-$name,lfru-$name-predict3")
+    continue
+  fi
+  if [ "$arms" = split ]; then
+    lfru3=("${lru[@]}" --set pager.policy=lfru --set arch.replay_predictions=3)
+    run_arm "lfru-$name-predict3" "${lfru3[@]}"
+    run_arm "lfru-$name-predict3-split" "${lfru3[@]}" --set pager.split=trace --set "pager.split_trace=$split_trace"
+    run_arm "lfru-$name-predict3-split-misses" "${lfru3[@]}" --set pager.split=trace \
+      --set "pager.split_trace=$split_trace" --set pager.split_objective=misses
+    run_arm "lfru-$name-split" "${lru[@]}" --set pager.policy=lfru --set arch.replay_predictions=0 \
+      --set pager.split=trace --set "pager.split_trace=$split_trace"
+    rows+=("$name%=lru-$name,lfru-$name-predict3,lfru-$name-predict3-split,lfru-$name-predict3-split-misses,lfru-$name-split")
     continue
   fi
   run_arm "lru-$name-predict3" "${lru[@]}" --set arch.replay_predictions=3

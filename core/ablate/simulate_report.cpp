@@ -16,6 +16,7 @@ namespace {
 
 using pager::PolicyKind;
 using pager::PolicySpec;
+using pager::SplitObjective;
 
 uint64_t parse_unsigned(const std::string& text, const std::string& flag) {
   if (text.empty() || text.size() > 9 ||
@@ -55,14 +56,23 @@ std::vector<uint32_t> parse_slot_list(const std::string& text) {
 std::vector<PolicySpec> parse_policy_list(const std::string& text) {
   std::vector<PolicySpec> policies;
   for (std::string part : split(text, ',')) {
-    // POLICY+split: the same total slots split per layer by the trace's reuse (pager.split = trace).
+    // POLICY+split[:reads|misses]: the same total slots split per layer by the trace's reuse
+    // (pager.split = trace), minimising the experts read (the default) or the misses.
     bool by_trace = false;
+    SplitObjective objective = SplitObjective::Reads;
     if (const size_t plus = part.find("+split"); plus != std::string::npos) {
-      const size_t after = plus + 6;
-      if (after < part.size() && part[after] != '+')
-        throw std::invalid_argument("--policies: expected POLICY+split, got '" + part + "'");
+      size_t end = plus + 6;
+      if (part.compare(end, 6, ":reads") == 0) {
+        end += 6;
+      } else if (part.compare(end, 7, ":misses") == 0) {
+        objective = SplitObjective::Misses;
+        end += 7;
+      }
+      if (end < part.size() && part[end] != '+')
+        throw std::invalid_argument("--policies: expected POLICY+split, POLICY+split:reads or POLICY+split:misses, got '" +
+                                    part + "'");
       by_trace = true;
-      part.erase(plus, 6);
+      part.erase(plus, end - plus);
     }
     // POLICY+prefetch[:M]: also prefetch the trace's predictions (M per proposal), as adapter-prefetch does.
     std::optional<uint32_t> predict_m;
@@ -94,6 +104,7 @@ std::vector<PolicySpec> parse_policy_list(const std::string& text) {
       if (spec.half_life <= 0) throw std::invalid_argument("--policies: the lfru half-life must be positive");
     }
     spec.split_by_trace = by_trace;
+    spec.split_objective = objective;
     policies.push_back(spec);
   }
   if (policies.empty()) throw std::invalid_argument("--policies: expected names such as lru,lfu,lfru,belady");
@@ -116,7 +127,7 @@ std::string policy_label(const PolicySpec& p) {
   std::string name(pager::policy_name(p.kind));
   if (p.kind == PolicyKind::Lfru && p.half_life > 0) name += ":" + std::to_string(uint64_t(p.half_life));
   if (p.prefetch_predictions) name += "+prefetch" + (p.predict_m ? ":" + std::to_string(p.predict_m) : std::string());
-  if (p.split_by_trace) name += "+split";
+  if (p.split_by_trace) name += p.split_objective == SplitObjective::Misses ? "+split:misses" : "+split";
   return name;
 }
 

@@ -30,7 +30,8 @@ int cmd_simulate(int argc, char** argv) {
       "did, belady takes them as free loads. lfru takes a half-life in pool events as lfru:H (default 4 x slots).\n"
       "Predictions (v3 predict rows, v4 'p' lines: what a pager's predictor proposed) are replayed only by\n"
       "POLICY+prefetch[:M]. POLICY+split shares the same total slots (slots x layers) out per layer by each\n"
-      "layer's simulated reuse in this trace, as pager.split = trace does with its split_trace (here the trace\n"
+      "layer's simulated reuse in this trace, as pager.split = trace does with its split_trace, so that the\n"
+      "fewest experts are read (POLICY+split:misses: the fewest misses; pager.split_objective) (here the trace\n"
       "is its own split trace, an in-sample figure, unless --split-trace names another recording of the same\n"
       "geometry: an out-of-sample one). A second table gives the expert reads per access,\n"
       "prefetches included, and how much of lru's excess misses over belady each policy removes.";
@@ -39,7 +40,7 @@ int cmd_simulate(int argc, char** argv) {
       "policies", po::value<std::string>()->default_value("lru,lfu,lfru,belady")->value_name("P,..."),
       "policies to replay: lru, lfu, lfru[:H], s3fifo, belady; POLICY+prefetch[:M] also prefetches the trace's "
       "predictions (v3 predict rows or v4 'p' lines, at most M per proposal) as the adapter-prefetch pager does; "
-      "POLICY+split splits the slots per layer by the trace's reuse (pager.split = trace)")(
+      "POLICY+split[:reads|misses] splits the slots per layer by the trace's reuse (pager.split = trace)")(
       "layers", po::value<std::string>()->value_name("A-B"), "only these layers (inclusive)")(
       "split-trace", po::value<std::string>()->value_name("FILE"),
       "POLICY+split splits by this trace's reuse instead of TRACE's own (same layers and experts)")(

@@ -175,7 +175,11 @@ void PagedPager::decide_and_allocate(const mp_pager_create_args& args, const mp:
   if (split == "trace") {
     if (d.mode == moepage::pager::BudgetMode::HoldsAll)
       log_.info("split = trace: the budget holds every expert, so every layer keeps all {} slots", slots_);
-    else split_by_trace(split_trace, *policy, uint64_t(slots_) * in.paged_layers);
+    else
+      split_by_trace(split_trace, *policy,
+                     options.get_string("split_objective") == "misses" ? moepage::pager::SplitObjective::Misses
+                                                                       : moepage::pager::SplitObjective::Reads,
+                     uint64_t(slots_) * in.paged_layers);
   } else if (!split_trace.empty()) {
     log_.warn("split_trace = {} is ignored: split is {}, not trace", split_trace, split);
   }
@@ -217,7 +221,8 @@ void PagedPager::decide_and_allocate(const mp_pager_create_args& args, const mp:
   core_ = std::make_unique<moepage::pager::PagerCore>(std::move(geo));
 }
 
-void PagedPager::split_by_trace(const std::string& path, moepage::pager::PolicyKind policy, uint64_t total_slots) {
+void PagedPager::split_by_trace(const std::string& path, moepage::pager::PolicyKind policy,
+                                moepage::pager::SplitObjective objective, uint64_t total_slots) {
   if (path.empty())
     throw mp::Error(MP_ERR_INVALID_ARG, "pager '" + component_ +
                                             "': split = trace needs split_trace, the path of a trace recorded on this "
@@ -246,6 +251,7 @@ void PagedPager::split_by_trace(const std::string& path, moepage::pager::PolicyK
   request.min_slots = cat_.top_k;
   request.layers = cat_.has_experts;
   request.policy.kind = policy;
+  request.objective = objective;
   moepage::pager::SplitPlan plan;
   try {
     plan = moepage::pager::split_slots_by_reuse(trace, request);
@@ -256,7 +262,8 @@ void PagedPager::split_by_trace(const std::string& path, moepage::pager::PolicyK
     throw mp::Error(MP_ERR_INTERNAL, mp::format("pager '{}': the split of {} slots handed out {}", component_,
                                                 total_slots, plan.total_slots));
   layer_slots_ = plan.slots;
-  log_.info("split = trace ({}): {} slots over the paged layers as {} (uniform: {} each)", path, plan.total_slots,
+  log_.info("split = trace ({}, fewest {}): {} slots over the paged layers as {} (uniform: {} each)", path,
+            objective == moepage::pager::SplitObjective::Reads ? "reads" : "misses", plan.total_slots,
             moepage::pager::format_layer_slots(layer_slots_), slots_);
 }
 

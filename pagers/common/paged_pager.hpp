@@ -133,7 +133,8 @@ class PagedPager {
   mp_status await_prefetch(uint32_t layer, StartedAcquire& started, uint32_t index, mp_event* ready);
   // split = trace: shares total_slots out per layer by the reuse the trace at `path` shows
   // (pager_core/split.hpp) into layer_slots_; errors name the file and what was expected.
-  void split_by_trace(const std::string& path, moepage::pager::PolicyKind policy, uint64_t total_slots);
+  void split_by_trace(const std::string& path, moepage::pager::PolicyKind policy,
+                      moepage::pager::SplitObjective objective, uint64_t total_slots);
   uint8_t* slot_base(uint32_t layer, uint32_t slot) const { return pools_[layer] + uint64_t(slot) * cat_.expert_bytes; }
   // Appends read requests for every part of (layer, expert) into slot; returns the bytes.
   uint64_t add_reads(uint32_t layer, uint32_t expert, uint32_t slot, int32_t priority, uint32_t& count);
@@ -220,6 +221,9 @@ class NamedPagedPager : public PagedPager {
           "split", "uniform|trace", "uniform",                                                                       \
           "slots per layer: uniform, or trace: the same total split by each layer's reuse in split_trace"),          \
       mp::option(MP_OPT_PATH, "split_trace", "",                                                                     \
-                 "split = trace: a trace recorded on this model (moepage run --trace; plain text or .xz)")
+                 "split = trace: a trace recorded on this model (moepage run --trace; plain text or .xz)"),             \
+      mp::enum_option("split_objective", "reads|misses", "reads",                                                    \
+                      "split = trace minimises the experts read (misses and prefetches: the link's bytes) or the "  \
+                      "misses alone")
 
 }  // namespace moepage::paging

@@ -123,7 +123,7 @@ TEST_CASE("a layer without accesses gets nothing; hinted layers keep the minimum
   CHECK(plan.slots[0] + plan.slots[1] == 8);
 
   // A layer whose every expert is hinted before its access never misses beyond the first use of
-  // each expert, so it gains nothing from slots above the minimum.
+  // each expert, so under the miss objective it gains nothing from slots above the minimum.
   Trace hinted;
   hinted.meta = {2, 16, 2};
   for (uint32_t tok = 0; tok < 200; ++tok) {
@@ -136,11 +136,13 @@ TEST_CASE("a layer without accesses gets nothing; hinted layers keep the minimum
     hinted.rows.push_back({tok, 1, 5 + (tok * 3) % 5, 0, 0});
   }
   request.total_slots = 16;
+  request.objective = SplitObjective::Misses;
   const SplitPlan h = split_slots_by_reuse(hinted, request);
   CHECK(h.slots[0] == 2);
   CHECK(h.slots[1] == 14);
   CHECK(h.misses[0] == 0);
 
+  request.objective = SplitObjective::Reads;
   request.total_slots = 3;
   CHECK_THROWS_WITH(split_slots_by_reuse(hinted, request),
                     "slot split: 3 slots cannot give each of 2 layers its minimum of 2");
@@ -158,4 +160,55 @@ TEST_CASE("a layer without accesses gets nothing; hinted layers keep the minimum
   CHECK(all.slots == std::vector<uint32_t>{16, 16});
   CHECK(all.total_slots == 32);
   CHECK(format_layer_slots(all.slots) == "16,16");
+}
+
+TEST_CASE("the reads objective counts a hinted layer's prefetches: its hot set gets slots the miss objective withholds") {
+  // Layer 0: every access hinted first, two of a hot set of 6 experts per token. Layer 1: two of all
+  // 16 experts, unhinted. Hinted, layer 0 never misses past each expert's first use, but at 2 slots it
+  // reads both of its experts again nearly every token.
+  Trace t;
+  t.meta = {2, 16, 2};
+  moepage::test::Lcg rng{777};
+  for (uint32_t tok = 0; tok < 400; ++tok) {
+    for (uint32_t l = 0; l < 2; ++l) {
+      const uint32_t range = l == 0 ? 6 : 16;
+      const uint32_t a = uint32_t(rng.next() % range);
+      uint32_t b;
+      do b = uint32_t(rng.next() % range);
+      while (b == a);
+      if (l == 0) {
+        t.hints.push_back({tok, 0, a, 0, t.rows.size(), HintSource::Arch});
+        t.hints.push_back({tok, 0, b, 1, t.rows.size(), HintSource::Arch});
+      }
+      t.rows.push_back({tok, l, a, 0, 0});
+      t.rows.push_back({tok, l, b, 0, 0});
+    }
+  }
+  SplitRequest request;
+  request.total_slots = 16;
+  request.min_slots = 2;
+  request.policy = kLru;
+  request.objective = SplitObjective::Misses;
+  const SplitPlan by_misses = split_slots_by_reuse(t, request);
+  request.objective = SplitObjective::Reads;
+  const SplitPlan by_reads = split_slots_by_reuse(t, request);
+  CHECK(by_misses.slots[0] == 2);
+  CHECK(by_reads.slots[0] >= 6);  // the hot set fits: no re-reads
+  CHECK(by_reads.slots[0] + by_reads.slots[1] == 16);
+  // The plans report what the simulator measures at their slots, and each is best at its own cost.
+  auto reads_of = [&](const SplitPlan& p) {
+    const SimResult r = simulate_layers(t, p.slots, kLru);
+    CHECK(r.layers[0].misses + r.layers[0].prefetch_reads == p.reads[0]);
+    CHECK(r.layers[1].misses + r.layers[1].prefetch_reads == p.reads[1]);
+    CHECK(r.layers[1].misses == p.misses[1]);
+    return r.misses + r.prefetch_reads;
+  };
+  CHECK(reads_of(by_reads) < reads_of(by_misses));
+  CHECK(by_misses.misses[0] + by_misses.misses[1] <= by_reads.misses[0] + by_reads.misses[1]);
+  // simulate's split takes the objective from the policy spec.
+  PolicySpec spec = kLru;
+  spec.split_by_trace = true;
+  CHECK(simulate(t, 8, spec).layer_slots == by_reads.slots);
+  spec.split_objective = SplitObjective::Misses;
+  CHECK(simulate(t, 8, spec).layer_slots == by_misses.slots);
 }

@@ -177,6 +177,21 @@ TEST_CASE("slot, policy and layer lists refuse what they cannot mean") {
                        "--policies: belady takes no +prefetch (it knows the future)", std::invalid_argument);
   CHECK_THROWS_AS(ablate::parse_policy_list("lru+prefetch:0"), std::invalid_argument);
   CHECK_THROWS_AS(ablate::parse_policy_list("lru+prefetchx"), std::invalid_argument);
+  // +split minimises reads unless :misses says otherwise; the label names the miss objective only.
+  const auto splits = ablate::parse_policy_list("lfru+split,lfru+split:reads+prefetch:3,lru+split:misses");
+  REQUIRE(splits.size() == 3);
+  CHECK(splits[0].split_by_trace);
+  CHECK(splits[0].split_objective == pager::SplitObjective::Reads);
+  CHECK(splits[1].split_objective == pager::SplitObjective::Reads);
+  CHECK(splits[1].predict_m == 3);
+  CHECK(splits[2].split_objective == pager::SplitObjective::Misses);
+  CHECK(ablate::policy_label(splits[0]) == "lfru+split");
+  CHECK(ablate::policy_label(splits[1]) == "lfru+prefetch:3+split");
+  CHECK(ablate::policy_label(splits[2]) == "lru+split:misses");
+  CHECK_THROWS_WITH_AS(ablate::parse_policy_list("lru+split:bytes"),
+                       "--policies: expected POLICY+split, POLICY+split:reads or POLICY+split:misses, got "
+                       "'lru+split:bytes'",
+                       std::invalid_argument);
   CHECK(ablate::parse_layer_range("3") == std::make_pair(3u, 3u));
   CHECK(ablate::parse_layer_range("0-7") == std::make_pair(0u, 7u));
   CHECK_THROWS_AS(ablate::parse_layer_range("5-2"), std::invalid_argument);

@@ -231,6 +231,7 @@ SimResult simulate(const Trace& trace, uint32_t slots_per_layer, const PolicySpe
     request.min_slots = std::min(std::max(trace.meta.top_k, 1u), slots);
     request.policy = policy;
     request.policy.split_by_trace = false;
+    request.objective = policy.split_objective;
     layer_slots = split_slots_by_reuse(source, request).slots;
     // A live pager serves requests of at most its smallest layer's slots (stats report that, and
     // the architecture cuts prefill bands to it), so requests are chunked at that size everywhere.

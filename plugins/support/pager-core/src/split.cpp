@@ -37,29 +37,30 @@ SplitPlan split_slots_by_reuse(const Trace& trace, const SplitRequest& request) 
   SplitPlan plan;
   plan.slots.assign(n_layers, 0);
   plan.misses.assign(n_layers, 0);
-  // next_misses[l]: the layer's misses at slots[l] + 1 (valid while slots[l] < n_experts).
-  std::vector<uint64_t> next_misses(n_layers, 0);
+  plan.reads.assign(n_layers, 0);
+  // next[l]: the layer's replay at slots[l] + 1 (valid while slots[l] < n_experts).
+  std::vector<SimLayerResult> now(n_layers), next(n_layers);
   // Requests are cut at min_slots, the largest request a live pager with this split is likely to
   // serve (its smallest layer usually keeps the minimum); see simulate_layers.
-  auto misses_at = [&](uint32_t l, uint32_t slots) {
-    return replay.replay(l, slots, request.policy, request.min_slots).misses;
-  };
+  auto replay_at = [&](uint32_t l, uint32_t slots) { return replay.replay(l, slots, request.policy, request.min_slots); };
+  const bool reads = request.objective == SplitObjective::Reads;
+  auto cost = [&](const SimLayerResult& r) { return int64_t(r.misses + (reads ? r.prefetch_reads : 0)); };
   uint64_t left = request.total_slots;
   for (uint32_t l = 0; l < n_layers; ++l) {
     if (!in_split[l]) continue;
     plan.slots[l] = request.min_slots;
     left -= request.min_slots;
-    plan.misses[l] = misses_at(l, plan.slots[l]);
-    if (plan.slots[l] < n_experts) next_misses[l] = misses_at(l, plan.slots[l] + 1);
+    now[l] = replay_at(l, plan.slots[l]);
+    if (plan.slots[l] < n_experts) next[l] = replay_at(l, plan.slots[l] + 1);
   }
   while (left > 0) {
     int64_t best = -1;
     int64_t best_gain = 0;
     for (uint32_t l = 0; l < n_layers; ++l) {
       if (!in_split[l] || plan.slots[l] >= n_experts) continue;
-      // A policy may miss more with one slot more (prefetch can make that happen): a negative gain.
-      const int64_t gain = int64_t(plan.misses[l]) - int64_t(next_misses[l]);
-      if (best < 0 || gain > best_gain || (gain == best_gain && plan.misses[l] > plan.misses[uint32_t(best)])) {
+      // A policy may cost more with one slot more (prefetch can make that happen): a negative gain.
+      const int64_t gain = cost(now[l]) - cost(next[l]);
+      if (best < 0 || gain > best_gain || (gain == best_gain && cost(now[l]) > cost(now[uint32_t(best)]))) {
         best = l;
         best_gain = gain;
       }
@@ -68,8 +69,12 @@ SplitPlan split_slots_by_reuse(const Trace& trace, const SplitRequest& request) 
     const uint32_t l = uint32_t(best);
     ++plan.slots[l];
     --left;
-    plan.misses[l] = next_misses[l];
-    if (plan.slots[l] < n_experts) next_misses[l] = misses_at(l, plan.slots[l] + 1);
+    now[l] = next[l];
+    if (plan.slots[l] < n_experts) next[l] = replay_at(l, plan.slots[l] + 1);
+  }
+  for (uint32_t l = 0; l < n_layers; ++l) {
+    plan.misses[l] = now[l].misses;
+    plan.reads[l] = now[l].misses + now[l].prefetch_reads;
   }
   plan.total_slots = request.total_slots - left;
   return plan;

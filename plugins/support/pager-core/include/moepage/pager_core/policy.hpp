@@ -41,6 +41,11 @@ namespace moepage::pager {
 
 enum class PolicyKind : uint8_t { Lru, Lfu, Lfru, Belady, S3Fifo };
 
+// What a per-layer slot split (split.hpp) minimises: the experts read into slots (misses plus the
+// prefetches of hints and predictions: the bytes that cross the link), or the misses alone (what
+// a token waits for when every prefetch lands in time).
+enum class SplitObjective : uint8_t { Reads, Misses };
+
 // "lru", "lfu", "lfru", "belady", "s3fifo"; nullopt for anything else.
 std::optional<PolicyKind> policy_from_name(std::string_view name);
 std::string_view policy_name(PolicyKind kind);
@@ -56,6 +61,7 @@ struct PolicySpec {
   // Simulator only: split the same total slots per layer by the trace's own reuse (split.hpp)
   // instead of giving every layer the same count; the live pager's `split: trace` option.
   bool split_by_trace = false;
+  SplitObjective split_objective = SplitObjective::Reads;  // what that split minimises
 };
 
 class Policy {

@@ -3,18 +3,24 @@
 // Layers of a real MoE model differ: DeepSeek-V4's hash-routed layers are hinted from the token id
 // before each step and barely miss at any size, and its scored layers reuse their experts to very
 // different degrees. A uniform split gives each the same slots; this one gives a slot to whichever
-// layer it saves the most misses in.
+// layer it saves the most cost in.
+//
+// The cost (SplitObjective) is by default the experts a layer reads into its slots: its misses
+// plus the prefetches its hints and predictions read. Counting misses alone undervalues a hinted
+// layer: its hinted experts are prefetched, so it almost never misses, but at top-k slots it reads
+// every hinted expert again each token (on the Flash held-out trace at 128 slots the miss split
+// read 40% more than uniform pools; bench/results/2026-12-05-split-out-of-sample.md). Where the
+// copy link bounds a token, reads are what it pays; the miss objective remains for paths where
+// prefetches hide entirely behind compute.
 //
 // Greedy by marginal gain: every layer in the split starts at min_slots (top-k: a token's request
-// must fit); then, one slot at a time, the slot goes to the layer whose simulated misses drop the
-// most when it grows by one (ties: the layer with more misses, then the lower layer), until the
-// total is spent or every layer holds all its experts. The miss curve of a layer is its replay
+// must fit); then, one slot at a time, the slot goes to the layer whose simulated cost drops the
+// most when it grows by one (ties: the layer with the larger cost, then the lower layer), until
+// the total is spent or every layer holds all its experts. The cost curve of a layer is its replay
 // through the simulator (simulator.hpp) under the chosen policy, hints and predictions as the
 // policy replays them, computed lazily: only the next point of each layer's curve is ever needed.
 // Curves that are not convex (prefetching can make them bumpy) make greedy a heuristic, not an
 // optimum; on the recorded traces the curves are close to convex.
-// The objective is misses: a hinted prefetch is not one, so a hinted layer left at min_slots
-// costs a read per access that the split does not see.
 //
 // This runs once, at pager creation or per simulated cell; it allocates freely.
 #pragma once
@@ -32,12 +38,14 @@ struct SplitRequest {
   uint32_t min_slots = 1;       // per layer in the split (top-k)
   std::vector<uint8_t> layers;  // [trace.meta.layers] 1: the layer takes part; empty: every layer
                                 // with at least one access row in the trace
-  PolicySpec policy;            // eviction policy of the miss curves
+  PolicySpec policy;            // eviction policy of the cost curves
+  SplitObjective objective = SplitObjective::Reads;
 };
 
 struct SplitPlan {
   std::vector<uint32_t> slots;   // [trace.meta.layers] 0 for layers outside the split
   std::vector<uint64_t> misses;  // [trace.meta.layers] simulated misses at those slots
+  std::vector<uint64_t> reads;   // [trace.meta.layers] simulated misses + prefetch reads there
   uint64_t total_slots = 0;      // what the plan hands out: <= the request's total
 };
 
