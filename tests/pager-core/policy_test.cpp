@@ -104,6 +104,27 @@ TEST_CASE("lfru decays a score by half every half-life") {
   CHECK(lfru.value(1, 20) == doctest::Approx(0.75));
 }
 
+TEST_CASE("lfru orders by value however old the scores: no underflow to a tie") {
+  // Expert 1 used every event up to 12 (a score of about 6.3), expert 2 once at 13: 1 is worth
+  // more at any later time, though both values underflow a double long before event 100,000.
+  LfruPolicy lfru(2, 4, 4.0);
+  const std::vector<uint32_t> slots = {0, 1};
+  lfru.on_insert(0, 1, 1);
+  for (uint64_t t = 1; t <= 12; ++t) lfru.on_access(0, 1, t);
+  lfru.on_insert(1, 2, 13);
+  lfru.on_access(1, 2, 13);
+  CHECK(lfru.value(1, 14) > lfru.value(2, 14));
+  CHECK(lfru.choose_victim(slots, kNoneProtected, 14) == 1);
+  CHECK(lfru.value(1, 100000) == 0.0);  // what a comparison of values would have tied on
+  CHECK(lfru.choose_victim(slots, kNoneProtected, 100000) == 1);
+  // An expert inserted but never used ranks below any used one.
+  LfruPolicy fresh(2, 4, 4.0);
+  fresh.on_insert(0, 3, 1);
+  fresh.on_insert(1, 0, 2);
+  fresh.on_access(1, 0, 2);
+  CHECK(fresh.choose_victim(slots, kNoneProtected, 50) == 0);
+}
+
 TEST_CASE("lfru's default half-life is four times the slot count") {
   auto p = make_policy(PolicySpec{PolicyKind::Lfru, 0.0}, 28, 256);
   CHECK(static_cast<LfruPolicy&>(*p).half_life() == doctest::Approx(112.0));

@@ -212,3 +212,33 @@ TEST_CASE("the reads objective counts a hinted layer's prefetches: its hot set g
   spec.split_objective = SplitObjective::Misses;
   CHECK(simulate(t, 8, spec).layer_slots == by_misses.slots);
 }
+
+TEST_CASE("a large budget goes out in steps and still spends it all, at no more cost than uniform") {
+  // Two layers of 64 experts, 80 slots in all: steps of 80 / (2 x 16) = 2 slots.
+  Trace t;
+  t.meta = {2, 64, 2};
+  moepage::test::Lcg rng{4242};
+  for (uint32_t tok = 0; tok < 600; ++tok)
+    for (uint32_t l = 0; l < 2; ++l) {
+      const uint32_t range = l == 0 ? 24 : 64;  // layer 0 reuses a set of 24, layer 1 all 64
+      const uint32_t a = uint32_t(rng.next() % range);
+      uint32_t b;
+      do b = uint32_t(rng.next() % range);
+      while (b == a);
+      t.rows.push_back({tok, l, a, 0, 0});
+      t.rows.push_back({tok, l, b, 0, 0});
+    }
+  SplitRequest request;
+  request.total_slots = 80;
+  request.min_slots = 2;
+  request.policy = kLru;
+  const SplitPlan plan = split_slots_by_reuse(t, request);
+  CHECK(plan.total_slots == 80);
+  CHECK(plan.slots[0] + plan.slots[1] == 80);
+  CHECK(plan.slots[0] >= 24);  // layer 0's set fits whole
+  CHECK((plan.slots[0] - 2) % 2 == 0);
+  const SimResult split = simulate_layers(t, plan.slots, kLru);
+  CHECK(split.layers[0].misses == plan.misses[0]);
+  CHECK(split.layers[1].misses == plan.misses[1]);
+  CHECK(split.misses + split.prefetch_reads <= simulate(t, 40, kLru).misses);
+}

@@ -1,6 +1,7 @@
 #include "moepage/pager_core/policy.hpp"
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -90,6 +91,7 @@ LfruPolicy::LfruPolicy(uint32_t n_slots, uint32_t n_experts, double half_life)
     : half_life_(half_life),
       score_(n_experts, 0.0),
       updated_(n_experts, 0),
+      rank_(n_experts, -std::numeric_limits<double>::infinity()),
       slot_expert_(n_slots, 0),
       last_use_(n_slots, 0) {
   if (!(half_life > 0.0) || !std::isfinite(half_life))
@@ -109,17 +111,21 @@ void LfruPolicy::on_insert(uint32_t slot, uint32_t expert, uint64_t now) {
 void LfruPolicy::on_access(uint32_t slot, uint32_t expert, uint64_t now) {
   score_[expert] = value(expert, now) + 1.0;
   updated_[expert] = now;
+  rank_[expert] = std::log2(score_[expert]) + double(now) / half_life_;
   last_use_[slot] = now;
 }
 void LfruPolicy::on_evict(uint32_t slot, uint32_t) { last_use_[slot] = 0; }
 
+// Every score decays by the same factor over the same time, so the order of the values at any
+// moment is the order of the ranks (log2 of the value times 2^(now / H), fixed between accesses):
+// no exponential per candidate, and no value underflows to a tie however old.
 int32_t LfruPolicy::choose_victim(std::span<const uint32_t> candidates, std::span<const uint8_t> protected_slots,
-                                  uint64_t now) {
+                                  uint64_t) {
   int32_t victim = -1;
   double victim_value = 0.0;
   for (uint32_t slot : candidates) {
     if (protected_slots[slot]) continue;
-    const double v = value(slot_expert_[slot], now);
+    const double v = rank_[slot_expert_[slot]];
     if (victim < 0 || v < victim_value || (v == victim_value && last_use_[slot] < last_use_[uint32_t(victim)])) {
       victim = int32_t(slot);
       victim_value = v;

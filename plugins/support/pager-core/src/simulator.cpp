@@ -22,16 +22,16 @@ size_t hint_call_end(const Trace& trace, const LayerSchedule& s, size_t h) {
   return end;
 }
 
-// The end of the chunk that starts at rows[k].
-size_t chunk_end(const LayerSchedule& s, size_t k) {
+// The end of the chunk that starts at rows[k]; chunk_of[k] is the chunk (one demand) of rows[k].
+size_t chunk_end(const std::vector<uint64_t>& chunk_of, size_t k) {
   size_t end = k;
-  while (end < s.rows.size() && s.chunk_of[end] == s.chunk_of[k]) ++end;
+  while (end < chunk_of.size() && chunk_of[end] == chunk_of[k]) ++end;
   return end;
 }
 
 // lru, lfu, lfru through a one-layer PagerCore, driven the way the live paged pager drives it.
-void replay_live(const Trace& trace, const LayerSchedule& s, uint32_t slots, const PolicySpec& policy,
-                 SimLayerResult& out) {
+void replay_live(const Trace& trace, const LayerSchedule& s, const std::vector<uint64_t>& chunk_of, uint32_t slots,
+                 const PolicySpec& policy, SimLayerResult& out) {
   CoreGeometry geo;
   geo.n_layers = 1;
   geo.n_experts = trace.meta.experts;
@@ -72,7 +72,7 @@ void replay_live(const Trace& trace, const LayerSchedule& s, uint32_t slots, con
       if (placed.size() > 0) pending.push_back(placed.fill);
       h = end;
     }
-    const size_t end = chunk_end(s, k);
+    const size_t end = chunk_end(chunk_of, k);
     ids.clear();
     for (size_t j = k; j < end; ++j) ids.push_back(int32_t(trace.rows[s.rows[j]].expert));
     at_token(trace.rows[s.rows[k]].token);
@@ -86,8 +86,8 @@ void replay_live(const Trace& trace, const LayerSchedule& s, uint32_t slots, con
 }
 
 // Belady with hints as free just-in-time loads (see simulator.hpp).
-void replay_belady(const Trace& trace, uint32_t layer, const LayerSchedule& s, uint32_t slots, const PolicySpec& policy,
-                   SimLayerResult& out) {
+void replay_belady(const Trace& trace, uint32_t layer, const LayerSchedule& s, const std::vector<uint64_t>& chunk_of,
+                   uint32_t slots, const PolicySpec& policy, SimLayerResult& out) {
   const size_t n = s.rows.size();
   // hinted[k]: the row's expert was hinted since its previous access of this layer.
   std::vector<uint8_t> hinted(n, 0), hinted_since(trace.meta.experts, 0);
@@ -104,7 +104,7 @@ void replay_belady(const Trace& trace, uint32_t layer, const LayerSchedule& s, u
   for (size_t k = n; k-- > 0;) {
     const uint32_t e = trace.rows[s.rows[k]].expert;
     next_use[k] = next_costly[e];
-    next_costly[e] = hinted[k] ? BeladyPolicy::kNever : s.chunk_of[k];
+    next_costly[e] = hinted[k] ? BeladyPolicy::kNever : chunk_of[k];
   }
   SlotPool pool(layer, 0, 1, slots, trace.meta.experts, policy);
   auto& belady = static_cast<BeladyPolicy&>(pool.policy());
@@ -112,7 +112,7 @@ void replay_belady(const Trace& trace, uint32_t layer, const LayerSchedule& s, u
   std::vector<SlotPlan> plans(slots);
   uint64_t last_token = trace.rows[s.rows[0]].token;
   for (size_t k = 0; k < n;) {
-    const size_t end = chunk_end(s, k);
+    const size_t end = chunk_end(chunk_of, k);
     experts.clear();
     for (size_t j = k; j < end; ++j) {
       const uint32_t e = trace.rows[s.rows[j]].expert;
@@ -122,7 +122,7 @@ void replay_belady(const Trace& trace, uint32_t layer, const LayerSchedule& s, u
     const uint64_t token = trace.rows[s.rows[k]].token;
     if (token != last_token) pool.begin_token();
     last_token = token;
-    const uint64_t fill = s.chunk_of[k] + 1;
+    const uint64_t fill = chunk_of[k] + 1;
     pool.demand(experts, fill, std::span<SlotPlan>(plans.data(), experts.size()));
     pool.commit_fill(fill);
     for (size_t j = k; j < end; ++j)
@@ -164,8 +164,8 @@ SimLayerResult TraceReplay::replay(uint32_t layer, uint32_t slots, const PolicyS
   slots = std::min(slots, trace_.meta.experts);
   const uint32_t chunk_limit = max_request == 0 ? slots : std::min(max_request, slots);
   // Chunk boundaries: a new request, or a full chunk.
-  LayerSchedule s = layers_[layer];
-  s.chunk_of.assign(s.rows.size(), 0);
+  const LayerSchedule& s = layers_[layer];
+  std::vector<uint64_t> chunk_of(s.rows.size(), 0);
   uint64_t chunk = 0;
   uint32_t in_chunk = 0;
   for (size_t k = 0; k < s.rows.size(); ++k) {
@@ -173,11 +173,11 @@ SimLayerResult TraceReplay::replay(uint32_t layer, uint32_t slots, const PolicyS
       ++chunk;
       in_chunk = 0;
     }
-    s.chunk_of[k] = chunk;
+    chunk_of[k] = chunk;
     ++in_chunk;
   }
-  if (policy.kind == PolicyKind::Belady) replay_belady(trace_, layer, s, slots, policy, out);
-  else replay_live(trace_, s, slots, policy, out);
+  if (policy.kind == PolicyKind::Belady) replay_belady(trace_, layer, s, chunk_of, slots, policy, out);
+  else replay_live(trace_, s, chunk_of, slots, policy, out);
   return out;
 }
 

@@ -1,5 +1,6 @@
 #include "moepage/pager_core/split.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "moepage/pager_core/errors.hpp"
@@ -8,6 +9,9 @@
 namespace moepage::pager {
 
 namespace {
+
+// A split hands out about this many steps per layer, whatever the budget (split.hpp).
+constexpr uint64_t kStepsPerLayer = 16;
 
 [[noreturn]] void fail_split(const std::string& message) {
   throw PagerError(ErrorKind::InvalidRequest, "slot split: " + message);
@@ -38,28 +42,40 @@ SplitPlan split_slots_by_reuse(const Trace& trace, const SplitRequest& request) 
   plan.slots.assign(n_layers, 0);
   plan.misses.assign(n_layers, 0);
   plan.reads.assign(n_layers, 0);
-  // next[l]: the layer's replay at slots[l] + 1 (valid while slots[l] < n_experts).
+  // Slots go out in steps of `step` (one for small budgets): each step replays a whole layer of the
+  // trace, so a long trace at a large budget would otherwise take a replay per slot.
+  const uint64_t step = std::max<uint64_t>(1, request.total_slots / (std::max<uint64_t>(members, 1) * kStepsPerLayer));
+  // next[l]: the layer's replay at slots[l] + inc[l] (inc[l] 0: the layer is full or nothing is left).
   std::vector<SimLayerResult> now(n_layers), next(n_layers);
+  std::vector<uint32_t> inc(n_layers, 0);
   // Requests are cut at min_slots, the largest request a live pager with this split is likely to
   // serve (its smallest layer usually keeps the minimum); see simulate_layers.
   auto replay_at = [&](uint32_t l, uint32_t slots) { return replay.replay(l, slots, request.policy, request.min_slots); };
   const bool reads = request.objective == SplitObjective::Reads;
   auto cost = [&](const SimLayerResult& r) { return int64_t(r.misses + (reads ? r.prefetch_reads : 0)); };
   uint64_t left = request.total_slots;
+  auto look_ahead = [&](uint32_t l) {
+    inc[l] = uint32_t(std::min<uint64_t>({step, uint64_t(n_experts - plan.slots[l]), left}));
+    if (inc[l] > 0) next[l] = replay_at(l, plan.slots[l] + inc[l]);
+  };
   for (uint32_t l = 0; l < n_layers; ++l) {
     if (!in_split[l]) continue;
     plan.slots[l] = request.min_slots;
     left -= request.min_slots;
     now[l] = replay_at(l, plan.slots[l]);
-    if (plan.slots[l] < n_experts) next[l] = replay_at(l, plan.slots[l] + 1);
   }
+  for (uint32_t l = 0; l < n_layers; ++l)
+    if (in_split[l]) look_ahead(l);
   while (left > 0) {
     int64_t best = -1;
-    int64_t best_gain = 0;
+    double best_gain = 0;
     for (uint32_t l = 0; l < n_layers; ++l) {
-      if (!in_split[l] || plan.slots[l] >= n_experts) continue;
-      // A policy may cost more with one slot more (prefetch can make that happen): a negative gain.
-      const int64_t gain = cost(now[l]) - cost(next[l]);
+      if (!in_split[l]) continue;
+      if (inc[l] > left) look_ahead(l);  // the last slots: a shorter step
+      if (inc[l] == 0) continue;
+      // Per slot, so steps of different lengths compare. A policy may cost more with more slots
+      // (prefetch can make that happen): a negative gain.
+      const double gain = double(cost(now[l]) - cost(next[l])) / double(inc[l]);
       if (best < 0 || gain > best_gain || (gain == best_gain && cost(now[l]) > cost(now[uint32_t(best)]))) {
         best = l;
         best_gain = gain;
@@ -67,10 +83,10 @@ SplitPlan split_slots_by_reuse(const Trace& trace, const SplitRequest& request) 
     }
     if (best < 0) break;  // every layer holds all its experts
     const uint32_t l = uint32_t(best);
-    ++plan.slots[l];
-    --left;
+    plan.slots[l] += inc[l];
+    left -= inc[l];
     now[l] = next[l];
-    if (plan.slots[l] < n_experts) next[l] = replay_at(l, plan.slots[l] + 1);
+    look_ahead(l);
   }
   for (uint32_t l = 0; l < n_layers; ++l) {
     plan.misses[l] = now[l].misses;

@@ -13,8 +13,9 @@
 //   lfru   decayed LFU, frequency with recency. Each expert e keeps a score s_e and the time t_e of
 //          its last update. On a demand access at time t:
 //              s_e <- s_e * 2^(-(t - t_e) / H) + 1,   t_e <- t
-//          The victim is the candidate with the smallest current value s_e * 2^(-(now - t_e) / H);
-//          ties (including values that underflowed to 0) -> lru. H is the half-life in pool
+//          The victim is the candidate with the smallest current value s_e * 2^(-(now - t_e) / H),
+//          compared through log2(s_e) + t_e / H, which orders the values alike at every moment
+//          (an expert never used since insertion ranks lowest); ties -> lru. H is the half-life in pool
 //          events: H -> infinity is lfu, H -> 0 is lru. Default H = 4 x slots (see PolicySpec):
 //          on synthetic Zipf traces with drifting hot sets (64 experts, top-6, 8/16/32 slots),
 //          H = 2-4 x slots beat both lru and lfu at every size; retune on recorded routing.
@@ -130,6 +131,7 @@ class LfruPolicy final : public Policy {
   double half_life_;
   std::vector<double> score_;          // [expert]
   std::vector<uint64_t> updated_;      // [expert] time of the last score update
+  std::vector<double> rank_;           // [expert] log2(score) + updated / H: the victim order (-inf: unused)
   std::vector<uint32_t> slot_expert_;  // [slot]
   std::vector<uint64_t> last_use_;     // [slot]
 };

@@ -76,7 +76,6 @@ class TraceReplay {
   struct LayerSchedule {
     std::vector<uint32_t> rows;      // indices into trace.rows, in order
     std::vector<uint64_t> request;   // [rows] the request (one acquire) each row belongs to
-    std::vector<uint64_t> chunk_of;  // [rows] the chunk (one demand) each row belongs to
     std::vector<uint32_t> hints;     // indices into trace.hints, in order
   };
   explicit TraceReplay(const Trace& trace);
