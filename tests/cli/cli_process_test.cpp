@@ -97,8 +97,9 @@ TEST_CASE("plugins lists all seven built-in components") {
     CAPTURE(component);
     CHECK(contains(r.out, "\n" + std::string(component)));
   }
-  CHECK(contains(r.out, "adapter      path"));
-  CHECK(contains(r.out, "split_trace  path"));
+  CHECK(contains(r.out, "adapter          path"));
+  CHECK(contains(r.out, "split_trace      path"));
+  CHECK(contains(r.out, "split_objective  enum(reads|misses)"));
   CHECK(contains(r.out, "(required)"));
   CHECK(contains(r.out, "lru|lfu|lfru"));
 }
@@ -194,8 +195,9 @@ TEST_CASE("an architecture without join_ranks (ABI 1.7) runs one rank only: more
   auto r = model.run("transport: {plugin: pread}\ngenerate: {prompt_ids: [3, 1], max_tokens: 2}\n",
                      {"--ranks", "2", "--log-level", "warn"});
   CHECK(r.exit_code != 0);
-  CHECK(contains(r.err, "parallel.ranks (--ranks 2): arch 'counting' cannot run as several ranks (it has no "
-                        "join_ranks, plugin ABI 1.7)"));
+  CHECK(contains(r.err,
+                 "parallel.ranks (--ranks 2): arch 'counting' cannot run as several ranks (it has no "
+                 "join_ranks, plugin ABI 1.7)"));
 }
 
 TEST_CASE("run drives arch, pager and pread transport end to end and prints the generated ids") {

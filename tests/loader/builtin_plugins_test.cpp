@@ -69,7 +69,8 @@ TEST_CASE("the lru pager declares budget, reserve, policy and the split and chec
   Builtins b;
   const auto& c = b.registry.find(MP_KIND_PAGER, "lru");
   CHECK(option_table(*c.descriptor) == std::vector<std::string>{"budget:5:auto", "reserve:4:8GiB", "policy:7:lru",
-                                                                "split:7:uniform", "split_trace:6:"});
+                                                                "split:7:uniform",
+                                                                "split_trace:6:", "split_objective:7:reads"});
   CHECK(std::string(c.descriptor->options[2].choices) == "lru|lfu|lfru|s3fifo");
   // Without an expert catalog there is nothing to size a pool for: a clear invalid-arg, no crash.
   // (Option values are validated by the host against this table before create; see tests/profile.)
@@ -80,9 +81,9 @@ TEST_CASE("the lru pager declares budget, reserve, policy and the split and chec
 TEST_CASE("the adapter-prefetch pager requires an adapter path, defaults top_m to 0 and observes hidden states") {
   Builtins b;
   const auto& c = b.registry.find(MP_KIND_PAGER, "adapter-prefetch");
-  CHECK(option_table(*c.descriptor) == std::vector<std::string>{"budget:5:auto", "reserve:4:8GiB", "policy:7:lfru",
-                                                                "split:7:uniform",
-                                                                "split_trace:6:", "adapter:6:<required>", "top_m:1:0"});
+  CHECK(option_table(*c.descriptor) ==
+        std::vector<std::string>{"budget:5:auto", "reserve:4:8GiB", "policy:7:lfru", "split:7:uniform",
+                                 "split_trace:6:", "split_objective:7:reads", "adapter:6:<required>", "top_m:1:0"});
   CHECK((c.descriptor->capabilities & MP_CAP_PREFETCH) != 0);
   CHECK((c.descriptor->pager->observe != nullptr));
   CHECK(pager_create_error(b, "adapter-prefetch", {{"adapter", "/a.hfadpt"}}).rfind("1 pager 'adapter-prefetch'", 0) ==
