@@ -69,8 +69,8 @@ std::vector<PolicySpec> parse_policy_list(const std::string& text) {
         end += 7;
       }
       if (end < part.size() && part[end] != '+')
-        throw std::invalid_argument("--policies: expected POLICY+split, POLICY+split:reads or POLICY+split:misses, got '" +
-                                    part + "'");
+        throw std::invalid_argument(
+            "--policies: expected POLICY+split, POLICY+split:reads or POLICY+split:misses, got '" + part + "'");
       by_trace = true;
       part.erase(plus, end - plus);
     }

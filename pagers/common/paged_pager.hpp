@@ -221,9 +221,9 @@ class NamedPagedPager : public PagedPager {
           "split", "uniform|trace", "uniform",                                                                       \
           "slots per layer: uniform, or trace: the same total split by each layer's reuse in split_trace"),          \
       mp::option(MP_OPT_PATH, "split_trace", "",                                                                     \
-                 "split = trace: a trace recorded on this model (moepage run --trace; plain text or .xz)"),             \
+                 "split = trace: a trace recorded on this model (moepage run --trace; plain text or .xz)"),          \
       mp::enum_option("split_objective", "reads|misses", "reads",                                                    \
-                      "split = trace minimises the experts read (misses and prefetches: the link's bytes) or the "  \
+                      "split = trace minimises the experts read (misses and prefetches: the link's bytes) or the "   \
                       "misses alone")
 
 }  // namespace moepage::paging

@@ -162,7 +162,8 @@ TEST_CASE("a layer without accesses gets nothing; hinted layers keep the minimum
   CHECK(format_layer_slots(all.slots) == "16,16");
 }
 
-TEST_CASE("the reads objective counts a hinted layer's prefetches: its hot set gets slots the miss objective withholds") {
+TEST_CASE(
+    "the reads objective counts a hinted layer's prefetches: its hot set gets slots the miss objective withholds") {
   // Layer 0: every access hinted first, two of a hot set of 6 experts per token. Layer 1: two of all
   // 16 experts, unhinted. Hinted, layer 0 never misses past each expert's first use, but at 2 slots it
   // reads both of its experts again nearly every token.

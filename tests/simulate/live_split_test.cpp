@@ -41,10 +41,10 @@ TEST_CASE("the live split pager misses as the simulator says, on every layer, wi
   const std::filesystem::path uniform_path = dir / "uniform.trace", split_path = dir / "split.trace";
   const nlohmann::json uniform = run_paged(dir, budget, " --trace " + uniform_path.string());
   REQUIRE(uniform["pager"]["slots_per_layer"].get<uint32_t>() == kSplitSlots);
-  const nlohmann::json split =
-      run_paged(dir, budget,
-                " --set pager.split=trace --set pager.split_objective=misses --set pager.split_trace=" +
-                    uniform_path.string() + " --trace " + split_path.string());
+  const nlohmann::json split = run_paged(
+      dir, budget,
+      " --set pager.split=trace --set pager.split_objective=misses --set pager.split_trace=" + uniform_path.string() +
+          " --trace " + split_path.string());
   const pager::Trace recorded = ablate::load_trace(uniform_path), replayed = ablate::load_trace(split_path);
   REQUIRE(recorded.meta.layers == kLayers);
 
@@ -83,10 +83,9 @@ TEST_CASE("the live split pager misses as the simulator says, on every layer, wi
   // The default objective: the fewest experts read, prefetches of the hinted layers included.
   // Its own trace: the prefill's bands follow the smallest layer's slots, so the requests differ.
   const std::filesystem::path reads_path = dir / "reads.trace";
-  const nlohmann::json by_reads =
-      run_paged(dir, budget,
-                " --set pager.split=trace --set pager.split_trace=" + uniform_path.string() + " --trace " +
-                    reads_path.string());
+  const nlohmann::json by_reads = run_paged(
+      dir, budget,
+      " --set pager.split=trace --set pager.split_trace=" + uniform_path.string() + " --trace " + reads_path.string());
   const pager::Trace reads_replayed = ablate::load_trace(reads_path);
   request.objective = pager::SplitObjective::Reads;
   const pager::SplitPlan reads_plan = pager::split_slots_by_reuse(recorded, request);

@@ -50,7 +50,9 @@ SplitPlan split_slots_by_reuse(const Trace& trace, const SplitRequest& request) 
   std::vector<uint32_t> inc(n_layers, 0);
   // Requests are cut at min_slots, the largest request a live pager with this split is likely to
   // serve (its smallest layer usually keeps the minimum); see simulate_layers.
-  auto replay_at = [&](uint32_t l, uint32_t slots) { return replay.replay(l, slots, request.policy, request.min_slots); };
+  auto replay_at = [&](uint32_t l, uint32_t slots) {
+    return replay.replay(l, slots, request.policy, request.min_slots);
+  };
   const bool reads = request.objective == SplitObjective::Reads;
   auto cost = [&](const SimLayerResult& r) { return int64_t(r.misses + (reads ? r.prefetch_reads : 0)); };
   uint64_t left = request.total_slots;

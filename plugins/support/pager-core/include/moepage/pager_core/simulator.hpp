@@ -74,9 +74,9 @@ SimResult simulate_layers(const Trace& trace, std::span<const uint32_t> layer_sl
 class TraceReplay {
  public:
   struct LayerSchedule {
-    std::vector<uint32_t> rows;      // indices into trace.rows, in order
-    std::vector<uint64_t> request;   // [rows] the request (one acquire) each row belongs to
-    std::vector<uint32_t> hints;     // indices into trace.hints, in order
+    std::vector<uint32_t> rows;     // indices into trace.rows, in order
+    std::vector<uint64_t> request;  // [rows] the request (one acquire) each row belongs to
+    std::vector<uint32_t> hints;    // indices into trace.hints, in order
   };
   explicit TraceReplay(const Trace& trace);
   bool has_rows(uint32_t layer) const;
