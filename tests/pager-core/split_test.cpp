@@ -41,6 +41,29 @@ Trace skewed_and_flat(uint32_t tokens) {
   return t;
 }
 
+// Two layers of `experts` experts, top-2: each token draws two distinct experts per layer, layer 0
+// from its first hot_range experts, layer 1 from all. hinted: layer 0's draws are hinted first.
+Trace two_draws(uint32_t experts, uint32_t hot_range, uint32_t tokens, bool hinted, uint32_t seed) {
+  Trace t;
+  t.meta = {2, experts, 2};
+  moepage::test::Lcg rng{seed};
+  for (uint32_t tok = 0; tok < tokens; ++tok)
+    for (uint32_t l = 0; l < 2; ++l) {
+      const uint32_t range = l == 0 ? hot_range : experts;
+      const uint32_t a = uint32_t(rng.next() % range);
+      uint32_t b;
+      do b = uint32_t(rng.next() % range);
+      while (b == a);
+      if (hinted && l == 0) {
+        t.hints.push_back({tok, 0, a, 0, t.rows.size(), HintSource::Arch});
+        t.hints.push_back({tok, 0, b, 1, t.rows.size(), HintSource::Arch});
+      }
+      t.rows.push_back({tok, l, a, 0, 0});
+      t.rows.push_back({tok, l, b, 0, 0});
+    }
+  return t;
+}
+
 }  // namespace
 
 TEST_CASE("the core sizes each layer's pools from layer_slots and bounds requests by the layer's own slots") {
@@ -167,24 +190,7 @@ TEST_CASE(
   // Layer 0: every access hinted first, two of a hot set of 6 experts per token. Layer 1: two of all
   // 16 experts, unhinted. Hinted, layer 0 never misses past each expert's first use, but at 2 slots it
   // reads both of its experts again nearly every token.
-  Trace t;
-  t.meta = {2, 16, 2};
-  moepage::test::Lcg rng{777};
-  for (uint32_t tok = 0; tok < 400; ++tok) {
-    for (uint32_t l = 0; l < 2; ++l) {
-      const uint32_t range = l == 0 ? 6 : 16;
-      const uint32_t a = uint32_t(rng.next() % range);
-      uint32_t b;
-      do b = uint32_t(rng.next() % range);
-      while (b == a);
-      if (l == 0) {
-        t.hints.push_back({tok, 0, a, 0, t.rows.size(), HintSource::Arch});
-        t.hints.push_back({tok, 0, b, 1, t.rows.size(), HintSource::Arch});
-      }
-      t.rows.push_back({tok, l, a, 0, 0});
-      t.rows.push_back({tok, l, b, 0, 0});
-    }
-  }
+  const Trace t = two_draws(16, 6, 400, true, 777);
   SplitRequest request;
   request.total_slots = 16;
   request.min_slots = 2;
@@ -215,20 +221,9 @@ TEST_CASE(
 }
 
 TEST_CASE("a large budget goes out in steps and still spends it all, at no more cost than uniform") {
-  // Two layers of 64 experts, 80 slots in all: steps of 80 / (2 x 16) = 2 slots.
-  Trace t;
-  t.meta = {2, 64, 2};
-  moepage::test::Lcg rng{4242};
-  for (uint32_t tok = 0; tok < 600; ++tok)
-    for (uint32_t l = 0; l < 2; ++l) {
-      const uint32_t range = l == 0 ? 24 : 64;  // layer 0 reuses a set of 24, layer 1 all 64
-      const uint32_t a = uint32_t(rng.next() % range);
-      uint32_t b;
-      do b = uint32_t(rng.next() % range);
-      while (b == a);
-      t.rows.push_back({tok, l, a, 0, 0});
-      t.rows.push_back({tok, l, b, 0, 0});
-    }
+  // Two layers of 64 experts, 80 slots in all: steps of 80 / (2 x 16) = 2 slots. Layer 0 reuses
+  // a set of 24, layer 1 draws from all 64.
+  const Trace t = two_draws(64, 24, 600, false, 4242);
   SplitRequest request;
   request.total_slots = 80;
   request.min_slots = 2;
