@@ -16,14 +16,15 @@
 // Greedy by marginal gain: every layer in the split starts at min_slots (top-k: a token's request
 // must fit); then, one step at a time, the step goes to the layer whose simulated cost drops the
 // most per slot when it grows by the step (ties: the layer with the larger cost, then the lower
-// layer), until the total is spent or every layer holds all its experts. A step is one slot for
-// budgets up to 16 slots a layer and total / (16 x layers) slots above that: each step replays a
-// whole layer of the trace, and slot by slot a 12-layer Flash trace of 25,600 tokens took a minute
-// at 64 slots a layer. The cost curve of a layer is its replay
-// through the simulator (simulator.hpp) under the chosen policy, hints and predictions as the
-// policy replays them, computed lazily: only the next point of each layer's curve is ever needed.
-// Curves that are not convex (prefetching can make them bumpy) make greedy a heuristic, not an
-// optimum; on the recorded traces the curves are close to convex.
+// layer), until the total is spent or every layer holds all its experts. A step is total / (16 x
+// layers) slots, rounded down and at least one (one slot up to 31 slots a layer): each step
+// replays a whole layer of the trace, and slot by slot the 12-layer Flash trace's 25,600-token
+// tail took 30 s at 64 slots a layer on this project's VM, a minute at load on the GPU machine.
+// The cost curve of a layer is its replay through the simulator (simulator.hpp) under the chosen
+// policy, hints and predictions as the policy replays them, computed lazily: only the next point
+// of each layer's curve is ever needed. Curves that are not convex (prefetching can make them
+// bumpy) make greedy a heuristic, not an optimum; on the recorded traces the curves are close to
+// convex.
 //
 // This runs once, at pager creation or per simulated cell; it allocates freely.
 #pragma once
