@@ -253,3 +253,30 @@ TEST_CASE("a bad value in a shortcut flag is named as the flag the user typed") 
         "moepage: error: --max-tokens many: generate.max_tokens: expected an integer from 1 to 1000000, got "
         "'many'\n");
 }
+
+TEST_CASE("arch.timeline logs one line per prompt batch with every layer, and nothing without it") {
+  const std::string model = moepage::test::source_path("models/ds4-debian-tiny").string();
+  const std::vector<std::string> base = {"run",
+                                         "--profile",
+                                         moepage::test::source_path("configs/default.yaml").string(),
+                                         "--model",
+                                         model,
+                                         "--prompt-ids",
+                                         "5,9,13,2,77,31,8",
+                                         "--max-tokens",
+                                         "2",
+                                         "--set",
+                                         "arch.max_batch=4"};
+  std::vector<std::string> timed = base;
+  timed.insert(timed.end(), {"--set", "arch.timeline=true"});
+  auto r = run_moepage(timed);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.err, "deepseek4: prompt batch of 4 tokens: "));
+  CHECK(contains(r.err, "deepseek4: prompt batch of 3 tokens: "));
+  CHECK(contains(r.err, "; layer 7 attention "));  // the tiny model's 8 layers
+  CHECK(!contains(r.err, "; layer 8 "));
+  CHECK(!contains(r.err, "prompt batch of 1 tokens"));  // decode steps are not timed
+  auto plain = run_moepage(base);
+  CHECK(plain.exit_code == 0);
+  CHECK(!contains(plain.err, "prompt batch of"));
+}

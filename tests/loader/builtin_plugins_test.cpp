@@ -117,6 +117,7 @@ TEST_CASE("the deepseek4 arch recognises a DeepSeek-V4 config.json and names it 
                                                                 "device_routing:0:true",
                                                                 "observe_after_attention:0:false",
                                                                 "predictor_on_device:0:false",
+                                                                "timeline:0:false",
                                                                 "overlap_launches:0:true",
                                                                 "paged_band:1:32",
                                                                 "routing_replay:6:",

@@ -171,6 +171,13 @@ void Model::run_batch(const int32_t* tokens, int64_t S, float* logits, bool all_
   const int64_t N = c.hc_mult, D = c.hidden_size;
   Scratch& sc = scratch_;
   const int64_t p0 = int64_t(position_);
+  // The CPU runs each block as it is issued: the host's clock is the device's.
+  const bool timed = options_.timeline && S > 1;
+  auto mark = [&] {
+    if (timed) marks_.mark();
+  };
+  if (timed) marks_.start();
+  mark();
   // Embedding, copied into every stream.
   for (int64_t s = 0; s < S; ++s) {
     float* x = sc.X.data() + s * N * D;
@@ -189,6 +196,7 @@ void Model::run_batch(const int32_t* tokens, int64_t S, float* logits, bool all_
     attention(pool_, lp, c, states_[l], ring_size_, p0, S, sc.xn.data(), sc, sc.block_out.data());
     hc_post(sc.block_out.data(), X, sc.post.data(), sc.comb.data(), S, c.hc_mult, c.hidden_size, X2);
     std::swap(X, X2);
+    mark();
 
     hc_pre(pool_, lp.hc_ffn, c, X, S, hs, sc.post.data(), sc.comb.data(), sc.u.data());
     for (int64_t s = 0; s < S; ++s)
@@ -198,11 +206,15 @@ void Model::run_batch(const int32_t* tokens, int64_t S, float* logits, bool all_
     hc_post(sc.block_out.data(), X, sc.post.data(), sc.comb.data(), S, c.hc_mult, c.hidden_size, X2);
     std::swap(X, X2);
     observe_layer(l, X + (S - 1) * N * D);
+    mark();
   }
   position_ += uint64_t(S);
-  if (!logits) return;
-  if (all_logits) output_head(pool_, params_, c, X, S, sc, logits);
-  else output_head(pool_, params_, c, X + (S - 1) * N * D, 1, sc, logits);
+  if (logits && all_logits) output_head(pool_, params_, c, X, S, sc, logits);
+  else if (logits) output_head(pool_, params_, c, X + (S - 1) * N * D, 1, sc, logits);
+  if (!timed) return;
+  mark();
+  const double wall = marks_.since_start_ms();
+  timelines_.push_back(timeline_from_marks(uint32_t(S), marks_.at_ms(), marks_.at_ms().back(), wall));
 }
 
 }  // namespace moepage::ds4

@@ -5,10 +5,12 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "deepseek4/cpu/rope.hpp"
 #include "deepseek4/cpu/thread_pool.hpp"
+#include "deepseek4/forward/batch_timeline.hpp"
 #include "deepseek4/forward/expert_precision.hpp"
 #include "deepseek4/forward/expert_source.hpp"
 #include "deepseek4/forward/forced_routing.hpp"
@@ -66,6 +68,10 @@ struct ModelOptions {
   // (GpuExpertSource::linear_predictor), its scores are computed on the device after each layer
   // and only they reach the host, instead of the state being read back and scored there.
   bool predictor_on_device = false;
+  // Each prompt batch (two tokens or more) records where its time went, layer by layer
+  // (batch_timeline.hpp), for take_timelines(). On the GPU a batch that would not wait for its
+  // end (an inner chunk of a long prompt) then does, so its marks can be read.
+  bool timeline = false;
 };
 
 // The rope of a config's rope parameters (main or compress).
@@ -109,6 +115,8 @@ class Model {
   const Config& config() const { return config_; }
   const ModelOptions& options() const { return options_; }
   const MoeStats& moe_stats() const { return moe_stats_; }
+  // The timelines of the prompt batches since the last call (ModelOptions::timeline), oldest first.
+  std::vector<BatchTimeline> take_timelines() { return std::exchange(timelines_, {}); }
 
  private:
   void run_batch(const int32_t* tokens, int64_t S, float* logits, bool all_logits);
@@ -131,6 +139,8 @@ class Model {
   Scratch scratch_;
   uint64_t position_ = 0;
   MoeStats moe_stats_;
+  HostMarks marks_;  // ModelOptions::timeline: the batch's marks
+  std::vector<BatchTimeline> timelines_;
   PromptBand prompt_band_;
 };
 

@@ -9,6 +9,7 @@
 
 #include "deepseek4/hip/attention.hpp"
 #include "deepseek4/hip/attention_scratch.hpp"
+#include "deepseek4/hip/device_marks.hpp"
 #include "deepseek4/hip/device_predictor.hpp"
 #include "deepseek4/hip/head.hpp"
 #include "deepseek4/hip/launch_mode.hpp"
@@ -104,6 +105,7 @@ void GpuModel::allocate_state(int64_t max_batch) {
     if (ep->collective->reduces_on_device()) reduce_spans_ = std::make_unique<TimedSpans>(c.num_hidden_layers);
     else reduce_staging_ = pinned_.take<float>(uint64_t(max_batch * D));
   }
+  if (options_.timeline) batch_marks_ = std::make_unique<BatchMarks>(2 + 2 * config_.num_hidden_layers);
   logits_ = device_.take<float>(uint64_t(max_batch * V));
   tokens_ = device_.take<int32_t>(uint64_t(ctx));
   tokens_staging_ = pinned_.take<int32_t>(uint64_t(ctx));
@@ -170,7 +172,9 @@ void GpuModel::run(const int32_t* tokens, uint32_t n, float* logits_out, bool al
     // behind the previous one. A prompt batch's are long, and there the next kernel's waiting
     // blocks cost more than that (H200: prefill 2-5% slower overlapped), so it launches plainly.
     const OverlappedLaunches overlapped(options_.overlap_launches && S == 1);
+    start_batch_marks(S);
     run_batch(tokens_staging_ + at, tokens_ + at, S, out);
+    if (!out.logits_host && !out.greedy) end_unwaited_batch();
     at += uint32_t(S);
   }
   // A call without output has not waited for its batches: the router's fault record must still
@@ -251,9 +255,11 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
     if (l > 0 && !observe_late) observe(l - 1, stream_);
     stage_first_band(l, tokens_host, S);
     attention(lp, c, states_[l], ring_size_, p0, S, xn_, *attention_scratch_, block_out_, stream_);
+    mark_batch();
     mhc_site(lp.hc_ffn, lp.ffn_norm, nullptr);
     if (observe_late) observe(l - 1, observe_stream);
     moe_block(l, tokens_host, tokens_device, S);
+    mark_batch();
   }
   join_comb();
   position_ += uint64_t(S);
@@ -293,6 +299,22 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
   std::memcpy(out.logits_host, logits_staging_, size_t(rows * V) * sizeof(float));
 }
 
+void GpuModel::start_batch_marks(int64_t S) {
+  timed_batch_ = batch_marks_ && S > 1 ? uint32_t(S) : 0;
+  if (timed_batch_) batch_marks_->start(stream_);
+}
+
+void GpuModel::mark_batch() {
+  if (timed_batch_) batch_marks_->mark(stream_);
+}
+
+void GpuModel::end_unwaited_batch() {
+  if (!timed_batch_) return;
+  batch_marks_->mark(stream_);
+  synchronize(stream_);  // its marks are read before the next batch records them again
+  timelines_.push_back(batch_marks_->timeline(std::exchange(timed_batch_, 0)));
+}
+
 void GpuModel::observe(uint32_t layer, Stream stream) {
   if (predictors_ && predictors_->has(layer)) predictors_->observe(layer, observed_, stream);
   else experts_->observe(layer, observed_, uint32_t(config_.hidden_size), stream);
@@ -300,7 +322,9 @@ void GpuModel::observe(uint32_t layer, Stream stream) {
 
 void GpuModel::wait_for_batch() {
   fetch_device_routing(*moe_scratch_, stream_);
+  if (timed_batch_) batch_marks_->mark(stream_);  // the end: everything queued
   synchronize(stream_);
+  if (timed_batch_) timelines_.push_back(batch_marks_->timeline(std::exchange(timed_batch_, 0)));
   forced_upload_pending_ = false;
   collect_reduce_time();
   throw_if_router_fault(*moe_scratch_, stream_);

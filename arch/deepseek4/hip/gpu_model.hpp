@@ -11,6 +11,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "deepseek4/cpu/rope.hpp"
@@ -32,6 +33,7 @@ namespace moepage::ds4::gpu {
 struct AttentionScratch;
 struct MoeScratch;
 class TimedSpans;
+class BatchMarks;
 class DevicePredictors;
 
 class GpuModel {
@@ -63,6 +65,8 @@ class GpuModel {
   const Config& config() const { return config_; }
   const ModelOptions& options() const { return options_; }
   const MoeStats& moe_stats() const { return moe_stats_; }
+  // The timelines of the prompt batches since the last call (ModelOptions::timeline), oldest first.
+  std::vector<BatchTimeline> take_timelines() { return std::exchange(timelines_, {}); }
   Stream stream() const { return stream_; }
   // Bytes of dense weights on the device, and of everything the model took (weights, state,
   // scratch) from the device.
@@ -86,6 +90,13 @@ class GpuModel {
   // After the batch's output was queued: waits for it, then reads what came back with it (the
   // router's faults, the device-routed ids for the pager, the sums' device time).
   void wait_for_batch();
+  // ModelOptions::timeline, for prompt batches (S > 1): the marks where each block's work is queued
+  // (batch_timeline.hpp): the batch's start, a mark, and the end of a batch without output once
+  // run_batch queued it (marked, waited for, its timeline kept; wait_for_batch does the same for
+  // the others).
+  void start_batch_marks(int64_t S);
+  void mark_batch();
+  void end_unwaited_batch();
   // The MoE block of `layer` on xn_ into block_out_ (a rank's: summed over the group).
   void moe_block(uint32_t layer, const int32_t* tokens_host, const int32_t* tokens_device, int64_t S);
   // One rank of an expert-parallel group: the MoE block's partial output [S, D] becomes the sum
@@ -133,12 +144,16 @@ class GpuModel {
   float* observed_ = nullptr;                                  // [D]: what the expert source's observe() reads
   float* reduce_staging_ = nullptr;           // [S, D] pinned: an expert-parallel rank's sum through the host
   std::unique_ptr<TimedSpans> reduce_spans_;  // one per layer: a rank's sums on the devices
-  float* logits_ = nullptr;                   // [S, vocab]
-  int32_t* tokens_ = nullptr;                 // [max_context] device copy of the call's ids
-  int32_t* tokens_staging_ = nullptr;         // [max_context] pinned
-  float* logits_staging_ = nullptr;           // [S, vocab] pinned
-  int32_t* greedy_ = nullptr;                 // greedy_token's work area; [0..1]: pick, first NaN
-  int32_t* greedy_staging_ = nullptr;         // [2] pinned
+  // ModelOptions::timeline: a prompt batch's marks, its tokens while it is timed (0: not timed).
+  std::unique_ptr<BatchMarks> batch_marks_;
+  uint32_t timed_batch_ = 0;
+  std::vector<BatchTimeline> timelines_;
+  float* logits_ = nullptr;            // [S, vocab]
+  int32_t* tokens_ = nullptr;          // [max_context] device copy of the call's ids
+  int32_t* tokens_staging_ = nullptr;  // [max_context] pinned
+  float* logits_staging_ = nullptr;    // [S, vocab] pinned
+  int32_t* greedy_ = nullptr;          // greedy_token's work area; [0..1]: pick, first NaN
+  int32_t* greedy_staging_ = nullptr;  // [2] pinned
   // ForcedRouting only: the batch's experts for every layer, [layers, S, k], filled on the host
   // and uploaded once per batch.
   int32_t* forced_ = nullptr;

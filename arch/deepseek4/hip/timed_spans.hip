@@ -6,30 +6,7 @@
 
 namespace moepage::ds4::gpu {
 
-TimedSpans::TimedSpans(uint32_t capacity) : starts_(capacity, nullptr), ends_(capacity, nullptr) {
-  try {
-    for (uint32_t i = 0; i < capacity; ++i) {
-      hipEvent_t e = nullptr;
-      MP_GPU_CHECK(hipEventCreate(&e));
-      starts_[i] = e;
-      MP_GPU_CHECK(hipEventCreate(&e));
-      ends_[i] = e;
-    }
-  } catch (...) {
-    release();  // the destructor does not run for a constructor that throws
-    throw;
-  }
-}
-
-TimedSpans::~TimedSpans() { release(); }
-
-void TimedSpans::release() noexcept {
-  for (std::vector<void*>* events : {&starts_, &ends_})
-    for (void*& e : *events) {
-      if (e) (void)hipEventDestroy(static_cast<hipEvent_t>(e));
-      e = nullptr;
-    }
-}
+TimedSpans::TimedSpans(uint32_t capacity) : starts_(capacity), ends_(capacity) {}
 
 void TimedSpans::start(uint32_t i, Stream stream) {
   MP_GPU_CHECK(hipEventRecord(static_cast<hipEvent_t>(starts_.at(i)), native(stream)));
@@ -44,7 +21,8 @@ TimedSpans::Total TimedSpans::collect() {
   Total t;
   for (uint32_t i = 0; i < used_; ++i) {
     float ms = 0.0f;
-    MP_GPU_CHECK(hipEventElapsedTime(&ms, static_cast<hipEvent_t>(starts_[i]), static_cast<hipEvent_t>(ends_[i])));
+    MP_GPU_CHECK(
+        hipEventElapsedTime(&ms, static_cast<hipEvent_t>(starts_.at(i)), static_cast<hipEvent_t>(ends_.at(i))));
     ++t.spans;
     t.ns += uint64_t(double(ms) * 1e6);
   }

@@ -4,8 +4,8 @@
 // device (the wait for the other GPUs included) is measured this way.
 #pragma once
 #include <cstdint>
-#include <vector>
 
+#include "deepseek4/hip/event_set.hpp"
 #include "deepseek4/hip/stream.hpp"
 
 namespace moepage::ds4::gpu {
@@ -13,9 +13,6 @@ namespace moepage::ds4::gpu {
 class TimedSpans {
  public:
   explicit TimedSpans(uint32_t capacity);  // throws GpuError when the runtime cannot make events
-  ~TimedSpans();
-  TimedSpans(const TimedSpans&) = delete;
-  TimedSpans& operator=(const TimedSpans&) = delete;
 
   // Span i (< capacity) starts, or ends, here on `stream`.
   void start(uint32_t i, Stream stream);
@@ -30,9 +27,7 @@ class TimedSpans {
   Total collect();
 
  private:
-  void release() noexcept;
-
-  std::vector<void*> starts_, ends_;
+  EventSet starts_, ends_;
   uint32_t used_ = 0;  // spans 0 .. used_ - 1 have both events recorded
 };
 

@@ -20,6 +20,7 @@ namespace {
 ModelOptions model_options(const BackendInputs& in) {
   ModelOptions o{in.max_context, in.max_batch, in.forced_routing};
   o.expert_parallel = in.expert_parallel;
+  o.timeline = in.timeline;
   return o;
 }
 
@@ -40,6 +41,8 @@ class CpuBackend final : public ForwardBackend {
     model_.forward(tokens, n, greedy_logits_.data(), false);
     return first_max(greedy_logits_);
   }
+
+  std::vector<BatchTimeline> take_timelines() override { return model_.take_timelines(); }
 
   void reset() override { model_.reset(); }
   uint64_t position() const override { return model_.position(); }

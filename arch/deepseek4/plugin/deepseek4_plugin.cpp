@@ -100,6 +100,10 @@ constexpr mp_option_def kOptions[] = {
                "layer's experts on the device and hand the pager only the scores, instead of reading the state "
                "back for the host to score. H200, live rank-128 adapter on the 12-layer Flash slice at 25%: "
                "5.3 ms a token faster (21 against 26.3 ms). Off until measured with a trained adapter"),
+    mp::option(MP_OPT_BOOL, "timeline", "false",
+               "log where each prompt batch's time went: per layer the attention and the MoE block on the device "
+               "(GPU: events on the compute stream; CPU: the clock), the time to queue it all and the wall time "
+               "(a diagnostic: on the GPU an inner chunk of a long prompt then waits for its own end)"),
     mp::option(MP_OPT_BOOL, "overlap_launches", "true",
                "GPU (NVIDIA sm_90+): in a decode step each kernel may start while the previous one of its "
                "stream finishes and waits on the device for its inputs (programmatic dependent launch), hiding "
@@ -164,6 +168,7 @@ class Deepseek4Arch {
     overlap_launches_ = options.get_bool("overlap_launches");
     observe_after_attention_ = options.get_bool("observe_after_attention");
     predictor_on_device_ = options.get_bool("predictor_on_device");
+    timeline_ = options.get_bool("timeline");
     paged_band_ = uint32_t(int_option(options, "paged_band", 0, 65536, "0 (the pool's slots) to 65536"));
     if (args.checkpoint_dir == nullptr || *args.checkpoint_dir == '\0')
       throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': no checkpoint folder given");
@@ -280,11 +285,26 @@ class Deepseek4Arch {
     if (!prompt_staging_) pager_->stage_at_step_start();
     hint_scratch_.reserve(c.n_routed_experts);
     if (replay_) pager_->replay_predictions(replay_.get(), replay_top_, c.num_hidden_layers, replay_timing_);
-    backend_ = ds4::make_forward_backend(ds4::BackendInputs{
-        host_, pager_.get(), &model_, max_context_, max_batch_, threads_, replay_.get(), matrix_min_tokens_,
-        matrix_split_, matrix_expert_precision_, matrix_single_token_, matrix_min_expert_tokens_, device_routing_,
-        ranks_ ? ranks_->view() : ds4::ExpertParallel{}, overlap_launches_, gemv_stages_, library_min_tokens_,
-        observe_after_attention_, predictor_on_device_});
+    backend_ = ds4::make_forward_backend(ds4::BackendInputs{host_,
+                                                            pager_.get(),
+                                                            &model_,
+                                                            max_context_,
+                                                            max_batch_,
+                                                            threads_,
+                                                            replay_.get(),
+                                                            matrix_min_tokens_,
+                                                            matrix_split_,
+                                                            matrix_expert_precision_,
+                                                            matrix_single_token_,
+                                                            matrix_min_expert_tokens_,
+                                                            device_routing_,
+                                                            ranks_ ? ranks_->view() : ds4::ExpertParallel{},
+                                                            overlap_launches_,
+                                                            gemv_stages_,
+                                                            library_min_tokens_,
+                                                            observe_after_attention_,
+                                                            predictor_on_device_,
+                                                            timeline_});
   }
 
   // One rank of an expert-parallel group (ABI 1.7): before bind_pager, once. On a GPU the rank
@@ -408,6 +428,9 @@ class Deepseek4Arch {
       if (next) *next = backend_->forward_greedy(tokens, n);
       else backend_->forward(tokens, n, logits, all);
       tokens_ += n;
+      if (timeline_)
+        for (const ds4::BatchTimeline& t : backend_->take_timelines())
+          mp::HostLog(host_, "deepseek4").info("{}", ds4::describe(t));
     } catch (const std::out_of_range& e) {
       throw mp::Error(MP_ERR_INVALID_ARG, e.what());
     } catch (const std::length_error& e) {
@@ -444,6 +467,7 @@ class Deepseek4Arch {
   bool overlap_launches_ = true;                                               // arch option overlap_launches
   bool observe_after_attention_ = false;                                       // arch option observe_after_attention
   bool predictor_on_device_ = false;                                           // arch option predictor_on_device
+  bool timeline_ = false;                                                      // arch option timeline
   uint64_t tokens_ = 0;                                                        // through forward() since bind_pager
   ds4::LoadedCheckpoint model_;
   std::unique_ptr<ds4::RoutingReplay> replay_;  // arch option routing_replay; null: the model's own routing

@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
+#include <vector>
 
+#include "deepseek4/forward/batch_timeline.hpp"
 #include "deepseek4/forward/expert_parallel.hpp"
 #include "deepseek4/forward/expert_precision.hpp"
 #include "deepseek4/forward/forced_routing.hpp"
@@ -39,6 +41,8 @@ class ForwardBackend {
   // The routed-expert counters of `out` (routed_experts, and routed_timed/routed_ns where the
   // backend can time the experts without a device sync), and a rank's collective counters.
   virtual void routed_stats(mp_arch_stats& out) const = 0;
+  // The prompt batches' timelines since the last call (BackendInputs::timeline), oldest first.
+  virtual std::vector<BatchTimeline> take_timelines() = 0;
 };
 
 // What every backend is built from. `pager`, `model` and `host` must outlive the backend.
@@ -62,6 +66,7 @@ struct BackendInputs {
   uint32_t library_min_tokens = 512;      // GPU: dense products from this many tokens on cuBLAS (0: never)
   bool observe_after_attention = false;   // GPU: a predictor's observe after the next attention's launch
   bool predictor_on_device = false;       // GPU: a linear predictor's scores computed on the device
+  bool timeline = false;                  // each prompt batch's time per layer, for take_timelines()
 };
 
 // The backend for the host's device: the GPU one on a HIP device, the CPU one otherwise. Throws

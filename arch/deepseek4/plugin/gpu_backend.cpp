@@ -37,7 +37,7 @@ class GpuBackend final : public ForwardBackend {
           ModelOptions{in.max_context, in.max_batch, in.forced_routing, in.matrix_min_tokens, in.matrix_split,
                        in.matrix_expert_precision, in.matrix_single_token, in.matrix_min_expert_tokens,
                        in.device_routing, in.expert_parallel, in.overlap_launches, in.gemv_stages,
-                       in.library_min_tokens, in.observe_after_attention, in.predictor_on_device});
+                       in.library_min_tokens, in.observe_after_attention, in.predictor_on_device, in.timeline});
     } catch (...) {
       model_.reset();
       (void)device_->stream_destroy(device_->ctx, stream_);
@@ -68,6 +68,8 @@ class GpuBackend final : public ForwardBackend {
       throw DeviceError(e.what());
     }
   }
+
+  std::vector<BatchTimeline> take_timelines() override { return model_->take_timelines(); }
 
   void reset() override { model_->reset(); }
   uint64_t position() const override { return model_->position(); }
