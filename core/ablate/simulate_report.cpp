@@ -1,11 +1,15 @@
 #include "ablate/simulate_report.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdio>
+#include <exception>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -187,10 +191,29 @@ SimulateReport run_simulation(const pager::Trace& trace, const SimulateRequest& 
   }
   report.rows = selected->rows.size();
   report.hint_rows = selected->hints.size();
-  for (uint32_t slots : request.slots) {
-    for (const PolicySpec& p : request.policies)
-      report.cells.push_back(pager::simulate(*selected, slots, p, split_source));
-  }
+  // Slots-major cells, spread over worker threads that take the next cell as they finish one.
+  const size_t n_policies = request.policies.size(), n_cells = request.slots.size() * n_policies;
+  report.cells.assign(n_cells, pager::SimResult{});
+  const size_t hardware = std::max(1u, std::thread::hardware_concurrency());
+  const size_t workers = std::max<size_t>(1, std::min<size_t>(request.threads ? request.threads : hardware, n_cells));
+  std::atomic<size_t> next{0};
+  std::vector<std::exception_ptr> errors(workers);
+  auto work = [&](size_t w) {
+    try {
+      for (size_t i; (i = next.fetch_add(1)) < n_cells;)
+        report.cells[i] =
+            pager::simulate(*selected, request.slots[i / n_policies], request.policies[i % n_policies], split_source);
+    } catch (...) {
+      errors[w] = std::current_exception();
+      next = n_cells;  // the others stop after their current cell
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t w = 1; w < workers; ++w) pool.emplace_back(work, w);
+  work(0);
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
   if (selected->has_outcomes) report.recorded = pager::recorded_result(*selected);
   return report;
 }

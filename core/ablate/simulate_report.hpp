@@ -19,6 +19,9 @@ struct SimulateRequest {
   // POLICY+split splits by this trace's reuse (its same layers kept) instead of the replayed
   // trace's own: an out-of-sample figure. Null: in-sample. Must outlive run_simulation.
   const pager::Trace* split_trace = nullptr;
+  // Cells (slot count x policy) replayed at once; each is independent and single-threaded, and
+  // the report is the same whatever the count. 0: one per hardware thread.
+  uint32_t threads = 0;
 };
 
 struct SimulateReport {

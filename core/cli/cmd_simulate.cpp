@@ -20,7 +20,7 @@ int cmd_simulate(int argc, char** argv) {
   CommandSpec spec;
   spec.usage =
       "moepage simulate TRACE --slots N[,N...] [--policies lru,lfu,lfru,belady] [--layers A-B] "
-      "[--split-trace FILE] [--per-layer] [--json FILE]";
+      "[--split-trace FILE] [--threads N] [--per-layer] [--json FILE]";
   spec.summary =
       "Replays TRACE (written by `moepage run --trace`, or a v4 trace of tools/train; plain text or .xz) per\n"
       "layer through each policy at each slot count, with the same slot pools and policies the live pagers use,\n"
@@ -44,6 +44,8 @@ int cmd_simulate(int argc, char** argv) {
       "layers", po::value<std::string>()->value_name("A-B"), "only these layers (inclusive)")(
       "split-trace", po::value<std::string>()->value_name("FILE"),
       "POLICY+split splits by this trace's reuse instead of TRACE's own (same layers and experts)")(
+      "threads", po::value<uint32_t>()->default_value(0)->value_name("N"),
+      "cells (slot count x policy) replayed at once, one per thread; 0: one per hardware thread")(
       "per-layer", po::bool_switch(), "also print a miss-rate table per layer")(
       "json", po::value<std::string>()->value_name("FILE"), "also write the results as JSON");
   spec.positional.add("trace", 1);
@@ -55,6 +57,7 @@ int cmd_simulate(int argc, char** argv) {
     request.slots = ablate::parse_slot_list((*vm)["slots"].as<std::string>());
     request.policies = ablate::parse_policy_list((*vm)["policies"].as<std::string>());
     if (vm->count("layers")) request.layers = ablate::parse_layer_range((*vm)["layers"].as<std::string>());
+    request.threads = (*vm)["threads"].as<uint32_t>();
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

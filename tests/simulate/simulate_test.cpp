@@ -128,6 +128,31 @@ TEST_CASE("belady is never above lru, lfu or lfru on the recorded trace at any s
   CHECK(r.cells[4 * 1 + 3].misses < r.cells[4 * 1 + 0].misses);  // 12 slots: belady < lru
 }
 
+TEST_CASE("cells replayed on several threads give the serial report; a cell's error reaches the caller") {
+  const pager::Trace slice = prefix(recorded(), 512);
+  SimulateRequest req;
+  req.slots = {6, 12, 24};
+  req.policies = ablate::parse_policy_list("lru,lfru,belady,lfru+split");
+  req.threads = 1;
+  const SimulateReport serial = ablate::run_simulation(slice, req);
+  req.threads = 3;
+  const SimulateReport parallel = ablate::run_simulation(slice, req);
+  req.threads = 64;  // more threads than cells: one per cell
+  const SimulateReport wide = ablate::run_simulation(slice, req);
+  REQUIRE(parallel.cells.size() == serial.cells.size());
+  REQUIRE(wide.cells.size() == serial.cells.size());
+  for (size_t i = 0; i < serial.cells.size(); ++i) {
+    CAPTURE(i);
+    CHECK(parallel.cells[i].misses == serial.cells[i].misses);
+    CHECK(parallel.cells[i].prefetch_reads == serial.cells[i].prefetch_reads);
+    CHECK(parallel.cells[i].layer_slots == serial.cells[i].layer_slots);
+    CHECK(wide.cells[i].misses == serial.cells[i].misses);
+  }
+  req.slots.push_back(0);  // refused by the cells that replay it (the CLI refuses it earlier)
+  req.threads = 2;
+  CHECK_THROWS_WITH(ablate::run_simulation(slice, req), "simulate: slots per layer must be at least 1");
+}
+
 TEST_CASE("belady is never above the other policies on random traces of several shapes") {
   const auto policies = ablate::parse_policy_list("lru,lfu,lfru,lfru:3,belady");
   for (uint64_t seed = 1; seed <= 12; ++seed) {
