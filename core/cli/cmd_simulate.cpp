@@ -31,10 +31,10 @@ int cmd_simulate(int argc, char** argv) {
       "Predictions (v3 predict rows, v4 'p' lines: what a pager's predictor proposed) are replayed only by\n"
       "POLICY+prefetch[:M]. POLICY+split shares the same total slots (slots x layers) out per layer by each\n"
       "layer's simulated reuse in this trace, as pager.split = trace does with its split_trace, so that the\n"
-      "fewest experts are read (POLICY+split:misses: the fewest misses; pager.split_objective) (here the trace\n"
-      "is its own split trace, an in-sample figure, unless --split-trace names another recording of the same\n"
-      "geometry: an out-of-sample one). A second table gives the expert reads per access,\n"
-      "prefetches included, and how much of lru's excess misses over belady each policy removes.";
+      "fewest experts are read; POLICY+split:misses, the fewest misses (pager.split_objective). The trace is its\n"
+      "own split trace (an in-sample figure) unless --split-trace names another recording of the same geometry\n"
+      "(an out-of-sample one). A second table gives the expert reads per access, prefetches included, and how\n"
+      "much of lru's excess misses over belady each policy removes.";
   spec.options.add_options()("trace", po::value<std::string>()->required()->value_name("TRACE"), "the trace file")(
       "slots", po::value<std::string>()->required()->value_name("N,..."), "slots per layer, comma separated")(
       "policies", po::value<std::string>()->default_value("lru,lfu,lfru,belady")->value_name("P,..."),

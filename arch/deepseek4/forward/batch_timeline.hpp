@@ -47,8 +47,8 @@ class HostMarks {
 BatchTimeline timeline_from_marks(uint32_t tokens, const std::vector<double>& device_ms, double queued_ms,
                                   double wall_ms);
 
-// One line for the log: "prompt batch of 1024 tokens: 21.8 ms wall, 19.3 ms on the device (queued
-// in 1.2 ms); layer 0 attention 0.61 + MoE 3.05 ms; ...; head 0.31 ms".
+// One line for the log: "prompt batch of 1024 tokens: 21.800 ms wall, 19.300 ms on the device (all
+// queued after 1.200 ms); layer 0 attention 0.610 + MoE 3.050; ...; head 0.310 ms".
 std::string describe(const BatchTimeline& t);
 
 }  // namespace moepage::ds4

@@ -77,6 +77,7 @@ Model::Model(const Config& config, Weights weights, ExpertLayout layout, ExpertS
   rope_main_ = make_rope(config_.rope_main, config_);
   rope_compress_ = make_rope(config_.rope_compress, config_);
   params_ = prepare_params(config_, weights_, *rope_main_, *rope_compress_);
+  if (options_.timeline) marks_.reserve(2 + 2 * size_t(config_.num_hidden_layers));  // start, 2 a layer, end
 
   const Config& c = config_;
   const int64_t ctx = options_.max_context, S = std::min<int64_t>(options_.max_batch, ctx);
