@@ -17,6 +17,7 @@
 #include "deepseek4/forward/moe.hpp"
 #include "deepseek4/forward/params.hpp"
 #include "deepseek4/forward/prompt_band.hpp"
+#include "deepseek4/forward/prompt_shared.hpp"
 #include "deepseek4/forward/scratch.hpp"
 #include "deepseek4/forward/state.hpp"
 #include "deepseek4/forward/weights.hpp"
@@ -72,6 +73,8 @@ struct ModelOptions {
   // (batch_timeline.hpp), for take_timelines(). On the GPU a batch that would not wait for its
   // end (an inner chunk of a long prompt) then does, so its marks can be read.
   bool timeline = false;
+  // GPU only: where a prompt batch's shared expert runs (a decode step's always runs beside).
+  PromptShared prompt_shared = PromptShared::Beside;
 };
 
 // The rope of a config's rope parameters (main or compress).

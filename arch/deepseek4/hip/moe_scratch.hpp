@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "deepseek4/forward/prompt_shared.hpp"
 #include "deepseek4/hip/side_stream.hpp"
 
 namespace moepage::ds4::gpu {
@@ -76,6 +77,9 @@ struct MoeScratch {
   // router records positions from it.
   int64_t position0 = 0;
 
+  // Where a prompt batch's shared expert runs (ModelOptions::prompt_shared).
+  PromptShared prompt_shared = PromptShared::Beside;
+
   // Host working arrays of the grouping (sized at load).
   std::vector<int32_t> count, start, used, pair_token, pair_dest;  // [E], [E+1], [E], [S*k], [S*k]
   std::vector<const std::byte*> slots;                             // [E]
@@ -90,6 +94,8 @@ struct MoeScratch {
   // The shared expert runs beside the router (one multiprocessor), the host's wait for the ids and
   // the routed experts' ramp and tail.
   SideStream side;
+  // PromptShared::Urgent: a prompt batch's shared expert, on a stream of the greatest priority.
+  SideStream urgent_side{true};
 };
 
 }  // namespace moepage::ds4::gpu

@@ -4,9 +4,11 @@
 
 namespace moepage::ds4::gpu {
 
-SideStream::SideStream() {
+SideStream::SideStream(bool urgent) {
   hipStream_t s = nullptr;
-  MP_GPU_CHECK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  int least = 0, greatest = 0;
+  if (urgent) MP_GPU_CHECK(hipDeviceGetStreamPriorityRange(&least, &greatest));
+  MP_GPU_CHECK(hipStreamCreateWithPriority(&s, hipStreamNonBlocking, urgent ? greatest : least));
   stream_ = s;
   hipEvent_t e = nullptr;
   MP_GPU_CHECK(hipEventCreateWithFlags(&e, hipEventDisableTiming));

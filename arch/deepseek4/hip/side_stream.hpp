@@ -11,7 +11,9 @@ namespace moepage::ds4::gpu {
 
 class SideStream {
  public:
-  SideStream();   // creates the stream and two events; throws GpuError
+  // Creates the stream and two events; throws GpuError. An urgent stream has the device's greatest
+  // priority: its kernels' blocks start before the waiting blocks of the other streams' kernels.
+  explicit SideStream(bool urgent = false);
   ~SideStream();  // waits for the side stream's work, then releases everything
   SideStream(const SideStream&) = delete;
   SideStream& operator=(const SideStream&) = delete;

@@ -104,6 +104,11 @@ constexpr mp_option_def kOptions[] = {
                "log where each prompt batch's time went: per layer the attention and the MoE block on the device "
                "(GPU: events on the compute stream; CPU: the clock), the time to queue it all and the wall time "
                "(a diagnostic: on the GPU an inner chunk of a long prompt then waits for its own end)"),
+    mp::enum_option("prompt_shared_expert", "beside|urgent|first", "beside",
+                    "GPU: where a prompt batch's shared expert runs: beside = on a side stream beside the router "
+                    "and the routed experts; urgent = the same on a stream of the device's greatest priority, so its "
+                    "blocks start before the routed experts' waiting ones; first = on the compute stream before the "
+                    "router (decode steps always run it beside)"),
     mp::option(MP_OPT_BOOL, "overlap_launches", "true",
                "GPU (NVIDIA sm_90+): in a decode step each kernel may start while the previous one of its "
                "stream finishes and waits on the device for its inputs (programmatic dependent launch), hiding "
@@ -169,6 +174,7 @@ class Deepseek4Arch {
     observe_after_attention_ = options.get_bool("observe_after_attention");
     predictor_on_device_ = options.get_bool("predictor_on_device");
     timeline_ = options.get_bool("timeline");
+    prompt_shared_ = ds4::prompt_shared_from_name(options.get_string("prompt_shared_expert"));
     paged_band_ = uint32_t(int_option(options, "paged_band", 0, 65536, "0 (the pool's slots) to 65536"));
     if (args.checkpoint_dir == nullptr || *args.checkpoint_dir == '\0')
       throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': no checkpoint folder given");
@@ -304,7 +310,8 @@ class Deepseek4Arch {
                                                             library_min_tokens_,
                                                             observe_after_attention_,
                                                             predictor_on_device_,
-                                                            timeline_});
+                                                            timeline_,
+                                                            prompt_shared_});
   }
 
   // One rank of an expert-parallel group (ABI 1.7): before bind_pager, once. On a GPU the rank
@@ -468,6 +475,7 @@ class Deepseek4Arch {
   bool observe_after_attention_ = false;                                       // arch option observe_after_attention
   bool predictor_on_device_ = false;                                           // arch option predictor_on_device
   bool timeline_ = false;                                                      // arch option timeline
+  ds4::PromptShared prompt_shared_ = ds4::PromptShared::Beside;  // arch option prompt_shared_expert
   uint64_t tokens_ = 0;                                                        // through forward() since bind_pager
   ds4::LoadedCheckpoint model_;
   std::unique_ptr<ds4::RoutingReplay> replay_;  // arch option routing_replay; null: the model's own routing

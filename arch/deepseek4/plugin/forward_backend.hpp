@@ -16,6 +16,7 @@
 #include "deepseek4/forward/expert_parallel.hpp"
 #include "deepseek4/forward/expert_precision.hpp"
 #include "deepseek4/forward/forced_routing.hpp"
+#include "deepseek4/forward/prompt_shared.hpp"
 #include "loaded_checkpoint.hpp"
 #include "moepage/moepage.h"
 #include "pager_calls.hpp"
@@ -67,6 +68,7 @@ struct BackendInputs {
   bool observe_after_attention = false;   // GPU: a predictor's observe after the next attention's launch
   bool predictor_on_device = false;       // GPU: a linear predictor's scores computed on the device
   bool timeline = false;                  // each prompt batch's time per layer, for take_timelines()
+  PromptShared prompt_shared = PromptShared::Beside;  // GPU: where a prompt batch's shared expert runs
 };
 
 // The backend for the host's device: the GPU one on a HIP device, the CPU one otherwise. Throws

@@ -48,6 +48,8 @@ using hipHostFn_t = cudaHostFn_t;
 #define hipMemsetAsync cudaMemsetAsync
 #define hipMemGetInfo cudaMemGetInfo
 #define hipStreamCreateWithFlags cudaStreamCreateWithFlags
+#define hipStreamCreateWithPriority cudaStreamCreateWithPriority
+#define hipDeviceGetStreamPriorityRange cudaDeviceGetStreamPriorityRange
 #define hipStreamDestroy cudaStreamDestroy
 #define hipStreamSynchronize cudaStreamSynchronize
 #define hipStreamWaitEvent cudaStreamWaitEvent
