@@ -1,5 +1,6 @@
 // The profile spelling of the routed experts' matrix-core operands, and the bound that decides
-// where one fp16 part may carry their x (forward/expert_precision.hpp).
+// where one fp16 part may carry their x (forward/expert_precision.hpp); where a prompt's shared
+// expert runs on the GPU (forward/prompt_shared.hpp).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "deepseek4/forward/expert_precision.hpp"
+#include "deepseek4/forward/prompt_shared.hpp"
 
 using namespace moepage::ds4;
 
@@ -29,4 +31,11 @@ TEST_CASE("fp16 carries the experts' x only where the norm and the SwiGLU clamp 
   CHECK(!fp16_holds_expert_inputs(norm.data(), norm.size(), 10.0));
   norm[17] = std::numeric_limits<float>::quiet_NaN();
   CHECK(!fp16_holds_expert_inputs(norm.data(), norm.size(), 10.0));
+}
+
+TEST_CASE("where a prompt's shared expert runs: the names round-trip and anything else names the key") {
+  for (PromptShared p : {PromptShared::Beside, PromptShared::Urgent, PromptShared::First})
+    CHECK(prompt_shared_from_name(prompt_shared_name(p)) == p);
+  CHECK_THROWS_WITH_AS(prompt_shared_from_name("later"),
+                       "arch.prompt_shared_expert: 'later', expected beside, urgent or first", std::invalid_argument);
 }

@@ -81,9 +81,11 @@ function(moepage_gpu_sources)
         COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/${ARG_TARGET}.hipobj
         COMMAND ${MOEPAGE_HIPCC} -std=c++20 ${MOEPAGE_GPU_OPT} -fPIC -x hip ${arch_flags} ${werror}
                 --rocm-device-lib-path=${MOEPAGE_ROCM_DEVICE_LIBS}
-                -D${MOEPAGE_GPU_DEFINE} -DMOEPAGE_GPU_ENABLED=1 ${inc_flags} -c ${abs} -o ${obj}
+                -D${MOEPAGE_GPU_DEFINE} -DMOEPAGE_GPU_ENABLED=1 ${inc_flags} -c ${abs} -o ${obj} -MD -MF ${obj}.d
         DEPENDS ${abs}
-        IMPLICIT_DEPENDS CXX ${abs}
+        # hipcc writes the headers the source includes, so a changed header rebuilds it under Ninja
+        # too (IMPLICIT_DEPENDS, which scanned them before, serves Makefile generators only).
+        DEPFILE ${obj}.d
         COMMENT "hipcc ${name}"
         VERBATIM)
       list(APPEND objects ${obj})
