@@ -22,8 +22,7 @@ constexpr std::string_view prompt_shared_name(PromptShared p) {
 inline PromptShared prompt_shared_from_name(std::string_view s) {
   for (PromptShared p : {PromptShared::Beside, PromptShared::Urgent, PromptShared::First})
     if (s == prompt_shared_name(p)) return p;
-  throw std::invalid_argument("arch.prompt_shared_expert: '" + std::string(s) +
-                              "', expected beside, urgent or first");
+  throw std::invalid_argument("arch.prompt_shared_expert: '" + std::string(s) + "', expected beside, urgent or first");
 }
 
 }  // namespace moepage::ds4

@@ -475,7 +475,7 @@ class Deepseek4Arch {
   bool observe_after_attention_ = false;                                       // arch option observe_after_attention
   bool predictor_on_device_ = false;                                           // arch option predictor_on_device
   bool timeline_ = false;                                                      // arch option timeline
-  ds4::PromptShared prompt_shared_ = ds4::PromptShared::Beside;  // arch option prompt_shared_expert
+  ds4::PromptShared prompt_shared_ = ds4::PromptShared::Beside;                // arch option prompt_shared_expert
   uint64_t tokens_ = 0;                                                        // through forward() since bind_pager
   ds4::LoadedCheckpoint model_;
   std::unique_ptr<ds4::RoutingReplay> replay_;  // arch option routing_replay; null: the model's own routing

@@ -68,7 +68,8 @@ struct BackendInputs {
   bool observe_after_attention = false;   // GPU: a predictor's observe after the next attention's launch
   bool predictor_on_device = false;       // GPU: a linear predictor's scores computed on the device
   bool timeline = false;                  // each prompt batch's time per layer, for take_timelines()
-  PromptShared prompt_shared = PromptShared::Beside;  // GPU: where a prompt batch's shared expert runs
+  // GPU: where a prompt batch's shared expert runs.
+  PromptShared prompt_shared = PromptShared::Beside;
 };
 
 // The backend for the host's device: the GPU one on a HIP device, the CPU one otherwise. Throws
