@@ -273,7 +273,7 @@ TEST_CASE("arch.timeline logs one line per prompt batch with every layer, and no
   CHECK(r.exit_code == 0);
   CHECK(contains(r.err, "deepseek4: prompt batch of 4 tokens: "));
   CHECK(contains(r.err, "deepseek4: prompt batch of 3 tokens: "));
-  CHECK(contains(r.err, "; layer 7 attention "));  // the tiny model's 8 layers
+  CHECK(contains(r.err, "; layer 7 mHC "));  // the tiny model's 8 layers
   CHECK(!contains(r.err, "; layer 8 "));
   CHECK(!contains(r.err, "prompt batch of 1 tokens"));  // decode steps are not timed
   auto plain = run_moepage(base);

@@ -4,6 +4,7 @@
 
 #include <numeric>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "deepseek4/forward/batch_timeline.hpp"
@@ -28,10 +29,13 @@ TEST_CASE("a timed model records each prompt batch's blocks, and nothing for a d
   CHECK(t[0].tokens == 3);
   CHECK(t[1].tokens == 2);
   for (const BatchTimeline& b : t) {
+    REQUIRE(b.attention_site_ms.size() == c.num_hidden_layers);
     REQUIRE(b.attention_ms.size() == c.num_hidden_layers);
+    REQUIRE(b.moe_site_ms.size() == c.num_hidden_layers);
     REQUIRE(b.moe_ms.size() == c.num_hidden_layers);
-    const double parts = std::accumulate(b.attention_ms.begin(), b.attention_ms.end(), 0.0) +
-                         std::accumulate(b.moe_ms.begin(), b.moe_ms.end(), 0.0) + b.head_ms;
+    double parts = b.head_ms;
+    for (const auto* v : {&b.attention_site_ms, &b.attention_ms, &b.moe_site_ms, &b.moe_ms})
+      parts = std::accumulate(v->begin(), v->end(), parts);
     CHECK(parts == doctest::Approx(b.device_ms).epsilon(1e-9));
     CHECK(b.moe_ms[0] > 0.0);
     CHECK(b.queued_ms <= b.wall_ms);
@@ -46,15 +50,24 @@ TEST_CASE("a timed model records each prompt batch's blocks, and nothing for a d
   CHECK(plain.take_timelines().empty());
 }
 
-TEST_CASE("a timeline comes from start, two marks a layer and end, and reads as one line") {
-  const BatchTimeline t = timeline_from_marks(8, {0.0, 1.0, 3.5, 4.0, 7.0, 7.25}, 0.5, 8.0);
+TEST_CASE("a timeline comes from start, four marks a layer and end, and reads as one line") {
+  const BatchTimeline t = timeline_from_marks(8, {0.0, 0.25, 1.0, 1.5, 3.5, 3.75, 4.0, 4.5, 7.0, 7.25}, 0.5, 8.0);
   CHECK(t.device_ms == 7.25);
-  CHECK(t.attention_ms == std::vector<double>{1.0, 0.5});
-  CHECK(t.moe_ms == std::vector<double>{2.5, 3.0});
+  CHECK(t.attention_site_ms == std::vector<double>{0.25, 0.25});
+  CHECK(t.attention_ms == std::vector<double>{0.75, 0.25});
+  CHECK(t.moe_site_ms == std::vector<double>{0.5, 0.5});
+  CHECK(t.moe_ms == std::vector<double>{2.0, 2.5});
   CHECK(t.head_ms == 0.25);
   CHECK(describe(t) ==
         "prompt batch of 8 tokens: 8.000 ms wall, 7.250 ms on the device (all queued after 0.500 ms); layer 0 "
-        "attention 1.000 + MoE 2.500; layer 1 attention 0.500 + MoE 3.000; head 0.250 ms");
-  CHECK_THROWS_WITH_AS(timeline_from_marks(8, {0.0, 1.0, 2.0}, 0.0, 0.0),
-                       "batch timeline: 3 marks, expected start, two per layer and end", std::invalid_argument);
+        "mHC 0.250 + attention 0.750 + mHC 0.500 + MoE 2.000; layer 1 mHC 0.250 + attention 0.250 + mHC 0.500 + "
+        "MoE 2.500; head 0.250 ms");
+  for (const std::vector<double>& marks :
+       {std::vector<double>{0.0}, std::vector<double>{0.0, 1.0, 2.0}, std::vector<double>{0.0, 1.0, 2.0, 3.0}}) {
+    CAPTURE(marks.size());
+    CHECK_THROWS_WITH_AS(
+        timeline_from_marks(8, marks, 0.0, 0.0),
+        ("batch timeline: " + std::to_string(marks.size()) + " marks, expected start, four per layer and end").c_str(),
+        std::invalid_argument);
+  }
 }

@@ -77,7 +77,7 @@ Model::Model(const Config& config, Weights weights, ExpertLayout layout, ExpertS
   rope_main_ = make_rope(config_.rope_main, config_);
   rope_compress_ = make_rope(config_.rope_compress, config_);
   params_ = prepare_params(config_, weights_, *rope_main_, *rope_compress_);
-  if (options_.timeline) marks_.reserve(2 + 2 * size_t(config_.num_hidden_layers));  // start, 2 a layer, end
+  if (options_.timeline) marks_.reserve(2 + 4 * size_t(config_.num_hidden_layers));  // start, 4 a layer, end
 
   const Config& c = config_;
   const int64_t ctx = options_.max_context, S = std::min<int64_t>(options_.max_batch, ctx);
@@ -194,6 +194,7 @@ void Model::run_batch(const int32_t* tokens, int64_t S, float* logits, bool all_
     hc_pre(pool_, lp.hc_attn, c, X, S, hs, sc.post.data(), sc.comb.data(), sc.u.data());
     for (int64_t s = 0; s < S; ++s)
       cpu::rms_norm(sc.u.data() + s * D, D, lp.attn_norm.data(), c.rms_norm_eps, sc.xn.data() + s * D);
+    mark();
     attention(pool_, lp, c, states_[l], ring_size_, p0, S, sc.xn.data(), sc, sc.block_out.data());
     hc_post(sc.block_out.data(), X, sc.post.data(), sc.comb.data(), S, c.hc_mult, c.hidden_size, X2);
     std::swap(X, X2);
@@ -202,6 +203,7 @@ void Model::run_batch(const int32_t* tokens, int64_t S, float* logits, bool all_
     hc_pre(pool_, lp.hc_ffn, c, X, S, hs, sc.post.data(), sc.comb.data(), sc.u.data());
     for (int64_t s = 0; s < S; ++s)
       cpu::rms_norm(sc.u.data() + s * D, D, lp.ffn_norm.data(), c.rms_norm_eps, sc.xn.data() + s * D);
+    mark();
     moe(pool_, lp, c, l, tokens, S, sc.xn.data(), *experts_, layout_, sc, sc.block_out.data(), moe_stats_,
         forced_experts(l, p0, S), options_.expert_parallel.collective ? &options_.expert_parallel : nullptr);
     hc_post(sc.block_out.data(), X, sc.post.data(), sc.comb.data(), S, c.hc_mult, c.hidden_size, X2);

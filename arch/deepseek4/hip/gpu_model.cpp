@@ -106,7 +106,7 @@ void GpuModel::allocate_state(int64_t max_batch) {
     if (ep->collective->reduces_on_device()) reduce_spans_ = std::make_unique<TimedSpans>(c.num_hidden_layers);
     else reduce_staging_ = pinned_.take<float>(uint64_t(max_batch * D));
   }
-  if (options_.timeline) batch_marks_ = std::make_unique<BatchMarks>(2 + 2 * config_.num_hidden_layers);
+  if (options_.timeline) batch_marks_ = std::make_unique<BatchMarks>(2 + 4 * config_.num_hidden_layers);
   logits_ = device_.take<float>(uint64_t(max_batch * V));
   tokens_ = device_.take<int32_t>(uint64_t(ctx));
   tokens_staging_ = pinned_.take<int32_t>(uint64_t(ctx));
@@ -243,6 +243,7 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
     ds4::gpu::hc_site(hp, c, in, S, hc_scratch_, post_[cur], comb_[cur], norm, xn_, stream_, comb_side_.get());
     post_pending = true;
     comb_pending = true;
+    mark_batch();  // the timeline's site mark
   };
   for (uint32_t l = 0; l < c.num_hidden_layers; ++l) {
     const GpuLayerParams& lp = params_.layers[l];
