@@ -443,11 +443,17 @@ const int32_t* hash_row(const GpuLayerParams& lp, const Config& c, int32_t tok, 
   return lp.tid2eid_host + int64_t(tok) * c.num_experts_per_tok;
 }
 
+// The side stream a step's shared expert runs on, or null where it runs on the compute stream (a
+// prompt batch under PromptShared::First). A decode step's always runs beside.
+SideStream* shared_expert_side(MoeScratch& sc, int64_t S) {
+  if (S == 1 || sc.prompt_shared == PromptShared::Beside) return &sc.side;
+  return sc.prompt_shared == PromptShared::Urgent ? &sc.urgent_side : nullptr;
+}
+
 // The end of every MoE step: the shared expert's side stream joins, and the routed experts are
 // added to its output in j order.
 void combine_experts(MoeScratch& sc, int64_t S, int64_t k, int64_t D, float* out, Stream stream) {
-  if (S > 1 && sc.prompt_shared == PromptShared::Urgent) sc.urgent_side.join(stream);
-  else if (S == 1 || sc.prompt_shared == PromptShared::Beside) sc.side.join(stream);
+  if (SideStream* side = shared_expert_side(sc, S)) side->join(stream);
   launch("gpu moe combine", combine_kernel, blocks_for(S * D), kBlock, 0, native(stream), sc.weights, sc.ex_out, S,
          int32_t(k), D, out);
 }
@@ -551,8 +557,8 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
   // routed experts to it. Of a rank group, rank 0 computes it and the others start from zero. A
   // prompt batch may run it first on the compute stream instead: there both chains fill the device,
   // and beside the routed experts' long kernel the shared expert's short ones can start late.
-  SideStream& side_stream = S > 1 && sc.prompt_shared == PromptShared::Urgent ? sc.urgent_side : sc.side;
-  const Stream side = S == 1 || sc.prompt_shared != PromptShared::First ? side_stream.fork(stream) : stream;
+  SideStream* shared_side = shared_expert_side(sc, S);
+  const Stream side = shared_side ? shared_side->fork(stream) : stream;
   if (!ep || ep->rank == 0) {
     matmul_swiglu(lp.shared_w1, lp.shared_w3, yn, D, S, float(c.swiglu_limit), sc.h1, sc.h3, side, lp.gemm);
     matmul(lp.shared_w2, sc.h1, I, out, D, S, side, lp.gemm);
