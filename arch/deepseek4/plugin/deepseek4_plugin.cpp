@@ -100,11 +100,10 @@ constexpr mp_option_def kOptions[] = {
                "layer's experts on the device and hand the pager only the scores, instead of reading the state "
                "back for the host to score. H200, live rank-128 adapter on the 12-layer Flash slice at 25%: "
                "5.3 ms a token faster (21 against 26.3 ms). Off until measured with a trained adapter"),
-    mp::option(
-        MP_OPT_BOOL, "timeline", "false",
-        "log where each prompt batch's time went: per layer the two mHC sites, the attention and the MoE on the device "
-        "(GPU: events on the compute stream; CPU: the clock), the time to queue it all and the wall time "
-        "(a diagnostic: on the GPU an inner chunk of a long prompt then waits for its own end)"),
+    mp::option(MP_OPT_BOOL, "timeline", "false",
+               "log where each prompt batch's time went: per layer the two mHC sites, the attention and the MoE "
+               "on the device (GPU: events on the compute stream; CPU: the clock), the time to queue it all and "
+               "the wall time (a diagnostic: on the GPU an inner chunk of a long prompt then waits for its own end)"),
     mp::enum_option("prompt_shared_expert", "beside|urgent|first", "beside",
                     "GPU: where a prompt batch's shared expert runs: beside = on a side stream beside the router "
                     "and the routed experts; urgent = the same on a stream of the device's greatest priority, so its "
