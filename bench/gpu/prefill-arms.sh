@@ -6,8 +6,8 @@
 #   bench/gpu/prefill-arms.sh BUILD OUT LENGTHS BATCH NAME="--set k=v ..." [NAME="..."]...
 # e.g. bench/gpu/prefill-arms.sh build-gpu OUT 1024,4096 4096 beside="" first="--set arch.prompt_shared_expert=first"
 # Environment as prefill-vs-hf.sh (FLASH_MODEL_DIR, LAYERS, REPS, HF=0 to skip the peer).
-# OUT/table.md: per arm and length the runs, their median and median / HF; OUT/timelines.txt: the
-# measured (second) prompt batch's timeline line of each run.
+# OUT/table.md: per arm and length the runs, their median and median / HF; OUT/timelines.txt: each
+# run's last timeline line, the measured prefill's last chunk (its only one where BATCH >= the length).
 set -uo pipefail
 build=$1; out=$2; lengths=$3; batch=$4; shift 4
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,7 +25,7 @@ fi
 for name in "${arms[@]}"; do
   for log in "$out/$name"/moepage-*.log; do
     [ -f "$log" ] || continue
-    # A run's first prefill warms up; with one chunk per prompt its second batch line is the measured one.
+    # A run's first prefill warms up; the measured one comes second, so its last chunk's line is the last.
     echo "$name $(basename "$log" .log): $(grep -h 'prompt batch' "$log" | sed -n '$p' | sed 's/.*deepseek4: //')"
   done
 done > "$out/timelines.txt"

@@ -9,33 +9,28 @@ sum, the difference was lost between or beside its kernels.
 
     tools/device/ncu_blocks.py kernels-1024.csv [--detail]
 """
-import csv
+import os
 import sys
 
-UNITS = {"nsecond": 1.0, "ns": 1.0, "usecond": 1e3, "us": 1e3, "msecond": 1e6, "ms": 1e6}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ncu_table import kernel_rows  # noqa: E402
+
 SITE_KERNELS = ("hc_prompt_kernel", "hc_mix_kernel")
 SITE_PARTS = SITE_KERNELS + ("hc_finish_kernel", "collapse_norm_kernel", "sinkhorn_kernel")
 
 
 def main():
-    rows = [r for r in csv.reader(open(sys.argv[1])) if r]
-    start = next(i for i, r in enumerate(rows) if r[0] == "ID")
-    header = rows[start]
-    name_at, stream_at = header.index("Kernel Name"), header.index("Stream")
-    value_at, unit_at = header.index("Metric Value"), header.index("Metric Unit")
     blocks, main_stream, seen_site = [], None, False
-    for r in rows[start + 1:]:
-        if len(r) <= value_at:
-            continue
-        us = float(r[value_at].replace(",", "")) * UNITS.get(r[unit_at], 1.0) / 1e3
-        name = r[name_at].split("(")[0].replace("void ", "").replace("moepage::<unnamed>::", "")
-        main_stream = main_stream or r[stream_at]
+    for full_name, stream, ns in kernel_rows(sys.argv[1]):
+        us = ns / 1e3
+        name = full_name.split("(")[0].replace("void ", "").replace("moepage::<unnamed>::", "")
+        main_stream = main_stream or stream
         site = any(k in name for k in SITE_KERNELS)
         if not blocks or (site and seen_site):  # the embedding joins layer 0's attention, as in the timeline
             blocks.append({"main": 0.0, "side": 0.0, "site": 0.0, "kernels": {}})
         seen_site = seen_site or site
         b = blocks[-1]
-        b["main" if r[stream_at] == main_stream else "side"] += us
+        b["main" if stream == main_stream else "side"] += us
         if any(k in name for k in SITE_PARTS):
             b["site"] += us
         b["kernels"][name] = b["kernels"].get(name, 0.0) + us

@@ -88,6 +88,7 @@ void GpuModel::allocate_state(int64_t max_batch) {
   attention_scratch_ = allocate_attention_scratch(c, params_, max_batch, ctx, device_, pinned_);
   moe_scratch_ = allocate_moe_scratch(c, max_batch, device_, pinned_);
   moe_scratch_->prompt_shared = options_.prompt_shared;
+  if (options_.prompt_shared == PromptShared::Urgent) moe_scratch_->urgent_side.emplace(true);
   hc_scratch_ = allocate_hc_scratch(c, max_batch, device_);
   comb_side_ = std::make_unique<SideStream>();
   if (options_.observe_after_attention) observe_side_ = std::make_unique<SideStream>();

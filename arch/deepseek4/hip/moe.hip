@@ -447,7 +447,9 @@ const int32_t* hash_row(const GpuLayerParams& lp, const Config& c, int32_t tok, 
 // prompt batch under PromptShared::First). A decode step's always runs beside.
 SideStream* shared_expert_side(MoeScratch& sc, int64_t S) {
   if (S == 1 || sc.prompt_shared == PromptShared::Beside) return &sc.side;
-  return sc.prompt_shared == PromptShared::Urgent ? &sc.urgent_side : nullptr;
+  if (sc.prompt_shared == PromptShared::First) return nullptr;
+  if (!sc.urgent_side) throw GpuError("gpu moe: the urgent shared-expert stream was not made");
+  return &*sc.urgent_side;
 }
 
 // The end of every MoE step: the shared expert's side stream joins, and the routed experts are

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "deepseek4/forward/prompt_shared.hpp"
@@ -94,8 +95,9 @@ struct MoeScratch {
   // The shared expert runs beside the router (one multiprocessor), the host's wait for the ids and
   // the routed experts' ramp and tail.
   SideStream side;
-  // PromptShared::Urgent: a prompt batch's shared expert, on a stream of the greatest priority.
-  SideStream urgent_side{true};
+  // PromptShared::Urgent only (the model makes it): a prompt batch's shared expert, on a stream of
+  // the greatest priority.
+  std::optional<SideStream> urgent_side;
 };
 
 }  // namespace moepage::ds4::gpu
