@@ -34,8 +34,21 @@ TEST_CASE("fp16 carries the experts' x only where the norm and the SwiGLU clamp 
 }
 
 TEST_CASE("where a prompt's shared expert runs: the names round-trip and anything else names the key") {
-  for (PromptShared p : {PromptShared::Beside, PromptShared::Urgent, PromptShared::First})
+  for (PromptShared p : {PromptShared::Auto, PromptShared::Beside, PromptShared::Urgent, PromptShared::First})
     CHECK(prompt_shared_from_name(prompt_shared_name(p)) == p);
   CHECK_THROWS_WITH_AS(prompt_shared_from_name("later"),
-                       "arch.prompt_shared_expert: 'later', expected beside, urgent or first", std::invalid_argument);
+                       "arch.prompt_shared_expert: 'later', expected auto, beside, urgent or first",
+                       std::invalid_argument);
+}
+
+TEST_CASE("auto runs a prompt's shared expert first where its products go to the library, else beside") {
+  CHECK(prompt_shared_for(PromptShared::Auto, 1024, true) == PromptShared::First);
+  CHECK(prompt_shared_for(PromptShared::Auto, 128, false) == PromptShared::Beside);
+  // A decode step's always runs beside, whatever the profile says.
+  for (PromptShared p : {PromptShared::Auto, PromptShared::Beside, PromptShared::Urgent, PromptShared::First})
+    CHECK(prompt_shared_for(p, 1, true) == PromptShared::Beside);
+  for (PromptShared p : {PromptShared::Beside, PromptShared::Urgent, PromptShared::First}) {
+    CHECK(prompt_shared_for(p, 1024, true) == p);
+    CHECK(prompt_shared_for(p, 128, false) == p);
+  }
 }

@@ -1,7 +1,7 @@
-// Where a prompt batch's shared expert runs (arch option prompt_shared_expert: beside, urgent or
-// first) changes which stream queues its kernels and when their blocks start, never what they
+// Where a prompt batch's shared expert runs (arch option prompt_shared_expert: auto, beside,
+// urgent or first) changes which stream queues its kernels and when their blocks start, never what they
 // compute: the combine adds the routed experts to its output in the same order either way, so the
-// prompt's logits and every decode step after it are the same bits in all three.
+// prompt's logits and every decode step after it are the same bits in all of them.
 #include <doctest/doctest.h>
 
 #include <vector>
@@ -13,8 +13,8 @@ using namespace moepage::ds4::test;
 
 TEST_CASE("a prompt's shared expert beside, urgent or first gives the same logits, bit for bit") {
   Tiny t;
-  const std::vector<std::vector<float>> beside = run(t, t.experts);
-  for (const PromptShared where : {PromptShared::Urgent, PromptShared::First}) {
+  const std::vector<std::vector<float>> beside = run(t, t.experts, true, true, false, false, PromptShared::Beside);
+  for (const PromptShared where : {PromptShared::Auto, PromptShared::Urgent, PromptShared::First}) {
     CAPTURE(prompt_shared_name(where));
     // Twice: a missing join would race, and show as a difference between runs as well.
     for (int round = 0; round < 2; ++round) {

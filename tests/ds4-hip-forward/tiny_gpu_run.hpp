@@ -37,7 +37,7 @@ struct Tiny {
 inline std::vector<std::vector<float>> run(Tiny& t, gpu::GpuExpertSource& source, bool device_routing = true,
                                            bool overlap_launches = true, bool observe_after_attention = false,
                                            bool predictor_on_device = false,
-                                           PromptShared prompt_shared = PromptShared::Beside) {
+                                           PromptShared prompt_shared = PromptShared::Auto) {
   const std::vector<int32_t> prompt = {1, 17, 300, 4000, 42};
   ModelOptions options{uint32_t(prompt.size() + kSteps), 8};
   options.device_routing = device_routing;

@@ -118,7 +118,7 @@ TEST_CASE("the deepseek4 arch recognises a DeepSeek-V4 config.json and names it 
                                                                 "observe_after_attention:0:false",
                                                                 "predictor_on_device:0:false",
                                                                 "timeline:0:false",
-                                                                "prompt_shared_expert:7:beside",
+                                                                "prompt_shared_expert:7:auto",
                                                                 "overlap_launches:0:true",
                                                                 "paged_band:1:32",
                                                                 "routing_replay:6:",

@@ -74,7 +74,7 @@ struct ModelOptions {
   // end (an inner chunk of a long prompt) then does, so its marks can be read.
   bool timeline = false;
   // GPU only: where a prompt batch's shared expert runs (a decode step's always runs beside).
-  PromptShared prompt_shared = PromptShared::Beside;
+  PromptShared prompt_shared = PromptShared::Auto;
 };
 
 // The rope of a config's rope parameters (main or compress).

@@ -444,18 +444,20 @@ const int32_t* hash_row(const GpuLayerParams& lp, const Config& c, int32_t tok, 
 }
 
 // The side stream a step's shared expert runs on, or null where it runs on the compute stream (a
-// prompt batch under PromptShared::First). A decode step's always runs beside.
-SideStream* shared_expert_side(MoeScratch& sc, int64_t S) {
-  if (S == 1 || sc.prompt_shared == PromptShared::Beside) return &sc.side;
-  if (sc.prompt_shared == PromptShared::First) return nullptr;
+// prompt batch under PromptShared::First, or Auto on the library). A decode step's always runs beside.
+SideStream* shared_expert_side(MoeScratch& sc, int64_t S, const GemmPolicy& gemm) {
+  const PromptShared where = prompt_shared_for(sc.prompt_shared, S, gemm.library(S) && library_gemm_available());
+  if (where == PromptShared::Beside) return &sc.side;
+  if (where == PromptShared::First) return nullptr;
   if (!sc.urgent_side) throw GpuError("gpu moe: the urgent shared-expert stream was not made");
   return &*sc.urgent_side;
 }
 
 // The end of every MoE step: the shared expert's side stream joins, and the routed experts are
 // added to its output in j order.
-void combine_experts(MoeScratch& sc, int64_t S, int64_t k, int64_t D, float* out, Stream stream) {
-  if (SideStream* side = shared_expert_side(sc, S)) side->join(stream);
+void combine_experts(MoeScratch& sc, const GemmPolicy& gemm, int64_t S, int64_t k, int64_t D, float* out,
+                     Stream stream) {
+  if (SideStream* side = shared_expert_side(sc, S, gemm)) side->join(stream);
   launch("gpu moe combine", combine_kernel, blocks_for(S * D), kBlock, 0, native(stream), sc.weights, sc.ex_out, S,
          int32_t(k), D, out);
 }
@@ -559,7 +561,7 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
   // routed experts to it. Of a rank group, rank 0 computes it and the others start from zero. A
   // prompt batch may run it first on the compute stream instead: there both chains fill the device,
   // and beside the routed experts' long kernel the shared expert's short ones can start late.
-  SideStream* shared_side = shared_expert_side(sc, S);
+  SideStream* shared_side = shared_expert_side(sc, S, lp.gemm);
   const Stream side = shared_side ? shared_side->fork(stream) : stream;
   if (!ep || ep->rank == 0) {
     matmul_swiglu(lp.shared_w1, lp.shared_w3, yn, D, S, float(c.swiglu_limit), sc.h1, sc.h3, side, lp.gemm);
@@ -610,7 +612,7 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     launch_expert_group(x, 0, n_used);
     sc.routed_on_device[layer] = 1;
     stats.routed_experts += uint64_t(k);
-    combine_experts(sc, S, k, D, out, stream);
+    combine_experts(sc, lp.gemm, S, k, D, out, stream);
     return;
   }
 
@@ -773,7 +775,7 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     source.acquire_finish(layer);
     stats.routed_experts += uint64_t(np);
   }
-  combine_experts(sc, S, k, D, out, stream);
+  combine_experts(sc, lp.gemm, S, k, D, out, stream);
 }
 
 }  // namespace moepage::ds4::gpu

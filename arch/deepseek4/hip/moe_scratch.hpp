@@ -79,7 +79,7 @@ struct MoeScratch {
   int64_t position0 = 0;
 
   // Where a prompt batch's shared expert runs (ModelOptions::prompt_shared).
-  PromptShared prompt_shared = PromptShared::Beside;
+  PromptShared prompt_shared = PromptShared::Auto;
 
   // Host working arrays of the grouping (sized at load).
   std::vector<int32_t> count, start, used, pair_token, pair_dest;  // [E], [E+1], [E], [S*k], [S*k]

@@ -69,7 +69,7 @@ struct BackendInputs {
   bool predictor_on_device = false;       // GPU: a linear predictor's scores computed on the device
   bool timeline = false;                  // each prompt batch's time per layer, for take_timelines()
   // GPU: where a prompt batch's shared expert runs.
-  PromptShared prompt_shared = PromptShared::Beside;
+  PromptShared prompt_shared = PromptShared::Auto;
 };
 
 // The backend for the host's device: the GPU one on a HIP device, the CPU one otherwise. Throws
