@@ -61,6 +61,9 @@ struct ModelOptions {
   // and multiply on cuBLAS (hip/library_gemm.hpp); 0: never. From 512 tokens the library is faster
   // than the matrix-core tiles on the H200 (1.02x at 512, 1.09x at 4,096; 0.94x at 256).
   uint32_t library_min_tokens = 512;
+  // GPU only (NVIDIA): MiB of device memory in which the library path keeps its dequantized
+  // weights between products (hip/library_weight_cache.hpp); 0: dequantized for every product.
+  uint32_t library_weight_cache_mib = 0;
   // GPU only: the expert source observes layer l-1's state once layer l's attention is launched,
   // waiting on a side stream for that state alone, instead of before (when a predictor's wait and
   // host scoring leave the GPU idle).

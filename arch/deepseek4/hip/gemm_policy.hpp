@@ -6,6 +6,8 @@
 
 namespace moepage::ds4::gpu {
 
+class LibraryWeightCache;  // library_weight_cache.hpp
+
 // Products over at least matrix_min_tokens tokens (0: none) take the matrix cores where the
 // device and the weight's encoding allow (bf16 operands, float sums); the rest, and every product
 // the matrix-core path cannot take, run on the CUDA cores in float. The routed experts have their
@@ -33,6 +35,9 @@ struct GemmPolicy {
   // build has one (library_gemm.hpp: NVIDIA's cuBLAS), the weight dequantized to bf16 once per
   // product and x rounded into parts (split) once; the rest as above.
   int64_t library_min_tokens = 0;
+  // Where the library path keeps its dequantized weights between products (owned by the model;
+  // null: dequantized for every product).
+  LibraryWeightCache* weight_cache = nullptr;
   bool matrix(int64_t n_tokens) const { return matrix_min_tokens > 0 && n_tokens >= matrix_min_tokens; }
   bool library(int64_t n_tokens) const { return library_min_tokens > 0 && n_tokens >= library_min_tokens; }
   bool expert_matrix(int64_t max_tokens) const { return expert_min_tokens > 0 && max_tokens >= expert_min_tokens; }

@@ -43,6 +43,8 @@ GpuModel::GpuModel(const Config& config, const Weights& weights, ExpertLayout la
   params_.gemm.single_token = options_.matrix_single_token;
   params_.gemm.gemv_stages = int(options_.gemv_stages);
   params_.gemm.library_min_tokens = int64_t(options_.library_min_tokens);
+  weight_cache_ = make_library_weight_cache(uint64_t(options_.library_weight_cache_mib) << 20);
+  params_.gemm.weight_cache = weight_cache_.get();
   for (size_t l = 0; l < params_.layers.size(); ++l) {
     GpuLayerParams& lp = params_.layers[l];
     lp.rope = lp.kind == AttnKind::Sliding ? &params_.rope_main : &params_.rope_compress;

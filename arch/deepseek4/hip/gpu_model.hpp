@@ -25,6 +25,7 @@
 #include "deepseek4/hip/device_params.hpp"
 #include "deepseek4/hip/expert_source.hpp"
 #include "deepseek4/hip/hc.hpp"
+#include "deepseek4/hip/library_weight_cache.hpp"
 #include "deepseek4/hip/stream.hpp"
 #include "deepseek4/model/config.hpp"
 
@@ -72,6 +73,8 @@ class GpuModel {
   // scratch) from the device.
   uint64_t dense_device_bytes() const { return params_.device_bytes; }
   uint64_t device_bytes() const { return device_.bytes_reserved(); }
+  // Bytes the library path keeps of its dequantized weights (ModelOptions::library_weight_cache_mib).
+  uint64_t library_cache_bytes() const { return weight_cache_ ? library_weight_cache_bytes(*weight_cache_) : 0; }
 
  private:
   void allocate_state(int64_t max_batch);
@@ -119,6 +122,8 @@ class GpuModel {
   ModelOptions options_;
   std::unique_ptr<cpu::Rope> rope_main_, rope_compress_;
   ModelParams host_params_;  // kept for the host copy of hash routing tables (tid2eid_host)
+  // ModelOptions::library_weight_cache_mib: the library path's kept weights (null: none).
+  LibraryWeightCachePtr weight_cache_;
 
   // Arenas first: everything below points into them and must go before they do.
   DeviceArena device_{DeviceArena::Kind::Device};

@@ -5,11 +5,13 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "deepseek4/hip/check.hpp"
 #include "deepseek4/hip/gemm_policy.hpp"
 #include "deepseek4/hip/launch.hpp"
+#include "deepseek4/hip/library_weight_cache.hpp"
 #include "deepseek4/hip/mma_tile_staged.hpp"
 
 #if defined(MOEPAGE_GPU_NVIDIA)
@@ -140,6 +142,110 @@ class StreamScratch {
   cudaStream_t stream_;
 };
 
+// Fills `out` with m's rows as bf16 on stream s.
+void dequantize_into(const DeviceMat& m, WeightCode code, uint16_t* out, cudaStream_t s) {
+  with_weight_code(code, [&](auto wc) {
+    constexpr WeightCode W = decltype(wc)::value;
+    if constexpr (W == WeightCode::FP8 || W == WeightCode::FP4)
+      launch("gpu matmul (cuBLAS): dequantize", dequantize_kernel<W>, blocks_of(m.rows * m.cols / elems_per_chunk<W>()),
+             kThreads, 0, s, m, out);
+  });
+}
+#endif
+
+}  // namespace
+
+#if defined(MOEPAGE_GPU_NVIDIA)
+// Entries keyed by the weight's bytes and band; each holds its bf16 copy and the event recorded
+// after the copy was made, which every later user's stream waits on (a weight's products may
+// run on another stream than its first).
+class LibraryWeightCache {
+ public:
+  explicit LibraryWeightCache(uint64_t budget) : budget_(budget) { MP_GPU_CHECK(cudaGetDevice(&device_)); }
+  ~LibraryWeightCache() {
+    (void)cudaSetDevice(device_);
+    for (auto& [key, e] : entries_) {
+      (void)cudaEventSynchronize(e.ready);  // a destructor has no one to tell of a failure
+      (void)cudaEventDestroy(e.ready);
+      (void)cudaFree(e.bf16);
+    }
+  }
+  LibraryWeightCache(const LibraryWeightCache&) = delete;
+  LibraryWeightCache& operator=(const LibraryWeightCache&) = delete;
+
+  // m's bf16 rows, ready for work queued on s after this call; null (nothing queued) where the
+  // budget or the device has no room for them.
+  const uint16_t* find_or_fill(const DeviceMat& m, WeightCode code, cudaStream_t s) {
+    const std::lock_guard<std::mutex> hold(lock_);
+    const Key key{m.data, m.row_offset, m.rows, m.cols, int(code)};
+    if (auto it = entries_.find(key); it != entries_.end()) {
+      MP_GPU_CHECK(cudaStreamWaitEvent(s, it->second.ready, 0));
+      return it->second.bf16;
+    }
+    const uint64_t bytes = uint64_t(m.rows * m.cols) * 2;
+    if (held_ + bytes > budget_) {
+      ++refused_;
+      return nullptr;
+    }
+    Entry e;
+    const cudaError_t got = cudaMalloc(&e.bf16, bytes);
+    if (got == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      ++refused_;
+      return nullptr;
+    }
+    MP_GPU_CHECK(got);
+    if (const cudaError_t made = cudaEventCreateWithFlags(&e.ready, cudaEventDisableTiming); made != cudaSuccess) {
+      (void)cudaFree(e.bf16);
+      MP_GPU_CHECK(made);
+    }
+    entries_.emplace(key, e);
+    held_ += bytes;
+    dequantize_into(m, code, e.bf16, s);
+    MP_GPU_CHECK(cudaEventRecord(e.ready, s));
+    return e.bf16;
+  }
+  uint64_t bytes() const {
+    const std::lock_guard<std::mutex> hold(lock_);
+    return held_;
+  }
+  uint64_t refused() const {
+    const std::lock_guard<std::mutex> hold(lock_);
+    return refused_;
+  }
+
+ private:
+  using Key = std::tuple<const uint8_t*, int64_t, int64_t, int64_t, int>;
+  struct Entry {
+    uint16_t* bf16 = nullptr;
+    cudaEvent_t ready = nullptr;
+  };
+  mutable std::mutex lock_;
+  std::map<Key, Entry> entries_;
+  uint64_t budget_ = 0, held_ = 0, refused_ = 0;
+  int device_ = 0;
+};
+#else
+// Builds without the library path keep no weights (matmul_library declines every product).
+class LibraryWeightCache {
+ public:
+  explicit LibraryWeightCache(uint64_t) {}
+  uint64_t bytes() const { return 0; }
+  uint64_t refused() const { return 0; }
+};
+#endif
+
+void LibraryWeightCacheDeleter::operator()(LibraryWeightCache* cache) const { delete cache; }
+
+LibraryWeightCachePtr make_library_weight_cache(uint64_t budget_bytes) {
+  return budget_bytes ? LibraryWeightCachePtr(new LibraryWeightCache(budget_bytes)) : LibraryWeightCachePtr();
+}
+
+uint64_t library_weight_cache_bytes(const LibraryWeightCache& cache) { return cache.bytes(); }
+uint64_t library_weight_cache_refused(const LibraryWeightCache& cache) { return cache.refused(); }
+
+namespace {
+#if defined(MOEPAGE_GPU_NVIDIA)
 // C[r, t] (+)= A[r] . B[t] for `groups` independent groups: A [rows, cols] bf16 per group, B
 // [n, cols] bf16 per group, C float with columns ld_c apart per token and groups `rows` apart.
 void gemm_groups(cublasHandle_t h, const uint16_t* a, const uint16_t* b, float* c, int64_t rows, int64_t cols,
@@ -180,7 +286,8 @@ bool library_gemm_applies(const DeviceMat& m, WeightCode code, const float* x, i
 }
 
 bool matmul_library(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_x, int64_t x_group_stride,
-                    int64_t rows_per_group, float* y, int64_t ld_y, int64_t n_tokens, bool split, Stream stream) {
+                    int64_t rows_per_group, float* y, int64_t ld_y, int64_t n_tokens, bool split,
+                    LibraryWeightCache* cache, Stream stream) {
   constexpr int64_t kIntMax = 0x7FFFFFFF;  // cuBLAS takes its sizes as int
   // ld_y below a group's rows would be cuBLAS's invalid ldc (an error thrown, not a decline).
   if (n_tokens <= 0 || rows_per_group <= 0 || m.rows % rows_per_group != 0 || m.rows > kIntMax || m.cols > kIntMax ||
@@ -195,19 +302,18 @@ bool matmul_library(const DeviceMat& m, WeightCode code, const float* x, int64_t
   const int64_t groups = m.rows / rows_per_group, cols = m.cols;
   const int64_t chunk = n_tokens < kLibraryTokenChunk ? n_tokens : kLibraryTokenChunk;
   const int64_t part = groups * chunk * cols;  // bf16 of one part of x
-  // BF16 rows are the library's operand as stored; FP8 and FP4 are dequantized into scratch.
+  // BF16 rows are the library's operand as stored; FP8 and FP4 are dequantized, into the cache
+  // where it keeps them (once), else into scratch (every product).
   const bool stored_bf16 = code == WeightCode::BF16;
   StreamScratch weight(pool, s), parts(pool, s), workspace(pool, s);
-  if (!weight.allocate(stored_bf16 ? 0 : size_t(m.rows * cols) * 2) ||
-      !parts.allocate(size_t(part * (split ? 2 : 1)) * 2) || !workspace.allocate(kBlasWorkspaceBytes))
-    return false;
-  const uint16_t* a = stored_bf16 ? reinterpret_cast<const uint16_t*>(m.data + m.row_offset * cols * 2) : weight.bf16();
-  with_weight_code(code, [&](auto wc) {
-    constexpr WeightCode W = decltype(wc)::value;
-    if constexpr (W == WeightCode::FP8 || W == WeightCode::FP4)
-      launch("gpu matmul (cuBLAS): dequantize", dequantize_kernel<W>, blocks_of(m.rows * cols / elems_per_chunk<W>()),
-             kThreads, 0, s, m, weight.bf16());
-  });
+  if (!parts.allocate(size_t(part * (split ? 2 : 1)) * 2) || !workspace.allocate(kBlasWorkspaceBytes)) return false;
+  const uint16_t* a = stored_bf16 ? reinterpret_cast<const uint16_t*>(m.data + m.row_offset * cols * 2) : nullptr;
+  if (!a && cache) a = cache->find_or_fill(m, code, s);
+  if (!a) {
+    if (!weight.allocate(size_t(m.rows * cols) * 2)) return false;
+    dequantize_into(m, code, weight.bf16(), s);
+    a = weight.bf16();
+  }
   const std::lock_guard<std::mutex> hold(state.lock);
   const cublasHandle_t h = state.handle(device);
   check_blas(cublasSetStream(h, s), "cublasSetStream");
@@ -224,7 +330,7 @@ bool matmul_library(const DeviceMat& m, WeightCode code, const float* x, int64_t
   }
   return true;
 #else
-  (void)rows_per_group, (void)y, (void)ld_y, (void)split;
+  (void)rows_per_group, (void)y, (void)ld_y, (void)split, (void)cache;
   return false;
 #endif
 }

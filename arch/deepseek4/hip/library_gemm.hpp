@@ -26,14 +26,16 @@ bool library_gemm_applies(const DeviceMat& m, WeightCode code, const float* x, i
 
 // y[t, r] = W[r] . x[t] for t < n_tokens, in the layout of matmul_grouped: rows_per_group rows of
 // W read x + (r / rows_per_group) * x_group_stride (a plain product: rows_per_group = rows).
-// split: x as two bf16 parts (GemmPolicy::split). Returns false, doing nothing, where
+// split: x as two bf16 parts (GemmPolicy::split). cache (or null): where the weight's bf16 copy
+// is kept between products (library_weight_cache.hpp). Returns false, doing nothing, where
 // library_gemm_applies says no, a size exceeds cuBLAS's int, or the device has no room for the
 // scratch (the bf16 weight, x's parts for up to kLibraryTokenChunk tokens, cuBLAS's 32 MiB
 // workspace); throws GpuError if the library reports an error.
 // The scratch comes from a memory pool of this file's own, ordered on `stream`, and stays cached
 // in the pool for the next call.
 bool matmul_library(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_x, int64_t x_group_stride,
-                    int64_t rows_per_group, float* y, int64_t ld_y, int64_t n_tokens, bool split, Stream stream);
+                    int64_t rows_per_group, float* y, int64_t ld_y, int64_t n_tokens, bool split,
+                    LibraryWeightCache* cache, Stream stream);
 
 // Tokens per library call: x's parts for more are made and multiplied in turns, so the scratch of
 // the widest input (wo_a: 8 groups of 4,096 columns) stays at 128 MiB whatever the prompt.

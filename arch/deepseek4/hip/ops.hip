@@ -312,7 +312,8 @@ void matmul(const cpu::MatRef& w, const float* x, int64_t ld_x, float* y, int64_
   if (n_tokens <= 0 || w.rows == 0) return;
   const WeightCode code = weight_code(w, "gpu matmul");
   const DeviceMat m = device_mat(w);
-  if (policy.library(n_tokens) && matmul_library(m, code, x, ld_x, 0, m.rows, y, ld_y, n_tokens, policy.split, stream))
+  if (policy.library(n_tokens) &&
+      matmul_library(m, code, x, ld_x, 0, m.rows, y, ld_y, n_tokens, policy.split, policy.weight_cache, stream))
     return;
   if (policy.matrix(n_tokens) && matmul_mma(m, code, x, ld_x, 0, m.rows, y, ld_y, n_tokens, policy.split, stream))
     return;
@@ -335,7 +336,7 @@ void matmul_grouped(const cpu::MatRef& w, const float* x, int64_t ld_x, int64_t 
                    " rows, expected " + std::to_string(w.rows) + " rows in all");
   const WeightCode code = weight_code(w, "gpu matmul_grouped");
   if (policy.library(n_tokens) && matmul_library(device_mat(w), code, x, ld_x, x_group_stride, rows_per_group, y, ld_y,
-                                                 n_tokens, policy.split, stream))
+                                                 n_tokens, policy.split, policy.weight_cache, stream))
     return;
   if (policy.matrix(n_tokens) &&
       matmul_mma(device_mat(w), code, x, ld_x, x_group_stride, rows_per_group, y, ld_y, n_tokens, policy.split, stream))

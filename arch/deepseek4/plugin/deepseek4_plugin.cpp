@@ -85,6 +85,11 @@ constexpr mp_option_def kOptions[] = {
                "weight, 128 MiB for x's parts and 32 MiB for cuBLAS while a prompt runs); 0 = never (the "
                "matrix-core tiles). H200, 4-layer Flash prefill against the tiles: 0.91x at 128 tokens, 0.94x "
                "at 256, 1.02x at 512, 1.04x at 1,024, 1.09x at 4,096"),
+    mp::option(MP_OPT_INT, "library_weight_cache_mib", "0",
+               "GPU (NVIDIA): MiB of device memory in which the library path (library_min_tokens) keeps each "
+               "dense weight's bf16 copy after its first product, so later products (the next chunk of a long "
+               "prompt, the next prompt) skip the dequantization; weights past the budget are dequantized per "
+               "product as with 0 (the default). Flash: 264 MiB a layer holds all of its dense weights"),
     mp::option(MP_OPT_BOOL, "device_routing", "true",
                "GPU: a decode step over a pager whose slots never move (resident) routes on the device and "
                "reports its experts to the pager afterwards: no host round trip per layer; false: the host "
@@ -171,6 +176,8 @@ class Deepseek4Arch {
       throw mp::Error(MP_ERR_INVALID_ARG,
                       "arch 'deepseek4': option 'gemv_stages' must be 0 (registers) or 2 to 4, got 1");
     library_min_tokens_ = uint32_t(int_option(options, "library_min_tokens", 0, 65536, "0 (never) to 65536"));
+    library_weight_cache_mib_ =
+        uint32_t(int_option(options, "library_weight_cache_mib", 0, 1 << 24, "0 (off) to 16777216"));
     device_routing_ = options.get_bool("device_routing");
     overlap_launches_ = options.get_bool("overlap_launches");
     observe_after_attention_ = options.get_bool("observe_after_attention");
@@ -310,6 +317,7 @@ class Deepseek4Arch {
                                                             overlap_launches_,
                                                             gemv_stages_,
                                                             library_min_tokens_,
+                                                            library_weight_cache_mib_,
                                                             observe_after_attention_,
                                                             predictor_on_device_,
                                                             timeline_,
@@ -471,6 +479,7 @@ class Deepseek4Arch {
   ds4::ExpertPrecision matrix_expert_precision_ = ds4::ExpertPrecision::Fp16;  // arch option of that name
   bool matrix_single_token_ = false;                                           // arch option matrix_single_token
   uint32_t gemv_stages_ = 3;                                                   // arch option gemv_stages
+  uint32_t library_weight_cache_mib_ = 0;  // arch option library_weight_cache_mib
   uint32_t library_min_tokens_ = 512;                                          // arch option library_min_tokens
   bool device_routing_ = true;                                                 // arch option device_routing
   bool overlap_launches_ = true;                                               // arch option overlap_launches
