@@ -479,7 +479,7 @@ class Deepseek4Arch {
   ds4::ExpertPrecision matrix_expert_precision_ = ds4::ExpertPrecision::Fp16;  // arch option of that name
   bool matrix_single_token_ = false;                                           // arch option matrix_single_token
   uint32_t gemv_stages_ = 3;                                                   // arch option gemv_stages
-  uint32_t library_weight_cache_mib_ = 0;  // arch option library_weight_cache_mib
+  uint32_t library_weight_cache_mib_ = 0;                                      // arch option library_weight_cache_mib
   uint32_t library_min_tokens_ = 512;                                          // arch option library_min_tokens
   bool device_routing_ = true;                                                 // arch option device_routing
   bool overlap_launches_ = true;                                               // arch option overlap_launches
