@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -21,6 +22,7 @@
 #include "deepseek4/hip/attention.hpp"
 #include "deepseek4/hip/attention_scratch.hpp"
 #include "deepseek4/hip/device_arena.hpp"
+#include "deepseek4/hip/gemm_policy.hpp"
 
 namespace moepage::ds4 {
 namespace {
@@ -103,6 +105,24 @@ class TwinTensors {
     device.data = reinterpret_cast<const std::byte*>(device_copy(v));
   }
 
+  // The same values as matrix() draws, rounded to and stored as bf16 (an encoding the library
+  // path takes as stored).
+  void matrix_bf16(int64_t rows, int64_t cols, float amplitude, cpu::MatRef& host, cpu::MatRef& device) {
+    const std::vector<float> v = values(rows * cols, 0.0f, amplitude / std::sqrt(float(cols)));
+    bf16_blobs_.push_back(std::make_unique<std::vector<uint16_t>>(v.size()));
+    std::vector<uint16_t>& bits = *bf16_blobs_.back();
+    for (size_t i = 0; i < v.size(); ++i) {
+      uint32_t b = 0;
+      std::memcpy(&b, &v[i], 4);
+      bits[i] = uint16_t((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16);  // to nearest, ties to even
+    }
+    host = cpu::MatRef{Dtype::BF16, rows, cols, reinterpret_cast<const std::byte*>(bits.data()), nullptr, 0, 0};
+    device = host;
+    uint16_t* d = arena_.take<uint16_t>(bits.size());
+    gpu::upload(d, bits.data(), bits.size() * sizeof(uint16_t));
+    device.data = reinterpret_cast<const std::byte*>(d);
+  }
+
   void vector(int64_t n, float center, float amplitude, std::vector<float>& host, const float*& device) {
     host = values(n, center, amplitude);
     device = device_copy(host);
@@ -116,6 +136,7 @@ class TwinTensors {
   uint64_t rng_;
   gpu::DeviceArena& arena_;
   std::vector<std::unique_ptr<std::vector<float>>> blobs_;
+  std::vector<std::unique_ptr<std::vector<uint16_t>>> bf16_blobs_;
 };
 
 gpu::DeviceRope device_rope(const cpu::Rope& rope, int64_t positions, gpu::DeviceArena& arena) {
@@ -163,7 +184,8 @@ struct TwinLayer {
   cpu::ThreadPool pool{2};
   float *xn_dev, *out_dev;
 
-  TwinLayer(const Shape& s, AttnKind kind, uint64_t seed)
+  // bf16_wo_a: wo_a stored as bf16, so the library path can take it (GemmPolicy::library_min_tokens).
+  TwinLayer(const Shape& s, AttnKind kind, uint64_t seed, bool bf16_wo_a = false)
       : c(make_config(s)),
         ctx(s.max_context),
         max_batch(s.max_batch),
@@ -180,7 +202,8 @@ struct TwinLayer {
     t.matrix(H * hd, c.q_lora_rank, 1.0f, lp.wq_b, glp.wq_b);
     t.matrix(hd, D, 1.0f, lp.wkv, glp.wkv);
     t.vector(hd, 1.0f, 0.2f, lp.kv_norm, glp.kv_norm);
-    t.matrix(int64_t(c.o_groups) * c.o_lora_rank, H * hd / c.o_groups, 1.0f, lp.wo_a, glp.wo_a);
+    if (bf16_wo_a) t.matrix_bf16(int64_t(c.o_groups) * c.o_lora_rank, H * hd / c.o_groups, 1.0f, lp.wo_a, glp.wo_a);
+    else t.matrix(int64_t(c.o_groups) * c.o_lora_rank, H * hd / c.o_groups, 1.0f, lp.wo_a, glp.wo_a);
     t.matrix(D, int64_t(c.o_groups) * c.o_lora_rank, 1.0f, lp.wo_b, glp.wo_b);
     t.vector(H, 0.0f, 1.0f, lp.sink, glp.sink);
 
@@ -350,6 +373,42 @@ TEST_CASE("gpu attention matches the CPU on prompt-sized batches (the matrix-cor
     run_schedule(kPrompt, kind, {48, 48, 17, 1, 1, 8}, 16);
     run_schedule(kPrompt, kind, {48, 48, 48, 1, 1, 8}, 16, gpu::GemmPolicy{0, true});  // CUDA cores only
     run_schedule(kOddHeads, kind, {40, 40, 1, 1, 5}, 17);
+  }
+}
+
+TEST_CASE("gpu prompt attention writing wo_a's parts gives the floats' output bit for bit, and the CPU's") {
+  if (!gpu::library_gemm_available()) {
+    MESSAGE("this build or device has no library path (NVIDIA sm_80+ only): no parts to write");
+    return;
+  }
+  for (AttnKind kind : kKinds) {
+    CAPTURE(name(kind));
+    gpu::GemmPolicy parts;
+    parts.library_min_tokens = 8;  // wo_a (bf16 here) on the library from 8 tokens
+    gpu::GemmPolicy floats = parts;
+    floats.attention_parts = false;
+    TwinLayer A(kPrompt, kind, 18, true), B(kPrompt, kind, 18, true);
+    A.glp.gemm = parts;
+    B.glp.gemm = floats;
+    const int64_t D = A.c.hidden_size;
+    gpu::Stream stream = gpu::create_stream();
+    int64_t p0 = 0;
+    for (const int64_t S : {int64_t(48), int64_t(48), int64_t(17), int64_t(1), int64_t(8)}) {
+      CAPTURE(p0);
+      const std::vector<float> xn = A.t.values(S * D, 0.0f, 1.0f);
+      gpu::upload(A.xn_dev, xn.data(), xn.size() * sizeof(float));
+      gpu::upload(B.xn_dev, xn.data(), xn.size() * sizeof(float));
+      std::vector<float> cpu_out(size_t(S * D));
+      attention(A.pool, A.lp, A.c, A.st, A.ring_size, p0, S, xn.data(), A.sc, cpu_out.data());
+      gpu::attention(A.glp, A.c, A.gst, A.ring_size, p0, S, A.xn_dev, *A.gsc, A.out_dev, stream);
+      gpu::attention(B.glp, B.c, B.gst, B.ring_size, p0, S, B.xn_dev, *B.gsc, B.out_dev, stream);
+      gpu::synchronize(stream);
+      const std::vector<float> a = fetch(A.out_dev, S * D), b = fetch(B.out_dev, S * D);
+      CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+      expect_close(a, cpu_out.data(), S * D, "attention output with wo_a's parts");
+      p0 += S;
+    }
+    gpu::destroy_stream(stream);
   }
 }
 

@@ -31,6 +31,12 @@ struct AttendArgs {
   // and rope still to apply as the kernel loads it; otherwise q arrives normed and roped.
   bool q_raw = false;
   float q_eps = 0.0f;
+  // The matrix-core prompt kernel only: where non-null, the output goes here instead of `out`, as
+  // the two bf16 parts the library's grouped product takes (LibraryPartsProduct, library_gemm.hpp):
+  // [groups, parts_tokens, heads_per_group * hd] of the rounding, then as many of what it left;
+  // group g holds heads [g * parts_group_heads, (g + 1) * parts_group_heads).
+  uint16_t* out_parts = nullptr;
+  int64_t parts_tokens = 0, parts_group_heads = 0;
 };
 
 // The keys token s of the batch attends over: first its sliding window (oldest first), then its

@@ -102,6 +102,27 @@ __device__ inline void store_pair(const AttendArgs& a, float* out, int64_t pos, 
   *reinterpret_cast<float2*>(out + d) = make_float2(x0, x1);
 }
 
+// The same two channels of head h of token s as the library's parts (AttendArgs::out_parts): the
+// bf16 rounding of each, and of what it left, as matmul_library's split makes them from floats.
+__device__ inline void store_pair_parts(const AttendArgs& a, int64_t s, int64_t h, int64_t pos, int64_t d, float x0,
+                                        float x1) {
+  const int64_t rope0 = a.hd - 2 * a.half;
+  if (d >= rope0) {
+    const int64_t i = (d - rope0) / 2;
+    const float c = a.cos[pos * a.half + i], sn = a.sin[pos * a.half + i];
+    const float r0 = x0 * c + x1 * sn, r1 = x1 * c - x0 * sn;
+    x0 = r0;
+    x1 = r1;
+  }
+  const int64_t g = h / a.parts_group_heads, cols = a.parts_group_heads * a.hd;
+  const int64_t at = (g * a.parts_tokens + s) * cols + (h - g * a.parts_group_heads) * a.hd + d;
+  const int64_t all = a.H * a.hd * a.parts_tokens;  // one part of every token
+  const uint32_t hi = mma::pack_bf16x2(x0, x1);
+  const float l0 = x0 - __uint_as_float(hi << 16), l1 = x1 - __uint_as_float(hi & 0xFFFF0000u);
+  *reinterpret_cast<uint32_t*>(a.out_parts + at) = hi;
+  *reinterpret_cast<uint32_t*>(a.out_parts + all + at) = mma::pack_bf16x2(l0, l1);
+}
+
 }  // namespace attend_mma_detail
 
 // One warp's share of a block: its channels [d0, d0 + DW) of 16 heads' queries (A fragments) and
@@ -303,9 +324,18 @@ struct AttendWarp {
     const float top0 = fmaxf(sink0, m0), top1 = fmaxf(sink1, m1);
     const float w0 = expf(m0 - top0), w1 = expf(m1 - top1);
     const float f0 = w0 / (expf(sink0 - top0) + den0 * w0), f1 = w1 / (expf(sink1 - top1) + den1 * w1);
+    const int64_t pos = a.p0 + s;
+    if (a.out_parts) {
+#pragma unroll
+      for (int nb = 0; nb < NB; ++nb) {
+        const int64_t d = d0 + nb * 8 + c2;
+        attend_mma_detail::store_pair_parts(a, s, h0 + r, pos, d, o[nb][0] * f0, o[nb][1] * f0);
+        attend_mma_detail::store_pair_parts(a, s, h0 + r + 8, pos, d, o[nb][2] * f1, o[nb][3] * f1);
+      }
+      return;
+    }
     float* out_r = a.out + (s * a.H + h0 + r) * hd;
     float* out_r8 = out_r + 8 * hd;
-    const int64_t pos = a.p0 + s;
 #pragma unroll
     for (int nb = 0; nb < NB; ++nb) {
       const int64_t d = d0 + nb * 8 + c2;

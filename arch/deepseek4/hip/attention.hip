@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -23,8 +24,10 @@
 #include "deepseek4/hip/dynamic_shared.hpp"
 #include "deepseek4/hip/gemm_policy.hpp"
 #include "deepseek4/hip/launch.hpp"
+#include "deepseek4/hip/library_gemm.hpp"
 #include "deepseek4/hip/ops.hpp"
 #include "deepseek4/hip/rope_pair.hpp"
+#include "deepseek4/hip/row_dot.hpp"
 
 namespace moepage::ds4::gpu {
 namespace {
@@ -475,6 +478,28 @@ std::unique_ptr<AttentionScratch> allocate_attention_scratch(const Config& c, co
   return sc;
 }
 
+namespace {
+
+// A prompt batch attended on the matrix cores whose wo_a goes to the library: the kernel writes
+// its output as wo_a's bf16 parts (over attn_out, which holds the same bytes as floats), so no
+// kernel reads the floats back to round them. Null, with `a` left as it was, where that does not
+// apply or the library declines the product; it has then taken nothing.
+std::unique_ptr<LibraryPartsProduct> output_as_parts(const GpuLayerParams& lp, const Config& c, int64_t S,
+                                                     bool on_matrix, AttentionScratch& sc, AttendArgs& a,
+                                                     Stream stream) {
+  if (!on_matrix || !lp.gemm.attention_parts || !lp.gemm.split || !lp.gemm.library(S)) return nullptr;
+  const int64_t G = c.o_groups, ol = c.o_lora_rank;
+  auto product = std::make_unique<LibraryPartsProduct>(device_mat(lp.wo_a), weight_code(lp.wo_a, "gpu attention wo_a"),
+                                                       ol, G * ol, S, lp.gemm.weight_cache, stream);
+  if (!product->ready()) return nullptr;
+  a.out_parts = reinterpret_cast<uint16_t*>(sc.attn_out);
+  a.parts_tokens = S;
+  a.parts_group_heads = int64_t(c.num_attention_heads) / G;
+  return product;
+}
+
+}  // namespace
+
 void attention(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int64_t ring_size, int64_t p0, int64_t S,
                const float* xn, AttentionScratch& sc, float* out, Stream stream) {
   check_shapes(lp, c, st, ring_size, p0, S, sc);
@@ -511,6 +536,7 @@ void attention(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int
                float(1.0 / std::sqrt(double(hd))),
                sc.attend_part,
                sc.attend_tickets};
+  const std::unique_ptr<LibraryPartsProduct> wo_a_parts = output_as_parts(lp, c, S, on_matrix, sc, a, stream);
   if (on_matrix) {
     a.q_raw = true;
     a.q_eps = float(c.rms_norm_eps);
@@ -531,7 +557,8 @@ void attention(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int
   // Grouped low-rank output projection: group g of the heads' outputs through rows
   // [g*o_lora, (g+1)*o_lora) of wo_a, then wo_b over all groups.
   const int64_t G = c.o_groups, ol = c.o_lora_rank, group_in = H * hd / G;
-  matmul_grouped(lp.wo_a, sc.attn_out, H * hd, group_in, ol, G, sc.oa, G * ol, S, stream, lp.gemm);
+  if (wo_a_parts) wo_a_parts->run(a.out_parts, sc.oa);
+  else matmul_grouped(lp.wo_a, sc.attn_out, H * hd, group_in, ol, G, sc.oa, G * ol, S, stream, lp.gemm);
   matmul(lp.wo_b, sc.oa, G * ol, out, c.hidden_size, S, stream, lp.gemm);
 }
 

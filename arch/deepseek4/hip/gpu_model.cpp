@@ -45,6 +45,7 @@ GpuModel::GpuModel(const Config& config, const Weights& weights, ExpertLayout la
   params_.gemm.library_min_tokens = int64_t(options_.library_min_tokens);
   weight_cache_ = make_library_weight_cache(uint64_t(options_.library_weight_cache_mib) << 20);
   params_.gemm.weight_cache = weight_cache_.get();
+  params_.gemm.attention_parts = options_.attention_output_parts;
   for (size_t l = 0; l < params_.layers.size(); ++l) {
     GpuLayerParams& lp = params_.layers[l];
     lp.rope = lp.kind == AttnKind::Sliding ? &params_.rope_main : &params_.rope_compress;

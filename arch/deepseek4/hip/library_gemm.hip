@@ -247,18 +247,61 @@ uint64_t library_weight_cache_refused(const LibraryWeightCache& cache) { return 
 namespace {
 #if defined(MOEPAGE_GPU_NVIDIA)
 // C[r, t] (+)= A[r] . B[t] for `groups` independent groups: A [rows, cols] bf16 per group, B
-// [n, cols] bf16 per group, C float with columns ld_c apart per token and groups `rows` apart.
-void gemm_groups(cublasHandle_t h, const uint16_t* a, const uint16_t* b, float* c, int64_t rows, int64_t cols,
-                 int64_t n, int64_t ld_c, int64_t groups, bool accumulate) {
+// [n, cols] bf16 per group (groups stride_b apart), C float with columns ld_c apart per token and
+// groups `rows` apart.
+void gemm_groups(cublasHandle_t h, const uint16_t* a, const uint16_t* b, int64_t stride_b, float* c, int64_t rows,
+                 int64_t cols, int64_t n, int64_t ld_c, int64_t groups, bool accumulate) {
   const float one = 1.f, zero = 0.f;
   // Column-major view: C (rows x n, ld_c) = A^T (A stored [cols x rows]) times B ([cols x n]).
   check_blas(
       cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(rows), int(n), int(cols), &one, a, CUDA_R_16BF,
-                                 int(cols), rows * cols, b, CUDA_R_16BF, int(cols), n * cols, accumulate ? &one : &zero,
+                                 int(cols), rows * cols, b, CUDA_R_16BF, int(cols), stride_b, accumulate ? &one : &zero,
                                  c, CUDA_R_32F, int(ld_c), rows, int(groups), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
       "cublasGemmStridedBatchedEx");
 }
+
+// The weight as the library's operand on stream s: BF16 rows as stored; FP8 and FP4 dequantized
+// into the cache where it keeps them (once), else into `scratch` (every product). Null where
+// neither has room.
+const uint16_t* weight_operand(const DeviceMat& m, WeightCode code, LibraryWeightCache* cache, StreamScratch& scratch,
+                               cudaStream_t s) {
+  if (code == WeightCode::BF16) return reinterpret_cast<const uint16_t*>(m.data + m.row_offset * m.cols * 2);
+  if (cache)
+    if (const uint16_t* kept = cache->find_or_fill(m, code, s)) return kept;
+  if (!scratch.allocate(size_t(m.rows * m.cols) * 2)) return nullptr;
+  dequantize_into(m, code, scratch.bf16(), s);
+  return scratch.bf16();
+}
+
+// The products of x's parts in turns of kLibraryTokenChunk tokens, the small part first, then the
+// rounding added to it (the matrix-core tiles' order too). parts_for(t0, n) makes or finds the
+// turn's parts and says where they are and how far apart their groups lie.
+template <class PartsFor>
+void multiply_turns(cublasHandle_t h, const uint16_t* a, int64_t rows_per_group, int64_t cols, int64_t groups,
+                    int64_t n_tokens, float* y, int64_t ld_y, PartsFor&& parts_for) {
+  const int64_t chunk = n_tokens < kLibraryTokenChunk ? n_tokens : kLibraryTokenChunk;
+  for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {
+    const int64_t n = n_tokens - t0 < chunk ? n_tokens - t0 : chunk;
+    const auto [hi, lo, stride] = parts_for(t0, n);
+    if (lo) gemm_groups(h, a, lo, stride, y + t0 * ld_y, rows_per_group, cols, n, ld_y, groups, false);
+    gemm_groups(h, a, hi, stride, y + t0 * ld_y, rows_per_group, cols, n, ld_y, groups, lo != nullptr);
+  }
+}
+
+struct TurnParts {
+  const uint16_t* hi;
+  const uint16_t* lo;
+  int64_t group_stride;
+};
 #endif
+
+// Whether cuBLAS can take the product's sizes (as int) and its output layout (ld_y below a group's
+// rows would be an invalid ldc: an error thrown, not a decline).
+bool blas_sizes_ok(const DeviceMat& m, int64_t rows_per_group, int64_t ld_y, int64_t n_tokens) {
+  constexpr int64_t kIntMax = 0x7FFFFFFF;
+  return n_tokens > 0 && rows_per_group > 0 && m.rows % rows_per_group == 0 && m.rows <= kIntMax && m.cols <= kIntMax &&
+         ld_y <= kIntMax && ld_y >= rows_per_group;
+}
 
 }  // namespace
 
@@ -288,10 +331,8 @@ bool library_gemm_applies(const DeviceMat& m, WeightCode code, const float* x, i
 bool matmul_library(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_x, int64_t x_group_stride,
                     int64_t rows_per_group, float* y, int64_t ld_y, int64_t n_tokens, bool split,
                     LibraryWeightCache* cache, Stream stream) {
-  constexpr int64_t kIntMax = 0x7FFFFFFF;  // cuBLAS takes its sizes as int
-  // ld_y below a group's rows would be cuBLAS's invalid ldc (an error thrown, not a decline).
-  if (n_tokens <= 0 || rows_per_group <= 0 || m.rows % rows_per_group != 0 || m.rows > kIntMax || m.cols > kIntMax ||
-      ld_y > kIntMax || ld_y < rows_per_group || !library_gemm_applies(m, code, x, ld_x, x_group_stride, stream))
+  if (!blas_sizes_ok(m, rows_per_group, ld_y, n_tokens) ||
+      !library_gemm_applies(m, code, x, ld_x, x_group_stride, stream))
     return false;
 #if defined(MOEPAGE_GPU_NVIDIA)
   int device = 0;
@@ -302,36 +343,85 @@ bool matmul_library(const DeviceMat& m, WeightCode code, const float* x, int64_t
   const int64_t groups = m.rows / rows_per_group, cols = m.cols;
   const int64_t chunk = n_tokens < kLibraryTokenChunk ? n_tokens : kLibraryTokenChunk;
   const int64_t part = groups * chunk * cols;  // bf16 of one part of x
-  // BF16 rows are the library's operand as stored; FP8 and FP4 are dequantized, into the cache
-  // where it keeps them (once), else into scratch (every product).
-  const bool stored_bf16 = code == WeightCode::BF16;
   StreamScratch weight(pool, s), parts(pool, s), workspace(pool, s);
   if (!parts.allocate(size_t(part * (split ? 2 : 1)) * 2) || !workspace.allocate(kBlasWorkspaceBytes)) return false;
-  const uint16_t* a = stored_bf16 ? reinterpret_cast<const uint16_t*>(m.data + m.row_offset * cols * 2) : nullptr;
-  if (!a && cache) a = cache->find_or_fill(m, code, s);
-  if (!a) {
-    if (!weight.allocate(size_t(m.rows * cols) * 2)) return false;
-    dequantize_into(m, code, weight.bf16(), s);
-    a = weight.bf16();
-  }
+  const uint16_t* a = weight_operand(m, code, cache, weight, s);
+  if (!a) return false;
   const std::lock_guard<std::mutex> hold(state.lock);
   const cublasHandle_t h = state.handle(device);
   check_blas(cublasSetStream(h, s), "cublasSetStream");
   check_blas(cublasSetWorkspace(h, workspace.bytes(), kBlasWorkspaceBytes), "cublasSetWorkspace");
-  for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {
-    const int64_t n = n_tokens - t0 < chunk ? n_tokens - t0 : chunk;
+  multiply_turns(h, a, rows_per_group, cols, groups, n_tokens, y, ld_y, [&](int64_t t0, int64_t n) {
     uint16_t* hi = parts.bf16();
     uint16_t* lo = split ? hi + part : nullptr;
     launch("gpu matmul (cuBLAS): split x", split_x_kernel, blocks_of(groups * n * cols / 4), kThreads, 0, s,
            x + t0 * ld_x, ld_x, x_group_stride, groups, n, cols, hi, lo);
-    // The small part first, then the rounding added to it (the matrix-core tiles' order too).
-    if (lo) gemm_groups(h, a, lo, y + t0 * ld_y, rows_per_group, cols, n, ld_y, groups, false);
-    gemm_groups(h, a, hi, y + t0 * ld_y, rows_per_group, cols, n, ld_y, groups, lo != nullptr);
-  }
+    return TurnParts{hi, lo, n * cols};
+  });
   return true;
 #else
   (void)rows_per_group, (void)y, (void)ld_y, (void)split, (void)cache;
   return false;
+#endif
+}
+
+#if defined(MOEPAGE_GPU_NVIDIA)
+struct LibraryPartsProduct::Impl {
+  Impl(cudaMemPool_t pool, cudaStream_t stream) : s(stream), weight(pool, stream), workspace(pool, stream) {}
+  cudaStream_t s;
+  StreamScratch weight, workspace;
+  const uint16_t* a = nullptr;
+  int device = 0;
+  int64_t groups = 0, rows_per_group = 0, cols = 0, ld_y = 0, n_tokens = 0;
+};
+#else
+struct LibraryPartsProduct::Impl {};
+#endif
+
+LibraryPartsProduct::LibraryPartsProduct(const DeviceMat& m, WeightCode code, int64_t rows_per_group, int64_t ld_y,
+                                         int64_t n_tokens, LibraryWeightCache* cache, Stream stream) {
+  if (!blas_sizes_ok(m, rows_per_group, ld_y, n_tokens) || !library_gemm_available() || !mma_encoding(code) ||
+      !mma_shape_ok(m.cols) || !aligned16(m.data))
+    return;
+#if defined(MOEPAGE_GPU_NVIDIA)
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  MP_GPU_CHECK(cudaStreamIsCapturing(native(stream), &capture));
+  if (capture != cudaStreamCaptureStatusNone) return;
+  int device = 0;
+  MP_GPU_CHECK(cudaGetDevice(&device));
+  auto impl = std::make_unique<Impl>(library_state().pool(device), native(stream));
+  if (!impl->workspace.allocate(kBlasWorkspaceBytes)) return;
+  impl->a = weight_operand(m, code, cache, impl->weight, impl->s);
+  if (!impl->a) return;
+  impl->device = device;
+  impl->groups = m.rows / rows_per_group;
+  impl->rows_per_group = rows_per_group;
+  impl->cols = m.cols;
+  impl->ld_y = ld_y;
+  impl->n_tokens = n_tokens;
+  impl_ = std::move(impl);
+#else
+  (void)code, (void)cache, (void)stream;
+#endif
+}
+
+LibraryPartsProduct::~LibraryPartsProduct() = default;
+
+void LibraryPartsProduct::run(const uint16_t* parts, float* y) {
+  if (!impl_) throw GpuError("gpu matmul (cuBLAS): a product on parts run without its scratch (check ready())");
+#if defined(MOEPAGE_GPU_NVIDIA)
+  Impl& p = *impl_;
+  LibraryState& state = library_state();
+  const std::lock_guard<std::mutex> hold(state.lock);
+  const cublasHandle_t h = state.handle(p.device);
+  check_blas(cublasSetStream(h, p.s), "cublasSetStream");
+  check_blas(cublasSetWorkspace(h, p.workspace.bytes(), kBlasWorkspaceBytes), "cublasSetWorkspace");
+  const int64_t all = p.groups * p.n_tokens * p.cols;  // one part of every token
+  multiply_turns(h, p.a, p.rows_per_group, p.cols, p.groups, p.n_tokens, y, p.ld_y, [&](int64_t t0, int64_t) {
+    return TurnParts{parts + t0 * p.cols, parts + all + t0 * p.cols, p.n_tokens * p.cols};
+  });
+#else
+  (void)parts, (void)y;
 #endif
 }
 

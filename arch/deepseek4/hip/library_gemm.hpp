@@ -11,6 +11,7 @@
 // caller keeps its kernels. For .hip files only.
 #pragma once
 #include <cstdint>
+#include <memory>
 
 #include "deepseek4/hip/decode.hpp"
 #include "deepseek4/hip/gemm_policy.hpp"  // library_gemm_available()
@@ -36,6 +37,30 @@ bool library_gemm_applies(const DeviceMat& m, WeightCode code, const float* x, i
 bool matmul_library(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_x, int64_t x_group_stride,
                     int64_t rows_per_group, float* y, int64_t ld_y, int64_t n_tokens, bool split,
                     LibraryWeightCache* cache, Stream stream);
+
+// A product whose x arrives as its two bf16 parts, written by x's producer instead of rounded
+// from floats here (the prompt attention's output for wo_a: attend_mma.hpp), in the layout
+// matmul_library's split makes them: [groups, n_tokens, cols] of the rounding, then as many of what
+// it left. Made before the producer runs, it takes every scratch the product needs (and
+// dequantizes the weight), so once the parts are written the product cannot decline; where
+// matmul_library would decline it, ready() is false and nothing is held. Its products are
+// matmul_library's with split, bit for bit, for batches up to kLibraryTokenChunk tokens.
+class LibraryPartsProduct {
+ public:
+  LibraryPartsProduct(const DeviceMat& m, WeightCode code, int64_t rows_per_group, int64_t ld_y, int64_t n_tokens,
+                      LibraryWeightCache* cache, Stream stream);
+  ~LibraryPartsProduct();
+  LibraryPartsProduct(const LibraryPartsProduct&) = delete;
+  LibraryPartsProduct& operator=(const LibraryPartsProduct&) = delete;
+  bool ready() const { return impl_ != nullptr; }
+  // y [n_tokens, ld_y] (groups rows_per_group apart) from the parts, on the stream given at
+  // construction. Throws GpuError where not ready().
+  void run(const uint16_t* parts, float* y);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // Tokens per library call: x's parts for more are made and multiplied in turns, so the scratch of
 // the widest input (wo_a: 8 groups of 4,096 columns) stays at 128 MiB whatever the prompt.
