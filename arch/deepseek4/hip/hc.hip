@@ -35,7 +35,7 @@ namespace {
 constexpr int kBlock = 256;
 constexpr int kMixThreads = 256;
 constexpr int kChunk = 256;  // values per block of hc_mix_kernel: kChunk / n columns of each stream
-constexpr int kCollapseThreads = 256;
+constexpr int kCollapseThreads = 1024;
 constexpr uint32_t kMaxStreams = 16;  // the CPU's hc_weights holds a 16x16 matrix
 constexpr int kMaxMixes = int((2 + kMaxStreams) * kMaxStreams);
 constexpr int kMaxGram = int(kMaxStreams * (kMaxStreams + 1) / 2);  // entries j <= k of the Gram matrix
@@ -683,7 +683,7 @@ __global__ void __launch_bounds__(kMaxStreams* kMaxStreams) sinkhorn_kernel(MixA
 // then optionally xn = rms_norm(u) * norm (double sums, like cpu::rms_norm). Each thread takes
 // kCollapsePerThread columns at once with every load issued before any sum (one memory round
 // trip, not one per column), and keeps them in registers for the norm when they cover d.
-constexpr int kCollapsePerThread = 16;
+constexpr int kCollapsePerThread = 4;
 
 template <int NS>
 __device__ inline void collapse_columns(const float* __restrict__ x, const float* __restrict__ p, uint32_t n,
