@@ -385,6 +385,7 @@ TEST_CASE("gpu prompt attention writing wo_a's parts gives the floats' output bi
     CAPTURE(name(kind));
     gpu::GemmPolicy parts;
     parts.library_min_tokens = 8;  // wo_a (bf16 here) on the library from 8 tokens
+    parts.attention_parts = true;
     gpu::GemmPolicy floats = parts;
     floats.attention_parts = false;
     TwinLayer A(kPrompt, kind, 18, true), B(kPrompt, kind, 18, true);

@@ -115,7 +115,7 @@ TEST_CASE("the deepseek4 arch recognises a DeepSeek-V4 config.json and names it 
                                                                 "gemv_stages:1:3",
                                                                 "library_min_tokens:1:512",
                                                                 "library_weight_cache_mib:1:0",
-                                                                "attention_output_parts:0:true",
+                                                                "attention_output_parts:0:false",
                                                                 "device_routing:0:true",
                                                                 "observe_after_attention:0:false",
                                                                 "predictor_on_device:0:false",

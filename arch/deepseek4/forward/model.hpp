@@ -66,7 +66,7 @@ struct ModelOptions {
   uint32_t library_weight_cache_mib = 0;
   // GPU only (NVIDIA): a prompt attended on the matrix cores writes its output as wo_a's bf16 parts
   // where wo_a goes to the library (hip/library_gemm.hpp LibraryPartsProduct), not as floats.
-  bool attention_output_parts = true;
+  bool attention_output_parts = false;
   // GPU only: the expert source observes layer l-1's state once layer l's attention is launched,
   // waiting on a side stream for that state alone, instead of before (when a predictor's wait and
   // host scoring leave the GPU idle).

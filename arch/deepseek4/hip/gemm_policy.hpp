@@ -39,8 +39,9 @@ struct GemmPolicy {
   // null: dequantized for every product).
   LibraryWeightCache* weight_cache = nullptr;
   // A prompt attended on the matrix cores writes its output as wo_a's bf16 parts where wo_a goes
-  // to the library (split only), instead of floats that the library rounds into parts.
-  bool attention_parts = true;
+  // to the library (split only), instead of floats that the library rounds into parts. Off until
+  // it has run on a GPU (compiled and tested on the build machine only, 2026-12-05).
+  bool attention_parts = false;
   bool matrix(int64_t n_tokens) const { return matrix_min_tokens > 0 && n_tokens >= matrix_min_tokens; }
   bool library(int64_t n_tokens) const { return library_min_tokens > 0 && n_tokens >= library_min_tokens; }
   bool expert_matrix(int64_t max_tokens) const { return expert_min_tokens > 0 && max_tokens >= expert_min_tokens; }

@@ -90,10 +90,11 @@ constexpr mp_option_def kOptions[] = {
                "dense weight's bf16 copy after its first product, so later products (the next chunk of a long "
                "prompt, the next prompt) skip the dequantization; weights past the budget are dequantized per "
                "product as with 0 (the default). Flash: 264 MiB a layer holds all of its dense weights"),
-    mp::option(MP_OPT_BOOL, "attention_output_parts", "true",
+    mp::option(MP_OPT_BOOL, "attention_output_parts", "false",
                "GPU (NVIDIA): a prompt attended on the matrix cores writes its output as wo_a's two bf16 parts "
                "where wo_a goes to the library (library_min_tokens, matrix_split), so no kernel reads the floats "
-               "back to round them; the same bits either way. false: floats"),
+               "back to round them; the same bits either way (a kernel test holds it to them). Default false: not yet "
+               "run on a GPU"),
     mp::option(MP_OPT_BOOL, "device_routing", "true",
                "GPU: a decode step over a pager whose slots never move (resident) routes on the device and "
                "reports its experts to the pager afterwards: no host round trip per layer; false: the host "
@@ -485,7 +486,7 @@ class Deepseek4Arch {
   ds4::ExpertPrecision matrix_expert_precision_ = ds4::ExpertPrecision::Fp16;  // arch option of that name
   bool matrix_single_token_ = false;                                           // arch option matrix_single_token
   uint32_t gemv_stages_ = 3;                                                   // arch option gemv_stages
-  bool attention_output_parts_ = true;                                         // arch option attention_output_parts
+  bool attention_output_parts_ = false;                                        // arch option attention_output_parts
   uint32_t library_weight_cache_mib_ = 0;                                      // arch option library_weight_cache_mib
   uint32_t library_min_tokens_ = 512;                                          // arch option library_min_tokens
   bool device_routing_ = true;                                                 // arch option device_routing

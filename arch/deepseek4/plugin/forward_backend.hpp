@@ -66,7 +66,7 @@ struct BackendInputs {
   uint32_t gemv_stages = 3;               // GPU: single-token BF16 products' steps in flight (0: registers)
   uint32_t library_min_tokens = 512;      // GPU: dense products from this many tokens on cuBLAS (0: never)
   uint32_t library_weight_cache_mib = 0;  // GPU: MiB kept of the library path's dequantized weights
-  bool attention_output_parts = true;     // GPU: prompt attention writes wo_a's library parts
+  bool attention_output_parts = false;    // GPU: prompt attention writes wo_a's library parts
   bool observe_after_attention = false;   // GPU: a predictor's observe after the next attention's launch
   bool predictor_on_device = false;       // GPU: a linear predictor's scores computed on the device
   bool timeline = false;                  // each prompt batch's time per layer, for take_timelines()
