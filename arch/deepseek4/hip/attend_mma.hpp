@@ -88,17 +88,20 @@ __device__ inline float quad_max(float v) {
   return fmaxf(v, MP_SHFL_XOR(v, 2));
 }
 
-// Output channels d, d + 1 of one head from its merged values: the rope slice rotated back by the
-// query's angle (unrotated_output, for an aligned pair).
-__device__ inline void store_pair(const AttendArgs& a, float* out, int64_t pos, int64_t d, float x0, float x1) {
+// Output channels d, d + 1 of one head from its merged values, in place: the rope slice rotated
+// back by the query's angle (unrotated_output, for an aligned pair).
+__device__ inline void unrotate_pair(const AttendArgs& a, int64_t pos, int64_t d, float& x0, float& x1) {
   const int64_t rope0 = a.hd - 2 * a.half;
-  if (d >= rope0) {
-    const int64_t i = (d - rope0) / 2;
-    const float c = a.cos[pos * a.half + i], sn = a.sin[pos * a.half + i];
-    const float r0 = x0 * c + x1 * sn, r1 = x1 * c - x0 * sn;
-    x0 = r0;
-    x1 = r1;
-  }
+  if (d < rope0) return;
+  const int64_t i = (d - rope0) / 2;
+  const float c = a.cos[pos * a.half + i], sn = a.sin[pos * a.half + i];
+  const float r0 = x0 * c + x1 * sn, r1 = x1 * c - x0 * sn;
+  x0 = r0;
+  x1 = r1;
+}
+
+__device__ inline void store_pair(const AttendArgs& a, float* out, int64_t pos, int64_t d, float x0, float x1) {
+  unrotate_pair(a, pos, d, x0, x1);
   *reinterpret_cast<float2*>(out + d) = make_float2(x0, x1);
 }
 
@@ -106,14 +109,7 @@ __device__ inline void store_pair(const AttendArgs& a, float* out, int64_t pos, 
 // bf16 rounding of each, and of what it left, as matmul_library's split makes them from floats.
 __device__ inline void store_pair_parts(const AttendArgs& a, int64_t s, int64_t h, int64_t pos, int64_t d, float x0,
                                         float x1) {
-  const int64_t rope0 = a.hd - 2 * a.half;
-  if (d >= rope0) {
-    const int64_t i = (d - rope0) / 2;
-    const float c = a.cos[pos * a.half + i], sn = a.sin[pos * a.half + i];
-    const float r0 = x0 * c + x1 * sn, r1 = x1 * c - x0 * sn;
-    x0 = r0;
-    x1 = r1;
-  }
+  unrotate_pair(a, pos, d, x0, x1);
   const int64_t g = h / a.parts_group_heads, cols = a.parts_group_heads * a.hd;
   const int64_t at = (g * a.parts_tokens + s) * cols + (h - g * a.parts_group_heads) * a.hd + d;
   const int64_t all = a.H * a.hd * a.parts_tokens;  // one part of every token
