@@ -195,14 +195,19 @@ class LibraryWeightCache {
       return nullptr;
     }
     MP_GPU_CHECK(got);
-    if (const cudaError_t made = cudaEventCreateWithFlags(&e.ready, cudaEventDisableTiming); made != cudaSuccess) {
-      (void)cudaFree(e.bf16);
-      MP_GPU_CHECK(made);
+    // Kept only once its fill is queued and marked: a launch that throws leaves no entry behind
+    // for a later product to read unfilled.
+    try {
+      MP_GPU_CHECK(cudaEventCreateWithFlags(&e.ready, cudaEventDisableTiming));
+      dequantize_into(m, code, e.bf16, s);
+      MP_GPU_CHECK(cudaEventRecord(e.ready, s));
+    } catch (...) {
+      if (e.ready) (void)cudaEventDestroy(e.ready);
+      (void)cudaFree(e.bf16);  // synchronizes: nothing queued may still write it
+      throw;
     }
     entries_.emplace(key, e);
     held_ += bytes;
-    dequantize_into(m, code, e.bf16, s);
-    MP_GPU_CHECK(cudaEventRecord(e.ready, s));
     return e.bf16;
   }
   uint64_t bytes() const {

@@ -25,7 +25,8 @@ using LibraryWeightCachePtr = std::unique_ptr<LibraryWeightCache, LibraryWeightC
 // buffers are freed with it, after the device has finished with them.
 LibraryWeightCachePtr make_library_weight_cache(uint64_t budget_bytes);
 
-// Bytes the cache holds now, and how many weights it has turned away for want of room.
+// Bytes the cache holds now, and how many products it has turned away for want of room (a weight
+// past the budget is turned away at each of its products).
 uint64_t library_weight_cache_bytes(const LibraryWeightCache& cache);
 uint64_t library_weight_cache_refused(const LibraryWeightCache& cache);
 
