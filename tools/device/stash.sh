@@ -10,21 +10,17 @@ cd "$(dirname "$0")/../.."
 store=${MOEPAGE_STASH:-/tmp/moepage-device-stash}
 paths=(tests/data/ds4-debian-tiny-heldout.trace.xz tests/data/ds4-debian-tiny-heldout-head.trace.xz
   tests/data/ds4-flash-routing-heldout.trace.xz bench/results)
+# Moves every path present under $1 to the same place under $2, refusing to overwrite.
+move_all() {
+  for p in "${paths[@]}"; do
+    [ -e "$1/$p" ] || continue
+    [ -e "$2/$p" ] && { echo "stash.sh: $2/$p exists already; resolve by hand (nothing of it was moved)" >&2; exit 1; }
+    mkdir -p "$2/$(dirname "$p")"
+    mv "$1/$p" "$2/$p"
+  done
+}
 case "${1:-}" in
-  aside)
-    mkdir -p "$store"
-    for p in "${paths[@]}"; do
-      [ -e "$p" ] || continue
-      [ -e "$store/$p" ] && { echo "stash.sh: $store/$p exists already; run 'stash.sh back' first" >&2; exit 1; }
-      mkdir -p "$store/$(dirname "$p")"
-      mv "$p" "$store/$p"
-    done ;;
-  back)
-    for p in "${paths[@]}"; do
-      [ -e "$store/$p" ] || continue
-      [ -e "$p" ] && { echo "stash.sh: $p is in the tree and in $store; keeping both, resolve by hand" >&2; exit 1; }
-      mkdir -p "$(dirname "$p")"
-      mv "$store/$p" "$p"
-    done ;;
+  aside) mkdir -p "$store" && move_all . "$store" ;;
+  back) move_all "$store" . ;;
   *) echo "usage: tools/device/stash.sh aside|back" >&2; exit 2 ;;
 esac

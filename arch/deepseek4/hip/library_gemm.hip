@@ -183,15 +183,11 @@ class LibraryWeightCache {
       return it->second.bf16;
     }
     const uint64_t bytes = uint64_t(m.rows * m.cols) * 2;
-    if (held_ + bytes > budget_) {
-      ++refused_;
-      return nullptr;
-    }
+    if (held_ + bytes > budget_) return nullptr;
     Entry e;
     const cudaError_t got = cudaMalloc(&e.bf16, bytes);
     if (got == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();
-      ++refused_;
       return nullptr;
     }
     MP_GPU_CHECK(got);
@@ -214,10 +210,6 @@ class LibraryWeightCache {
     const std::lock_guard<std::mutex> hold(lock_);
     return held_;
   }
-  uint64_t refused() const {
-    const std::lock_guard<std::mutex> hold(lock_);
-    return refused_;
-  }
 
  private:
   using Key = std::tuple<const uint8_t*, int64_t, int64_t, int64_t, int>;
@@ -227,7 +219,7 @@ class LibraryWeightCache {
   };
   mutable std::mutex lock_;
   std::map<Key, Entry> entries_;
-  uint64_t budget_ = 0, held_ = 0, refused_ = 0;
+  uint64_t budget_ = 0, held_ = 0;
   int device_ = 0;
 };
 #else
@@ -236,7 +228,6 @@ class LibraryWeightCache {
  public:
   explicit LibraryWeightCache(uint64_t) {}
   uint64_t bytes() const { return 0; }
-  uint64_t refused() const { return 0; }
 };
 #endif
 
@@ -247,7 +238,6 @@ LibraryWeightCachePtr make_library_weight_cache(uint64_t budget_bytes) {
 }
 
 uint64_t library_weight_cache_bytes(const LibraryWeightCache& cache) { return cache.bytes(); }
-uint64_t library_weight_cache_refused(const LibraryWeightCache& cache) { return cache.refused(); }
 
 namespace {
 #if defined(MOEPAGE_GPU_NVIDIA)
@@ -318,11 +308,12 @@ bool library_gemm_available() {
 #endif
 }
 
-bool library_gemm_applies(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_x, int64_t x_group_stride,
-                          Stream stream) {
-  if (!library_gemm_available() || !mma_encoding(code) || !mma_shape_ok(m.cols) || !aligned16(m.data) ||
-      !aligned16(x) || ld_x % 4 != 0 || x_group_stride % 4 != 0)
-    return false;
+namespace {
+
+// What library_gemm_applies asks of the weight and the stream, whatever x is: an encoding the
+// library path dequantizes, columns it tiles, 16-byte aligned bytes, no graph being captured.
+bool weight_takes_library(const DeviceMat& m, WeightCode code, Stream stream) {
+  if (!library_gemm_available() || !mma_encoding(code) || !mma_shape_ok(m.cols) || !aligned16(m.data)) return false;
 #if defined(MOEPAGE_GPU_NVIDIA)
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   MP_GPU_CHECK(cudaStreamIsCapturing(native(stream), &capture));
@@ -331,6 +322,13 @@ bool library_gemm_applies(const DeviceMat& m, WeightCode code, const float* x, i
   (void)stream;
   return false;
 #endif
+}
+
+}  // namespace
+
+bool library_gemm_applies(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_x, int64_t x_group_stride,
+                          Stream stream) {
+  return aligned16(x) && ld_x % 4 == 0 && x_group_stride % 4 == 0 && weight_takes_library(m, code, stream);
 }
 
 bool matmul_library(const DeviceMat& m, WeightCode code, const float* x, int64_t ld_x, int64_t x_group_stride,
@@ -385,13 +383,8 @@ struct LibraryPartsProduct::Impl {};
 
 LibraryPartsProduct::LibraryPartsProduct(const DeviceMat& m, WeightCode code, int64_t rows_per_group, int64_t ld_y,
                                          int64_t n_tokens, LibraryWeightCache* cache, Stream stream) {
-  if (!blas_sizes_ok(m, rows_per_group, ld_y, n_tokens) || !library_gemm_available() || !mma_encoding(code) ||
-      !mma_shape_ok(m.cols) || !aligned16(m.data))
-    return;
+  if (!blas_sizes_ok(m, rows_per_group, ld_y, n_tokens) || !weight_takes_library(m, code, stream)) return;
 #if defined(MOEPAGE_GPU_NVIDIA)
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  MP_GPU_CHECK(cudaStreamIsCapturing(native(stream), &capture));
-  if (capture != cudaStreamCaptureStatusNone) return;
   int device = 0;
   MP_GPU_CHECK(cudaGetDevice(&device));
   auto impl = std::make_unique<Impl>(library_state().pool(device), native(stream));

@@ -6,8 +6,9 @@
 // slice), and a long prompt in chunks repeats it for every chunk. With a budget, a weight's bf16
 // copy made by its first product is kept and every later product of that weight skips the
 // dequantization; weights past the budget (or past what the device can give) are dequantized per
-// product as before. Flash's dense weights take 264 MiB a layer in bf16, so the whole of
-// 43 layers needs about 11 GiB: expert slots a paged profile would rather have.
+// product as before. Flash's attention and shared-expert weights are about 132 M values a layer,
+// 264 MB in bf16 (252 MiB; a compressed layer's compressor and indexer add a little), so the whole
+// of 43 layers needs about 11 GB: expert slots a paged profile would rather have.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -25,9 +26,7 @@ using LibraryWeightCachePtr = std::unique_ptr<LibraryWeightCache, LibraryWeightC
 // buffers are freed with it, after the device has finished with them.
 LibraryWeightCachePtr make_library_weight_cache(uint64_t budget_bytes);
 
-// Bytes the cache holds now, and how many products it has turned away for want of room (a weight
-// past the budget is turned away at each of its products).
+// Bytes the cache holds now.
 uint64_t library_weight_cache_bytes(const LibraryWeightCache& cache);
-uint64_t library_weight_cache_refused(const LibraryWeightCache& cache);
 
 }  // namespace moepage::ds4::gpu

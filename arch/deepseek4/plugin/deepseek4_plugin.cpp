@@ -89,7 +89,7 @@ constexpr mp_option_def kOptions[] = {
                "GPU (NVIDIA): MiB of device memory in which the library path (library_min_tokens) keeps each "
                "dense weight's bf16 copy after its first product, so later products (the next chunk of a long "
                "prompt, the next prompt) skip the dequantization; weights past the budget are dequantized per "
-               "product as with 0 (the default). Flash: 264 MiB a layer holds all of its dense weights"),
+               "product as with 0 (the default). Flash: about 256 MiB a layer holds all of its dense weights"),
     mp::option(MP_OPT_BOOL, "attention_output_parts", "false",
                "GPU (NVIDIA): a prompt attended on the matrix cores writes its output as wo_a's two bf16 parts "
                "where wo_a goes to the library (library_min_tokens, matrix_split), so no kernel reads the floats "
