@@ -68,16 +68,26 @@ __device__ inline void find_key_rows(const AttendArgs& a, const TokenKeys& keys,
 
 // Starts copying the parts of the keys at `rows` into a tile ([kMmaAttendKeys, HD + pad] each of
 // hi and lo; lo only when Split) without waiting for them; a missing row is written as zeros, so
-// that a masked key's zero probability never meets a stale NaN.
+// that a masked key's zero probability never meets a stale NaN. Thread t copies the 16-byte chunk
+// t % (HD / 8) of keys t / (HD / 8), then every kMmaAttendThreads / (HD / 8) keys on: each index
+// is a compile-time stride, so a copy costs its row's lookup and an address. (A loop over the
+// tile's chunks that derived key, part and column from one counter spent about 40 instructions a
+// chunk on it, half of the kernel's instructions: H100, 2026-12-06.)
 template <int HD, bool Split>
 __device__ inline void load_key_tile(const AttendArgs& a, const int64_t* rows, uint16_t* hi, uint16_t* lo) {
   constexpr int ld = HD + kMmaAttendPad, per_row = HD / 8;  // 16-byte chunks of 8 bf16
-  constexpr int per_part = kMmaAttendKeys * per_row, parts = Split ? 2 : 1;
-  for (int i = int(threadIdx.x); i < parts * per_part; i += int(blockDim.x)) {
-    const int part = i / per_part, j = (i % per_part) / per_row, c = (i % per_row) * 8;
-    uint16_t* dst = (part ? lo : hi) + j * ld + c;
-    if (rows[j] >= 0) mma::copy_async16(dst, a.key_parts + rows[j] * 2 * HD + part * HD + c);
-    else *reinterpret_cast<uint4*>(dst) = make_uint4(0u, 0u, 0u, 0u);
+  static_assert(kMmaAttendThreads % per_row == 0, "whole key rows per pass of the block's threads");
+  constexpr int key_step = kMmaAttendThreads / per_row;
+  static_assert(kMmaAttendKeys % key_step == 0, "every thread copies the same number of chunks");
+  const int c = (int(threadIdx.x) % per_row) * 8, j0 = int(threadIdx.x) / per_row;
+#pragma unroll
+  for (int i = 0; i < kMmaAttendKeys / key_step; ++i) {
+    const int j = j0 + i * key_step;
+    const int64_t row = rows[j];
+    const bool live = row >= 0;
+    const uint16_t* src = a.key_parts + (live ? row : 0) * 2 * HD + c;
+    mma::copy_async16_or_zero(hi + j * ld + c, src, live);
+    if constexpr (Split) mma::copy_async16_or_zero(lo + j * ld + c, src + HD, live);
   }
   mma::copy_async_commit();
 }

@@ -489,43 +489,52 @@ __device__ inline void post_mix_staged(const double* cf, float bo, const float (
 // Token tt's value of stream k at column c of the block into xs[tt][k * cols + c] (the slot of
 // flat_index), zero past the batch or the streams' width; with a pending hc_post, the post-mixed
 // value, also written to Xout (and the last token's stream mean to last_mean), as stream_value.
-// NS > 0: consecutive threads take consecutive columns, and a thread's loads of all its (token,
-// column) items are out before the first use. NS == 0: stream_value itself, value by value.
+// NS > 0 (launched only where prompt_quads holds): thread items of four adjacent columns, moved
+// as float4, an item's loads all out before its first use, and each column post-mixed as
+// stream_value does it, so the same bits. (Items of one column took four times the loads, stores
+// and their address arithmetic: half of the kernel's instructions, H100 ncu, 2026-12-06.) NS == 0:
+// stream_value itself, value by value.
 template <int NS>
 __device__ void stage_streams(const MixArgs& a, int64_t s0, const double* coef, float* xs) {
   if constexpr (NS > 0) {
-    constexpr int cols = kChunk / NS, items = kPromptTokens * cols / kMixThreads, batch = 4;
-    static_assert(items % batch == 0 && items * kMixThreads == kPromptTokens * cols, "whole batches per thread");
+    constexpr int cols = kChunk / NS, quads = cols / 4, items = kPromptTokens * quads / kMixThreads;
+    static_assert(cols % 4 == 0 && items * kMixThreads == kPromptTokens * quads, "whole float4 items per thread");
     const int64_t c0 = int64_t(blockIdx.x) * cols;
-    for (int j0 = 0; j0 < items; j0 += batch) {  // batches of items: the registers of 3 blocks per SM
-      float xv[batch][NS], bo[batch];
+#pragma unroll 1
+    for (int j = 0; j < items; ++j) {  // an item's loads all out before its first use
+      const int q = int(threadIdx.x) + j * kMixThreads, tt = q / quads, c = 4 * (q % quads);
+      const int64_t s = s0 + tt, e = c0 + c;
+      const bool in = s < a.S && e < a.d;  // a.d % 4 == 0: the quad is in or out whole
+      const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      float4 xv[NS];
 #pragma unroll
-      for (int j = 0; j < batch; ++j) {
-        const int q = int(threadIdx.x) + (j0 + j) * kMixThreads;
-        const int64_t s = s0 + q / cols, e = c0 + q % cols;
-        const bool in = s < a.S && e < a.d;
+      for (int k = 0; k < NS; ++k) xv[k] = in ? *reinterpret_cast<const float4*>(a.X + (s * NS + k) * a.d + e) : zero;
+      const float4 bo = in && a.block_out ? *reinterpret_cast<const float4*>(a.block_out + s * a.d + e) : zero;
+      const bool mixed = a.block_out && in;
+      float v[4][NS];
 #pragma unroll
-        for (int k = 0; k < NS; ++k) xv[j][k] = in ? a.X[(s * NS + k) * a.d + e] : 0.0f;
-        bo[j] = in && a.block_out ? a.block_out[s * a.d + e] : 0.0f;
+      for (int u = 0; u < 4; ++u) {
+        float x[NS];
+#pragma unroll
+        for (int k = 0; k < NS; ++k) x[k] = (&xv[k].x)[u];
+        if (mixed) post_mix_staged<NS>(coef + tt * prompt_coefs(NS), (&bo.x)[u], x, v[u]);
+        else
+#pragma unroll
+          for (int k = 0; k < NS; ++k) v[u][k] = x[k];
       }
 #pragma unroll
-      for (int j = 0; j < batch; ++j) {
-        const int q = int(threadIdx.x) + (j0 + j) * kMixThreads, tt = q / cols, c = q % cols;
-        const int64_t s = s0 + tt, e = c0 + c;
-        const bool mixed = a.block_out && s < a.S && e < a.d;
-        float v[NS];
-        if (mixed) post_mix_staged<NS>(coef + tt * prompt_coefs(NS), bo[j], xv[j], v);
+      for (int k = 0; k < NS; ++k) {
+        const float4 out = make_float4(v[0][k], v[1][k], v[2][k], v[3][k]);
+        *reinterpret_cast<float4*>(xs + tt * kTokenPitch + k * cols + c) = out;
+        if (mixed) *reinterpret_cast<float4*>(a.Xout + (s * NS + k) * a.d + e) = out;
+      }
+      if (mixed && a.last_mean && s == a.S - 1) {
 #pragma unroll
-        for (int k = 0; k < NS; ++k) {
-          if (!mixed) v[k] = xv[j][k];
-          xs[tt * kTokenPitch + k * cols + c] = v[k];
-          if (mixed) a.Xout[(s * NS + k) * a.d + e] = v[k];
-        }
-        if (mixed && a.last_mean && s == a.S - 1) {
-          float sum = v[0];  // float sums in stream order, as stream_value
+        for (int u = 0; u < 4; ++u) {
+          float sum = v[u][0];  // float sums in stream order, as stream_value
 #pragma unroll
-          for (int k = 1; k < NS; ++k) sum += v[k];
-          a.last_mean[e] = sum / float(NS);
+          for (int k = 1; k < NS; ++k) sum += v[u][k];
+          a.last_mean[e + u] = sum / float(NS);
         }
       }
     }
@@ -653,6 +662,14 @@ __global__ void __launch_bounds__(kMixThreads) hc_finish_kernel(MixArgs a) {
   const int64_t s = blockIdx.x, part_rows = a.R + 1;
   finish_token(a, s, a.partials + s * part_rows * a.chunks, part_rows, sums, mx);
   finish_comb(a, s, mx, m);
+}
+
+// Whether hc_prompt_kernel's stream staging may move four columns at once: whole quads of
+// columns, 16-byte aligned (every released model; otherwise the value-by-value kernel).
+bool prompt_quads(const MixArgs& a) {
+  const auto bits =
+      reinterpret_cast<uintptr_t>(a.X) | reinterpret_cast<uintptr_t>(a.block_out) | reinterpret_cast<uintptr_t>(a.Xout);
+  return a.d % 4 == 0 && bits % 16 == 0;
 }
 
 // Both launches of the prompt path on `stream` (so sinkhorn_kernel, forked after them, sees mixes).
@@ -826,7 +843,7 @@ void launch_mix(const GpuHcParams& p, const Config& c, const HcInput& in, int64_
   if (S >= kPromptMinTokens && !fused) {  // a prompt: blocks of kPromptTokens tokens, then a finish kernel
     with_weight_code(weight_code(p.fn, "gpu mHC fn"), [&](auto wc) {
       constexpr WeightCode W = decltype(wc)::value;
-      if (n != kFastStreams) launch_prompt<W, 0, kRowGroup>(a, stream);
+      if (n != kFastStreams || !prompt_quads(a)) launch_prompt<W, 0, kRowGroup>(a, stream);
       else if (R == n) launch_prompt<W, kFastStreams, kFastStreams>(a, stream);  // the head: one row per stream
       else launch_prompt<W, kFastStreams, kRowGroup>(a, stream);
     });

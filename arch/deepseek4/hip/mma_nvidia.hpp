@@ -49,6 +49,19 @@ __device__ inline void copy_async16(void* smem, const void* global) {
   __trap();
 #endif
 }
+// copy_async16 that writes 16 zero bytes instead where `live` is false (cp.async's source size
+// 0: nothing is read, so `global` need only be some valid address).
+__device__ inline void copy_async16_or_zero(void* smem, const void* global, bool live) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const auto addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(addr), "l"(global), "r"(live ? 16u : 0u));
+#else
+  (void)smem;
+  (void)global;
+  (void)live;
+  __trap();
+#endif
+}
 __device__ inline void copy_async_commit() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::);
