@@ -52,6 +52,26 @@ __device__ inline float prev_gate(const CompressorArgs& a, int64_t w, int32_t j,
   return w * a.ratio <= a.p0 ? a.prev_gate[j * a.dim + c] : window_gate(a, w - 1, j, c);
 }
 
+// The pooled entry of window w (entries[w], written by this block's threads, each its channels
+// c = threadIdx.x + k * blockDim.x, whose squares it summed in that order into sum_sq): the
+// weighted RMS norm, then the rope at position w * ratio. Every thread of the block calls it.
+__device__ inline void norm_rope_entry(const CompressorArgs& a, int64_t w, float sum_sq, float* partials) {
+  const int32_t dim = a.dim;
+  float* entry = a.entries + w * dim;
+  const float inv_rms = 1.0f / sqrtf(block_sum(sum_sq, partials) / float(dim) + a.eps);
+  for (int32_t c = threadIdx.x; c < dim; c += blockDim.x) entry[c] = entry[c] * inv_rms * a.norm[c];
+  __syncthreads();  // the rope pairs channels written by other threads
+
+  const int32_t rope0 = dim - 2 * a.half;
+  const int64_t row = w * a.ratio * a.half;
+  for (int32_t i = threadIdx.x; i < a.half; i += blockDim.x) {
+    const float c = a.cos[row + i], s = a.sin[row + i];
+    const float x0 = entry[rope0 + 2 * i], x1 = entry[rope0 + 2 * i + 1];
+    entry[rope0 + 2 * i] = x0 * c - x1 * s;
+    entry[rope0 + 2 * i + 1] = x1 * c + x0 * s;
+  }
+}
+
 // Pools window w, which closes inside the batch, into entries[w]: per channel a softmax over the
 // slots' gates (with overlap: this window's Cb half and, once there is one, the previous window's
 // Ca half) weighs the slots' kv; then the weighted RMS norm and the rope at position w * ratio.
@@ -87,18 +107,73 @@ __global__ void __launch_bounds__(kThreads) emit_windows_kernel(CompressorArgs a
     entry[c] = pooled;
     sum_sq += pooled * pooled;
   }
-  const float inv_rms = 1.0f / sqrtf(block_sum(sum_sq, partials) / float(dim) + a.eps);
-  for (int32_t c = threadIdx.x; c < dim; c += blockDim.x) entry[c] = entry[c] * inv_rms * a.norm[c];
-  __syncthreads();  // the rope pairs channels written by other threads
+  norm_rope_entry(a, w, sum_sq, partials);
+}
 
-  const int32_t rope0 = dim - 2 * a.half;
-  const int64_t row = w * R * a.half;
-  for (int32_t i = threadIdx.x; i < a.half; i += blockDim.x) {
-    const float c = a.cos[row + i], s = a.sin[row + i];
-    const float x0 = entry[rope0 + 2 * i], x1 = entry[rope0 + 2 * i + 1];
-    entry[rope0 + 2 * i] = x0 * c - x1 * s;
-    entry[rope0 + 2 * i + 1] = x1 * c + x0 * s;
+// Windows of many slots (HCA's 128) pooled by many blocks: emit_windows_kernel gave each window
+// one block whose threads walked all the window's slots channel by channel, so a 1,024-token
+// prompt's 8 HCA windows kept 8 multiprocessors busy for 188 us (H100, 2026-12-05). Here block
+// (window, group) takes kPoolChannels channels, and its threads split the slots into kPoolPhases
+// interleaved phases: the maximum is exact in any order, and the phases' sums are added in phase
+// order, so every run gives the same bits (the CPU adds the slots in order: float rounding apart).
+// finish_windows_kernel then norms and ropes each entry.
+constexpr int kPoolChannels = 32;
+constexpr int kPoolPhases = kThreads / kPoolChannels;
+constexpr int32_t kWideWindow = 16;  // ratios from which windows are pooled this way
+
+__global__ void __launch_bounds__(kThreads) pool_wide_windows_kernel(CompressorArgs a, int64_t first_window) {
+  kernel_entry();
+  __shared__ float part_m[kPoolPhases][kPoolChannels], part_den[kPoolPhases][kPoolChannels],
+      part_num[kPoolPhases][kPoolChannels];
+  const int64_t w = first_window + blockIdx.x;
+  const int32_t R = a.ratio, dim = a.dim, cur = a.overlap ? dim : 0;
+  const bool with_prev = a.overlap && (w > a.p0 / R || a.has_prev);
+  const int lane = int(threadIdx.x) % kPoolChannels, phase = int(threadIdx.x) / kPoolChannels;
+  const int32_t c = int32_t(blockIdx.y) * kPoolChannels + lane;
+  const bool live = c < dim;
+  float m = -INFINITY;
+  if (live) {
+    for (int32_t j = phase; j < R; j += kPoolPhases) m = fmaxf(m, window_gate(a, w, j, cur + c));
+    if (with_prev)
+      for (int32_t j = phase; j < R; j += kPoolPhases) m = fmaxf(m, prev_gate(a, w, j, c));
   }
+  part_m[phase][lane] = m;
+  __syncthreads();
+#pragma unroll
+  for (int p = 0; p < kPoolPhases; ++p) m = fmaxf(m, part_m[p][lane]);
+  float den = 0.0f, num = 0.0f;
+  if (live) {
+    for (int32_t j = phase; j < R; j += kPoolPhases) {
+      const float e = expf(window_gate(a, w, j, cur + c) - m);
+      den += e;
+      num += e * window_kv(a, w, j, cur + c);
+    }
+    if (with_prev)
+      for (int32_t j = phase; j < R; j += kPoolPhases) {
+        const float e = expf(prev_gate(a, w, j, c) - m);
+        den += e;
+        num += e * prev_kv(a, w, j, c);
+      }
+  }
+  part_den[phase][lane] = den;
+  part_num[phase][lane] = num;
+  __syncthreads();
+  if (phase != 0 || !live) return;
+  float all_den = 0.0f, all_num = 0.0f;
+#pragma unroll
+  for (int p = 0; p < kPoolPhases; ++p) all_den += part_den[p][lane], all_num += part_num[p][lane];
+  a.entries[w * dim + c] = all_num / all_den;
+}
+
+// One block per window pooled by pool_wide_windows_kernel: the norm and rope of its entry.
+__global__ void __launch_bounds__(kThreads) finish_windows_kernel(CompressorArgs a, int64_t first_window) {
+  kernel_entry();
+  __shared__ float partials[kThreads / MP_MIN_WARP_SIZE];
+  const int64_t w = first_window + blockIdx.x;
+  const float* entry = a.entries + w * a.dim;
+  float sum_sq = 0.0f;
+  for (int32_t c = threadIdx.x; c < a.dim; c += blockDim.x) sum_sq += entry[c] * entry[c];
+  norm_rope_entry(a, w, sum_sq, partials);
 }
 
 // The state after the batch, once every window of it is pooled: each slot holds the batch's last
@@ -162,7 +237,13 @@ void compress_tokens(const GpuCompressorParams& p, const DeviceRope& rope, float
                    s.entries, rope.cos,  rope.sin,   p0,     S,    int32_t(R), int32_t(p.dim), int32_t(p.width),
                    rope.half, p.overlap, s.has_prev, eps};
   const int64_t closing = entries_after - s.n_entries;
-  if (closing > 0) {
+  if (closing > 0 && R >= kWideWindow) {
+    const dim3 grid(unsigned(closing), unsigned((p.dim + kPoolChannels - 1) / kPoolChannels));
+    launch("compressor pool_wide_windows_kernel", pool_wide_windows_kernel, grid, kThreads, 0, native(stream), a,
+           s.n_entries);
+    launch("compressor finish_windows_kernel", finish_windows_kernel, unsigned(closing), kThreads, 0, native(stream), a,
+           s.n_entries);
+  } else if (closing > 0) {
     launch("compressor emit_windows_kernel", emit_windows_kernel, unsigned(closing), kThreads, 0, native(stream), a,
            s.n_entries);
   }
