@@ -34,8 +34,7 @@ namespace {
 
 constexpr int kBlock = 256;
 constexpr int kMixThreads = 256;
-constexpr int kChunk = 256;  // values per block of hc_mix_kernel: kChunk / n columns of each stream
-constexpr int kCollapseThreads = 1024;
+constexpr int kChunk = 256;           // values per block of hc_mix_kernel: kChunk / n columns of each stream
 constexpr uint32_t kMaxStreams = 16;  // the CPU's hc_weights holds a 16x16 matrix
 constexpr int kMaxMixes = int((2 + kMaxStreams) * kMaxStreams);
 constexpr int kMaxGram = int(kMaxStreams * (kMaxStreams + 1) / 2);  // entries j <= k of the Gram matrix
@@ -698,32 +697,40 @@ __global__ void __launch_bounds__(kMaxStreams* kMaxStreams) sinkhorn_kernel(MixA
 
 // One block per token: u = sum_i pre_i X[s, i] (double, stream order, like the CPU collapse),
 // then optionally xn = rms_norm(u) * norm (double sums, like cpu::rms_norm). Each thread takes
-// kCollapsePerThread columns at once with every load issued before any sum (one memory round
-// trip, not one per column), and keeps them in registers for the norm when they cover d.
-constexpr int kCollapsePerThread = 4;
+// PerThread columns at once with every load issued before any sum (one memory round trip, not one
+// per column), and keeps them in registers for the norm when they cover d. A lone token takes
+// 1,024 threads of 4 columns (the shortest chain); a batch 512 of 8, two blocks a
+// multiprocessor, so some blocks' loads fly while others sum: one block of 1,024 per
+// multiprocessor ran at 1.39 TB/s, its reduction and stores leaving the memory idle (H100 ncu,
+// 2026-12-06).
+constexpr int kCollapseTokenThreads = 1024, kCollapseBatchThreads = 512;
+__host__ __device__ constexpr int collapse_per_thread(int threads) { return threads == kCollapseTokenThreads ? 4 : 8; }
+__host__ __device__ constexpr int collapse_blocks_per_sm(int threads) {
+  return threads == kCollapseTokenThreads ? 1 : 2;
+}
 
-template <int NS>
+template <int NS, int PerThread>
 __device__ inline void collapse_columns(const float* __restrict__ x, const float* __restrict__ p, uint32_t n,
-                                        uint32_t d, uint32_t e0, float (&v)[kCollapsePerThread]) {
+                                        uint32_t d, uint32_t e0, float (&v)[PerThread]) {
   if constexpr (NS > 0) {  // exactly NS streams: every load first, then the sums
-    float pv[NS], xv[kCollapsePerThread][NS];
+    float pv[NS], xv[PerThread][NS];
 #pragma unroll
     for (int i = 0; i < NS; ++i) pv[i] = p[i];
 #pragma unroll
-    for (int k = 0; k < kCollapsePerThread; ++k) {
+    for (int k = 0; k < PerThread; ++k) {
       const uint32_t e = e0 + threadIdx.x + uint32_t(k) * blockDim.x;
 #pragma unroll
       for (int i = 0; i < NS; ++i) xv[k][i] = e < d ? x[uint32_t(i) * d + e] : 0.0f;
     }
 #pragma unroll
-    for (int k = 0; k < kCollapsePerThread; ++k) {
+    for (int k = 0; k < PerThread; ++k) {
       double acc = 0;
 #pragma unroll
       for (int i = 0; i < NS; ++i) acc += double(pv[i]) * double(xv[k][i]);
       v[k] = float(acc);
     }
   } else {
-    for (int k = 0; k < kCollapsePerThread; ++k) {
+    for (int k = 0; k < PerThread; ++k) {
       const uint32_t e = e0 + threadIdx.x + uint32_t(k) * blockDim.x;
       double acc = 0;
       for (uint32_t i = 0; i < n && e < d; ++i) acc += double(p[i]) * double(x[i * d + e]);
@@ -732,22 +739,23 @@ __device__ inline void collapse_columns(const float* __restrict__ x, const float
   }
 }
 
-template <int NS>
-__global__ void __launch_bounds__(kCollapseThreads)
+template <int NS, int Threads>
+__global__ void __launch_bounds__(Threads, collapse_blocks_per_sm(Threads))
     collapse_norm_kernel(const float* __restrict__ X, const float* __restrict__ pre, uint32_t n, uint32_t d,
                          const float* __restrict__ norm, float eps, float* __restrict__ u, float* __restrict__ xn) {
   kernel_entry();
-  __shared__ double red[kCollapseThreads / MP_MIN_WARP_SIZE];
+  constexpr int PerThread = collapse_per_thread(Threads);
+  __shared__ double red[Threads / MP_MIN_WARP_SIZE];
   const int64_t s = blockIdx.x;
   const float* x = X + s * n * d;
   const float* p = pre + s * n;
-  const uint32_t span = kCollapsePerThread * blockDim.x;
-  float v[kCollapsePerThread];
+  const uint32_t span = PerThread * blockDim.x;
+  float v[PerThread];
   double ss = 0;
   for (uint32_t e0 = 0; e0 < d; e0 += span) {
-    collapse_columns<NS>(x, p, n, d, e0, v);
+    collapse_columns<NS, PerThread>(x, p, n, d, e0, v);
 #pragma unroll
-    for (int k = 0; k < kCollapsePerThread; ++k) {
+    for (int k = 0; k < PerThread; ++k) {
       const uint32_t e = e0 + threadIdx.x + uint32_t(k) * blockDim.x;
       if (e >= d) continue;
       if (u) u[s * d + e] = v[k];
@@ -758,9 +766,9 @@ __global__ void __launch_bounds__(kCollapseThreads)
   ss = block_sum(ss, red);
   const double r = 1.0 / sqrt(ss / double(d) + double(eps));
   for (uint32_t e0 = 0; e0 < d; e0 += span) {
-    if (d > span) collapse_columns<NS>(x, p, n, d, e0, v);  // else v still holds the only span
+    if (d > span) collapse_columns<NS, PerThread>(x, p, n, d, e0, v);  // else v still holds the only span
 #pragma unroll
-    for (int k = 0; k < kCollapsePerThread; ++k) {
+    for (int k = 0; k < PerThread; ++k) {
       const uint32_t e = e0 + threadIdx.x + uint32_t(k) * blockDim.x;
       if (e < d) xn[s * d + e] = norm ? float(double(v[k]) * r * double(norm[e])) : float(double(v[k]) * r);
     }
@@ -915,12 +923,15 @@ void hc_site(const GpuHcParams& p, const Config& c, const HcInput& in, int64_t S
 void hc_collapse_norm(const float* X, const GpuHcScratch& sc, int64_t S, uint32_t n, uint32_t d, const float* norm,
                       float eps, float* u, float* xn, Stream stream) {
   if (S <= 0 || (!u && !xn)) return;
-  if (n == kFastStreams)
-    launch("gpu mHC collapse_norm_kernel", collapse_norm_kernel<kFastStreams>, unsigned(S), kCollapseThreads, 0,
-           native(stream), X, sc.pre, n, d, norm, eps, u, xn);
-  else
-    launch("gpu mHC collapse_norm_kernel", collapse_norm_kernel<0>, unsigned(S), kCollapseThreads, 0, native(stream), X,
-           sc.pre, n, d, norm, eps, u, xn);
+  auto go = [&](auto kernel, int threads) {
+    launch("gpu mHC collapse_norm_kernel", kernel, unsigned(S), threads, 0, native(stream), X, sc.pre, n, d, norm, eps,
+           u, xn);
+  };
+  constexpr int T1 = kCollapseTokenThreads, TB = kCollapseBatchThreads;
+  if (n == kFastStreams && S == 1) go(collapse_norm_kernel<kFastStreams, T1>, T1);
+  else if (n == kFastStreams) go(collapse_norm_kernel<kFastStreams, TB>, TB);
+  else if (S == 1) go(collapse_norm_kernel<0, T1>, T1);
+  else go(collapse_norm_kernel<0, TB>, TB);
 }
 
 void hc_pre(const GpuHcParams& p, const Config& c, const float* X, int64_t S, const GpuHcScratch& sc, float* post,
