@@ -39,8 +39,8 @@ struct GemmPolicy {
   // null: dequantized for every product).
   LibraryWeightCache* weight_cache = nullptr;
   // A prompt attended on the matrix cores writes its output as wo_a's bf16 parts where wo_a goes
-  // to the library (split only), instead of floats that the library rounds into parts. Off until
-  // it has run on a GPU (compiled and tested on the build machine only, 2026-12-05).
+  // to the library (split only), instead of floats that the library rounds into parts. Off: on the
+  // H100 the parts' scattered stores cost the attention kernel what the split it removes took.
   bool attention_parts = false;
   bool matrix(int64_t n_tokens) const { return matrix_min_tokens > 0 && n_tokens >= matrix_min_tokens; }
   bool library(int64_t n_tokens) const { return library_min_tokens > 0 && n_tokens >= library_min_tokens; }
