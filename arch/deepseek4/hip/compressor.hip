@@ -1,9 +1,10 @@
 // The CSA/HCA compressors on the GPU (the twin of forward/compressor.cpp). The CPU walks the tokens
 // in order (each fills a slot of the open window, a closing token pools the window); here every
-// window that closes inside the batch is pooled by its own block at once, reading its slots from
-// the batch or, for tokens before it, from the state, and then one small launch leaves the state
-// as the walk would. A prompt's windows no longer wait on each other (one block walking 1,024
-// tokens took 1.6 ms per compressor on the H200).
+// window that closes inside the batch is pooled at once (by its own block, or a window of many
+// slots by several, pool_wide_windows_kernel), reading its slots from the batch or, for tokens
+// before it, from the state, and then one small launch leaves the state as the walk would. A
+// prompt's windows no longer wait on each other (one block walking 1,024 tokens took 1.6 ms per
+// compressor on the H200).
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
