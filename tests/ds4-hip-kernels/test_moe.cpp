@@ -268,6 +268,15 @@ void check_moe(Dtype w13, Dtype w2, uint32_t layer_id, int64_t S, uint32_t band,
   CHECK(stats.acquires == 2 * want_stats.acquires);
   if (!band) CHECK(stats.table_uploads == uploads);
 
+  // The streamed fp16 tiles and the register tiles: the same products in the same order.
+  if (fp16 && gpu::matrix_cores_available()) {
+    gpu::GpuLayerParams other = params;
+    other.gemm.expert_stream = !params.gemm.expert_stream;
+    gpu::moe(other, c, layer_id, tokens.data(), tokens_d, S, yn_d, *source, layout, *msc, out, stats, dev.stream());
+    const std::vector<float> swapped = dev.get(out, want.size());
+    CHECK(std::memcmp(swapped.data(), got.data(), got.size() * sizeof(float)) == 0);
+  }
+
   if (matrix && gpu::matrix_cores_available()) {
     gpu::GpuLayerParams cuda_cores = params;
     cuda_cores.gemm.matrix_min_tokens = cuda_cores.gemm.expert_min_tokens = 0;
@@ -298,11 +307,11 @@ struct ScaleRange {
 // poison >= 0: that expert's first w1 scale becomes 2^113 instead. Returns the fault the call
 // reported ("" when none), and where there was none, checks the result against the CPU's.
 std::string fp16_scales_run(ScaleRange up, ScaleRange down, float x_amplitude, double limit, int poison,
-                            uint64_t seed) {
+                            uint64_t seed, int64_t intermediate = 192) {
   Rng rng(seed);
   gpu::test::Device dev;
   cpu::ThreadPool pool(1);
-  Config c = moe_config(ScoringFunc::SqrtSoftplus, 256, 192);
+  Config c = moe_config(ScoringFunc::SqrtSoftplus, 256, intermediate);
   c.swiglu_limit = limit;
   const uint32_t layer_id = 1;
   const int64_t S = 200, D = c.hidden_size, E = c.n_routed_experts;
@@ -390,6 +399,35 @@ TEST_CASE("gpu moe's experts of many tokens on the matrix cores match forward/mo
   check_moe(Dtype::I8, Dtype::I8, 1, 200, 5, seed++, 256, 192, true, 0, ExpertPrecision::Fp16);
 }
 
+TEST_CASE("gpu moe's streamed fp16 expert tiles match forward/moe.cpp and give the register tiles' bits") {
+  // D 1024 / I 512: scale rows of 32 and 16 bytes (copied in 16-byte pieces); D 256 / I 128: 8
+  // and 4 bytes (4-byte pieces). 100, 200 and 500 tokens over 16 experts top-4: 32-token tiles,
+  // one partial 64-token tile, two tiles. check_moe runs the register tiles beside and compares.
+  uint64_t seed = 900;
+  for (const auto& [hidden, inter] : {std::pair<int64_t, int64_t>{1024, 512}, {256, 128}}) {
+    const Config c = moe_config(ScoringFunc::SqrtSoftplus, hidden, inter);
+    const ExpertLayout layout = ExpertLayout::packed(c.hidden_size, c.moe_intermediate_size, Dtype::I8, Dtype::I8);
+    gpu::GpuLayerParams lp;
+    lp.gemm.expert_min_tokens = 16;
+    CHECK(gpu::moe_streams_experts(lp, layout, c, 25) == gpu::matrix_cores_available());
+    lp.gemm.expert_stream = false;
+    CHECK_FALSE(gpu::moe_streams_experts(lp, layout, c, 25));
+    for (uint32_t layer : {0u, 1u})
+      for (int64_t S : {100, 200, 500})
+        check_moe(Dtype::I8, Dtype::I8, layer, S, 0, seed++, hidden, inter, true, 0, ExpertPrecision::Fp16);
+    check_moe(Dtype::I8, Dtype::I8, 1, 200, 5, seed++, hidden, inter, true, 0, ExpertPrecision::Fp16);  // bands
+  }
+  // FP8 experts, and shapes the tile does not take (I 192: scale rows of 6 bytes), stay on the
+  // register tiles.
+  gpu::GpuLayerParams lp;
+  const Config c = moe_config(ScoringFunc::SqrtSoftplus, 256, 192);
+  CHECK_FALSE(gpu::moe_streams_experts(
+      lp, ExpertLayout::packed(c.hidden_size, c.moe_intermediate_size, Dtype::I8, Dtype::I8), c, 25));
+  const Config c2 = moe_config(ScoringFunc::SqrtSoftplus, 256, 128);
+  CHECK_FALSE(gpu::moe_streams_experts(
+      lp, ExpertLayout::packed(c2.hidden_size, c2.moe_intermediate_size, Dtype::F8_E4M3, Dtype::F8_E4M3), c2, 25));
+}
+
 TEST_CASE("gpu moe's single-token expert products (x in registers) match forward/moe.cpp for every encoding") {
   // Rows of 1024 columns are whole groups of 32 16-byte chunks in every encoding but F16, so a
   // token whose experts serve only it takes the single-token kernels; two tokens may share one.
@@ -441,6 +479,7 @@ TEST_CASE("gpu moe's fp16 expert tiles take FP4 scales up to 2^13 and report one
   }
   // Scales 2^-10 .. 2^1 take one multiply per weight, 2^2 .. 2^13 the two-multiply path; the
   // large ones in w2, then in w1 and w3 with x small enough to keep their sums near the clamp.
+  // I 192 keeps the register tiles (scale rows of 6 bytes), I 128 the streamed ones.
   const ScaleRange one{117, 128}, two{129, 140};
   CHECK(fp16_scales_run(one, one, 2.0f, 10.0, -1, 700) == "");
   CHECK(fp16_scales_run(one, two, 2.0f, 10.0, -1, 701) == "");
@@ -448,4 +487,9 @@ TEST_CASE("gpu moe's fp16 expert tiles take FP4 scales up to 2^13 and report one
   const std::string fault = fp16_scales_run(one, one, 2.0f, 10.0, 5, 702);
   CHECK(fault.find("routed experts of layer 1: expert 5 has an FP4 block scale 2^113") != std::string::npos);
   CHECK(fault.find("matrix_expert_precision") != std::string::npos);
+  // I 128: the streamed tiles (the register tiles above), the same scales and the same report.
+  CHECK(fp16_scales_run(one, two, 2.0f, 10.0, -1, 704, 128) == "");
+  CHECK(fp16_scales_run(two, one, 1.0f / 2048, 200.0, -1, 705, 128) == "");
+  const std::string streamed = fp16_scales_run(one, one, 2.0f, 10.0, 5, 706, 128);
+  CHECK(streamed.find("routed experts of layer 1: expert 5 has an FP4 block scale 2^113") != std::string::npos);
 }

@@ -111,6 +111,7 @@ TEST_CASE("the deepseek4 arch recognises a DeepSeek-V4 config.json and names it 
                                                                 "matrix_min_expert_tokens:1:2",
                                                                 "matrix_split:0:true",
                                                                 "matrix_expert_precision:7:fp16",
+                                                                "matrix_expert_stream:0:true",
                                                                 "matrix_single_token:0:false",
                                                                 "gemv_stages:1:3",
                                                                 "library_min_tokens:1:512",

@@ -81,6 +81,10 @@ struct ModelOptions {
   bool timeline = false;
   // GPU only: where a prompt batch's shared expert runs (a decode step's always runs beside).
   PromptShared prompt_shared = PromptShared::Auto;
+  // GPU only (NVIDIA): the FP4 experts' fp16 prompt tiles stream their operands through shared
+  // memory, several steps in flight (hip/mma_tile_stream.hpp; same bits); false: the register
+  // tile, one step ahead (hip/mma_tile.hpp).
+  bool matrix_expert_stream = true;
 };
 
 // The rope of a config's rope parameters (main or compress).

@@ -21,6 +21,10 @@ struct GemmPolicy {
   bool split = true;
   // The routed experts' tiles (model's matrix_expert_precision; Bf16 wherever split is off).
   ExpertPrecision expert_precision = ExpertPrecision::Fp16;
+  // The FP4 experts' fp16 tiles of a prompt stream their weights and token rows through shared
+  // memory, several steps in flight (mma_tile_stream.hpp; same bits), rather than loading each
+  // step into registers one step ahead (mma_tile.hpp).
+  bool expert_stream = true;
   // Experts that serve one token each (decode) on the matrix cores too (mma_gemv.hpp). Off by
   // default: decode is bound by the weights' bytes, and the CUDA-core kernels were 7-8% faster.
   bool single_token = false;

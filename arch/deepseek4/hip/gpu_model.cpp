@@ -41,6 +41,7 @@ GpuModel::GpuModel(const Config& config, const Weights& weights, ExpertLayout la
   params_.gemm.split = options_.matrix_split;
   params_.gemm.expert_precision = options_.matrix_split ? options_.matrix_expert_precision : ExpertPrecision::Bf16;
   params_.gemm.single_token = options_.matrix_single_token;
+  params_.gemm.expert_stream = options_.matrix_expert_stream;
   params_.gemm.gemv_stages = int(options_.gemv_stages);
   params_.gemm.library_min_tokens = int64_t(options_.library_min_tokens);
   weight_cache_ = make_library_weight_cache(uint64_t(options_.library_weight_cache_mib) << 20);

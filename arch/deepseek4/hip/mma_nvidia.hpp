@@ -62,6 +62,18 @@ __device__ inline void copy_async16_or_zero(void* smem, const void* global, bool
   __trap();
 #endif
 }
+// 4 bytes from global to shared memory (cp.async through L1: the 16-byte form is the only one
+// that may bypass it), for rows whose length is a multiple of 4 bytes but not of 16.
+__device__ inline void copy_async4(void* smem, const void* global) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const auto addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(addr), "l"(global));
+#else
+  (void)smem;
+  (void)global;
+  __trap();
+#endif
+}
 __device__ inline void copy_async_commit() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::);

@@ -35,6 +35,46 @@ struct MmaShared {
   uint16_t b[2][x_parts(X)][BN * kMmaPitch];
 };
 
+// A lane's FP4 words of one step (words[fragment][half][8-column group]) decoded with their
+// row halves' scales: into fp16 pairs under an Fp4HalfScale (ExpertPrecision::Fp16), else into
+// bf16 pairs, in k order. Big: one of the scales needs the two-multiply path.
+template <bool Big, class Scale>
+__device__ inline void decode_fp4_words(const uint32_t (&words)[2][2][2], const Scale (&s)[2][2],
+                                        uint32_t (&a)[2][2][8]) {
+#pragma unroll
+  for (int f = 0; f < 2; ++f)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int grp = 0; grp < 2; ++grp) {
+        uint32_t out[4];
+        if constexpr (std::is_same_v<Scale, Fp4HalfScale>) fp4_group_to_f16<Big>(words[f][h][grp], s[f][h], out);
+        else fp4_group_to_bf16<Big>(words[f][h][grp], s[f][h], out);
+#pragma unroll
+        for (int p = 0; p < 4; ++p) a[f][h][4 * grp + p] = out[p];
+      }
+}
+
+// The fp16 decode (ExpertPrecision::Fp16) of a lane's FP4 words and scale bytes, the two-multiply
+// path only where one of the four scales needs it. A scale past fp16's range is recorded in
+// *scale_fault (fault_key | the scale byte) and its weights decode to NaN.
+__device__ inline void decode_fp4_f16(const uint32_t (&words)[2][2][2], const uint8_t (&sc)[2][2],
+                                      unsigned long long* scale_fault, unsigned long long fault_key,
+                                      uint32_t (&a)[2][2][8]) {
+  const Fp4HalfScale s[2][2] = {{Fp4HalfScale(sc[0][0]), Fp4HalfScale(sc[0][1])},
+                                {Fp4HalfScale(sc[1][0]), Fp4HalfScale(sc[1][1])}};
+  if (s[0][0].big || s[0][1].big || s[1][0].big || s[1][1].big) {
+#pragma unroll
+    for (int f = 0; f < 2; ++f)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        if (s[f][h].bad && scale_fault) atomicCAS(scale_fault, 0ull, fault_key | sc[f][h]);
+    decode_fp4_words<true>(words, s, a);
+  } else {
+    decode_fp4_words<false>(words, s, a);
+  }
+}
+
 // A lane's share of its warp's weights: for fragment f (16 rows) and half h (row g or g + 8 of
 // it), the 16 columns 16q .. 16q + 15 of each step, loaded a step ahead with their scale byte and
 // decoded into eight bf16 pairs in k order (pair 4i + p: columns 16q + 8i + p and + 4).
@@ -98,22 +138,11 @@ struct MmaWeightLoader {
   __device__ void decode(uint32_t (&a)[2][2][8]) const {
     if constexpr (X == ExpertPrecision::Fp16) {
       static_assert(W == WeightCode::FP4, "fp16 operands are exact for FP4 weights only");
-      const Fp4HalfScale s[2][2] = {{Fp4HalfScale(sc[0][0]), Fp4HalfScale(sc[0][1])},
-                                    {Fp4HalfScale(sc[1][0]), Fp4HalfScale(sc[1][1])}};
-      if (s[0][0].big || s[0][1].big || s[1][0].big || s[1][1].big) {
-#pragma unroll
-        for (int f = 0; f < 2; ++f)
-#pragma unroll
-          for (int h = 0; h < 2; ++h)
-            if (s[f][h].bad && scale_fault) atomicCAS(scale_fault, 0ull, fault_key | sc[f][h]);
-        decode_fp4<true>(s, a);
-      } else {
-        decode_fp4<false>(s, a);
-      }
+      decode_fp4_f16(raw, sc, scale_fault, fault_key, a);
     } else if constexpr (W == WeightCode::FP4) {
       const Fp4Scale s[2][2] = {{Fp4Scale(sc[0][0]), Fp4Scale(sc[0][1])}, {Fp4Scale(sc[1][0]), Fp4Scale(sc[1][1])}};
-      if (s[0][0].big || s[0][1].big || s[1][0].big || s[1][1].big) decode_fp4<true>(s, a);
-      else decode_fp4<false>(s, a);
+      if (s[0][0].big || s[0][1].big || s[1][0].big || s[1][1].big) decode_fp4_words<true>(raw, s, a);
+      else decode_fp4_words<false>(raw, s, a);
     } else {
 #pragma unroll
       for (int f = 0; f < 2; ++f)
@@ -133,25 +162,6 @@ struct MmaWeightLoader {
             for (int p = 0; p < 4; ++p) a[f][h][4 * grp + p] = out[p];
           }
     }
-  }
-
- private:
-  // Every FP4 word of the lane's step, decoded with its row half's scale: into fp16 pairs under
-  // an Fp4HalfScale (ExpertPrecision::Fp16), else into bf16 pairs.
-  template <bool Big, class Scale>
-  __device__ void decode_fp4(const Scale (&s)[2][2], uint32_t (&a)[2][2][8]) const {
-#pragma unroll
-    for (int f = 0; f < 2; ++f)
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-#pragma unroll
-        for (int grp = 0; grp < 2; ++grp) {
-          uint32_t out[4];
-          if constexpr (std::is_same_v<Scale, Fp4HalfScale>) fp4_group_to_f16<Big>(raw[f][h][grp], s[f][h], out);
-          else fp4_group_to_bf16<Big>(raw[f][h][grp], s[f][h], out);
-#pragma unroll
-          for (int p = 0; p < 4; ++p) a[f][h][4 * grp + p] = out[p];
-        }
   }
 };
 
@@ -193,26 +203,11 @@ __device__ inline void mma_step(const uint16_t (&b)[x_parts(X)][BN * kMmaPitch],
   }
 }
 
-// The steps and the stores of mma_block for a token tile whose first NTU n-tiles hold tokens.
-template <WeightCode W, bool Pair, ExpertPrecision X, int BN, int NTU, bool Guard, class Store>
-__device__ inline void mma_block_steps(MmaShared<X, BN>& sh, MmaWeightLoader<W>& wl, MmaTokenLoader<BN>& tl,
-                                       int64_t wrow0, int64_t n_rows, int64_t cols, int n_tokens, Store& store) {
-  const int lane = int(threadIdx.x) % 32, g = lane / 4, q = lane % 4;
-  float acc[2][BN / 8][4] = {};
-  const int64_t steps = cols / kMmaK;
-  for (int64_t s = 0; s < steps; ++s) {
-    const bool more = s + 1 < steps;
-    uint32_t a[2][2][8];
-    wl.template decode<X>(a);
-    if (more) {  // the next step's bytes travel while this one multiplies
-      wl.load(s + 1);
-      tl.load(s + 1);
-    }
-    mma_step<X, BN, NTU, Guard>(sh.b[s & 1], a, n_tokens, g, q, acc);
-    if (more) tl.template store<X>(sh.b[(s + 1) & 1]);  // last read in step s - 1, before the barrier
-    __syncthreads();
-  }
-
+// A warp's finished sums, each valid (row, token) handed to store once (the layout of
+// mma_block's Store); rows at or past n_rows are not stored.
+template <bool Pair, int BN, int NTU, class Store>
+__device__ inline void mma_store_tile(const float (&acc)[2][BN / 8][4], int64_t wrow0, int64_t n_rows, int n_tokens,
+                                      int g, int q, Store& store) {
 #pragma unroll
   for (int nt = 0; nt < NTU; ++nt)
 #pragma unroll
@@ -232,12 +227,51 @@ __device__ inline void mma_block_steps(MmaShared<X, BN>& sh, MmaWeightLoader<W>&
     }
 }
 
+// The steps and the stores of mma_block for a token tile whose first NTU n-tiles hold tokens.
+template <WeightCode W, bool Pair, ExpertPrecision X, int BN, int NTU, bool Guard, class Store>
+__device__ inline void mma_block_steps(MmaShared<X, BN>& sh, MmaWeightLoader<W>& wl, MmaTokenLoader<BN>& tl,
+                                       int64_t wrow0, int64_t n_rows, int64_t cols, int n_tokens, Store& store) {
+  const int lane = int(threadIdx.x) % 32, g = lane / 4, q = lane % 4;
+  float acc[2][BN / 8][4] = {};
+  const int64_t steps = cols / kMmaK;
+  for (int64_t s = 0; s < steps; ++s) {
+    const bool more = s + 1 < steps;
+    uint32_t a[2][2][8];
+    wl.template decode<X>(a);
+    if (more) {  // the next step's bytes travel while this one multiplies
+      wl.load(s + 1);
+      tl.load(s + 1);
+    }
+    mma_step<X, BN, NTU, Guard>(sh.b[s & 1], a, n_tokens, g, q, acc);
+    if (more) tl.template store<X>(sh.b[(s + 1) & 1]);  // last read in step s - 1, before the barrier
+    __syncthreads();
+  }
+  mma_store_tile<Pair, BN, NTU>(acc, wrow0, n_rows, n_tokens, g, q, store);
+}
+
 // The n-tile counts a token tile of BN compiles for: every count for 32 tokens, even counts for
 // 64 (a tile of an odd count multiplies one n-tile of zeros rather than double the code).
 template <int BN>
 __host__ __device__ constexpr int mma_tile_ntu(int n_tokens) {
   const int used = (n_tokens + 7) / 8;
   return BN == kMmaFewTokens ? used : (used + 1) / 2 * 2;
+}
+
+// Runs steps(NTU, Guard) (two integral constants) with the step variant of a tile of n_tokens:
+// pair mode straight steps over the n-tiles that hold tokens (4% faster on the H200 for w1/w3,
+// 5% slower for w2), else guarded steps over the whole tile.
+template <bool Pair, int BN, class Steps>
+__device__ inline void mma_tile_variant(int n_tokens, Steps steps) {
+  if constexpr (Pair) {
+    const int ntu = mma_tile_ntu<BN>(n_tokens);
+    static_for<BN / 8>([&](auto k) {
+      constexpr int NTU = decltype(k)::value + 1;
+      if constexpr (BN == kMmaFewTokens || NTU % 2 == 0)
+        if (ntu == NTU) steps(std::integral_constant<int, NTU>{}, std::false_type{});
+    });
+  } else {
+    steps(std::integral_constant<int, BN / 8>{}, std::true_type{});
+  }
 }
 
 // The block's tile: rows [row0, row0 + 256) of m0 (pair mode: [row0, row0 + 128) of m0 and of m1)
@@ -264,16 +298,10 @@ __device__ inline void mma_block(const DeviceMat& m0, const DeviceMat& m1, int64
   tl.load(0);
   tl.template store<X>(sh.b[0]);
   __syncthreads();
-  if constexpr (Pair) {  // straight steps: 4% faster on the H200 for w1/w3, 5% slower for w2
-    const int ntu = mma_tile_ntu<BN>(n_tokens);
-    static_for<BN / 8>([&](auto k) {
-      constexpr int NTU = decltype(k)::value + 1;
-      if constexpr (BN == kMmaFewTokens || NTU % 2 == 0)
-        if (ntu == NTU) mma_block_steps<W, Pair, X, BN, NTU, false>(sh, wl, tl, wrow0, n_rows, cols, n_tokens, store);
-    });
-  } else {
-    mma_block_steps<W, Pair, X, BN, BN / 8, true>(sh, wl, tl, wrow0, n_rows, cols, n_tokens, store);
-  }
+  mma_tile_variant<Pair, BN>(n_tokens, [&](auto ntu, auto guard) {
+    mma_block_steps<W, Pair, X, BN, decltype(ntu)::value, decltype(guard)::value>(sh, wl, tl, wrow0, n_rows, cols,
+                                                                                  n_tokens, store);
+  });
 }
 
 #endif  // MOEPAGE_GPU_NVIDIA

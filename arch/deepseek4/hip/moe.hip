@@ -299,6 +299,18 @@ WeightCode part_code(const ExpertPart& p, int64_t rows, int64_t cols, uint32_t l
   return weight_code(probe, what.c_str());
 }
 
+}  // namespace
+
+bool moe_streams_experts(const GpuLayerParams& lp, const ExpertLayout& layout, const Config& c, int64_t max_tokens) {
+  const int64_t D = c.hidden_size, I = c.moe_intermediate_size;
+  return lp.gemm.expert_stream && lp.gemm.expert_matrix(max_tokens) &&
+         lp.gemm.expert_precision == ExpertPrecision::Fp16 && layout.w1.dtype == layout.w3.dtype &&
+         expert_stream_applies(part_code(layout.w1, I, D, 0, "w1"), part_code(layout.w2, D, I, 0, "w2"), D, I,
+                               part_args(layout.w1), part_args(layout.w3), part_args(layout.w2));
+}
+
+namespace {
+
 // One layer's routed-expert launches (moe()): where the weights and the band's group record are,
 // and the kernel variant, chosen once per layer from all of its experts (plan_expert_launch): the
 // token tile from the largest group, the tile and row plans for n_used experts. Every band and
@@ -314,6 +326,7 @@ struct ExpertLaunch {
   int32_t nb, np;
   int32_t max_count, n_used, token_tile;
   const float* yn;
+  const uint16_t* x16;  // yn rounded for the streamed tiles (null: the layer does not take them)
   float limit;
   float* act;
   float* ex_out;
@@ -358,6 +371,12 @@ void launch_expert_group(const ExpertLaunch& x, int32_t first, int32_t count) {
   const Stream stream = x.stream;
   hipStream_t st = native(stream);
   const Band bd{x.groups, x.nb, x.np, first};
+  if (x.matrix && x.x16) {
+    launch_expert_stream(table_row, part_args(layout.w1), part_args(layout.w3), part_args(layout.w2), D, I, bd, count,
+                         max_count, x.token_tile, x.x16, limit, reinterpret_cast<uint16_t*>(x.act), x.ex_out, x.fault,
+                         stream);
+    return;
+  }
   if (x.matrix) {
     launch_expert_mma(table_row, up_code, down_code, part_args(layout.w1), part_args(layout.w3), part_args(layout.w2),
                       D, I, bd, count, max_count, x.token_tile, yn, limit, x.act, x.ex_out, x.precision, x.fault,
@@ -501,6 +520,7 @@ std::unique_ptr<MoeScratch> allocate_moe_scratch(const Config& c, int64_t max_ba
   sc->h1 = arena.take<float>(uint64_t(S * I));
   sc->h3 = arena.take<float>(uint64_t(S * I));
   sc->act = arena.take<float>(uint64_t(S * k * I));
+  sc->x16 = arena.take<uint16_t>(uint64_t(S * D));
   sc->ex_out = arena.take<float>(uint64_t(S * k * D));
   sc->table = arena.take<const std::byte*>(uint64_t(L * E));
   sc->group_ints = 2 * E + 1 + 2 * S * k;
@@ -602,6 +622,7 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
                    n_used,
                    expert_token_tile(k, n_used),
                    yn,
+                   nullptr,
                    limit,
                    sc.act,
                    sc.ex_out,
@@ -682,6 +703,14 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     max_count = std::max(max_count, sc.start[size_t(e + 1)] - sc.start[size_t(e)]);
   }
 
+  // The streamed tiles take the layer's tokens rounded to fp16 once, whichever bands and groups
+  // then launch; a band whose slots are not aligned for the matrix cores takes the CUDA cores.
+  const uint16_t* x16 = nullptr;
+  if (moe_streams_experts(lp, layout, c, max_count) && reinterpret_cast<uintptr_t>(yn) % 16 == 0) {
+    launch_round_tokens_f16(yn, S, D, sc.x16, stream);
+    x16 = sc.x16;
+  }
+
   for (int32_t b0 = 0; b0 < n_used; b0 += int32_t(band)) {
     const int32_t nb = std::min<int32_t>(int32_t(band), n_used - b0);
     // A second band may evict the first band's slots: their kernels must be done.
@@ -751,6 +780,7 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
                    n_used,
                    expert_token_tile(S * k, n_used),
                    yn,
+                   x16,
                    limit,
                    sc.act,
                    sc.ex_out,

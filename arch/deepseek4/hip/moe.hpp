@@ -32,6 +32,11 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
          MoeStats& stats, Stream stream, const int32_t* forced_host = nullptr, const int32_t* forced_device = nullptr,
          const ExpertParallel* ep = nullptr);
 
+// Whether a prompt layer of these experts, one of which serves max_tokens tokens, takes the
+// streamed fp16 tiles (moe_mma_stream.hip) under lp's policy: FP4 experts of suitable shape,
+// ExpertPrecision::Fp16, GemmPolicy::expert_stream, a device with the matrix cores.
+bool moe_streams_experts(const GpuLayerParams& lp, const ExpertLayout& layout, const Config& c, int64_t max_tokens);
+
 // Decode routed on the device (moe(), for a source whose slots never move): after the batch's
 // layers, fetch_device_routing queues the copy of their ids to the host; after the stream's next
 // synchronize, account_device_routing reports each such layer's distinct experts to the source

@@ -42,6 +42,24 @@ void launch_expert_mma(const std::byte* const* table_row, WeightCode up_code, We
                        int32_t max_pairs, int32_t token_tile, const float* yn, float limit, float* act, float* ex_out,
                        ExpertPrecision precision, const ExpertScaleFault& fault, Stream stream);
 
+// The streamed fp16 tiles (moe_mma_stream.hip, mma_tile_stream.hpp): where both parts are FP4
+// with block scales, rows of D and I columns suit the tile (stream_cols_ok), the parts are
+// aligned (data 16 bytes, scales 4) and the device has the matrix cores this build uses.
+bool expert_stream_applies(WeightCode up_code, WeightCode down_code, int64_t D, int64_t I, const PartArgs& w1,
+                           const PartArgs& w3, const PartArgs& w2);
+
+// x16 = the S token rows of yn (D columns, a multiple of 8; 16-byte aligned) rounded to fp16,
+// each 8-column group in the tiles' k order: once per layer, before launch_expert_stream.
+void launch_round_tokens_f16(const float* yn, int64_t S, int64_t D, uint16_t* x16, Stream stream);
+
+// launch_expert_mma's products under ExpertPrecision::Fp16 for FP4 parts, where
+// expert_stream_applies, the same bits: the tokens from x16 (launch_round_tokens_f16), the
+// activations as fp16 in k order in act16 (S*k*I values), ex_out as there.
+void launch_expert_stream(const std::byte* const* table_row, const PartArgs& w1, const PartArgs& w3,
+                          const PartArgs& w2, int64_t D, int64_t I, const Band& band, int32_t count,
+                          int32_t max_pairs, int32_t token_tile, const uint16_t* x16, float limit, uint16_t* act16,
+                          float* ex_out, const ExpertScaleFault& fault, Stream stream);
+
 // The same for a band whose experts each serve exactly one token (every decode step): the pair
 // of expert b is band.starts()[b]. Applies where expert_mma_applies does.
 void launch_expert_mma_single(const std::byte* const* table_row, WeightCode up_code, WeightCode down_code,

@@ -50,7 +50,9 @@ struct MoeScratch {
   int32_t* idx = nullptr;              // [S, k] chosen experts
   float* weights = nullptr;            // [S, k] their weights
   float *h1 = nullptr, *h3 = nullptr;  // [S, I] shared expert
-  float* act = nullptr;                // [S*k, I] routed SwiGLU activations, by pair s*k+j
+  float* act = nullptr;                // [S*k, I] routed SwiGLU activations, by pair s*k+j (the
+                                       // streamed expert tiles keep them as fp16 in k order)
+  uint16_t* x16 = nullptr;             // [S, D] yn rounded to fp16 for the streamed expert tiles
   float* ex_out = nullptr;             // [S*k, D] routed expert outputs, by pair s*k+j
   const std::byte** table = nullptr;   // [layers, E] device slot pointer of each expert
   int32_t* groups = nullptr;           // one band: experts [nb], starts [nb+1], tokens [np], pairs [np]

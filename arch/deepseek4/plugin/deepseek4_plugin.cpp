@@ -70,6 +70,10 @@ constexpr mp_option_def kOptions[] = {
                     "split-bf16 = x as two bf16 parts (2^-17, twice "
                     "the matrix instructions); bf16 = one part (2^-9: a perturbed hidden state flips a later router's "
                     "near tie, the long-prompt golden fixture ends 0.17 of scale off)"),
+    mp::option(MP_OPT_BOOL, "matrix_expert_stream", "true",
+               "GPU (NVIDIA), matrix_expert_precision fp16: a prompt's FP4 experts stream their weights and token "
+               "rows through shared memory, three steps of 64 columns in flight, rather than loading each step "
+               "into registers one step ahead; the same bits either way (a kernel test holds it to them)"),
     mp::option(MP_OPT_BOOL, "matrix_single_token", "false",
                "GPU: experts that serve one token each (every decode step) multiply on the matrix cores too "
                "(FP4/FP8/BF16, columns a multiple of 64; 7-8% slower decode on the H200); false: the CUDA cores "
@@ -176,6 +180,7 @@ class Deepseek4Arch {
                           precision + "'");
     matrix_expert_precision_ = *parsed;
     matrix_single_token_ = options.get_bool("matrix_single_token");
+    matrix_expert_stream_ = options.get_bool("matrix_expert_stream");
     gemv_stages_ = uint32_t(int_option(options, "gemv_stages", 0, 4, "0 (registers) or 2 to 4"));
     if (gemv_stages_ == 1)  // a ring of one step would wait for each step before multiplying it
       throw mp::Error(MP_ERR_INVALID_ARG,
@@ -328,7 +333,8 @@ class Deepseek4Arch {
                                                             observe_after_attention_,
                                                             predictor_on_device_,
                                                             timeline_,
-                                                            prompt_shared_});
+                                                            prompt_shared_,
+                                                            matrix_expert_stream_});
   }
 
   // One rank of an expert-parallel group (ABI 1.7): before bind_pager, once. On a GPU the rank
@@ -485,6 +491,7 @@ class Deepseek4Arch {
   bool matrix_split_ = true;               // arch option matrix_split
   ds4::ExpertPrecision matrix_expert_precision_ = ds4::ExpertPrecision::Fp16;  // arch option of that name
   bool matrix_single_token_ = false;                                           // arch option matrix_single_token
+  bool matrix_expert_stream_ = true;                                           // arch option matrix_expert_stream
   uint32_t gemv_stages_ = 3;                                                   // arch option gemv_stages
   bool attention_output_parts_ = false;                                        // arch option attention_output_parts
   uint32_t library_weight_cache_mib_ = 0;                                      // arch option library_weight_cache_mib

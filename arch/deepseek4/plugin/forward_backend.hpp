@@ -72,6 +72,7 @@ struct BackendInputs {
   bool timeline = false;                  // each prompt batch's time per layer, for take_timelines()
   // GPU: where a prompt batch's shared expert runs.
   PromptShared prompt_shared = PromptShared::Auto;
+  bool matrix_expert_stream = true;  // GPU: the FP4 experts' prompt tiles stream through shared memory
 };
 
 // The backend for the host's device: the GPU one on a HIP device, the CPU one otherwise. Throws

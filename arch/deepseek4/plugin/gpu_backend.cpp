@@ -38,7 +38,8 @@ class GpuBackend final : public ForwardBackend {
                        in.matrix_expert_precision, in.matrix_single_token, in.matrix_min_expert_tokens,
                        in.device_routing, in.expert_parallel, in.overlap_launches, in.gemv_stages,
                        in.library_min_tokens, in.library_weight_cache_mib, in.attention_output_parts,
-                       in.observe_after_attention, in.predictor_on_device, in.timeline, in.prompt_shared});
+                       in.observe_after_attention, in.predictor_on_device, in.timeline, in.prompt_shared,
+                       in.matrix_expert_stream});
     } catch (...) {
       model_.reset();
       (void)device_->stream_destroy(device_->ctx, stream_);
