@@ -61,8 +61,11 @@ __device__ inline void decode_fp4_words(const uint32_t (&words)[2][2][2], const 
 // Runs decode(s, Big) with the four fp16 scales of a lane's step (s[fragment][half]) and whether
 // one of them needs the two-multiply path; the first scale past fp16's range is recorded in
 // *scale_fault (fault_key | the scale byte). Four scales all in Fp4HalfScale's normal range (the
-// rule) take its short constructor, and only the rest its general one.
-template <class Decode>
+// rule) take its short constructor, and only the rest its general one. WarpUniform: Big is the
+// same for the whole warp (every lane active), as decode must have it where it issues matrix
+// instructions (mma.sync in code the lanes do not all take is undefined); a lane whose scales
+// need no second multiply gets the same bits from it (scale2 is 1).
+template <bool WarpUniform = false, class Decode>
 __device__ inline void with_fp4_half_scales(const uint8_t (&sc)[2][2], unsigned long long* scale_fault,
                                             unsigned long long fault_key, Decode decode) {
   using S = Fp4HalfScale;
@@ -82,7 +85,8 @@ __device__ inline void with_fp4_half_scales(const uint8_t (&sc)[2][2], unsigned 
                {S(sc[1][0], S::Normal{}), S(sc[1][1], S::Normal{})}};
   const uint32_t spread = max(max(uint32_t(sc[0][0] - S::kNormalLow), uint32_t(sc[0][1] - S::kNormalLow)),
                               max(uint32_t(sc[1][0] - S::kNormalLow), uint32_t(sc[1][1] - S::kNormalLow)));
-  const bool big = spread > uint32_t(S::kNormalHigh - S::kNormalLow) && general(s);
+  bool big = spread > uint32_t(S::kNormalHigh - S::kNormalLow) && general(s);
+  if constexpr (WarpUniform) big = __any_sync(0xFFFFFFFFu, big);
   if (big) decode(s, std::true_type{});
   else decode(s, std::false_type{});
 }

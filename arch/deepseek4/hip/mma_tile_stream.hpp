@@ -178,7 +178,7 @@ __device__ inline void mma_stream_block(const DeviceMat& m0, const DeviceMat& m1
           words[f][h][0] = v.x, words[f][h][1] = v.y;
           sc[f][h] = scales[L * scale_pitch + 2 * s + q / 2];  // the lane's 16 columns share one
         }
-      with_fp4_half_scales(sc, scale_fault, fault_key, [&](const Fp4HalfScale (&hs)[2][2], auto big) {
+      with_fp4_half_scales<true>(sc, scale_fault, fault_key, [&](const Fp4HalfScale (&hs)[2][2], auto big) {
         stream_step<BN, NTU, decltype(guard)::value, decltype(big)::value>(
             reinterpret_cast<const uint16_t*>(stage + kWeightBytes), words, hs, n_tokens, g, q, acc);
       });
