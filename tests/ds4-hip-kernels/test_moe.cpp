@@ -306,8 +306,8 @@ struct ScaleRange {
 // far past it, any rounding of x moves the clamped values near zero by their whole range.
 // poison >= 0: that expert's first w1 scale becomes 2^113 instead. Returns the fault the call
 // reported ("" when none), and where there was none, checks the result against the CPU's.
-std::string fp16_scales_run(ScaleRange up, ScaleRange down, float x_amplitude, double limit, int poison,
-                            uint64_t seed, int64_t intermediate = 192) {
+std::string fp16_scales_run(ScaleRange up, ScaleRange down, float x_amplitude, double limit, int poison, uint64_t seed,
+                            int64_t intermediate = 192) {
   Rng rng(seed);
   gpu::test::Device dev;
   cpu::ThreadPool pool(1);

@@ -132,7 +132,7 @@ struct Fp4HalfScale {
 };
 template <bool Big>
 __device__ inline void fp4_group_to_f16(uint32_t word, const Fp4HalfScale& s, uint32_t (&out)[4]) {
-  const uint32_t even = fp4_codes_to_high_bytes(word & 0x0F0F0F0Fu);                  // codes 0, 2, 4, 6
+  const uint32_t even = fp4_codes_to_high_bytes(word & 0x0F0F0F0Fu);        // codes 0, 2, 4, 6
   const uint32_t odd = ((word >> 3) & 0x0E0E0E0Eu) | (word & 0x80808080u);  // codes 1, 3, 5, 7
   // Pair p holds codes p and p + 4: bytes 0 and 2 (p = 0, 1) or 1 and 3 (p = 2, 3) of its word.
   const uint32_t raw[4] = {__byte_perm(even, 0u, 0x2404u), __byte_perm(odd, 0u, 0x2404u),

@@ -94,7 +94,7 @@ __device__ inline void with_fp4_half_scales(const uint8_t (&sc)[2][2], unsigned 
 __device__ inline void decode_fp4_f16(const uint32_t (&words)[2][2][2], const uint8_t (&sc)[2][2],
                                       unsigned long long* scale_fault, unsigned long long fault_key,
                                       uint32_t (&a)[2][2][8]) {
-  with_fp4_half_scales(sc, scale_fault, fault_key, [&](const Fp4HalfScale (&s)[2][2], auto big) {
+  with_fp4_half_scales(sc, scale_fault, fault_key, [&](const Fp4HalfScale(&s)[2][2], auto big) {
     decode_fp4_words<decltype(big)::value>(words, s, a);
   });
 }

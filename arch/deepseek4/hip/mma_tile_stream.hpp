@@ -22,8 +22,8 @@
 
 namespace moepage::ds4::gpu {
 
-constexpr int kStreamStages = 4;               // steps in the ring: three in flight while one multiplies
-constexpr int kStreamRowBytes = kMmaK / 2;     // one FP4 row's bytes per step
+constexpr int kStreamStages = 4;                   // steps in the ring: three in flight while one multiplies
+constexpr int kStreamRowBytes = kMmaK / 2;         // one FP4 row's bytes per step
 constexpr int64_t kStreamSharedLimit = 112 << 10;  // two 32-token blocks fit a multiprocessor
 
 __host__ __device__ constexpr int64_t stream_scale_pitch(int64_t cols) { return cols / 32 + 16; }
@@ -41,7 +41,9 @@ inline bool stream_cols_ok(int64_t cols) {
 
 // Column c of an 8-column group sits at this place of the group's fp16 values in the tile's k
 // order (pairs of columns p and p + 4, mma_operands.hpp).
-__host__ __device__ constexpr int64_t k_order_place(int64_t c) { return (c & ~int64_t(7)) | (c & 3) << 1 | (c >> 2 & 1); }
+__host__ __device__ constexpr int64_t k_order_place(int64_t c) {
+  return (c & ~int64_t(7)) | (c & 3) << 1 | (c >> 2 & 1);
+}
 
 #if defined(MOEPAGE_GPU_NVIDIA)
 
@@ -178,7 +180,7 @@ __device__ inline void mma_stream_block(const DeviceMat& m0, const DeviceMat& m1
           words[f][h][0] = v.x, words[f][h][1] = v.y;
           sc[f][h] = scales[L * scale_pitch + 2 * s + q / 2];  // the lane's 16 columns share one
         }
-      with_fp4_half_scales<true>(sc, scale_fault, fault_key, [&](const Fp4HalfScale (&hs)[2][2], auto big) {
+      with_fp4_half_scales<true>(sc, scale_fault, fault_key, [&](const Fp4HalfScale(&hs)[2][2], auto big) {
         stream_step<BN, NTU, decltype(guard)::value, decltype(big)::value>(
             reinterpret_cast<const uint16_t*>(stage + kWeightBytes), words, hs, n_tokens, g, q, acc);
       });

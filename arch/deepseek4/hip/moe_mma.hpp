@@ -55,10 +55,10 @@ void launch_round_tokens_f16(const float* yn, int64_t S, int64_t D, uint16_t* x1
 // launch_expert_mma's products under ExpertPrecision::Fp16 for FP4 parts, where
 // expert_stream_applies, the same bits: the tokens from x16 (launch_round_tokens_f16), the
 // activations as fp16 in k order in act16 (S*k*I values), ex_out as there.
-void launch_expert_stream(const std::byte* const* table_row, const PartArgs& w1, const PartArgs& w3,
-                          const PartArgs& w2, int64_t D, int64_t I, const Band& band, int32_t count,
-                          int32_t max_pairs, int32_t token_tile, const uint16_t* x16, float limit, uint16_t* act16,
-                          float* ex_out, const ExpertScaleFault& fault, Stream stream);
+void launch_expert_stream(const std::byte* const* table_row, const PartArgs& w1, const PartArgs& w3, const PartArgs& w2,
+                          int64_t D, int64_t I, const Band& band, int32_t count, int32_t max_pairs, int32_t token_tile,
+                          const uint16_t* x16, float limit, uint16_t* act16, float* ex_out,
+                          const ExpertScaleFault& fault, Stream stream);
 
 // The same for a band whose experts each serve exactly one token (every decode step): the pair
 // of expert b is band.starts()[b]. Applies where expert_mma_applies does.

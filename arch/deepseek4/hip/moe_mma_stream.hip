@@ -6,8 +6,8 @@
 #include "deepseek4/hip/check.hpp"
 #include "deepseek4/hip/dynamic_shared.hpp"
 #include "deepseek4/hip/launch.hpp"
-#include "deepseek4/hip/moe_mma.hpp"
 #include "deepseek4/hip/mma_tile_stream.hpp"
+#include "deepseek4/hip/moe_mma.hpp"
 #include "deepseek4/hip/swiglu.hpp"
 
 namespace moepage::ds4::gpu {
@@ -75,9 +75,10 @@ __global__ void __launch_bounds__(kMmaThreads, kStreamBlocksPerSm<BN>)
 
 bool expert_stream_applies(WeightCode up_code, WeightCode down_code, int64_t D, int64_t I, const PartArgs& w1,
                            const PartArgs& w3, const PartArgs& w2) {
-  return up_code == WeightCode::FP4 && down_code == WeightCode::FP4 && stream_cols_ok(D) && stream_cols_ok(I) && w1.has_scale && w3.has_scale && w2.has_scale && w1.offset % 16 == 0 &&
-         w3.offset % 16 == 0 && w2.offset % 16 == 0 && w1.scale_offset % 4 == 0 && w3.scale_offset % 4 == 0 &&
-         w2.scale_offset % 4 == 0 && matrix_cores_available();
+  return up_code == WeightCode::FP4 && down_code == WeightCode::FP4 && stream_cols_ok(D) && stream_cols_ok(I) &&
+         w1.has_scale && w3.has_scale && w2.has_scale && w1.offset % 16 == 0 && w3.offset % 16 == 0 &&
+         w2.offset % 16 == 0 && w1.scale_offset % 4 == 0 && w3.scale_offset % 4 == 0 && w2.scale_offset % 4 == 0 &&
+         matrix_cores_available();
 }
 
 void launch_round_tokens_f16(const float* yn, int64_t S, int64_t D, uint16_t* x16, Stream stream) {
@@ -92,10 +93,10 @@ void launch_round_tokens_f16(const float* yn, int64_t S, int64_t D, uint16_t* x1
 #endif
 }
 
-void launch_expert_stream(const std::byte* const* table_row, const PartArgs& w1, const PartArgs& w3,
-                          const PartArgs& w2, int64_t D, int64_t I, const Band& band, int32_t count,
-                          int32_t max_pairs, int32_t token_tile, const uint16_t* x16, float limit, uint16_t* act16,
-                          float* ex_out, const ExpertScaleFault& fault, Stream stream) {
+void launch_expert_stream(const std::byte* const* table_row, const PartArgs& w1, const PartArgs& w3, const PartArgs& w2,
+                          int64_t D, int64_t I, const Band& band, int32_t count, int32_t max_pairs, int32_t token_tile,
+                          const uint16_t* x16, float limit, uint16_t* act16, float* ex_out,
+                          const ExpertScaleFault& fault, Stream stream) {
 #if defined(MOEPAGE_GPU_NVIDIA)
   auto launch_tile = [&](auto tile) {
     constexpr int BN = decltype(tile)::value;
@@ -105,8 +106,8 @@ void launch_expert_stream(const std::byte* const* table_row, const PartArgs& w1,
     const size_t up_shared = size_t(stream_shared_bytes(BN, D)), down_shared = size_t(stream_shared_bytes(BN, I));
     allow_dynamic_shared(reinterpret_cast<const void*>(expert_up_stream_kernel<BN>), up_shared);
     allow_dynamic_shared(reinterpret_cast<const void*>(expert_down_stream_kernel<BN>), down_shared);
-    launch("gpu moe expert w1/w3 (streamed matrix tiles)", expert_up_stream_kernel<BN>, up_grid, kMmaThreads,
-           up_shared, native(stream), table_row, w1, w3, D, I, band, x16, limit, act16, fault);
+    launch("gpu moe expert w1/w3 (streamed matrix tiles)", expert_up_stream_kernel<BN>, up_grid, kMmaThreads, up_shared,
+           native(stream), table_row, w1, w3, D, I, band, x16, limit, act16, fault);
     launch("gpu moe expert w2 (streamed matrix tiles)", expert_down_stream_kernel<BN>, down_grid, kMmaThreads,
            down_shared, native(stream), table_row, w2, D, I, band, act16, ex_out, fault);
   };

@@ -32,14 +32,28 @@ class GpuBackend final : public ForwardBackend {
     try {
       const LoadedCheckpoint& m = *in.model;
       source_ = std::make_unique<GpuPagerExpertSource>(*in.pager);
-      model_ = std::make_unique<gpu::GpuModel>(
-          m.config, m.weights, expert_layout(*m.catalog, m.config), source_.get(), static_cast<gpu::Stream>(stream_),
-          ModelOptions{in.max_context, in.max_batch, in.forced_routing, in.matrix_min_tokens, in.matrix_split,
-                       in.matrix_expert_precision, in.matrix_single_token, in.matrix_min_expert_tokens,
-                       in.device_routing, in.expert_parallel, in.overlap_launches, in.gemv_stages,
-                       in.library_min_tokens, in.library_weight_cache_mib, in.attention_output_parts,
-                       in.observe_after_attention, in.predictor_on_device, in.timeline, in.prompt_shared,
-                       in.matrix_expert_stream});
+      model_ = std::make_unique<gpu::GpuModel>(m.config, m.weights, expert_layout(*m.catalog, m.config), source_.get(),
+                                               static_cast<gpu::Stream>(stream_),
+                                               ModelOptions{in.max_context,
+                                                            in.max_batch,
+                                                            in.forced_routing,
+                                                            in.matrix_min_tokens,
+                                                            in.matrix_split,
+                                                            in.matrix_expert_precision,
+                                                            in.matrix_single_token,
+                                                            in.matrix_min_expert_tokens,
+                                                            in.device_routing,
+                                                            in.expert_parallel,
+                                                            in.overlap_launches,
+                                                            in.gemv_stages,
+                                                            in.library_min_tokens,
+                                                            in.library_weight_cache_mib,
+                                                            in.attention_output_parts,
+                                                            in.observe_after_attention,
+                                                            in.predictor_on_device,
+                                                            in.timeline,
+                                                            in.prompt_shared,
+                                                            in.matrix_expert_stream});
     } catch (...) {
       model_.reset();
       (void)device_->stream_destroy(device_->ctx, stream_);
