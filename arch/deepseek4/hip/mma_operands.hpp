@@ -101,7 +101,8 @@ __device__ inline void fp4_group_to_bf16(uint32_t word, const Fp4Scale& s, uint3
 // lies in bits 9-11 and its sign in bit 15, four bits above it where e2m1 has one, so no one
 // shift moves a nibble there; the codes are first spread one to a byte instead: the even
 // and the odd codes of the word each fill a word's four bytes, magnitude in bits 1-3 and sign in
-// bit 7 (a mask, two shifts and a merge for each). Such a byte is the high byte of the code's
+// bit 7 (the even codes: a mask, two shifts and a merge; the odd ones, whose sign is in place
+// already, a shift, a mask and a merge). Such a byte is the high byte of the code's
 // value times 2^-14 as an fp16 number (subnormal for 0 and 0.5), the low byte zero: one byte
 // permute places the two bytes of a pair. One multiply by the scale times 2^14 restores the
 // value, exactly wherever it is an fp16 number: scales 2^-23 .. 2^13 (Fp4HalfScale).
@@ -115,6 +116,12 @@ __device__ inline uint32_t fp4_codes_to_high_bytes(uint32_t codes) {  // a code 
 struct Fp4HalfScale {
   uint32_t factor, scale2;
   bool big, bad;
+  // e in 99 .. 128 (a normal fp16 factor; every scale of a trained checkpoint's experts): the
+  // one subtraction and multiply that the general constructor's selects reduce to.
+  static constexpr uint8_t kNormalLow = 99, kNormalHigh = 128;
+  struct Normal {};
+  __device__ Fp4HalfScale(uint8_t e, Normal)
+      : factor((uint32_t(e) - 98u) * 0x04000400u), scale2(0x3C003C00u), big(false), bad(false) {}
   __device__ explicit Fp4HalfScale(uint8_t e) : big(e > 128), bad(e > 140) {
     uint32_t f = e < 89 ? 0u : e < 99 ? 1u << (e - 89) : (uint32_t(e) - 98u) << 10;
     uint32_t f2 = 0x3C00u;
@@ -126,7 +133,7 @@ struct Fp4HalfScale {
 template <bool Big>
 __device__ inline void fp4_group_to_f16(uint32_t word, const Fp4HalfScale& s, uint32_t (&out)[4]) {
   const uint32_t even = fp4_codes_to_high_bytes(word & 0x0F0F0F0Fu);        // codes 0, 2, 4, 6
-  const uint32_t odd = fp4_codes_to_high_bytes((word >> 4) & 0x0F0F0F0Fu);  // codes 1, 3, 5, 7
+  const uint32_t odd = ((word >> 3) & 0x0E0E0E0Eu) | (word & 0x80808080u);  // codes 1, 3, 5, 7
   // Pair p holds codes p and p + 4: bytes 0 and 2 (p = 0, 1) or 1 and 3 (p = 2, 3) of its word.
   const uint32_t raw[4] = {__byte_perm(even, 0u, 0x2404u), __byte_perm(odd, 0u, 0x2404u),
                            __byte_perm(even, 0u, 0x3414u), __byte_perm(odd, 0u, 0x3414u)};

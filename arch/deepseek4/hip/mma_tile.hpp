@@ -58,21 +58,45 @@ __device__ inline void decode_fp4_words(const uint32_t (&words)[2][2][2], const 
 // The fp16 decode (ExpertPrecision::Fp16) of a lane's FP4 words and scale bytes, the two-multiply
 // path only where one of the four scales needs it. A scale past fp16's range is recorded in
 // *scale_fault (fault_key | the scale byte) and its weights decode to NaN.
-__device__ inline void decode_fp4_f16(const uint32_t (&words)[2][2][2], const uint8_t (&sc)[2][2],
-                                      unsigned long long* scale_fault, unsigned long long fault_key,
-                                      uint32_t (&a)[2][2][8]) {
-  const Fp4HalfScale s[2][2] = {{Fp4HalfScale(sc[0][0]), Fp4HalfScale(sc[0][1])},
-                                {Fp4HalfScale(sc[1][0]), Fp4HalfScale(sc[1][1])}};
-  if (s[0][0].big || s[0][1].big || s[1][0].big || s[1][1].big) {
+// Runs decode(s, Big) with the four fp16 scales of a lane's step (s[fragment][half]) and whether
+// one of them needs the two-multiply path; the first scale past fp16's range is recorded in
+// *scale_fault (fault_key | the scale byte). Four scales all in Fp4HalfScale's normal range (the
+// rule) take its short constructor, and only the rest its general one. WarpUniform: Big is the
+// same for the whole warp (every lane active), as decode must have it where it issues matrix
+// instructions (mma.sync in code the lanes do not all take is undefined); a lane whose scales
+// need no second multiply gets the same bits from it (scale2 is 1).
+template <bool WarpUniform = false, class Decode>
+__device__ inline void with_fp4_half_scales(const uint8_t (&sc)[2][2], unsigned long long* scale_fault,
+                                            unsigned long long fault_key, Decode decode) {
+  using S = Fp4HalfScale;
+  auto general = [&](S(&s)[2][2]) {
+    bool big = false;
 #pragma unroll
     for (int f = 0; f < 2; ++f)
 #pragma unroll
-      for (int h = 0; h < 2; ++h)
+      for (int h = 0; h < 2; ++h) {
+        s[f][h] = S(sc[f][h]);
+        big = big || s[f][h].big;
         if (s[f][h].bad && scale_fault) atomicCAS(scale_fault, 0ull, fault_key | sc[f][h]);
-    decode_fp4_words<true>(words, s, a);
-  } else {
-    decode_fp4_words<false>(words, s, a);
-  }
+      }
+    return big;
+  };
+  S s[2][2] = {{S(sc[0][0], S::Normal{}), S(sc[0][1], S::Normal{})},
+               {S(sc[1][0], S::Normal{}), S(sc[1][1], S::Normal{})}};
+  const uint32_t spread = max(max(uint32_t(sc[0][0] - S::kNormalLow), uint32_t(sc[0][1] - S::kNormalLow)),
+                              max(uint32_t(sc[1][0] - S::kNormalLow), uint32_t(sc[1][1] - S::kNormalLow)));
+  bool big = spread > uint32_t(S::kNormalHigh - S::kNormalLow) && general(s);
+  if constexpr (WarpUniform) big = __any_sync(0xFFFFFFFFu, big);
+  if (big) decode(s, std::true_type{});
+  else decode(s, std::false_type{});
+}
+
+__device__ inline void decode_fp4_f16(const uint32_t (&words)[2][2][2], const uint8_t (&sc)[2][2],
+                                      unsigned long long* scale_fault, unsigned long long fault_key,
+                                      uint32_t (&a)[2][2][8]) {
+  with_fp4_half_scales(sc, scale_fault, fault_key, [&](const Fp4HalfScale(&s)[2][2], auto big) {
+    decode_fp4_words<decltype(big)::value>(words, s, a);
+  });
 }
 
 // A lane's share of its warp's weights: for fragment f (16 rows) and half h (row g or g + 8 of

@@ -59,6 +59,36 @@ __device__ inline int64_t stream_stored_row(const DeviceMat& m0, const DeviceMat
   return m->row_offset + r;
 }
 
+// One step of 64 columns as mma_step multiplies it (the same products into each accumulator in the
+// same order: k slices 0 .. 3), each 8-column group of the lane's words decoded just before the
+// two k slices that use it, so that half the decoded registers are live at a time.
+template <int BN, int NTU, bool Guard, bool Big>
+__device__ inline void stream_step(const uint16_t* tile, const uint32_t (&words)[2][2][2],
+                                   const Fp4HalfScale (&s)[2][2], int n_tokens, int g, int q,
+                                   float (&acc)[2][BN / 8][4]) {
+#pragma unroll
+  for (int grp = 0; grp < 2; ++grp) {
+    uint32_t a[2][2][4];
+#pragma unroll
+    for (int f = 0; f < 2; ++f)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) fp4_group_to_f16<Big>(words[f][h][grp], s[f][h], a[f][h]);
+#pragma unroll
+    for (int nt = 0; nt < NTU; ++nt) {
+      if (Guard && nt * 8 >= n_tokens) break;
+      const uint4 b = reinterpret_cast<const uint4*>(tile + (nt * 8 + g) * kMmaPitch + q * 16)[grp];
+      const uint32_t bv[4] = {b.x, b.y, b.z, b.w};
+#pragma unroll
+      for (int k = 0; k < 2; ++k)
+#pragma unroll
+        for (int f = 0; f < 2; ++f) {
+          const uint32_t frag[4] = {a[f][0][2 * k], a[f][1][2 * k], a[f][0][2 * k + 1], a[f][1][2 * k + 1]};
+          mma::mma_f16(acc[f][nt], frag, bv[2 * k], bv[2 * k + 1]);
+        }
+    }
+  }
+}
+
 // mma_block's contract for FP4 weights and ExpertPrecision::Fp16, the token rows given as fp16
 // in k order: xrow16(t) is token t's row of `cols` values (16-byte aligned). Launched with
 // stream_shared_bytes(BN, cols) of dynamic shared memory; cols passes stream_cols_ok.
@@ -150,11 +180,10 @@ __device__ inline void mma_stream_block(const DeviceMat& m0, const DeviceMat& m1
           words[f][h][0] = v.x, words[f][h][1] = v.y;
           sc[f][h] = scales[L * scale_pitch + 2 * s + q / 2];  // the lane's 16 columns share one
         }
-      uint32_t a[2][2][8];
-      decode_fp4_f16(words, sc, scale_fault, fault_key, a);
-      using Tile = const uint16_t[1][BN * kMmaPitch];
-      mma_step<ExpertPrecision::Fp16, BN, NTU, decltype(guard)::value>(*reinterpret_cast<Tile*>(stage + kWeightBytes),
-                                                                       a, n_tokens, g, q, acc);
+      with_fp4_half_scales<true>(sc, scale_fault, fault_key, [&](const Fp4HalfScale(&hs)[2][2], auto big) {
+        stream_step<BN, NTU, decltype(guard)::value, decltype(big)::value>(
+            reinterpret_cast<const uint16_t*>(stage + kWeightBytes), words, hs, n_tokens, g, q, acc);
+      });
     }
     mma_store_tile<Pair, BN, NTU>(acc, wrow0, n_rows, n_tokens, g, q, store);
   });
