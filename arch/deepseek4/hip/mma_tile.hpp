@@ -38,9 +38,10 @@ struct MmaShared {
 // A lane's FP4 words of one step (words[fragment][half][8-column group]) decoded with their
 // row halves' scales: into fp16 pairs under an Fp4HalfScale (ExpertPrecision::Fp16), else into
 // bf16 pairs, in k order. Big: one of the scales needs the two-multiply path.
-template <bool Big, class Scale>
-__device__ inline void decode_fp4_words(const uint32_t (&words)[2][2][2], const Scale (&s)[2][2],
-                                        uint32_t (&a)[2][2][8]) {
+// group(f, h, grp, out) for each of a lane's 8-column groups (fragment f, row half h, group grp
+// of its 16 columns), its four pairs stored into a in k order.
+template <class Group>
+__device__ inline void decode_lane_groups(uint32_t (&a)[2][2][8], Group group) {
 #pragma unroll
   for (int f = 0; f < 2; ++f)
 #pragma unroll
@@ -48,11 +49,19 @@ __device__ inline void decode_fp4_words(const uint32_t (&words)[2][2][2], const 
 #pragma unroll
       for (int grp = 0; grp < 2; ++grp) {
         uint32_t out[4];
-        if constexpr (std::is_same_v<Scale, Fp4HalfScale>) fp4_group_to_f16<Big>(words[f][h][grp], s[f][h], out);
-        else fp4_group_to_bf16<Big>(words[f][h][grp], s[f][h], out);
+        group(f, h, grp, out);
 #pragma unroll
         for (int p = 0; p < 4; ++p) a[f][h][4 * grp + p] = out[p];
       }
+}
+
+template <bool Big, class Scale>
+__device__ inline void decode_fp4_words(const uint32_t (&words)[2][2][2], const Scale (&s)[2][2],
+                                        uint32_t (&a)[2][2][8]) {
+  decode_lane_groups(a, [&](int f, int h, int grp, uint32_t(&out)[4]) {
+    if constexpr (std::is_same_v<Scale, Fp4HalfScale>) fp4_group_to_f16<Big>(words[f][h][grp], s[f][h], out);
+    else fp4_group_to_bf16<Big>(words[f][h][grp], s[f][h], out);
+  });
 }
 
 // The fp16 decode (ExpertPrecision::Fp16) of a lane's FP4 words and scale bytes, the two-multiply
@@ -168,23 +177,15 @@ struct MmaWeightLoader {
       if (s[0][0].big || s[0][1].big || s[1][0].big || s[1][1].big) decode_fp4_words<true>(raw, s, a);
       else decode_fp4_words<false>(raw, s, a);
     } else {
-#pragma unroll
-      for (int f = 0; f < 2; ++f)
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-          for (int grp = 0; grp < 2; ++grp) {
-            const uint32_t* w = raw[f][h] + grp * (kWords / 2);
-            uint32_t out[4];
-            if constexpr (W == WeightCode::BF16) {
-              bf16_group_to_pairs({w[0], w[1], w[2], w[3]}, out);
-            } else {
-              const float factor = fp8_group_factor(sc[f][h], w[0], w[1]);
-              fp8_group_to_bf16(w[0], w[1], factor, out);
-            }
-#pragma unroll
-            for (int p = 0; p < 4; ++p) a[f][h][4 * grp + p] = out[p];
-          }
+      decode_lane_groups(a, [&](int f, int h, int grp, uint32_t(&out)[4]) {
+        const uint32_t* w = raw[f][h] + grp * (kWords / 2);
+        if constexpr (W == WeightCode::BF16) {
+          bf16_group_to_pairs({w[0], w[1], w[2], w[3]}, out);
+        } else {
+          const float factor = fp8_group_factor(sc[f][h], w[0], w[1]);
+          fp8_group_to_bf16(w[0], w[1], factor, out);
+        }
+      });
     }
   }
 };
