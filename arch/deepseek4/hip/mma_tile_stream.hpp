@@ -7,9 +7,10 @@
 // arrive once, up front.
 //
 // Why: on the H100 the register tile moved about 1.3 TB/s of expert weights, each step waiting
-// for a load issued one step before: the weights' latency, not their bytes nor the matrix pipe,
-// set its pace. The token rows arrive already rounded (round_tokens_f16, or the w1/w3 tile's own
-// fp16 output for w2), in the tile's k order, so a block copies them as they are.
+// for a load issued one step before, and with the same instructions this tile took w1/w3 from
+// 6.7 to 5.4 ms of a 1,024-token batch (bench/results/2026-12-06-streamed-experts.md). The token
+// rows arrive already rounded (round_tokens_f16, or the w1/w3 tile's own fp16 output for w2), in
+// the tile's k order, so a block copies them as they are.
 //
 // Shared memory of a block (dynamic): the scale bytes, 256 rows of cols / 32 padded by 16 bytes
 // (so the eight rows a lane group reads fall in different banks), then kStreamStages stages, each
