@@ -35,9 +35,6 @@ struct MmaShared {
   uint16_t b[2][x_parts(X)][BN * kMmaPitch];
 };
 
-// A lane's FP4 words of one step (words[fragment][half][8-column group]) decoded with their
-// row halves' scales: into fp16 pairs under an Fp4HalfScale (ExpertPrecision::Fp16), else into
-// bf16 pairs, in k order. Big: one of the scales needs the two-multiply path.
 // group(f, h, grp, out) for each of a lane's 8-column groups (fragment f, row half h, group grp
 // of its 16 columns), its four pairs stored into a in k order.
 template <class Group>
@@ -55,6 +52,9 @@ __device__ inline void decode_lane_groups(uint32_t (&a)[2][2][8], Group group) {
       }
 }
 
+// A lane's FP4 words of one step (words[fragment][half][8-column group]) decoded with their
+// row halves' scales: into fp16 pairs under an Fp4HalfScale (ExpertPrecision::Fp16), else into
+// bf16 pairs, in k order. Big: one of the scales needs the two-multiply path.
 template <bool Big, class Scale>
 __device__ inline void decode_fp4_words(const uint32_t (&words)[2][2][2], const Scale (&s)[2][2],
                                         uint32_t (&a)[2][2][8]) {
@@ -64,9 +64,6 @@ __device__ inline void decode_fp4_words(const uint32_t (&words)[2][2][2], const 
   });
 }
 
-// The fp16 decode (ExpertPrecision::Fp16) of a lane's FP4 words and scale bytes, the two-multiply
-// path only where one of the four scales needs it. A scale past fp16's range is recorded in
-// *scale_fault (fault_key | the scale byte) and its weights decode to NaN.
 // Runs decode(s, Big) with the four fp16 scales of a lane's step (s[fragment][half]) and whether
 // one of them needs the two-multiply path; the first scale past fp16's range is recorded in
 // *scale_fault (fault_key | the scale byte). Four scales all in Fp4HalfScale's normal range (the
@@ -100,6 +97,9 @@ __device__ inline void with_fp4_half_scales(const uint8_t (&sc)[2][2], unsigned 
   else decode(s, std::false_type{});
 }
 
+// The fp16 decode (ExpertPrecision::Fp16) of a lane's FP4 words and scale bytes, the two-multiply
+// path only where one of the four scales needs it. A scale past fp16's range is recorded in
+// *scale_fault (fault_key | the scale byte) and its weights decode to NaN.
 __device__ inline void decode_fp4_f16(const uint32_t (&words)[2][2][2], const uint8_t (&sc)[2][2],
                                       unsigned long long* scale_fault, unsigned long long fault_key,
                                       uint32_t (&a)[2][2][8]) {
