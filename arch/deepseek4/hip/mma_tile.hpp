@@ -8,6 +8,9 @@
 // mma_operands.hpp, and it reads the token tile (B), stored in the same order, with two 16-byte
 // loads. x is rounded into that tile as the precision says (one fp16 part, two bf16 parts or
 // one), double-buffered, so a step needs one barrier.
+// FP4 experts on fp16 operands take the streamed variant of this tile by default
+// (mma_tile_stream.hpp: the same warps and products, operands copied into shared memory several
+// steps ahead); this one serves the other encodings and precisions, and matrix_expert_stream: false.
 // (A tile that decoded the weights into shared memory and read them back with ldmatrix was
 // bound by the L1 pipe at 93% on the experts, whose token tiles hold few tokens; the dense
 // projections keep it, mma_tile_staged.hpp, since its warps share more of each operand.)

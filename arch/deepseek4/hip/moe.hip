@@ -301,12 +301,23 @@ WeightCode part_code(const ExpertPart& p, int64_t rows, int64_t cols, uint32_t l
 
 }  // namespace
 
+namespace {
+
+// moe_streams_experts for a layer whose parts' codes moe() has already read.
+bool streams_experts(const GpuLayerParams& lp, const ExpertLayout& layout, WeightCode up_code, WeightCode down_code,
+                     int64_t D, int64_t I, int64_t max_tokens) {
+  return lp.gemm.expert_stream && lp.gemm.expert_matrix(max_tokens) &&
+         lp.gemm.expert_precision == ExpertPrecision::Fp16 &&
+         expert_stream_applies(up_code, down_code, D, I, part_args(layout.w1), part_args(layout.w3),
+                               part_args(layout.w2));
+}
+
+}  // namespace
+
 bool moe_streams_experts(const GpuLayerParams& lp, const ExpertLayout& layout, const Config& c, int64_t max_tokens) {
   const int64_t D = c.hidden_size, I = c.moe_intermediate_size;
-  return lp.gemm.expert_stream && lp.gemm.expert_matrix(max_tokens) &&
-         lp.gemm.expert_precision == ExpertPrecision::Fp16 && layout.w1.dtype == layout.w3.dtype &&
-         expert_stream_applies(part_code(layout.w1, I, D, 0, "w1"), part_code(layout.w2, D, I, 0, "w2"), D, I,
-                               part_args(layout.w1), part_args(layout.w3), part_args(layout.w2));
+  return layout.w1.dtype == layout.w3.dtype && streams_experts(lp, layout, part_code(layout.w1, I, D, 0, "w1"),
+                                                               part_code(layout.w2, D, I, 0, "w2"), D, I, max_tokens);
 }
 
 namespace {
@@ -706,7 +717,7 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
   // The streamed tiles take the layer's tokens rounded to fp16 once, whichever bands and groups
   // then launch; a band whose slots are not aligned for the matrix cores takes the CUDA cores.
   const uint16_t* x16 = nullptr;
-  if (moe_streams_experts(lp, layout, c, max_count) && reinterpret_cast<uintptr_t>(yn) % 16 == 0) {
+  if (streams_experts(lp, layout, up_code, down_code, D, I, max_count) && reinterpret_cast<uintptr_t>(yn) % 16 == 0) {
     launch_round_tokens_f16(yn, S, D, sc.x16, stream);
     x16 = sc.x16;
   }
