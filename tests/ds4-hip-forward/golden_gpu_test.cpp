@@ -34,9 +34,10 @@ double scaled_diff(const float* got, const float* want, size_t n) {
 
 // Every check against the reference on one fixture; returns the one-shot prefill's logits.
 // library_min_tokens 8 sends every 64-token batch's dense products to the vendor's BLAS, held to
-// the same tolerances as the default path.
-std::vector<float> check_fixture(const fs::path& dir, uint32_t library_min_tokens) {
-  INFO("fixture ", dir.string(), ", library_min_tokens ", library_min_tokens);
+// the same tolerances as the default path; single_token puts decode's experts on the matrix cores
+// (FP4 experts on fp16 operands, as long-prompt's: mma_gemv_fp4.hpp).
+std::vector<float> check_fixture(const fs::path& dir, uint32_t library_min_tokens, bool single_token = false) {
+  INFO("fixture ", dir.string(), ", library_min_tokens ", library_min_tokens, ", single_token ", single_token);
   const GoldenFixture fx(dir);
   const size_t P = fx.P, n = fx.n, V = fx.V;
 
@@ -46,6 +47,7 @@ std::vector<float> check_fixture(const fs::path& dir, uint32_t library_min_token
   const uint32_t ctx = uint32_t(P + n + 1);
   ModelOptions options{ctx, 64};
   options.library_min_tokens = library_min_tokens;
+  options.matrix_single_token = single_token;
   gpu::GpuModel m(fx.cfg, fx.weights(), fx.layout(), &experts, stream.stream, options);
 
   // Whole-prompt prefill.
@@ -87,7 +89,8 @@ std::vector<float> check_fixture(const fs::path& dir, uint32_t library_min_token
   small.forward(fx.prompt.data(), uint32_t(P), logits.data(), true);
   CHECK(scaled_diff(logits.data(), one_shot.data(), P * V) <= kBatchingTolerance);
 
-  MESSAGE(dir.filename().string(), " (library_min_tokens ", library_min_tokens, "): prefill max |diff| / scale ",
+  MESSAGE(dir.filename().string(), " (library_min_tokens ", library_min_tokens, ", single_token ", single_token,
+          "): prefill max |diff| / scale ",
           prefill_diff, ", decode ", greedy.worst, ", greedy ", greedy.matching, "/", n, ", device bytes ",
           m.device_bytes());
   return one_shot;
@@ -139,6 +142,7 @@ TEST_CASE("GPU: every golden fixture matches transformers: prefill, chunked pref
   for (const auto& dir : golden_fixtures()) {
     const std::vector<float> tiles = check_fixture(dir, 0);
     library_differs += check_fixture(dir, 8) != tiles ? 1 : 0;
+    check_fixture(dir, 0, true);
   }
   // Where the build has the library, its sums are in another order: some prompt must come out
   // different, or the option did not reach the products.

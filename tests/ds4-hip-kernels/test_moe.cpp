@@ -304,20 +304,23 @@ struct ScaleRange {
 // (ExpertPrecision::Fp16), 200 tokens of a scored layer, x uniform in +-x_amplitude, the SwiGLU
 // clamped at `limit`. The inputs keep w1 x and w3 x a few times the clamp at most: where they are
 // far past it, any rounding of x moves the clamped values near zero by their whole range.
-// poison >= 0: that expert's first w1 scale becomes 2^113 instead. Returns the fault the call
-// reported ("" when none), and where there was none, checks the result against the CPU's.
+// poison >= 0: that expert's first w1 scale becomes 2^113 instead (kPoisonAll: every expert's).
+// tokens: 200, or 1 for decode's single-token products (on the matrix cores). Returns the fault
+// the call reported ("" when none), and where there was none, checks the result against the CPU's.
+constexpr int kPoisonAll = 1 << 20;
 std::string fp16_scales_run(ScaleRange up, ScaleRange down, float x_amplitude, double limit, int poison, uint64_t seed,
-                            int64_t intermediate = 192) {
+                            int64_t intermediate = 192, int64_t tokens = 200) {
   Rng rng(seed);
   gpu::test::Device dev;
   cpu::ThreadPool pool(1);
   Config c = moe_config(ScoringFunc::SqrtSoftplus, 256, intermediate);
   c.swiglu_limit = limit;
   const uint32_t layer_id = 1;
-  const int64_t S = 200, D = c.hidden_size, E = c.n_routed_experts;
+  const int64_t S = tokens, D = c.hidden_size, E = c.n_routed_experts;
   const MoeLayer layer(rng, dev, c, c.mlp_layer_types[layer_id]);
   gpu::GpuLayerParams params = layer.dev;
   params.gemm.matrix_min_tokens = params.gemm.expert_min_tokens = 16;
+  params.gemm.single_token = true;
   params.gemm.expert_precision = ExpertPrecision::Fp16;
   const ExpertLayout layout = ExpertLayout::packed(c.hidden_size, c.moe_intermediate_size, Dtype::I8, Dtype::I8);
   ResidentExpertSource host_experts(layout, c.num_hidden_layers, c.n_routed_experts);
@@ -332,16 +335,17 @@ std::string fp16_scales_run(ScaleRange up, ScaleRange down, float x_amplitude, d
         for (uint64_t i = 0; i < n; ++i)
           sc[i] = std::byte(uint8_t(range.lo + rng.below(int32_t(range.hi - range.lo) + 1)));
       }
-  if (poison >= 0) host_experts.slot(layer_id, uint32_t(poison))[layout.w1.scale_offset] = std::byte(240);
+  for (uint32_t e = 0; e < uint32_t(E); ++e)
+    if (poison == kPoisonAll || int(e) == poison) host_experts.slot(layer_id, e)[layout.w1.scale_offset] = std::byte(240);
 
-  std::vector<int32_t> tokens(static_cast<size_t>(S));
-  for (auto& t : tokens) t = rng.below(int32_t(c.vocab_size));
+  std::vector<int32_t> ids(static_cast<size_t>(S));
+  for (auto& t : ids) t = rng.below(int32_t(c.vocab_size));
   const std::vector<float> yn = rng.floats(size_t(S * D), -x_amplitude, x_amplitude);
   ResidentDeviceExperts source(host_experts, dev, c.num_hidden_layers, uint32_t(E));
   auto msc = gpu::allocate_moe_scratch(c, S, dev.arena(), dev.pinned());
   float* out = dev.zeros<float>(size_t(S * D));
   MoeStats stats;
-  gpu::moe(params, c, layer_id, tokens.data(), dev.put(tokens), S, dev.put(yn), source, layout, *msc, out, stats,
+  gpu::moe(params, c, layer_id, ids.data(), dev.put(ids), S, dev.put(yn), source, layout, *msc, out, stats,
            dev.stream());
   gpu::fetch_router_fault(*msc, dev.stream());
   const std::vector<float> got = dev.get(out, size_t(S * D));  // synchronizes
@@ -355,7 +359,7 @@ std::string fp16_scales_run(ScaleRange up, ScaleRange down, float x_amplitude, d
   std::vector<float> want(size_t(S * D));
   MoeStats want_stats;
   BandedCpuSource cpu_source(host_experts, uint32_t(E));
-  moe(pool, layer.cpu, c, layer_id, tokens.data(), S, yn.data(), cpu_source, layout, sc, want.data(), want_stats);
+  moe(pool, layer.cpu, c, layer_id, ids.data(), S, yn.data(), cpu_source, layout, sc, want.data(), want_stats);
   check_close("fp16 expert tiles, scales " + std::to_string(up.lo) + ".." + std::to_string(up.hi) + " / " +
                   std::to_string(down.lo) + ".." + std::to_string(down.hi),
               got, want, 2e-3);
@@ -472,6 +476,32 @@ TEST_CASE("gpu moe's single-token expert products on the matrix cores match forw
   check_moe(Dtype::I8, Dtype::I8, 1, 1, 0, seed++, 8192, 256, true);
 }
 
+TEST_CASE("gpu moe's single-token FP4 expert products on fp16 operands match forward/moe.cpp") {
+  // mma_gemv_fp4.hpp: a warp per 16 rows across all columns, two chunks of four 128-column steps
+  // in turn. D 4096 / I 2048 (decode's shape: 8 and 4 chunks), D 1152 / I 384 (9 and 3 steps: a
+  // short last chunk, and an odd number of chunks), D 256 / I 128 (one chunk each), D 1088 / I 192
+  // (a last half step of 64 columns); rows 384, 192 and 128 leave warps past the last row.
+  uint64_t seed = 1000;
+  for (uint32_t layer : {0u, 1u})
+    for (const auto& [hidden, inter] :
+         {std::pair<int64_t, int64_t>{4096, 2048}, {1152, 384}, {256, 128}, {1088, 192}}) {
+      check_moe(Dtype::I8, Dtype::I8, layer, 1, 0, seed++, hidden, inter, true, 0, ExpertPrecision::Fp16);
+      check_moe(Dtype::I8, Dtype::I8, layer, 1, 2, seed++, hidden, inter, true, 0, ExpertPrecision::Fp16);  // bands
+    }
+  auto takes = [](int64_t hidden, int64_t inter, Dtype w13, bool single_token) {
+    const Config c = moe_config(ScoringFunc::SqrtSoftplus, hidden, inter);
+    gpu::GpuLayerParams lp;
+    lp.gemm.single_token = single_token;
+    return gpu::moe_single_token_fp16(lp, ExpertLayout::packed(c.hidden_size, c.moe_intermediate_size, w13, Dtype::I8),
+                                      c);
+  };
+  CHECK(takes(4096, 2048, Dtype::I8, true) == gpu::matrix_cores_available());
+  CHECK_FALSE(takes(4096, 2048, Dtype::I8, false));
+  CHECK(takes(1088, 192, Dtype::I8, true) == gpu::matrix_cores_available());
+  CHECK_FALSE(takes(1056, 192, Dtype::I8, true));  // 1056 is not a whole number of 64-column halves
+  CHECK_FALSE(takes(4096, 2048, Dtype::F8_E4M3, true));
+}
+
 TEST_CASE("gpu moe's fp16 expert tiles take FP4 scales up to 2^13 and report one past it") {
   if (!gpu::matrix_cores_available()) {  // the fp16 tiles are the matrix cores' (NVIDIA sm_80+)
     MESSAGE("no matrix cores on this device: the fp16 expert tiles are not built for it");
@@ -492,4 +522,11 @@ TEST_CASE("gpu moe's fp16 expert tiles take FP4 scales up to 2^13 and report one
   CHECK(fp16_scales_run(two, one, 1.0f / 2048, 200.0, -1, 705, 128) == "");
   const std::string streamed = fp16_scales_run(one, one, 2.0f, 10.0, 5, 706, 128);
   CHECK(streamed.find("routed experts of layer 1: expert 5 has an FP4 block scale 2^113") != std::string::npos);
+  // One token (decode's fp16 products, mma_gemv_fp4.hpp), the same scales; every expert poisoned,
+  // so whichever the token routes to reports.
+  CHECK(fp16_scales_run(one, two, 2.0f, 10.0, -1, 707, 128, 1) == "");
+  CHECK(fp16_scales_run(two, one, 1.0f / 2048, 200.0, -1, 708, 128, 1) == "");
+  const std::string single = fp16_scales_run(one, one, 2.0f, 10.0, kPoisonAll, 709, 128, 1);
+  CHECK(single.find("routed experts of layer 1: expert ") != std::string::npos);
+  CHECK(single.find("has an FP4 block scale 2^113") != std::string::npos);
 }

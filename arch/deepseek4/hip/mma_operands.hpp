@@ -21,6 +21,7 @@
 // and the launchers keep the CUDA-core tiles.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "deepseek4/hip/gemm_policy.hpp"
 #include "deepseek4/hip/row_dot.hpp"
@@ -129,7 +130,40 @@ struct Fp4HalfScale {
     factor = f | (f << 16);
     scale2 = f2 | (f2 << 16);
   }
+  __device__ Fp4HalfScale() = default;
 };
+
+// Runs decode(s, Big) with the fp16 scales of N scale bytes and whether one of them needs the
+// two-multiply path; the first scale past fp16's range is recorded in *scale_fault (fault_key |
+// the scale byte). Scales all in the normal range (the rule) take the short constructor, and only
+// the rest the general one. WarpUniform: Big is the same for the whole warp (every lane active),
+// as decode must have it where it issues matrix instructions (mma.sync in code the lanes do not
+// all take is undefined); a lane whose scales need no second multiply gets the same bits from it
+// (scale2 is 1).
+template <bool WarpUniform = false, int N, class Decode>
+__device__ inline void with_fp4_half_scale_list(const uint8_t (&sc)[N], unsigned long long* scale_fault,
+                                                unsigned long long fault_key, Decode decode) {
+  using S = Fp4HalfScale;
+  S s[N];
+  uint32_t spread = 0;
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    s[i] = S(sc[i], S::Normal{});
+    spread = max(spread, uint32_t(sc[i] - S::kNormalLow));
+  }
+  bool big = false;
+  if (spread > uint32_t(S::kNormalHigh - S::kNormalLow)) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      s[i] = S(sc[i]);
+      big = big || s[i].big;
+      if (s[i].bad && scale_fault) atomicCAS(scale_fault, 0ull, fault_key | sc[i]);
+    }
+  }
+  if constexpr (WarpUniform) big = __any_sync(0xFFFFFFFFu, big);
+  if (big) decode(s, std::true_type{});
+  else decode(s, std::false_type{});
+}
 template <bool Big>
 __device__ inline void fp4_group_to_f16(uint32_t word, const Fp4HalfScale& s, uint32_t (&out)[4]) {
   const uint32_t even = fp4_codes_to_high_bytes(word & 0x0F0F0F0Fu);        // codes 0, 2, 4, 6

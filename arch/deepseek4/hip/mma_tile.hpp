@@ -67,37 +67,15 @@ __device__ inline void decode_fp4_words(const uint32_t (&words)[2][2][2], const 
   });
 }
 
-// Runs decode(s, Big) with the four fp16 scales of a lane's step (s[fragment][half]) and whether
-// one of them needs the two-multiply path; the first scale past fp16's range is recorded in
-// *scale_fault (fault_key | the scale byte). Four scales all in Fp4HalfScale's normal range (the
-// rule) take its short constructor, and only the rest its general one. WarpUniform: Big is the
-// same for the whole warp (every lane active), as decode must have it where it issues matrix
-// instructions (mma.sync in code the lanes do not all take is undefined); a lane whose scales
-// need no second multiply gets the same bits from it (scale2 is 1).
+// with_fp4_half_scale_list (mma_operands.hpp) over the four scale bytes of a lane's step
+// (sc[fragment][half]); decode gets them in the same shape.
 template <bool WarpUniform = false, class Decode>
 __device__ inline void with_fp4_half_scales(const uint8_t (&sc)[2][2], unsigned long long* scale_fault,
                                             unsigned long long fault_key, Decode decode) {
-  using S = Fp4HalfScale;
-  auto general = [&](S(&s)[2][2]) {
-    bool big = false;
-#pragma unroll
-    for (int f = 0; f < 2; ++f)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        s[f][h] = S(sc[f][h]);
-        big = big || s[f][h].big;
-        if (s[f][h].bad && scale_fault) atomicCAS(scale_fault, 0ull, fault_key | sc[f][h]);
-      }
-    return big;
-  };
-  S s[2][2] = {{S(sc[0][0], S::Normal{}), S(sc[0][1], S::Normal{})},
-               {S(sc[1][0], S::Normal{}), S(sc[1][1], S::Normal{})}};
-  const uint32_t spread = max(max(uint32_t(sc[0][0] - S::kNormalLow), uint32_t(sc[0][1] - S::kNormalLow)),
-                              max(uint32_t(sc[1][0] - S::kNormalLow), uint32_t(sc[1][1] - S::kNormalLow)));
-  bool big = spread > uint32_t(S::kNormalHigh - S::kNormalLow) && general(s);
-  if constexpr (WarpUniform) big = __any_sync(0xFFFFFFFFu, big);
-  if (big) decode(s, std::true_type{});
-  else decode(s, std::false_type{});
+  const uint8_t flat[4] = {sc[0][0], sc[0][1], sc[1][0], sc[1][1]};
+  with_fp4_half_scale_list<WarpUniform>(flat, scale_fault, fault_key, [&](const Fp4HalfScale(&s)[4], auto big) {
+    decode(reinterpret_cast<const Fp4HalfScale(&)[2][2]>(s), big);
+  });
 }
 
 // The fp16 decode (ExpertPrecision::Fp16) of a lane's FP4 words and scale bytes, the two-multiply

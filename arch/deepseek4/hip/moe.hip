@@ -320,6 +320,15 @@ bool moe_streams_experts(const GpuLayerParams& lp, const ExpertLayout& layout, c
                                                                part_code(layout.w2, D, I, 0, "w2"), D, I, max_tokens);
 }
 
+bool moe_single_token_fp16(const GpuLayerParams& lp, const ExpertLayout& layout, const Config& c) {
+  const int64_t D = c.hidden_size, I = c.moe_intermediate_size;
+  if (layout.w1.dtype != layout.w3.dtype) return false;
+  const WeightCode up = part_code(layout.w1, I, D, 0, "w1"), down = part_code(layout.w2, D, I, 0, "w2");
+  const PartArgs w1 = part_args(layout.w1), w3 = part_args(layout.w3), w2 = part_args(layout.w2);
+  return lp.gemm.single_token && lp.gemm.expert_precision == ExpertPrecision::Fp16 &&
+         expert_mma_applies(up, down, D, I, w1, w3, w2, true) && expert_fp4_single_applies(up, down, D, I, w1, w3, w2);
+}
+
 namespace {
 
 // One layer's routed-expert launches (moe()): where the weights and the band's group record are,
@@ -396,8 +405,8 @@ void launch_expert_group(const ExpertLaunch& x, int32_t first, int32_t count) {
   }
   if (x.matrix_single) {
     launch_expert_mma_single(table_row, up_code, down_code, part_args(layout.w1), part_args(layout.w3),
-                             part_args(layout.w2), D, I, bd, count, yn, limit, x.act, x.ex_out,
-                             x.precision != ExpertPrecision::Bf16, stream);
+                             part_args(layout.w2), D, I, bd, count, yn, limit, x.act, x.ex_out, x.precision, x.fault,
+                             stream);
     return;
   }
   if (max_count == 1 && x.up_tiles && x.down_tiles &&

@@ -36,6 +36,10 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
 // streamed fp16 tiles (moe_mma_stream.hip) under lp's policy: FP4 experts of suitable shape,
 // ExpertPrecision::Fp16, GemmPolicy::expert_stream, a device with the matrix cores.
 bool moe_streams_experts(const GpuLayerParams& lp, const ExpertLayout& layout, const Config& c, int64_t max_tokens);
+// Whether a decode step's experts of this layer (each serving one token, slots aligned) take the
+// single-token fp16 products (mma_gemv_fp4.hpp) under lp's policy: GemmPolicy::single_token,
+// ExpertPrecision::Fp16, FP4 experts of suitable shape, a device with the matrix cores.
+bool moe_single_token_fp16(const GpuLayerParams& lp, const ExpertLayout& layout, const Config& c);
 
 // Decode routed on the device (moe(), for a source whose slots never move): after the batch's
 // layers, fetch_device_routing queues the copy of their ids to the host; after the stream's next

@@ -1,11 +1,13 @@
-// The single-token expert products on the matrix cores (moe_mma.hpp, mma_gemv.hpp): grid (row
-// blocks, experts of the launch), each block 8 rows of an expert's w1 and w3 (SwiGLU'd) or 16 rows
-// of its w2, against the expert's one token.
+// The single-token expert products on the matrix cores (moe_mma.hpp): grid (row blocks, experts
+// of the launch). FP4 experts on fp16 operands (mma_gemv_fp4.hpp): each warp of a block 8 rows of
+// an expert's w1 and w3 (SwiGLU'd) or 16 rows of its w2, across all columns; the rest
+// (mma_gemv.hpp): each block 8 rows of w1 and w3 or 16 of w2, its warps splitting the columns.
 #include <type_traits>
 
 #include "deepseek4/hip/check.hpp"
 #include "deepseek4/hip/launch.hpp"
 #include "deepseek4/hip/mma_gemv.hpp"
+#include "deepseek4/hip/mma_gemv_fp4.hpp"
 #include "deepseek4/hip/moe_mma.hpp"
 #include "deepseek4/hip/swiglu.hpp"
 
@@ -41,15 +43,68 @@ __global__ void __launch_bounds__(kMmaThreads, 2)
   mma_gemv_block<W, false, Split>(m2, m2, int64_t(blockIdx.x) * kGemvMmaRows, D, I, act + dest * I,
                                   [&](int64_t r, float v) { out[r] = v; });
 }
+
+// Four blocks of 4 warps a multiprocessor: a thread keeps two chunks of loads in registers.
+constexpr int kFp4GemvBlocksPerSm = 4;
+
+__global__ void __launch_bounds__(kFp4GemvThreads, kFp4GemvBlocksPerSm)
+    expert_up_fp4_single_kernel(const std::byte* const* table_row, PartArgs w1, PartArgs w3, int64_t D, int64_t I,
+                                Band band, const float* yn, float limit, float* act, ExpertScaleFault fault) {
+  kernel_entry();
+  extern __shared__ uint4 fp4_single_token[];
+  const int32_t b = int32_t(blockIdx.y), pair = band.starts()[b], expert = band.experts()[b];
+  const std::byte* slot = table_row[expert];
+  stage_token_f16(yn + int64_t(band.tokens()[pair]) * D, D, fp4_single_token);
+  const DeviceMat m1 = part_mat(slot, w1, I, D), m3 = part_mat(slot, w3, I, D);
+  float* out = act + int64_t(band.pairs()[pair]) * I;
+  const int64_t row0 = (int64_t(blockIdx.x) * kFp4GemvWarps + int64_t(threadIdx.x) / 32) * 8;
+  fp4_gemv_f16_warp<true>(m1, m3, row0, I, D, fp4_single_token, fault.record,
+                          expert_scale_fault_key(fault.layer, uint32_t(expert)),
+                          [&](int64_t r, float g, float u) { out[r] = swiglu_value(g, u, limit); });
+}
+
+__global__ void __launch_bounds__(kFp4GemvThreads, kFp4GemvBlocksPerSm)
+    expert_down_fp4_single_kernel(const std::byte* const* table_row, PartArgs w2, int64_t D, int64_t I, Band band,
+                                  const float* act, float* ex_out, ExpertScaleFault fault) {
+  kernel_entry();
+  extern __shared__ uint4 fp4_single_token[];
+  const int32_t b = int32_t(blockIdx.y), pair = band.starts()[b], expert = band.experts()[b];
+  const std::byte* slot = table_row[expert];
+  const int64_t dest = band.pairs()[pair];
+  stage_token_f16(act + dest * I, I, fp4_single_token);
+  const DeviceMat m2 = part_mat(slot, w2, D, I);
+  float* out = ex_out + dest * D;
+  const int64_t row0 = (int64_t(blockIdx.x) * kFp4GemvWarps + int64_t(threadIdx.x) / 32) * 16;
+  fp4_gemv_f16_warp<false>(m2, m2, row0, D, I, fp4_single_token, fault.record,
+                           expert_scale_fault_key(fault.layer, uint32_t(expert)),
+                           [&](int64_t r, float v) { out[r] = v; });
+}
 #endif
 
 }  // namespace
 
+bool expert_fp4_single_applies(WeightCode up_code, WeightCode down_code, int64_t D, int64_t I, const PartArgs& w1,
+                               const PartArgs& w3, const PartArgs& w2) {
+  return up_code == WeightCode::FP4 && down_code == WeightCode::FP4 && fp4_gemv_cols_ok(D) && fp4_gemv_cols_ok(I) &&
+         w1.has_scale && w3.has_scale && w2.has_scale && w1.offset % 16 == 0 && w3.offset % 16 == 0 &&
+         w2.offset % 16 == 0 && matrix_cores_available();
+}
+
 void launch_expert_mma_single(const std::byte* const* table_row, WeightCode up_code, WeightCode down_code,
                               const PartArgs& w1, const PartArgs& w3, const PartArgs& w2, int64_t D, int64_t I,
                               const Band& band, int32_t count, const float* yn, float limit, float* act, float* ex_out,
-                              bool split, Stream stream) {
+                              ExpertPrecision precision, const ExpertScaleFault& fault, Stream stream) {
 #if defined(MOEPAGE_GPU_NVIDIA)
+  if (precision == ExpertPrecision::Fp16 && expert_fp4_single_applies(up_code, down_code, D, I, w1, w3, w2)) {
+    const dim3 up_grid(unsigned((I + 8 * kFp4GemvWarps - 1) / (8 * kFp4GemvWarps)), unsigned(count));
+    const dim3 down_grid(unsigned((D + 16 * kFp4GemvWarps - 1) / (16 * kFp4GemvWarps)), unsigned(count));
+    launch("gpu moe expert w1/w3 (single token, fp16 matrix cores)", expert_up_fp4_single_kernel, up_grid,
+           kFp4GemvThreads, unsigned(D * 2), native(stream), table_row, w1, w3, D, I, band, yn, limit, act, fault);
+    launch("gpu moe expert w2 (single token, fp16 matrix cores)", expert_down_fp4_single_kernel, down_grid,
+           kFp4GemvThreads, unsigned(I * 2), native(stream), table_row, w2, D, I, band, act, ex_out, fault);
+    return;
+  }
+  const bool split = precision != ExpertPrecision::Bf16;
   auto launch_variant = [&](auto split_part) {
     constexpr bool Split = decltype(split_part)::value;
     const dim3 up_grid(unsigned((I + kGemvMmaRows / 2 - 1) / (kGemvMmaRows / 2)), unsigned(count));
@@ -70,7 +125,7 @@ void launch_expert_mma_single(const std::byte* const* table_row, WeightCode up_c
   split ? launch_variant(std::true_type{}) : launch_variant(std::false_type{});
 #else
   (void)table_row, (void)up_code, (void)down_code, (void)w1, (void)w3, (void)w2, (void)D, (void)I, (void)band;
-  (void)count, (void)yn, (void)limit, (void)act, (void)ex_out, (void)split, (void)stream;
+  (void)count, (void)yn, (void)limit, (void)act, (void)ex_out, (void)precision, (void)fault, (void)stream;
   throw GpuError("gpu moe: the matrix-core path is not built for this GPU");
 #endif
 }
