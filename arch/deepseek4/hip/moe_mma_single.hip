@@ -44,40 +44,61 @@ __global__ void __launch_bounds__(kMmaThreads, 2)
                                   [&](int64_t r, float v) { out[r] = v; });
 }
 
-// Four blocks of 4 warps a multiprocessor: a thread keeps two chunks of loads in registers.
-constexpr int kFp4GemvBlocksPerSm = 4;
+// Four blocks of 4 warps a multiprocessor (about 105 registers a thread). The chunking was picked
+// on the H100 among five others (two or four chunks in turn, one to four steps a chunk, two warps
+// splitting a row group's columns): all within 5% of each other and of the CUDA-core kernels in
+// decode (bench/results/2026-12-06-fp16-decode-experts.md).
+constexpr int kFp4SingleChunkSteps = 2, kFp4SingleChunks = 3, kFp4SingleBlocksPerSm = 4;
+using Fp4SingleWarp = Fp4GemvWarp<kFp4SingleChunkSteps, kFp4SingleChunks>;
 
-__global__ void __launch_bounds__(kFp4GemvThreads, kFp4GemvBlocksPerSm)
+// Lane q = 0's sums of a warp's rows: row g's and row g + 8's (pair mode: m1's row g).
+template <bool Pair, class Store>
+__device__ inline void fp4_gemv_store(const float (&acc)[4], int64_t row0, int64_t n_rows, Store store) {
+  const int lane = int(threadIdx.x) % 32, g = lane / 4;
+  if (lane % 4 != 0) return;
+  if constexpr (Pair) {
+    if (row0 + g < n_rows) store(row0 + g, acc[0], acc[2]);
+  } else {
+    if (row0 + g < n_rows) store(row0 + g, acc[0]);
+    if (row0 + g + 8 < n_rows) store(row0 + g + 8, acc[2]);
+  }
+}
+
+__global__ void __launch_bounds__(kFp4GemvThreads, kFp4SingleBlocksPerSm)
     expert_up_fp4_single_kernel(const std::byte* const* table_row, PartArgs w1, PartArgs w3, int64_t D, int64_t I,
                                 Band band, const float* yn, float limit, float* act, ExpertScaleFault fault) {
   kernel_entry();
   extern __shared__ uint4 fp4_single_token[];
   const int32_t b = int32_t(blockIdx.y), pair = band.starts()[b], expert = band.experts()[b];
   const std::byte* slot = table_row[expert];
-  stage_token_f16(yn + int64_t(band.tokens()[pair]) * D, D, fp4_single_token);
   const DeviceMat m1 = part_mat(slot, w1, I, D), m3 = part_mat(slot, w3, I, D);
-  float* out = act + int64_t(band.pairs()[pair]) * I;
   const int64_t row0 = (int64_t(blockIdx.x) * kFp4GemvWarps + int64_t(threadIdx.x) / 32) * 8;
-  fp4_gemv_f16_warp<true>(m1, m3, row0, I, D, fp4_single_token, fault.record,
-                          expert_scale_fault_key(fault.layer, uint32_t(expert)),
-                          [&](int64_t r, float g, float u) { out[r] = swiglu_value(g, u, limit); });
+  Fp4SingleWarp w(m1, m3, row0, I, D, 0, (D + kFp4GemvCols - 1) / kFp4GemvCols, std::true_type{});
+  w.prefetch();
+  stage_token_f16(yn + int64_t(band.tokens()[pair]) * D, D, fp4_single_token);
+  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  w.run(fp4_single_token, fault.record, expert_scale_fault_key(fault.layer, uint32_t(expert)), acc);
+  float* out = act + int64_t(band.pairs()[pair]) * I;
+  fp4_gemv_store<true>(acc, row0, I, [&](int64_t r, float g, float u) { out[r] = swiglu_value(g, u, limit); });
 }
 
-__global__ void __launch_bounds__(kFp4GemvThreads, kFp4GemvBlocksPerSm)
+__global__ void __launch_bounds__(kFp4GemvThreads, kFp4SingleBlocksPerSm)
     expert_down_fp4_single_kernel(const std::byte* const* table_row, PartArgs w2, int64_t D, int64_t I, Band band,
                                   const float* act, float* ex_out, ExpertScaleFault fault) {
   kernel_entry();
   extern __shared__ uint4 fp4_single_token[];
   const int32_t b = int32_t(blockIdx.y), pair = band.starts()[b], expert = band.experts()[b];
   const std::byte* slot = table_row[expert];
+  const DeviceMat m2 = part_mat(slot, w2, D, I);
+  const int64_t row0 = (int64_t(blockIdx.x) * kFp4GemvWarps + int64_t(threadIdx.x) / 32) * 16;
+  Fp4SingleWarp w(m2, m2, row0, D, I, 0, (I + kFp4GemvCols - 1) / kFp4GemvCols, std::false_type{});
+  w.prefetch();
   const int64_t dest = band.pairs()[pair];
   stage_token_f16(act + dest * I, I, fp4_single_token);
-  const DeviceMat m2 = part_mat(slot, w2, D, I);
+  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  w.run(fp4_single_token, fault.record, expert_scale_fault_key(fault.layer, uint32_t(expert)), acc);
   float* out = ex_out + dest * D;
-  const int64_t row0 = (int64_t(blockIdx.x) * kFp4GemvWarps + int64_t(threadIdx.x) / 32) * 16;
-  fp4_gemv_f16_warp<false>(m2, m2, row0, D, I, fp4_single_token, fault.record,
-                           expert_scale_fault_key(fault.layer, uint32_t(expert)),
-                           [&](int64_t r, float v) { out[r] = v; });
+  fp4_gemv_store<false>(acc, row0, D, [&](int64_t r, float v) { out[r] = v; });
 }
 #endif
 
