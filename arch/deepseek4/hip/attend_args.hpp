@@ -27,9 +27,8 @@ struct AttendArgs {
   // r, entry e at row key_entry_row0 + e; null where that kernel does not run.
   const uint16_t* key_parts = nullptr;
   int64_t key_entry_row0 = 0;
-  // The matrix-core prompt kernel and the split kernel (decode, heads of at most kKeyRegs lanes'
-  // registers): q as projected, each head's RMSNorm (eps q_eps, no weight) and rope still to apply
-  // as the kernel loads it; otherwise q arrives normed and roped.
+  // The matrix-core prompt kernel only: q as projected, each head's RMSNorm (eps q_eps, no weight)
+  // and rope still to apply as the kernel loads it; otherwise q arrives normed and roped.
   bool q_raw = false;
   float q_eps = 0.0f;
   // The matrix-core prompt kernel only: where non-null, the output goes here instead of `out`, as

@@ -43,32 +43,6 @@ constexpr int kKeyRegs = 16;          // a head of up to 16 elements per lane is
 constexpr int64_t kSplitItems = 128;  // split only batches of at most this many items
 constexpr int64_t kKeysPerSplit = 8;  // and give every block at least this many keys
 
-// What norm_rope does to a head's row of q (1 / RMS in double, no weight, then the rope of the
-// last 2 * half elements at position pos), on a warp's copy of it: lane l holds elements
-// l + u * warp. The sum of squares is the warp's own, so every warp of the block gets it without a
-// barrier; a rope pair's two elements sit in neighbouring lanes. Every lane of the warp calls it.
-__device__ inline void norm_rope_q_row(const AttendArgs& a, int64_t pos, float (&qv)[kKeyRegs]) {
-  const int lane = int(threadIdx.x) % MP_WARP_SIZE;
-  double ss = 0;
-#pragma unroll
-  for (int u = 0; u < kKeyRegs; ++u) ss += double(qv[u]) * double(qv[u]);
-  const double inv = 1.0 / sqrt(warp_sum(ss) / double(a.hd) + double(a.q_eps));
-  const int64_t rope0 = a.hd - 2 * int64_t(a.half);
-  const bool even = lane % 2 == 0;
-#pragma unroll
-  for (int u = 0; u < kKeyRegs; ++u) {
-    const int64_t d = lane + int64_t(u) * MP_WARP_SIZE;
-    const float y = float(double(qv[u]) * inv), partner = MP_SHFL_XOR(y, 1);
-    if (d < a.hd && d >= rope0) {
-      const int64_t at = pos * a.half + (d - rope0) / 2;
-      const float2 rot = rope_pair(even ? y : partner, even ? partner : y, a.cos[at], a.sin[at]);
-      qv[u] = even ? rot.x : rot.y;
-    } else {
-      qv[u] = y;
-    }
-  }
-}
-
 // One block per (token, head) and split of its keys; each warp folds a strided share of the
 // block's keys into its own running max, denominator and weighted sum (lanes own channels), then
 // the warps merge with the sink (one split), or into the block's partial that the item's last
@@ -105,7 +79,6 @@ __global__ void __launch_bounds__(kThreads) attend_kernel(AttendArgs a) {
       qv[u] = d < hd ? q[d] : 0.0f;
       av[u] = 0.0f;
     }
-    if (a.q_raw) norm_rope_q_row(a, pos, qv);
     for (int64_t k = k_begin + warp; k < k_end; k += warps) {
       const float* key = key_of(k);
       float kv[kKeyRegs];
@@ -338,8 +311,8 @@ __global__ void __launch_bounds__(kThreads) norm_rope_kernel(NormRopeArgs a) {
 // took 3.81 ms, and 3.35 ms this way). The warp's lanes own pairs lane + k*warp; the sum of squares is a warp sum.
 constexpr int kRowPairs = 16;  // rows of up to 1,024 floats (2,048 on 64-wide wavefronts)
 // Below this many rows (a decode step: q's latent row, the KV row, 64 Q heads) a block per row:
-// one warp alone over a row took 7.6-11.5 us a launch there, three launches a layer (H100,
-// 2026-12-06), where a block per row took about 3 us (H200, 2026-12-04).
+// there one warp alone over a row took 7.9 us a launch on average, a block per row 3.8 us, three
+// launches a layer (H100, 2026-12-06: decode 2-3% faster).
 constexpr int64_t kRowsKernelMinRows = 256;
 
 __global__ void __launch_bounds__(kThreads) norm_rope_rows_kernel(NormRopeArgs a, int64_t rows) {
@@ -543,12 +516,9 @@ void attention(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int
   if (lp.kind == AttnKind::CSA) max_keys += std::min<int64_t>(c.index_topk, (last_pos + 1) / lp.comp.ratio);
   const int64_t splits = S * H <= kSplitItems ? std::clamp<int64_t>(max_keys / kKeysPerSplit, 1, kMaxSplits) : 1;
   const int64_t n_entries = lp.kind == AttnKind::Sliding ? 0 : (p0 + S) / std::max<uint32_t>(1, lp.comp.ratio);
-  // Prompt batches on the matrix cores, which norm and rope Q as they load it, as the split
-  // kernel (decode) does where a head fits a warp's registers: one launch fewer a layer.
+  // Prompt batches on the matrix cores, which norm and rope Q as they load it.
   const bool on_matrix = splits == 1 && lp.gemm.matrix(S) && attend_mma_usable(sc, H, hd, ring_size, n_entries);
-  const bool tiled = !on_matrix && splits == 1 && hd <= kTiledMaxHead;
-  const bool split_raw_q = !on_matrix && !tiled && hd <= int64_t(kKeyRegs) * MP_MIN_WARP_SIZE;
-  project(lp, c, st, ring_size, p0, S, xn, sc, !on_matrix && !split_raw_q, stream);
+  project(lp, c, st, ring_size, p0, S, xn, sc, !on_matrix, stream);
   if (lp.kind == AttnKind::CSA) indexer_select(lp, c, st, p0, S, sc, stream);
 
   AttendArgs a{sc.q,
@@ -576,7 +546,7 @@ void attention(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int
     a.q_raw = true;
     a.q_eps = float(c.rms_norm_eps);
     launch_attend_mma(a, S, n_entries, sc, lp.gemm.split, stream);
-  } else if (tiled) {
+  } else if (splits == 1 && hd <= kTiledMaxHead) {
     // Unsplit batches (prompts) stage each token's keys once for several heads.
     const int hb = attend_tiled_heads_per_block(H);
     launch("attend_tiled_kernel", attend_tiled_kernel, unsigned(S * (H / hb)), kTiledThreads,
@@ -586,8 +556,6 @@ void attention(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int
     if (smem > kSharedBytes)
       throw std::invalid_argument("gpu attention: head_dim " + std::to_string(hd) + " needs " + std::to_string(smem) +
                                   " bytes of shared memory per block, at most " + std::to_string(kSharedBytes));
-    a.q_raw = split_raw_q;
-    a.q_eps = float(c.rms_norm_eps);
     launch("attend_kernel", attend_kernel, dim3(unsigned(S * H), unsigned(splits)), kThreads, smem, native(stream), a);
   }
 
