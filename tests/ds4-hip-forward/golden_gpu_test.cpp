@@ -90,9 +90,8 @@ std::vector<float> check_fixture(const fs::path& dir, uint32_t library_min_token
   CHECK(scaled_diff(logits.data(), one_shot.data(), P * V) <= kBatchingTolerance);
 
   MESSAGE(dir.filename().string(), " (library_min_tokens ", library_min_tokens, ", single_token ", single_token,
-          "): prefill max |diff| / scale ",
-          prefill_diff, ", decode ", greedy.worst, ", greedy ", greedy.matching, "/", n, ", device bytes ",
-          m.device_bytes());
+          "): prefill max |diff| / scale ", prefill_diff, ", decode ", greedy.worst, ", greedy ", greedy.matching, "/",
+          n, ", device bytes ", m.device_bytes());
   return one_shot;
 }
 

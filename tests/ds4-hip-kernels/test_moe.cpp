@@ -336,7 +336,8 @@ std::string fp16_scales_run(ScaleRange up, ScaleRange down, float x_amplitude, d
           sc[i] = std::byte(uint8_t(range.lo + rng.below(int32_t(range.hi - range.lo) + 1)));
       }
   for (uint32_t e = 0; e < uint32_t(E); ++e)
-    if (poison == kPoisonAll || int(e) == poison) host_experts.slot(layer_id, e)[layout.w1.scale_offset] = std::byte(240);
+    if (poison == kPoisonAll || int(e) == poison)
+      host_experts.slot(layer_id, e)[layout.w1.scale_offset] = std::byte(240);
 
   std::vector<int32_t> ids(static_cast<size_t>(S));
   for (auto& t : ids) t = rng.below(int32_t(c.vocab_size));

@@ -25,8 +25,9 @@ struct GemmPolicy {
   // memory, several steps in flight (mma_tile_stream.hpp; same bits), rather than loading each
   // step into registers one step ahead (mma_tile.hpp).
   bool expert_stream = true;
-  // Experts that serve one token each (decode) on the matrix cores too (mma_gemv.hpp). Off by
-  // default: decode is bound by the weights' bytes, and the CUDA-core kernels were 7-8% faster.
+  // Experts that serve one token each (decode) on the matrix cores too (mma_gemv_fp4.hpp for FP4
+  // experts on fp16 operands, else mma_gemv.hpp). Off by default: the CUDA-core kernels were 1-3.3%
+  // (FP4, H100) and 7-8% (split bf16, H200) faster in decode.
   bool single_token = false;
   // The routed experts: an expert serving at least this many tokens (0: none) puts the layer's
   // experts on the matrix cores.

@@ -7,10 +7,11 @@
 // five on the CUDA cores, row_gemv.hpp) and feeds the matrix cores; the next chunks' loads stay in
 // flight while one chunk is decoded, and the first ones are issued before the token is staged.
 //
-// Measured (H100, 2026-12-06): as fast as the CUDA-core kernels, not faster: fewer instructions,
-// but the warps then wait on their loads (long-scoreboard stalls, 17% achieved occupancy). It
+// Measured (H100, 2026-12-06): decode 1-3.3% slower than with the CUDA-core kernels: fewer
+// instructions, but the warps then wait on their loads (long-scoreboard stalls, 17% achieved
+// occupancy). It
 // replaced mma_gemv.hpp for FP4 experts on fp16 operands, which was 7-8% slower than the CUDA
-// cores (bench/results/2026-12-06-fp16-decode-experts.md).
+// cores (bench/results/2026-12-06-decode-kernels.md).
 //
 // The token arrives as fp16 pairs in the tiles' k order in shared memory (stage_token_f16), the
 // rounding the prefill's fp16 tiles make. For .hip files only.
@@ -55,8 +56,8 @@ struct Fp4GemvChunk {
 };
 
 // One warp's share of a product: rows [row0, row0 + 16) of m0 (pair mode: [row0, row0 + 8) of
-// m0 and of m1) over the 128-column steps [step0, step1) of `cols` columns (a multiple of 64,
-// fp4_gemv_cols_ok), against the token in xs (stage_token_f16). CH steps make a chunk; DEPTH
+// m0 and of m1) over the 128-column steps of `cols` columns (a multiple of 64, fp4_gemv_cols_ok),
+// against the token in xs (stage_token_f16). CH steps make a chunk; DEPTH
 // chunks of registers take turns, the next DEPTH - 1 chunks' loads in flight while one is
 // decoded. prefetch() issues the first ones (before the token is staged, so that their latency
 // hides the staging's); run() does the rest and adds the sums into acc: lane (g, q) holds row g's
@@ -67,14 +68,14 @@ template <int CH, int DEPTH>
 struct Fp4GemvWarp {
   const uint8_t* row[2];
   const uint8_t* scale[2];
-  int64_t step0, step1, steps, chunks;
+  int64_t steps, chunks;
   int q;
   bool half_last;  // the last step of the row has 64 columns: lanes q = 2, 3 idle there
   Fp4GemvChunk<CH> buf[DEPTH];
 
   template <bool Pair>
   __device__ Fp4GemvWarp(const DeviceMat& m0, const DeviceMat& m1, int64_t row0, int64_t n_rows, int64_t cols,
-                         int64_t first_step, int64_t end_step, std::integral_constant<bool, Pair>) {
+                         std::integral_constant<bool, Pair>) {
     const int lane = int(threadIdx.x) % 32, g = lane / 4;
     q = lane % 4;
 #pragma unroll
@@ -88,8 +89,7 @@ struct Fp4GemvWarp {
     }
     steps = (cols + kFp4GemvCols - 1) / kFp4GemvCols;
     half_last = cols % kFp4GemvCols != 0;
-    step0 = first_step, step1 = end_step;
-    chunks = (step1 - step0 + CH - 1) / CH;
+    chunks = (steps + CH - 1) / CH;
   }
   // Whether this lane's 32 columns of `step` exist.
   __device__ bool live(int64_t step) const { return q < 2 || !half_last || step + 1 < steps; }
@@ -98,12 +98,13 @@ struct Fp4GemvWarp {
   __device__ void load(int64_t chunk) {
 #pragma unroll
     for (int s = 0; s < CH; ++s) {
-      const int64_t step = step0 + chunk * CH + s;
-      if (step >= step1) break;
+      const int64_t step = chunk * CH + s;
+      if (step >= steps) break;
       const bool on = live(step);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {  // an idle lane's zeros, at a scale of 1, add nothing
-        buf[B].w[s][h] = on ? *reinterpret_cast<const uint4*>(row[h] + step * (kFp4GemvCols / 2)) : make_uint4(0, 0, 0, 0);
+        buf[B].w[s][h] =
+            on ? *reinterpret_cast<const uint4*>(row[h] + step * (kFp4GemvCols / 2)) : make_uint4(0, 0, 0, 0);
         buf[B].sc[s][h] = on ? scale[h][step * (kFp4GemvCols / 32)] : uint8_t(127);
       }
     }
@@ -117,8 +118,8 @@ struct Fp4GemvWarp {
     const Fp4GemvChunk<CH>& c = buf[B];
 #pragma unroll
     for (int s = 0; s < CH; ++s) {
-      const int64_t step = step0 + chunk * CH + s;
-      if (step >= step1) break;  // the same for every lane
+      const int64_t step = chunk * CH + s;
+      if (step >= steps) break;  // the same for every lane
       const bool on = live(step);
       with_fp4_half_scale_list<true>(c.sc[s], scale_fault, fault_key, [&](const Fp4HalfScale(&hs)[2], auto big) {
         constexpr bool Big = decltype(big)::value;
@@ -155,8 +156,7 @@ struct Fp4GemvWarp {
 
   // Chunk k sits in buffer k % DEPTH: before decoding it, the loads of chunk k + DEPTH - 1 go into
   // the buffer chunk k - 1 left.
-  __device__ void run(const uint4* xs, unsigned long long* scale_fault, unsigned long long fault_key,
-                      float (&acc)[4]) {
+  __device__ void run(const uint4* xs, unsigned long long* scale_fault, unsigned long long fault_key, float (&acc)[4]) {
     for (int64_t k0 = 0; k0 < chunks; k0 += DEPTH) {
       bool done = false;
       static_for<DEPTH>([&](auto d) {

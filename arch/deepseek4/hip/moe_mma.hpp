@@ -2,7 +2,8 @@
 // (prefill: mma_tile.hpp, or by default for FP4 experts on fp16 operands mma_tile_stream.hpp), per
 // expert, its tokens gathered 64 (or 32) at a time against tiles of 128 rows of both its w1 and w3
 // (SwiGLU formed in the registers), then 256-row tiles of its w2; for experts that each serve one
-// token (decode, mma_gemv.hpp), 8 rows of w1 and w3 or 16 of w2 per block against that token.
+// token (decode: mma_gemv_fp4.hpp for FP4 on fp16 operands, else mma_gemv.hpp), 8 rows of w1 and
+// w3 or 16 of w2 per warp (per block in mma_gemv.hpp) against that token.
 // For .hip files only.
 #pragma once
 #include <cstddef>

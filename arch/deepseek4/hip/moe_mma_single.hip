@@ -47,7 +47,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2)
 // Four blocks of 4 warps a multiprocessor (about 105 registers a thread). The chunking was picked
 // on the H100 among five others (two or four chunks in turn, one to four steps a chunk, two warps
 // splitting a row group's columns): all within 5% of each other and of the CUDA-core kernels in
-// decode (bench/results/2026-12-06-fp16-decode-experts.md).
+// decode (bench/results/2026-12-06-decode-kernels.md).
 constexpr int kFp4SingleChunkSteps = 2, kFp4SingleChunks = 3, kFp4SingleBlocksPerSm = 4;
 using Fp4SingleWarp = Fp4GemvWarp<kFp4SingleChunkSteps, kFp4SingleChunks>;
 
@@ -73,7 +73,7 @@ __global__ void __launch_bounds__(kFp4GemvThreads, kFp4SingleBlocksPerSm)
   const std::byte* slot = table_row[expert];
   const DeviceMat m1 = part_mat(slot, w1, I, D), m3 = part_mat(slot, w3, I, D);
   const int64_t row0 = (int64_t(blockIdx.x) * kFp4GemvWarps + int64_t(threadIdx.x) / 32) * 8;
-  Fp4SingleWarp w(m1, m3, row0, I, D, 0, (D + kFp4GemvCols - 1) / kFp4GemvCols, std::true_type{});
+  Fp4SingleWarp w(m1, m3, row0, I, D, std::true_type{});
   w.prefetch();
   stage_token_f16(yn + int64_t(band.tokens()[pair]) * D, D, fp4_single_token);
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(kFp4GemvThreads, kFp4SingleBlocksPerSm)
   const std::byte* slot = table_row[expert];
   const DeviceMat m2 = part_mat(slot, w2, D, I);
   const int64_t row0 = (int64_t(blockIdx.x) * kFp4GemvWarps + int64_t(threadIdx.x) / 32) * 16;
-  Fp4SingleWarp w(m2, m2, row0, D, I, 0, (I + kFp4GemvCols - 1) / kFp4GemvCols, std::false_type{});
+  Fp4SingleWarp w(m2, m2, row0, D, I, std::false_type{});
   w.prefetch();
   const int64_t dest = band.pairs()[pair];
   stage_token_f16(act + dest * I, I, fp4_single_token);

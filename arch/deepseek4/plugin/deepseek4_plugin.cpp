@@ -76,8 +76,8 @@ constexpr mp_option_def kOptions[] = {
                "into registers one step ahead; the same bits either way (a kernel test holds it to them)"),
     mp::option(MP_OPT_BOOL, "matrix_single_token", "false",
                "GPU: experts that serve one token each (every decode step) multiply on the matrix cores too "
-               "(FP4/FP8/BF16, columns a multiple of 64; 7-8% slower decode on the H200); false: the CUDA cores "
-               "in float"),
+               "(FP4/FP8/BF16, columns a multiple of 64; FP4 on fp16 operands 1-3.3% slower decode on the H100, "
+               "the rest 7-8% on the H200); false: the CUDA cores in float"),
     mp::option(MP_OPT_INT, "gemv_stages", "3",
                "GPU (NVIDIA): single-token BF16 products on the CUDA cores (decode: the output head) keep this "
                "many steps of weight rows in flight in shared memory while they multiply the oldest (2 to 4; "
