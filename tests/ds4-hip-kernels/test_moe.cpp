@@ -478,10 +478,11 @@ TEST_CASE("gpu moe's single-token expert products on the matrix cores match forw
 }
 
 TEST_CASE("gpu moe's single-token FP4 expert products on fp16 operands match forward/moe.cpp") {
-  // mma_gemv_fp4.hpp: a warp per 16 rows across all columns, two chunks of four 128-column steps
-  // in turn. D 4096 / I 2048 (decode's shape: 8 and 4 chunks), D 1152 / I 384 (9 and 3 steps: a
-  // short last chunk, and an odd number of chunks), D 256 / I 128 (one chunk each), D 1088 / I 192
-  // (a last half step of 64 columns); rows 384, 192 and 128 leave warps past the last row.
+  // mma_gemv_fp4.hpp: a warp per 16 rows across all columns, chunks of two 128-column steps, three
+  // chunks of registers in turn. D 4096 / I 2048 (decode's shape: 16 and 8 chunks, neither a
+  // multiple of three), D 1152 / I 384 (9 and 3 steps: short last chunks), D 256 / I 128 (one chunk,
+  // one of them short), D 1088 / I 192 (a last half step of 64 columns); rows 384, 192 and 128 leave
+  // warps past the last row.
   uint64_t seed = 1000;
   for (uint32_t layer : {0u, 1u})
     for (const auto& [hidden, inter] :

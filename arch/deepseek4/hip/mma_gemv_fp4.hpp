@@ -9,9 +9,8 @@
 //
 // Measured (H100, 2026-12-06): decode 1-3.3% slower than with the CUDA-core kernels: fewer
 // instructions, but the warps then wait on their loads (long-scoreboard stalls, 17% achieved
-// occupancy). It
-// replaced mma_gemv.hpp for FP4 experts on fp16 operands, which was 7-8% slower than the CUDA
-// cores (bench/results/2026-12-06-decode-kernels.md).
+// occupancy). It replaced mma_gemv.hpp for FP4 experts on fp16 operands, which was 7-8% slower
+// than the CUDA cores (bench/results/2026-12-06-decode-kernels.md).
 //
 // The token arrives as fp16 pairs in the tiles' k order in shared memory (stage_token_f16), the
 // rounding the prefill's fp16 tiles make. For .hip files only.
@@ -57,13 +56,11 @@ struct Fp4GemvChunk {
 
 // One warp's share of a product: rows [row0, row0 + 16) of m0 (pair mode: [row0, row0 + 8) of
 // m0 and of m1) over the 128-column steps of `cols` columns (a multiple of 64, fp4_gemv_cols_ok),
-// against the token in xs (stage_token_f16). CH steps make a chunk; DEPTH
-// chunks of registers take turns, the next DEPTH - 1 chunks' loads in flight while one is
-// decoded. prefetch() issues the first ones (before the token is staged, so that their latency
-// hides the staging's); run() does the rest and adds the sums into acc: lane (g, q) holds row g's
-// sum in acc[0] and row g + 8's (pair mode: m1's row g) in acc[2], the same in every q. A scale
-// past fp16's range is recorded in *scale_fault (fault_key | the scale byte) and its weights
-// decode to NaN.
+// against the token in xs (stage_token_f16). CH steps make a chunk; DEPTH chunks of registers take
+// turns, the next DEPTH - 1 chunks' loads in flight while one is decoded. prefetch() issues the first ones (before the
+// token is staged, so that their latency hides the staging's); run() does the rest and adds the sums into acc: lane (g,
+// q) holds row g's sum in acc[0] and row g + 8's (pair mode: m1's row g) in acc[2], the same in every q. A scale past
+// fp16's range is recorded in *scale_fault (fault_key | the scale byte) and its weights decode to NaN.
 template <int CH, int DEPTH>
 struct Fp4GemvWarp {
   const uint8_t* row[2];
