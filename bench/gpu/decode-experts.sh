@@ -16,16 +16,8 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$root"
 mma="arch.matrix_single_token=true"
-if [ "${SUITES:-1}" = 1 ]; then
-  (
-    export LD_LIBRARY_PATH="$PWD/$build/carry-lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    . tools/device/test_env.sh "$build"
-    timeout 150 "$build/bin/ds4-hip-kernels" -tc='*single-token*,*fp16 expert tiles*,*streamed*'
-    timeout 60 "$build/bin/ds4-hip-forward"
-    timeout 60 "$build/bin/ds4-hip-run"
-  ) > "$out/suites.log" 2>&1
-  grep -h "test cases:" "$out/suites.log"
-fi
+[ "${SUITES:-1}" = 1 ] && tools/device/focused_suites.sh "$build" "$out/suites.log" \
+  '*single-token*,*fp16 expert tiles*,*streamed*' 150
 timeout 300 "$here/decode-arms.sh" "$out/d$layers" 256 "$layers" "$reps" cuda="$build" \
   mma="$build:--set $mma" > "$out/arms.log" 2>&1
 grep -vE "^(synth|[0-9]+\s)" "$out/d$layers/summary.txt" 2>/dev/null | cut -c1-400

@@ -14,14 +14,7 @@ root=$(cd "$here/../.." && pwd)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$root"
-(
-  export LD_LIBRARY_PATH="$PWD/$build/carry-lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  . tools/device/test_env.sh "$build"
-  timeout 120 "$build/bin/ds4-hip-kernels" -tc='*streamed*,*fp16 expert tiles*,*many tokens on the matrix*'
-  timeout 60 "$build/bin/ds4-hip-forward"
-  timeout 60 "$build/bin/ds4-hip-run"
-) > "$out/suites.log" 2>&1
-grep -h "test cases:" "$out/suites.log"
+tools/device/focused_suites.sh "$build" "$out/suites.log" '*streamed*,*fp16 expert tiles*,*many tokens on the matrix*' 120
 REPS=${REPS:-2} "$here/prefill-arms.sh" "$build" "$out/pa" "$lengths" 4096 stream= \
   register="--set arch.matrix_expert_stream=false" > "$out/arms.log" 2>&1
 tail -n +1 "$out/pa/table.md" 2>/dev/null

@@ -299,10 +299,6 @@ WeightCode part_code(const ExpertPart& p, int64_t rows, int64_t cols, uint32_t l
   return weight_code(probe, what.c_str());
 }
 
-}  // namespace
-
-namespace {
-
 // moe_streams_experts for a layer whose parts' codes moe() has already read.
 bool streams_experts(const GpuLayerParams& lp, const ExpertLayout& layout, WeightCode up_code, WeightCode down_code,
                      int64_t D, int64_t I, int64_t max_tokens) {
@@ -325,8 +321,8 @@ bool moe_single_token_fp16(const GpuLayerParams& lp, const ExpertLayout& layout,
   if (layout.w1.dtype != layout.w3.dtype) return false;
   const WeightCode up = part_code(layout.w1, I, D, 0, "w1"), down = part_code(layout.w2, D, I, 0, "w2");
   const PartArgs w1 = part_args(layout.w1), w3 = part_args(layout.w3), w2 = part_args(layout.w2);
-  return lp.gemm.single_token && lp.gemm.expert_precision == ExpertPrecision::Fp16 &&
-         expert_mma_applies(up, down, D, I, w1, w3, w2, true) && expert_fp4_single_applies(up, down, D, I, w1, w3, w2);
+  return lp.gemm.single_token && expert_mma_applies(up, down, D, I, w1, w3, w2, true) &&
+         expert_fp4_single_applies(lp.gemm.expert_precision, up, down, D, I, w1, w3, w2);
 }
 
 namespace {

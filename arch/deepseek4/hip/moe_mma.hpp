@@ -63,16 +63,17 @@ void launch_expert_stream(const std::byte* const* table_row, const PartArgs& w1,
                           const ExpertScaleFault& fault, Stream stream);
 
 // The same for a band whose experts each serve exactly one token (every decode step): the pair
-// of expert b is band.starts()[b]. Applies where expert_mma_applies does. FP4 experts on fp16
-// operands (precision Fp16, where expert_fp4_single_applies) take mma_gemv_fp4.hpp and report a
-// scale past fp16's range in `fault`; the rest mma_gemv.hpp, x in two bf16 parts unless Bf16.
+// of expert b is band.starts()[b]. Applies where expert_mma_applies does. Where
+// expert_fp4_single_applies, mma_gemv_fp4.hpp, reporting a scale past fp16's range in `fault`;
+// the rest mma_gemv.hpp, x in two bf16 parts unless Bf16.
 void launch_expert_mma_single(const std::byte* const* table_row, WeightCode up_code, WeightCode down_code,
                               const PartArgs& w1, const PartArgs& w3, const PartArgs& w2, int64_t D, int64_t I,
                               const Band& band, int32_t count, const float* yn, float limit, float* act, float* ex_out,
                               ExpertPrecision precision, const ExpertScaleFault& fault, Stream stream);
-// Where both parts are FP4 with block scales, D and I multiples of 64 (and the token in 48 KiB of
-// shared memory), the parts 16-byte aligned, and the device has the matrix cores.
-bool expert_fp4_single_applies(WeightCode up_code, WeightCode down_code, int64_t D, int64_t I, const PartArgs& w1,
-                               const PartArgs& w3, const PartArgs& w2);
+// Whether launch_expert_mma_single takes mma_gemv_fp4.hpp: fp16 operands, both parts FP4 with
+// block scales, D and I multiples of 64 (and the token in 48 KiB of shared memory), the parts
+// 16-byte aligned, and the device has the matrix cores.
+bool expert_fp4_single_applies(ExpertPrecision precision, WeightCode up_code, WeightCode down_code, int64_t D,
+                               int64_t I, const PartArgs& w1, const PartArgs& w3, const PartArgs& w2);
 
 }  // namespace moepage::ds4::gpu

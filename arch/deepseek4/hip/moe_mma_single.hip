@@ -104,11 +104,11 @@ __global__ void __launch_bounds__(kFp4GemvThreads, kFp4SingleBlocksPerSm)
 
 }  // namespace
 
-bool expert_fp4_single_applies(WeightCode up_code, WeightCode down_code, int64_t D, int64_t I, const PartArgs& w1,
-                               const PartArgs& w3, const PartArgs& w2) {
-  return up_code == WeightCode::FP4 && down_code == WeightCode::FP4 && fp4_gemv_cols_ok(D) && fp4_gemv_cols_ok(I) &&
-         w1.has_scale && w3.has_scale && w2.has_scale && w1.offset % 16 == 0 && w3.offset % 16 == 0 &&
-         w2.offset % 16 == 0 && matrix_cores_available();
+bool expert_fp4_single_applies(ExpertPrecision precision, WeightCode up_code, WeightCode down_code, int64_t D,
+                               int64_t I, const PartArgs& w1, const PartArgs& w3, const PartArgs& w2) {
+  return precision == ExpertPrecision::Fp16 && up_code == WeightCode::FP4 && down_code == WeightCode::FP4 &&
+         fp4_gemv_cols_ok(D) && fp4_gemv_cols_ok(I) && w1.has_scale && w3.has_scale && w2.has_scale &&
+         w1.offset % 16 == 0 && w3.offset % 16 == 0 && w2.offset % 16 == 0 && matrix_cores_available();
 }
 
 void launch_expert_mma_single(const std::byte* const* table_row, WeightCode up_code, WeightCode down_code,
@@ -116,7 +116,7 @@ void launch_expert_mma_single(const std::byte* const* table_row, WeightCode up_c
                               const Band& band, int32_t count, const float* yn, float limit, float* act, float* ex_out,
                               ExpertPrecision precision, const ExpertScaleFault& fault, Stream stream) {
 #if defined(MOEPAGE_GPU_NVIDIA)
-  if (precision == ExpertPrecision::Fp16 && expert_fp4_single_applies(up_code, down_code, D, I, w1, w3, w2)) {
+  if (expert_fp4_single_applies(precision, up_code, down_code, D, I, w1, w3, w2)) {
     const dim3 up_grid(unsigned((I + 8 * kFp4GemvWarps - 1) / (8 * kFp4GemvWarps)), unsigned(count));
     const dim3 down_grid(unsigned((D + 16 * kFp4GemvWarps - 1) / (16 * kFp4GemvWarps)), unsigned(count));
     launch("gpu moe expert w1/w3 (single token, fp16 matrix cores)", expert_up_fp4_single_kernel, up_grid,
