@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "deepseek4/cpu/gemm.hpp"
@@ -132,6 +133,46 @@ TEST_CASE("gpu rms_norm matches cpu::rms_norm, with and without weight, in place
                   dev.get(xd, x.size()), want, 1e-6);
     }
   }
+}
+
+TEST_CASE("gpu matmul_normed_input matches cpu::rms_norm then cpu::matmul for one token") {
+  // Decode's q latent row into wq_b (FP8 1024 columns, 2 slices), and every encoding the
+  // single-token kernel takes at 1 to 8 slices, weighted and unweighted; x far from unit scale so a
+  // missing or misapplied r shows at once.
+  uint64_t seed = 1700;
+  const int64_t shapes[][2] = {{4096, 1024}, {300, 4096}, {70, 8192}, {64, 1024}};
+  for (Dtype dtype : {Dtype::F32, Dtype::BF16, Dtype::F8_E4M3, Dtype::I8})
+    for (const auto& shape : shapes)
+      for (bool weighted : {true, false}) {
+        Rng rng(seed++);
+        gpu::test::Device dev;
+        cpu::ThreadPool pool(1);
+        const int64_t rows = shape[0], cols = shape[1];
+        const HostMat hm = random_mat(rng, dtype, rows, cols);
+        const std::vector<float> x = rng.floats(size_t(cols), -40.0f, 40.0f), g = rng.floats(size_t(cols), 0.5f, 1.5f);
+        std::vector<float> xn(static_cast<size_t>(cols)), want(static_cast<size_t>(rows));
+        cpu::rms_norm(x.data(), cols, weighted ? g.data() : nullptr, 1e-6, xn.data());
+        cpu::matmul(pool, hm.ref(), xn.data(), cols, want.data(), rows, 1);
+        const cpu::MatRef wd = hm.on(dev, 0);
+        const float* xd = dev.put(x);
+        const float* gd = weighted ? dev.put(g) : nullptr;
+        const std::string what = "matmul_normed_input " + std::string(dtype_name(dtype)) + " W" +
+                                 shape_str({rows, cols}) + (weighted ? " weighted" : " unweighted");
+        INFO(what);
+        REQUIRE(gpu::normed_input_applies(wd, xd, gd, kCudaCores));
+        float* yd = dev.zeros<float>(size_t(rows));
+        gpu::matmul_normed_input(wd, xd, gd, 1e-6f, yd, dev.stream(), kCudaCores);
+        check_close(what, dev.get(yd, size_t(rows)), want, matmul_threshold(dtype));
+      }
+  // A row the kernel does not take (not whole 32-chunk groups) is refused, not launched.
+  Rng rng(seed);
+  gpu::test::Device dev;
+  const HostMat hm = random_mat(rng, Dtype::F32, 16, 100);
+  const float* xd = dev.put(rng.floats(100));
+  CHECK_FALSE(gpu::normed_input_applies(hm.on(dev, 0), xd, nullptr, kCudaCores));
+  float* yd = dev.zeros<float>(16);
+  CHECK_THROWS_WITH_AS(gpu::matmul_normed_input(hm.on(dev, 0), xd, nullptr, 1e-6f, yd, dev.stream(), kCudaCores),
+                       doctest::Contains("single-token kernel does not take"), gpu::GpuError);
 }
 
 TEST_CASE("gpu rope_rotate matches cpu::Rope::rotate in both directions") {

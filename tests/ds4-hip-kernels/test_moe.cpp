@@ -9,10 +9,12 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "deepseek4/forward/moe.hpp"
 #include "deepseek4/hip/moe.hpp"
+#include "deepseek4/hip/moe_route.hpp"
 #include "deepseek4/hip/moe_scratch.hpp"
 #include "kernel_test_support.hpp"
 
@@ -169,33 +171,92 @@ std::string scoring_name(ScoringFunc f) {
 
 TEST_CASE("gpu route matches route_token for every scoring function, hash and scored") {
   uint64_t seed = 100;
-  for (ScoringFunc scoring : {ScoringFunc::SqrtSoftplus, ScoringFunc::Sigmoid, ScoringFunc::Softmax}) {
+  // E 16: the tiny models; 40: the last lanes own fewer experts; 256/6: Flash's router; 300: past
+  // the register top-k (8 experts a lane on 32-wide warps), the insertion sort.
+  const std::pair<int64_t, int64_t> shapes[] = {{16, 4}, {40, 6}, {256, 6}, {300, 6}};
+  for (const auto& [n_experts, top_k] : shapes)
+    for (ScoringFunc scoring : {ScoringFunc::SqrtSoftplus, ScoringFunc::Sigmoid, ScoringFunc::Softmax}) {
+      for (MlpKind kind : {MlpKind::HashMoe, MlpKind::Moe}) {
+        Rng rng(seed++);
+        gpu::test::Device dev;
+        Config c = moe_config(scoring);
+        c.n_routed_experts = uint32_t(n_experts);
+        c.num_experts_per_tok = uint32_t(top_k);
+        MoeLayer layer(rng, dev, c, kind);
+        const int64_t S = 7, E = n_experts, k = top_k;
+        layer.cpu.gate_bias[size_t(E - 2)] = layer.cpu.gate_bias[1];  // experts 1 and E-2 can tie exactly
+        layer.dev.gate_bias = dev.put(layer.cpu.gate_bias);
+        // Logits past 20 take softplus's linear branch.
+        std::vector<float> logits = rng.floats(size_t(S * E), -6.0f, 6.0f);
+        logits[3] = 25.0f;
+        // Ties: token 1 scores every expert alike (its biased order is the bias's), token 2 scores
+        // experts 1 and E-2 (equal biases) alike and best: an exact tie, the lower index first.
+        std::fill_n(logits.begin() + E, E, 1.25f);
+        logits[size_t(2 * E + 1)] = logits[size_t(2 * E + E - 2)] = 30.0f;
+        std::vector<int32_t> tokens(static_cast<size_t>(S));
+        for (auto& t : tokens) t = rng.below(int32_t(c.vocab_size));
+        std::vector<int32_t> want_idx(size_t(S * k));
+        std::vector<float> want_w(size_t(S * k)), scores(static_cast<size_t>(E)), biased(static_cast<size_t>(E));
+        for (int64_t s = 0; s < S; ++s)
+          route_token(layer.cpu, c, tokens[size_t(s)], logits.data() + s * E, scores.data(), biased.data(),
+                      want_idx.data() + s * k, want_w.data() + s * k);
+        int32_t* idx = dev.zeros<int32_t>(uint64_t(S * k));
+        float* w = dev.zeros<float>(uint64_t(S * k));
+        gpu::route(layer.dev, c, dev.put(tokens), S, dev.put(logits), idx, w, dev.stream());
+        const std::string what = "route " + scoring_name(scoring) + (kind == MlpKind::HashMoe ? " hash" : " scored") +
+                                 " S 7 E " + std::to_string(E) + " k " + std::to_string(k);
+        INFO(what);
+        CHECK(dev.get(idx, uint64_t(S * k)) == want_idx);
+        check_close(what + " weights", dev.get(w, uint64_t(S * k)), want_w, 1e-6);
+      }
+    }
+}
+
+TEST_CASE("gpu gate_and_route for one token: the gate's logits and route_token's choice, in one launch") {
+  // The decode router in one launch (the block finishing last routes): its logits against
+  // cpu::matmul, its ids and weights against route_token on those same logits (bit-exact ids),
+  // twice per layer so the second launch finds its ticket back at zero. Flash's 256 x 4096 gate.
+  uint64_t seed = 1900;
+  const std::tuple<int64_t, int64_t, int64_t> shapes[] = {{16, 4, 256}, {40, 6, 1024}, {256, 6, 4096}};
+  for (const auto& [n_experts, top_k, hidden] : shapes)
     for (MlpKind kind : {MlpKind::HashMoe, MlpKind::Moe}) {
       Rng rng(seed++);
       gpu::test::Device dev;
-      const Config c = moe_config(scoring);
+      cpu::ThreadPool pool(1);
+      Config c = moe_config(ScoringFunc::SqrtSoftplus, hidden);
+      c.n_routed_experts = uint32_t(n_experts);
+      c.num_experts_per_tok = uint32_t(top_k);
       const MoeLayer layer(rng, dev, c, kind);
-      const int64_t S = 7, E = c.n_routed_experts, k = c.num_experts_per_tok;
-      // Logits past 20 take softplus's linear branch.
-      std::vector<float> logits = rng.floats(size_t(S * E), -6.0f, 6.0f);
-      logits[3] = 25.0f;
-      std::vector<int32_t> tokens(static_cast<size_t>(S));
-      for (auto& t : tokens) t = rng.below(int32_t(c.vocab_size));
-      std::vector<int32_t> want_idx(size_t(S * k));
-      std::vector<float> want_w(size_t(S * k)), scores(static_cast<size_t>(E)), biased(static_cast<size_t>(E));
-      for (int64_t s = 0; s < S; ++s)
-        route_token(layer.cpu, c, tokens[size_t(s)], logits.data() + s * E, scores.data(), biased.data(),
-                    want_idx.data() + s * k, want_w.data() + s * k);
-      int32_t* idx = dev.zeros<int32_t>(uint64_t(S * k));
-      float* w = dev.zeros<float>(uint64_t(S * k));
-      gpu::route(layer.dev, c, dev.put(tokens), S, dev.put(logits), idx, w, dev.stream());
-      const std::string what =
-          "route " + scoring_name(scoring) + (kind == MlpKind::HashMoe ? " hash" : " scored") + " S 7 E 16 k 4";
+      const int64_t E = n_experts, k = top_k, D = hidden;
+      const std::vector<float> x = rng.floats(size_t(D));
+      std::vector<float> want_logits(static_cast<size_t>(E));
+      cpu::matmul(pool, layer.gate.ref(), x.data(), D, want_logits.data(), E, 1);
+      const int32_t token = rng.below(int32_t(c.vocab_size));
+      float* logits = dev.zeros<float>(uint64_t(E));
+      int32_t* idx = dev.zeros<int32_t>(uint64_t(k));
+      float* w = dev.zeros<float>(uint64_t(k));
+      uint32_t* ticket = dev.zeros<uint32_t>(1);
+      const float* xd = dev.put(x);
+      const int32_t* tokens = dev.put(std::vector<int32_t>{token});
+      const std::string what = std::string("gate_and_route ") + (kind == MlpKind::HashMoe ? "hash" : "scored") + " E " +
+                               std::to_string(E) + " k " + std::to_string(k) + " D " + std::to_string(D);
       INFO(what);
-      CHECK(dev.get(idx, uint64_t(S * k)) == want_idx);
-      check_close(what + " weights", dev.get(w, uint64_t(S * k)), want_w, 1e-6);
+      for (int launch = 0; launch < 2; ++launch) {
+        CAPTURE(launch);
+        REQUIRE(gpu::gate_and_route(layer.dev, c, tokens, xd, logits, idx, w, ticket, dev.stream(), nullptr, 0, 0,
+                                    nullptr, gpu::TokenRecord{}));
+        const std::vector<float> got_logits = dev.get(logits, uint64_t(E));
+        check_close(what + " logits", got_logits, want_logits, 1e-5);
+        std::vector<int32_t> want_idx(static_cast<size_t>(k));
+        std::vector<float> want_w(static_cast<size_t>(k)), scores(static_cast<size_t>(E)),
+            biased(static_cast<size_t>(E));
+        route_token(layer.cpu, c, token, got_logits.data(), scores.data(), biased.data(), want_idx.data(),
+                    want_w.data());
+        CHECK(dev.get(idx, uint64_t(k)) == want_idx);
+        check_close(what + " weights", dev.get(w, uint64_t(k)), want_w, 1e-6);
+        CHECK(dev.get(ticket, 1) == std::vector<uint32_t>{0});
+      }
     }
-  }
 }
 
 namespace {

@@ -393,11 +393,22 @@ void project(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int64
     }
   }
   matmul(lp.wq_a, xn, D, sc.q_lat, ql, S, stream, lp.gemm);
-  norm_rope(NormRopeArgs{sc.q_lat, sc.q_lat, lp.q_norm, r.cos, r.sin, ql, 1, p0, 0, 0, eps}, S, stream);  // no rope
-  matmul(lp.wq_b, sc.q_lat, ql, sc.q, H * hd, S, stream, lp.gemm);
+  // One token: q's latent norm folds into the products that read it (a launch fewer on the
+  // decode's serial chain); otherwise it is normed in place first.
+  const bool fold_q_norm =
+      S == 1 && normed_input_applies(lp.wq_b, sc.q_lat, lp.q_norm, lp.gemm) &&
+      (!scored || normed_input_applies(lp.index_wq_b, sc.q_lat, lp.q_norm, selection_policy(lp.gemm)));
+  if (fold_q_norm) {
+    matmul_normed_input(lp.wq_b, sc.q_lat, lp.q_norm, eps, sc.q, stream, lp.gemm);
+  } else {
+    norm_rope(NormRopeArgs{sc.q_lat, sc.q_lat, lp.q_norm, r.cos, r.sin, ql, 1, p0, 0, 0, eps}, S, stream);  // no rope
+    matmul(lp.wq_b, sc.q_lat, ql, sc.q, H * hd, S, stream, lp.gemm);
+  }
   // Per-head norm + rope of q in place.
   if (norm_q) norm_rope(NormRopeArgs{sc.q, sc.q, nullptr, r.cos, r.sin, hd, H, p0, 0, r.half, eps}, S * H, stream);
-  if (scored) matmul(lp.index_wq_b, sc.q_lat, ql, sc.idx_q, nh * ihd, S, stream, selection_policy(lp.gemm));
+  if (scored && fold_q_norm)
+    matmul_normed_input(lp.index_wq_b, sc.q_lat, lp.q_norm, eps, sc.idx_q, stream, selection_policy(lp.gemm));
+  else if (scored) matmul(lp.index_wq_b, sc.q_lat, ql, sc.idx_q, nh * ihd, S, stream, selection_policy(lp.gemm));
   sc.side.join(stream);
 }
 

@@ -542,6 +542,7 @@ std::unique_ptr<MoeScratch> allocate_moe_scratch(const Config& c, int64_t max_ba
   sc->group_ints = 2 * E + 1 + 2 * S * k;
   sc->groups = arena.take<int32_t>(uint64_t(sc->group_ints));
   sc->fault = arena.take<RouterFault>(1);  // zero-filled: no fault
+  sc->route_ticket = arena.take<uint32_t>(1);
   sc->idx_host = pinned.take<int32_t>(uint64_t(S * k));
   sc->mirror = pinned.take<const std::byte*>(uint64_t(L * E));
   sc->staging = pinned.take<int32_t>(uint64_t(L * sc->group_ints));
@@ -606,7 +607,15 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     MP_GPU_CHECK(hipMemsetAsync(out, 0, size_t(S * D) * sizeof(float), native(side)));
   }
 
-  matmul(lp.gate, yn, D, sc.logits, E, S, stream, selection_policy(lp.gemm));  // picks the experts
+  // The router: one token's gate product and routing in one launch where it applies.
+  auto gate_then_route = [&](const TokenRecord& record) {
+    if (S == 1 && gate_and_route(lp, c, tokens, yn, sc.logits, sc.idx, sc.weights, sc.route_ticket, stream, sc.fault,
+                                 layer, sc.position0, forced_device, record))
+      return;
+    matmul(lp.gate, yn, D, sc.logits, E, S, stream, selection_policy(lp.gemm));  // picks the experts
+    launch_route(lp, c, tokens, S, sc.logits, sc.idx, sc.weights, stream, sc.fault, layer, sc.position0, forced_device,
+                 record);
+  };
   const float limit = float(c.swiglu_limit);
   const std::byte** table_row = sc.table + int64_t(layer) * E;
 
@@ -623,8 +632,7 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
       if (!tokens_host) throw GpuError(where + ": hash routing needs the host token ids and table");
       token_shape(hash_row(lp, c, tokens_host[0], where), k, n_used, max_count);
     }
-    launch_route(lp, c, tokens, S, sc.logits, sc.idx, sc.weights, stream, sc.fault, layer, sc.position0, forced_device,
-                 TokenRecord{sc.groups, n_used, sc.routed_ids + int64_t(layer) * (k + 1)});
+    gate_then_route(TokenRecord{sc.groups, n_used, sc.routed_ids + int64_t(layer) * (k + 1)});
     ExpertLaunch x{table_row,
                    &layout,
                    up_code,
@@ -653,7 +661,7 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     return;
   }
 
-  route(lp, c, tokens, S, sc.logits, sc.idx, sc.weights, stream, sc.fault, layer, sc.position0, forced_device);
+  gate_then_route(TokenRecord{});
   if (!hash) {
     MP_GPU_CHECK(hipMemcpyAsync(sc.idx_host, sc.idx, size_t(S * k) * sizeof(int32_t), hipMemcpyDeviceToHost, st));
     MP_GPU_CHECK(hipEventRecord(static_cast<hipEvent_t>(sc.idx_ready), st));

@@ -1,20 +1,24 @@
 // The router on the GPU (moe.hpp route(), moe_route.hpp): scores, top-k and weights of each
 // token on the device, a non-finite score offered to the batch's fault record, and for a decode
 // step routed on the device the token's group record written by the router's last thread.
+#include <algorithm>
 #include <limits>
 #include <string>
 
 #include "deepseek4/hip/check.hpp"
+#include "deepseek4/hip/dynamic_shared.hpp"
 #include "deepseek4/hip/launch.hpp"
 #include "deepseek4/hip/moe.hpp"
 #include "deepseek4/hip/moe_route.hpp"
 #include "deepseek4/hip/moe_scratch.hpp"
 #include "deepseek4/hip/ops.hpp"
+#include "deepseek4/hip/row_gemv.hpp"
+#include "deepseek4/hip/row_gemv_staged.hpp"
 
 namespace moepage::ds4::gpu {
 namespace {
 
-constexpr int kRouteBlock = 128;
+constexpr int kRouteBlock = 256;
 
 enum ScoringCode : int { kSqrtSoftplus = 0, kSigmoid = 1, kSoftmax = 2 };
 
@@ -95,18 +99,103 @@ __device__ void build_token_record(const int32_t* idx, int32_t k, int32_t E, con
   rec.keep[k] = bad ? 1 : 0;
 }
 
-// One block per token. Scores in parallel; the softmax sum, the top-k insertion and the weight
-// normalisation on thread 0 in the CPU's order (E is a few hundred: microseconds).
-__global__ void route_kernel(const float* logits, int32_t E, int32_t k, int scoring, const int32_t* tid2eid,
-                             const int32_t* tokens, int32_t vocab, const float* bias, double scaling, int32_t* idx_out,
-                             float* w_out, RouterFault* fault, int32_t layer, int64_t p0, const int32_t* forced,
-                             TokenRecord record) {
-  kernel_entry();
-  extern __shared__ float shared[];
+// Scored top-k by the first warp with every lane's experts in registers (E <= kLaneExperts *
+// warp): k rounds of a warp argmax of (score, expert) pairs under ranks_before, so the k winners
+// and their order are the CPU insertion sort's. Lane l owns experts l, l + warp, ...; `live` marks
+// those not yet taken. Each round is a scan of 8 registers and one shuffle butterfly: the earlier
+// version re-read shared memory on every comparison, and its k rounds were most of a scored
+// layer's 15 us route (H100, ncu).
+constexpr int kLaneExperts = 8;
+
+// ranks_before on (value, index) pairs already loaded; index < 0 is "none" and ranks last.
+__device__ inline bool pair_ranks_before(float va, int32_t a, float vb, int32_t b) {
+  if (b < 0) return a >= 0;
+  if (a < 0) return false;
+  const bool na = isnan(va), nb = isnan(vb);
+  if (na != nb) return nb;
+  if (!na && va != vb) return va > vb;
+  return a < b;
+}
+
+__device__ void warp_top_k(const float* biased, int32_t E, int32_t k, int32_t* idx) {
+  const int32_t lane = int32_t(threadIdx.x);
+  float v[kLaneExperts];
+  uint32_t live = 0;
+#pragma unroll
+  for (int m = 0; m < kLaneExperts; ++m) {
+    const int32_t i = lane + m * MP_WARP_SIZE;
+    v[m] = i < E ? biased[i] : 0.0f;
+    live |= i < E ? 1u << m : 0u;
+  }
+  for (int32_t j = 0; j < k; ++j) {
+    float best_v = 0.0f;
+    int32_t best = -1;
+#pragma unroll
+    for (int m = 0; m < kLaneExperts; ++m) {
+      const int32_t i = lane + m * MP_WARP_SIZE;
+      if (((live >> m) & 1u) && pair_ranks_before(v[m], i, best_v, best)) {
+        best_v = v[m];
+        best = i;
+      }
+    }
+    for (int off = MP_WARP_SIZE / 2; off > 0; off >>= 1) {
+      const float other_v = MP_SHFL_XOR(best_v, off);
+      const int32_t other = MP_SHFL_XOR(best, off);
+      if (pair_ranks_before(other_v, other, best_v, best)) {
+        best_v = other_v;
+        best = other;
+      }
+    }
+    if (best >= 0 && best % MP_WARP_SIZE == lane) live &= ~(1u << (best / MP_WARP_SIZE));
+    if (lane == 0) idx[j] = best;
+  }
+}
+
+// One block per token, a thread per expert for the scores (double, like the CPU); the softmax
+// sum, the weight normalisation and a hash layer's ids on thread 0 in the CPU's order (thread
+// j < k fetches a hash layer's id j while the scores are computed: two dependent loads off the
+// serial tail).
+struct RouteArgs {
+  const float* logits;
+  int32_t E, k;
+  int scoring;
+  const int32_t* tid2eid;
+  const int32_t* tokens;
+  int32_t vocab;
+  const float* bias;
+  double scaling;
+  int32_t* idx_out;
+  float* w_out;
+  RouterFault* fault;
+  int32_t layer;
+  int64_t p0;
+  const int32_t* forced;
+  TokenRecord record;
+};
+
+// Shared bytes route_block needs.
+size_t route_shared_bytes(int32_t E, int32_t k) { return size_t(2 * E + k) * sizeof(float); }
+
+// Token s's routing by one whole block (every thread calls it), `shared` route_shared_bytes long.
+__device__ void route_block(const RouteArgs& a, int64_t s, float* shared) {
+  const int32_t E = a.E, k = a.k, scoring = a.scoring, vocab = a.vocab, layer = a.layer;
+  const int32_t *tid2eid = a.tid2eid, *tokens = a.tokens, *forced = a.forced;
+  const float* bias = a.bias;
+  const double scaling = a.scaling;
+  int32_t* idx_out = a.idx_out;
+  float* w_out = a.w_out;
+  RouterFault* fault = a.fault;
+  const int64_t p0 = a.p0;
+  const TokenRecord& record = a.record;
   float* scores = shared;
   float* biased = shared + E;
-  const int64_t s = blockIdx.x;
-  const float* l = logits + s * E;
+  int32_t* hashed = reinterpret_cast<int32_t*>(shared + 2 * E);  // [k]; -2: the token is outside the table
+  const volatile float* l = a.logits + s * E;                    // other blocks' writes in the fused kernel: bypass L1
+  if (tid2eid && !forced && int32_t(threadIdx.x) < k) {
+    const int32_t tok = tokens[s];
+    // Ids are checked on the host; one outside the table must still not read out of bounds.
+    hashed[threadIdx.x] = tok >= 0 && tok < vocab ? tid2eid[int64_t(tok) * k + threadIdx.x] : -2;
+  }
   if (scoring == kSoftmax) {
     if (threadIdx.x == 0) {
       float m = l[0];
@@ -123,16 +212,19 @@ __global__ void route_kernel(const float* logits, int32_t E, int32_t k, int scor
   } else {
     for (int32_t i = threadIdx.x; i < E; i += blockDim.x) {
       const double x = l[i];
+      float sc;
       if (scoring == kSigmoid) {
-        scores[i] = float(1.0 / (1.0 + exp(-x)));
+        sc = float(1.0 / (1.0 + exp(-x)));
       } else {
         const double sp = x > 20.0 ? x : log1p(exp(x));
-        scores[i] = float(sqrt(sp));
+        sc = float(sqrt(sp));
       }
+      scores[i] = sc;
+      if (!tid2eid) biased[i] = sc + bias[i];
     }
   }
   __syncthreads();
-  if (!tid2eid)
+  if (scoring == kSoftmax && !tid2eid)
     for (int32_t i = threadIdx.x; i < E; i += blockDim.x) biased[i] = scores[i] + bias[i];
   __syncthreads();
   // A NaN or Inf would choose and weight experts by the quirks of the comparisons: the output
@@ -148,32 +240,13 @@ __global__ void route_kernel(const float* logits, int32_t E, int32_t k, int scor
     }
   int32_t* idx = idx_out + s * k;
   float* w = w_out + s * k;
-  // Scored top-k by the first warp: k rounds of a warp argmax under ranks_before (a strict total
-  // order, so the k winners and their order are the CPU insertion sort's). Lane l owns experts
-  // l, l + warp, ...; `taken` marks its winners (up to 64 per lane, E <= 64 * warp).
-  const bool warp_top_k = !tid2eid && !forced && E <= 64 * MP_WARP_SIZE;
-  if (warp_top_k && threadIdx.x < MP_WARP_SIZE) {
-    const int32_t lane = int32_t(threadIdx.x);
-    uint64_t taken = 0;
-    for (int32_t j = 0; j < k; ++j) {
-      int32_t best = -1;
-      for (int32_t i = lane, m = 0; i < E; i += MP_WARP_SIZE, ++m)
-        if (!((taken >> m) & 1u) && (best < 0 || ranks_before(biased, i, best))) best = i;
-      for (int off = MP_WARP_SIZE / 2; off > 0; off >>= 1) {
-        const int32_t other = MP_SHFL_XOR(best, off);
-        if (other >= 0 && (best < 0 || ranks_before(biased, other, best))) best = other;
-      }
-      if (best % MP_WARP_SIZE == lane) taken |= uint64_t(1) << (best / MP_WARP_SIZE);
-      if (lane == 0) idx[j] = best;
-    }
-  }
+  const bool registers_top_k = !tid2eid && !forced && E <= kLaneExperts * MP_WARP_SIZE;
+  if (registers_top_k && threadIdx.x < MP_WARP_SIZE) warp_top_k(biased, E, k, idx);
   if (threadIdx.x != 0) return;
   if (forced) {  // a ForcedRouting's experts (checked on the host), weighted by this router's scores
     for (int32_t j = 0; j < k; ++j) idx[j] = forced[s * k + j];
   } else if (tid2eid) {
-    const int32_t tok = tokens[s];
-    // Ids are checked on the host; one outside the table must still not read out of bounds.
-    if (tok < 0 || tok >= vocab) {
+    if (hashed[0] == -2) {
       for (int32_t j = 0; j < k; ++j) {
         idx[j] = -1;
         w[j] = 0.0f;
@@ -181,8 +254,8 @@ __global__ void route_kernel(const float* logits, int32_t E, int32_t k, int scor
       if (record.groups) build_token_record(idx, k, E, record);  // flagged: the call fails
       return;
     }
-    for (int32_t j = 0; j < k; ++j) idx[j] = tid2eid[int64_t(tok) * k + j];
-  } else if (!warp_top_k) {
+    for (int32_t j = 0; j < k; ++j) idx[j] = hashed[j];
+  } else if (!registers_top_k) {
     int32_t have = 0;
     for (int32_t i = 0; i < E; ++i) {
       if (have == k && !ranks_before(biased, i, idx[k - 1])) continue;
@@ -201,6 +274,42 @@ __global__ void route_kernel(const float* logits, int32_t E, int32_t k, int scor
   if (record.groups) build_token_record(idx, k, E, record);
 }
 
+__global__ void route_kernel(RouteArgs a) {
+  kernel_entry();
+  extern __shared__ float shared[];
+  route_block(a, blockIdx.x, shared);
+}
+
+// One token's router logits (the single-token product of row_gemv.hpp, as matmul_gemv_kernel)
+// and, in the block that finishes last (a ticket), its routing: the router's launch and its wait
+// for the logits leave the decode step's serial chain. The ticket returns to zero for the next
+// launch.
+template <WeightCode W, int CPT, int S>
+__global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
+    gate_route_kernel(DeviceMat gate, const float* x, int64_t rows_per_block, uint32_t* ticket, RouteArgs a) {
+  kernel_entry();
+  __shared__ float partial[kGemvMaxSlices * kGemvMaxRows];
+  __shared__ bool finishes;
+  extern __shared__ uint4 gemv_ring[];
+  int64_t r1;
+  const int64_t r0 = gemv_block_rows(gate.rows, rows_per_block, r1);
+  float xv[CPT][elems_per_chunk<W>()];
+  gemv_load_x<W, CPT>(x, threadIdx.x, blockDim.x, xv);
+  const DeviceMat mats[1] = {gate};
+  gemv_rows_any<W, CPT, 1, S>(mats, r0, r1, xv, partial, gemv_ring);
+  __syncthreads();
+  float* logits = const_cast<float*>(a.logits);
+  for (int64_t i = threadIdx.x; i < r1 - r0; i += blockDim.x) logits[r0 + i] = gemv_total(partial, 0, i);
+  __threadfence();  // this block's logits before its ticket
+  __syncthreads();
+  if (threadIdx.x == 0) finishes = atomicAdd(ticket, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!finishes) return;
+  if (threadIdx.x == 0) *ticket = 0;
+  __threadfence();
+  route_block(a, 0, reinterpret_cast<float*>(gemv_ring));
+}
+
 }  // namespace
 
 // route() that may also leave one token's group record on the device (TokenRecord).
@@ -214,9 +323,70 @@ void launch_route(const GpuLayerParams& lp, const Config& c, const int32_t* toke
   const bool hash = lp.mlp == MlpKind::HashMoe;
   if (hash && !lp.tid2eid) throw GpuError("gpu route: hash-routed layer without its device tid2eid table");
   if (!hash && !lp.gate_bias) throw GpuError("gpu route: scored layer without its device gate bias");
-  launch("gpu route", route_kernel, unsigned(S), kRouteBlock, size_t(2 * E) * sizeof(float), native(stream), logits, E,
-         k, scoring_code(c.scoring_func), hash ? lp.tid2eid : nullptr, tokens, int32_t(c.vocab_size), lp.gate_bias,
-         c.routed_scaling_factor, idx, weights, fault, int32_t(layer), p0, forced, record);
+  const RouteArgs a{logits,
+                    E,
+                    k,
+                    scoring_code(c.scoring_func),
+                    hash ? lp.tid2eid : nullptr,
+                    tokens,
+                    int32_t(c.vocab_size),
+                    lp.gate_bias,
+                    c.routed_scaling_factor,
+                    idx,
+                    weights,
+                    fault,
+                    int32_t(layer),
+                    p0,
+                    forced,
+                    record};
+  launch("gpu route", route_kernel, unsigned(S), kRouteBlock, route_shared_bytes(E, k), native(stream), a);
+}
+
+bool gate_and_route(const GpuLayerParams& lp, const Config& c, const int32_t* tokens, const float* x, float* logits,
+                    int32_t* idx, float* weights, uint32_t* ticket, Stream stream, RouterFault* fault, uint32_t layer,
+                    int64_t p0, const int32_t* forced, const TokenRecord& record) {
+  const int32_t E = int32_t(c.n_routed_experts), k = int32_t(c.num_experts_per_tok);
+  const GemmPolicy policy = selection_policy(lp.gemm);
+  if (!ticket || policy.library(1) || policy.matrix(1) || k <= 0 || k > E || lp.gate.rows != E) return false;
+  const bool hash = lp.mlp == MlpKind::HashMoe;
+  if ((hash && !lp.tid2eid) || (!hash && !lp.gate_bias)) return false;  // launch_route reports these
+  const WeightCode code = weight_code(lp.gate, "gpu gate");
+  const DeviceMat m = device_mat(lp.gate);
+  const GemvShape shape = gemv_shape(code, row_bytes_of(code, m.cols) / 16);
+  if (code == WeightCode::F16 || shape.slices == 0 || !tiles_apply(m, code, x, m.cols, 1)) return false;
+  const int64_t per_block = gemv_rows_per_block(m.rows, 1, shape.slices);
+  const unsigned grid = unsigned((m.rows + per_block - 1) / per_block);
+  const RouteArgs a{logits,
+                    E,
+                    k,
+                    scoring_code(c.scoring_func),
+                    hash ? lp.tid2eid : nullptr,
+                    tokens,
+                    int32_t(c.vocab_size),
+                    lp.gate_bias,
+                    c.routed_scaling_factor,
+                    idx,
+                    weights,
+                    fault,
+                    int32_t(layer),
+                    p0,
+                    forced,
+                    record};
+  with_gemv_stages(policy.gemv_stages, [&](auto st) {
+    constexpr int S = decltype(st)::value;
+    with_gemv_kernel(code, shape, [&](auto wc, auto cpt) {
+      constexpr int CPT = decltype(cpt)::value;
+      constexpr WeightCode W = decltype(wc)::value;
+      constexpr int R = gemv_ring_steps(W, S, CPT, 1);
+      const auto kernel = gate_route_kernel<W, CPT, R>;
+      const unsigned threads = unsigned(shape.slices * kGemvLanes);
+      const size_t shared = std::max(gemv_ring_bytes(R, CPT, 1, int(threads)), route_shared_bytes(E, k));
+      allow_dynamic_shared(reinterpret_cast<const void*>(kernel), shared);
+      launch("gpu gate and route (single token)", kernel, grid, threads, shared, native(stream), m, x, per_block,
+             ticket, a);
+    });
+  });
+  return true;
 }
 
 void route(const GpuLayerParams& lp, const Config& c, const int32_t* tokens, int64_t S, const float* logits,

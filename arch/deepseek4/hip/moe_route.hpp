@@ -27,4 +27,12 @@ void launch_route(const GpuLayerParams& lp, const Config& c, const int32_t* toke
                   int32_t* idx, float* weights, Stream stream, RouterFault* fault, uint32_t layer, int64_t p0,
                   const int32_t* forced, const TokenRecord& record);
 
+// One token (decode): the router's logits (x times lp.gate, written to `logits`) and its routing
+// as launch_route does it, in one launch whose last block to finish routes (`ticket`: a zeroed
+// device counter, left at zero again). Returns false, having launched nothing, where the
+// single-token product does not take the gate (the caller runs matmul, then launch_route).
+bool gate_and_route(const GpuLayerParams& lp, const Config& c, const int32_t* tokens, const float* x, float* logits,
+                    int32_t* idx, float* weights, uint32_t* ticket, Stream stream, RouterFault* fault, uint32_t layer,
+                    int64_t p0, const int32_t* forced, const TokenRecord& record);
+
 }  // namespace moepage::ds4::gpu

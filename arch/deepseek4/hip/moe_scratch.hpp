@@ -57,6 +57,7 @@ struct MoeScratch {
   const std::byte** table = nullptr;   // [layers, E] device slot pointer of each expert
   int32_t* groups = nullptr;           // one band: experts [nb], starts [nb+1], tokens [np], pairs [np]
   RouterFault* fault = nullptr;        // the router's fault record
+  uint32_t* route_ticket = nullptr;    // gate_and_route's block counter (zero between launches)
   int64_t group_ints = 0;              // capacity of one band's group record
 
   // Pinned host memory (async copies come from pinned memory).

@@ -94,21 +94,32 @@ __global__ void __launch_bounds__(kMaxTileThreads)
 
 // The single-token product with x in registers (row_gemv.hpp): block blockIdx.x finishes rows
 // [r0, r0 + rows_per_block), all inside one group of the grouped product. S: the ring's steps
-// (row_gemv_staged.hpp; 0: the register path).
+// (row_gemv_staged.hpp; 0: the register path). norm.on: x's RMSNorm folded in (ungrouped only).
 template <WeightCode W, int CPT, int S>
 __global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
     matmul_gemv_kernel(DeviceMat m, const float* x, float* y, int64_t rows_per_group, int64_t x_group_stride,
-                       int64_t rows_per_block) {
+                       int64_t rows_per_block, GemvInputNorm norm) {
   kernel_entry();
   __shared__ float partial[kGemvMaxSlices * kGemvMaxRows];
+  __shared__ double slice_ss[kGemvMaxSlices];
   int64_t r1;
   const int64_t r0 = gemv_block_rows(m.rows, rows_per_block, r1);
   float xv[CPT][elems_per_chunk<W>()];
   gemv_load_x<W, CPT>(x + (r0 / rows_per_group) * x_group_stride, threadIdx.x, blockDim.x, xv);
+  if (norm.on) {
+    const double ss = gemv_fold_norm<W, CPT>(norm.gain, threadIdx.x, blockDim.x, xv);
+    if (threadIdx.x % kGemvLanes == 0) slice_ss[threadIdx.x / kGemvLanes] = ss;
+  }
   const DeviceMat mats[1] = {m};
   extern __shared__ uint4 gemv_ring[];
   gemv_rows_any<W, CPT, 1, S>(mats, r0, r1, xv, partial, gemv_ring);
   __syncthreads();
+  if (norm.on) {
+    const double r = gemv_norm_scale(slice_ss, m.cols, norm.eps);
+    for (int64_t i = threadIdx.x; i < r1 - r0; i += blockDim.x)
+      y[r0 + i] = float(double(gemv_total(partial, 0, i)) * r);
+    return;
+  }
   for (int64_t i = threadIdx.x; i < r1 - r0; i += blockDim.x) y[r0 + i] = gemv_total(partial, 0, i);
 }
 
@@ -252,7 +263,7 @@ namespace {
 
 // The single-token launch (row_gemv.hpp) when its shape applies; false otherwise.
 bool matmul_gemv(const DeviceMat& m, WeightCode code, const float* x, int64_t x_group_stride, int64_t rows_per_group,
-                 float* y, int stages, Stream stream) {
+                 float* y, int stages, Stream stream, const GemvInputNorm& norm = {}) {
   const GemvShape shape = gemv_shape(code, row_bytes_of(code, m.cols) / 16);
   if (shape.slices == 0) return false;
   int64_t per_block = gemv_rows_per_block(m.rows, 1, shape.slices);
@@ -270,7 +281,7 @@ bool matmul_gemv(const DeviceMat& m, WeightCode code, const float* x, int64_t x_
       const size_t ring = gemv_ring_bytes(R, CPT, 1, int(threads));
       allow_dynamic_shared(reinterpret_cast<const void*>(kernel), ring);
       launch("gpu matmul (single token)", kernel, grid, threads, ring, native(stream), m, x, y, rows_per_group,
-             x_group_stride, per_block);
+             x_group_stride, per_block, norm);
     });
   });
   return true;
@@ -326,6 +337,23 @@ void matmul(const cpu::MatRef& w, const float* x, int64_t ld_x, float* y, int64_
              m, x, ld_x, y, ld_y, n_tokens, x_vec);
     });
   });
+}
+
+bool normed_input_applies(const cpu::MatRef& w, const float* x, const float* gain, const GemmPolicy& policy) {
+  if (w.rows == 0 || policy.library(1) || policy.matrix(1)) return false;
+  const WeightCode code = weight_code(w, "gpu matmul_normed_input");
+  const DeviceMat m = device_mat(w);
+  return code != WeightCode::F16 && tiles_apply(m, code, x, m.cols, 1) && reinterpret_cast<uintptr_t>(gain) % 16 == 0 &&
+         gemv_shape(code, row_bytes_of(code, m.cols) / 16).slices > 0;
+}
+
+void matmul_normed_input(const cpu::MatRef& w, const float* x, const float* gain, float eps, float* y, Stream stream,
+                         const GemmPolicy& policy) {
+  if (!normed_input_applies(w, x, gain, policy))
+    throw GpuError("gpu matmul_normed_input: a " + std::to_string(w.rows) + "x" + std::to_string(w.cols) +
+                   " product the single-token kernel does not take");
+  (void)matmul_gemv(device_mat(w), weight_code(w, "gpu matmul_normed_input"), x, 0, w.rows, y, policy.gemv_stages,
+                    stream, GemvInputNorm{true, gain, eps});
 }
 
 void matmul_grouped(const cpu::MatRef& w, const float* x, int64_t ld_x, int64_t x_group_stride, int64_t rows_per_group,

@@ -16,8 +16,16 @@ namespace moepage::ds4::gpu {
 // bound: the dequantization of FP8/FP4/BF16/F16 is fused into the product). Accepts a row band
 // (w.row_offset) like the CPU kernel.
 // Products over policy.matrix_min_tokens tokens or more take the matrix cores where they can.
-void matmul(const cpu::MatRef& w, const float* x, int64_t ld_x, float* y, int64_t ld_y, int64_t n_tokens,
-            Stream stream, const GemmPolicy& policy = {});
+void matmul(const cpu::MatRef& w, const float* x, int64_t ld_x, float* y, int64_t ld_y, int64_t n_tokens, Stream stream,
+            const GemmPolicy& policy = {});
+
+// One token: y = W rms_norm(x) (cpu::rms_norm with weight `gain`, which may be null, then
+// matmul), the norm folded into the single-token product: one launch, no normed copy of x. The
+// result differs from norm-then-matmul by float rounding. normed_input_applies says whether that
+// kernel takes w (else norm x first); matmul_normed_input throws GpuError where it does not.
+bool normed_input_applies(const cpu::MatRef& w, const float* x, const float* gain, const GemmPolicy& policy = {});
+void matmul_normed_input(const cpu::MatRef& w, const float* x, const float* gain, float eps, float* y, Stream stream,
+                         const GemmPolicy& policy = {});
 
 // `groups` row bands of w in one launch: band g (rows [g*rows_per_group, (g+1)*rows_per_group))
 // times the x block at x + g*x_group_stride, into y columns [g*rows_per_group, ...) — the same as

@@ -78,6 +78,52 @@ __device__ inline void gemv_load_x(const float* x, int64_t first, int64_t stride
   }
 }
 
+// An RMSNorm of x folded into a single-token product: W (x * gain * r) = r * (W (x * gain)), r =
+// 1 / sqrt(mean(x^2) + eps). The block's threads hold every column of x between them, so the sum
+// of squares costs a slice sum, and the product needs no normed copy of x (one launch and one
+// round trip fewer per decode step; the sums differ from norm-then-product by float rounding).
+struct GemvInputNorm {
+  bool on = false;
+  const float* gain = nullptr;  // null: unweighted
+  float eps = 0.0f;
+};
+
+// Multiplies this thread's x by the gain and returns the slice's sum of squares of the raw x
+// (double, like cpu::rms_norm) on every lane. xv as gemv_load_x left it (lifted by a power of two).
+template <WeightCode W, int CPT>
+__device__ inline double gemv_fold_norm(const float* gain, int64_t first, int64_t stride,
+                                        float (&xv)[CPT][elems_per_chunk<W>()]) {
+  constexpr int epc = elems_per_chunk<W>();
+  constexpr int raw_shift = W == WeightCode::FP8 ? kFp8RawShift : kFp4RawShift;
+  constexpr float unlift = has_block_scale<W>() ? 1.0f / pow2(raw_shift / 2) : 1.0f;
+  double ss = 0;
+#pragma unroll
+  for (int k = 0; k < CPT; ++k) {
+    const int64_t col0 = (first + k * stride) * epc;
+#pragma unroll
+    for (int e = 0; e < epc / 4; ++e) {
+      const float4 g = gain ? reinterpret_cast<const float4*>(gain + col0)[e] : make_float4(1.0f, 1.0f, 1.0f, 1.0f);
+      const float gs[4] = {g.x, g.y, g.z, g.w};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const double raw = double(xv[k][4 * e + i] * unlift);  // exact: unlift is a power of two
+        ss += raw * raw;
+        xv[k][4 * e + i] *= gs[i];
+      }
+    }
+  }
+  for (int off = kGemvLanes / 2; off > 0; off >>= 1) ss += MP_SHFL_XOR(ss, off);
+  return ss;
+}
+
+// r of the folded norm from the slices' sums of squares, in slice order.
+__device__ inline double gemv_norm_scale(const double* slice_ss, int64_t n, float eps) {
+  const int slices = int(blockDim.x) / kGemvLanes;
+  double total = 0;
+  for (int sl = 0; sl < slices; ++sl) total += slice_ss[sl];
+  return 1.0 / sqrt(total / double(n) + double(eps));
+}
+
 // This thread's share of one row: chunks q[k] (chunk index first + k*stride) against its x.
 template <WeightCode W, int CPT>
 __device__ inline float gemv_partial(const uint4 (&q)[CPT], const uint8_t* row_scale, int64_t first, int64_t stride,
