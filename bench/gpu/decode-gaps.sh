@@ -41,7 +41,7 @@ PY
 
 # Decode at depth: skip about DEEP steps' launches, then profile STEPS steps' worth.
 if [ "${DEEP:-0}" -gt 0 ]; then
-  per_step=$(python3 -c "import sys; print(int(sys.argv[1].split()[3]) // int(sys.argv[2]))" \
+  per_step=$(python3 -c "import sys; print(int(sys.argv[1].split()[4]) // int(sys.argv[2]))" \
     "$(head -1 "$out/steps-table.txt")" "$steps")
   "$ncu" --clock-control none --cache-control none --csv --metrics gpu__time_duration.sum \
     --launch-skip $((per_step * DEEP)) --launch-count $((per_step * steps)) \

@@ -59,10 +59,13 @@ __device__ void record_router_fault(RouterFault* fault, unsigned long long launc
 // record is then still safe to read (nb groups over valid experts) and the forward call fails once
 // the batch is done. One thread.
 __device__ void build_token_record(const int32_t* idx, int32_t k, int32_t E, const TokenRecord& rec) {
-  int32_t ids[kMaxDeviceTopK], js[kMaxDeviceTopK];
+  int32_t ids[kMaxDeviceTopK], js[kMaxDeviceTopK], loaded[kMaxDeviceTopK];
   bool bad = false;
+  // Every id before the first store: a store to rec could alias idx, and each load after one
+  // would wait for it (a memory round trip per id).
+  for (int32_t j = 0; j < k; ++j) loaded[j] = idx[j];
   for (int32_t j = 0; j < k; ++j) {
-    int32_t e = idx[j];
+    int32_t e = loaded[j];
     rec.keep[j] = e;
     if (e < 0 || e >= E) {
       bad = true;
@@ -117,7 +120,7 @@ __device__ inline bool pair_ranks_before(float va, int32_t a, float vb, int32_t 
   return a < b;
 }
 
-__device__ void warp_top_k(const float* biased, int32_t E, int32_t k, int32_t* idx) {
+__device__ void warp_top_k(const float* biased, int32_t E, int32_t k, int32_t* chosen) {
   const int32_t lane = int32_t(threadIdx.x);
   float v[kLaneExperts];
   uint32_t live = 0;
@@ -147,7 +150,7 @@ __device__ void warp_top_k(const float* biased, int32_t E, int32_t k, int32_t* i
       }
     }
     if (best >= 0 && best % MP_WARP_SIZE == lane) live &= ~(1u << (best / MP_WARP_SIZE));
-    if (lane == 0) idx[j] = best;
+    if (lane == 0) chosen[j] = best;
   }
 }
 
@@ -189,12 +192,16 @@ __device__ void route_block(const RouteArgs& a, int64_t s, float* shared) {
   const TokenRecord& record = a.record;
   float* scores = shared;
   float* biased = shared + E;
-  int32_t* hashed = reinterpret_cast<int32_t*>(shared + 2 * E);  // [k]; -2: the token is outside the table
-  const volatile float* l = a.logits + s * E;                    // other blocks' writes in the fused kernel: bypass L1
+  // The k chosen ids, in shared memory until the end: thread 0's serial tail reads them several
+  // times, and read back from global memory after stores that might alias them, each read was a
+  // round trip (a scored layer's route took 15 us, H100). A hash layer's are fetched here at the
+  // start (-2: the token is outside the table).
+  int32_t* chosen = reinterpret_cast<int32_t*>(shared + 2 * E);
+  const volatile float* l = a.logits + s * E;  // other blocks' writes in the fused kernel: bypass L1
   if (tid2eid && !forced && int32_t(threadIdx.x) < k) {
     const int32_t tok = tokens[s];
     // Ids are checked on the host; one outside the table must still not read out of bounds.
-    hashed[threadIdx.x] = tok >= 0 && tok < vocab ? tid2eid[int64_t(tok) * k + threadIdx.x] : -2;
+    chosen[threadIdx.x] = tok >= 0 && tok < vocab ? tid2eid[int64_t(tok) * k + threadIdx.x] : -2;
   }
   if (scoring == kSoftmax) {
     if (threadIdx.x == 0) {
@@ -241,37 +248,38 @@ __device__ void route_block(const RouteArgs& a, int64_t s, float* shared) {
   int32_t* idx = idx_out + s * k;
   float* w = w_out + s * k;
   const bool registers_top_k = !tid2eid && !forced && E <= kLaneExperts * MP_WARP_SIZE;
-  if (registers_top_k && threadIdx.x < MP_WARP_SIZE) warp_top_k(biased, E, k, idx);
+  if (registers_top_k && threadIdx.x < MP_WARP_SIZE) warp_top_k(biased, E, k, chosen);
   if (threadIdx.x != 0) return;
   if (forced) {  // a ForcedRouting's experts (checked on the host), weighted by this router's scores
-    for (int32_t j = 0; j < k; ++j) idx[j] = forced[s * k + j];
-  } else if (tid2eid) {
-    if (hashed[0] == -2) {
-      for (int32_t j = 0; j < k; ++j) {
-        idx[j] = -1;
-        w[j] = 0.0f;
-      }
-      if (record.groups) build_token_record(idx, k, E, record);  // flagged: the call fails
-      return;
+    for (int32_t j = 0; j < k; ++j) chosen[j] = forced[s * k + j];
+  } else if (tid2eid && chosen[0] == -2) {
+    for (int32_t j = 0; j < k; ++j) {
+      chosen[j] = -1;
+      idx[j] = -1;
+      w[j] = 0.0f;
     }
-    for (int32_t j = 0; j < k; ++j) idx[j] = hashed[j];
-  } else if (!registers_top_k) {
+    if (record.groups) build_token_record(chosen, k, E, record);  // flagged: the call fails
+    return;
+  } else if (!tid2eid && !registers_top_k) {
     int32_t have = 0;
     for (int32_t i = 0; i < E; ++i) {
-      if (have == k && !ranks_before(biased, i, idx[k - 1])) continue;
+      if (have == k && !ranks_before(biased, i, chosen[k - 1])) continue;
       int32_t pos = have < k ? have++ : k - 1;
-      while (pos > 0 && ranks_before(biased, i, idx[pos - 1])) {
-        idx[pos] = idx[pos - 1];
+      while (pos > 0 && ranks_before(biased, i, chosen[pos - 1])) {
+        chosen[pos] = chosen[pos - 1];
         --pos;
       }
-      idx[pos] = i;
+      chosen[pos] = i;
     }
   }
   double sum = 0;
-  for (int32_t j = 0; j < k; ++j) sum += scores[idx[j]];
+  for (int32_t j = 0; j < k; ++j) sum += scores[chosen[j]];
   const double scale = scaling / (sum + 1e-20);
-  for (int32_t j = 0; j < k; ++j) w[j] = float(double(scores[idx[j]]) * scale);
-  if (record.groups) build_token_record(idx, k, E, record);
+  for (int32_t j = 0; j < k; ++j) {
+    idx[j] = chosen[j];
+    w[j] = float(double(scores[chosen[j]]) * scale);
+  }
+  if (record.groups) build_token_record(chosen, k, E, record);
 }
 
 __global__ void route_kernel(RouteArgs a) {

@@ -88,8 +88,9 @@ struct GemvInputNorm {
   float eps = 0.0f;
 };
 
-// Multiplies this thread's x by the gain and returns the slice's sum of squares of the raw x
-// (double, like cpu::rms_norm) on every lane. xv as gemv_load_x left it (lifted by a power of two).
+// Multiplies this thread's x by the gain and returns this thread's sum of squares of the raw x
+// (double, like cpu::rms_norm; gemv_lanes_sum adds the slice's). xv as gemv_load_x left it
+// (lifted by a power of two).
 template <WeightCode W, int CPT>
 __device__ inline double gemv_fold_norm(const float* gain, int64_t first, int64_t stride,
                                         float (&xv)[CPT][elems_per_chunk<W>()]) {
@@ -112,8 +113,13 @@ __device__ inline double gemv_fold_norm(const float* gain, int64_t first, int64_
       }
     }
   }
-  for (int off = kGemvLanes / 2; off > 0; off >>= 1) ss += MP_SHFL_XOR(ss, off);
   return ss;
+}
+
+// The sum of v over a slice's 32 lanes, on every lane.
+__device__ inline double gemv_lanes_sum(double v) {
+  for (int off = kGemvLanes / 2; off > 0; off >>= 1) v += MP_SHFL_XOR(v, off);
+  return v;
 }
 
 // r of the folded norm from the slices' sums of squares, in slice order.
