@@ -318,6 +318,34 @@ __global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
   route_block(a, 0, reinterpret_cast<float*>(gemv_ring));
 }
 
+// The router's arguments for layer lp, refusing a layer it cannot route (both launchers' checks).
+RouteArgs route_args(const GpuLayerParams& lp, const Config& c, const int32_t* tokens, const float* logits,
+                     int32_t* idx, float* weights, RouterFault* fault, uint32_t layer, int64_t p0,
+                     const int32_t* forced, const TokenRecord& record) {
+  const int32_t E = int32_t(c.n_routed_experts), k = int32_t(c.num_experts_per_tok);
+  if (k <= 0 || k > E)
+    throw GpuError("gpu route: num_experts_per_tok " + std::to_string(k) + " must be in 1.." + std::to_string(E));
+  const bool hash = lp.mlp == MlpKind::HashMoe;
+  if (hash && !lp.tid2eid) throw GpuError("gpu route: hash-routed layer without its device tid2eid table");
+  if (!hash && !lp.gate_bias) throw GpuError("gpu route: scored layer without its device gate bias");
+  return RouteArgs{logits,
+                   E,
+                   k,
+                   scoring_code(c.scoring_func),
+                   hash ? lp.tid2eid : nullptr,
+                   tokens,
+                   int32_t(c.vocab_size),
+                   lp.gate_bias,
+                   c.routed_scaling_factor,
+                   idx,
+                   weights,
+                   fault,
+                   int32_t(layer),
+                   p0,
+                   forced,
+                   record};
+}
+
 }  // namespace
 
 // route() that may also leave one token's group record on the device (TokenRecord).
@@ -325,61 +353,22 @@ void launch_route(const GpuLayerParams& lp, const Config& c, const int32_t* toke
                   int32_t* idx, float* weights, Stream stream, RouterFault* fault, uint32_t layer, int64_t p0,
                   const int32_t* forced, const TokenRecord& record) {
   if (S <= 0) return;
-  const int32_t E = int32_t(c.n_routed_experts), k = int32_t(c.num_experts_per_tok);
-  if (k <= 0 || k > E)
-    throw GpuError("gpu route: num_experts_per_tok " + std::to_string(k) + " must be in 1.." + std::to_string(E));
-  const bool hash = lp.mlp == MlpKind::HashMoe;
-  if (hash && !lp.tid2eid) throw GpuError("gpu route: hash-routed layer without its device tid2eid table");
-  if (!hash && !lp.gate_bias) throw GpuError("gpu route: scored layer without its device gate bias");
-  const RouteArgs a{logits,
-                    E,
-                    k,
-                    scoring_code(c.scoring_func),
-                    hash ? lp.tid2eid : nullptr,
-                    tokens,
-                    int32_t(c.vocab_size),
-                    lp.gate_bias,
-                    c.routed_scaling_factor,
-                    idx,
-                    weights,
-                    fault,
-                    int32_t(layer),
-                    p0,
-                    forced,
-                    record};
-  launch("gpu route", route_kernel, unsigned(S), kRouteBlock, route_shared_bytes(E, k), native(stream), a);
+  const RouteArgs a = route_args(lp, c, tokens, logits, idx, weights, fault, layer, p0, forced, record);
+  launch("gpu route", route_kernel, unsigned(S), kRouteBlock, route_shared_bytes(a.E, a.k), native(stream), a);
 }
 
 bool gate_and_route(const GpuLayerParams& lp, const Config& c, const int32_t* tokens, const float* x, float* logits,
                     int32_t* idx, float* weights, uint32_t* ticket, Stream stream, RouterFault* fault, uint32_t layer,
                     int64_t p0, const int32_t* forced, const TokenRecord& record) {
-  const int32_t E = int32_t(c.n_routed_experts), k = int32_t(c.num_experts_per_tok);
+  const RouteArgs a = route_args(lp, c, tokens, logits, idx, weights, fault, layer, p0, forced, record);
   const GemmPolicy policy = selection_policy(lp.gemm);
-  if (!ticket || policy.library(1) || policy.matrix(1) || k <= 0 || k > E || lp.gate.rows != E) return false;
-  const bool hash = lp.mlp == MlpKind::HashMoe;
-  if ((hash && !lp.tid2eid) || (!hash && !lp.gate_bias)) return false;  // launch_route reports these
+  if (!ticket || policy.library(1) || policy.matrix(1) || lp.gate.rows != a.E) return false;
   const WeightCode code = weight_code(lp.gate, "gpu gate");
   const DeviceMat m = device_mat(lp.gate);
   const GemvShape shape = gemv_shape(code, row_bytes_of(code, m.cols) / 16);
   if (code == WeightCode::F16 || shape.slices == 0 || !tiles_apply(m, code, x, m.cols, 1)) return false;
   const int64_t per_block = gemv_rows_per_block(m.rows, 1, shape.slices);
   const unsigned grid = unsigned((m.rows + per_block - 1) / per_block);
-  const RouteArgs a{logits,
-                    E,
-                    k,
-                    scoring_code(c.scoring_func),
-                    hash ? lp.tid2eid : nullptr,
-                    tokens,
-                    int32_t(c.vocab_size),
-                    lp.gate_bias,
-                    c.routed_scaling_factor,
-                    idx,
-                    weights,
-                    fault,
-                    int32_t(layer),
-                    p0,
-                    forced,
-                    record};
   with_gemv_stages(policy.gemv_stages, [&](auto st) {
     constexpr int S = decltype(st)::value;
     with_gemv_kernel(code, shape, [&](auto wc, auto cpt) {
@@ -388,7 +377,7 @@ bool gate_and_route(const GpuLayerParams& lp, const Config& c, const int32_t* to
       constexpr int R = gemv_ring_steps(W, S, CPT, 1);
       const auto kernel = gate_route_kernel<W, CPT, R>;
       const unsigned threads = unsigned(shape.slices * kGemvLanes);
-      const size_t shared = std::max(gemv_ring_bytes(R, CPT, 1, int(threads)), route_shared_bytes(E, k));
+      const size_t shared = std::max(gemv_ring_bytes(R, CPT, 1, int(threads)), route_shared_bytes(a.E, a.k));
       allow_dynamic_shared(reinterpret_cast<const void*>(kernel), shared);
       launch("gpu gate and route (single token)", kernel, grid, threads, shared, native(stream), m, x, per_block,
              ticket, a);
