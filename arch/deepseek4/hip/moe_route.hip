@@ -105,9 +105,9 @@ __device__ void build_token_record(const int32_t* idx, int32_t k, int32_t E, con
 // Scored top-k by the first warp with every lane's experts in registers (E <= kLaneExperts *
 // warp): k rounds of a warp argmax of (score, expert) pairs under ranks_before, so the k winners
 // and their order are the CPU insertion sort's. Lane l owns experts l, l + warp, ...; `live` marks
-// those not yet taken. Each round is a scan of 8 registers and one shuffle butterfly: the earlier
-// version re-read shared memory on every comparison, and its k rounds were most of a scored
-// layer's 15 us route (H100, ncu).
+// those not yet taken. Each round is a scan of 8 registers and one shuffle butterfly, where the
+// earlier version re-read shared memory for every comparison. (The routing as a whole still takes
+// 6-12 us at the end of gate_route_kernel on the H100; this alone did not shorten it measurably.)
 constexpr int kLaneExperts = 8;
 
 // ranks_before on (value, index) pairs already loaded; index < 0 is "none" and ranks last.
@@ -154,10 +154,7 @@ __device__ void warp_top_k(const float* biased, int32_t E, int32_t k, int32_t* c
   }
 }
 
-// One block per token, a thread per expert for the scores (double, like the CPU); the softmax
-// sum, the weight normalisation and a hash layer's ids on thread 0 in the CPU's order (thread
-// j < k fetches a hash layer's id j while the scores are computed: two dependent loads off the
-// serial tail).
+// What route_block needs of a layer and a batch (route_args builds it).
 struct RouteArgs {
   const float* logits;
   int32_t E, k;
@@ -179,7 +176,10 @@ struct RouteArgs {
 // Shared bytes route_block needs.
 size_t route_shared_bytes(int32_t E, int32_t k) { return size_t(2 * E + k) * sizeof(float); }
 
-// Token s's routing by one whole block (every thread calls it), `shared` route_shared_bytes long.
+// Token s's routing by one whole block (every thread calls it), `shared` route_shared_bytes long:
+// a thread per expert for the scores (double, like the CPU); the softmax sum, the weight
+// normalisation and the group record on thread 0 in the CPU's order (thread j < k fetches a hash
+// layer's id j while the scores are computed: two dependent loads off the serial tail).
 __device__ void route_block(const RouteArgs& a, int64_t s, float* shared) {
   const int32_t E = a.E, k = a.k, scoring = a.scoring, vocab = a.vocab, layer = a.layer;
   const int32_t *tid2eid = a.tid2eid, *tokens = a.tokens, *forced = a.forced;
@@ -193,9 +193,9 @@ __device__ void route_block(const RouteArgs& a, int64_t s, float* shared) {
   float* scores = shared;
   float* biased = shared + E;
   // The k chosen ids, in shared memory until the end: thread 0's serial tail reads them several
-  // times, and read back from global memory after stores that might alias them, each read was a
-  // round trip (a scored layer's route took 15 us, H100). A hash layer's are fetched here at the
-  // start (-2: the token is outside the table).
+  // times, and read back from global memory after stores that might alias them, each read would
+  // wait for a round trip. A hash layer's are fetched here at the start (-2: the token is outside
+  // the table).
   int32_t* chosen = reinterpret_cast<int32_t*>(shared + 2 * E);
   const volatile float* l = a.logits + s * E;  // other blocks' writes in the fused kernel: bypass L1
   if (tid2eid && !forced && int32_t(threadIdx.x) < k) {
@@ -306,7 +306,7 @@ __global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
   const DeviceMat mats[1] = {gate};
   gemv_rows_any<W, CPT, 1, S>(mats, r0, r1, xv, partial, gemv_ring);
   __syncthreads();
-  float* logits = const_cast<float*>(a.logits);
+  float* logits = const_cast<float*>(a.logits);  // this kernel writes what its routing reads
   for (int64_t i = threadIdx.x; i < r1 - r0; i += blockDim.x) logits[r0 + i] = gemv_total(partial, 0, i);
   __threadfence();  // this block's logits before its ticket
   __syncthreads();

@@ -96,7 +96,7 @@ __global__ void __launch_bounds__(kMaxTileThreads)
 // [r0, r0 + rows_per_block), all inside one group of the grouped product. S: the ring's steps
 // (row_gemv_staged.hpp; 0: the register path). Norm: x's RMSNorm folded in (ungrouped only; a
 // template flag, so the plain products keep their registers: the fold's code in every instance
-// took wo_b's from 64 to 80 and it ran 15% slower).
+// took wo_b's from 64 to 80 and it ran 15-20% slower, H100).
 template <WeightCode W, int CPT, int S, bool Norm>
 __global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
     matmul_gemv_kernel(DeviceMat m, const float* x, float* y, int64_t rows_per_group, int64_t x_group_stride,
