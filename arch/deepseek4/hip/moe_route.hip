@@ -18,7 +18,7 @@
 namespace moepage::ds4::gpu {
 namespace {
 
-constexpr int kRouteBlock = 256;
+constexpr int kRouteBlock = 256;  // a thread per expert of Flash's 256 for the scores
 
 enum ScoringCode : int { kSqrtSoftplus = 0, kSigmoid = 1, kSoftmax = 2 };
 
@@ -365,8 +365,8 @@ bool gate_and_route(const GpuLayerParams& lp, const Config& c, const int32_t* to
   if (!ticket || policy.library(1) || policy.matrix(1) || lp.gate.rows != a.E) return false;
   const WeightCode code = weight_code(lp.gate, "gpu gate");
   const DeviceMat m = device_mat(lp.gate);
+  if (!single_token_applies(m, code, x)) return false;
   const GemvShape shape = gemv_shape(code, row_bytes_of(code, m.cols) / 16);
-  if (code == WeightCode::F16 || shape.slices == 0 || !tiles_apply(m, code, x, m.cols, 1)) return false;
   const int64_t per_block = gemv_rows_per_block(m.rows, 1, shape.slices);
   const unsigned grid = unsigned((m.rows + per_block - 1) / per_block);
   with_gemv_stages(policy.gemv_stages, [&](auto st) {

@@ -349,10 +349,8 @@ void matmul(const cpu::MatRef& w, const float* x, int64_t ld_x, float* y, int64_
 
 bool normed_input_applies(const cpu::MatRef& w, const float* x, const float* gain, const GemmPolicy& policy) {
   if (w.rows == 0 || policy.library(1) || policy.matrix(1)) return false;
-  const WeightCode code = weight_code(w, "gpu matmul_normed_input");
-  const DeviceMat m = device_mat(w);
-  return code != WeightCode::F16 && tiles_apply(m, code, x, m.cols, 1) && reinterpret_cast<uintptr_t>(gain) % 16 == 0 &&
-         gemv_shape(code, row_bytes_of(code, m.cols) / 16).slices > 0;
+  return reinterpret_cast<uintptr_t>(gain) % 16 == 0 &&
+         single_token_applies(device_mat(w), weight_code(w, "gpu matmul_normed_input"), x);
 }
 
 void matmul_normed_input(const cpu::MatRef& w, const float* x, const float* gain, float eps, float* y, Stream stream,

@@ -47,6 +47,12 @@ inline GemvShape gemv_shape(WeightCode code, int64_t n_chunks) {
   return s;
 }
 
+// Whether the single-token kernels take one token's product of m (stored in `code`) with x: rows of
+// whole 32-chunk groups whose x fits in registers, weights and x 16-byte aligned.
+inline bool single_token_applies(const DeviceMat& m, WeightCode code, const float* x) {
+  return gemv_shape(code, row_bytes_of(code, m.cols) / 16).slices > 0 && tiles_apply(m, code, x, m.cols, 1);
+}
+
 // Rows per block for `rows` rows in each of `copies` matrices side by side: enough blocks to give
 // every multiprocessor about 1024 threads' worth of loads in flight, at most kGemvMaxRows rows.
 inline int gemv_rows_per_block(int64_t rows, int64_t copies, int slices) {
