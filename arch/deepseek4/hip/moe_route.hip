@@ -178,8 +178,8 @@ size_t route_shared_bytes(int32_t E, int32_t k) { return size_t(2 * E + k) * siz
 
 // Token s's routing by one whole block (every thread calls it), `shared` route_shared_bytes long:
 // a thread per expert for the scores (double, like the CPU); the softmax sum, the weight
-// normalisation and the group record on thread 0 in the CPU's order (thread j < k fetches a hash
-// layer's id j while the scores are computed: two dependent loads off the serial tail).
+// normalisation and the group record on thread 0 in the CPU's order (the threads fetch a hash
+// layer's k ids while the scores are computed: two dependent loads off the serial tail).
 __device__ void route_block(const RouteArgs& a, int64_t s, float* shared) {
   const int32_t E = a.E, k = a.k, scoring = a.scoring, vocab = a.vocab, layer = a.layer;
   const int32_t *tid2eid = a.tid2eid, *tokens = a.tokens, *forced = a.forced;
@@ -198,10 +198,12 @@ __device__ void route_block(const RouteArgs& a, int64_t s, float* shared) {
   // the table).
   int32_t* chosen = reinterpret_cast<int32_t*>(shared + 2 * E);
   const volatile float* l = a.logits + s * E;  // other blocks' writes in the fused kernel: bypass L1
-  if (tid2eid && !forced && int32_t(threadIdx.x) < k) {
+  if (tid2eid && !forced) {
     const int32_t tok = tokens[s];
-    // Ids are checked on the host; one outside the table must still not read out of bounds.
-    chosen[threadIdx.x] = tok >= 0 && tok < vocab ? tid2eid[int64_t(tok) * k + threadIdx.x] : -2;
+    // Ids are checked on the host; one outside the table must still not read out of bounds. A
+    // loop, since k may exceed the block (the fused kernel's block can be one warp).
+    for (int32_t j = threadIdx.x; j < k; j += blockDim.x)
+      chosen[j] = tok >= 0 && tok < vocab ? tid2eid[int64_t(tok) * k + j] : -2;
   }
   if (scoring == kSoftmax) {
     if (threadIdx.x == 0) {

@@ -9,10 +9,10 @@
 //
 // Measured on the H200 at decode (bench/results/2026-12-04-gemv-ring.md): the BF16 products (the
 // output head above all) take 7-8.5% less time with a ring of 3 steps, where a weight costs one
-// instruction to decode and the loads' latency is what is left. The FP8 and FP4 products are bound
-// by their decode instructions (3 a weight for FP4) instead: the ring's copies and shared reads
-// only add to them, and they ran 2-37% slower with it, in blocks of the register path's size or
-// four times larger. They keep the register path. For .hip files only.
+// instruction to decode and the loads' latency is what is left. The FP8 and FP4 products ran 2-37%
+// slower with it, in blocks of the register path's size or four times larger, and so keep the
+// register path; with FP4 decoded in about 2 instructions a weight instead of 5.2 (integer dot
+// products, H100, 2026-12-06-decode-experiments.md) the ring was slower still. For .hip files only.
 #pragma once
 #include <cstddef>
 #include <cstdint>
