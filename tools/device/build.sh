@@ -41,6 +41,8 @@ cmake -S . -B "$dir" -DMOEPAGE_GPU=hip-nvidia -DMOEPAGE_CUDA_ARCHS=90-real -DCMA
 mapfile -t plugins < <(cmake --build "$dir" --target help | sed -n 's/^\.\.\. \(moepage-\(arch\|pager\|transport\)-[A-Za-z0-9_-]*\).*/\1/p')
 mapfile -t suites < <(cd "$dir" && ctest -N -L gpu | sed -n 's/^ *Test *#[0-9]*: *//p')
 targets=(moepage gpu_bandwidth "${plugins[@]}" "${suites[@]}")
+# The kernel tracer (bench/gpu/decode-trace.sh), where the toolkit has CUPTI.
+if cmake --build "$dir" --target help | grep 'moepage-kernel-trace' >/dev/null; then targets+=(moepage-kernel-trace); fi
 # The kernel micro-benchmarks only when asked (build.sh --kernel-bench): a fat 17 MB binary that
 # would not leave room in a device call's 64 MiB beside the tracked tree (~47 MiB).
 if [ "${1:-}" = --kernel-bench ] && [ -f tools/device/kernel-bench/CMakeLists.txt ]; then targets+=(ds4-hip-bench); fi
@@ -55,8 +57,9 @@ for b in "${binaries[@]}"; do
 done
 
 # Libraries a stock Ubuntu 24.04 + CUDA 13 already has (or that must come from its driver):
-# the C/C++ runtime, the dynamic loader, and CUDA's own (the runtime, and cuBLAS for the dense prefill products).
-system_lib='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|librt\.|libpthread\.|libstdc\+\+\.|libgcc_s\.|libcuda\.|libcudart\.|libcublas\.|libcublasLt\.|libnvidia)'
+# the C/C++ runtime, the dynamic loader, and CUDA's own (the runtime, cuBLAS for the dense prefill
+# products, CUPTI for the kernel tracer).
+system_lib='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|librt\.|libpthread\.|libstdc\+\+\.|libgcc_s\.|libcuda\.|libcudart\.|libcublas\.|libcublasLt\.|libcupti\.|libnvidia)'
 rm -rf "$dir/carry-lib"
 mkdir -p "$dir/carry-lib"
 for b in "${binaries[@]}"; do
