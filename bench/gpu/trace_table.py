@@ -6,7 +6,9 @@ steps in [FROM, TO): the step's wall time (greedy end to greedy end), the time n
 stream ran, and for each main-stream kernel (named with its occurrence in the step, so a layer's
 kernels stay apart) what it adds to the step, its end past the end of the main-stream kernel
 before it, beside how long it ran from its own start (which includes a launch-overlapped kernel's
-wait for its predecessor). Side-stream kernels are summed by name.
+wait for its predecessor), and the main stream's idle gap before it: where the gap is past 2 us,
+the side-stream kernel that ended last before it started (the join it most likely waited on).
+Side-stream kernels are summed by name.
 
 Usage: trace_table.py KERNELS.csv [FROM] [TO]
 """
@@ -66,6 +68,8 @@ def main():
     runs = collections.defaultdict(list)
     order = {}
     side = collections.defaultdict(float)
+    gaps = collections.defaultdict(list)
+    waited = collections.defaultdict(collections.Counter)
     for i in range(first, last):
         lo, hi = greedy[i - 1][1], greedy[i][1]
         walls.append(hi - lo)
@@ -82,18 +86,27 @@ def main():
             order.setdefault(key, (len(order), key))
             adds[key].append(e - max(prev_end, lo))
             runs[key].append(e - s)
+            gap = s - max(prev_end, lo)
+            gaps[key].append(max(gap, 0))
+            if gap > 2000:
+                before = [r for r in inside if r[2] != main_stream and r[1] <= s]
+                if before:
+                    waited[key][short(max(before, key=lambda r: r[1])[3])] += 1
             prev_end = max(prev_end, e)
     wall = statistics.mean(walls)
     print(f"steps {first}..{last - 1} of {len(greedy)}: wall {wall / 1e3:.1f} us a step "
           f"(median {statistics.median(walls) / 1e3:.1f}), no kernel running {statistics.mean(idles) / 1e3:.1f} us")
-    print(f"{'main stream, in step order':58} {'adds us':>8} {'runs us':>8} {'share':>6} {'seen':>5}")
+    print(f"{'main stream, in step order':58} {'adds us':>8} {'runs us':>8} {'gap us':>7} {'share':>6} {'seen':>5}"
+          "  waited on")
     total = 0.0
     for _, key in sorted(order.values()):
         a = statistics.mean(adds[key]) / 1e3
         total += a * len(adds[key]) / (last - first)
-        print(f"{key[:58]:58} {a:8.2f} {statistics.mean(runs[key]) / 1e3:8.2f} {a / (wall / 1e3):6.1%} "
-              f"{len(adds[key]):5d}")
-    print(f"main stream adds {total:.1f} us a step in all")
+        joins = ", ".join(f"{n} x{c}" for n, c in waited[key].most_common(2))
+        print(f"{key[:58]:58} {a:8.2f} {statistics.mean(runs[key]) / 1e3:8.2f} "
+              f"{statistics.mean(gaps[key]) / 1e3:7.2f} {a / (wall / 1e3):6.1%} {len(adds[key]):5d}  {joins}")
+    idle_main = sum(statistics.mean(v) * len(v) for v in gaps.values()) / (last - first) / 1e3
+    print(f"main stream adds {total:.1f} us a step in all; it sits idle {idle_main:.1f} us of that")
     by_name = collections.defaultdict(float)
     for key, values in adds.items():
         by_name[key.rsplit(" #", 1)[0]] += sum(values) / (last - first) / 1e3

@@ -215,9 +215,10 @@ TEST_CASE("gpu route matches route_token for every scoring function, hash and sc
 TEST_CASE("gpu gate_and_route for one token: the gate's logits and route_token's choice, in one launch") {
   // The decode router in one launch (the block finishing last routes): its logits against
   // cpu::matmul, its ids and weights against route_token on those same logits (bit-exact ids),
-  // twice per layer so the second launch finds its ticket back at zero. Flash's 256 x 4096 gate.
+  // twice per layer so the second launch finds its ticket back at zero. Flash's 256 x 4096 gate;
+  // 64/40 over 256 BF16 columns: a one-warp block choosing more experts than it has threads.
   uint64_t seed = 1900;
-  const std::tuple<int64_t, int64_t, int64_t> shapes[] = {{16, 4, 256}, {40, 6, 1024}, {256, 6, 4096}};
+  const std::tuple<int64_t, int64_t, int64_t> shapes[] = {{16, 4, 256}, {40, 6, 1024}, {256, 6, 4096}, {64, 40, 256}};
   for (const auto& [n_experts, top_k, hidden] : shapes)
     for (MlpKind kind : {MlpKind::HashMoe, MlpKind::Moe}) {
       Rng rng(seed++);
