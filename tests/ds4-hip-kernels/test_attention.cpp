@@ -48,6 +48,10 @@ constexpr Shape kOddHeads{64, 6, 42, 8, 32, 3, 16, 8, 4, 8, 4, 24, 3, 96, 40};
 // more: the register-tiled indexer scores (index_scores.hpp); the single tokens and the
 // 8-token batch take the general kernel.
 constexpr Shape kIndexerHeads{64, 4, 40, 8, 32, 2, 16, 8, 4, 8, 64, 64, 3, 320, 80};
+// Widths the single-token kernels take (F32 rows of whole 128-float groups): a decode step
+// gathers its products of xn (wq_a with the KV head, the compressors' four) into few launches, and
+// the indexer scores once more than 8 compressed entries exist.
+constexpr Shape kGathered{128, 4, 128, 64, 128, 2, 32, 16, 4, 16, 4, 64, 8, 160, 8};
 
 Config make_config(const Shape& s) {
   Config c;
@@ -342,6 +346,13 @@ TEST_CASE("gpu attention matches the CPU token by token (S = 1)") {
   for (AttnKind kind : kKinds) {
     CAPTURE(name(kind));
     run_schedule(kSmall, kind, decode_steps(1, 40), 11);
+  }
+}
+
+TEST_CASE("gpu attention matches the CPU token by token with the products of xn gathered (S = 1)") {
+  for (AttnKind kind : kKinds) {
+    CAPTURE(name(kind));
+    run_schedule(kGathered, kind, decode_steps(8, 60), 16);
   }
 }
 

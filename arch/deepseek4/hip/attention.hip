@@ -23,6 +23,7 @@
 #include "deepseek4/hip/check.hpp"
 #include "deepseek4/hip/dynamic_shared.hpp"
 #include "deepseek4/hip/gemm_policy.hpp"
+#include "deepseek4/hip/gemv_many.hpp"
 #include "deepseek4/hip/launch.hpp"
 #include "deepseek4/hip/library_gemm.hpp"
 #include "deepseek4/hip/ops.hpp"
@@ -278,10 +279,8 @@ __device__ inline void store_norm_rope_pair(const NormRopeArgs& a, float* o, int
 // included, go out before the reduction, and it writes only what it read itself.
 constexpr int kNormRopePairs = 4;  // rows of up to 2048 floats
 
-__global__ void __launch_bounds__(kThreads) norm_rope_kernel(NormRopeArgs a) {
-  kernel_entry();
-  __shared__ double partials[kMaxWarps];
-  const int64_t row = blockIdx.x, pos = a.p0 + row / a.rows_per_token;
+__device__ inline void norm_rope_block_row(const NormRopeArgs& a, int64_t row, double* partials) {
+  const int64_t pos = a.p0 + row / a.rows_per_token;
   const float* x = a.x + row * a.n;
   float* o = a.out + (a.ring_size ? pos % a.ring_size : row) * a.n;
   const int64_t pairs = a.n / 2, rope_pair0 = pairs - a.half;
@@ -303,6 +302,22 @@ __global__ void __launch_bounds__(kThreads) norm_rope_kernel(NormRopeArgs a) {
     const int64_t p = threadIdx.x + int64_t(k) * blockDim.x;
     if (p < pairs) store_norm_rope_pair(a, o, p, rope_pair0, v[k][0], v[k][1], r, cs[k], sn[k]);
   }
+}
+
+__global__ void __launch_bounds__(kThreads) norm_rope_kernel(NormRopeArgs a) {
+  kernel_entry();
+  __shared__ double partials[kMaxWarps];
+  norm_rope_block_row(a, blockIdx.x, partials);
+}
+
+// Two sets of rows in one launch, a block per row: blocks [0, rows_a) norm a's rows, the rest b's
+// (one token's Q heads and its KV row: one launch on the decode's chain instead of two).
+__global__ void __launch_bounds__(kThreads) norm_rope_two_kernel(NormRopeArgs a, int64_t rows_a, NormRopeArgs b) {
+  kernel_entry();
+  __shared__ double partials[kMaxWarps];
+  const int64_t row = blockIdx.x;
+  if (row < rows_a) norm_rope_block_row(a, row, partials);
+  else norm_rope_block_row(b, row - rows_a, partials);
 }
 
 // The same for rows of at most kRowPairs * 2 * 32 floats, one warp per row: a block per row of a
@@ -362,6 +377,70 @@ void norm_rope(const NormRopeArgs& a, int64_t rows, Stream stream) {
   launch("gpu attention norm_rope_kernel", norm_rope_kernel, unsigned(rows), kThreads, 0, native(stream), a);
 }
 
+void norm_rope_two(const NormRopeArgs& a, int64_t rows_a, const NormRopeArgs& b, int64_t rows_b, Stream stream) {
+  for (const NormRopeArgs* args : {&a, &b})
+    if (args->n % 2 || args->n > 2 * kNormRopePairs * kThreads || 2 * int64_t(args->half) > args->n)
+      throw std::invalid_argument("gpu attention: rows of " + std::to_string(args->n) + " floats with a rope of " +
+                                  std::to_string(2 * args->half) + ", expected an even width of at most " +
+                                  std::to_string(2 * kNormRopePairs * kThreads));
+  launch("gpu attention norm_rope_two_kernel", norm_rope_two_kernel, unsigned(rows_a + rows_b), kThreads, 0,
+         native(stream), a, rows_a, b);
+}
+
+// project() for one token with the products of xn gathered into few launches, where the
+// single-token kernels take them: wq_a and the KV head in one launch on the main stream, Q's heads
+// and the KV row normed and roped in one launch after wq_b, and the compressors' products (the
+// indexer compressor's too) in one launch on the side stream. A sliding layer then needs no side
+// stream, and a compressed layer's side chain is shorter than the query chain beside it. Measured
+// why (H100, 4- and 12-layer decode traces, 2026-12-06): the side stream's first kernel starts only
+// once the main stream's overlapped launches leave room, and its chain of small products and state
+// updates (about 45 us on a CSA layer) kept the attention waiting 10-24 us on every compressed
+// layer. False (nothing launched) where the shapes or the policy do not allow it.
+bool project_token(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int64_t ring_size, int64_t p0,
+                   const float* xn, AttentionScratch& sc, bool scored, Stream stream) {
+  const int64_t D = c.hidden_size, H = c.num_attention_heads, hd = c.head_dim;
+  const float eps = float(c.rms_norm_eps);
+  const DeviceRope& r = *lp.rope;
+  const bool csa = lp.kind == AttnKind::CSA, compressed = lp.kind != AttnKind::Sliding;
+  const GemmPolicy indexer_policy = selection_policy(lp.gemm);
+  const MatProduct head[] = {{lp.wq_a, sc.q_lat}, {lp.wkv, sc.kv}};
+  if (!matmul_many_applies(head, xn, lp.gemm) || !normed_input_applies(lp.wq_b, sc.q_lat, lp.q_norm, lp.gemm) ||
+      (scored && !normed_input_applies(lp.index_wq_b, sc.q_lat, lp.q_norm, indexer_policy)))
+    return false;
+  if (compressed) {
+    const Stream side = sc.side.fork(stream);
+    const GpuCompressorParams& ic = lp.index_comp;
+    const MatProduct comp[] = {{lp.comp.wkv, sc.comp_kv},
+                               {lp.comp.wgate, sc.comp_gate},
+                               {csa ? ic.wkv : cpu::MatRef{}, sc.idx_kv},
+                               {csa ? ic.wgate : cpu::MatRef{}, sc.idx_gate}};
+    const std::span<const MatProduct> all(comp, csa ? 4 : 2);
+    if (matmul_many_applies(all, xn, lp.gemm) && (!csa || matmul_many_applies(all, xn, indexer_policy))) {
+      matmul_many(all, xn, side, lp.gemm);
+    } else {
+      matmul(lp.comp.wkv, xn, D, sc.comp_kv, lp.comp.width, 1, side, lp.gemm);
+      matmul(lp.comp.wgate, xn, D, sc.comp_gate, lp.comp.width, 1, side, lp.gemm);
+      if (csa) {
+        matmul(ic.wkv, xn, D, sc.idx_kv, ic.width, 1, side, indexer_policy);
+        matmul(ic.wgate, xn, D, sc.idx_gate, ic.width, 1, side, indexer_policy);
+      }
+    }
+    if (csa)
+      compress_tokens_two(CompressorBatch{lp.comp, sc.comp_kv, sc.comp_gate, st.comp},
+                          CompressorBatch{ic, sc.idx_kv, sc.idx_gate, st.index_comp}, r, eps, p0, 1, side);
+    else
+      compress_tokens(lp.comp, r, eps, p0, 1, sc.comp_kv, sc.comp_gate, st.comp, side);
+    if (scored) matmul(lp.index_weights_proj, xn, D, sc.idx_w, c.index_n_heads, 1, side, indexer_policy);
+  }
+  matmul_many(head, xn, stream, lp.gemm);
+  matmul_normed_input(lp.wq_b, sc.q_lat, lp.q_norm, eps, sc.q, stream, lp.gemm);
+  norm_rope_two(NormRopeArgs{sc.q, sc.q, nullptr, r.cos, r.sin, hd, H, p0, 0, r.half, eps}, H,
+                NormRopeArgs{sc.kv, st.ring, lp.kv_norm, r.cos, r.sin, hd, 1, p0, ring_size, r.half, eps}, 1, stream);
+  if (scored) matmul_normed_input(lp.index_wq_b, sc.q_lat, lp.q_norm, eps, sc.idx_q, stream, indexer_policy);
+  if (compressed) sc.side.join(stream);
+  return true;
+}
+
 // Q, the shared KV head (written into the ring), the compressors and, for CSA, the indexer's
 // compressor and (when it must score) its projections. norm_q false leaves Q's per-head norm and
 // rope to the attend kernel (the matrix-core one applies them as it loads Q).
@@ -373,6 +452,7 @@ void project(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int64
   const bool csa = lp.kind == AttnKind::CSA, compressed = lp.kind != AttnKind::Sliding;
   const bool scored = csa && indexer_scores(lp, c, p0, S);
   const int64_t nh = c.index_n_heads, ihd = c.index_head_dim;
+  if (S == 1 && norm_q && project_token(lp, c, st, ring_size, p0, xn, sc, scored, stream)) return;
 
   // The shared KV head (into its ring slot) and the compressors read only xn and their own state:
   // they run on the side stream beside the query chain, joined before the indexer and the

@@ -29,8 +29,8 @@ struct AttentionScratch {
   // key_ring_rows ring slots then key_entry_rows compressed entries; null where that path never runs.
   uint16_t* key_parts = nullptr;
   int64_t key_ring_rows = 0, key_entry_rows = 0;
-  // The shared KV head, the compressors and the indexer's weights projection run beside the query
-  // chain.
+  // The compressors and the indexer's weights projection run beside the query chain, and so does
+  // the shared KV head except for a single token (project_token in attention.hip).
   SideStream side;
 };
 
