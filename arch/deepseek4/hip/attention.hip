@@ -425,11 +425,8 @@ bool project_token(const GpuLayerParams& lp, const Config& c, GpuLayerState& st,
         matmul(ic.wgate, xn, D, sc.idx_gate, ic.width, 1, side, indexer_policy);
       }
     }
-    if (csa)
-      compress_tokens_two(CompressorBatch{lp.comp, sc.comp_kv, sc.comp_gate, st.comp},
-                          CompressorBatch{ic, sc.idx_kv, sc.idx_gate, st.index_comp}, r, eps, p0, 1, side);
-    else
-      compress_tokens(lp.comp, r, eps, p0, 1, sc.comp_kv, sc.comp_gate, st.comp, side);
+    compress_tokens(lp.comp, r, eps, p0, 1, sc.comp_kv, sc.comp_gate, st.comp, side);
+    if (csa) compress_tokens(ic, r, eps, p0, 1, sc.idx_kv, sc.idx_gate, st.index_comp, side);
     if (scored) matmul(lp.index_weights_proj, xn, D, sc.idx_w, c.index_n_heads, 1, side, indexer_policy);
   }
   matmul_many(head, xn, stream, lp.gemm);
