@@ -10,8 +10,8 @@
 #include <cupti.h>
 #include <cxxabi.h>
 
-#include <cstdio>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
