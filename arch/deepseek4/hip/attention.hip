@@ -362,11 +362,16 @@ __global__ void __launch_bounds__(kThreads) norm_rope_rows_kernel(NormRopeArgs a
   }
 }
 
-void norm_rope(const NormRopeArgs& a, int64_t rows, Stream stream) {
+// Refuses rows the norm_rope kernels cannot take (both launchers' check).
+void check_norm_rope_rows(const NormRopeArgs& a) {
   if (a.n % 2 || a.n > 2 * kNormRopePairs * kThreads || 2 * int64_t(a.half) > a.n)
     throw std::invalid_argument("gpu attention: rows of " + std::to_string(a.n) + " floats with a rope of " +
                                 std::to_string(2 * a.half) + ", expected an even width of at most " +
                                 std::to_string(2 * kNormRopePairs * kThreads));
+}
+
+void norm_rope(const NormRopeArgs& a, int64_t rows, Stream stream) {
+  check_norm_rope_rows(a);
   if (rows >= kRowsKernelMinRows && a.n <= 2 * kRowPairs * MP_MIN_WARP_SIZE &&
       reinterpret_cast<uintptr_t>(a.x) % 8 == 0) {
     constexpr int64_t rows_per_block = kThreads / 32;
@@ -378,11 +383,8 @@ void norm_rope(const NormRopeArgs& a, int64_t rows, Stream stream) {
 }
 
 void norm_rope_two(const NormRopeArgs& a, int64_t rows_a, const NormRopeArgs& b, int64_t rows_b, Stream stream) {
-  for (const NormRopeArgs* args : {&a, &b})
-    if (args->n % 2 || args->n > 2 * kNormRopePairs * kThreads || 2 * int64_t(args->half) > args->n)
-      throw std::invalid_argument("gpu attention: rows of " + std::to_string(args->n) + " floats with a rope of " +
-                                  std::to_string(2 * args->half) + ", expected an even width of at most " +
-                                  std::to_string(2 * kNormRopePairs * kThreads));
+  check_norm_rope_rows(a);
+  check_norm_rope_rows(b);
   launch("gpu attention norm_rope_two_kernel", norm_rope_two_kernel, unsigned(rows_a + rows_b), kThreads, 0,
          native(stream), a, rows_a, b);
 }
@@ -395,7 +397,8 @@ void norm_rope_two(const NormRopeArgs& a, int64_t rows_a, const NormRopeArgs& b,
 // why (H100, 4- and 12-layer decode traces, 2026-12-06): the side stream's first kernel starts only
 // once the main stream's overlapped launches leave room, and its chain of small products and state
 // updates (about 45 us on a CSA layer) kept the attention waiting 10-24 us on every compressed
-// layer. False (nothing launched) where the shapes or the policy do not allow it.
+// layer. False (nothing launched) where the shapes or the policy do not allow it: project() then
+// launches the products one by one.
 bool project_token(const GpuLayerParams& lp, const Config& c, GpuLayerState& st, int64_t ring_size, int64_t p0,
                    const float* xn, AttentionScratch& sc, bool scored, Stream stream) {
   const int64_t D = c.hidden_size, H = c.num_attention_heads, hd = c.head_dim;
@@ -403,28 +406,21 @@ bool project_token(const GpuLayerParams& lp, const Config& c, GpuLayerState& st,
   const DeviceRope& r = *lp.rope;
   const bool csa = lp.kind == AttnKind::CSA, compressed = lp.kind != AttnKind::Sliding;
   const GemmPolicy indexer_policy = selection_policy(lp.gemm);
+  const GpuCompressorParams& ic = lp.index_comp;
   const MatProduct head[] = {{lp.wq_a, sc.q_lat}, {lp.wkv, sc.kv}};
+  const MatProduct comp[] = {{compressed ? lp.comp.wkv : cpu::MatRef{}, sc.comp_kv},
+                             {compressed ? lp.comp.wgate : cpu::MatRef{}, sc.comp_gate},
+                             {csa ? ic.wkv : cpu::MatRef{}, sc.idx_kv},
+                             {csa ? ic.wgate : cpu::MatRef{}, sc.idx_gate}};
+  const std::span<const MatProduct> comps(comp, csa ? 4 : 2);
   if (!matmul_many_applies(head, xn, lp.gemm) || !normed_input_applies(lp.wq_b, sc.q_lat, lp.q_norm, lp.gemm) ||
-      (scored && !normed_input_applies(lp.index_wq_b, sc.q_lat, lp.q_norm, indexer_policy)))
+      (scored && !normed_input_applies(lp.index_wq_b, sc.q_lat, lp.q_norm, indexer_policy)) ||
+      (compressed && !matmul_many_applies(comps, xn, lp.gemm)) ||
+      (csa && !matmul_many_applies(comps, xn, indexer_policy)))
     return false;
   if (compressed) {
     const Stream side = sc.side.fork(stream);
-    const GpuCompressorParams& ic = lp.index_comp;
-    const MatProduct comp[] = {{lp.comp.wkv, sc.comp_kv},
-                               {lp.comp.wgate, sc.comp_gate},
-                               {csa ? ic.wkv : cpu::MatRef{}, sc.idx_kv},
-                               {csa ? ic.wgate : cpu::MatRef{}, sc.idx_gate}};
-    const std::span<const MatProduct> all(comp, csa ? 4 : 2);
-    if (matmul_many_applies(all, xn, lp.gemm) && (!csa || matmul_many_applies(all, xn, indexer_policy))) {
-      matmul_many(all, xn, side, lp.gemm);
-    } else {
-      matmul(lp.comp.wkv, xn, D, sc.comp_kv, lp.comp.width, 1, side, lp.gemm);
-      matmul(lp.comp.wgate, xn, D, sc.comp_gate, lp.comp.width, 1, side, lp.gemm);
-      if (csa) {
-        matmul(ic.wkv, xn, D, sc.idx_kv, ic.width, 1, side, indexer_policy);
-        matmul(ic.wgate, xn, D, sc.idx_gate, ic.width, 1, side, indexer_policy);
-      }
-    }
+    matmul_many(comps, xn, side, lp.gemm);
     compress_tokens(lp.comp, r, eps, p0, 1, sc.comp_kv, sc.comp_gate, st.comp, side);
     if (csa) compress_tokens(ic, r, eps, p0, 1, sc.idx_kv, sc.idx_gate, st.index_comp, side);
     if (scored) matmul(lp.index_weights_proj, xn, D, sc.idx_w, c.index_n_heads, 1, side, indexer_policy);

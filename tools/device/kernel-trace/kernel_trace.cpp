@@ -23,6 +23,7 @@ constexpr size_t kBufferBytes = size_t(8) << 20;
 
 std::mutex file_mutex;
 FILE* out = nullptr;
+std::string path;  // of `out`, for the error
 
 void report(const char* what, CUptiResult r) {
   const char* text = nullptr;
@@ -66,7 +67,11 @@ void finish() {
   if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS && dropped)
     std::fprintf(stderr, "moepage kernel-trace: %zu records dropped\n", dropped);
   const std::lock_guard<std::mutex> lock(file_mutex);
-  if (out) std::fclose(out);
+  if (!out) return;
+  // A full disk must not leave a silently truncated trace that reads as a shorter run.
+  const bool failed = std::ferror(out) != 0;
+  if (std::fclose(out) != 0 || failed)
+    std::fprintf(stderr, "moepage kernel-trace: writing %s failed; the trace is incomplete\n", path.c_str());
   out = nullptr;
 }
 
@@ -74,14 +79,15 @@ void finish() {
 
 // CUDA's injection entry point, called once when the driver initialises in the traced process.
 extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
-  const char* path = std::getenv("MOEPAGE_KERNEL_TRACE");
-  if (!path || !*path) {
+  const char* target = std::getenv("MOEPAGE_KERNEL_TRACE");
+  if (!target || !*target) {
     std::fprintf(stderr, "moepage kernel-trace: MOEPAGE_KERNEL_TRACE (the CSV to write) is not set; tracing nothing\n");
     return 1;
   }
-  out = std::fopen(path, "w");
+  path = target;
+  out = std::fopen(target, "w");
   if (!out) {
-    std::fprintf(stderr, "moepage kernel-trace: cannot write %s: %s\n", path, std::strerror(errno));
+    std::fprintf(stderr, "moepage kernel-trace: cannot write %s: %s\n", target, std::strerror(errno));
     return 1;
   }
   std::fprintf(out, "start_ns,end_ns,stream,grid_x,grid_y,grid_z,block_x,registers,correlation,name\n");
