@@ -265,7 +265,7 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
     mark_batch();
     mhc_site(lp.hc_ffn, lp.ffn_norm, nullptr);
     if (observe_late) observe(l - 1, observe_stream);
-    moe_block(l, tokens_host, tokens_device, S);
+    moe_block(l, tokens_host, tokens_device, S, std::exchange(comb_pending, false) ? comb_side_.get() : nullptr);
     mark_batch();
   }
   join_comb();
@@ -338,8 +338,12 @@ void GpuModel::wait_for_batch() {
   account_device_routing(*moe_scratch_, *experts_);
 }
 
-void GpuModel::moe_block(uint32_t layer, const int32_t* tokens_host, const int32_t* tokens_device, int64_t S) {
+void GpuModel::moe_block(uint32_t layer, const int32_t* tokens_host, const int32_t* tokens_device, int64_t S,
+                         SideStream* site_side) {
   const Config& c = config_;
+  // The combine waits on the shared expert's side stream anyway; joining the site's Sinkhorn there
+  // too lets the next site keep its overlapped launch.
+  moe_scratch_->combine_joins_too = site_side;
   const int64_t forced_at = int64_t(layer) * S * c.num_experts_per_tok;
   const ExpertParallel* ep = expert_parallel();
   try {

@@ -100,8 +100,10 @@ class GpuModel {
   void start_batch_marks(int64_t S);
   void mark_batch();
   void end_unwaited_batch();
-  // The MoE block of `layer` on xn_ into block_out_ (a rank's: summed over the group).
-  void moe_block(uint32_t layer, const int32_t* tokens_host, const int32_t* tokens_device, int64_t S);
+  // The MoE block of `layer` on xn_ into block_out_ (a rank's: summed over the group). site_side:
+  // the side stream of its mHC site's Sinkhorn, joined at the block's combine (null: nothing).
+  void moe_block(uint32_t layer, const int32_t* tokens_host, const int32_t* tokens_device, int64_t S,
+                 SideStream* site_side);
   // One rank of an expert-parallel group: the MoE block's partial output [S, D] becomes the sum
   // over the ranks, on the devices when the collective can (NCCL), else through pinned memory.
   void reduce_block_output(int64_t S, uint32_t layer);

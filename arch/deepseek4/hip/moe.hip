@@ -493,6 +493,7 @@ SideStream* shared_expert_side(MoeScratch& sc, int64_t S, const GemmPolicy& gemm
 void combine_experts(MoeScratch& sc, const GemmPolicy& gemm, int64_t S, int64_t k, int64_t D, float* out,
                      Stream stream) {
   if (SideStream* side = shared_expert_side(sc, S, gemm)) side->join(stream);
+  if (sc.combine_joins_too) sc.combine_joins_too->join(stream);
   launch("gpu moe combine", combine_kernel, blocks_for(S * D), kBlock, 0, native(stream), sc.weights, sc.ex_out, S,
          int32_t(k), D, out);
 }

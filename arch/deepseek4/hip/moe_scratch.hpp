@@ -98,6 +98,10 @@ struct MoeScratch {
   // The shared expert runs beside the router (one multiprocessor), the host's wait for the ids and
   // the routed experts' ramp and tail.
   SideStream side;
+  // Another side stream the combine joins with the shared expert's (null: none), so that one
+  // cross-stream wait covers both: GpuModel hands it the Sinkhorn of the MoE block's own mHC site,
+  // which the next site would otherwise wait for, losing its overlapped launch (2-4 us).
+  SideStream* combine_joins_too = nullptr;
   // PromptShared::Urgent only (the model makes it): a prompt batch's shared expert, on a stream of
   // the greatest priority.
   std::optional<SideStream> urgent_side;
