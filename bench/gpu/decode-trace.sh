@@ -8,9 +8,10 @@
 #   bench/gpu/decode-trace.sh BUILD OUT [LAYERS] [TOKENS] [FROM] [TO]
 # Defaults: 4 layers, 256 tokens, steps 100 to 200. Environment: FLASH_MODEL_DIR (default
 # /tmp/flash<LAYERS>; synthesized when absent), MOEPAGE_SET (extra --set words, e.g.
-# "arch.overlap_launches=false").
+# "arch.overlap_launches=false"), MOEPAGE_KERNEL_TRACE_API=1 (the copies and the host's runtime
+# calls recorded too, and step_boundary.py's view of the host round trip between steps).
 set -uo pipefail
-[ $# -ge 2 ] || { sed -n '2,11p' "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,12p' "$0"; exit 2; }
 build=$(cd "$1" && pwd) out=$2 layers=${3:-4} tokens=${4:-256} from=${5:-100} to=${6:-200}
 model=${FLASH_MODEL_DIR:-/tmp/flash$layers}
 prompt=11
@@ -31,3 +32,6 @@ run_arm plain  # the same decode untraced: what the tracing costs
 LD_LIBRARY_PATH="$(dirname "$cupti"):$LD_LIBRARY_PATH" CUDA_INJECTION64_PATH="$tracer" \
   MOEPAGE_KERNEL_TRACE="$out/kernels.csv" run_arm traced
 python3 "$(dirname "$0")/trace_table.py" "$out/kernels.csv" "$from" "$to" | tee "$out/trace-table.txt"
+if [ "${MOEPAGE_KERNEL_TRACE_API:-}" = 1 ]; then
+  python3 "$(dirname "$0")/step_boundary.py" "$out/kernels.csv" "$from" "$to" | tee "$out/step-boundary.txt"
+fi

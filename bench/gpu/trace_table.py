@@ -18,10 +18,14 @@ import statistics
 import sys
 
 
-def load(path):
+def load(path, kernels_only=True):
+    """(start, end, stream, name) sorted; the copies and runtime calls (MOEPAGE_KERNEL_TRACE_API)
+    only when kernels_only is false."""
     rows = []
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
+            if kernels_only and r["name"].startswith(("memcpy:", "api:")):
+                continue
             rows.append((int(r["start_ns"]), int(r["end_ns"]), int(r["stream"]), r["name"]))
     rows.sort()
     return rows

@@ -6,7 +6,10 @@
 // injection hook, and bench/gpu/decode-trace.sh sets that up:
 //   CUDA_INJECTION64_PATH=.../libmoepage-kernel-trace.so MOEPAGE_KERNEL_TRACE=out.csv moepage run ...
 // CSV columns: start_ns,end_ns,stream,grid_x,grid_y,grid_z,block_x,registers,correlation,name
-// (times on the device's clock; name demangled, commas replaced).
+// (CUPTI's timestamps, one clock for the device's and the host's records; name demangled, commas
+// replaced). With MOEPAGE_KERNEL_TRACE_API=1 the copies are recorded too (name "memcpy:KIND:BYTES",
+// on their stream) and the host's CUDA runtime calls (name "api:FUNCTION", stream 4294967295),
+// which show where a decode step's host round trip goes; each recorded call costs the host time.
 #include <cupti.h>
 #include <cxxabi.h>
 
@@ -42,6 +45,15 @@ std::string readable(const char* mangled) {
   return name;
 }
 
+const char* copy_kind(uint8_t kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "DtoD";
+    default: return "other";
+  }
+}
+
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
   *size = *buffer ? kBufferBytes : 0;
@@ -52,7 +64,23 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   CUpti_Activity* record = nullptr;
   const std::lock_guard<std::mutex> lock(file_mutex);
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
-    if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || !out) continue;
+    if (!out) continue;
+    if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+      std::fprintf(out, "%llu,%llu,%u,0,0,0,0,0,%u,memcpy:%s:%llu\n", static_cast<unsigned long long>(m->start),
+                   static_cast<unsigned long long>(m->end), m->streamId, m->correlationId, copy_kind(m->copyKind),
+                   static_cast<unsigned long long>(m->bytes));
+      continue;
+    }
+    if (record->kind == CUPTI_ACTIVITY_KIND_RUNTIME) {
+      const auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(record);
+      const char* name = nullptr;
+      if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, a->cbid, &name) != CUPTI_SUCCESS) name = nullptr;
+      std::fprintf(out, "%llu,%llu,4294967295,0,0,0,0,0,%u,api:%s\n", static_cast<unsigned long long>(a->start),
+                   static_cast<unsigned long long>(a->end), a->correlationId, name ? name : "?");
+      continue;
+    }
+    if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) continue;
     const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
     std::fprintf(out, "%llu,%llu,%u,%d,%d,%d,%d,%u,%u,%s\n", static_cast<unsigned long long>(k->start),
                  static_cast<unsigned long long>(k->end), k->streamId, k->gridX, k->gridY, k->gridZ, k->blockX,
@@ -101,6 +129,10 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
     report("cuptiActivityEnable(CONCURRENT_KERNEL)", r);
     return 1;
   }
+  const char* api = std::getenv("MOEPAGE_KERNEL_TRACE_API");
+  if (api && std::strcmp(api, "1") == 0)
+    for (const CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_RUNTIME})
+      if ((r = cuptiActivityEnable(kind)) != CUPTI_SUCCESS) report("cuptiActivityEnable(MEMCPY/RUNTIME)", r);
   std::atexit(finish);
   return 1;
 }
