@@ -421,8 +421,11 @@ bool project_token(const GpuLayerParams& lp, const Config& c, GpuLayerState& st,
   if (compressed) {
     const Stream side = sc.side.fork(stream);
     matmul_many(comps, xn, side, lp.gemm);
-    compress_tokens(lp.comp, r, eps, p0, 1, sc.comp_kv, sc.comp_gate, st.comp, side);
-    if (csa) compress_tokens(ic, r, eps, p0, 1, sc.idx_kv, sc.idx_gate, st.index_comp, side);
+    if (csa)
+      compress_tokens_two(CompressorBatch{lp.comp, sc.comp_kv, sc.comp_gate, st.comp},
+                          CompressorBatch{ic, sc.idx_kv, sc.idx_gate, st.index_comp}, r, eps, p0, 1, side);
+    else
+      compress_tokens(lp.comp, r, eps, p0, 1, sc.comp_kv, sc.comp_gate, st.comp, side);
     if (scored) matmul(lp.index_weights_proj, xn, D, sc.idx_w, c.index_n_heads, 1, side, indexer_policy);
   }
   matmul_many(head, xn, stream, lp.gemm);

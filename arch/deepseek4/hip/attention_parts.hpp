@@ -15,6 +15,18 @@ namespace moepage::ds4::gpu {
 void compress_tokens(const GpuCompressorParams& p, const DeviceRope& rope, float eps, int64_t p0, int64_t S,
                      const float* kv, const float* gate, GpuCompressorState& s, Stream stream);
 
+// One compressor's batch for compress_tokens_two.
+struct CompressorBatch {
+  const GpuCompressorParams& p;
+  const float *kv, *gate;
+  GpuCompressorState& s;
+};
+
+// compress_tokens for two compressors of one position range (a CSA layer's main and indexer
+// compressors), their state updates in one launch: a decode step's side chain a launch shorter.
+void compress_tokens_two(const CompressorBatch& first, const CompressorBatch& second, const DeviceRope& rope,
+                         float eps, int64_t p0, int64_t S, Stream stream);
+
 // True when some token of the batch sees more indexer entries than index_topk, so the entries
 // must be scored: the attention block then fills sc.idx_q (index_wq_b @ q_lat, not yet roped) and
 // sc.idx_w (index_weights_proj @ xn) before indexer_select.

@@ -181,12 +181,10 @@ __global__ void __launch_bounds__(kThreads) finish_windows_kernel(CompressorArgs
 // token of that slot (or keeps its value), and with overlap the previous half is the Ca half of
 // the batch's last closed window. Thread (j, c) reads slot j's old value (for that half) before it
 // alone overwrites it.
-__global__ void __launch_bounds__(kThreads) carry_state_kernel(CompressorArgs a, int64_t last_closed) {
-  kernel_entry();
+__device__ inline void carry_state(const CompressorArgs& a, int64_t last_closed, int64_t block, int64_t blocks) {
   const int32_t R = a.ratio, width = a.width;
   const int64_t pos_end = a.p0 + a.S - 1;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < int64_t(R) * width;
-       i += int64_t(gridDim.x) * blockDim.x) {
+  for (int64_t i = block * blockDim.x + threadIdx.x; i < int64_t(R) * width; i += blocks * blockDim.x) {
     const int32_t j = int32_t(i / width), c = int32_t(i % width);
     if (a.overlap && last_closed >= 0 && c < a.dim) {
       a.prev_kv[j * a.dim + c] = window_kv(a, last_closed, j, c);
@@ -199,26 +197,25 @@ __global__ void __launch_bounds__(kThreads) carry_state_kernel(CompressorArgs a,
   }
 }
 
-}  // namespace
+// One compressor's state update (carry_state) in one launch, or two compressors' (a CSA layer's
+// main and indexer compressors) side by side: blocks [0, blocks_a) carry a, the rest b.
+struct CarryLaunch {
+  CompressorArgs args;
+  int64_t last_closed;
+  unsigned blocks;
+};
 
-void init_compressor_state(const GpuCompressorParams& p, int64_t max_entries, DeviceArena& arena,
-                           GpuCompressorState& s) {
-  s.kv = arena.take<float>(uint64_t(p.ratio) * p.width);
-  s.gate = arena.take<float>(uint64_t(p.ratio) * p.width);
-  if (p.overlap) {
-    s.prev_kv = arena.take<float>(uint64_t(p.ratio) * p.dim);
-    s.prev_gate = arena.take<float>(uint64_t(p.ratio) * p.dim);
-  } else {
-    s.prev_kv = s.prev_gate = nullptr;
-  }
-  s.entries = arena.take<float>(uint64_t(max_entries) * p.dim);
-  s.max_entries = max_entries;
-  s.reset();
+__global__ void __launch_bounds__(kThreads) carry_state_kernel(CarryLaunch a, CarryLaunch b) {
+  kernel_entry();
+  const int64_t block = blockIdx.x;
+  if (block < a.blocks) carry_state(a.args, a.last_closed, block, a.blocks);
+  else carry_state(b.args, b.last_closed, block - a.blocks, b.blocks);
 }
 
-void compress_tokens(const GpuCompressorParams& p, const DeviceRope& rope, float eps, int64_t p0, int64_t S,
-                     const float* kv, const float* gate, GpuCompressorState& s, Stream stream) {
-  if (S <= 0) return;
+// compress_tokens' checks of the batch against the compressor and its state (nothing launched or
+// changed when one fails).
+void check_batch(const GpuCompressorParams& p, const DeviceRope& rope, int64_t p0, int64_t S,
+                 const GpuCompressorState& s) {
   const int64_t R = p.ratio;
   if (R <= 0 || p.dim == 0 || p.width != (p.overlap ? 2 * p.dim : p.dim))
     throw std::invalid_argument("compressor: ratio " + std::to_string(R) + ", dim " + std::to_string(p.dim) +
@@ -234,6 +231,13 @@ void compress_tokens(const GpuCompressorParams& p, const DeviceRope& rope, float
     throw std::invalid_argument("compressor: the rope table (" + std::to_string(rope.positions) + " positions, half " +
                                 std::to_string(rope.half) + ") does not cover entry " +
                                 std::to_string(entries_after - 1) + " of width " + std::to_string(p.dim));
+}
+
+// The pooling launches of the windows that close in the batch and the host counters' advance of
+// compress_tokens, after check_batch; returns the state update still to launch.
+CarryLaunch pool_tokens(const GpuCompressorParams& p, const DeviceRope& rope, float eps, int64_t p0, int64_t S,
+                        const float* kv, const float* gate, GpuCompressorState& s, Stream stream) {
+  const int64_t R = p.ratio, entries_after = (p0 + S) / R;
   CompressorArgs a{kv,        gate,      p.ape,      p.norm, s.kv, s.gate,     s.prev_kv,      s.prev_gate,
                    s.entries, rope.cos,  rope.sin,   p0,     S,    int32_t(R), int32_t(p.dim), int32_t(p.width),
                    rope.half, p.overlap, s.has_prev, eps};
@@ -249,11 +253,50 @@ void compress_tokens(const GpuCompressorParams& p, const DeviceRope& rope, float
            s.n_entries);
   }
   const int64_t cells = R * int64_t(p.width);
-  launch("compressor carry_state_kernel", carry_state_kernel,
-         unsigned(std::min<int64_t>((cells + kThreads - 1) / kThreads, 64)), kThreads, 0, native(stream), a,
-         closing > 0 ? entries_after - 1 : -1);
+  const CarryLaunch carry{a, closing > 0 ? entries_after - 1 : -1,
+                          unsigned(std::min<int64_t>((cells + kThreads - 1) / kThreads, 64))};
   if (entries_after > s.n_entries && p.overlap) s.has_prev = true;
   s.n_entries = entries_after;
+  return carry;
+}
+
+}  // namespace
+
+void compress_tokens(const GpuCompressorParams& p, const DeviceRope& rope, float eps, int64_t p0, int64_t S,
+                     const float* kv, const float* gate, GpuCompressorState& s, Stream stream) {
+  if (S <= 0) return;
+  check_batch(p, rope, p0, S, s);
+  const CarryLaunch carry = pool_tokens(p, rope, eps, p0, S, kv, gate, s, stream);
+  launch("compressor carry_state_kernel", carry_state_kernel, carry.blocks, kThreads, 0, native(stream), carry,
+         CarryLaunch{});
+}
+
+void compress_tokens_two(const CompressorBatch& first, const CompressorBatch& second, const DeviceRope& rope,
+                         float eps, int64_t p0, int64_t S, Stream stream) {
+  if (S <= 0) return;
+  check_batch(first.p, rope, p0, S, first.s);  // both before either compressor's state moves
+  check_batch(second.p, rope, p0, S, second.s);
+  const CarryLaunch a = pool_tokens(first.p, rope, eps, p0, S, first.kv, first.gate, first.s, stream);
+  const CarryLaunch b = pool_tokens(second.p, rope, eps, p0, S, second.kv, second.gate, second.s, stream);
+  launch("compressor carry_state_kernel (two)", carry_state_kernel, a.blocks + b.blocks, kThreads, 0, native(stream),
+         a, b);
+}
+
+
+
+void init_compressor_state(const GpuCompressorParams& p, int64_t max_entries, DeviceArena& arena,
+                           GpuCompressorState& s) {
+  s.kv = arena.take<float>(uint64_t(p.ratio) * p.width);
+  s.gate = arena.take<float>(uint64_t(p.ratio) * p.width);
+  if (p.overlap) {
+    s.prev_kv = arena.take<float>(uint64_t(p.ratio) * p.dim);
+    s.prev_gate = arena.take<float>(uint64_t(p.ratio) * p.dim);
+  } else {
+    s.prev_kv = s.prev_gate = nullptr;
+  }
+  s.entries = arena.take<float>(uint64_t(max_entries) * p.dim);
+  s.max_entries = max_entries;
+  s.reset();
 }
 
 }  // namespace moepage::ds4::gpu
