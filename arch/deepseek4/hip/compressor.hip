@@ -271,18 +271,16 @@ void compress_tokens(const GpuCompressorParams& p, const DeviceRope& rope, float
          CarryLaunch{});
 }
 
-void compress_tokens_two(const CompressorBatch& first, const CompressorBatch& second, const DeviceRope& rope,
-                         float eps, int64_t p0, int64_t S, Stream stream) {
+void compress_tokens_two(const CompressorBatch& first, const CompressorBatch& second, const DeviceRope& rope, float eps,
+                         int64_t p0, int64_t S, Stream stream) {
   if (S <= 0) return;
   check_batch(first.p, rope, p0, S, first.s);  // both before either compressor's state moves
   check_batch(second.p, rope, p0, S, second.s);
   const CarryLaunch a = pool_tokens(first.p, rope, eps, p0, S, first.kv, first.gate, first.s, stream);
   const CarryLaunch b = pool_tokens(second.p, rope, eps, p0, S, second.kv, second.gate, second.s, stream);
-  launch("compressor carry_state_kernel (two)", carry_state_kernel, a.blocks + b.blocks, kThreads, 0, native(stream),
-         a, b);
+  launch("compressor carry_state_kernel (two)", carry_state_kernel, a.blocks + b.blocks, kThreads, 0, native(stream), a,
+         b);
 }
-
-
 
 void init_compressor_state(const GpuCompressorParams& p, int64_t max_entries, DeviceArena& arena,
                            GpuCompressorState& s) {
