@@ -575,7 +575,10 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
          int64_t S, const float* yn, GpuExpertSource& source, const ExpertLayout& layout, MoeScratch& sc, float* out,
          MoeStats& stats, Stream stream, const int32_t* forced_host, const int32_t* forced_device,
          const ExpertParallel* ep) {
-  if (S <= 0) return;
+  if (S <= 0) {  // every return joins what the combine would have (sc.combine_joins_too)
+    if (sc.combine_joins_too) sc.combine_joins_too->join(stream);
+    return;
+  }
   const int64_t D = c.hidden_size, I = c.moe_intermediate_size, E = c.n_routed_experts, k = c.num_experts_per_tok;
   const std::string where = "gpu moe layer " + std::to_string(layer);
   if (S > sc.max_batch)
