@@ -10,7 +10,8 @@
 // kernel_entry(), so nothing it reads or writes is touched before the previous grid has finished;
 // the device wait is a no-op on a plain launch, which is why the mode can change per forward pass.
 // (Pulling the weights into L2 before the wait was tried: 6% slower, the prefetch competing with the
-// running kernel's own reads.)
+// running kernel's own reads. Loading only each block's first step of weights into registers before
+// the wait was slower too: 0.7-2.0% on the H100, bench/results/2026-12-06-decode-joins.md.)
 #pragma once
 #include <string>
 #include <utility>
