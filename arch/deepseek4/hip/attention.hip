@@ -424,8 +424,7 @@ bool project_token(const GpuLayerParams& lp, const Config& c, GpuLayerState& st,
     if (csa)
       compress_tokens_two(CompressorBatch{lp.comp, sc.comp_kv, sc.comp_gate, st.comp},
                           CompressorBatch{ic, sc.idx_kv, sc.idx_gate, st.index_comp}, r, eps, p0, 1, side);
-    else
-      compress_tokens(lp.comp, r, eps, p0, 1, sc.comp_kv, sc.comp_gate, st.comp, side);
+    else compress_tokens(lp.comp, r, eps, p0, 1, sc.comp_kv, sc.comp_gate, st.comp, side);
     if (scored) matmul(lp.index_weights_proj, xn, D, sc.idx_w, c.index_n_heads, 1, side, indexer_policy);
   }
   matmul_many(head, xn, stream, lp.gemm);

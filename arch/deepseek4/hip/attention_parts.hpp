@@ -24,8 +24,8 @@ struct CompressorBatch {
 
 // compress_tokens for two compressors of one position range (a CSA layer's main and indexer
 // compressors), their state updates in one launch: a decode step's side chain a launch shorter.
-void compress_tokens_two(const CompressorBatch& first, const CompressorBatch& second, const DeviceRope& rope,
-                         float eps, int64_t p0, int64_t S, Stream stream);
+void compress_tokens_two(const CompressorBatch& first, const CompressorBatch& second, const DeviceRope& rope, float eps,
+                         int64_t p0, int64_t S, Stream stream);
 
 // True when some token of the batch sees more indexer entries than index_topk, so the entries
 // must be scored: the attention block then fills sc.idx_q (index_wq_b @ q_lat, not yet roped) and
