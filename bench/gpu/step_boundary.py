@@ -6,6 +6,7 @@ the first mHC kernel, at its median start and end (microseconds after that greed
 
 Usage: step_boundary.py KERNELS.csv [FROM] [TO]
 """
+import bisect
 import collections
 import statistics
 import sys
@@ -25,16 +26,22 @@ def main():
     if not any(r[3].startswith("api:") for r in rows):
         sys.exit(f"step_boundary.py: {sys.argv[1]} has no runtime calls (trace with MOEPAGE_KERNEL_TRACE_API=1)")
     last = min(last, len(greedy) - 1)
+    first = max(first, 2)
     starts, ends = collections.defaultdict(list), collections.defaultdict(list)
     order = {}
+    at = [r[0] for r in rows]  # rows are sorted by start: each step reads only its own window
     for i in range(first, last):
         lo = greedy[i - 1][1]
-        mix = next((r for r in rows if r[0] > lo and "hc_mix_kernel" in r[3]), None)
+        after = range(bisect.bisect_right(at, lo), len(rows))
+        mix = next((rows[j] for j in after if "hc_mix_kernel" in rows[j][3]), None)
         if mix is None:
             continue
         seen = collections.Counter()
-        for s, e, stream, name in rows:
-            if e <= greedy[i - 1][0] or s > mix[1]:
+        # From the pick two steps back: what ends after the previous pick started (the host's
+        # synchronize starts during the step before) and starts before the first mHC kernel ends.
+        window = rows[bisect.bisect_left(at, greedy[i - 2][1]):bisect.bisect_right(at, mix[1])]
+        for s, e, stream, name in window:
+            if e <= greedy[i - 1][0]:
                 continue
             label = name if name.startswith(("api:", "memcpy:")) else short(name)
             seen[label] += 1

@@ -11,7 +11,7 @@
 // the device wait is a no-op on a plain launch, which is why the mode can change per forward pass.
 // (Pulling the weights into L2 before the wait was tried: 6% slower, the prefetch competing with the
 // running kernel's own reads. Loading only each block's first step of weights into registers before
-// the wait was slower too: 0.7-2.0% on the H100, bench/results/2026-12-06-decode-joins.md.)
+// the wait was no faster: 12 layers 0.9-2.0% slower on the H100, 2026-12-06-decode-joins.md.)
 #pragma once
 #include <string>
 #include <utility>

@@ -98,9 +98,9 @@ struct MoeScratch {
   // The shared expert runs beside the router (one multiprocessor), the host's wait for the ids and
   // the routed experts' ramp and tail.
   SideStream side;
-  // Another side stream the combine joins with the shared expert's (null: none), so that one
-  // cross-stream wait covers both: GpuModel hands it the Sinkhorn of the MoE block's own mHC site,
-  // which the next site would otherwise wait for, losing its overlapped launch (2-4 us). moe()
+  // Another side stream the combine joins beside the shared expert's (null: none): GpuModel hands it
+  // the Sinkhorn of the MoE block's own mHC site. The combine follows an event wait anyway; the next
+  // site, which would otherwise wait for the Sinkhorn, keeps its overlapped launch (2-4 us). moe()
   // joins it on every normal return (at the combine, or at once for an empty batch).
   SideStream* combine_joins_too = nullptr;
   // PromptShared::Urgent only (the model makes it): a prompt batch's shared expert, on a stream of

@@ -93,7 +93,7 @@ void finish() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   size_t dropped = 0;
   if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS && dropped)
-    std::fprintf(stderr, "moepage kernel-trace: %zu records dropped\n", dropped);
+    std::fprintf(stderr, "moepage kernel-trace: %zu records dropped; the trace is incomplete\n", dropped);
   const std::lock_guard<std::mutex> lock(file_mutex);
   if (!out) return;
   // A full disk must not leave a silently truncated trace that reads as a shorter run.
