@@ -11,7 +11,10 @@
 // the device wait is a no-op on a plain launch, which is why the mode can change per forward pass.
 // (Pulling the weights into L2 before the wait was tried: 6% slower, the prefetch competing with the
 // running kernel's own reads. Loading only each block's first step of weights into registers before
-// the wait was no faster: 12 layers 0.9-2.0% slower on the H100, 2026-12-06-decode-joins.md.)
+// the wait was no faster: 12 layers 0.9-2.0% slower on the H100, 2026-12-06-decode-joins.md.
+// Releasing the next grid only as a kernel's blocks exit, so a side stream's kernel gets the room
+// instead, and letting a kernel's blocks wait on counters for the part of the previous grid they
+// need instead of all of it, were 0-1% and 6-8% slower: 2026-12-06-side-joins.md.)
 #pragma once
 #include <string>
 #include <utility>
