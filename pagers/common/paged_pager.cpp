@@ -62,6 +62,10 @@ CatalogCopy::CatalogCopy(const mp_expert_catalog& c)
       throw mp::Error(MP_ERR_INVALID_ARG, mp::format("expert catalog: part {} ends at byte {}, past the {}-byte slot",
                                                      part_names[p], part_offset[p] + part_bytes[p], expert_bytes));
   }
+  slot_order.resize(n_parts);
+  for (uint32_t p = 0; p < n_parts; ++p) slot_order[p] = p;
+  std::stable_sort(slot_order.begin(), slot_order.end(),
+                   [this](uint32_t a, uint32_t b) { return part_offset[a] < part_offset[b]; });
   for (uint32_t f = 0; f < c.n_files; ++f) files.emplace_back(c.files[f] != nullptr ? c.files[f] : "");
   has_experts.assign(c.has_experts, c.has_experts + n_layers);
   hash_routed.assign(n_layers, 0);
@@ -269,7 +273,7 @@ void PagedPager::split_by_trace(const std::string& path, moepage::pager::PolicyK
 
 uint64_t PagedPager::add_reads(uint32_t layer, uint32_t expert, uint32_t slot, int32_t priority, uint32_t& count) {
   uint64_t bytes = 0;
-  for (uint32_t p = 0; p < cat_.n_parts; ++p) {
+  for (uint32_t p : cat_.slot_order) {
     const mp_expert_segment& s = cat_.segment(layer, expert, p);
     mp_read_request& r = requests_[count++];
     r = mp_read_request{sizeof(mp_read_request),   file_handles_[s.file], s.offset,  s.length,

@@ -2,6 +2,8 @@
 // consistent, and `inspect` reports what a budget buys.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "deepseek4/model/catalog.hpp"
 #include "deepseek4/model/config_json.hpp"
 #include "deepseek4/model/inspect.hpp"
@@ -22,7 +24,10 @@ TEST_CASE("the FP4 expert catalog holds six parts per expert whose segments are 
   CHECK(cat->part_names() == std::vector<std::string>{"w1", "w1.scale", "w3", "w3.scale", "w2", "w2.scale"});
   // w1/w3: [64, 128] FP4 = 64 x 64 bytes + 64 x 4 scales; w2: [128, 64] = 128 x 32 + 128 x 2.
   CHECK(cat->part_bytes() == std::vector<uint64_t>{4096, 256, 4096, 256, 4096, 256});
-  CHECK(cat->part_offsets() == std::vector<uint64_t>{0, 4096, 4352, 8448, 8704, 12800});
+  // In the slot the parts follow the file's order (scale before weight; w1, w2, w3), so each
+  // expert is one run of bytes in both: w1.scale at 0, w1 at 256, w2.scale at 4352, w2 at 4608,
+  // w3.scale at 8704, w3 at 8960.
+  CHECK(cat->part_offsets() == std::vector<uint64_t>{256, 0, 8960, 8704, 4608, 4352});
   CHECK(cat->expert_bytes() == 13056);
   CHECK(cat->layers_with_experts() == 4);
 
@@ -47,6 +52,23 @@ TEST_CASE("the FP4 expert catalog holds six parts per expert whose segments are 
   }
   CHECK(mismatched == 0);
 
+  // Every expert of every layer is one run in its file whose bytes land as one run in its slot: a
+  // transport that merges reads continuing each other moves it with one copy.
+  std::vector<uint32_t> by_slot(cat->n_parts());
+  for (uint32_t p = 0; p < cat->n_parts(); ++p) by_slot[p] = p;
+  std::sort(by_slot.begin(), by_slot.end(),
+            [&](uint32_t x, uint32_t y) { return cat->part_offsets()[x] < cat->part_offsets()[y]; });
+  int broken_runs = 0;
+  for (uint32_t l = 0; l < c.num_hidden_layers; ++l)
+    for (uint32_t e = 0; e < c.n_routed_experts; ++e)
+      for (size_t i = 1; i < by_slot.size(); ++i) {
+        const ExpertSegment &prev = cat->segment(l, e, by_slot[i - 1]), &next = cat->segment(l, e, by_slot[i]);
+        if (next.file != prev.file || next.offset != prev.offset + prev.length ||
+            cat->part_offsets()[by_slot[i]] != cat->part_offsets()[by_slot[i - 1]] + prev.length)
+          ++broken_runs;
+      }
+  CHECK(broken_runs == 0);
+
   const mp_expert_catalog& a = cat->abi();
   CHECK(a.struct_size == sizeof(mp_expert_catalog));
   CHECK(a.n_layers == 4);
@@ -56,7 +78,7 @@ TEST_CASE("the FP4 expert catalog holds six parts per expert whose segments are 
   CHECK(a.expert_bytes == 13056);
   CHECK(a.d_model == 128);
   CHECK(std::string(a.part_names[3]) == "w3.scale");
-  CHECK(a.part_offset[5] == 12800);
+  CHECK(a.part_offset[5] == 4352);
   CHECK(a.n_files == ck.files().size());
   const mp_expert_segment& seg = a.segments[(2 * a.n_experts + 5) * a.n_parts + 4];  // layer 2, expert 5, w2
   CHECK(seg.struct_size == sizeof(mp_expert_segment));
@@ -85,7 +107,8 @@ TEST_CASE("a BF16 expert has three parts and FP8 expert parts start on 64-byte b
   const auto cat8 = ExpertCatalog::build(TensorResolver(ck8), c);
   // w1 [64, 128] FP8 = 8192 bytes, its scale [1, 1] = 1 byte, padded to 64.
   CHECK(cat8->part_bytes() == std::vector<uint64_t>{8192, 1, 8192, 1, 8192, 1});
-  CHECK(cat8->part_offsets() == std::vector<uint64_t>{0, 8192, 8256, 16448, 16512, 24704});
+  // In file order (w1.scale, w1, w2.scale, w2, w3.scale, w3), each part on a 64-byte boundary.
+  CHECK(cat8->part_offsets() == std::vector<uint64_t>{64, 0, 16576, 16512, 8320, 8256});
   CHECK(cat8->expert_bytes() == 24768);
   CHECK(cat8->expert_file_bytes() == 3 * 8193);
 }

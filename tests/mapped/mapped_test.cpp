@@ -1,8 +1,8 @@
 // The mapped transport over a stand-in GPU device service (kind HIP, host memory, copies done at
 // once and recorded): each file mapped and registered once (page-rounded), max_locked refusing a
 // file by name, device reads copied straight from the registered mapping (demand and prefetch on
-// their own streams), a host without register_host refused, and a file cut short after open
-// failing its reads instead of killing the process; and four threads reading at once (in the TSan
+// their own streams; reads that continue each other as one copy), a host without register_host refused, and a file cut
+// short after open failing its reads instead of killing the process; and four threads reading at once (in the TSan
 // suite).
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -37,6 +37,7 @@ struct GpuLog {
   std::map<const void*, uint64_t> registered;  // live registrations
   uint32_t registrations = 0, unregistrations = 0;
   bool refuse_registration = false;
+  bool refuse_copies = false;
   struct Copy {
     const void* src;
     uint64_t bytes;
@@ -81,6 +82,7 @@ mp_device_service fake_gpu(bool with_registration) {
   d.event_synchronize = [](void*, mp_event) -> mp_status { return MP_OK; };
   d.copy_to_device_async = [](void*, void* dst, const void* src, uint64_t bytes, mp_stream stream) -> mp_status {
     std::lock_guard lock(g_log->mutex);
+    if (g_log->refuse_copies) return MP_ERR_DEVICE;
     g_log->copies.push_back(GpuLog::Copy{src, bytes, stream});
     std::memcpy(dst, src, bytes);
     return MP_OK;
@@ -172,6 +174,77 @@ TEST_CASE("each file is mapped and registered once, and device reads are copies 
   }
   CHECK(gpu.log.unregistrations == 1);  // at destroy
   CHECK(gpu.log.registered.empty());
+}
+
+TEST_CASE("reads of a batch that continue each other in file, buffer and stream go as one copy") {
+  MappedOnGpu gpu;
+  PatternFile file(64 * 1024);
+  auto t = gpu.create();
+  const uint32_t f = t.open(file.path().string());
+  const char* base = static_cast<const char*>(gpu.log.registered.begin()->first);
+  // An expert laid out as in its file: scale, weight, scale, weight, back to back in one slot.
+  std::vector<uint8_t> slot(4 * 1000), other(1000);
+  auto part = [&](uint64_t at, uint64_t length, int32_t priority = MP_READ_DEMAND) {
+    mp_read_request r = device_read(f, 2000 + at, length, slot.data(), priority);
+    r.dst_offset = at;
+    r.tag = 100 + at;
+    return r;
+  };
+  t.wait(t.submit(std::vector<mp_read_request>{part(0, 300), part(300, 1700), part(2000, 2000)}));
+  REQUIRE(gpu.log.copies.size() == 1);
+  CHECK(gpu.log.copies[0].src == base + 2000);
+  CHECK(gpu.log.copies[0].bytes == 4000);
+  CHECK(matches_pattern(slot.data(), slot.size(), 2000));
+
+  // A break in the file offset, the destination, or the stream starts another copy.
+  gpu.log.copies.clear();
+  std::fill(slot.begin(), slot.end(), 0);
+  mp_read_request gap = part(1000, 500);
+  gap.offset += 8;  // the file skips 8 bytes the slot does not
+  mp_read_request elsewhere = device_read(f, 2000 + 1500, 1000, other.data(), MP_READ_DEMAND);
+  t.wait(t.submit(std::vector<mp_read_request>{part(0, 1000), gap, elsewhere, part(2500, 500),
+                                               part(3000, 1000, MP_READ_PREFETCH)}));
+  REQUIRE(gpu.log.copies.size() == 5);
+  CHECK(gpu.log.copies[0].bytes == 1000);
+  CHECK(gpu.log.copies[1].src == base + 3008);
+  CHECK(gpu.log.copies[4].stream != gpu.log.copies[3].stream);
+  CHECK(matches_pattern(other.data(), other.size(), 3500));
+  CHECK(matches_pattern(slot.data() + 2500, 1500, 4500));
+
+  // A run reaching past the end of the file is read request by request: the one past the end is
+  // named, the ones inside are copied.
+  gpu.log.copies.clear();
+  std::vector<uint8_t> end_slot(4096);
+  const mp_read_request tail = device_read(f, 64 * 1024 - 4080, 4080, end_slot.data(), MP_READ_DEMAND);
+  mp_read_request past = device_read(f, 64 * 1024, 16, end_slot.data(), MP_READ_DEMAND);
+  past.dst_offset = 4080;
+  past.tag = 55;
+  try {
+    t.wait(t.submit(std::vector<mp_read_request>{tail, past}));
+    FAIL("a read past the end of the file succeeded");
+  } catch (const mp::TicketError& e) {
+    CHECK(std::string(e.what()).find("unexpected end of file at offset 65536") != std::string::npos);
+    CHECK(e.result().failed_request == 1);
+    CHECK(e.result().failed_tag == 55);
+    CHECK(e.result().failed_count == 1);
+  }
+  CHECK(gpu.log.copies.size() == 1);
+  CHECK(matches_pattern(end_slot.data(), 4080, 64 * 1024 - 4080));
+
+  // A refused copy fails every read it carried, naming the first.
+  gpu.log.refuse_copies = true;
+  try {
+    t.wait(t.submit(std::vector<mp_read_request>{part(0, 300), part(300, 1700), part(2000, 2000)}));
+    FAIL("a refused copy succeeded");
+  } catch (const mp::TicketError& e) {
+    CHECK(std::string(e.what()).find("copying 4000 bytes at offset 2000 to the device (requests 0 to 2, one copy)") !=
+          std::string::npos);
+    CHECK(e.result().failed_request == 0);
+    CHECK(e.result().failed_tag == 100);
+    CHECK(e.result().failed_count == 3);
+  }
+  gpu.log.refuse_copies = false;
+  t.wait(t.submit(std::vector<mp_read_request>{part(0, 300)}));  // the instance goes on
 }
 
 TEST_CASE("prefetch_lane: shared puts prefetch copies on the demand stream, in submission order") {

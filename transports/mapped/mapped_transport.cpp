@@ -79,6 +79,52 @@ mp_status MappedTransport::open(const char* path, uint32_t* file) {
   return MP_OK;
 }
 
+int MappedTransport::lane_of(const mp_read_request& r) const {
+  return r.priority == MP_READ_PREFETCH && prefetch_lane_ ? 1 : 0;
+}
+
+bool MappedTransport::continues(const mp_read_request& r, const mp_read_request& next) const {
+  return next.file == r.file && next.dst_kind == MP_MEM_DEVICE && next.dst == r.dst &&
+         next.offset == r.offset + r.length && next.dst_offset == r.dst_offset + r.length &&
+         lane_of(next) == lane_of(r);
+}
+
+uint32_t MappedTransport::copy_run(const mp::VersionedArray<mp_read_request>& batch, uint32_t first,
+                                   TicketOutcome& outcome, uint32_t& failed, bool& copies, bool (&used)[2]) {
+  const mp_read_request r = batch[first];
+  uint32_t end = first + 1;
+  uint64_t length = r.length;
+  for (mp_read_request prev = r; end < batch.size(); ++end) {
+    const mp_read_request next = batch[end];
+    if (!continues(prev, next)) break;
+    length += next.length;
+    prev = next;
+  }
+  const MappedFile& f = *files_->find(r.file);
+  if (end - first == 1 || r.offset > f.size || length > f.size - r.offset) {
+    // One read, or a run that leaves the file: each read on its own, so the one past the end is
+    // the one named.
+    for (uint32_t i = first; i < end; ++i) read_one(batch[i], i, outcome, failed, copies, used);
+    return end;
+  }
+  unsigned char* dst = static_cast<unsigned char*>(r.dst) + r.dst_offset;
+  const int lane = lane_of(r);
+  if (const mp_status s = dev_->copy_to_device_async(dev_->ctx, dst, f.bytes + r.offset, length, streams_[lane]);
+      s != MP_OK) {
+    failed += end - first;  // every read of the run is lost with its one copy
+    outcome.record_failure(MP_ERR_DEVICE,
+                           mp::format("mapped: {}: copying {} bytes at offset {} to the device (requests {} to {}, "
+                                      "one copy) failed ({})",
+                                      f.file->path, length, r.offset, first, end - 1, mp_status_name(s)),
+                           first, r.tag);
+    return end;
+  }
+  counters_.bytes_read += length;
+  copies = true;
+  used[lane] = true;
+  return end;
+}
+
 void MappedTransport::read_one(const mp_read_request& r, uint32_t index, TicketOutcome& outcome, uint32_t& failed,
                                bool& copies, bool (&used)[2]) {
   if (r.length == 0) return;
@@ -102,7 +148,7 @@ void MappedTransport::read_one(const mp_read_request& r, uint32_t index, TicketO
                            index, r.tag);
     return;
   }
-  const int lane = r.priority == MP_READ_PREFETCH && prefetch_lane_ ? 1 : 0;
+  const int lane = lane_of(r);
   if (const mp_status s = dev_->copy_to_device_async(dev_->ctx, dst, f.bytes + r.offset, r.length, streams_[lane]);
       s != MP_OK) {
     ++failed;
@@ -135,7 +181,15 @@ mp_status MappedTransport::submit(const mp_read_request* requests, uint32_t n, m
   t.outcome.reset();
   const uint64_t t0 = now_ns();
   bool used[2] = {false, false};
-  for (uint32_t i = 0; i < batch.size(); ++i) read_one(batch[i], i, t.outcome, t.failed, t.copies, used);
+  for (uint32_t i = 0; i < batch.size();) {
+    const mp_read_request r = batch[i];
+    if (device_copies_ && r.dst_kind == MP_MEM_DEVICE && r.length > 0) {
+      i = copy_run(batch, i, t.outcome, t.failed, t.copies, used);
+    } else {
+      read_one(r, i, t.outcome, t.failed, t.copies, used);
+      ++i;
+    }
+  }
   if (t.copies) {
     // One event after every copy of the ticket: the prefetch lane joins the demand lane first.
     mp_status s = MP_OK;

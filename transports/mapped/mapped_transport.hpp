@@ -1,11 +1,14 @@
 // The mapped transport: reads from files mapped and registered with the device (mapped_files.hpp).
 //
-// A device read is one copy_to_device_async straight from the mapping, issued inside submit() on
+// A device read is a copy_to_device_async straight from the mapping, issued inside submit() on
 // one of two copy streams: demand reads on one, prefetch reads on the other, so a demand copy never
 // queues behind speculation (the two share the link while both run). With the option
 // prefetch_lane: shared every copy goes on the demand stream in submission order instead: a
 // prefetch issued before a demand read then delays it, but never halves its rate. Nothing is staged and no
-// thread of ours reads: the copy starts at once. A host read (the CPU device, or a host
+// thread of ours reads: the copy starts at once. Neighbouring reads of a batch that continue each
+// other in the file and in the destination, on one stream, go as one copy: the per-copy cost
+// (bench/results/2026-12-06-one-copy.md measures it) is paid once per
+// run instead of once per part. A host read (the CPU device, or a host
 // destination) is a pread of the file into the destination, inside submit(), never a touch of
 // the mapping: a file cut short under a running process then fails the read instead of faulting
 // the process (the device's copies read pages the registration keeps resident).
@@ -24,6 +27,7 @@
 #include "mapped_files.hpp"
 #include "moepage/cpp/host_clock.hpp"
 #include "moepage/cpp/plugin_adapter.hpp"
+#include "moepage/cpp/structs.hpp"
 #include "moepage/cpp/transport_counters.hpp"
 #include "ticket_outcome.hpp"
 #include "ticket_slots.hpp"
@@ -49,6 +53,16 @@ class MappedTransport {
     mp_event event = nullptr;  // made once per slot, reused by its generations
   };
 
+  // The copy stream of a read: 1 for a prefetch with prefetch_lane: own, else 0.
+  int lane_of(const mp_read_request& r) const;
+  // Whether `next` continues `r`: a device read of the same file into the same buffer, whose bytes
+  // follow r's in both, on the same stream.
+  bool continues(const mp_read_request& r, const mp_read_request& next) const;
+  // Issues the device read `first` together with the reads after it that continue it as one copy
+  // (an FP4 expert laid out in file order is one 12.75 MiB copy, not six); returns the index after
+  // the run. A refused copy fails every read of the run, naming the first.
+  uint32_t copy_run(const mp::VersionedArray<mp_read_request>& batch, uint32_t first, TicketOutcome& outcome,
+                    uint32_t& failed, bool& copies, bool (&used)[2]);
   // Reads one request; a failure is recorded in `outcome` as request `index`.
   void read_one(const mp_read_request& r, uint32_t index, TicketOutcome& outcome, uint32_t& failed, bool& copies,
                 bool (&used)[2]);

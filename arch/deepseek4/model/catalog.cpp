@@ -1,5 +1,7 @@
 #include "deepseek4/model/catalog.hpp"
 
+#include <algorithm>
+
 #include "checkpoint/safetensors_header.hpp"
 
 namespace moepage::ds4 {
@@ -67,10 +69,22 @@ std::unique_ptr<ExpertCatalog> ExpertCatalog::build(const TensorResolver& resolv
     }
   }
 
+  // A slot holds the parts in the order layer 0, expert 0 stores them (by file, then offset): an
+  // expert whose parts lie back to back in its file then lies back to back in its slot too, so a
+  // transport can move a miss as one copy instead of one per part. The part indices (and names)
+  // keep their order; only where each part sits in the slot follows the file.
+  std::vector<uint32_t> slot_order(n_parts);
+  for (uint32_t p = 0; p < n_parts; ++p) slot_order[p] = p;
+  if (first != nullptr)
+    std::stable_sort(slot_order.begin(), slot_order.end(), [first](uint32_t a, uint32_t b) {
+      const ExpertSegment &x = first[a], &y = first[b];
+      return x.file != y.file ? x.file < y.file : x.offset < y.offset;
+    });
+  cat->part_offset_.assign(n_parts, 0);
   uint64_t cursor = 0;
-  for (uint32_t p = 0; p < n_parts; ++p) {
+  for (uint32_t p : slot_order) {
     cursor = (cursor + kSlotPartAlign - 1) / kSlotPartAlign * kSlotPartAlign;
-    cat->part_offset_.push_back(cursor);
+    cat->part_offset_[p] = cursor;
     cursor += cat->part_bytes_[p];
   }
   cat->expert_bytes_ = (cursor + kSlotPartAlign - 1) / kSlotPartAlign * kSlotPartAlign;

@@ -1,7 +1,9 @@
 // The expert catalog: where every routed expert's bytes live, so pagers read them with positional
-// reads straight from the safetensors files. Parts of an expert, in slot order: w1, w1.scale, w3,
-// w3.scale, w2, w2.scale (the scales only when the experts are quantized); each part starts on a
-// 64-byte boundary inside a slot. Building it reads headers only, never expert bytes.
+// reads straight from the safetensors files. Parts of an expert, by index: w1, w1.scale, w3,
+// w3.scale, w2, w2.scale (the scales only when the experts are quantized). Inside a slot they lie
+// in the order layer 0, expert 0 stores them in the checkpoint, each on a 64-byte boundary, so an
+// expert stored as one run of bytes is one run in its slot (one copy for a transport that merges
+// reads that continue each other). Building it reads headers only, never expert bytes.
 #pragma once
 #include <cstdint>
 #include <memory>
