@@ -1,9 +1,9 @@
 // The mapped transport over a stand-in GPU device service (kind HIP, host memory, copies done at
 // once and recorded): each file mapped and registered once (page-rounded), max_locked refusing a
 // file by name, device reads copied straight from the registered mapping (demand and prefetch on
-// their own streams; reads that continue each other as one copy), a host without register_host refused, and a file cut
-// short after open failing its reads instead of killing the process; and four threads reading at once (in the TSan
-// suite).
+// their own streams; reads that continue each other as one copy), a host without register_host
+// refused, and a file cut short after open failing its reads instead of killing the process; and
+// four threads reading at once (in the TSan suite).
 #include <doctest/doctest.h>
 #include <unistd.h>
 
