@@ -20,7 +20,9 @@ typedef struct mp_expert_segment {
 } mp_expert_segment;
 
 /* Every routed expert of the model. An expert is n_parts segments (for DeepSeek-V4: w1, w1
- * scale, w3, w3 scale, w2, w2 scale); a slot holds them back to back at part_offset[p]. */
+ * scale, w3, w3 scale, w2, w2 scale); a slot holds them back to back at part_offset[p], which need
+ * not rise with p (deepseek4 lays them in the order the checkpoint stores them, so that an expert
+ * stored as one run of bytes is one run in its slot and a transport can copy it at once). */
 typedef struct mp_expert_catalog {
   uint32_t struct_size;
   uint32_t n_layers;             /* decoder layers */
