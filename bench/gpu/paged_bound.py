@@ -13,7 +13,10 @@ which the stats do not split by layer: they are laid on the hash-routed layers (
 hinted when replay_predictions is 0), or spread over every paged layer in proportion to its misses
 when the arm handed predictions to the pager. A layer's resident time is the resident arm's
 decode time per token over the layers (the layers of the slice have one shape). The slower ceiling
-is the smaller of the pinned host->device copy and the best page-cache read rate measured beside it.
+is the smaller of the pinned host->device copy and the best page-cache read rate measured beside it,
+except for an arm on the mapped transport (its log's first line names the transport): it copies
+straight from the registered page cache with no reader threads, so its ceiling is the pinned copy
+alone (on a host whose readers are slow the smaller rate would put such an arm under its bound).
 """
 import json
 import os
@@ -57,6 +60,18 @@ def arm_row(arm, resident, weights, ceiling, hash_layers):
     }
 
 
+def transport_of(log_path):
+    """The transport an arm's log names ("[info] run: model M, arch A, pager P, transport T"), or None."""
+    try:
+        with open(log_path) as fh:
+            for line in fh:
+                if "run: model" in line and ", transport " in line:
+                    return line.rsplit(", transport ", 1)[1].split()[0].rstrip(",")
+    except OSError:
+        pass
+    return None
+
+
 def main():
     out = sys.argv[1]
     weights, bw = load(os.path.join(out, "weights.json")), load(os.path.join(out, "bandwidth.json"))
@@ -69,13 +84,15 @@ def main():
     hash_layers = {0, 1, 2}
     names = sys.argv[2:] or sorted(f[:-5] for f in os.listdir(out)
                                    if f.endswith(".json") and f[:-5] not in ("resident", "weights", "bandwidth"))
-    print(f"ceiling: {ceiling / 1e9:.2f} GB/s (pinned copy {pinned / 1e9:.2f}, page cache best {cache / 1e9:.2f}); "
+    print(f"ceiling: {ceiling / 1e9:.2f} GB/s (pinned copy {pinned / 1e9:.2f}, page cache best {cache / 1e9:.2f}; "
+          f"mapped-transport arms: the pinned copy); "
           f"resident {resident['run']['generated_tokens'] / resident['run']['decode_seconds']:.1f} tok/s")
     for name in names:
         arm = load(os.path.join(out, name + ".json"))
         if arm["pager"]["resident"]:
             continue
-        print(name, json.dumps(arm_row(arm, resident, weights, ceiling, hash_layers)))
+        arm_ceiling = pinned if transport_of(os.path.join(out, name + ".log")) == "mapped" else ceiling
+        print(name, json.dumps(arm_row(arm, resident, weights, arm_ceiling, hash_layers)))
 
 
 if __name__ == "__main__":
