@@ -10,14 +10,16 @@ Method (each input is a measurement recorded in bench/results, named in the outp
      (embedding, head).
   2. The expert budget buys slots per layer: budget / (43 layers x 13,369,344 bytes per expert).
   3. Expert reads per access at those slots come from `moepage simulate` on the held-out 256-expert
-     trace (lru, and lru with the adapter's top 3: misses plus prefetch reads, hints included), with
-     every layer taken as the trace's average layer.
+     trace (lru, and lfru with the adapter's top 3, the best pager measured: misses plus prefetch
+     reads, hints included), with every layer taken as the trace's average layer.
   4. The bound per token: the fixed rest plus, per layer, max(the resident layer time, the layer's
      bytes read / the pinned-copy ceiling, 54.63 GB/s).
   5. The projection: that bound times the measured time/bound of the mapped transport at the nearest
-     share of expert bytes on the 12-layer slice under replayed routing (2026-12-04-overlapped-
-     launches.md call 5; the adapter's top 3 at 12.5% and 50% were not rerun there and come from
-     2026-12-04-prediction-timing.md, measured with plain launches against that call's resident time).
+     share of expert bytes on the 12-layer slice under replayed routing, with one copy per expert
+     (2026-12-06-one-copy.md calls B and F, means of two runs). Those factors were measured on an
+     H100 (resident 12-layer decode 413 tok/s, pinned copy 55.0 GB/s), the resident times and the
+     ceiling above on the H200 (401 tok/s, 54.6 GB/s): the factor is a ratio of the same machine's
+     times, and the two machines' copy and compute rates on this slice are within 3%.
 The trace routes far less cacheably than the real model (plain LRU hits 27% at 28 slots where real
 V4-Flash hits 59%, 2026-12-01-real-routing.md), so this errs low. It assumes the experts fit in host
 RAM (the mapped transport reads the page cache); the H200 machine's 128 GiB does not hold Flash's
@@ -33,11 +35,11 @@ ROUTED_TOTAL = LAYERS * 256 * EXPERT_BYTES
 # Resident ms/token of synthesized Flash slices: (layers, ms).
 RESIDENT = [(4, 1 / 1.0076), (12, 1 / 0.4009)]
 # Measured time/bound of the mapped transport on the 12-layer slice, by share of expert bytes:
-# (share, lru, lru + adapter top 3).
-OVER_BOUND = [(0.125, 1.273, 1.19), (0.25, 1.348, 1.254), (0.5, 1.624, 1.35)]
-# moepage simulate on tests/data/ds4-flash-routing-heldout.trace.xz: slots -> (lru, lru+prefetch:3)
-# expert reads per access (run 2026-12-02 for 44, 89 and 179 slots).
-READS = {44: (0.617, 0.646), 89: (0.383, 0.402), 179: (0.104, 0.108)}
+# (share, lru, lfru + adapter top 3).
+OVER_BOUND = [(0.125, 1.209, 1.123), (0.25, 1.285, 1.196), (0.5, 1.584, 1.336)]
+# moepage simulate on tests/data/ds4-flash-routing-heldout.trace.xz: slots -> (lru, lfru+prefetch:3)
+# expert reads per access (run 2026-12-06 for 44, 89 and 179 slots).
+READS = {44: (0.617, 0.605), 89: (0.383, 0.376), 179: (0.104, 0.099)}
 BUDGETS_GIB = (24, 48, 96)
 
 
@@ -61,7 +63,7 @@ def main():
         reads = READS.get(int(slots))
         if reads is None:
             sys.exit(f"no simulated reads for {slots} slots: run moepage simulate --slots {slots}")
-        for column, policy in ((1, "lru"), (2, "lru + adapter top 3")):
+        for column, policy in ((1, "lru"), (2, "lfru + adapter top 3")):
             per_access = reads[column - 1]
             layer_bytes = per_access * TOP_K * EXPERT_BYTES
             layer_ms = max(per_layer, 1e3 * layer_bytes / CEILING)
