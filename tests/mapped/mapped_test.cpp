@@ -330,7 +330,17 @@ TEST_CASE("four threads submit, poll and wait device and host reads at once, byt
         mp_read_request r = device_read(first ? fa : fb, offset, length, dst.data(),
                                         rng() % 3 == 0 ? MP_READ_PREFETCH : MP_READ_DEMAND);
         if (rng() % 4 == 0) r.dst_kind = MP_MEM_HOST;
-        const mp_ticket ticket = t.submit(std::vector<mp_read_request>{r});
+        // Every third round the range goes as up to three reads that continue each other (one
+        // merged copy for device destinations).
+        std::vector<mp_read_request> batch{r};
+        if (round % 3 == 0 && length >= 3) {
+          const uint64_t cut1 = length / 3, cut2 = 2 * length / 3;
+          batch.assign(3, r);
+          batch[0].length = cut1;
+          batch[1].offset += cut1, batch[1].dst_offset = cut1, batch[1].length = cut2 - cut1;
+          batch[2].offset += cut2, batch[2].dst_offset = cut2, batch[2].length = length - cut2;
+        }
+        const mp_ticket ticket = t.submit(batch);
         if (round % 2 == 0) {
           while (!t.poll(ticket)) std::this_thread::yield();
         } else {
