@@ -226,11 +226,17 @@ class ResidentPager {
     std::vector<Origin> origins;
     batch.reserve(kBatchReads);
     origins.reserve(kBatchReads);
+    // An expert's parts in slot order: reads that continue each other in file and slot are
+    // neighbours, which a transport may move as one (the mapped transport does).
+    std::vector<uint32_t> slot_order(cat.n_parts);
+    for (uint32_t p = 0; p < cat.n_parts; ++p) slot_order[p] = p;
+    std::stable_sort(slot_order.begin(), slot_order.end(),
+                     [&cat](uint32_t a, uint32_t b) { return cat.part_offset[a] < cat.part_offset[b]; });
     const uint64_t t0 = now();
     for (uint32_t l = 0; l < n_layers_; ++l) {
       if (layer_slots_[l] == nullptr) continue;
       for (uint32_t e = 0; e < n_experts_; ++e)
-        for (uint32_t p = 0; p < cat.n_parts; ++p) {
+        for (uint32_t p : slot_order) {
           const mp_expert_segment seg = segments[uint32_t((size_t(l) * n_experts_ + e) * cat.n_parts + p)];
           if (seg.file >= cat.n_files || cat.part_offset[p] + seg.length > expert_bytes_)
             throw mp::Error(MP_ERR_INVALID_ARG, "pager 'resident': catalog segment of layer " + std::to_string(l) +
