@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "moepage/cpp/host_clock.hpp"
+#include "moepage/cpp/slot_order.hpp"
 #include "moepage/pager_core/abi_stats.hpp"
 #include "moepage/pager_core/budget.hpp"
 #include "moepage/pager_core/errors.hpp"
@@ -62,10 +63,7 @@ CatalogCopy::CatalogCopy(const mp_expert_catalog& c)
       throw mp::Error(MP_ERR_INVALID_ARG, mp::format("expert catalog: part {} ends at byte {}, past the {}-byte slot",
                                                      part_names[p], part_offset[p] + part_bytes[p], expert_bytes));
   }
-  slot_order.resize(n_parts);
-  for (uint32_t p = 0; p < n_parts; ++p) slot_order[p] = p;
-  std::stable_sort(slot_order.begin(), slot_order.end(),
-                   [this](uint32_t a, uint32_t b) { return part_offset[a] < part_offset[b]; });
+  slot_order = mp::parts_in_slot_order(part_offset.data(), n_parts);
   for (uint32_t f = 0; f < c.n_files; ++f) files.emplace_back(c.files[f] != nullptr ? c.files[f] : "");
   has_experts.assign(c.has_experts, c.has_experts + n_layers);
   hash_routed.assign(n_layers, 0);

@@ -49,8 +49,8 @@ struct CatalogCopy {
   uint32_t n_layers = 0, n_experts = 0, n_parts = 0, top_k = 0, d_model = 0;
   uint64_t expert_bytes = 0;
   std::vector<uint64_t> part_offset, part_bytes;
-  // Part indices by offset in the slot: an expert's reads go out in this order, so reads that
-  // continue each other in file and slot are neighbours a transport can merge into one copy.
+  // Part indices by offset in the slot (mp::parts_in_slot_order): an expert's reads go out in
+  // this order, so reads that continue each other are neighbours a transport can merge.
   std::vector<uint32_t> slot_order;
   std::vector<std::string> part_names, files;
   std::vector<mp_expert_segment> segments;

@@ -14,6 +14,7 @@
 
 #include "moepage/cpp/host_clock.hpp"
 #include "moepage/cpp/plugin_adapter.hpp"
+#include "moepage/cpp/slot_order.hpp"
 
 namespace {
 
@@ -226,12 +227,8 @@ class ResidentPager {
     std::vector<Origin> origins;
     batch.reserve(kBatchReads);
     origins.reserve(kBatchReads);
-    // An expert's parts in slot order: reads that continue each other in file and slot are
-    // neighbours, which a transport may move as one (the mapped transport does).
-    std::vector<uint32_t> slot_order(cat.n_parts);
-    for (uint32_t p = 0; p < cat.n_parts; ++p) slot_order[p] = p;
-    std::stable_sort(slot_order.begin(), slot_order.end(),
-                     [&cat](uint32_t a, uint32_t b) { return cat.part_offset[a] < cat.part_offset[b]; });
+    // An expert's parts in slot order, so a transport may move each expert as one read.
+    const std::vector<uint32_t> slot_order = mp::parts_in_slot_order(cat.part_offset, cat.n_parts);
     const uint64_t t0 = now();
     for (uint32_t l = 0; l < n_layers_; ++l) {
       if (layer_slots_[l] == nullptr) continue;

@@ -4,14 +4,14 @@
 // one of two copy streams: demand reads on one, prefetch reads on the other, so a demand copy never
 // queues behind speculation (the two share the link while both run). With the option
 // prefetch_lane: shared every copy goes on the demand stream in submission order instead: a
-// prefetch issued before a demand read then delays it, but never halves its rate. Nothing is staged and no
-// thread of ours reads: the copy starts at once. Neighbouring reads of a batch that continue each
-// other in the file and in the destination, on one stream, go as one copy: the per-copy cost
-// (bench/results/2026-12-06-one-copy.md measures it) is paid once per
-// run instead of once per part. A host read (the CPU device, or a host
-// destination) is a pread of the file into the destination, inside submit(), never a touch of
-// the mapping: a file cut short under a running process then fails the read instead of faulting
-// the process (the device's copies read pages the registration keeps resident).
+// prefetch issued before a demand read then delays it, but never halves its rate. Nothing is
+// staged and no thread of ours reads: the copy starts at once. Neighbouring reads of a batch that
+// continue each other in the file and in the destination, on one stream, go as one copy, so the
+// per-copy cost (bench/results/2026-12-06-one-copy.md measures it) is paid once per run instead
+// of once per part. A host read (the CPU device, or a host destination) is a pread of the file
+// into the destination, inside submit(), never a touch of the mapping: a file cut short under a
+// running process then fails the read instead of faulting the process (the device's copies read
+// pages the registration keeps resident).
 //
 // Tickets: (generation << 32 | slot + 1). A ticket's copies end with one event (recorded on the
 // demand stream after it waited for the prefetch stream when the batch used both); wait()
