@@ -20,7 +20,9 @@ Per token: the hash layers' experts are hinted at the step's start. Per layer l,
      engine, in order (ACQUIRE us + SUBMIT us per copy of host time);
   3. the experts launch, those in slots first; the GPU takes EXPERT us per expert, each pending
      one once its bytes landed (LAUNCH us of host time per launch);
-  4. the host waits for every read layer l uses (acquire_finish), then goes on (WAKE us).
+  4. the host waits for every read layer l uses (acquire_finish), then goes on (WAKE us); in the
+     deferred arms (arch.defer_acquire_finish, the default since 2026-12-06) it goes on at once and
+     finishes the layers once the step is queued, when their reads have long landed.
 Layer l+1's predictions (the trace's p lines, top M; the oracle arms: layer l+1's own request) are hinted at one of three moments: observe
 (after step 4: the default), acquire (after step 2) or launched (after step 3). A hint costs HINT
 us + SUBMIT us per copy of host time, and its copies queue on the copy engine in order.
@@ -211,6 +213,7 @@ class Model:
     def __init__(self, layers, steps, slots, arm, c):
         self.layers, self.steps, self.c = layers, steps, c
         self.timing, self.top, self.oracle = arm["timing"], arm["top"], arm.get("oracle", False)
+        self.deferred = arm.get("deferred", False)
         self.pools = [Pool(slots, arm.get("policy", "lru")) for _ in range(layers)]
         self.engine = CopyEngine(copy_us(c), arm.get("copies", "sharing"))
         self.t_host = self.t_gpu = 0.0
@@ -281,12 +284,13 @@ class Model:
             launched_at = self.t_host
             if self.timing == "launched":
                 self.hint(layer + 1, self.predicted(token, layer + 1))
-            # acquire_finish: the host waits for every copy the request uses.
+            # acquire_finish: the host waits for every copy the request uses (deferred: not here).
             lands = sorted(self.engine.land(i) for i in pending)
             self.t_gpu = max(self.t_gpu, launched_at) + c["expert"] * (len(copies) - len(pending))
             for t in lands:
                 self.t_gpu = max(self.t_gpu, t) + c["expert"]
-            self.t_host = max([self.t_host] + lands) + c["wake"]
+            if not self.deferred:
+                self.t_host = max([self.t_host] + lands) + c["wake"]
         self.t_gpu = max(self.t_gpu, self.t_host) + c["head"]
         self.t_host = self.t_gpu + c["readback"]
 
@@ -318,6 +322,8 @@ ARMS = {
     "lfru": {"timing": "observe", "top": 0, "policy": "lfru"},
     "lfru-observe3": {"timing": "observe", "top": 3, "policy": "lfru"},
     "lfru-launched3": {"timing": "launched", "top": 3, "policy": "lfru"},
+    "deferred": {"timing": "observe", "top": 0, "deferred": True},
+    "lfru-observe3-deferred": {"timing": "observe", "top": 3, "policy": "lfru", "deferred": True},
     "lfru-launched3-fifo": {"timing": "launched", "top": 3, "policy": "lfru", "copies": "fifo"},
     "lfru-launched3-yield": {"timing": "launched", "top": 3, "policy": "lfru", "copies": "yield"},
     # Predictions that are never wrong (the request itself), as an upper bound on what any

@@ -32,12 +32,13 @@ struct Tiny {
 };
 
 // Every logit of a 5-token prefill and kSteps greedy decode steps (device_routing,
-// overlap_launches, observe_after_attention, predictor_on_device and prompt_shared: the model
-// options).
+// overlap_launches, observe_after_attention, predictor_on_device, prompt_shared and
+// defer_acquire_finish: the model options).
 inline std::vector<std::vector<float>> run(Tiny& t, gpu::GpuExpertSource& source, bool device_routing = true,
                                            bool overlap_launches = true, bool observe_after_attention = false,
                                            bool predictor_on_device = false,
-                                           PromptShared prompt_shared = PromptShared::Auto) {
+                                           PromptShared prompt_shared = PromptShared::Auto,
+                                           bool defer_acquire_finish = true) {
   const std::vector<int32_t> prompt = {1, 17, 300, 4000, 42};
   ModelOptions options{uint32_t(prompt.size() + kSteps), 8};
   options.device_routing = device_routing;
@@ -45,6 +46,7 @@ inline std::vector<std::vector<float>> run(Tiny& t, gpu::GpuExpertSource& source
   options.observe_after_attention = observe_after_attention;
   options.predictor_on_device = predictor_on_device;
   options.prompt_shared = prompt_shared;
+  options.defer_acquire_finish = defer_acquire_finish;
   gpu::GpuModel m(t.cfg, bind_weights(t.resolver, t.cfg), t.layout, &source, t.stream.stream, options);
   const uint32_t V = t.cfg.vocab_size;
   std::vector<std::vector<float>> out;

@@ -205,8 +205,8 @@ TEST_CASE(
   const std::byte* slots[2] = {};
   uint8_t pending[2] = {};
   using moepage::ds4::PredictionTiming;
-  // Each layer: two bands (start, finish each), as the GPU path calls them; with_finish false is
-  // the CPU path, which never finishes.
+  // Each layer: two bands (start, launched, finish each), as the GPU path calls them; with_finish
+  // false is the CPU path, which does neither.
   auto run = [&](PredictionTiming timing, bool with_finish) {
     Over over(true);
     over.calls.replay_predictions(replay.get(), 2, 3, timing);
@@ -217,7 +217,8 @@ TEST_CASE(
         for (int band = 0; band < 2; ++band) {  // a second band: no second hint
           over.calls.acquire_start(layer, experts, 2, slots, pending);
           if (with_finish) {
-            over.d.calls.push_back("finish " + std::to_string(layer));
+            over.d.calls.push_back("launched " + std::to_string(layer));
+            over.calls.experts_launched(layer);
             over.calls.acquire_finish(layer);
           }
         }
@@ -226,7 +227,7 @@ TEST_CASE(
     return over.d.calls;
   };
   auto only_hints_and_acquires = [](std::vector<std::string> calls) {
-    std::erase_if(calls, [](const std::string& s) { return s.starts_with("finish"); });
+    std::erase_if(calls, [](const std::string& s) { return s.starts_with("launched"); });
     return calls;
   };
   const std::vector<std::string> at_observe = {
@@ -235,17 +236,17 @@ TEST_CASE(
   const std::vector<std::string> after_acquire = {
       "acquire 0", "hint 1: 6 5", "acquire 0", "acquire 1", "hint 2: 7 1", "acquire 1", "acquire 2", "acquire 2",
       "acquire 0", "hint 1: 3 2", "acquire 0", "acquire 1", "hint 2: 0 6", "acquire 1", "acquire 2", "acquire 2"};
-  // The hint comes between the first band's "finish" marker (the arch is about to wait) and the
-  // pager's finish, which the double does not list.
-  const std::vector<std::string> at_finish = {
-      "acquire 0",   "finish 0",  "hint 1: 6 5", "acquire 0", "finish 0", "acquire 1", "finish 1",
-      "hint 2: 7 1", "acquire 1", "finish 1",    "acquire 2", "finish 2", "acquire 2", "finish 2",
-      "acquire 0",   "finish 0",  "hint 1: 3 2", "acquire 0", "finish 0", "acquire 1", "finish 1",
-      "hint 2: 0 6", "acquire 1", "finish 1",    "acquire 2", "finish 2", "acquire 2", "finish 2"};
+  // The hint comes right after the first band's "launched" marker, before the pager's finish
+  // (which the double does not list).
+  const std::vector<std::string> at_launched = {
+      "acquire 0",   "launched 0", "hint 1: 6 5", "acquire 0", "launched 0", "acquire 1", "launched 1",
+      "hint 2: 7 1", "acquire 1",  "launched 1",  "acquire 2", "launched 2", "acquire 2", "launched 2",
+      "acquire 0",   "launched 0", "hint 1: 3 2", "acquire 0", "launched 0", "acquire 1", "launched 1",
+      "hint 2: 0 6", "acquire 1",  "launched 1",  "acquire 2", "launched 2", "acquire 2", "launched 2"};
   CHECK(only_hints_and_acquires(run(PredictionTiming::observe, true)) == at_observe);
   CHECK(only_hints_and_acquires(run(PredictionTiming::acquire, true)) == after_acquire);
-  CHECK(run(PredictionTiming::launched, true) == at_finish);
-  // Without finishes (the CPU path) launched falls back to observe: the same hints, none twice.
+  CHECK(run(PredictionTiming::launched, true) == at_launched);
+  // Without experts_launched (the CPU path) launched falls back to observe: the same hints, none twice.
   CHECK(run(PredictionTiming::launched, false) == at_observe);
   CHECK(run(PredictionTiming::observe, false) == at_observe);
 }

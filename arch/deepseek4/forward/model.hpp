@@ -85,6 +85,10 @@ struct ModelOptions {
   // memory, several steps in flight (hip/mma_tile_stream.hpp; same bits); false: the register
   // tile, one step ahead (hip/mma_tile.hpp).
   bool matrix_expert_stream = true;
+  // GPU only: a paged layer's acquire is finished (its reads waited for, its slots committed or
+  // failed closed) once the batch's last layer is queued, not right after its experts are
+  // launched: the host queues the next layer while the reads land (hip/moe_finish.hpp).
+  bool defer_acquire_finish = true;
 };
 
 // The rope of a config's rope parameters (main or compress).

@@ -36,6 +36,11 @@ struct GpuExpertSource {
     for (uint32_t i = 0; i < n; ++i) pending[i] = 0;
   }
   virtual void acquire_await(uint32_t /*layer*/, uint32_t /*index*/, Stream /*stream*/) {}
+  // A band's experts are all launched (every pending one awaited); its acquire_finish follows now
+  // or, for a step's last band of a layer under ModelOptions::defer_acquire_finish, once the
+  // step's last layer is queued: between the two the source may see other layers' acquires and
+  // hints, never this layer's next acquire_start.
+  virtual void experts_launched(uint32_t /*layer*/) {}
   virtual void acquire_finish(uint32_t /*layer*/) {}
   virtual uint32_t max_batch() const = 0;
   // After a layer: the predictor's view (mean of the streams of the batch's last token), device

@@ -14,6 +14,7 @@
 #include "deepseek4/hip/head.hpp"
 #include "deepseek4/hip/launch_mode.hpp"
 #include "deepseek4/hip/moe.hpp"
+#include "deepseek4/hip/moe_finish.hpp"
 #include "deepseek4/hip/moe_scratch.hpp"
 #include "deepseek4/hip/ops.hpp"
 #include "deepseek4/hip/timed_spans.hpp"
@@ -219,6 +220,14 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
   moe_scratch_->device_routing =
       options_.device_routing && !expert_parallel() && S == 1 && (out.greedy || out.logits_host != nullptr);
   if (options_.forced_routing) upload_forced_routing(p0, S);
+  // Acquires the batch leaves unfinished (ModelOptions::defer_acquire_finish) are finished before
+  // its output is read; a batch that throws first finishes them too, dropping their errors.
+  moe_scratch_->defer_finish = options_.defer_acquire_finish;
+  struct OwedOnUnwind {
+    MoeScratch& sc;
+    GpuExpertSource& source;
+    ~OwedOnUnwind() { drop_owed_acquires(sc, source); }
+  } owed{*moe_scratch_, *experts_};
   embed(params_.embed, tokens_device, S, N, X, stream_);
   // Each block's hc_post is folded into the next mHC site's weights kernel (which reads X, mixes
   // in block_out_ and writes X2), the last one into the head's. `cur` names the post/comb pair of
@@ -280,6 +289,7 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
       stream_mean(X2 + (S - 1) * N * D, int32_t(N), D, observed_, stream_);
       observe(last_layer, stream_);
     }
+    finish_owed_acquires(*moe_scratch_, *experts_);
     return;
   }
   // The head reads only its rows' streams after this batch, so the last block's hc_post folds into
@@ -298,10 +308,12 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
   if (out.greedy) {
     greedy_token(logits_ + (rows - 1) * V, V, greedy_, stream_);
     download_async(greedy_staging_, greedy_, 2 * sizeof(int32_t), stream_);
+    finish_owed_acquires(*moe_scratch_, *experts_);
     wait_for_batch();
     return;
   }
   download_async(logits_staging_, logits_, uint64_t(rows * V) * sizeof(float), stream_);
+  finish_owed_acquires(*moe_scratch_, *experts_);
   wait_for_batch();
   std::memcpy(out.logits_host, logits_staging_, size_t(rows * V) * sizeof(float));
 }

@@ -6,7 +6,8 @@
 //      w1/w3 + SwiGLU kernel and w2 kernel for the ready experts, and for each pending expert
 //      a device wait on its bytes and its two kernels (all find the slot through the device
 //      table); acquire_finish (the host waits for the reads while the GPU computes; a failed
-//      read throws)
+//      read throws), for a layer's last band deferred to the batch's end by default
+//      (moe_finish.hpp), so the host queues the next layer while these reads land
 //   -> combine in j order (no atomics: the same bits every run; the kernel variant is the
 //      layer's, whatever the grouping).
 // A decode step over a source whose slots never move skips the host instead: the router writes
@@ -24,6 +25,7 @@
 #include "deepseek4/hip/launch.hpp"
 #include "deepseek4/hip/moe_band.hpp"
 #include "deepseek4/hip/moe_device_routing.hpp"
+#include "deepseek4/hip/moe_finish.hpp"
 #include "deepseek4/hip/moe_mma.hpp"
 #include "deepseek4/hip/moe_route.hpp"
 #include "deepseek4/hip/moe_scratch.hpp"
@@ -552,6 +554,7 @@ std::unique_ptr<MoeScratch> allocate_moe_scratch(const Config& c, int64_t max_ba
   sc->routed_ids_host = pinned.take<int32_t>(uint64_t(L * (k + 1)));
   sc->routed_on_device.assign(size_t(L), 0);
   sc->fixed_table.assign(size_t(L), 0);
+  sc->owes_finish.assign(size_t(L), 0);
   sc->count.assign(size_t(E), 0);
   sc->start.assign(size_t(E + 1), 0);
   sc->used.assign(size_t(E), 0);
@@ -744,6 +747,9 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     // A second band may evict the first band's slots: their kernels must be done.
     if (b0 > 0) MP_GPU_CHECK(hipStreamSynchronize(st));
     // Hits first: the slots of every expert now, the misses' bytes still on their way.
+    // A layer's next acquire_start must follow its finish (pager.h). The batch's end settles every
+    // owed finish, so this one finishes nothing unless a batch ended some other way.
+    finish_owed_acquire(sc, source, layer);
     source.acquire_start(layer, sc.used.data() + b0, uint32_t(nb), sc.slots.data(), sc.pending.data(), stream);
     FinishOnUnwind started{source, layer};
     ++stats.acquires;
@@ -827,10 +833,13 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
       stats.pending_experts += uint64_t(nb - n_ready);
       stats.hits_first += uint64_t(n_ready);
     }
-    // Fail closed: a read that failed makes this throw, and the forward call with it, so what the
-    // kernels computed from that slot is never returned.
+    // Fail closed: a read that failed makes the finish throw, and the forward call with it, so what
+    // the kernels computed from that slot is never returned. The layer's last band may leave it to
+    // the batch's end (the host queues the next layer instead of waiting for these reads here).
+    source.experts_launched(layer);
     started.armed = false;
-    source.acquire_finish(layer);
+    if (sc.defer_finish && b0 + nb >= n_used) owe_finish(sc, layer);
+    else source.acquire_finish(layer);
     stats.routed_experts += uint64_t(np);
   }
   combine_experts(sc, lp.gemm, S, k, D, out, stream);

@@ -53,7 +53,8 @@ class GpuBackend final : public ForwardBackend {
                                                             in.predictor_on_device,
                                                             in.timeline,
                                                             in.prompt_shared,
-                                                            in.matrix_expert_stream});
+                                                            in.matrix_expert_stream,
+                                                            in.defer_acquire_finish});
     } catch (...) {
       model_.reset();
       (void)device_->stream_destroy(device_->ctx, stream_);

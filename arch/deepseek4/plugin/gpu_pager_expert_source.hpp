@@ -26,6 +26,7 @@ class GpuPagerExpertSource final : public gpu::GpuExpertSource {
   void acquire_start(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots, uint8_t* pending,
                      gpu::Stream stream) override;
   void acquire_await(uint32_t layer, uint32_t index, gpu::Stream stream) override;
+  void experts_launched(uint32_t layer) override { pager_.experts_launched(layer); }
   void acquire_finish(uint32_t layer) override { pager_.acquire_finish(layer); }
   uint32_t max_batch() const override { return pager_.band(); }
   void observe(uint32_t layer, const float* hidden_device, uint32_t d, gpu::Stream stream) override;

@@ -42,10 +42,12 @@ mp_event PagerCalls::acquire_await(uint32_t layer, uint32_t index) {
   return ready;
 }
 
-void PagerCalls::acquire_finish(uint32_t layer) {
-  // The layer's experts are launched; its reads may still be landing. Layer + 1's predictions
-  // queue behind them before the host waits here.
+void PagerCalls::experts_launched(uint32_t layer) {
+  // The layer's reads may still be landing; layer + 1's predictions queue behind them.
   if (replay_ && replay_timing_ == PredictionTiming::launched) hint_next_once(layer);
+}
+
+void PagerCalls::acquire_finish(uint32_t layer) {
   if (!splits_) return;
   if (const mp_status s = pager_.vtable->acquire_finish(pager_.self, layer); s != MP_OK) fail("acquire_finish", s);
 }
@@ -125,7 +127,7 @@ void PagerCalls::hint_next_once(uint32_t layer) {
 void PagerCalls::observe(uint32_t layer, const float* hidden, uint32_t d, mp_stream stream) {
   if (replay_) {
     if (replay_timing_ == PredictionTiming::observe) hint_recorded(layer + 1);
-    // launched, where the layer had no acquire_finish (the CPU path): the hint goes out now.
+    // launched, where the layer's experts_launched never came (the CPU path): the hint goes out now.
     if (replay_timing_ == PredictionTiming::launched) hint_next_once(layer);
     return;
   }

@@ -22,8 +22,8 @@ class RoutingReplay;
 // When a routing replay hands the pager layer l+1's recorded predictions (arch option
 // replay_predictions_at): observe = at observe(l), after layer l (the recorded predictor reads
 // layer l's output); acquire = right after layer l's first acquire of the position, before its
-// experts launch; launched = at layer l's first acquire_finish of the position, after its experts
-// were launched and before the host waits for its reads (where no acquire_finish comes, as on the
+// experts launch; launched = at layer l's first experts_launched of the position, once its experts
+// were launched and before the host waits for its reads (where no experts_launched comes, as on the
 // CPU path, at observe(l)). acquire and launched are what-ifs: the timing a predictor of layer l's
 // MoE input would have, with the recorded predictor's guesses.
 enum class PredictionTiming { observe, acquire, launched };
@@ -57,6 +57,9 @@ class PagerCalls {
   mp_event acquire_start(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots, uint8_t* pending);
   mp_event acquire_await(uint32_t layer, uint32_t index);
   void acquire_finish(uint32_t layer);
+  // A band of `layer`'s experts is launched (the GPU path, before it finishes that acquire now or
+  // at the step's end): where a replay's predictions go out (PredictionTiming::launched).
+  void experts_launched(uint32_t layer);
   // The slots of all n experts of `layer` when the pager keeps them fixed for its life (pager.h,
   // ABI 1.8); false when it does not offer them or answers MP_ERR_UNSUPPORTED (they may move).
   // Counts no access: the caller reports its accesses through acquire afterwards.

@@ -1,0 +1,29 @@
+// Deferred acquire_finish (ModelOptions::defer_acquire_finish): a paged layer's last band of
+// experts is launched, its reads may still be landing, and the host goes on to queue the next
+// layer; the finish (wait for the reads, commit the slots, or fail closed) comes once the batch's
+// last layer is queued. The pager ABI allows it: between a layer's acquire_start and its finish
+// the host may acquire other layers and hint any layer (pager.h, ABI 1.5).
+//
+// Fail closed still holds: a read that failed throws from finish_owed_acquires, before the batch's
+// output is read, so the call fails and nothing computed from that slot is returned.
+#pragma once
+#include <cstdint>
+
+#include "deepseek4/hip/expert_source.hpp"
+
+namespace moepage::ds4::gpu {
+
+struct MoeScratch;
+
+// `layer`'s started acquire is owed a finish.
+void owe_finish(MoeScratch& sc, uint32_t layer);
+// Finishes `layer`'s acquire if it is owed one (its errors travel).
+void finish_owed_acquire(MoeScratch& sc, GpuExpertSource& source, uint32_t layer);
+// Finishes every owed acquire in layer order. Every one is finished even when one fails; the first
+// failure is then rethrown.
+void finish_owed_acquires(MoeScratch& sc, GpuExpertSource& source);
+// The same for a batch that is failing already: every owed acquire is finished and its error
+// dropped (the batch's own error is the one that travels).
+void drop_owed_acquires(MoeScratch& sc, GpuExpertSource& source) noexcept;
+
+}  // namespace moepage::ds4::gpu
