@@ -93,6 +93,7 @@ void GpuModel::allocate_state(int64_t max_batch) {
   attention_scratch_ = allocate_attention_scratch(c, params_, max_batch, ctx, device_, pinned_);
   moe_scratch_ = allocate_moe_scratch(c, max_batch, device_, pinned_);
   moe_scratch_->prompt_shared = options_.prompt_shared;
+  moe_scratch_->defer_finish = options_.defer_acquire_finish;
   if (options_.prompt_shared == PromptShared::Urgent) moe_scratch_->urgent_side.emplace(true);
   hc_scratch_ = allocate_hc_scratch(c, max_batch, device_);
   comb_side_ = std::make_unique<SideStream>();
@@ -220,14 +221,7 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
   moe_scratch_->device_routing =
       options_.device_routing && !expert_parallel() && S == 1 && (out.greedy || out.logits_host != nullptr);
   if (options_.forced_routing) upload_forced_routing(p0, S);
-  // Acquires the batch leaves unfinished (ModelOptions::defer_acquire_finish) are finished before
-  // its output is read; a batch that throws first finishes them too, dropping their errors.
-  moe_scratch_->defer_finish = options_.defer_acquire_finish;
-  struct OwedOnUnwind {
-    MoeScratch& sc;
-    GpuExpertSource& source;
-    ~OwedOnUnwind() { drop_owed_acquires(sc, source); }
-  } owed{*moe_scratch_, *experts_};
+  const DropOwedAcquires owed{*moe_scratch_, *experts_};  // deferred finishes, if the batch throws
   embed(params_.embed, tokens_device, S, N, X, stream_);
   // Each block's hc_post is folded into the next mHC site's weights kernel (which reads X, mixes
   // in block_out_ and writes X2), the last one into the head's. `cur` names the post/comb pair of
@@ -280,14 +274,13 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
   join_comb();
   position_ += uint64_t(S);
   const int64_t rows = out.all_logits ? S : 1, first = S - rows;
-  const uint32_t last_layer = c.num_hidden_layers - 1;
   // Every batch leaves the router's record on its way back; the batches that wait check it.
   fetch_router_fault(*moe_scratch_, stream_);
   if (!out.logits_host && !out.greedy) {
     if (post_pending) {  // no head: the last block's hc_post runs alone for the predictor's view
       hc_post(block_out_, X, post_[cur], comb_[cur], S, c.hc_mult, c.hidden_size, X2, stream_);
       stream_mean(X2 + (S - 1) * N * D, int32_t(N), D, observed_, stream_);
-      observe(last_layer, stream_);
+      observe(c.num_hidden_layers - 1, stream_);
     }
     finish_owed_acquires(*moe_scratch_, *experts_);
     return;
@@ -304,18 +297,15 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
     in.last_mean = observed_;
   }
   output_head(params_, c, in, rows, hc_scratch_, u_, xn_, logits_, stream_);
-  if (post_pending) observe(last_layer, stream_);
+  if (post_pending) observe(c.num_hidden_layers - 1, stream_);
   if (out.greedy) {
     greedy_token(logits_ + (rows - 1) * V, V, greedy_, stream_);
     download_async(greedy_staging_, greedy_, 2 * sizeof(int32_t), stream_);
-    finish_owed_acquires(*moe_scratch_, *experts_);
-    wait_for_batch();
-    return;
+  } else {
+    download_async(logits_staging_, logits_, uint64_t(rows * V) * sizeof(float), stream_);
   }
-  download_async(logits_staging_, logits_, uint64_t(rows * V) * sizeof(float), stream_);
-  finish_owed_acquires(*moe_scratch_, *experts_);
   wait_for_batch();
-  std::memcpy(out.logits_host, logits_staging_, size_t(rows * V) * sizeof(float));
+  if (!out.greedy) std::memcpy(out.logits_host, logits_staging_, size_t(rows * V) * sizeof(float));
 }
 
 void GpuModel::start_batch_marks(int64_t S) {
@@ -340,6 +330,7 @@ void GpuModel::observe(uint32_t layer, Stream stream) {
 }
 
 void GpuModel::wait_for_batch() {
+  finish_owed_acquires(*moe_scratch_, *experts_);  // the host waits for reads that landed long ago
   fetch_device_routing(*moe_scratch_, stream_);
   if (timed_batch_) batch_marks_->mark(stream_);  // the end: everything queued
   synchronize(stream_);

@@ -90,8 +90,9 @@ class GpuModel {
   };
   void run(const int32_t* tokens, uint32_t n, float* logits_out, bool all_logits, bool greedy);
   void run_batch(const int32_t* tokens_host, const int32_t* tokens_device, int64_t S, const Output& out);
-  // After the batch's output was queued: waits for it, then reads what came back with it (the
-  // router's faults, the device-routed ids for the pager, the sums' device time).
+  // After the batch's output was queued: finishes the acquires the batch deferred
+  // (ModelOptions::defer_acquire_finish), waits for the output, then reads what came back with it
+  // (the router's faults, the device-routed ids for the pager, the sums' device time).
   void wait_for_batch();
   // ModelOptions::timeline, for prompt batches (S > 1): the marks where each block's work is queued
   // (batch_timeline.hpp): the batch's start, a mark, and the end of a batch without output once

@@ -26,4 +26,12 @@ void finish_owed_acquires(MoeScratch& sc, GpuExpertSource& source);
 // dropped (the batch's own error is the one that travels).
 void drop_owed_acquires(MoeScratch& sc, GpuExpertSource& source) noexcept;
 
+// drop_owed_acquires when it goes out of scope: nothing once finish_owed_acquires ran, every owed
+// acquire when the batch is unwinding.
+struct DropOwedAcquires {
+  MoeScratch& sc;
+  GpuExpertSource& source;
+  ~DropOwedAcquires() { drop_owed_acquires(sc, source); }
+};
+
 }  // namespace moepage::ds4::gpu

@@ -77,7 +77,7 @@ struct MoeScratch {
   std::vector<uint8_t> routed_on_device;  // [layers]: this batch routed the layer on the device
   std::vector<int8_t> fixed_table;        // [layers]: 0 not asked yet, 1 slots fixed and uploaded, -1 not fixed
 
-  // ModelOptions::defer_acquire_finish, set by the model before each batch: a layer's last band
+  // ModelOptions::defer_acquire_finish, set by the model at construction: a layer's last band
   // leaves its acquire to finish_owed_acquires (moe_finish.hpp) at the batch's end. owes_finish
   // [layers]: 1 while the layer's acquire is started and not finished; owed: how many.
   bool defer_finish = false;
