@@ -219,10 +219,12 @@ class Model:
         self.t_host = self.t_gpu = 0.0
         self.reads = self.accesses = self.hits = 0
         self.used = [set() for _ in range(layers)]  # this token's experts per layer
+        self.layer_reads = [0] * layers  # expert copies per layer, prefetches included
 
-    def queue_copy(self, lane):
+    def queue_copy(self, lane, layer):
         copy_id = self.engine.submit(lane, self.t_host)
         self.reads += 1
+        self.layer_reads[layer] += 1
         self.t_host += self.c["submit"]
         return copy_id
 
@@ -236,7 +238,7 @@ class Model:
                 continue
             if len(pool.entries) >= pool.slots and not pool.evict_for(self.used[layer]):
                 break
-            pool.insert(e, self.queue_copy(1))
+            pool.insert(e, self.queue_copy(1, layer))
             pool.filling.add(e)
 
     def predicted(self, token, layer):
@@ -274,7 +276,7 @@ class Model:
                     continue
                 if len(pool.entries) >= pool.slots:
                     pool.evict_for(set(request))
-                pool.insert(e, self.queue_copy(0), used=True)
+                pool.insert(e, self.queue_copy(0, layer), used=True)
                 copies.append(pool.entries[e])
             if self.timing == "acquire":
                 self.hint(layer + 1, self.predicted(token, layer + 1))
@@ -294,6 +296,10 @@ class Model:
         self.t_gpu = max(self.t_gpu, self.t_host) + c["head"]
         self.t_host = self.t_gpu + c["readback"]
 
+    def bound_us(self, n):
+        per_layer = self.c["pre"] + self.c["expert"] * max(len(v) for v in self.steps[0]["a"].values())
+        return sum(max(per_layer, reads / n * copy_us(self.c)) for reads in self.layer_reads) + self.c["head"]
+
     def run(self):
         for t in range(len(self.steps)):
             self.run_token(t)
@@ -306,6 +312,9 @@ class Model:
             "mb_per_token": round(self.reads * self.c["expert_mb"] / n, 1),
             "reads_per_token": self.reads / n,
             "copy_share": round(self.engine.busy / self.t_host, 4),
+            # issue 16's bound: per layer the longer of its resident time and its copies on the
+            # link, summed, plus the head; this arm's time over it
+            "over_bound": round(us / self.bound_us(n), 4),
         }
 
 
@@ -408,8 +417,8 @@ def main():
     print(f"model of {args.trace}: {layers} layers, {len(steps)} positions; constants {c}")
     res = resident_run(layers, n_experts, steps, c)
     print(f"resident (modelled): {res['tok_s']} tok/s")
-    print("| slots | arm | modelled tok/s | / lru | measured | hit rate | MB/token | copy engine busy |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|")
+    print("| slots | arm | modelled tok/s | / lru | measured | hit rate | MB/token | copy engine busy | / bound |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     results = []
     for slots in slot_counts:
         lru = None
@@ -421,7 +430,7 @@ def main():
             ratio = f"{r['tok_s'] / lru:.3f}" if lru else "-"
             m = MEASURED.get((slots, name)) if (layers, n_experts) == (12, 256) else None
             print(f"| {slots} | {name} | {r['tok_s']} | {ratio} | {m if m else '-'} | {r['hit_rate']:.2%} | "
-                  f"{r['mb_per_token']} | {r['copy_share']:.0%} |")
+                  f"{r['mb_per_token']} | {r['copy_share']:.0%} | {r['over_bound']:.3f} |")
             results.append(dict(r, slots=slots, arm=name, measured=m))
     if args.json:
         with open(args.json, "w") as fh:
