@@ -87,7 +87,8 @@ struct ModelOptions {
   bool matrix_expert_stream = true;
   // GPU only: a paged layer's acquire is finished (its reads waited for, its slots committed or
   // failed closed) once the batch's last layer is queued, not right after its experts are
-  // launched: the host queues the next layer while the reads land (hip/moe_finish.hpp).
+  // launched: the host queues the next layer while the reads land (hip/moe_finish.hpp). Not on a
+  // rank of an expert-parallel group.
   bool defer_acquire_finish = true;
 };
 

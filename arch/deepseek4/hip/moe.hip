@@ -746,10 +746,10 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     const int32_t nb = std::min<int32_t>(int32_t(band), n_used - b0);
     // A second band may evict the first band's slots: their kernels must be done.
     if (b0 > 0) MP_GPU_CHECK(hipStreamSynchronize(st));
-    // Hits first: the slots of every expert now, the misses' bytes still on their way.
     // A layer's next acquire_start must follow its finish (pager.h). The batch's end settles every
     // owed finish, so this one finishes nothing unless a batch ended some other way.
     finish_owed_acquire(sc, source, layer);
+    // Hits first: the slots of every expert now, the misses' bytes still on their way.
     source.acquire_start(layer, sc.used.data() + b0, uint32_t(nb), sc.slots.data(), sc.pending.data(), stream);
     FinishOnUnwind started{source, layer};
     ++stats.acquires;
@@ -835,10 +835,12 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     }
     // Fail closed: a read that failed makes the finish throw, and the forward call with it, so what
     // the kernels computed from that slot is never returned. The layer's last band may leave it to
-    // the batch's end (the host queues the next layer instead of waiting for these reads here).
+    // the batch's end (the host queues the next layer instead of waiting for these reads here),
+    // except on a rank of an expert-parallel group, whose failure must abort the group's
+    // collective in this layer (GpuModel::moe_block).
     source.experts_launched(layer);
     started.armed = false;
-    if (sc.defer_finish && b0 + nb >= n_used) owe_finish(sc, layer);
+    if (sc.defer_finish && ep == nullptr && b0 + nb >= n_used) owe_finish(sc, layer);
     else source.acquire_finish(layer);
     stats.routed_experts += uint64_t(np);
   }
