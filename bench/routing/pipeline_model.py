@@ -21,7 +21,7 @@ Per token: the hash layers' experts are hinted at the step's start. Per layer l,
   3. the experts launch, those in slots first; the GPU takes EXPERT us per expert, each pending
      one once its bytes landed (LAUNCH us of host time per launch);
   4. the host waits for every read layer l uses (acquire_finish), then goes on (WAKE us); in the
-     deferred arms (arch.defer_acquire_finish, the default since 2026-12-06) it goes on at once and
+     deferred arms (arch.defer_acquire_finish) it goes on at once and
      finishes the layers once the step is queued, when their reads have long landed.
 Layer l+1's predictions (the trace's p lines, top M; the oracle arms: layer l+1's own request) are hinted at one of three moments: observe
 (after step 4: the default), acquire (after step 2) or launched (after step 3). A hint costs HINT

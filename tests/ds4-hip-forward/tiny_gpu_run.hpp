@@ -38,7 +38,7 @@ inline std::vector<std::vector<float>> run(Tiny& t, gpu::GpuExpertSource& source
                                            bool overlap_launches = true, bool observe_after_attention = false,
                                            bool predictor_on_device = false,
                                            PromptShared prompt_shared = PromptShared::Auto,
-                                           bool defer_acquire_finish = true) {
+                                           bool defer_acquire_finish = false) {
   const std::vector<int32_t> prompt = {1, 17, 300, 4000, 42};
   ModelOptions options{uint32_t(prompt.size() + kSteps), 8};
   options.device_routing = device_routing;

@@ -6,8 +6,9 @@
 //      w1/w3 + SwiGLU kernel and w2 kernel for the ready experts, and for each pending expert
 //      a device wait on its bytes and its two kernels (all find the slot through the device
 //      table); acquire_finish (the host waits for the reads while the GPU computes; a failed
-//      read throws), for a layer's last band deferred to the batch's end by default
-//      (moe_finish.hpp), so the host queues the next layer while these reads land
+//      read throws), for a layer's last band deferred to the batch's end under
+//      ModelOptions::defer_acquire_finish (moe_finish.hpp), so the host queues the next layer
+//      while these reads land
 //   -> combine in j order (no atomics: the same bits every run; the kernel variant is the
 //      layer's, whatever the grouping).
 // A decode step over a source whose slots never move skips the host instead: the router writes

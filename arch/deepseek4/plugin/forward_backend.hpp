@@ -72,8 +72,8 @@ struct BackendInputs {
   bool timeline = false;                  // each prompt batch's time per layer, for take_timelines()
   // GPU: where a prompt batch's shared expert runs.
   PromptShared prompt_shared = PromptShared::Auto;
-  bool matrix_expert_stream = true;  // GPU: the FP4 experts' prompt tiles stream through shared memory
-  bool defer_acquire_finish = true;  // GPU: a paged layer's reads waited for at the batch's end
+  bool matrix_expert_stream = true;   // GPU: the FP4 experts' prompt tiles stream through shared memory
+  bool defer_acquire_finish = false;  // GPU: a paged layer's reads waited for at the batch's end
 };
 
 // The backend for the host's device: the GPU one on a HIP device, the CPU one otherwise. Throws
