@@ -340,6 +340,8 @@ ARMS = {
     "oracle-observe": {"timing": "observe", "top": 6, "oracle": True},
     "oracle-launched-fifo": {"timing": "launched", "top": 6, "oracle": True, "copies": "fifo"},
     "lfru-oracle-launched-fifo": {"timing": "launched", "top": 6, "oracle": True, "policy": "lfru", "copies": "fifo"},
+    "lfru-oracle-launched-fifo-deferred": {"timing": "launched", "top": 6, "oracle": True, "policy": "lfru",
+                                           "copies": "fifo", "deferred": True},
 }
 
 # The H200 figures the constants were fitted to (decode tok/s; 2026-12-04-prediction-timing.md):
