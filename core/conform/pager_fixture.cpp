@@ -83,31 +83,49 @@ std::unique_ptr<Stack> PagerContext::make_stack(const SyntheticCatalog* over, co
 
 void PagerContext::acquire_and_verify(mp::PagerHandle& p, uint32_t layer, const std::vector<int32_t>& experts,
                                       const SyntheticCatalog* over, bool split) {
-  const SyntheticCatalog& cat = over != nullptr ? *over : catalog;
   p.begin_token(++token);
   std::vector<void*> slots(experts.size(), nullptr);
+  if (split) {
+    start_and_await(p, layer, experts, slots);
+    p.acquire_finish(layer);
+  } else {
+    mp_acquire_result result{};
+    result.struct_size = sizeof result;
+    result.slots = slots.data();
+    p.acquire(layer, experts, &result);
+    const mp_device_service* dev = host->device;
+    if (result.ready != nullptr) {
+      expect(dev->event_synchronize(dev->ctx, result.ready) == MP_OK, "waiting for the acquire's ready event failed");
+    }
+  }
+  verify_slots(layer, experts, slots, over);
+}
+
+void PagerContext::start_and_await(mp::PagerHandle& p, uint32_t layer, const std::vector<int32_t>& experts,
+                                   std::vector<void*>& slots) {
+  slots.assign(experts.size(), nullptr);
   std::vector<uint8_t> pending(experts.size(), 2);  // 2: never written
   mp_acquire_result result{};
   result.struct_size = sizeof result;
   result.slots = slots.data();
   result.pending = pending.data();
   const mp_device_service* dev = host->device;
-  if (split) {
-    p.acquire_start(layer, experts, &result);
-    for (size_t i = 0; i < experts.size(); ++i) {
-      expect(pending[i] <= 1, "acquire_start left pending[" + std::to_string(i) + "] unwritten");
-      if (pending[i] == 0) continue;
-      const mp_event ready = p.acquire_await(layer, static_cast<uint32_t>(i));
-      if (ready != nullptr)
-        expect(dev->event_synchronize(dev->ctx, ready) == MP_OK, "waiting for an expert's ready event failed");
-    }
-    p.acquire_finish(layer);
-  } else {
-    p.acquire(layer, experts, &result);
-  }
-  if (result.ready != nullptr) {
+  p.acquire_start(layer, experts, &result);
+  if (result.ready != nullptr)
     expect(dev->event_synchronize(dev->ctx, result.ready) == MP_OK, "waiting for the acquire's ready event failed");
+  for (size_t i = 0; i < experts.size(); ++i) {
+    expect(pending[i] <= 1, "acquire_start left pending[" + std::to_string(i) + "] unwritten");
+    if (pending[i] == 0) continue;
+    const mp_event ready = p.acquire_await(layer, static_cast<uint32_t>(i));
+    if (ready != nullptr)
+      expect(dev->event_synchronize(dev->ctx, ready) == MP_OK, "waiting for an expert's ready event failed");
   }
+}
+
+void PagerContext::verify_slots(uint32_t layer, const std::vector<int32_t>& experts, const std::vector<void*>& slots,
+                                const SyntheticCatalog* over) {
+  const SyntheticCatalog& cat = over != nullptr ? *over : catalog;
+  const mp_device_service* dev = host->device;
   const mp_expert_catalog& c = *cat.get();
   std::vector<uint8_t> slot(c.expert_bytes);
   for (size_t i = 0; i < experts.size(); ++i) {

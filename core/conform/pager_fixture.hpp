@@ -79,6 +79,13 @@ struct PagerContext {
   // expert (its event synchronised), acquire_finish, then the same comparison.
   void acquire_and_verify(mp::PagerHandle& p, uint32_t layer, const std::vector<int32_t>& experts,
                           const SyntheticCatalog* over = nullptr, bool split = false);
+  // acquire_start of `experts` on `p` (no begin_token), then acquire_await of each pending one with
+  // its event synchronised; slots receives the slots. The caller finishes.
+  void start_and_await(mp::PagerHandle& p, uint32_t layer, const std::vector<int32_t>& experts,
+                       std::vector<void*>& slots);
+  // Every part of every slot of `experts` against `over` (default: the context's catalog).
+  void verify_slots(uint32_t layer, const std::vector<int32_t>& experts, const std::vector<void*>& slots,
+                    const SyntheticCatalog* over = nullptr);
   std::vector<int32_t> random_experts(uint32_t n);
   // Whether the pager under test offers the split acquire (ABI 1.5).
   bool offers_split() const { return mp_pager_splits_acquire(pager.descriptor->pager) != 0; }

@@ -1,8 +1,9 @@
 // Pager checks of the split acquire (ABI 1.5, pager.h): offered whole or not at all; byte-exact
 // slots once acquire_finish returned, a repeat all hits with nothing pending; and its rules (a
 // started layer refuses a second start and a plain acquire, finish without start is refused, a
-// result without its pending array is refused, destroy with an acquire started works). A pager
-// without the split acquire passes every check but the first trivially.
+// result without its pending array is refused, destroy with an acquire started works); acquires of
+// several layers started together and finished late. A pager without the split acquire passes every
+// check but the first trivially.
 #include <cstring>
 
 #include "conform/pager_fixture.hpp"
@@ -96,6 +97,28 @@ void split_rules(PagerContext& ctx) {
   s.reset();
 }
 
+// What the deepseek4 GPU forward does under its option defer_acquire_finish: a token's layers are
+// started one after another, each layer's pending experts awaited, and every layer is finished only
+// once the last one is started. Three tokens, so the later ones meet hits and evictions as well.
+void split_layers_together(PagerContext& ctx) {
+  if (!ctx.offers_split()) return;
+  std::unique_ptr<Stack> s = ctx.make_stack();
+  std::vector<std::vector<int32_t>> experts(kLayers);
+  std::vector<std::vector<void*>> slots(kLayers);
+  for (int token = 0; token < 3; ++token) {
+    s->pager.begin_token(++ctx.token);
+    for (uint32_t layer = 0; layer < kLayers; ++layer) {
+      if (layer == kLayerWithoutExperts) continue;
+      experts[layer] = ctx.random_experts(kTopK);
+      ctx.start_and_await(s->pager, layer, experts[layer], slots[layer]);
+    }
+    for (uint32_t layer = 0; layer < kLayers; ++layer)
+      if (layer != kLayerWithoutExperts) s->pager.acquire_finish(layer);
+    for (uint32_t layer = 0; layer < kLayers; ++layer)
+      if (layer != kLayerWithoutExperts) ctx.verify_slots(layer, experts[layer], slots[layer]);
+  }
+}
+
 }  // namespace
 
 std::vector<PagerCheck> pager_split_checks() {
@@ -108,6 +131,9 @@ std::vector<PagerCheck> pager_split_checks() {
       {"a split acquire keeps its rules: no second start or plain acquire of a started layer, no finish without a "
        "start, a result with room for pending; destroy with one started works (ABI 1.5)",
        &split_rules, 5},
+      {"split acquires of every layer started before any is finished give byte-exact slots once finished, token "
+       "after token (a host may finish late: deepseek4's defer_acquire_finish) (ABI 1.5)",
+       &split_layers_together, 5},
   };
 }
 
