@@ -37,9 +37,9 @@ struct GpuExpertSource {
   }
   virtual void acquire_await(uint32_t /*layer*/, uint32_t /*index*/, Stream /*stream*/) {}
   // A band's experts are all launched (every pending one awaited); its acquire_finish follows now
-  // or, for a step's last band of a layer under ModelOptions::defer_acquire_finish, once the
-  // step's last layer is queued: between the two the source may see other layers' acquires and
-  // hints, never this layer's next acquire_start.
+  // or, for a step's last band of a layer under ModelOptions::defer_acquire_finish (not on an
+  // expert-parallel rank), once the step's last layer is queued: between the two the source may see
+  // other layers' acquires and hints, never this layer's next acquire_start.
   virtual void experts_launched(uint32_t /*layer*/) {}
   virtual void acquire_finish(uint32_t /*layer*/) {}
   virtual uint32_t max_batch() const = 0;

@@ -747,9 +747,6 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     const int32_t nb = std::min<int32_t>(int32_t(band), n_used - b0);
     // A second band may evict the first band's slots: their kernels must be done.
     if (b0 > 0) MP_GPU_CHECK(hipStreamSynchronize(st));
-    // A layer's next acquire_start must follow its finish (pager.h). The batch's end settles every
-    // owed finish, so this one finishes nothing unless a batch ended some other way.
-    finish_owed_acquire(sc, source, layer);
     // Hits first: the slots of every expert now, the misses' bytes still on their way.
     source.acquire_start(layer, sc.used.data() + b0, uint32_t(nb), sc.slots.data(), sc.pending.data(), stream);
     FinishOnUnwind started{source, layer};

@@ -12,6 +12,9 @@ void owe_finish(MoeScratch& sc, uint32_t layer) {
   ++sc.owed;
 }
 
+namespace {
+
+// Finishes `layer`'s acquire if it is owed one (its errors travel).
 void finish_owed_acquire(MoeScratch& sc, GpuExpertSource& source, uint32_t layer) {
   if (!sc.owes_finish[layer]) return;
   // Settled before the call: a finish that throws has still closed the layer's acquire.
@@ -19,6 +22,8 @@ void finish_owed_acquire(MoeScratch& sc, GpuExpertSource& source, uint32_t layer
   --sc.owed;
   source.acquire_finish(layer);
 }
+
+}  // namespace
 
 void finish_owed_acquires(MoeScratch& sc, GpuExpertSource& source) {
   std::exception_ptr first;

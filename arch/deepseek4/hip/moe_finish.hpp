@@ -15,10 +15,9 @@ namespace moepage::ds4::gpu {
 
 struct MoeScratch;
 
-// `layer`'s started acquire is owed a finish.
+// `layer`'s started acquire is owed a finish. Every batch settles what it owes before it returns or
+// unwinds (GpuModel::run_batch), so no layer is started again while it is owed one.
 void owe_finish(MoeScratch& sc, uint32_t layer);
-// Finishes `layer`'s acquire if it is owed one (its errors travel).
-void finish_owed_acquire(MoeScratch& sc, GpuExpertSource& source, uint32_t layer);
 // Finishes every owed acquire in layer order. Every one is finished even when one fails; the first
 // failure is then rethrown.
 void finish_owed_acquires(MoeScratch& sc, GpuExpertSource& source);
