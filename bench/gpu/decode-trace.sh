@@ -9,7 +9,9 @@
 # Defaults: 4 layers, 256 tokens, steps 100 to 200. Environment: FLASH_MODEL_DIR (default
 # /tmp/flash<LAYERS>; synthesized when absent), MOEPAGE_SET (extra --set words, e.g.
 # "arch.overlap_launches=false"), MOEPAGE_KERNEL_TRACE_API=1 (the copies and the host's runtime
-# calls recorded too, and step_boundary.py's view of the host round trip between steps).
+# calls recorded too, step_boundary.py's view of the host round trip between steps, and for a
+# paged decode paged_step.py's split of each step into overlap, compute, waits for bytes and waits
+# for the host).
 set -uo pipefail
 [ $# -ge 2 ] || { sed -n '2,12p' "$0"; exit 2; }
 build=$(cd "$1" && pwd) out=$2 layers=${3:-4} tokens=${4:-256} from=${5:-100} to=${6:-200}
@@ -34,4 +36,8 @@ LD_LIBRARY_PATH="$(dirname "$cupti"):$LD_LIBRARY_PATH" CUDA_INJECTION64_PATH="$t
 python3 "$(dirname "$0")/trace_table.py" "$out/kernels.csv" "$from" "$to" | tee "$out/trace-table.txt"
 if [ "${MOEPAGE_KERNEL_TRACE_API:-}" = 1 ]; then
   python3 "$(dirname "$0")/step_boundary.py" "$out/kernels.csv" "$from" "$to" | tee "$out/step-boundary.txt"
+  # A paged decode (MOEPAGE_SET naming a paging pager): where its steps wait, copies against kernels.
+  if grep -q 'memcpy:HtoD' "$out/kernels.csv"; then
+    python3 "$(dirname "$0")/paged_step.py" "$out/kernels.csv" "$from" "$to" | tee "$out/paged-step.txt"
+  fi
 fi

@@ -38,6 +38,7 @@ for defer in false true; do
 pager.plugin=lru pager.budget=$budget transport.plugin=mapped pager.policy=lfru arch.replay_predictions=3 \
 arch.defer_acquire_finish=$defer" timeout 120 bench/gpu/decode-trace.sh build-gpu "$OUT/t-$defer" 12 128 60 100 \
     > "$OUT/t-$defer.log" 2>&1
+  cat "$OUT/t-$defer/paged-step.txt"
   xz -T8 -6 "$OUT/t-$defer/kernels.csv"; mv "$OUT/t-$defer.log" "$OUT/t-$defer/"
   tools/device/pack_out.sh "$OUT/t-$defer" "t-$defer"
 done
