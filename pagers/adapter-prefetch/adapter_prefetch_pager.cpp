@@ -28,8 +28,17 @@ using moepage::pager::PagerError;
 constexpr mp_option_def kOptions[] = {
     MOEPAGE_PAGED_PAGER_OPTIONS("lfru"),
     mp::option(MP_OPT_PATH, "adapter", nullptr, "predictor file (HFADPT v1 or v2)"),
-    mp::option(MP_OPT_INT, "top_m", "0", "experts prefetched per layer; 0 = top-k + 2"),
+    mp::option(MP_OPT_INT, "top_m", "0",
+               "experts prefetched per layer; 0 = half of top-k, rounded up (3 for top-6: the best count "
+               "measured on the GPU, where each proposal past it cost more copy time than it saved)"),
 };
+
+// top_m 0: half of the router's top-k, rounded up. Replaying the adapter's recorded proposals on the
+// GPU (12-layer Flash slice, lfru, 12.5-50% of expert bytes), the top 2 and 3 decoded fastest and
+// the top 4 slower than the top 3 (bench/results/2026-12-06-one-copy.md call D,
+// 2026-12-07-deferral-and-top-m.md): past the few proposals the adapter ranks surest, each one is a
+// whole expert on the copy link for a worse chance of use.
+uint32_t auto_top_m(uint32_t top_k, uint32_t n_experts) { return std::min(std::max(1u, (top_k + 1) / 2), n_experts); }
 
 moepage::pager::Adapter load_adapter(const mp_pager_create_args& args, const std::string& path) {
   const mp_expert_catalog& c = *args.catalog;
@@ -57,10 +66,10 @@ class AdapterPrefetchPager : public moepage::paging::PagedPager {
     const int64_t top_m = options.get_int("top_m");
     if (top_m < 0 || top_m > int64_t(catalog().n_experts))
       throw mp::Error(MP_ERR_INVALID_ARG,
-                      mp::format("pager 'adapter-prefetch': option top_m = {}: expected 0 (top-k + 2) "
+                      mp::format("pager 'adapter-prefetch': option top_m = {}: expected 0 (half of top-k) "
                                  "to {} (the expert count)",
                                  top_m, catalog().n_experts));
-    top_m_ = top_m == 0 ? std::min(catalog().top_k + 2, catalog().n_experts) : uint32_t(top_m);
+    top_m_ = top_m == 0 ? auto_top_m(catalog().top_k, catalog().n_experts) : uint32_t(top_m);
     hidden_.resize(scorer_.d_model());
     scores_.resize(catalog().n_experts);
     predicted_.assign(catalog().n_layers, std::vector<int32_t>(top_m_));

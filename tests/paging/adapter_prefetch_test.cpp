@@ -40,16 +40,17 @@ TEST_CASE("after observe the predicted experts of the next layer are prefetched 
   const auto adapter = write_adapter(model, 16, 1);
   auto transport = plugins.transport("pinned-async", {{"threads", "2"}});
   {
-    auto pager = plugins.pager("adapter-prefetch",
-                               {{"budget", std::to_string(model.budget_for(6))}, {"adapter", adapter.string()}},
-                               model.catalog, transport);
+    auto pager =
+        plugins.pager("adapter-prefetch",
+                      {{"budget", std::to_string(model.budget_for(6))}, {"adapter", adapter.string()}, {"top_m", "4"}},
+                      model.catalog, transport);
     std::vector<float> hidden(16);
     for (size_t i = 0; i < hidden.size(); ++i) hidden[i] = float(i % 5) - 2.0f;
     pager.begin_token(0);
     acquire(pager, 1, {0, 1});
     REQUIRE(pager.observe(1, hidden.data(), 16, nullptr));
     mp_pager_stats s = pager.stats();
-    CHECK(s.prefetch_issued == 4);  // top_m defaults to top_k + 2
+    CHECK(s.prefetch_issued == 4);
     auto got = acquire(pager, 2, {6, 7});
     CHECK(model.slot_holds(got.slots[0], 2, 6));
     CHECK(model.slot_holds(got.slots[1], 2, 7));
@@ -59,6 +60,33 @@ TEST_CASE("after observe the predicted experts of the next layer are prefetched 
     CHECK(s.predictions_hit <= 2);
   }
   std::filesystem::remove(adapter);
+}
+
+TEST_CASE("top_m 0 prefetches half of the router's top-k, rounded up") {
+  // (top-k, the experts observe() then prefetches): Flash's top-6 gives 3, the count that decoded
+  // fastest on the GPU; a top-2 model 1; a top-5 model 3.
+  for (const auto& [k, expected] : std::vector<std::pair<uint32_t, uint64_t>>{{6, 3}, {2, 1}, {5, 3}}) {
+    CAPTURE(k);
+    CapturingHost host;
+    Plugins plugins(host.get());
+    SyntheticCatalog model(4, 16, k);
+    const auto adapter = write_adapter(model, 16, 3);
+    auto transport = plugins.transport("pread", {{"threads", "1"}});
+    {
+      auto pager = plugins.pager("adapter-prefetch",
+                                 {{"budget", std::to_string(model.budget_for(2 * k))}, {"adapter", adapter.string()}},
+                                 model.catalog, transport);
+      std::vector<float> hidden(16);
+      for (size_t i = 0; i < hidden.size(); ++i) hidden[i] = float(i % 7) - 3.0f;
+      pager.begin_token(0);
+      std::vector<int32_t> request(k);
+      for (uint32_t i = 0; i < k; ++i) request[i] = int32_t(i);
+      acquire(pager, 1, request);
+      REQUIRE(pager.observe(1, hidden.data(), 16, nullptr));
+      CHECK(pager.stats().prefetch_issued == expected);
+    }
+    std::filesystem::remove(adapter);
+  }
 }
 
 TEST_CASE("an adapter whose d_model does not match the model is refused naming the file") {
@@ -81,8 +109,8 @@ TEST_CASE("scores of the described linear predictor, handed over instead of the 
   const auto adapter = write_adapter(model, 16, 3);
   auto transport = plugins.transport("pread", {{"threads", "1"}});
   {
-    const std::vector<std::pair<std::string, std::string>> options = {{"budget", std::to_string(model.budget_for(6))},
-                                                                      {"adapter", adapter.string()}};
+    const std::vector<std::pair<std::string, std::string>> options = {
+        {"budget", std::to_string(model.budget_for(6))}, {"adapter", adapter.string()}, {"top_m", "4"}};
     auto by_state = plugins.pager("adapter-prefetch", options, model.catalog, transport);
     auto by_scores = plugins.pager("adapter-prefetch", options, model.catalog, transport);
     std::vector<uint32_t> predicted_by_state, predicted_by_scores;
