@@ -66,7 +66,11 @@ void replay(const std::string& target, Entry entry) {
   const auto corpus = seeds(target);
   REQUIRE(corpus.size() >= 3);
   moepage::ds4::Rng rng(2024, target);
-  for (const auto& [name, bytes] : corpus) {
+  // Plain references, not a structured binding: clang 14 (the fuzz build's compiler) does not let
+  // CHECK_MESSAGE's lambda capture a binding.
+  for (const auto& seed : corpus) {
+    const std::string& name = seed.name;
+    const auto& bytes = seed.bytes;
     const bool parsed = entry(bytes.data(), bytes.size());
     if (name.rfind("valid-", 0) == 0) CHECK_MESSAGE(parsed, target << "/" << name);
     if (name.rfind("bad-", 0) == 0) CHECK_MESSAGE(!parsed, target << "/" << name);
