@@ -2,8 +2,9 @@
 # One entry point for people and CI. Every command installs what it needs first (Debian 12, root).
 #   ./moepage.sh demo   set-up, build, synthesize a model, run the demo
 #   ./moepage.sh test   set-up; clang-tidy; every test under ASan+UBSan; the tests the sanitizers
-#                       distort on a plain build of the runtime; the threaded suites under TSan; compile
-#                       the GPU builds (warnings are errors throughout)
+#                       distort on a plain build of the runtime; the threaded suites under TSan; the
+#                       libFuzzer targets built with clang and run briefly; compile the GPU builds
+#                       (warnings are errors throughout, but for the clang fuzz build)
 #   ./moepage.sh build  set-up and build into build/
 #   ./moepage.sh gpu-build  set-up, compile and link the hip-amd and hip-nvidia builds (no GPU needed)
 set -euo pipefail
@@ -121,6 +122,38 @@ build_gpu_tree() {  # build_gpu_tree DIR hip-amd|hip-nvidia
     device-hip ds4-hip-kernels
 }
 
+# The libFuzzer targets (moepage_add_fuzzer; clang only, so no other stage compiles them) build,
+# and each runs a few thousand inputs from its committed seeds (tools/fuzz/seeds.sh) under ASan and
+# UBSan, so a change that breaks a target's clang build or its harness shows here rather than in
+# the next campaign (tools/fuzz/campaign.sh). -O1 without debug info, and without -Werror: the
+# tree's GCC-only warning pragmas are unknown to clang. New inputs go to a scratch corpus, never
+# into the committed seeds.
+build_fuzz_tree() {  # build_fuzz_tree DIR
+  configure "$1" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang -DMOEPAGE_FUZZ=ON -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" -DCMAKE_C_FLAGS_RELEASE="-O1 -DNDEBUG"
+  local targets
+  # The help target's lines: "fuzz-x: phony" (Ninja) or "... fuzz-x" (make).
+  mapfile -t targets < <(cmake --build "$1" --target help |
+    sed -n -e 's/^\(fuzz-[a-z-]*\): .*/\1/p' -e 's/^\.\.\. \(fuzz-[a-z-]*\).*/\1/p')
+  cmake --build "$1" -j "$jobs" --target "${targets[@]}"
+}
+run_fuzz_smoke() {  # run_fuzz_smoke DIR
+  # shellcheck source=tools/fuzz/seeds.sh
+  source tools/fuzz/seeds.sh
+  local scratch t
+  scratch=$(mktemp -d)
+  for t in "${!fuzz_seeds[@]}"; do
+    local seeds=()
+    [ -d "${fuzz_seeds[$t]}" ] && seeds=("${fuzz_seeds[$t]}")
+    mkdir -p "$scratch/$t"
+    ASAN_OPTIONS=detect_leaks=1 "$1/bin/fuzz-$t" -runs=20000 -rss_limit_mb=2048 -timeout=20 \
+      "$scratch/$t" "${seeds[@]}" > "$scratch/$t.log" 2>&1 ||
+      { tail -40 "$scratch/$t.log"; echo "moepage.sh: fuzz-$t failed its smoke run" >&2; rm -rf "$scratch"; return 1; }
+    echo "fuzz-$t: $(grep -o 'Done [0-9]* runs in [0-9]* second' "$scratch/$t.log")"
+  done
+  rm -rf "$scratch"
+}
+
 build_gpu_trees() {
   if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi
   command -v nvcc >/dev/null || { echo "moepage.sh: nvcc not found (install the CUDA toolkit) for the hip-nvidia build" >&2; exit 1; }
@@ -146,6 +179,8 @@ case "$cmd" in
     stage tests-plain eval '(cd build && ctest --output-on-failure -j "$jobs" -L slow)'
     stage build-tsan build_tsan_tree build-tsan
     stage tests-tsan run_tsan_suites build-tsan
+    stage build-fuzz build_fuzz_tree build-fuzz
+    stage fuzz-smoke run_fuzz_smoke build-fuzz
     build_gpu_trees
     ;;
   gpu-build)

@@ -9,13 +9,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=fuzz-carry
 rm -rf "$out"; mkdir -p "$out/bin" "$out/lib" "$out/seeds"
-declare -A seeds=(
-  [safetensors-header]=tests/fuzz/corpus/safetensors_header [shard-index]=tests/fuzz/corpus/shard_index
-  [config-json]=tests/fuzz/corpus/config_json [adapter]=tests/fuzz-adapter/seeds/adapter
-  [trace]=tests/fuzz-adapter/seeds/trace [profile]=configs [tokenizer-json]=tests/fuzz-tokenizer/seeds
-  [plugin-elf]=build/fake-plugins [ablation-spec]=tests/fuzz-spec/seeds/ablation_spec
-  [generation-config]=tests/fuzz-spec/seeds/generation_config)
-for t in "${!seeds[@]}"; do
+# shellcheck source=tools/fuzz/seeds.sh
+source tools/fuzz/seeds.sh
+for t in "${!fuzz_seeds[@]}"; do
   [ -x "build-fuzz/bin/fuzz-$t" ] || { echo "pack.sh: build-fuzz/bin/fuzz-$t is missing (build it first)" >&2; exit 1; }
   cp "build-fuzz/bin/fuzz-$t" "$out/bin/"
   # Debug sections halve the pack (the 64 MiB a device call carries); ASan reports keep the
@@ -24,9 +20,9 @@ for t in "${!seeds[@]}"; do
   mkdir -p "$out/seeds/$t"
   # plugin-elf starts from the fake plugins of a plain build (build/fake-plugins/*/*.so: small ELF
   # files, good and bad); the other targets from their committed seeds.
-  find "${seeds[$t]}" -maxdepth 2 -type f -size -1024k \( -name '*.so' -o ! -path '*fake-plugins*' \) \
+  find "${fuzz_seeds[$t]}" -maxdepth 2 -type f -size -1024k \( -name '*.so' -o ! -path '*fake-plugins*' \) \
     -exec cp {} "$out/seeds/$t/" \;
-  [ -n "$(ls "$out/seeds/$t")" ] || { echo "pack.sh: no seeds for fuzz-$t in ${seeds[$t]}" >&2; exit 1; }
+  [ -n "$(ls "$out/seeds/$t")" ] || { echo "pack.sh: no seeds for fuzz-$t in ${fuzz_seeds[$t]}" >&2; exit 1; }
 done
 ldd "$out"/bin/* | awk '/=> \//{print $3}' | sort -u | while read -r lib; do
   case "$(basename "$lib")" in
