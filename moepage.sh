@@ -123,7 +123,7 @@ build_gpu_tree() {  # build_gpu_tree DIR hip-amd|hip-nvidia
 }
 
 # The libFuzzer targets (moepage_add_fuzzer; clang only, so no other stage compiles them) build,
-# and each runs a few thousand inputs from its committed seeds (tools/fuzz/seeds.sh) under ASan and
+# and each runs 20,000 inputs from its committed seeds (tools/fuzz/seeds.sh) under ASan and
 # UBSan, so a change that breaks a target's clang build or its harness shows here rather than in
 # the next campaign (tools/fuzz/campaign.sh). -O1 without debug info, and without -Werror: the
 # tree's GCC-only warning pragmas are unknown to clang. New inputs go to a scratch corpus, never

@@ -29,8 +29,8 @@ constexpr mp_option_def kOptions[] = {
     MOEPAGE_PAGED_PAGER_OPTIONS("lfru"),
     mp::option(MP_OPT_PATH, "adapter", nullptr, "predictor file (HFADPT v1 or v2)"),
     mp::option(MP_OPT_INT, "top_m", "0",
-               "experts prefetched per layer; 0 = half of top-k, rounded up (3 for top-6: the best count "
-               "measured on the GPU, where each proposal past it cost more copy time than it saved)"),
+               "experts prefetched per layer; 0 = half of top-k, rounded up (3 for top-6; on the GPU the top 2 "
+               "and 3 decoded fastest, each proposal past them costing more copy time than it saved)"),
 };
 
 // top_m 0: half of the router's top-k, rounded up. Replaying the adapter's recorded proposals on the
