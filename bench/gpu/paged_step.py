@@ -66,11 +66,18 @@ def copy_bytes(name):
     return None
 
 
-def step_states(rows, lo, hi, min_bytes):
-    kernels = merged(clipped([(s, e) for s, e, _, n in rows if not n.startswith(("memcpy:", "api:"))], lo, hi))
+def classify(rows, min_bytes):
+    """The trace's kernels, expert copies (start, end, bytes) and host waits, sorted out once."""
+    kernels = [(s, e) for s, e, _, n in rows if not n.startswith(("memcpy:", "api:"))]
     copies = [(s, e, copy_bytes(n)) for s, e, _, n in rows if (copy_bytes(n) or 0) >= min_bytes]
+    waits = [(s, e) for s, e, _, n in rows if n in HOST_WAITS]
+    return kernels, copies, waits
+
+
+def step_states(kernel_rows, copies, wait_rows, lo, hi):
+    kernels = merged(clipped(kernel_rows, lo, hi))
     link = merged(clipped([(s, e) for s, e, _ in copies], lo, hi))
-    waits = merged(clipped([(s, e) for s, e, _, n in rows if n in HOST_WAITS], lo, hi))
+    waits = merged(clipped(wait_rows, lo, hi))
     wall, busy, on_link = hi - lo, length(kernels), length(link)
     both = overlap(kernels, link)
     # A copy's bytes count in the step its copy ends in.
@@ -107,7 +114,8 @@ def main():
     last = min(last, len(greedy) - 1)
     if first < 1 or first >= last:
         sys.exit(f"paged_step.py: steps [{first}, {last}) are empty ({len(greedy)} greedy picks in {path})")
-    steps = [step_states(rows, greedy[i - 1][1], greedy[i][1], min_bytes) for i in range(first, last)]
+    kernels, copies, waits = classify(rows, min_bytes)
+    steps = [step_states(kernels, copies, waits, greedy[i - 1][1], greedy[i][1]) for i in range(first, last)]
     mean = {k: statistics.mean(s[k] for s in steps) for k in steps[0]}
     wall = mean["wall"]
     print(f"steps {first}..{last - 1} of {len(greedy)}: wall {wall / 1e3:.1f} us a step "

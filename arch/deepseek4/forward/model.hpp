@@ -88,7 +88,8 @@ struct ModelOptions {
   // GPU only: a paged layer's acquire is finished (its reads waited for, its slots committed or
   // failed closed) once the batch's last layer is queued, not right after its experts are
   // launched: the host queues the next layer while the reads land (hip/moe_finish.hpp). Not on a
-  // rank of an expert-parallel group. Off until measured on a GPU.
+  // rank of an expert-parallel group. Off: measured slower on an H100
+  // (bench/results/2026-12-07-deferral-and-top-m.md).
   bool defer_acquire_finish = false;
 };
 
