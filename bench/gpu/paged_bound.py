@@ -60,6 +60,14 @@ def arm_row(arm, resident, weights, ceiling, hash_layers):
     }
 
 
+def is_paged_arm(stats):
+    """Whether a JSON file of a benchmark folder is a paged arm's statistics (moepage run
+    --stats-json of a pager that pages), not the resident arm or a measurement (paths.json,
+    pieces-*.json) that shares the folder."""
+    return isinstance(stats, dict) and "run" in stats and "layers" in stats and \
+        not stats.get("pager", {}).get("resident", True)
+
+
 def transport_of(log_path):
     """The transport an arm's log names ("[info] run: model M, arch A, pager P, transport T"), or None."""
     try:
@@ -89,7 +97,7 @@ def main():
           f"resident {resident['run']['generated_tokens'] / resident['run']['decode_seconds']:.1f} tok/s")
     for name in names:
         arm = load(os.path.join(out, name + ".json"))
-        if arm["pager"]["resident"]:
+        if not is_paged_arm(arm):
             continue
         arm_ceiling = pinned if transport_of(os.path.join(out, name + ".log")) == "mapped" else ceiling
         print(name, json.dumps(arm_row(arm, resident, weights, arm_ceiling, hash_layers)))
