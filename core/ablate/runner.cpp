@@ -221,14 +221,18 @@ AblationResult run_ablation(const Spec& spec, const RunnerOptions& options, cons
     const ScheduledRun& s = schedule[i];
     // GCC 12 at -O2 and above reports a bogus -Wrestrict overlap inside libstdc++ for a literal
     // plus a std::string; nothing overlaps here.
+#if defined(__GNUC__) && !defined(__clang__)  // clang knows no such warning: it would warn of the name
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wrestrict"
+#endif
     progress("[" + std::to_string(i + 1) + "/" + std::to_string(schedule.size()) + "] repetition " +
              std::to_string(s.repetition + 1) + "/" + std::to_string(spec.repetitions) + ", arm " +
              spec.arms[s.arm].name + ", " + spec.prompts[s.prompt].label + ", " + std::to_string(spec.max_tokens) +
              " tokens");
     Measurement m = execute(invocation(s.arm, s.prompt, spec.max_tokens, "r" + std::to_string(s.repetition + 1)));
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
     result.runs[s.arm].push_back({s.repetition, s.prompt, std::move(m)});
   }
   progress("");

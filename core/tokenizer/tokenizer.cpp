@@ -40,10 +40,14 @@ struct Tokenizer::Impl {
     if (add_prefix_space && !text.empty() && text.front() != ' ') {
       // GCC 12 at -O2 and above reports a bogus -Wrestrict overlap inside libstdc++ for a literal
       // plus a std::string; nothing overlaps here.
+#if defined(__GNUC__) && !defined(__clang__)  // clang knows no such warning: it would warn of the name
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wrestrict"
+#endif
       prefixed = " " + std::string(text);
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
       text = prefixed;
     }
     if (!use_regex) {

@@ -16,8 +16,10 @@ std::atomic<long> g_allocations{0};
 }  // namespace
 
 // GCC pairs its builtin idea of `new` with the free() below and warns; the pair is consistent.
+#if defined(__GNUC__) && !defined(__clang__)  // clang knows no such warning: it would warn of the name
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 void* operator new(std::size_t n) {
   if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(n ? n : 1)) return p;
@@ -25,7 +27,9 @@ void* operator new(std::size_t n) {
 }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop  // not over the files a unity build puts after this one
+#endif
 
 using namespace moepage;
 using namespace moepage::ds4;

@@ -46,8 +46,10 @@ void* operator new(std::size_t size, std::align_val_t align) { return counted_al
 void* operator new[](std::size_t size, std::align_val_t align) { return counted_aligned(size, align); }
 // Where a caller sees both ends (a unity build puts them in one file), GCC pairs its builtin idea
 // of `new` with the free() below and warns; every block here came from malloc, so the pair holds.
+#if defined(__GNUC__) && !defined(__clang__)  // clang knows no such warning: it would warn of the name
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
@@ -56,4 +58,6 @@ void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif

@@ -23,10 +23,14 @@ bool parse_uint(std::string_view s, uint64_t max, uint64_t& out) {
 
 // GCC 12 at -O2 and above reports a bogus -Wrestrict overlap inside libstdc++ for a literal plus a
 // std::string; nothing overlaps here.
+#if defined(__GNUC__) && !defined(__clang__)  // clang knows no such warning: it would warn of the name
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wrestrict"
+#endif
 std::string shown(std::string_view s) { return "'" + std::string(s.substr(0, 60)) + (s.size() > 60 ? "...'" : "'"); }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 namespace {
 
