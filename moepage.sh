@@ -125,13 +125,12 @@ build_gpu_tree() {  # build_gpu_tree DIR hip-amd|hip-nvidia
 # The libFuzzer targets (moepage_add_fuzzer; clang only, so no other stage compiles them) build,
 # and each runs 20,000 inputs from its committed seeds (tools/fuzz/seeds.sh) under ASan and
 # UBSan, so a change that breaks a target's clang build or its harness shows here rather than in
-# the next campaign (tools/fuzz/campaign.sh). -O1 without debug info, warnings as errors (the
-# tree's GCC-only warning pragmas are fenced off from clang). Not a unity build: libFuzzer's
-# coverage hooks then fail to link into the profile library. New inputs go to a scratch corpus,
-# never into the committed seeds.
+# the next campaign (tools/fuzz/campaign.sh). -O1 without debug info; a unity build with warnings
+# as errors like the other trees (the GCC-only warning pragmas are fenced off from clang). New
+# inputs go to a scratch corpus, never into the committed seeds.
 build_fuzz_tree() {  # build_fuzz_tree DIR
-  configure "$1" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang -DMOEPAGE_FUZZ=ON -DMOEPAGE_WERROR=ON -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" -DCMAKE_C_FLAGS_RELEASE="-O1 -DNDEBUG"
+  configure "$1" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang -DMOEPAGE_FUZZ=ON "${ci_tree_flags[@]}" \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" -DCMAKE_C_FLAGS_RELEASE="-O1 -DNDEBUG"
   local targets
   # The help target's lines: "fuzz-x: phony" (Ninja) or "... fuzz-x" (make).
   mapfile -t targets < <(cmake --build "$1" --target help |
