@@ -6,9 +6,10 @@ grid_table.py OUT
   arm (a name without -r<i> is one run). An arm's budget is the last field of its name that is a
   number (lru-12.5, lfru-top3-25). Per arm: its runs, mean decode tok/s with the lowest and highest,
   the mean over lru's mean at the same budget (lru-<budget>), the fraction of resident tok/s, the
-  ratio to its physical bound (paged_bound.py: lowest and highest over the runs), hit rate, expert
-  MB read a token and the miss path's rate as a fraction of the ceiling. Last, whether every run
-  printed the same token ids.
+  ratio to its physical bound with each layer's bytes spread evenly over the run and, where the run
+  left its access trace (<arm>-r<i>.trace), to each token's own bound (paged_bound.py; lowest and
+  highest over the runs), hit rate, expert MB read a token and the miss path's rate as a fraction
+  of the ceiling. Last, whether every run printed the same token ids.
 """
 import json
 import os
@@ -48,7 +49,8 @@ def gather(out):
         if not paged_bound.is_paged_arm(stats):
             continue
         mapped = paged_bound.transport_of(os.path.join(out, name + ".log")) == "mapped"
-        row = paged_bound.arm_row(stats, resident, weights, pinned if mapped else ceiling, {0, 1, 2})
+        row = paged_bound.arm_row(stats, resident, weights, pinned if mapped else ceiling, {0, 1, 2},
+                                  paged_bound.trace_of(out, name))
         arms.setdefault(RUN.match(name).group("arm"), []).append(row)
     res_tok_s = resident["run"]["generated_tokens"] / resident["run"]["decode_seconds"]
     return arms, res_tok_s
@@ -69,8 +71,9 @@ def main(out):
         print(f"grid_table.py: no paged arm's statistics in {out}", file=sys.stderr)
         return 1
     print(f"resident {res_tok_s:.1f} tok/s\n")
-    print("| arm | runs | tok/s mean (range) | / lru | of resident | over bound | hit rate | MB a token | miss path / ceiling |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| arm | runs | tok/s mean (range) | / lru | of resident | over bound | over token bound | hit rate | MB a token "
+          "| miss path / ceiling |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     order = sorted(arms, key=lambda a: (float(budget_of(a) or 1e9), a))
     for arm in order:
         rows = arms[arm]
@@ -78,8 +81,10 @@ def main(out):
         lru = arms.get(f"lru-{budget_of(arm)}")
         vs_lru = f"{mean(tok) / mean([r['decode_tok_s'] for r in lru]):.3f}" if lru else "-"
         paths = [r["of_ceiling"] for r in rows if r["of_ceiling"] is not None]
+        token = [r["over_token_bound"] for r in rows if "over_token_bound" in r]
         print(f"| {arm} | {len(rows)} | {mean(tok):.2f} ({span(tok, 2)}) | {vs_lru} | {mean(tok) / res_tok_s:.3f} | "
-              f"{span([r['over_bound'] for r in rows], 3)} | {mean([r['hit_rate'] for r in rows]):.4f} | "
+              f"{span([r['over_bound'] for r in rows], 3)} | {span(token, 3) if token else '-'} | "
+              f"{mean([r['hit_rate'] for r in rows]):.4f} | "
               f"{mean([r['mb_read_per_token'] for r in rows]):.1f} | {span(paths, 2) if paths else '-'} |")
     n = distinct_ids(out)
     print(f"\ndistinct token-id lines over all runs (1 = neutral): {n}")

@@ -17,7 +17,18 @@ is the smaller of the pinned host->device copy and the best page-cache read rate
 except for an arm on the mapped transport (its log's first line names the transport): it copies
 straight from the registered page cache with no reader threads, so its ceiling is the pinned copy
 alone (on a host whose readers are slow the smaller rate would put such an arm under its bound).
+
+That bound spreads each layer's bytes evenly over the run's tokens. A token's own bound, as the
+issue words it, takes the layer's bytes of that token: where an arm's access trace lies beside its
+statistics (<arm>.trace, from moepage run --trace), the row also gives token_bound_ms, the mean
+over the decoded tokens of each token's sum over layers of max(the layer's resident time, the
+experts read for that token's layer / the ceiling), and over_token_bound. An expert counts as read
+for the access that missed it or for the first use of its prefetch (the trace's hit = 0 or
+prefetched = 1 rows); a prefetch evicted unused counts nowhere, so that bound does not grow with a
+predictor's mistakes. As max() is convex, a token's bound is at least the even spread's: misses
+that bunch into few tokens are slower than the same misses spread out, and only this bound says so.
 """
+import collections
 import json
 import os
 import sys
@@ -28,7 +39,36 @@ def load(path):
         return json.load(fh)
 
 
-def arm_row(arm, resident, weights, ceiling, hash_layers):
+def trace_reads(path):
+    """{token: {layer: experts read}} from a live run's access trace (moepage-trace v1-v3 text, the
+    5-field access rows with outcomes); hint and predict rows and comments are skipped."""
+    reads = collections.defaultdict(lambda: collections.defaultdict(int))
+    with open(path) as fh:
+        for line_no, line in enumerate(fh, start=1):
+            if line.startswith("#") or not line.strip() or line.startswith(("hint,", "predict,", "token,")):
+                continue
+            f = line.strip().split(",")
+            if len(f) != 5:
+                raise SystemExit(f"{path}:{line_no}: expected token,layer,expert,hit,prefetched, got {line.strip()!r}")
+            token, layer, _, hit, prefetched = (int(x) for x in f)
+            reads[token][layer] += (hit == 0) + (prefetched == 1)
+    return reads
+
+
+def token_bound_ms(reads, steps, n_layers, res_ms_layer, expert_bytes, ceiling):
+    """The mean over the trace's last `steps` tokens (the decode steps; the prefill's token ids come
+    first, however many it began) of sum over layers of max(res_ms_layer, that token's reads of the
+    layer / ceiling)."""
+    tokens = sorted(reads)[-steps:] if steps > 0 else []
+    if not tokens:
+        raise SystemExit("paged_bound.py: the trace holds no decode step's access rows")
+    total = 0.0
+    for t in tokens:
+        total += sum(max(res_ms_layer, 1e3 * reads[t].get(l, 0) * expert_bytes / ceiling) for l in range(n_layers))
+    return total / len(tokens)
+
+
+def arm_row(arm, resident, weights, ceiling, hash_layers, trace=None):
     run, pager, layers = arm["run"], arm["pager"], arm["layers"]
     n_layers = len(layers)
     tokens = run["prompt_tokens"] + run["generated_tokens"]
@@ -46,6 +86,14 @@ def arm_row(arm, resident, weights, ceiling, hash_layers):
     res_tok_s = resident["run"]["generated_tokens"] / resident["run"]["decode_seconds"]
     read_per_token = (pager["bytes_read"] - pager["load_bytes_read"]) / tokens
     extra_ms = ms - 1e3 / res_tok_s
+    per_token = {}
+    if trace:
+        # decode_seconds covers the decode steps: one fewer than the generated tokens, the first of
+        # which the prefill made.
+        steps = run["generated_tokens"] - 1
+        tb = token_bound_ms(trace_reads(trace), steps, n_layers, res_ms_layer, expert_bytes, ceiling)
+        step_ms = 1e3 * run["decode_seconds"] / steps
+        per_token = {"token_bound_ms": round(tb, 3), "over_token_bound": round(step_ms / tb, 3)}
     return {
         "decode_tok_s": round(1e3 / ms, 2),
         "ms_per_token": round(ms, 3),
@@ -57,6 +105,7 @@ def arm_row(arm, resident, weights, ceiling, hash_layers):
         "mb_read_per_token": round(read_per_token / 1e6, 1),
         "miss_path_gb_s": round(read_per_token / extra_ms / 1e6, 2) if extra_ms > 0 else None,
         "of_ceiling": round(read_per_token / (extra_ms / 1e3) / ceiling, 4) if extra_ms > 0 else None,
+        **per_token,
     }
 
 
@@ -80,6 +129,12 @@ def transport_of(log_path):
     return None
 
 
+def trace_of(out, name):
+    """OUT/NAME.trace when the arm's run wrote one, else None."""
+    path = os.path.join(out, name + ".trace")
+    return path if os.path.isfile(path) else None
+
+
 def main():
     out = sys.argv[1]
     weights, bw = load(os.path.join(out, "weights.json")), load(os.path.join(out, "bandwidth.json"))
@@ -100,7 +155,7 @@ def main():
         if not is_paged_arm(arm):
             continue
         arm_ceiling = pinned if transport_of(os.path.join(out, name + ".log")) == "mapped" else ceiling
-        print(name, json.dumps(arm_row(arm, resident, weights, arm_ceiling, hash_layers)))
+        print(name, json.dumps(arm_row(arm, resident, weights, arm_ceiling, hash_layers, trace_of(out, name))))
 
 
 if __name__ == "__main__":

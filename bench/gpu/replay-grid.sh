@@ -8,14 +8,15 @@
 # 2). One transport for every paged arm (TRANSPORT, words of --set; default the mapped transport,
 # the fastest measured). The split is taken from the trace's tail (tokens 25,600 on), which the
 # replayed head never reaches (out of sample). Then the miss paths measured alone (gpu_bandwidth
-# --paths 1), every arm against its bound (paged_bound.py) and one table of the arms' tok/s, their
-# ratio to lru at the same budget, to resident and to their bound (grid_table.py).
+# --paths 1), every arm against its bound (paged_bound.py: with each layer's bytes spread over the
+# run, and each token's own from the arm's access trace) and one table of the arms' tok/s, their
+# ratio to lru at the same budget, to resident and to their bounds (grid_table.py).
 #
 # COMPARE (words of --set, optional): a second transport, run on lru and lfru + top 3 at 25%
 # (arms compare-*), so two transports are compared in one run.
 #
 #   bench/gpu/replay-grid.sh BUILD OUT MODEL_DIR [TOKENS] [LAYERS] [TRACE]
-# Writes OUT/{<arm>-r<i>.json, <arm>-r<i>.log, bandwidth.json, paths.json, weights.json, bound.txt,
+# Writes OUT/{<arm>-r<i>.json, <arm>-r<i>.log, <arm>-r<i>.trace, bandwidth.json, paths.json, weights.json, bound.txt,
 # grid.md, summary.txt}.
 set -uo pipefail
 build=$(cd "$1" && pwd); out=$2; model=$3; tokens=${4:-256}; layers=${5:-12}; reps=${REPS:-2}
@@ -28,23 +29,25 @@ prepare_model "$layers" 1,8,16
 split_trace=/tmp/replay-grid-split-tail.trace
 xz -dcf "$trace" | awk 'NR == 1 { print; next } /^t / { tok = $2 } tok >= 25600' > "$split_trace"
 split=(--set pager.split=trace --set "pager.split_trace=$split_trace")
+# A paged arm also writes its access trace, for each token's own bound (paged_bound.py).
+paged_arm() { local name=$1; shift; run_arm "$name" "$@" --trace "$out/$name.trace"; }
 run_arm resident
 for rep in $(seq "$reps"); do
   for share in 12.5:8 25:4 50:2; do
     name=${share%%:*}; budget=$((expert_total / ${share#*:}))
     paged=(--set pager.plugin=lru --set "pager.budget=$budget" "${transport[@]}")
-    run_arm "lru-$name-r$rep" "${paged[@]}" --set arch.replay_predictions=0
-    run_arm "lfru-$name-r$rep" "${paged[@]}" --set pager.policy=lfru --set arch.replay_predictions=0
-    run_arm "lfru-top3-$name-r$rep" "${paged[@]}" --set pager.policy=lfru --set arch.replay_predictions=3
-    run_arm "lfru-top2-split-$name-r$rep" "${paged[@]}" --set pager.policy=lfru --set arch.replay_predictions=2 "${split[@]}"
+    paged_arm "lru-$name-r$rep" "${paged[@]}" --set arch.replay_predictions=0
+    paged_arm "lfru-$name-r$rep" "${paged[@]}" --set pager.policy=lfru --set arch.replay_predictions=0
+    paged_arm "lfru-top3-$name-r$rep" "${paged[@]}" --set pager.policy=lfru --set arch.replay_predictions=3
+    paged_arm "lfru-top2-split-$name-r$rep" "${paged[@]}" --set pager.policy=lfru --set arch.replay_predictions=2 "${split[@]}"
   done
-  run_arm "lru-nohitsfirst-25-r$rep" --set pager.plugin=lru --set "pager.budget=$((expert_total / 4))" "${transport[@]}" \
+  paged_arm "lru-nohitsfirst-25-r$rep" --set pager.plugin=lru --set "pager.budget=$((expert_total / 4))" "${transport[@]}" \
     --set arch.replay_predictions=0 --set arch.hits_first=false
   if [ -n "${COMPARE:-}" ]; then
     read -r -a compare <<<"$COMPARE"
     paged=(--set pager.plugin=lru --set "pager.budget=$((expert_total / 4))" "${compare[@]}")
-    run_arm "compare-lru-25-r$rep" "${paged[@]}" --set arch.replay_predictions=0
-    run_arm "compare-lfru-top3-25-r$rep" "${paged[@]}" --set pager.policy=lfru --set arch.replay_predictions=3
+    paged_arm "compare-lru-25-r$rep" "${paged[@]}" --set arch.replay_predictions=0
+    paged_arm "compare-lfru-top3-25-r$rep" "${paged[@]}" --set pager.policy=lfru --set arch.replay_predictions=3
   fi
 done
 report_neutrality

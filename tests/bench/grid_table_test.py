@@ -4,8 +4,9 @@
     grid_table_test.py SCRIPT
 
 Two layers, resident at 10 ms a token; at the 25% budget lru runs twice (20 and 25 ms a token) and
-lfru with proposals once (16 ms); a paths.json beside them is not an arm. The table must gather
-lru's two runs into one row, give lfru's ratio to lru's mean, and say the ids are identical; a
+lfru with proposals once (16 ms, with its access trace); a paths.json beside them is not an arm.
+The table must gather lru's two runs into one row, give lfru's ratio to lru's mean and its ratio
+to each token's own bound (none for lru, which has no trace), and say the ids are identical; a
 run whose ids differ must make it say so and exit non-zero.
 """
 import json
@@ -47,6 +48,12 @@ def main(script):
         for name, ms in (("lru-25-r1", 20.0), ("lru-25-r2", 25.0), ("lfru-top3-25-r1", 16.0)):
             write(out, name + ".json", run_stats(ms, [100, 50]))
             log(out, name)
+        # lfru's run left a trace, each step reading nothing (its bound: 2 x 5 ms of resident time a
+        # layer). Its 1.6 s of decode cover 99 steps (the prefill made the first of its 100 tokens):
+        # 16.16 ms a step, 1.616 over the bound; lru's runs have no trace ("-").
+        with open(os.path.join(out, "lfru-top3-25-r1.trace"), "w") as fh:
+            fh.write("# moepage-trace v3 layers=2 experts=256 top_k=6\n")
+            fh.write("".join(f"{t},{layer},7,1,0\n" for t in range(101) for layer in (0, 1)))
         got = subprocess.run([sys.executable, script, out], capture_output=True, text=True)
         if got.returncode != 0:
             failures.append(f"exit {got.returncode}: {got.stderr.strip()}")
@@ -57,6 +64,9 @@ def main(script):
         for arm, cells in want.items():
             if rows.get(arm, [])[:4] != cells:
                 failures.append(f"{arm}: got {rows.get(arm)}, expected {cells} first")
+        if rows.get("lfru-top3-25", [""] * 6)[5] != "1.616" or rows.get("lru-25", [""] * 6)[5] != "-":
+            failures.append(f"over token bound: lfru {rows.get('lfru-top3-25')}, lru {rows.get('lru-25')}; expected "
+                            "1.616 and -")
         if "paths" in rows:
             failures.append("paths.json was taken for an arm")
         if "distinct token-id lines over all runs (1 = neutral): 1" not in got.stdout:

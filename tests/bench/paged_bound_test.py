@@ -56,6 +56,29 @@ def main(script):
         for name, bound_ms in want.items():
             if abs(rows[name]["bound_ms"] - bound_ms) > 1e-6:
                 failures.append(f"{name}: bound {rows[name]['bound_ms']} ms, expected {bound_ms}")
+        # Per-token bound from a trace: a 1-token prompt (token 0: 30 misses, the prefill's, left
+        # out) and 4 decode steps. Step 1 reads 10 experts of layer 0 (8 misses, 2 first uses of a
+        # prefetch): 100 MB at 50 GB/s = 2 ms, plus layer 1's 1 ms resident time = 3 ms; steps 2-4
+        # read nothing (hits, one a prefetch's second use): 2 ms each. Mean 2.25 ms; the steps take
+        # 10 ms / 4 = 2.5 ms: 1.111 over it.
+        rows = ["# moepage-trace v3 layers=2 experts=256 top_k=6", "token,layer,expert,hit,prefetched"]
+        rows += [f"0,0,{e},0,0" for e in range(30)] + ["hint,1,0,40,0", "predict,1,0,41,0"]
+        rows += [f"1,0,{e},0,0" for e in range(8)] + ["1,0,40,1,1", "1,0,41,1,1", "1,1,3,1,0"]
+        rows += [f"{t},0,40,1,0" for t in (2, 3, 4)] + [f"{t},1,3,1,0" for t in (2, 3, 4)]
+        with open(os.path.join(out, "b.trace"), "w") as fh:
+            fh.write("\n".join(rows) + "\n")
+        b = arm([38, 0], 6, expert_bytes)
+        b["run"].update(prompt_tokens=1, generated_tokens=5, decode_seconds=0.010)
+        write(out, "b.json", b)
+        with open(os.path.join(out, "b.log"), "w") as fh:
+            fh.write("[info] run: model /tmp/x, arch deepseek4, pager lru, transport mapped\n")
+        got_b = subprocess.run([sys.executable, script, out, "b"], capture_output=True, text=True, check=True).stdout
+        row_b = json.loads(got_b.splitlines()[1].split(" ", 1)[1])
+        if row_b.get("token_bound_ms") != 2.25 or row_b.get("over_token_bound") != 1.111:
+            failures.append(f"b: per-token bound {row_b.get('token_bound_ms')} ms, {row_b.get('over_token_bound')} over "
+                            "it; expected 2.25 ms and 1.111")
+        if "token_bound_ms" in got.splitlines()[1]:
+            failures.append("an arm without a trace was given a per-token bound")
         if "mapped-transport arms: the pinned copy" not in got.splitlines()[0]:
             failures.append("the header line does not say which ceiling mapped arms take: " + got.splitlines()[0])
     for f in failures:
