@@ -12,6 +12,7 @@
 # run, and each token's own from the arm's access trace) and one table of the arms' tok/s, their
 # ratio to lru at the same budget, to resident and to their bounds (grid_table.py).
 #
+# SHARES (optional): the budgets as PERCENT:DIVISOR words, default "12.5:8 25:4 50:2".
 # COMPARE (words of --set, optional): a second transport, run on lru and lfru + top 3 at 25%
 # (arms compare-*), so two transports are compared in one run.
 #
@@ -33,7 +34,7 @@ split=(--set pager.split=trace --set "pager.split_trace=$split_trace")
 paged_arm() { local name=$1; shift; run_arm "$name" "$@" --trace "$out/$name.trace"; }
 run_arm resident
 for rep in $(seq "$reps"); do
-  for share in 12.5:8 25:4 50:2; do
+  for share in ${SHARES:-12.5:8 25:4 50:2}; do
     name=${share%%:*}; budget=$((expert_total / ${share#*:}))
     paged=(--set pager.plugin=lru --set "pager.budget=$budget" "${transport[@]}")
     paged_arm "lru-$name-r$rep" "${paged[@]}" --set arch.replay_predictions=0
