@@ -16,12 +16,19 @@ the link's rate while busy. Means over the steps in [FROM, TO), in microseconds 
 
 Usage: paged_step.py KERNELS.csv [FROM] [TO] [MIN_BYTES]
 """
+import re
 import statistics
 import sys
 
 from trace_table import load
 
 HOST_WAITS = ("api:cudaEventSynchronize", "api:cudaStreamSynchronize", "api:cudaDeviceSynchronize")
+# CUPTI names a runtime call with the version of its entry point ("api:cudaEventSynchronize_v3020").
+API_VERSION = re.compile(r"_v\d+$")
+
+
+def is_host_wait(name):
+    return name.startswith("api:") and API_VERSION.sub("", name) in HOST_WAITS
 
 
 def merged(intervals):
@@ -70,7 +77,7 @@ def classify(rows, min_bytes):
     """The trace's kernels, expert copies (start, end, bytes) and host waits, sorted out once."""
     kernels = [(s, e) for s, e, _, n in rows if not n.startswith(("memcpy:", "api:"))]
     copies = [(s, e, copy_bytes(n)) for s, e, _, n in rows if (copy_bytes(n) or 0) >= min_bytes]
-    waits = [(s, e) for s, e, _, n in rows if n in HOST_WAITS]
+    waits = [(s, e) for s, e, _, n in rows if is_host_wait(n)]
     return kernels, copies, waits
 
 

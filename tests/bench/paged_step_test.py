@@ -27,8 +27,8 @@ def trace(with_copies=True):
         out += [row(t, t + 2000, 7, "void moepage::ds4::gpu::hc_mix_kernel<4>(MixArgs)"),
                 row(t + 4000, t + 7000, 7, "void moepage::ds4::gpu::expert_kernel()"),
                 row(t + 6000, t + 8000, 9, "void moepage::ds4::gpu::shared_expert()"),
-                row(t + 2000, t + 4000, 4294967295, "api:cudaEventSynchronize"),
-                row(t + 3000, t + 3100, 4294967295, "api:cudaLaunchKernel"),
+                row(t + 2000, t + 4000, 4294967295, "api:cudaEventSynchronize_v3020"),  # as CUPTI names it
+                row(t + 3000, t + 3100, 4294967295, "api:cudaLaunchKernelExC_v11060"),
                 row(t + 9000, t + 10000, 7, "void moepage::ds4::gpu::greedy_kernel(float const*)")]
         if with_copies:
             out += [row(t + 1000, t + 5000, 20, f"memcpy:HtoD:{4 << 20}"),
