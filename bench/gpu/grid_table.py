@@ -11,7 +11,6 @@ grid_table.py OUT
   highest over the runs), hit rate, expert MB read a token and the miss path's rate as a fraction
   of the ceiling. Last, whether every run printed the same token ids.
 """
-import json
 import os
 import re
 import sys
@@ -37,23 +36,12 @@ def span(values, digits):
 
 
 def gather(out):
-    """Every paged run of OUT by arm, in first-seen order of the sorted file names: arm -> [row]."""
-    weights = paged_bound.load(os.path.join(out, "weights.json"))
-    bw = paged_bound.load(os.path.join(out, "bandwidth.json"))
-    resident = paged_bound.load(os.path.join(out, "resident.json"))
-    pinned = bw["pinned_to_device"]["bytes_per_s"]
-    ceiling = min(pinned, max(r["bytes_per_s"] for r in bw["page_cache"]["runs"]))
+    """Every paged run of OUT by arm (paged_bound.py's row of each): arm -> [row], and resident tok/s."""
+    folder = paged_bound.Folder(out)
     arms = {}
-    for name in sorted(f[:-5] for f in os.listdir(out) if f.endswith(".json")):
-        stats = paged_bound.load(os.path.join(out, name + ".json"))
-        if not paged_bound.is_paged_arm(stats):
-            continue
-        mapped = paged_bound.transport_of(os.path.join(out, name + ".log")) == "mapped"
-        row = paged_bound.arm_row(stats, resident, weights, pinned if mapped else ceiling, {0, 1, 2},
-                                  paged_bound.trace_of(out, name))
+    for name, row in folder.rows():
         arms.setdefault(RUN.match(name).group("arm"), []).append(row)
-    res_tok_s = resident["run"]["generated_tokens"] / resident["run"]["decode_seconds"]
-    return arms, res_tok_s
+    return arms, folder.resident_tok_s()
 
 
 def distinct_ids(out):

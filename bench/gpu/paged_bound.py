@@ -135,27 +135,43 @@ def trace_of(out, name):
     return path if os.path.isfile(path) else None
 
 
-def main():
-    out = sys.argv[1]
-    weights, bw = load(os.path.join(out, "weights.json")), load(os.path.join(out, "bandwidth.json"))
-    resident = load(os.path.join(out, "resident.json"))
-    pinned = bw["pinned_to_device"]["bytes_per_s"]
-    cache = max(r["bytes_per_s"] for r in bw["page_cache"]["runs"])
-    ceiling = min(pinned, cache)
+class Folder:
+    """A benchmark folder's shared measurements: weights, the copy rates and the resident arm."""
+
     # Hash-routed layers: those whose hit rate a token's hints make (nearly) perfect in the
     # resident-free arms are not knowable from the stats; the flash preset's first 3 layers are.
-    hash_layers = {0, 1, 2}
-    names = sys.argv[2:] or sorted(f[:-5] for f in os.listdir(out)
-                                   if f.endswith(".json") and f[:-5] not in ("resident", "weights", "bandwidth"))
-    print(f"ceiling: {ceiling / 1e9:.2f} GB/s (pinned copy {pinned / 1e9:.2f}, page cache best {cache / 1e9:.2f}; "
-          f"mapped-transport arms: the pinned copy); "
-          f"resident {resident['run']['generated_tokens'] / resident['run']['decode_seconds']:.1f} tok/s")
-    for name in names:
-        arm = load(os.path.join(out, name + ".json"))
-        if not is_paged_arm(arm):
-            continue
-        arm_ceiling = pinned if transport_of(os.path.join(out, name + ".log")) == "mapped" else ceiling
-        print(name, json.dumps(arm_row(arm, resident, weights, arm_ceiling, hash_layers, trace_of(out, name))))
+    HASH_LAYERS = {0, 1, 2}
+
+    def __init__(self, out):
+        self.out = out
+        self.weights = load(os.path.join(out, "weights.json"))
+        self.resident = load(os.path.join(out, "resident.json"))
+        bw = load(os.path.join(out, "bandwidth.json"))
+        self.pinned = bw["pinned_to_device"]["bytes_per_s"]
+        self.cache = max(r["bytes_per_s"] for r in bw["page_cache"]["runs"])
+        self.ceiling = min(self.pinned, self.cache)
+
+    def resident_tok_s(self):
+        return self.resident["run"]["generated_tokens"] / self.resident["run"]["decode_seconds"]
+
+    def rows(self, names=None):
+        """(name, arm_row) for each paged arm among NAMES (default: every JSON file of the folder)."""
+        names = names or sorted(f[:-5] for f in os.listdir(self.out) if f.endswith(".json"))
+        for name in names:
+            arm = load(os.path.join(self.out, name + ".json"))
+            if not is_paged_arm(arm):
+                continue
+            mapped = transport_of(os.path.join(self.out, name + ".log")) == "mapped"
+            yield name, arm_row(arm, self.resident, self.weights, self.pinned if mapped else self.ceiling,
+                                self.HASH_LAYERS, trace_of(self.out, name))
+
+
+def main():
+    folder = Folder(sys.argv[1])
+    print(f"ceiling: {folder.ceiling / 1e9:.2f} GB/s (pinned copy {folder.pinned / 1e9:.2f}, page cache best "
+          f"{folder.cache / 1e9:.2f}; mapped-transport arms: the pinned copy); resident {folder.resident_tok_s():.1f} tok/s")
+    for name, row in folder.rows(sys.argv[2:]):
+        print(name, json.dumps(row))
 
 
 if __name__ == "__main__":
