@@ -217,6 +217,7 @@ class Model:
         self.layers, self.steps, self.c = layers, steps, c
         self.timing, self.top, self.oracle = arm["timing"], arm["top"], arm.get("oracle", False)
         self.deferred = arm.get("deferred", False)
+        self.lead = arm.get("lead", 1)  # observe timing: layers ahead hinted after each layer
         self.pools = [Pool(slots, arm.get("policy", "lru")) for _ in range(layers)]
         self.engine = CopyEngine(copy_us(c), arm.get("copies", "sharing"))
         self.t_host = self.t_gpu = 0.0
@@ -260,7 +261,8 @@ class Model:
             self.hint(layer, experts)
         for layer in range(self.layers):
             if self.timing == "observe" and layer > 0:
-                self.hint(layer, self.predicted(token, layer))
+                for ahead in range(self.lead):
+                    self.hint(layer + ahead, self.predicted(token, layer + ahead))
             request = step["a"][layer]
             self.t_gpu = max(self.t_gpu, self.t_host) + c["pre"]
             scored = layer not in step["h"]
@@ -354,6 +356,9 @@ ARMS = {
     # Predictions that are never wrong (the request itself), as an upper bound on what any
     # predictor buys in this pipeline.
     "oracle-observe": {"timing": "observe", "top": 6, "oracle": True},
+    # ... and one that also knows the layer after next (what a predictor two layers ahead buys)
+    "lfru-oracle-observe": {"timing": "observe", "top": 6, "oracle": True, "policy": "lfru"},
+    "lfru-oracle2-observe": {"timing": "observe", "top": 6, "oracle": True, "policy": "lfru", "lead": 2},
     "oracle-launched-fifo": {"timing": "launched", "top": 6, "oracle": True, "copies": "fifo"},
     "lfru-oracle-launched-fifo": {"timing": "launched", "top": 6, "oracle": True, "policy": "lfru", "copies": "fifo"},
     "lfru-oracle-launched-fifo-deferred": {"timing": "launched", "top": 6, "oracle": True, "policy": "lfru",
