@@ -48,8 +48,9 @@ def trace_reads(path):
             if line.startswith("#") or not line.strip() or line.startswith(("hint,", "predict,", "token,")):
                 continue
             f = line.strip().split(",")
-            if len(f) != 5:
-                raise SystemExit(f"{path}:{line_no}: expected token,layer,expert,hit,prefetched, got {line.strip()!r}")
+            if len(f) != 5 or not all(x.isdigit() for x in f):
+                raise SystemExit(f"{path}:{line_no}: expected token,layer,expert,hit,prefetched (numbers), "
+                                 f"got {line.strip()!r}")
             token, layer, _, hit, prefetched = (int(x) for x in f)
             reads[token][layer] += (hit == 0) + (prefetched == 1)
     return reads
