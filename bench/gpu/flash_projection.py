@@ -4,22 +4,19 @@
 flash_projection.py [--reads SLOTS:READS_PER_ACCESS ...]
 
 Method (each input is a measurement recorded in bench/results, named in the output):
-  1. Resident time per token is linear in the layer count: two synthesized Flash slices measured in
-     one call (4 layers: 0.9925 ms/token, 12 layers: 2.494 ms/token, overlapped launches,
-     2026-12-04-overlapped-launches.md call 4) give the per-layer time and the fixed rest
-     (embedding, head).
+  1. Resident time per token is linear in the layer count: two synthesized Flash slices measured on
+     the H200 on 2026-12-07 (4 layers: 1,085.9 tok/s, 12 layers: 436.96 tok/s, means of 3 and 2
+     runs, 2026-12-07-h200.md call 1) give the per-layer time and the fixed rest (embedding, head).
   2. The expert budget buys slots per layer: budget / (43 layers x 13,369,344 bytes per expert).
   3. Expert reads per access at those slots come from `moepage simulate` on the held-out 256-expert
-     trace (lru, and lfru with the adapter's top 3, the best pager measured: misses plus prefetch
-     reads, hints included), with every layer taken as the trace's average layer.
+     trace (lru, and lfru with the adapter's top 3: misses plus prefetch reads, hints included),
+     with every layer taken as the trace's average layer.
   4. The bound per token: the fixed rest plus, per layer, max(the resident layer time, the layer's
-     bytes read / the pinned-copy ceiling, 54.63 GB/s).
-  5. The projection: that bound times the measured time/bound of the mapped transport at the nearest
-     share of expert bytes on the 12-layer slice under replayed routing, with one copy per expert
-     (2026-12-06-one-copy.md calls B and F, means of two runs). Those factors were measured on an
-     H100 (resident 12-layer decode 413 tok/s, pinned copy 55.0 GB/s), the resident times and the
-     ceiling above on the H200 (401 tok/s, 54.6 GB/s): the factor is a ratio of the same machine's
-     times, and the two machines' copy and compute rates on this slice are within 3%.
+     bytes read / the pinned-copy ceiling, 54.91 GB/s, measured beside the grid of step 5).
+  5. The projection: that bound times the measured time/bound (each layer's misses spread evenly
+     over the run, as in step 4) of the mapped transport at the nearest share of expert bytes on the
+     12-layer slice under replayed routing (bench/gpu/replay-grid.sh on the same H200, 2026-12-07-
+     h200.md call 2, means of two runs). Every input but the simulated reads is that one machine's.
 The trace routes far less cacheably than the real model (plain LRU hits 27% at 28 slots where real
 V4-Flash hits 59%, 2026-12-01-real-routing.md), so this errs low. It assumes the experts fit in host
 RAM (the mapped transport reads the page cache); the H200 machine's 128 GiB does not hold Flash's
@@ -30,13 +27,13 @@ import sys
 LAYERS = 43
 EXPERT_BYTES = 13_369_344
 TOP_K = 6
-CEILING = 54.63e9
+CEILING = 54.91e9
 ROUTED_TOTAL = LAYERS * 256 * EXPERT_BYTES
 # Resident ms/token of synthesized Flash slices: (layers, ms).
-RESIDENT = [(4, 1 / 1.0076), (12, 1 / 0.4009)]
+RESIDENT = [(4, 1 / 1.0859), (12, 1 / 0.43696)]
 # Measured time/bound of the mapped transport on the 12-layer slice, by share of expert bytes:
 # (share, lru, lfru + adapter top 3).
-OVER_BOUND = [(0.125, 1.209, 1.123), (0.25, 1.285, 1.196), (0.5, 1.584, 1.336)]
+OVER_BOUND = [(0.125, 1.195, 1.1145), (0.25, 1.2675, 1.1955), (0.5, 1.524, 1.333)]
 # moepage simulate on tests/data/ds4-flash-routing-heldout.trace.xz: slots -> (lru, lfru+prefetch:3)
 # expert reads per access (run 2026-12-06 for 44, 89 and 179 slots).
 READS = {44: (0.617, 0.605), 89: (0.383, 0.376), 179: (0.104, 0.099)}
