@@ -72,6 +72,21 @@ print(json.dumps({'collective_calls': n, 'collective_seconds': s,
   'collective_us_per_call': round(1e6 * s / max(1, n), 2)}))" | tee -a "$out/summary.txt"
 }
 
+# traced_arm NAME [--set k=v]...: run_arm that also writes the run's access trace to OUT/NAME.trace
+# (each token's own bound, paged_bound.py).
+traced_arm() { local name=$1; shift; run_arm "$name" "$@" --trace "$out/$name.trace"; }
+
+# grid_report: the miss paths measured alone (gpu_bandwidth --paths 1 on the model's largest shard),
+# every paged arm of OUT against its bounds (paged_bound.py) and one table of them all
+# (grid_table.py): OUT/{paths.json, bound.txt, grid.md}.
+grid_report() {
+  local shard
+  shard=$(ls -S "$model"/*.safetensors | head -1)
+  "$build/bin/gpu_bandwidth" --file "$shard" --threads 8 --reps 3 --paths 1 > "$out/paths.json" 2> "$out/paths.log"
+  python3 "$here/paged_bound.py" "$out" > "$out/bound.txt"
+  python3 "$here/grid_table.py" "$out" | tee "$out/grid.md"
+}
+
 # Neutrality: every arm must print the same token ids.
 report_neutrality() {
   echo "distinct token-id lines over all arms (1 = neutral): $(grep -h '^token ids:' "$out"/*.log | sort -u | wc -l)" \

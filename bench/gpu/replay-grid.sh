@@ -30,29 +30,24 @@ prepare_model "$layers" 1,8,16
 split_trace=/tmp/replay-grid-split-tail.trace
 xz -dcf "$trace" | awk 'NR == 1 { print; next } /^t / { tok = $2 } tok >= 25600' > "$split_trace"
 split=(--set pager.split=trace --set "pager.split_trace=$split_trace")
-# A paged arm also writes its access trace, for each token's own bound (paged_bound.py).
-paged_arm() { local name=$1; shift; run_arm "$name" "$@" --trace "$out/$name.trace"; }
 run_arm resident
 for rep in $(seq "$reps"); do
   for share in ${SHARES:-12.5:8 25:4 50:2}; do
     name=${share%%:*}; budget=$((expert_total / ${share#*:}))
     paged=(--set pager.plugin=lru --set "pager.budget=$budget" "${transport[@]}")
-    paged_arm "lru-$name-r$rep" "${paged[@]}" --set arch.replay_predictions=0
-    paged_arm "lfru-$name-r$rep" "${paged[@]}" --set pager.policy=lfru --set arch.replay_predictions=0
-    paged_arm "lfru-top3-$name-r$rep" "${paged[@]}" --set pager.policy=lfru --set arch.replay_predictions=3
-    paged_arm "lfru-top2-split-$name-r$rep" "${paged[@]}" --set pager.policy=lfru --set arch.replay_predictions=2 "${split[@]}"
+    traced_arm "lru-$name-r$rep" "${paged[@]}" --set arch.replay_predictions=0
+    traced_arm "lfru-$name-r$rep" "${paged[@]}" --set pager.policy=lfru --set arch.replay_predictions=0
+    traced_arm "lfru-top3-$name-r$rep" "${paged[@]}" --set pager.policy=lfru --set arch.replay_predictions=3
+    traced_arm "lfru-top2-split-$name-r$rep" "${paged[@]}" --set pager.policy=lfru --set arch.replay_predictions=2 "${split[@]}"
   done
-  paged_arm "lru-nohitsfirst-25-r$rep" --set pager.plugin=lru --set "pager.budget=$((expert_total / 4))" "${transport[@]}" \
+  traced_arm "lru-nohitsfirst-25-r$rep" --set pager.plugin=lru --set "pager.budget=$((expert_total / 4))" "${transport[@]}" \
     --set arch.replay_predictions=0 --set arch.hits_first=false
   if [ -n "${COMPARE:-}" ]; then
     read -r -a compare <<<"$COMPARE"
     paged=(--set pager.plugin=lru --set "pager.budget=$((expert_total / 4))" "${compare[@]}")
-    paged_arm "compare-lru-25-r$rep" "${paged[@]}" --set arch.replay_predictions=0
-    paged_arm "compare-lfru-top3-25-r$rep" "${paged[@]}" --set pager.policy=lfru --set arch.replay_predictions=3
+    traced_arm "compare-lru-25-r$rep" "${paged[@]}" --set arch.replay_predictions=0
+    traced_arm "compare-lfru-top3-25-r$rep" "${paged[@]}" --set pager.policy=lfru --set arch.replay_predictions=3
   fi
 done
 report_neutrality
-shard=$(ls -S "$model"/*.safetensors | head -1)
-"$build/bin/gpu_bandwidth" --file "$shard" --threads 8 --reps 3 --paths 1 > "$out/paths.json" 2> "$out/paths.log"
-python3 "$here/paged_bound.py" "$out" > "$out/bound.txt"
-python3 "$here/grid_table.py" "$out" | tee "$out/grid.md"
+grid_report

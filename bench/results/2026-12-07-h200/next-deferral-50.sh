@@ -17,7 +17,7 @@ source bench/gpu/decode_arms.sh
 replay_arms
 prepare_model 12 1,8 > /dev/null
 run_arm resident > /dev/null
-paged_arm() { local name=$1; shift; run_arm "$name" "$@" --trace "$out/$name.trace" > /dev/null; }
+paged_arm() { traced_arm "$@" > /dev/null; }
 for rep in 1 2; do
   for share in 50:2 25:4; do
     [ "$rep" = 2 ] && [ "$share" = 25:4 ] && continue
@@ -34,9 +34,6 @@ for rep in 1 2; do
   done
 done
 report_neutrality
-shard=$(ls -S "$model"/*.safetensors | head -1)
-"$build/bin/gpu_bandwidth" --file "$shard" --threads 8 --reps 3 --paths 1 > "$out/paths.json" 2> "$out/paths.log"
-python3 "$here/paged_bound.py" "$out" > "$out/bound.txt"
-python3 "$here/grid_table.py" "$out" | tee "$out/grid.md"
+grid_report
 echo "end t=$((SECONDS - T0))"
 tools/device/pack_out.sh "$out" defer
