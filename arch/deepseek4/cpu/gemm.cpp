@@ -4,6 +4,18 @@
 #include <cstdint>
 #include <cstring>
 
+#include "deepseek4/cpu/fp4_decode.hpp"
+
+// matmul_rows is compiled twice on x86-64 (below); the inner loops go into each copy, not called from
+// it (a call would land in the baseline code).
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define MOEPAGE_CPU_CLONES __attribute__((target_clones("avx2", "default")))
+#define MOEPAGE_CPU_INLINE __attribute__((always_inline)) inline
+#else
+#define MOEPAGE_CPU_CLONES
+#define MOEPAGE_CPU_INLINE inline
+#endif
+
 namespace moepage::ds4::cpu {
 namespace {
 
@@ -28,7 +40,7 @@ const Tables& tables() {
 }
 
 // Eight independent partial sums so the compiler can vectorise without -ffast-math.
-inline float dot(const float* a, const float* b, int64_t n) {
+MOEPAGE_CPU_INLINE float dot(const float* a, const float* b, int64_t n) {
   float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
@@ -126,26 +138,17 @@ void decode_row(const MatRef& m, int64_t r, int64_t c0, int64_t n, float* out) {
 
 namespace {
 
-// Table decodes of a run of codes. Restrict-qualified so the compiler keeps the table and the
-// cursors in registers instead of reloading them after every store.
-inline void decode_fp4_run(const uint8_t* __restrict codes, int64_t n_bytes, const float (*__restrict pairs)[2],
-                           float* __restrict out) {
-  for (int64_t i = 0; i < n_bytes; ++i) {
-    const float* p = pairs[codes[i]];
-    out[2 * i] = p[0];
-    out[2 * i + 1] = p[1];
-  }
-}
-
-inline void decode_fp8_run(const uint8_t* __restrict codes, int64_t n, const float* __restrict lut,
-                           float* __restrict out) {
+// A run of e4m3 codes through their table (restrict: the table and the cursors stay in registers).
+MOEPAGE_CPU_INLINE void decode_fp8_run(const uint8_t* __restrict codes, int64_t n, const float* __restrict lut,
+                                       float* __restrict out) {
   for (int64_t i = 0; i < n; ++i) out[i] = lut[codes[i]];
 }
 
 // Quantized rows: decode a chunk of codes without their scales, then per scale group one dot
 // product times the group's scale (one multiply per group instead of per element).
 template <int64_t Group>
-void quantized_row(const MatRef& w, int64_t r, const float* x, int64_t ld_x, int64_t nt, float* acc, float* buf) {
+MOEPAGE_CPU_INLINE void quantized_row(const MatRef& w, int64_t r, const float* x, int64_t ld_x, int64_t nt, float* acc,
+                                      float* buf) {
   const Tables& t = tables();
   const int64_t row = w.row_offset + r;
   const bool fp4 = Group == 32;
@@ -154,7 +157,7 @@ void quantized_row(const MatRef& w, int64_t r, const float* x, int64_t ld_x, int
       reinterpret_cast<const uint8_t*>(w.scale) + (fp4 ? row * (w.cols / 32) : (row / 128) * ((w.cols + 127) / 128));
   for (int64_t c0 = 0; c0 < w.cols; c0 += kChunk) {
     const int64_t n = std::min(kChunk, w.cols - c0);
-    if (fp4) decode_fp4_run(codes + c0 / 2, n / 2, t.fp4_pair, buf);
+    if (fp4) decode_fp4(codes + c0 / 2, n / 2, buf);
     else decode_fp8_run(codes + c0, n, t.e4m3, buf);
     for (int64_t g0 = 0; g0 < n; g0 += Group) {
       const int64_t len = std::min(Group, n - g0);
@@ -166,6 +169,11 @@ void quantized_row(const MatRef& w, int64_t r, const float* x, int64_t ld_x, int
 
 }  // namespace
 
+// Built twice where the compiler can (x86-64, GCC or clang) and picked by the processor at load: the
+// AVX2 copy runs the dot products eight lanes wide where the baseline copy runs them four wide. Each
+// lane adds the same products in the same order (dot's eight partial sums, no fused multiply-add),
+// so both give the same floats bit for bit.
+MOEPAGE_CPU_CLONES
 void matmul_rows(const MatRef& w, const float* x, int64_t ld_x, float* y, int64_t ld_y, int64_t n_tokens, int64_t r0,
                  int64_t r1) {
   alignas(64) float buf[kChunk];
