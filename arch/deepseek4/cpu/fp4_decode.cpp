@@ -12,7 +12,6 @@
 namespace moepage::ds4::cpu {
 namespace {
 
-// Every byte as its (low nibble, high nibble) pair of floats.
 struct Fp4Pairs {
   alignas(8) float pair[256][2];
   Fp4Pairs() {
@@ -23,17 +22,17 @@ struct Fp4Pairs {
   }
 };
 
-const Fp4Pairs& fp4_pairs() {
-  static const Fp4Pairs p;
-  return p;
-}
-
 }  // namespace
+
+const float (&fp4_pairs())[256][2] {
+  static const Fp4Pairs p;
+  return p.pair;
+}
 
 // Restrict-qualified so the compiler keeps the table and the cursors in registers instead of
 // reloading them after every store.
 void decode_fp4_portable(const uint8_t* __restrict codes, int64_t n_bytes, float* __restrict out) {
-  const float(*__restrict pairs)[2] = fp4_pairs().pair;
+  const float(*__restrict pairs)[2] = fp4_pairs();
   for (int64_t i = 0; i < n_bytes; ++i) {
     const float* p = pairs[codes[i]];
     out[2 * i] = p[0];

@@ -8,6 +8,9 @@
 
 namespace moepage::ds4::cpu {
 
+// Every byte as its (low nibble, high nibble) pair of floats.
+const float (&fp4_pairs())[256][2];
+
 // out[0 .. 2 n_bytes) = the codes of codes[0 .. n_bytes), by the fastest path this processor has.
 void decode_fp4(const uint8_t* codes, int64_t n_bytes, float* out);
 

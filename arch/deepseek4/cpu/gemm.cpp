@@ -19,18 +19,14 @@
 namespace moepage::ds4::cpu {
 namespace {
 
-// Lookup tables: every e4m3 byte, every e8m0 scale byte, and every FP4 byte as its (low, high)
-// nibble pair.
+// Lookup tables: every e4m3 byte and every e8m0 scale byte (FP4 bytes: fp4_pairs()).
 struct Tables {
   float e4m3[256];
   float e8m0[256];
-  alignas(8) float fp4_pair[256][2];
   Tables() {
     for (int b = 0; b < 256; ++b) {
       e4m3[b] = e4m3_to_float(uint8_t(b));
       e8m0[b] = e8m0_to_float(uint8_t(b));
-      fp4_pair[b][0] = e2m1_to_float(uint8_t(b & 0xF));
-      fp4_pair[b][1] = e2m1_to_float(uint8_t(b >> 4));
     }
   }
 };
@@ -109,25 +105,26 @@ void decode_row(const MatRef& m, int64_t r, int64_t c0, int64_t n, float* out) {
     }
     case Dtype::I8: {
       const Tables& t = tables();
+      const auto& pairs = fp4_pairs();
       const auto* p = reinterpret_cast<const uint8_t*>(m.data) + row * (m.cols / 2);
       const auto* s = reinterpret_cast<const uint8_t*>(m.scale) + row * (m.cols / 32);
       int64_t c = c0;
       const int64_t end = c0 + n;
       if (c & 1) {  // odd start: the high nibble of the first byte
-        *out++ = t.fp4_pair[p[c / 2]][1] * t.e8m0[s[c / 32]];
+        *out++ = pairs[p[c / 2]][1] * t.e8m0[s[c / 32]];
         ++c;
       }
       while (c + 1 < end) {
         const int64_t group_end = std::min(end & ~int64_t(1), (c / 32 + 1) * 32);
         const float scale = t.e8m0[s[c / 32]];
         for (; c < group_end; c += 2) {
-          const float* pair = t.fp4_pair[p[c / 2]];
+          const float* pair = pairs[p[c / 2]];
           out[0] = pair[0] * scale;
           out[1] = pair[1] * scale;
           out += 2;
         }
       }
-      if (c < end) *out = t.fp4_pair[p[c / 2]][0] * t.e8m0[s[c / 32]];
+      if (c < end) *out = pairs[p[c / 2]][0] * t.e8m0[s[c / 32]];
       return;
     }
     default:
