@@ -7,8 +7,16 @@
 #include "deepseek4/cpu/fp4_decode.hpp"
 
 // matmul_rows is compiled twice on x86-64 (below); the inner loops go into each copy, not called from
-// it (a call would land in the baseline code).
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// it (a call would land in the baseline code). Not under ThreadSanitizer: the loader runs the copies'
+// resolver before the sanitizer's runtime is up, and the process dies before main.
+#if defined(__SANITIZE_THREAD__)
+#define MOEPAGE_CPU_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define MOEPAGE_CPU_TSAN 1
+#endif
+#endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(MOEPAGE_CPU_TSAN)
 #define MOEPAGE_CPU_CLONES __attribute__((target_clones("avx2", "default")))
 #define MOEPAGE_CPU_INLINE __attribute__((always_inline)) inline
 #else
