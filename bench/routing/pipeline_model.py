@@ -23,9 +23,10 @@ Per token: the hash layers' experts are hinted at the step's start. Per layer l,
   4. the host waits for every read layer l uses (acquire_finish), then goes on (WAKE us); in the
      deferred arms (arch.defer_acquire_finish) it goes on at once and
      finishes the layers once the step is queued, when their reads have long landed. The model
-     put these arms 1.5-3.2% faster (2.6-3.9% since its refit to the H200 grid); on an H100 the option was 1-6% slower
-     (bench/results/2026-12-07-deferral-and-top-m.md): something the model leaves out outweighs
-     the host's saved wake-ups there; which, that page's candidates and next driver are to tell.
+     put these arms 1.5-3.2% faster (2.6-3.9% since its refit to the H200 grid); on an H100 the
+     option was 1-6% slower (bench/results/2026-12-07-deferral-and-top-m.md): something the model
+     leaves out outweighs the host's saved wake-ups there; which, that page's candidates and the
+     next driver (2026-12-07-h200/next-deferral-50.sh) are to tell.
 Layer l+1's predictions (the trace's p lines, top M; the oracle arms: layer l+1's own request) are hinted at one of three moments: observe
 (after step 4: the default), acquire (after step 2) or launched (after step 3). A hint costs HINT
 us + SUBMIT us per copy of host time, and its copies queue on the copy engine in order.

@@ -8,9 +8,7 @@
 set -uo pipefail
 o=${OUT:?}
 T0=$SECONDS
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$o/gpu.txt"; date -u | tee -a "$o/gpu.txt"
-# any card: the gpu.txt above names it
-[ -x build-gpu/bin/moepage ] || tar xJf build-carry/gpu.tar.xz
+bash tools/device/call_start.sh "$o"  # any card: gpu.txt names it
 build=$(pwd)/build-gpu; out=$o/d; model=/tmp/flash12; tokens=256; here=$(pwd)/bench/gpu
 mkdir -p "$out"
 source bench/gpu/decode_arms.sh

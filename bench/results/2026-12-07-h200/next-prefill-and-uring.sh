@@ -7,9 +7,7 @@
 set -uo pipefail
 o=${OUT:?}
 T0=$SECONDS
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$o/gpu.txt"; date -u | tee -a "$o/gpu.txt"
-nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "not an H200: nothing run"; exit 0; }
-[ -x build-gpu/bin/moepage ] || tar xJf build-carry/gpu.tar.xz
+bash tools/device/call_start.sh "$o" H200 || exit 0
 mkdir -p "$o/pp"
 FLASH_MODEL_DIR=/tmp/flash4 timeout 230 bench/gpu/paged-prefill.sh build-gpu "$o/pp" 2048 > "$o/pp/pp.log" 2>&1
 echo "paged prefill rc=$? t=$((SECONDS - T0))"
