@@ -40,7 +40,7 @@ cmake -S . -B "$dir" -DMOEPAGE_GPU=hip-nvidia -DMOEPAGE_CUDA_ARCHS=90-real -DCMA
 # Plugins by target name (every moepage_add_plugin target), gpu suites by their ctest label.
 mapfile -t plugins < <(cmake --build "$dir" --target help | sed -n 's/^\.\.\. \(moepage-\(arch\|pager\|transport\)-[A-Za-z0-9_-]*\).*/\1/p')
 mapfile -t suites < <(cd "$dir" && ctest -N -L gpu | sed -n 's/^ *Test *#[0-9]*: *//p')
-targets=(moepage gpu_bandwidth "${plugins[@]}" "${suites[@]}")
+targets=(moepage gpu_bandwidth control_latency "${plugins[@]}" "${suites[@]}")
 # The kernel tracer (bench/gpu/decode-trace.sh), where the toolkit has CUPTI.
 if cmake --build "$dir" --target help | grep 'moepage-kernel-trace' >/dev/null; then targets+=(moepage-kernel-trace); fi
 # The kernel micro-benchmarks only when asked (build.sh --kernel-bench): a fat 17 MB binary that

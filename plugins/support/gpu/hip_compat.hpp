@@ -28,6 +28,7 @@ using hipHostFn_t = cudaHostFn_t;
 #define hipEventDisableTiming cudaEventDisableTiming
 #define hipHostMallocDefault cudaHostAllocDefault
 #define hipHostMallocPortable cudaHostAllocPortable
+#define hipHostMallocMapped cudaHostAllocMapped
 
 #define hipGetErrorString cudaGetErrorString
 #define hipGetErrorName cudaGetErrorName
@@ -42,6 +43,7 @@ using hipHostFn_t = cudaHostFn_t;
 #define hipFree cudaFree
 #define hipHostMalloc(ptr, bytes, flags) cudaHostAlloc((ptr), (bytes), (flags))
 #define hipHostFree cudaFreeHost
+#define hipHostGetDevicePointer cudaHostGetDevicePointer
 #define hipMemcpy cudaMemcpy
 #define hipMemcpyAsync cudaMemcpyAsync
 #define hipMemset cudaMemset
@@ -71,6 +73,10 @@ using hipHostFn_t = cudaHostFn_t;
 #define hipHostRegisterDefault cudaHostRegisterDefault
 // Registering memory the process may only read (a PROT_READ file mapping); HIP 5.2 has no such flag.
 #define MP_HOST_REGISTER_READ_ONLY cudaHostRegisterReadOnly
+// Pinned host memory that kernels read and write while the host polls it (device-written flags,
+// host-written records): mapped into the device's address space, and coherent on AMD (the
+// default there lets the device cache it).
+#define MP_HOST_ALLOC_SHARED cudaHostAllocMapped
 
 // Warp (wavefront) size and lane shuffles. CUDA needs an explicit lane mask; HIP has none.
 #define MP_WARP_SIZE 32
@@ -150,6 +156,7 @@ inline hipError_t launch_host_func(hipStream_t stream, hipHostFn_t fn, void* use
 }  // namespace mp_hip_compat
 #define hipLaunchHostFunc ::mp_hip_compat::launch_host_func
 #define MP_HOST_REGISTER_READ_ONLY hipHostRegisterDefault  // HIP 5.2 has no read-only registration
+#define MP_HOST_ALLOC_SHARED (hipHostMallocMapped | hipHostMallocCoherent)
 
 // Device passes know the wavefront of the target (32 on gfx10/11 by default, 64 on gfx9);
 // the host pass never uses it in a kernel, 64 keeps host-side sizing conservative.
