@@ -10,6 +10,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "deepseek4/hip/device_arena.hpp"
@@ -134,6 +135,9 @@ class SplittingExpertSource final : public gpu::GpuExpertSource {
 }  // namespace
 
 TEST_CASE("GPU logits over a split acquire (hits first, pending experts as they land, any band) equal resident's") {
+  // direct_hits (the default): the routers also build each layer's record on the device and send
+  // the scored layers' ids through mapped memory; a layer whose experts all hit in one band launches
+  // from the device's record. Without the deferral it is also checked off.
   Tiny t;
   const std::vector<std::vector<float>> reference = run(t, t.experts);
   const uint32_t E = t.cfg.n_routed_experts, k = t.cfg.num_experts_per_tok;
@@ -141,14 +145,22 @@ TEST_CASE("GPU logits over a split acquire (hits first, pending experts as they 
     const char* name;
     uint32_t band, every;
   };
-  for (const bool defer : {true, false}) {
+  for (const std::pair<bool, bool> options : {std::pair{true, true}, std::pair{false, true}, std::pair{false, false}}) {
+    const bool defer = options.first, direct = options.second;
     for (const Arm arm :
          {Arm{"every third expert pending, one band", E, 3}, Arm{"every other pending, top-k bands", k, 2},
           Arm{"all pending, bands of top-k + 1", k + 1, 1}, Arm{"none pending, top-k bands", k, E + 1}}) {
       CAPTURE(arm.name);
       CAPTURE(defer);
+      CAPTURE(direct);
       SplittingExpertSource split(t, arm.band, arm.every);
-      const std::vector<std::vector<float>> got = run(t, split, true, true, false, false, PromptShared::Auto, defer);
+      MoeStats stats;
+      const std::vector<std::vector<float>> got =
+          run(t, split, true, true, false, false, PromptShared::Auto, defer, direct, &stats);
+      // Off, no layer launches from the device's record; on, every decode step of a layer with
+      // nothing pending in one band does (the arm with none pending and top-k bands has them all).
+      if (!direct) CHECK(stats.device_records == 0);
+      if (direct && arm.every > E && arm.band >= k) CHECK(stats.device_records > 0);
       CHECK(split.starts() > 0);
       if (arm.every <= E) CHECK(split.pending_total() > 0);
       CHECK(bitwise_equal(got, reference));

@@ -91,6 +91,13 @@ struct ModelOptions {
   // rank of an expert-parallel group. Off: measured slower on an H100
   // (bench/results/2026-12-07-deferral-and-top-m.md).
   bool defer_acquire_finish = false;
+  // GPU only: in a paged decode step of one token every layer's router also builds the token's
+  // group record on the device, and a scored layer's router writes the ids straight into mapped
+  // host memory (hip/mapped_ids.hpp) instead of a copy and an event; a layer whose experts all hit,
+  // in one band, launches from the device's record without the host's upload. In a step where
+  // 98% of experts hit, 12% of an H100's time waited for the host
+  // (bench/results/2026-12-07-steady-state.md).
+  bool direct_hits = true;
 };
 
 // The rope of a config's rope parameters (main or compress).

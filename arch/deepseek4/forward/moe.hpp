@@ -27,6 +27,9 @@ struct MoeStats {
   // before the first of them (hits computed while misses were read).
   uint64_t pending_experts = 0;
   uint64_t hits_first = 0;
+  // GPU only, ModelOptions::direct_hits: layers of one token whose experts all hit, launched from
+  // the router's own group record (no upload).
+  uint64_t device_records = 0;
   // One rank of an expert-parallel group: its all-reduces, and their time (mp_arch_stats 1.9).
   uint64_t collective_calls = 0;
   uint64_t collective_ns = 0;

@@ -94,6 +94,9 @@ void GpuModel::allocate_state(int64_t max_batch) {
   moe_scratch_ = allocate_moe_scratch(c, max_batch, device_, pinned_);
   moe_scratch_->prompt_shared = options_.prompt_shared;
   moe_scratch_->defer_finish = options_.defer_acquire_finish;
+  if (options_.direct_hits)
+    moe_scratch_->mapped_ids =
+        std::make_unique<MappedIds>(uint32_t(c.num_hidden_layers), uint32_t(c.num_experts_per_tok));
   if (options_.prompt_shared == PromptShared::Urgent) moe_scratch_->urgent_side.emplace(true);
   hc_scratch_ = allocate_hc_scratch(c, max_batch, device_);
   comb_side_ = std::make_unique<SideStream>();

@@ -1,5 +1,7 @@
 // The MoE block on the GPU (moe.hpp). One step of a layer:
-//   gate matmul -> route (device) -> [scored layers: ids to pinned host memory, event]
+//   gate matmul -> route (device) -> [scored layers: ids to the host: one token's written by the
+//      router into mapped memory (ModelOptions::direct_hits, mapped_ids.hpp), else by a copy to
+//      pinned memory and an event]
 //   (the shared expert on a side stream from the start, joined before the combine)
 //   -> per band of experts: acquire_start (slots of all, which are still being read),
 //      pointer-table row upload if it changed, group upload (ready experts first), then
@@ -26,6 +28,7 @@
 #include "deepseek4/hip/launch.hpp"
 #include "deepseek4/hip/moe_band.hpp"
 #include "deepseek4/hip/moe_device_routing.hpp"
+#include "deepseek4/hip/moe_experts.hpp"
 #include "deepseek4/hip/moe_finish.hpp"
 #include "deepseek4/hip/moe_mma.hpp"
 #include "deepseek4/hip/moe_route.hpp"
@@ -44,243 +47,6 @@ constexpr int kBlock = 256;
 unsigned blocks_for(int64_t n, int64_t per_block = kBlock) {
   return unsigned(std::max<int64_t>(1, (n + per_block - 1) / per_block));
 }
-
-// act[pair, r] = swiglu(w1[r] . yn[token], w3[r] . yn[token]) for every pair of expert blockIdx.y
-// of the band: each warp streams rows r of w1 and w3 once per token tile.
-template <WeightCode W, int T>
-__global__ void expert_up_kernel(const std::byte* const* table_row, PartArgs w1, PartArgs w3, int64_t D, int64_t I,
-                                 Band band, const float* yn, bool x_vec, float limit, float* act) {
-  kernel_entry();
-  const int32_t b = blockIdx.y;
-  const std::byte* slot = table_row[band.experts()[b]];
-  const DeviceMat m1 = part_mat(slot, w1, I, D), m3 = part_mat(slot, w3, I, D);
-  const int32_t begin = band.starts()[b], end = band.starts()[b + 1];
-  const int64_t warps = blockDim.x / MP_WARP_SIZE;
-  const bool lane0 = threadIdx.x % MP_WARP_SIZE == 0;
-  for (int64_t r = blockIdx.x * warps + threadIdx.x / MP_WARP_SIZE; r < I; r += int64_t(gridDim.x) * warps) {
-    for (int32_t p0 = begin; p0 < end; p0 += T) {
-      const int32_t nt = end - p0 < T ? end - p0 : T;
-      const float* xs[T];
-#pragma unroll
-      for (int t = 0; t < T; ++t) xs[t] = yn + int64_t(band.tokens()[p0 + (t < nt ? t : 0)]) * D;
-      float g[T], u[T];
-      warp_row_dot<W, T>(m1, r, xs, x_vec, g);
-      warp_row_dot<W, T>(m3, r, xs, x_vec, u);
-      if (lane0) {
-#pragma unroll
-        for (int t = 0; t < T; ++t)
-          if (t < nt) act[int64_t(band.pairs()[p0 + t]) * I + r] = swiglu_value(g[t], u[t], limit);
-      }
-    }
-  }
-}
-
-// ex_out[pair, r] = w2[r] . act[pair] for every pair of expert blockIdx.y of the band.
-template <WeightCode W, int T>
-__global__ void expert_down_kernel(const std::byte* const* table_row, PartArgs w2, int64_t D, int64_t I, Band band,
-                                   const float* act, bool x_vec, float* ex_out) {
-  kernel_entry();
-  const int32_t b = blockIdx.y;
-  const std::byte* slot = table_row[band.experts()[b]];
-  const DeviceMat m2 = part_mat(slot, w2, D, I);
-  const int32_t begin = band.starts()[b], end = band.starts()[b + 1];
-  const int64_t warps = blockDim.x / MP_WARP_SIZE;
-  const bool lane0 = threadIdx.x % MP_WARP_SIZE == 0;
-  for (int64_t r = blockIdx.x * warps + threadIdx.x / MP_WARP_SIZE; r < D; r += int64_t(gridDim.x) * warps) {
-    for (int32_t p0 = begin; p0 < end; p0 += T) {
-      const int32_t nt = end - p0 < T ? end - p0 : T;
-      const float* xs[T];
-#pragma unroll
-      for (int t = 0; t < T; ++t) xs[t] = act + int64_t(band.pairs()[p0 + (t < nt ? t : 0)]) * I;
-      float acc[T];
-      warp_row_dot<W, T>(m2, r, xs, x_vec, acc);
-      if (lane0) {
-#pragma unroll
-        for (int t = 0; t < T; ++t)
-          if (t < nt) ex_out[int64_t(band.pairs()[p0 + t]) * D + r] = acc[t];
-      }
-    }
-  }
-}
-
-// The aligned fast path of the expert products (row_dot.hpp). A tile is RR rows of w1 and the
-// same RR rows of w3, so the SwiGLU of a row is formed where both dot products end.
-template <WeightCode W, int T, int RR, bool Block>
-__global__ void __launch_bounds__(kMaxTileThreads)
-    expert_up_tile_kernel(const std::byte* const* table_row, PartArgs w1, PartArgs w3, int64_t D, int64_t I, Band band,
-                          const float* yn, float limit, float* act) {
-  kernel_entry();
-  constexpr int R = 2 * RR;
-  __shared__ float red[(Block ? kMaxTileThreads / MP_MIN_WARP_SIZE : 1) * R * T];
-  constexpr int U = tile_unroll(T, R);
-  const TileGroup<Block> g;
-  const int32_t b = blockIdx.y;
-  const std::byte* slot = table_row[band.experts()[b]];
-  const DeviceMat m1 = part_mat(slot, w1, I, D), m3 = part_mat(slot, w3, I, D);
-  const int32_t begin = band.starts()[b], end = band.starts()[b + 1];
-  const int64_t rb = row_bytes<W>(D), n_chunks = rb / 16;
-  const int64_t n_tiles = (I + RR - 1) / RR;
-  for (int64_t tile = g.id; tile < n_tiles; tile += g.count) {
-    const uint4* rd[R];
-    const uint8_t* rs[R];
-#pragma unroll
-    for (int i = 0; i < RR; ++i) {
-      const int64_t row = tile * RR + i < I ? tile * RR + i : I - 1;
-      rd[i] = reinterpret_cast<const uint4*>(m1.data + row * rb);
-      rd[RR + i] = reinterpret_cast<const uint4*>(m3.data + row * rb);
-      rs[i] = has_block_scale<W>() ? m1.scale + scale_row_offset<W>(row, D) : nullptr;
-      rs[RR + i] = has_block_scale<W>() ? m3.scale + scale_row_offset<W>(row, D) : nullptr;
-    }
-    for (int32_t p0 = begin; p0 < end; p0 += T) {
-      const int32_t nt = end - p0 < T ? end - p0 : T;
-      const float* xs[T];
-#pragma unroll
-      for (int t = 0; t < T; ++t) xs[t] = yn + int64_t(band.tokens()[p0 + (t < nt ? t : 0)]) * D;
-      float acc[R * T];
-      tile_dot<W, T, R, U>(rd, rs, n_chunks, xs, g.first, g.stride, acc);
-      group_sum<R * T, Block>(acc, red);
-#pragma unroll
-      for (int i = 0; i < RR; ++i)
-#pragma unroll
-        for (int t = 0; t < T; ++t)
-          if (g.first == i * T + t && tile * RR + i < I && t < nt)
-            act[int64_t(band.pairs()[p0 + t]) * I + tile * RR + i] =
-                swiglu_value(acc[i * T + t], acc[(RR + i) * T + t], limit);
-    }
-  }
-}
-
-template <WeightCode W, int T, int R, bool Block>
-__global__ void __launch_bounds__(kMaxTileThreads)
-    expert_down_tile_kernel(const std::byte* const* table_row, PartArgs w2, int64_t D, int64_t I, Band band,
-                            const float* act, float* ex_out) {
-  kernel_entry();
-  __shared__ float red[(Block ? kMaxTileThreads / MP_MIN_WARP_SIZE : 1) * R * T];
-  constexpr int U = tile_unroll(T, R);
-  const TileGroup<Block> g;
-  const int32_t b = blockIdx.y;
-  const std::byte* slot = table_row[band.experts()[b]];
-  const DeviceMat m2 = part_mat(slot, w2, D, I);
-  const int32_t begin = band.starts()[b], end = band.starts()[b + 1];
-  const int64_t rb = row_bytes<W>(I), n_chunks = rb / 16;
-  const int64_t n_tiles = (D + R - 1) / R;
-  for (int64_t tile = g.id; tile < n_tiles; tile += g.count) {
-    const uint4* rd[R];
-    const uint8_t* rs[R];
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const int64_t row = tile * R + r < D ? tile * R + r : D - 1;
-      rd[r] = reinterpret_cast<const uint4*>(m2.data + row * rb);
-      rs[r] = has_block_scale<W>() ? m2.scale + scale_row_offset<W>(row, I) : nullptr;
-    }
-    for (int32_t p0 = begin; p0 < end; p0 += T) {
-      const int32_t nt = end - p0 < T ? end - p0 : T;
-      const float* xs[T];
-#pragma unroll
-      for (int t = 0; t < T; ++t) xs[t] = act + int64_t(band.pairs()[p0 + (t < nt ? t : 0)]) * I;
-      float acc[R * T];
-      tile_dot<W, T, R, U>(rd, rs, n_chunks, xs, g.first, g.stride, acc);
-      group_sum<R * T, Block>(acc, red);
-#pragma unroll
-      for (int r = 0; r < R; ++r)
-#pragma unroll
-        for (int t = 0; t < T; ++t)
-          if (g.first == r * T + t && tile * R + r < D && t < nt)
-            ex_out[int64_t(band.pairs()[p0 + t]) * D + tile * R + r] = acc[r * T + t];
-    }
-  }
-}
-
-PartArgs part_args(const ExpertPart& p) { return PartArgs{p.offset, p.scale_offset, p.has_scale}; }
-
-// The single-token expert products (row_gemv.hpp), for bands whose experts each serve one token
-// (every decode step): block (x, b) finishes rows [x*rows_per_block, ...) of expert b's w1 and w3
-// together, so SwiGLU is applied where both sums end. S: the steps of the ring of loads in flight
-// (row_gemv_staged.hpp; 0: the register path).
-template <WeightCode W, int CPT, int S>
-__global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
-    expert_up_gemv_kernel(const std::byte* const* table_row, PartArgs w1, PartArgs w3, int64_t D, int64_t I, Band band,
-                          const float* yn, float limit, float* act, int64_t rows_per_block) {
-  kernel_entry();
-  __shared__ float partial[2 * kGemvMaxSlices * kGemvMaxRows];
-  const int32_t b = blockIdx.y, pair = band.starts()[b];  // the expert's only (token, j) pair
-  const std::byte* slot = table_row[band.experts()[b]];
-  const DeviceMat mats[2] = {part_mat(slot, w1, I, D), part_mat(slot, w3, I, D)};
-  int64_t r1;
-  const int64_t r0 = gemv_block_rows(I, rows_per_block, r1);
-  float xv[CPT][elems_per_chunk<W>()];
-  gemv_load_x<W, CPT>(yn + int64_t(band.tokens()[pair]) * D, threadIdx.x, blockDim.x, xv);
-  extern __shared__ uint4 gemv_ring[];
-  gemv_rows_any<W, CPT, 2, S>(mats, r0, r1, xv, partial, gemv_ring);
-  __syncthreads();
-  float* out = act + int64_t(band.pairs()[pair]) * I + r0;
-  for (int64_t i = threadIdx.x; i < r1 - r0; i += blockDim.x)
-    out[i] = swiglu_value(gemv_total(partial, 0, i), gemv_total(partial, 1, i), limit);
-}
-
-template <WeightCode W, int CPT, int S>
-__global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
-    expert_down_gemv_kernel(const std::byte* const* table_row, PartArgs w2, int64_t D, int64_t I, Band band,
-                            const float* act, float* ex_out, int64_t rows_per_block) {
-  kernel_entry();
-  __shared__ float partial[kGemvMaxSlices * kGemvMaxRows];
-  const int32_t b = blockIdx.y, pair = band.starts()[b];
-  const std::byte* slot = table_row[band.experts()[b]];
-  const DeviceMat mats[1] = {part_mat(slot, w2, D, I)};
-  int64_t r1;
-  const int64_t r0 = gemv_block_rows(D, rows_per_block, r1);
-  const int64_t dest = band.pairs()[pair];
-  float xv[CPT][elems_per_chunk<W>()];
-  gemv_load_x<W, CPT>(act + dest * I, threadIdx.x, blockDim.x, xv);
-  extern __shared__ uint4 gemv_ring[];
-  gemv_rows_any<W, CPT, 1, S>(mats, r0, r1, xv, partial, gemv_ring);
-  __syncthreads();
-  for (int64_t i = threadIdx.x; i < r1 - r0; i += blockDim.x) ex_out[dest * D + r0 + i] = gemv_total(partial, 0, i);
-}
-
-// Launches both single-token expert products for `nb` experts of the band (grid.y), planned for
-// plan_nb experts (the layer's: every group gets the same plan), when their shapes apply; false
-// otherwise (decided by the shapes alone, so the same for every group of a layer).
-bool launch_expert_gemv(const std::byte* const* table_row, const ExpertLayout& layout, WeightCode up_code,
-                        WeightCode down_code, int64_t D, int64_t I, const Band& band, int32_t nb, int32_t plan_nb,
-                        const float* yn, float limit, float* act, float* ex_out, int stages, hipStream_t hip_stream) {
-  const GemvShape up = gemv_shape(up_code, row_bytes_of(up_code, D) / 16);
-  const GemvShape down = gemv_shape(down_code, row_bytes_of(down_code, I) / 16);
-  if (up.slices == 0 || down.slices == 0) return false;
-  const int64_t up_rows = gemv_rows_per_block(I, plan_nb, up.slices),
-                down_rows = gemv_rows_per_block(D, plan_nb, down.slices);
-  with_gemv_stages(stages, [&](auto st) {
-    constexpr int S = decltype(st)::value;
-    with_gemv_kernel(up_code, up, [&](auto wc, auto c) {
-      constexpr int CPT = decltype(c)::value;
-      constexpr WeightCode W = decltype(wc)::value;
-      constexpr int R = gemv_ring_steps(W, S, CPT, 2);
-      const auto kernel = expert_up_gemv_kernel<W, CPT, R>;
-      const unsigned threads = unsigned(up.slices * kGemvLanes);
-      const size_t ring = gemv_ring_bytes(R, CPT, 2, int(threads));
-      allow_dynamic_shared(reinterpret_cast<const void*>(kernel), ring);
-      launch("gpu moe expert w1/w3 (single token)", kernel, dim3(unsigned((I + up_rows - 1) / up_rows), unsigned(nb)),
-             threads, ring, hip_stream, table_row, part_args(layout.w1), part_args(layout.w3), D, I, band, yn, limit,
-             act, up_rows);
-    });
-    with_gemv_kernel(down_code, down, [&](auto wc, auto c) {
-      constexpr int CPT = decltype(c)::value;
-      constexpr WeightCode W = decltype(wc)::value;
-      constexpr int R = gemv_ring_steps(W, S, CPT, 1);
-      const auto kernel = expert_down_gemv_kernel<W, CPT, R>;
-      const unsigned threads = unsigned(down.slices * kGemvLanes);
-      const size_t ring = gemv_ring_bytes(R, CPT, 1, int(threads));
-      allow_dynamic_shared(reinterpret_cast<const void*>(kernel), ring);
-      launch("gpu moe expert w2 (single token)", kernel, dim3(unsigned((D + down_rows - 1) / down_rows), unsigned(nb)),
-             threads, ring, hip_stream, table_row, part_args(layout.w2), D, I, band, act, ex_out, down_rows);
-    });
-  });
-  return true;
-}
-
-// Rows of w1 (and of w3) per wide up tile, and rows of w2 per wide down tile, for T tokens.
-constexpr int up_wide_rows(int T) { return T <= 2 ? 2 : 1; }
-constexpr int down_wide_rows(int T) { return T == 1 ? 4 : T <= 4 ? 2 : 1; }
 
 // out[s] (holding the shared expert) += sum_j w[s, j] * ex_out[s*k + j], j in order.
 __global__ void combine_kernel(const float* weights, const float* ex_out, int64_t S, int32_t k, int64_t D, float* out) {
@@ -329,147 +95,6 @@ bool moe_single_token_fp16(const GpuLayerParams& lp, const ExpertLayout& layout,
 }
 
 namespace {
-
-// One layer's routed-expert launches (moe()): where the weights and the band's group record are,
-// and the kernel variant, chosen once per layer from all of its experts (plan_expert_launch): the
-// token tile from the largest group, the tile and row plans for n_used experts. Every band and
-// every group of a band launches that same variant (only grid.y differs), so an expert's output
-// has the same bits whether the pager served the layer in one call or in bands, hits first or
-// all at once, or the layer was routed on the device.
-struct ExpertLaunch {
-  const std::byte* const* table_row;
-  const ExpertLayout* layout;
-  WeightCode up_code, down_code;
-  int64_t D, I;
-  const int32_t* groups;  // the band's record (moe_band.hpp)
-  int32_t nb, np;
-  int32_t max_count, n_used, token_tile;
-  const float* yn;
-  const uint16_t* x16;  // yn rounded for the streamed tiles (null: the layer does not take them)
-  float limit;
-  float* act;
-  float* ex_out;
-  ExpertPrecision precision;
-  ExpertScaleFault fault;
-  Stream stream;
-  // Set by plan_expert_launch.
-  bool matrix = false, matrix_single = false, up_tiles = false, down_tiles = false, up_vec = false, down_vec = false;
-  int gemv_stages = 0;  // the single-token products' ring of loads (GemmPolicy::gemv_stages)
-};
-
-// The device address of the fault record's expert-scale word (the host never dereferences it).
-unsigned long long* scale_fault_word(RouterFault* f) {
-  return f ? reinterpret_cast<unsigned long long*>(reinterpret_cast<std::byte*>(f) + offsetof(RouterFault, scale))
-           : nullptr;
-}
-
-void plan_expert_launch(ExpertLaunch& x, const GemmPolicy& gemm, bool slots_aligned) {
-  const ExpertLayout& layout = *x.layout;
-  x.up_vec = reinterpret_cast<uintptr_t>(x.yn) % 16 == 0 && x.D % 4 == 0;
-  x.down_vec = reinterpret_cast<uintptr_t>(x.act) % 16 == 0 && x.I % 4 == 0;
-  x.up_tiles = slots_aligned && x.up_vec && x.up_code != WeightCode::F16 && layout.w1.offset % 16 == 0 &&
-               layout.w3.offset % 16 == 0 && row_bytes_of(x.up_code, x.D) % 16 == 0;
-  x.down_tiles = slots_aligned && x.down_vec && x.down_code != WeightCode::F16 && layout.w2.offset % 16 == 0 &&
-                 row_bytes_of(x.down_code, x.I) % 16 == 0;
-  const bool mma_ok = expert_mma_applies(x.up_code, x.down_code, x.D, x.I, part_args(layout.w1), part_args(layout.w3),
-                                         part_args(layout.w2), slots_aligned);
-  x.matrix = gemm.expert_matrix(x.max_count) && mma_ok;
-  x.matrix_single = x.max_count == 1 && gemm.single_token && mma_ok;
-  x.gemv_stages = gemm.gemv_stages;
-}
-
-// The layer's variant for the experts first .. first + count of the band's record.
-void launch_expert_group(const ExpertLaunch& x, int32_t first, int32_t count) {
-  const ExpertLayout& layout = *x.layout;
-  const std::byte* const* table_row = x.table_row;
-  const WeightCode up_code = x.up_code, down_code = x.down_code;
-  const int64_t D = x.D, I = x.I;
-  const int32_t max_count = x.max_count, n_used = x.n_used;
-  const float* yn = x.yn;
-  const float limit = x.limit;
-  const Stream stream = x.stream;
-  hipStream_t st = native(stream);
-  const Band bd{x.groups, x.nb, x.np, first};
-  if (x.matrix && x.x16) {
-    launch_expert_stream(table_row, part_args(layout.w1), part_args(layout.w3), part_args(layout.w2), D, I, bd, count,
-                         max_count, x.token_tile, x.x16, limit, reinterpret_cast<uint16_t*>(x.act), x.ex_out, x.fault,
-                         stream);
-    return;
-  }
-  if (x.matrix) {
-    launch_expert_mma(table_row, up_code, down_code, part_args(layout.w1), part_args(layout.w3), part_args(layout.w2),
-                      D, I, bd, count, max_count, x.token_tile, yn, limit, x.act, x.ex_out, x.precision, x.fault,
-                      stream);
-    return;
-  }
-  if (x.matrix_single) {
-    launch_expert_mma_single(table_row, up_code, down_code, part_args(layout.w1), part_args(layout.w3),
-                             part_args(layout.w2), D, I, bd, count, yn, limit, x.act, x.ex_out, x.precision, x.fault,
-                             stream);
-    return;
-  }
-  if (max_count == 1 && x.up_tiles && x.down_tiles &&
-      launch_expert_gemv(table_row, layout, up_code, down_code, D, I, bd, count, n_used, yn, limit, x.act, x.ex_out,
-                         x.gemv_stages, st))
-    return;
-  const dim3 up_grid(blocks_for(I, kBlock / MP_MIN_WARP_SIZE));
-  const dim3 down_grid(blocks_for(D, kBlock / MP_MIN_WARP_SIZE));
-  const bool up_tiles = x.up_tiles, down_tiles = x.down_tiles, up_vec = x.up_vec, down_vec = x.down_vec;
-  float* act = x.act;
-  float* ex_out = x.ex_out;
-  with_token_tile(max_count, [&](auto tile) {
-    constexpr int T = decltype(tile)::value;
-    using Yes = std::true_type;
-    using No = std::false_type;
-    if (up_tiles) {
-      with_weight_code(up_code, [&](auto wc) {
-        constexpr WeightCode W = decltype(wc)::value;
-        if constexpr (W != WeightCode::F16) {
-          constexpr int RW = up_wide_rows(T);
-          const TilePlan p =
-              plan_tiles(I, row_bytes_of(W, D) / 16, RW, tile_unroll(T, 2 * RW), tile_unroll(T, 2), n_used);
-          auto launch_variant = [&](auto rows, auto block) {
-            launch("gpu moe expert w1/w3", expert_up_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>,
-                   dim3(p.grid, unsigned(count)), p.threads, 0, st, table_row, part_args(layout.w1),
-                   part_args(layout.w3), D, I, bd, yn, limit, act);
-          };
-          using Wide = std::integral_constant<int, RW>;
-          using One = std::integral_constant<int, 1>;
-          if (p.wide) p.block ? launch_variant(Wide{}, Yes{}) : launch_variant(Wide{}, No{});
-          else p.block ? launch_variant(One{}, Yes{}) : launch_variant(One{}, No{});
-        }
-      });
-    } else {
-      with_weight_code(up_code, [&](auto wc) {
-        launch("gpu moe expert w1/w3", expert_up_kernel<decltype(wc)::value, T>, dim3(up_grid.x, unsigned(count)),
-               kBlock, 0, st, table_row, part_args(layout.w1), part_args(layout.w3), D, I, bd, yn, up_vec, limit, act);
-      });
-    }
-    if (down_tiles) {
-      with_weight_code(down_code, [&](auto wc) {
-        constexpr WeightCode W = decltype(wc)::value;
-        if constexpr (W != WeightCode::F16) {
-          constexpr int RW = down_wide_rows(T);
-          const TilePlan p = plan_tiles(D, row_bytes_of(W, I) / 16, RW, tile_unroll(T, RW), tile_unroll(T, 1), n_used);
-          auto launch_variant = [&](auto rows, auto block) {
-            launch("gpu moe expert w2", expert_down_tile_kernel<W, T, decltype(rows)::value, decltype(block)::value>,
-                   dim3(p.grid, unsigned(count)), p.threads, 0, st, table_row, part_args(layout.w2), D, I, bd, act,
-                   ex_out);
-          };
-          using Wide = std::integral_constant<int, RW>;
-          using One = std::integral_constant<int, 1>;
-          if (p.wide) p.block ? launch_variant(Wide{}, Yes{}) : launch_variant(Wide{}, No{});
-          else p.block ? launch_variant(One{}, Yes{}) : launch_variant(One{}, No{});
-        }
-      });
-    } else {
-      with_weight_code(down_code, [&](auto wc) {
-        launch("gpu moe expert w2", expert_down_kernel<decltype(wc)::value, T>, dim3(down_grid.x, unsigned(count)),
-               kBlock, 0, st, table_row, part_args(layout.w2), D, I, bd, act, down_vec, ex_out);
-      });
-    }
-  });
-}
 
 // The tid2eid row of a hash-routed layer for the host's token id tok (checked against the
 // vocabulary: the row is read from host memory).
@@ -669,8 +294,27 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     return;
   }
 
-  gate_then_route(TokenRecord{});
-  if (!hash) {
+  // ModelOptions::direct_hits (one token, one rank): the router also builds the token's group
+  // record on the device for the distinct experts the host expects, and a scored router sends its
+  // ids through mapped memory (mapped_ids.hpp); the band below uses the device's record when every
+  // expert hit in one band (the host's would be the same), else uploads its own over it.
+  TokenRecord direct{};
+  if (S == 1 && sc.mapped_ids && !ep && k <= kMaxDeviceTopK) {
+    int32_t nb = int32_t(k), max_count = 1;
+    if (forced_host) {
+      token_shape(forced_host, k, nb, max_count);
+    } else if (hash) {
+      if (!tokens_host) throw GpuError(where + ": hash routing needs the host token ids and table");
+      token_shape(hash_row(lp, c, tokens_host[0], where), k, nb, max_count);
+    }
+    direct = TokenRecord{sc.groups, nb, sc.routed_ids + int64_t(layer) * (k + 1)};
+    if (!hash) {
+      direct.host_ids = sc.mapped_ids->row_device(layer);
+      direct.stamp = sc.mapped_ids->next_stamp();
+    }
+  }
+  gate_then_route(direct);
+  if (!hash && !direct.host_ids) {
     MP_GPU_CHECK(hipMemcpyAsync(sc.idx_host, sc.idx, size_t(S * k) * sizeof(int32_t), hipMemcpyDeviceToHost, st));
     MP_GPU_CHECK(hipEventRecord(static_cast<hipEvent_t>(sc.idx_ready), st));
   }
@@ -680,6 +324,8 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
   } else if (hash) {
     if (!tokens_host) throw GpuError(where + ": hash routing needs the host token ids and table");
     for (int64_t s = 0; s < S; ++s) std::copy_n(hash_row(lp, c, tokens_host[s], where), k, sc.idx_host + s * k);
+  } else if (direct.host_ids) {
+    sc.mapped_ids->await(layer, direct.stamp, stream, where, sc.idx_host);
   } else {
     MP_GPU_CHECK(hipEventSynchronize(static_cast<hipEvent_t>(sc.idx_ready)));
   }
@@ -780,20 +426,27 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
       const int32_t e = sc.used[size_t(b0 + i)];
       np += sc.start[size_t(e + 1)] - sc.start[size_t(e)];
     }
-    int32_t* rec_tokens = staging + 2 * nb + 1;
-    int32_t* rec_pairs = rec_tokens + np;
-    for (int32_t g = 0, at = 0; g < nb; ++g) {
-      const int32_t e = sc.used[size_t(b0 + sc.order[size_t(g)])];
-      const int32_t from = sc.start[size_t(e)], n_pairs = sc.start[size_t(e + 1)] - from;
-      staging[g] = e;
-      staging[nb + g] = at;
-      std::copy_n(sc.pair_token.data() + from, n_pairs, rec_tokens + at);
-      std::copy_n(sc.pair_dest.data() + from, n_pairs, rec_pairs + at);
-      at += n_pairs;
+    // Every expert of the layer hit, in this one band: the router's record on the device is the
+    // one the host would build (experts ascending, each one's pairs in j order).
+    const bool device_record = direct.groups && b0 == 0 && nb == n_used && n_used == direct.nb && n_ready == nb;
+    if (device_record) {
+      ++stats.device_records;
+    } else {
+      int32_t* rec_tokens = staging + 2 * nb + 1;
+      int32_t* rec_pairs = rec_tokens + np;
+      for (int32_t g = 0, at = 0; g < nb; ++g) {
+        const int32_t e = sc.used[size_t(b0 + sc.order[size_t(g)])];
+        const int32_t from = sc.start[size_t(e)], n_pairs = sc.start[size_t(e + 1)] - from;
+        staging[g] = e;
+        staging[nb + g] = at;
+        std::copy_n(sc.pair_token.data() + from, n_pairs, rec_tokens + at);
+        std::copy_n(sc.pair_dest.data() + from, n_pairs, rec_pairs + at);
+        at += n_pairs;
+      }
+      staging[2 * nb] = np;
+      MP_GPU_CHECK(
+          hipMemcpyAsync(sc.groups, staging, size_t(2 * nb + 1 + 2 * np) * sizeof(int32_t), hipMemcpyHostToDevice, st));
     }
-    staging[2 * nb] = np;
-    MP_GPU_CHECK(
-        hipMemcpyAsync(sc.groups, staging, size_t(2 * nb + 1 + 2 * np) * sizeof(int32_t), hipMemcpyHostToDevice, st));
     MP_GPU_CHECK(hipEventRecord(copied, st));
 
     bool slots_aligned = true;

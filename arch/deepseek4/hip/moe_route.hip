@@ -102,6 +102,16 @@ __device__ void build_token_record(const int32_t* idx, int32_t k, int32_t E, con
   rec.keep[k] = bad ? 1 : 0;
 }
 
+// The token's k ids into the mapped host row of record.host_ids, then the stamp the host spins on;
+// the fence makes the ids visible before it. One thread.
+__device__ void publish_host_ids(const int32_t* ids, int32_t k, const TokenRecord& rec) {
+  if (!rec.host_ids) return;
+  volatile int32_t* row = rec.host_ids;
+  for (int32_t j = 0; j < k; ++j) row[j] = ids[j];
+  __threadfence_system();
+  row[k] = int32_t(rec.stamp);
+}
+
 // Scored top-k by the first warp with every lane's experts in registers (E <= kLaneExperts *
 // warp): k rounds of a warp argmax of (score, expert) pairs under ranks_before, so the k winners
 // and their order are the CPU insertion sort's. Lane l owns experts l, l + warp, ...; `live` marks
@@ -261,6 +271,7 @@ __device__ void route_block(const RouteArgs& a, int64_t s, float* shared) {
       w[j] = 0.0f;
     }
     if (record.groups) build_token_record(chosen, k, E, record);  // flagged: the call fails
+    publish_host_ids(chosen, k, record);                          // -1: the host's check fails the call
     return;
   } else if (!tid2eid && !registers_top_k) {
     int32_t have = 0;
@@ -281,6 +292,7 @@ __device__ void route_block(const RouteArgs& a, int64_t s, float* shared) {
     idx[j] = chosen[j];
     w[j] = float(double(scores[chosen[j]]) * scale);
   }
+  publish_host_ids(chosen, k, record);
   if (record.groups) build_token_record(chosen, k, E, record);
 }
 

@@ -16,10 +16,14 @@ constexpr int32_t kMaxDeviceTopK = 32;  // experts per token the device-built re
 // Where the router of a decode step routed on the device (moe(), slots that never move) leaves the
 // token's group record: groups as moe_band.hpp lays it out for the nb distinct experts the host
 // expects, keep [k + 1]. Null groups: the ids go to the host instead.
+// host_ids (any call of one token, with or without groups): a row of MappedIds that also
+// receives the k ids, then `stamp`.
 struct TokenRecord {
   int32_t* groups = nullptr;
   int32_t nb = 0;
   int32_t* keep = nullptr;
+  int32_t* host_ids = nullptr;
+  uint32_t stamp = 0;
 };
 
 // route() (moe.hpp), and with record.groups set, the group record of its one token (S = 1).

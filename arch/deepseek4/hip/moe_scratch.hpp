@@ -4,10 +4,12 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "deepseek4/forward/prompt_shared.hpp"
+#include "deepseek4/hip/mapped_ids.hpp"
 #include "deepseek4/hip/side_stream.hpp"
 
 namespace moepage::ds4::gpu {
@@ -76,6 +78,10 @@ struct MoeScratch {
   int32_t* routed_ids_host = nullptr;
   std::vector<uint8_t> routed_on_device;  // [layers]: this batch routed the layer on the device
   std::vector<int8_t> fixed_table;        // [layers]: 0 not asked yet, 1 slots fixed and uploaded, -1 not fixed
+
+  // ModelOptions::direct_hits, made by the model at construction (null: off): where a paged decode
+  // step's scored routers leave the token's ids for the host.
+  std::unique_ptr<MappedIds> mapped_ids;
 
   // ModelOptions::defer_acquire_finish, set by the model at construction: a layer's last band
   // leaves its acquire to finish_owed_acquires (moe_finish.hpp) at the batch's end. owes_finish

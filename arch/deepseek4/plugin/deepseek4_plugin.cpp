@@ -152,6 +152,11 @@ constexpr mp_option_def kOptions[] = {
                "last layer is queued, so the host queues the next layer while they land; false: right after the "
                "layer's experts are launched (always so on a rank of an expert-parallel group). A failed read fails "
                "the call either way. Off: measured 1-6% slower paged decode on an H100 (2026-12-07)"),
+    mp::option(MP_OPT_BOOL, "direct_hits", "true",
+               "GPU, paged decode: each layer's router also builds the token's expert group record on the device "
+               "and a scored layer's router writes the token's expert ids straight into mapped host memory, so a "
+               "layer whose experts all hit launches them without an upload and the host has the ids sooner; "
+               "false: the ids come by a copy and an event and every record from the host (an ablation)"),
     mp::option(MP_OPT_BOOL, "prompt_staging", "true",
                "paged prefill: hint each prompt chunk's first band of a layer before the layer's attention, so the "
                "copies overlap it; false: only the hash layers' first bands, all at the step's start (an ablation)"),
@@ -206,6 +211,7 @@ class Deepseek4Arch {
     threads_ = uint32_t(threads);
     hits_first_ = options.get_bool("hits_first");
     defer_acquire_finish_ = options.get_bool("defer_acquire_finish");
+    direct_hits_ = options.get_bool("direct_hits");
     prompt_staging_ = options.get_bool("prompt_staging");
     try {
       model_ = ds4::LoadedCheckpoint::load(args.checkpoint_dir);
@@ -341,7 +347,8 @@ class Deepseek4Arch {
                                                             timeline_,
                                                             prompt_shared_,
                                                             matrix_expert_stream_,
-                                                            defer_acquire_finish_});
+                                                            defer_acquire_finish_,
+                                                            direct_hits_});
   }
 
   // One rank of an expert-parallel group (ABI 1.7): before bind_pager, once. On a GPU the rank
@@ -490,6 +497,7 @@ class Deepseek4Arch {
   uint32_t threads_ = 0;
   bool hits_first_ = true;             // arch option hits_first
   bool defer_acquire_finish_ = false;  // arch option defer_acquire_finish
+  bool direct_hits_ = true;            // arch option direct_hits
   bool prompt_staging_ = true;         // arch option prompt_staging
   uint32_t max_context_ = 0;
   uint32_t max_batch_ = 64;                // arch option max_batch: tokens the forward pass processes together

@@ -74,6 +74,7 @@ struct BackendInputs {
   PromptShared prompt_shared = PromptShared::Auto;
   bool matrix_expert_stream = true;   // GPU: the FP4 experts' prompt tiles stream through shared memory
   bool defer_acquire_finish = false;  // GPU: a paged layer's reads waited for at the batch's end
+  bool direct_hits = true;            // GPU: paged decode's ids and all-hit records without uploads
 };
 
 // The backend for the host's device: the GPU one on a HIP device, the CPU one otherwise. Throws

@@ -54,7 +54,8 @@ class GpuBackend final : public ForwardBackend {
                                                             in.timeline,
                                                             in.prompt_shared,
                                                             in.matrix_expert_stream,
-                                                            in.defer_acquire_finish});
+                                                            in.defer_acquire_finish,
+                                                            in.direct_hits});
     } catch (...) {
       model_.reset();
       (void)device_->stream_destroy(device_->ctx, stream_);
