@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# NOT RUN in its session (2026-12-07c); the next session ran it on an H100: ../2026-12-07-deferral-h100.md (call-1.sh there).
+# NOT RUN in its session (2026-12-07c); the next session ran it on an H100: ../2026-12-07-deferral-h100.md.
 # Session 2026-12-07c call 3 (meant for the H200; runs on whatever card came): does deferring acquire_finish, or one copy lane, bring
 # paged decode at 50% (and 25%) of expert bytes closer to each token's bound on the H200? (On an
 # H100 deferral was 1-6% slower; the timing model refitted to the H200 grid puts it 4% faster at
