@@ -24,7 +24,6 @@
 #include <string>
 
 #include "deepseek4/hip/check.hpp"
-#include "deepseek4/hip/dynamic_shared.hpp"
 #include "deepseek4/hip/launch.hpp"
 #include "deepseek4/hip/moe_band.hpp"
 #include "deepseek4/hip/moe_device_routing.hpp"
@@ -35,9 +34,6 @@
 #include "deepseek4/hip/moe_scratch.hpp"
 #include "deepseek4/hip/ops.hpp"
 #include "deepseek4/hip/row_dot.hpp"
-#include "deepseek4/hip/row_gemv.hpp"
-#include "deepseek4/hip/row_gemv_staged.hpp"
-#include "deepseek4/hip/swiglu.hpp"
 
 namespace moepage::ds4::gpu {
 namespace {
