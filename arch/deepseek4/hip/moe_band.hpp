@@ -1,4 +1,4 @@
-// What the routed-expert kernels of one band read (moe.hip, moe_mma.hip): where each part of an
+// What the routed-expert kernels of one band read (moe_experts.hip, moe_mma.hip): where each part of an
 // expert sits in its slot, and the band's group record. For .hip files only.
 #pragma once
 #include <cstddef>
