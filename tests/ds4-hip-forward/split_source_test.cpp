@@ -145,7 +145,8 @@ TEST_CASE("GPU logits over a split acquire (hits first, pending experts as they 
     const char* name;
     uint32_t band, every;
   };
-  for (const std::pair<bool, bool> options : {std::pair{true, true}, std::pair{false, true}, std::pair{false, false}}) {
+  for (const std::pair<bool, bool>& options :
+       {std::pair{true, true}, std::pair{false, true}, std::pair{false, false}}) {
     const bool defer = options.first, direct = options.second;
     for (const Arm arm :
          {Arm{"every third expert pending, one band", E, 3}, Arm{"every other pending, top-k bands", k, 2},

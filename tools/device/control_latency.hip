@@ -15,6 +15,7 @@
 //   h2d_mapped     the kernel reads the pinned record straight from mapped host memory instead
 // usage: control_latency [--reps N] [--busy-pieces N] [--piece-bytes BYTES]
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -165,12 +166,15 @@ struct Probe {
   }
 };
 
-int parse_int(const char* flag, const char* text) {
+// A positive integer of at most `most`.
+long long parse_count(const char* flag, const char* text, long long most) {
   char* end = nullptr;
-  const long v = std::strtol(text, &end, 10);
-  if (end == text || *end != '\0' || v <= 0 || v > 1000000)
-    throw std::runtime_error(std::string(flag) + ": expected a positive integer, got '" + text + "'");
-  return int(v);
+  errno = 0;
+  const long long v = std::strtoll(text, &end, 10);
+  if (end == text || *end != '\0' || errno != 0 || v <= 0 || v > most)
+    throw std::runtime_error(std::string(flag) + ": expected an integer from 1 to " + std::to_string(most) + ", got '" +
+                             text + "'");
+  return v;
 }
 
 }  // namespace
@@ -182,9 +186,10 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
       if (i + 1 >= argc) throw std::runtime_error(a + ": needs a value");
-      if (a == "--reps") reps = parse_int("--reps", argv[++i]);
-      else if (a == "--busy-pieces") busy_pieces = parse_int("--busy-pieces", argv[++i]);
-      else if (a == "--piece-bytes") piece = uint64_t(parse_int("--piece-bytes", argv[++i]));
+      // Pieces of up to 1 GiB (the probe holds four on the device and one pinned).
+      if (a == "--reps") reps = int(parse_count("--reps", argv[++i], 1000000));
+      else if (a == "--busy-pieces") busy_pieces = int(parse_count("--busy-pieces", argv[++i], 1000000));
+      else if (a == "--piece-bytes") piece = uint64_t(parse_count("--piece-bytes", argv[++i], 1ll << 30));
       else throw std::runtime_error("unknown option " + a + " (known: --reps, --busy-pieces, --piece-bytes)");
     }
     Probe p(piece);

@@ -247,20 +247,27 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
   };
   const float limit = float(c.swiglu_limit);
   const std::byte** table_row = sc.table + int64_t(layer) * E;
-
-  // Decode with slots that never move (a resident pager): the router's ids stay on the device,
-  // where the router's last thread also builds the group record, so the host neither waits for
-  // the ids nor uploads the record; the pager hears of the accesses once the batch is done
-  // (account_device_routing). The host still knows the shape the kernel variant depends on: a
-  // scored top-k has k distinct experts, and hash or forced ids are on the host already.
-  if (S == 1 && sc.device_routing && k <= kMaxDeviceTopK && layer_has_fixed_slots(sc, source, layer, E, st)) {
-    int32_t n_used = int32_t(k), max_count = 1;
+  // One token's shape as the host knows it before the router runs (the kernel variant and a
+  // device-built record depend on it): a scored top-k has k distinct experts; hash or forced ids
+  // are on the host already.
+  auto known_token_shape = [&](int32_t& n_used, int32_t& max_count) {
+    n_used = int32_t(k);
+    max_count = 1;
     if (forced_host) {
       token_shape(forced_host, k, n_used, max_count);
     } else if (hash) {
       if (!tokens_host) throw GpuError(where + ": hash routing needs the host token ids and table");
       token_shape(hash_row(lp, c, tokens_host[0], where), k, n_used, max_count);
     }
+  };
+
+  // Decode with slots that never move (a resident pager): the router's ids stay on the device,
+  // where the router's last thread also builds the group record, so the host neither waits for
+  // the ids nor uploads the record; the pager hears of the accesses once the batch is done
+  // (account_device_routing). The host still knows the shape the kernel variant depends on.
+  if (S == 1 && sc.device_routing && k <= kMaxDeviceTopK && layer_has_fixed_slots(sc, source, layer, E, st)) {
+    int32_t n_used = 0, max_count = 0;
+    known_token_shape(n_used, max_count);
     gate_then_route(TokenRecord{sc.groups, n_used, sc.routed_ids + int64_t(layer) * (k + 1)});
     ExpertLaunch x{table_row,
                    &layout,
@@ -296,13 +303,8 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
   // expert hit in one band (the host's would be the same), else uploads its own over it.
   TokenRecord direct{};
   if (S == 1 && sc.mapped_ids && !ep && k <= kMaxDeviceTopK) {
-    int32_t nb = int32_t(k), max_count = 1;
-    if (forced_host) {
-      token_shape(forced_host, k, nb, max_count);
-    } else if (hash) {
-      if (!tokens_host) throw GpuError(where + ": hash routing needs the host token ids and table");
-      token_shape(hash_row(lp, c, tokens_host[0], where), k, nb, max_count);
-    }
+    int32_t nb = 0, max_count = 0;
+    known_token_shape(nb, max_count);
     direct = TokenRecord{sc.groups, nb, sc.routed_ids + int64_t(layer) * (k + 1)};
     if (!hash) {
       direct.host_ids = sc.mapped_ids->row_device(layer);
@@ -422,9 +424,9 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
       const int32_t e = sc.used[size_t(b0 + i)];
       np += sc.start[size_t(e + 1)] - sc.start[size_t(e)];
     }
-    // Every expert of the layer hit, in this one band: the router's record on the device is the
-    // one the host would build (experts ascending, each one's pairs in j order).
-    const bool device_record = direct.groups && b0 == 0 && nb == n_used && n_used == direct.nb && n_ready == nb;
+    // Every expert of the layer hit, in one band (nb == n_used): the router's record on the device
+    // is the one the host would build (experts ascending, each one's pairs in j order).
+    const bool device_record = direct.groups && nb == n_used && n_used == direct.nb && n_ready == nb;
     if (device_record) {
       ++stats.device_records;
     } else {
