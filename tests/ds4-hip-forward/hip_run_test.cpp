@@ -25,8 +25,9 @@ constexpr uint32_t kTokens = 64;
 
 struct Arm {
   std::string name;
-  std::string pager;      // the profile's pager section, flow style
-  std::string transport;  // the profile's transport section, flow style
+  std::string pager;          // the profile's pager section, flow style
+  std::string transport;      // the profile's transport section, flow style
+  std::string arch_set = "";  // one more --set for the arch (empty: none)
 };
 
 // A profile of its own per arm (no base: chain, so no option of another transport leaks in).
@@ -67,6 +68,9 @@ TEST_CASE("moepage run --set device=hip: greedy ids identical to the CPU across 
       {"lru 48 slots / pread", lru(48), pread},
       {"lru top-k slots / pread", lru(k), pread},
       {"lru top-k slots / pinned-async", lru(k), pinned},
+      // The arms above with the arch's default; this one queues each greedy step's front before the
+      // pick reaches the host.
+      {"lru top-k slots / pinned-async, run ahead", lru(k), pinned, "arch.run_ahead=true"},
       {"adapter-prefetch / pinned-async",
        "{plugin: adapter-prefetch, adapter: '" + adapter.string() +
            "', budget: " + std::to_string(h.budget_for(model, k + 2)) + "}",
@@ -83,8 +87,10 @@ TEST_CASE("moepage run --set device=hip: greedy ids identical to the CPU across 
 
   for (size_t i = 0; i < arms.size(); ++i) {
     CAPTURE(arms[i].name);
-    const auto r =
-        run_moepage({"run", "--profile", write_profile(dir, arms[i], model, i + 1).string(), "--set", "device=hip"});
+    std::vector<std::string> args = {"run", "--profile", write_profile(dir, arms[i], model, i + 1).string(), "--set",
+                                     "device=hip"};
+    if (!arms[i].arch_set.empty()) args.insert(args.end(), {"--set", arms[i].arch_set});
+    const auto r = run_moepage(args);
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(r.err.find("GPU forward pass") != std::string::npos);  // the arch really ran on the GPU

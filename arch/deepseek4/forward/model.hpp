@@ -98,6 +98,12 @@ struct ModelOptions {
   // 98% of experts hit, 12% of an H100's time waited for the host
   // (bench/results/2026-12-07-steady-state.md).
   bool direct_hits = true;
+  // GPU only: a greedy call queues the next step's front (the embedding of the pick it made on the
+  // device, layer 0's attention and both of its mHC sites) before the host waits for the pick, so
+  // the device runs on while the pick travels to the host and the caller comes back; a call whose
+  // one token is that pick resumes at layer 0's MoE block, any other input recomputes it. Not
+  // where layer 0 compresses (its compressor state would run ahead) nor on an expert-parallel rank.
+  bool run_ahead = false;
 };
 
 // The rope of a config's rope parameters (main or compress).

@@ -19,6 +19,12 @@ EventSet::EventSet(uint32_t count) : events_(count, nullptr) {
 
 EventSet::~EventSet() { release(); }
 
+void EventSet::record(uint32_t i, Stream s) const {
+  MP_GPU_CHECK(hipEventRecord(static_cast<hipEvent_t>(at(i)), native(s)));
+}
+
+void EventSet::host_wait(uint32_t i) const { MP_GPU_CHECK(hipEventSynchronize(static_cast<hipEvent_t>(at(i)))); }
+
 void EventSet::release() noexcept {
   for (void*& e : events_) {
     if (e) (void)hipEventDestroy(static_cast<hipEvent_t>(e));

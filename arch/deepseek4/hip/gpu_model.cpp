@@ -117,6 +117,7 @@ void GpuModel::allocate_state(int64_t max_batch) {
     else reduce_staging_ = pinned_.take<float>(uint64_t(max_batch * D));
   }
   if (options_.timeline) batch_marks_ = std::make_unique<BatchMarks>(2 + 4 * config_.num_hidden_layers);
+  if (options_.run_ahead) picked_ = std::make_unique<EventSet>(1);
   logits_ = device_.take<float>(uint64_t(max_batch * V));
   tokens_ = device_.take<int32_t>(uint64_t(ctx));
   tokens_staging_ = pinned_.take<int32_t>(uint64_t(ctx));
@@ -148,6 +149,7 @@ void GpuModel::reset() {
   set_current_device(device_index_);
   for (auto& st : states_) st.reset();
   position_ = 0;
+  if (std::exchange(front_queued_, false)) ++run_ahead_counts_.dropped;
 }
 
 void GpuModel::forward(const int32_t* tokens, uint32_t n, float* logits_out, bool all_logits) {
@@ -167,6 +169,7 @@ void GpuModel::run(const int32_t* tokens, uint32_t n, float* logits_out, bool al
   set_current_device(device_index_);
   if (stream_busy_) synchronize(stream_);
   stream_busy_ = true;
+  const bool resumed = take_front(tokens, n);
   // The whole call's ids go up in one copy (n <= max_context - position fits the buffers); the
   // MoE block reads the host copy for hash routing.
   std::copy(tokens, tokens + n, tokens_staging_);
@@ -184,7 +187,7 @@ void GpuModel::run(const int32_t* tokens, uint32_t n, float* logits_out, bool al
     // blocks cost more than that (H200: prefill 2-5% slower overlapped), so it launches plainly.
     const OverlappedLaunches overlapped(options_.overlap_launches && S == 1);
     start_batch_marks(S);
-    run_batch(tokens_staging_ + at, tokens_ + at, S, out);
+    run_batch(tokens_staging_ + at, tokens_ + at, S, out, resumed);
     if (!out.logits_host && !out.greedy) end_unwaited_batch();
     at += uint32_t(S);
   }
@@ -210,12 +213,11 @@ void GpuModel::stage_first_band(uint32_t layer, const int32_t* tokens_host, int6
   if (!first.empty()) experts_->stage(layer, first);
 }
 
-void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_device, int64_t S, const Output& out) {
+void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_device, int64_t S, const Output& out,
+                         bool resumed) {
   const Config& c = config_;
   const int64_t N = c.hc_mult, D = c.hidden_size, V = c.vocab_size;
   const int64_t p0 = int64_t(position_);
-  float* X = X_;
-  float* X2 = X2_;
   moe_scratch_->position0 = p0;
   // A decode step whose output the call waits for may route on the device (moe.hip): its ids
   // reach the pager after the synchronize below.
@@ -225,58 +227,23 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
       options_.device_routing && !expert_parallel() && S == 1 && (out.greedy || out.logits_host != nullptr);
   if (options_.forced_routing) upload_forced_routing(p0, S);
   const DropOwedAcquires owed{*moe_scratch_, *experts_};  // deferred finishes, if the batch throws
-  embed(params_.embed, tokens_device, S, N, X, stream_);
-  // Each block's hc_post is folded into the next mHC site's weights kernel (which reads X, mixes
-  // in block_out_ and writes X2), the last one into the head's. `cur` names the post/comb pair of
-  // the block whose hc_post is pending.
-  bool post_pending = false;
-  int cur = 0;
-  // A site's Sinkhorn runs on comb_side_ beside the block after it; whatever reads its comb (the
-  // next site, the head, a lone hc_post) joins first.
-  bool comb_pending = false;
-  auto join_comb = [&] {
-    if (comb_pending) comb_side_->join(stream_);
-    comb_pending = false;
-  };
-  auto mhc_site = [&](const GpuHcParams& hp, const float* norm, float* last_mean) {
-    join_comb();
-    HcInput in;
-    in.X = X;
-    if (post_pending) {
-      in.block_out = block_out_;
-      in.post = post_[cur];
-      in.comb = comb_[cur];
-      in.Xout = X2;
-      in.last_mean = last_mean;
-      std::swap(X, X2);
-    }
-    cur ^= 1;
-    ds4::gpu::hc_site(hp, c, in, S, hc_scratch_, post_[cur], comb_[cur], norm, xn_, stream_, comb_side_.get());
-    post_pending = true;
-    comb_pending = true;
-    mark_batch();  // the timeline's site mark
-  };
+  if (!resumed) queue_embedding(tokens_device, S);
   for (uint32_t l = 0; l < c.num_hidden_layers; ++l) {
-    const GpuLayerParams& lp = params_.layers[l];
-    // A predictor sees the mean of the streams of the batch's last token after each layer, as on
-    // the CPU: for layer l - 1 the site below computes it while finishing that layer's hc_post.
-    mhc_site(lp.hc_attn, lp.attn_norm, l > 0 ? observed_ : nullptr);
-    // Late: the attention is queued first, and observe() waits for the site above only (a predictor
-    // that reads the state back then scores while the GPU runs the attention).
-    const bool observe_late = l > 0 && observe_side_ != nullptr;
-    const Stream observe_stream = observe_late ? observe_side_->fork(stream_) : stream_;
-    if (l > 0 && !observe_late) observe(l - 1, stream_);
-    stage_first_band(l, tokens_host, S);
-    attention(lp, c, states_[l], ring_size_, p0, S, xn_, *attention_scratch_, block_out_, stream_);
-    mark_batch();
-    mhc_site(lp.hc_ffn, lp.ffn_norm, nullptr);
-    if (observe_late) observe(l - 1, observe_stream);
-    moe_block(l, tokens_host, tokens_device, S, std::exchange(comb_pending, false) ? comb_side_.get() : nullptr);
+    // A resumed batch's layer 0 ran up to its MoE block in the previous call: only the staging of
+    // its first band waited for the token.
+    if (resumed && l == 0) stage_first_band(0, tokens_host, S);
+    else queue_attention_half(l, tokens_host, S);
+    moe_block(l, tokens_host, tokens_device, S,
+              std::exchange(cursor_.comb_pending, false) ? comb_side_.get() : nullptr);
     mark_batch();
   }
   join_comb();
   position_ += uint64_t(S);
   const int64_t rows = out.all_logits ? S : 1, first = S - rows;
+  float* X = cursor_.X;
+  float* X2 = cursor_.X2;
+  const int cur = cursor_.cur;
+  const bool post_pending = cursor_.post_pending;
   // Every batch leaves the router's record on its way back; the batches that wait check it.
   fetch_router_fault(*moe_scratch_, stream_);
   if (!out.logits_host && !out.greedy) {
@@ -307,8 +274,78 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
   } else {
     download_async(logits_staging_, logits_, uint64_t(rows * V) * sizeof(float), stream_);
   }
-  wait_for_batch();
+  wait_for_batch(out.greedy && can_run_ahead());
   if (!out.greedy) std::memcpy(out.logits_host, logits_staging_, size_t(rows * V) * sizeof(float));
+}
+
+void GpuModel::queue_embedding(const int32_t* tokens_device, int64_t S) {
+  cursor_ = Cursor{X_, X2_};
+  embed(params_.embed, tokens_device, S, config_.hc_mult, cursor_.X, stream_);
+}
+
+void GpuModel::queue_attention_half(uint32_t l, const int32_t* tokens_host, int64_t S) {
+  const GpuLayerParams& lp = params_.layers[l];
+  // A predictor sees the mean of the streams of the batch's last token after each layer, as on
+  // the CPU: for layer l - 1 the site below computes it while finishing that layer's hc_post.
+  mhc_site(lp.hc_attn, lp.attn_norm, l > 0 ? observed_ : nullptr, S);
+  // Late: the attention is queued first, and observe() waits for the site above only (a predictor
+  // that reads the state back then scores while the GPU runs the attention).
+  const bool observe_late = l > 0 && observe_side_ != nullptr;
+  const Stream observe_stream = observe_late ? observe_side_->fork(stream_) : stream_;
+  if (l > 0 && !observe_late) observe(l - 1, stream_);
+  if (tokens_host) stage_first_band(l, tokens_host, S);
+  attention(lp, config_, states_[l], ring_size_, int64_t(position_), S, xn_, *attention_scratch_, block_out_, stream_);
+  mark_batch();
+  mhc_site(lp.hc_ffn, lp.ffn_norm, nullptr, S);
+  if (observe_late) observe(l - 1, observe_stream);
+}
+
+// Each block's hc_post is folded into the next mHC site's weights kernel (which reads X, mixes in
+// block_out_ and writes X2), the last one into the head's. A site's Sinkhorn runs on comb_side_
+// beside the block after it; whatever reads its comb (the next site, the head, a lone hc_post)
+// joins first.
+void GpuModel::mhc_site(const GpuHcParams& hp, const float* norm, float* last_mean, int64_t S) {
+  join_comb();
+  Cursor& k = cursor_;
+  HcInput in;
+  in.X = k.X;
+  if (k.post_pending) {
+    in.block_out = block_out_;
+    in.post = post_[k.cur];
+    in.comb = comb_[k.cur];
+    in.Xout = k.X2;
+    in.last_mean = last_mean;
+    std::swap(k.X, k.X2);
+  }
+  k.cur ^= 1;
+  ds4::gpu::hc_site(hp, config_, in, S, hc_scratch_, post_[k.cur], comb_[k.cur], norm, xn_, stream_, comb_side_.get());
+  k.post_pending = true;
+  k.comb_pending = true;
+  mark_batch();  // the timeline's site mark
+}
+
+void GpuModel::join_comb() {
+  if (cursor_.comb_pending) comb_side_->join(stream_);
+  cursor_.comb_pending = false;
+}
+
+bool GpuModel::can_run_ahead() const {
+  return options_.run_ahead && !expert_parallel() && config_.num_hidden_layers > 0 &&
+         params_.layers[0].kind == AttnKind::Sliding && position_ < options_.max_context;
+}
+
+// One token at position_, its id the pick greedy_token left in greedy_[0]; the front's launches
+// follow the pick's download, so the host's wait for the pick is no wait for them.
+void GpuModel::queue_front() {
+  queue_embedding(greedy_, 1);
+  queue_attention_half(0, nullptr, 1);
+}
+
+bool GpuModel::take_front(const int32_t* tokens, uint32_t n) {
+  if (!std::exchange(front_queued_, false)) return false;
+  const bool match = n == 1 && tokens[0] == front_token_;
+  ++(match ? run_ahead_counts_.used : run_ahead_counts_.dropped);
+  return match;
 }
 
 void GpuModel::start_batch_marks(int64_t S) {
@@ -332,16 +369,27 @@ void GpuModel::observe(uint32_t layer, Stream stream) {
   else experts_->observe(layer, observed_, uint32_t(config_.hidden_size), stream);
 }
 
-void GpuModel::wait_for_batch() {
+void GpuModel::wait_for_batch(bool front) {
   finish_owed_acquires(*moe_scratch_, *experts_);  // the host waits for reads that landed long ago
   fetch_device_routing(*moe_scratch_, stream_);
   if (timed_batch_) batch_marks_->mark(stream_);  // the end: everything queued
-  synchronize(stream_);
+  if (front) {
+    picked_->record(0, stream_);
+    const uint32_t timed = std::exchange(timed_batch_, 0);  // the front is no part of a timed batch
+    queue_front();
+    timed_batch_ = timed;
+    picked_->host_wait(0);
+  } else {
+    synchronize(stream_);
+  }
   if (timed_batch_) timelines_.push_back(batch_marks_->timeline(std::exchange(timed_batch_, 0)));
   forced_upload_pending_ = false;
   collect_reduce_time();
   throw_if_router_fault(*moe_scratch_, stream_);
   account_device_routing(*moe_scratch_, *experts_);
+  // A NaN pick fails the call: its front is for no token the caller can pass.
+  front_queued_ = front && greedy_staging_[1] < 0;
+  front_token_ = greedy_staging_[0];
 }
 
 void GpuModel::moe_block(uint32_t layer, const int32_t* tokens_host, const int32_t* tokens_device, int64_t S,

@@ -23,6 +23,7 @@
 #include "deepseek4/forward/weights.hpp"
 #include "deepseek4/hip/device_arena.hpp"
 #include "deepseek4/hip/device_params.hpp"
+#include "deepseek4/hip/event_set.hpp"
 #include "deepseek4/hip/expert_source.hpp"
 #include "deepseek4/hip/hc.hpp"
 #include "deepseek4/hip/library_weight_cache.hpp"
@@ -62,6 +63,13 @@ class GpuModel {
   // Throws GpuError when a logit is NaN.
   int32_t forward_greedy(const int32_t* tokens, uint32_t n);
 
+  // ModelOptions::run_ahead: how many calls found the next step's front queued for their token
+  // (used) and how many found it queued for another token or shape (dropped, recomputed).
+  struct RunAheadCounts {
+    uint64_t used = 0, dropped = 0;
+  };
+  const RunAheadCounts& run_ahead_counts() const { return run_ahead_counts_; }
+
   uint64_t position() const { return position_; }
   const Config& config() const { return config_; }
   const ModelOptions& options() const { return options_; }
@@ -89,11 +97,32 @@ class GpuModel {
     bool greedy = false;
   };
   void run(const int32_t* tokens, uint32_t n, float* logits_out, bool all_logits, bool greedy);
-  void run_batch(const int32_t* tokens_host, const int32_t* tokens_device, int64_t S, const Output& out);
+  // resumed: the batch is the one token whose front (queue_front) the previous call queued.
+  void run_batch(const int32_t* tokens_host, const int32_t* tokens_device, int64_t S, const Output& out, bool resumed);
+  // A batch's streams from its tokens' embedding (the cursor's start), and one layer's work up to
+  // its MoE block: the attention's mHC site, the attention, the MoE's mHC site (with the observe
+  // of the layer before). tokens_host null: the layer's first band is not staged here.
+  void queue_embedding(const int32_t* tokens_device, int64_t S);
+  void queue_attention_half(uint32_t layer, const int32_t* tokens_host, int64_t S);
+  // An mHC site on the cursor's streams (folding in the pending hc_post), and the join of the
+  // last site's Sinkhorn before anything reads its comb.
+  void mhc_site(const GpuHcParams& hp, const float* norm, float* last_mean, int64_t S);
+  void join_comb();
+  // ModelOptions::run_ahead: whether the next step's front may be queued behind this call's
+  // greedy pick (one token fits before max_context, layer 0 keeps no compressor state the front
+  // would advance, no expert-parallel group); queue_front queues it (the embedding of the device's
+  // pick and layer 0's attention half), and take_front says whether a call's tokens are the ones
+  // it was queued for (then the call resumes at layer 0's MoE block). A front queued for another
+  // token is simply recomputed: it wrote only scratch and layer 0's window slot of its position,
+  // which any token at that position writes again.
+  bool can_run_ahead() const;
+  void queue_front();
+  bool take_front(const int32_t* tokens, uint32_t n);
   // After the batch's output was queued: finishes the acquires the batch deferred
   // (ModelOptions::defer_acquire_finish), waits for the output, then reads what came back with it
-  // (the router's faults, the device-routed ids for the pager, the sums' device time).
-  void wait_for_batch();
+  // (the router's faults, the device-routed ids for the pager, the sums' device time). front:
+  // the next step's front is queued behind the output before the host waits, for the output only.
+  void wait_for_batch(bool front);
   // ModelOptions::timeline, for prompt batches (S > 1): the marks where each block's work is queued
   // (batch_timeline.hpp): the batch's start, a mark, and the end of a batch without output once
   // run_batch queued it (marked, waited for, its timeline kept; wait_for_batch does the same for
@@ -145,6 +174,22 @@ class GpuModel {
   // ModelOptions::predictor_on_device: the source's linear predictors, on the device (null: off).
   std::unique_ptr<DevicePredictors> predictors_;
   float *X_ = nullptr, *X2_ = nullptr;  // [S, N, D]
+  // Where run_batch is in a batch's chain of blocks: the streams (X, the other buffer X2), the
+  // post/comb pair (cur) of the block whose hc_post is pending, and whether the last mHC site's
+  // Sinkhorn still runs on comb_side_. A member so that a queued front hands it to the next call.
+  struct Cursor {
+    float *X = nullptr, *X2 = nullptr;
+    bool post_pending = false;
+    int cur = 0;
+    bool comb_pending = false;
+  };
+  Cursor cursor_;
+  // ModelOptions::run_ahead: the front queued behind the last greedy pick, for front_token_ at
+  // position_ (false: none), and the event the host waits on for the pick meanwhile.
+  bool front_queued_ = false;
+  int32_t front_token_ = 0;
+  std::unique_ptr<EventSet> picked_;
+  RunAheadCounts run_ahead_counts_;
   // [S, N], [S, N, N] twice: a site's weights are written while the previous site's hc_post,
   // folded into the same kernel, still reads the other pair.
   float *post_[2] = {nullptr, nullptr}, *comb_[2] = {nullptr, nullptr};

@@ -157,6 +157,11 @@ constexpr mp_option_def kOptions[] = {
                "and a scored layer's router writes the token's expert ids straight into mapped host memory, so a "
                "layer whose experts all hit launches them without an upload and the host has the ids sooner; "
                "false: the ids come by a copy and an event and every record from the host (an ablation)"),
+    mp::option(MP_OPT_BOOL, "run_ahead", "false",
+               "GPU, greedy decode: each call queues the next step's front (the embedding of its pick, made on "
+               "the device, and layer 0's attention with its mHC sites) before the host waits for the pick, and "
+               "the next call, given that pick, starts at layer 0's MoE block; any other input recomputes it. "
+               "Off where layer 0 compresses; false: each step starts when the host passes its token"),
     mp::option(MP_OPT_BOOL, "prompt_staging", "true",
                "paged prefill: hint each prompt chunk's first band of a layer before the layer's attention, so the "
                "copies overlap it; false: only the hash layers' first bands, all at the step's start (an ablation)"),
@@ -212,6 +217,7 @@ class Deepseek4Arch {
     hits_first_ = options.get_bool("hits_first");
     defer_acquire_finish_ = options.get_bool("defer_acquire_finish");
     direct_hits_ = options.get_bool("direct_hits");
+    run_ahead_ = options.get_bool("run_ahead");
     prompt_staging_ = options.get_bool("prompt_staging");
     try {
       model_ = ds4::LoadedCheckpoint::load(args.checkpoint_dir);
@@ -348,7 +354,8 @@ class Deepseek4Arch {
                                                             prompt_shared_,
                                                             matrix_expert_stream_,
                                                             defer_acquire_finish_,
-                                                            direct_hits_});
+                                                            direct_hits_,
+                                                            run_ahead_});
   }
 
   // One rank of an expert-parallel group (ABI 1.7): before bind_pager, once. On a GPU the rank
@@ -498,6 +505,7 @@ class Deepseek4Arch {
   bool hits_first_ = true;             // arch option hits_first
   bool defer_acquire_finish_ = false;  // arch option defer_acquire_finish
   bool direct_hits_ = true;            // arch option direct_hits
+  bool run_ahead_ = false;             // arch option run_ahead
   bool prompt_staging_ = true;         // arch option prompt_staging
   uint32_t max_context_ = 0;
   uint32_t max_batch_ = 64;                // arch option max_batch: tokens the forward pass processes together

@@ -75,6 +75,7 @@ struct BackendInputs {
   bool matrix_expert_stream = true;   // GPU: the FP4 experts' prompt tiles stream through shared memory
   bool defer_acquire_finish = false;  // GPU: a paged layer's reads waited for at the batch's end
   bool direct_hits = true;            // GPU: paged decode's ids and all-hit records without uploads
+  bool run_ahead = false;             // GPU: a greedy call queues the next step's front before its wait
 };
 
 // The backend for the host's device: the GPU one on a HIP device, the CPU one otherwise. Throws

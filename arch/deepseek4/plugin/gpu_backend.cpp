@@ -55,7 +55,8 @@ class GpuBackend final : public ForwardBackend {
                                                             in.prompt_shared,
                                                             in.matrix_expert_stream,
                                                             in.defer_acquire_finish,
-                                                            in.direct_hits});
+                                                            in.direct_hits,
+                                                            in.run_ahead});
     } catch (...) {
       model_.reset();
       (void)device_->stream_destroy(device_->ctx, stream_);
