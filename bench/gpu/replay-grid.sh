@@ -15,6 +15,7 @@
 # SHARES (optional): the budgets as PERCENT:DIVISOR words, default "12.5:8 25:4 50:2".
 # COMPARE (words of --set, optional): a second transport, run on lru and lfru + top 3 at 25%
 # (arms compare-*), so two transports are compared in one run.
+# ARCH (words of --set, optional): arch options for every arm, resident included.
 #
 #   bench/gpu/replay-grid.sh BUILD OUT MODEL_DIR [TOKENS] [LAYERS] [TRACE]
 # Writes OUT/{<arm>-r<i>.json, <arm>-r<i>.log, <arm>-r<i>.trace, bandwidth.json, paths.json, weights.json, bound.txt,
@@ -23,7 +24,8 @@ set -uo pipefail
 build=$(cd "$1" && pwd); out=$2; model=$3; tokens=${4:-256}; layers=${5:-12}; reps=${REPS:-2}
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/decode_arms.sh"
-replay_arms "${6:-}"
+read -r -a arch_sets <<<"${ARCH:-}"
+replay_arms "${6:-}" "${arch_sets[@]}"
 read -r -a transport <<<"${TRANSPORT:---set transport.plugin=mapped}"
 
 prepare_model "$layers" 1,8,16
