@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -149,7 +150,7 @@ void GpuModel::reset() {
   set_current_device(device_index_);
   for (auto& st : states_) st.reset();
   position_ = 0;
-  if (std::exchange(front_queued_, false)) ++run_ahead_counts_.dropped;
+  if (std::exchange(front_token_, std::nullopt)) ++run_ahead_counts_.dropped;
 }
 
 void GpuModel::forward(const int32_t* tokens, uint32_t n, float* logits_out, bool all_logits) {
@@ -342,8 +343,9 @@ void GpuModel::queue_front() {
 }
 
 bool GpuModel::take_front(const int32_t* tokens, uint32_t n) {
-  if (!std::exchange(front_queued_, false)) return false;
-  const bool match = n == 1 && tokens[0] == front_token_;
+  const std::optional<int32_t> queued = std::exchange(front_token_, std::nullopt);
+  if (!queued) return false;
+  const bool match = n == 1 && tokens[0] == *queued;
   ++(match ? run_ahead_counts_.used : run_ahead_counts_.dropped);
   return match;
 }
@@ -388,8 +390,7 @@ void GpuModel::wait_for_batch(bool front) {
   throw_if_router_fault(*moe_scratch_, stream_);
   account_device_routing(*moe_scratch_, *experts_);
   // A NaN pick fails the call: its front is for no token the caller can pass.
-  front_queued_ = front && greedy_staging_[1] < 0;
-  front_token_ = greedy_staging_[0];
+  if (front && greedy_staging_[1] < 0) front_token_ = greedy_staging_[0];
 }
 
 void GpuModel::moe_block(uint32_t layer, const int32_t* tokens_host, const int32_t* tokens_device, int64_t S,

@@ -11,6 +11,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -184,10 +185,9 @@ class GpuModel {
     bool comb_pending = false;
   };
   Cursor cursor_;
-  // ModelOptions::run_ahead: the front queued behind the last greedy pick, for front_token_ at
-  // position_ (false: none), and the event the host waits on for the pick meanwhile.
-  bool front_queued_ = false;
-  int32_t front_token_ = 0;
+  // ModelOptions::run_ahead: the token the front queued behind the last greedy pick is for, at
+  // position_ (none: no front queued), and the event the host waits on for the pick meanwhile.
+  std::optional<int32_t> front_token_;
   std::unique_ptr<EventSet> picked_;
   RunAheadCounts run_ahead_counts_;
   // [S, N], [S, N, N] twice: a site's weights are written while the previous site's hc_post,
