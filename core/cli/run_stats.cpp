@@ -110,6 +110,10 @@ void TraceWriter::forward_later_calls() {
     vtable_.linear_predictor = nullptr;
     vtable_.observe_scores = nullptr;
   }
+  if (mp_pager_offers_residency(&vtable_))
+    vtable_.residency = [](void* self, uint32_t layer, void** slots, uint32_t n, uint64_t* generation) {
+      return of(self).inner_.vtable->residency(of(self).inner_.self, layer, slots, n, generation);
+    };
 }
 
 void TraceWriter::on_event(void* ctx, const mp_trace_event* e) {

@@ -32,6 +32,7 @@ void run_pager_checks(const Component& c, const Component& transport, const mp_h
   for (const PagerCheck& f : pager_failure_checks()) checks.push_back(f);
   for (const PagerCheck& f : pager_split_checks()) checks.push_back(f);
   for (const PagerCheck& f : pager_fixed_slots_checks()) checks.push_back(f);
+  for (const PagerCheck& f : pager_residency_checks()) checks.push_back(f);
   for (const PagerCheck& check : checks) {
     if (c.abi_minor < check.since_minor) continue;  // rules newer than the plugin's minor
     list.run(check.name, [&] { check.run(ctx); });

@@ -102,5 +102,6 @@ std::vector<PagerCheck> pager_checks();
 std::vector<PagerCheck> pager_failure_checks();
 std::vector<PagerCheck> pager_split_checks();
 std::vector<PagerCheck> pager_fixed_slots_checks();
+std::vector<PagerCheck> pager_residency_checks();
 
 }  // namespace moepage::conform

@@ -19,6 +19,8 @@ RankPagerRef::RankPagerRef(const mp_pager_ref& pager, const RankCatalog& catalog
   // rank's pager observes the hidden state itself.
   vtable_.linear_predictor = nullptr;
   vtable_.observe_scores = nullptr;
+  // Its slots are found by local ids too: the architecture acquires every expert of a rank.
+  vtable_.residency = nullptr;
   install_calls();
 }
 

@@ -83,6 +83,10 @@ class AdapterPrefetchPager : public moepage::paging::PagedPager {
                  routed_in_predicted_);
   }
 
+  // Not offered (ABI 1.11): observe(layer) prefetches into layer + 1, so a layer's residency would
+  // change inside a call that names another, which residency's promise rules out.
+  mp_status residency(uint32_t, void**, uint32_t, uint64_t*) = delete;
+
   mp_status acquire(uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* out) {
     const mp_status s = PagedPager::acquire(layer, experts, n, out);
     if (s == MP_OK) count_recall(layer, experts, n);

@@ -113,6 +113,7 @@ PagedPager::PagedPager(const mp_pager_create_args& args, const mp::Options& opti
   pools_.assign(cat_.n_layers, nullptr);
   pending_.resize(cat_.n_layers);
   slot_reads_.resize(cat_.n_layers);
+  residency_epoch_.assign(cat_.n_layers, 0);
   for (auto& p : pending_) p.reserve(moepage::pager::kMaxPendingPrefetchesPerLayer);
   try {
     decide_and_allocate(args, options);
@@ -349,6 +350,7 @@ void PagedPager::record_request(uint32_t layer, const Plan& plan, std::span<cons
 }
 
 mp_status PagedPager::acquire(uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* caller) {
+  note_layer_call(layer);
   mp_acquire_result result = mp::read_in(caller, acquire_label_);
   mp_acquire_result* out = &result;
   check_request(layer, experts, n, *out);

@@ -79,6 +79,8 @@ class PagedPager {
   // Stages experts of `layer` (most likely first) with prefetch reads, never evicting an expert
   // the current token requested. Used for hash-routed layers and by the predictor.
   mp_status hint(uint32_t layer, const int32_t* experts, uint32_t n);
+  // Which of the layer's experts are valid in their slots now (pager.h, ABI 1.11; paged_residency.cpp).
+  mp_status residency(uint32_t layer, void** slots, uint32_t n, uint64_t* generation);
   mp_status stats(mp_pager_stats* out);
   mp_status layer_stats(uint32_t layer, mp_pager_layer_stats* out);
   mp_status set_trace(mp_trace_fn fn, void* ctx);
@@ -124,6 +126,9 @@ class PagedPager {
     mp_ticket_result failed_result{};
   };
 
+  // Every call naming a layer (acquire, the split acquire, hint) may change its residency: it
+  // moves that layer's epoch, which residency's generation includes.
+  void note_layer_call(uint32_t layer);
   void decide_and_allocate(const mp_pager_create_args& args, const mp::Options& options);
   // The checks acquire and acquire_start share (request shape, layer, size).
   void check_request(uint32_t layer, const int32_t* experts, uint32_t n, const mp_acquire_result& out) const;
@@ -190,8 +195,9 @@ class PagedPager {
   std::vector<std::vector<SlotRead>> slot_reads_;   // [n_layers][slot] prefetch reads that may still be landing
   std::vector<std::vector<int32_t>> last_request_;  // [n_layers], capacity slots
   std::vector<uint32_t> last_request_n_;
-  std::vector<StartedAcquire> started_;  // [n_layers] split acquires (sized only for paged layers)
-  uint32_t started_count_ = 0;           // layers with an acquire started and not finished
+  std::vector<StartedAcquire> started_;    // [n_layers] split acquires (sized only for paged layers)
+  uint32_t started_count_ = 0;             // layers with an acquire started and not finished
+  std::vector<uint64_t> residency_epoch_;  // [n_layers] calls that named the layer (note_layer_call)
 
   uint64_t token_ = 0;
   uint64_t bytes_read_ = 0, read_ns_ = 0, wait_ns_ = 0;

@@ -12,6 +12,7 @@ using moepage::pager::PagerError;
 using moepage::pager::Plan;
 
 mp_status PagedPager::hint(uint32_t layer, const int32_t* experts, uint32_t n) {
+  note_layer_call(layer);
   if (n == 0) return MP_OK;
   if (experts == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "pager '" + component_ + "': hint without experts");
   if (layer >= cat_.n_layers || !cat_.has_experts[layer])

@@ -31,6 +31,7 @@ void PagedPager::drain_started(StartedAcquire& a) noexcept {
 }
 
 mp_status PagedPager::acquire_start(uint32_t layer, const int32_t* experts, uint32_t n, mp_acquire_result* caller) {
+  note_layer_call(layer);
   mp_acquire_result result = mp::read_in(caller, acquire_label_);
   if (n > 0 && result.pending == nullptr)  // NULL, or outside the caller's struct_size (read_in zeroes it)
     throw mp::Error(MP_ERR_INVALID_ARG, "pager '" + component_ +
@@ -87,6 +88,7 @@ mp_status PagedPager::acquire_start(uint32_t layer, const int32_t* experts, uint
 }
 
 mp_status PagedPager::acquire_await(uint32_t layer, uint32_t index, mp_event* ready) {
+  note_layer_call(layer);
   if (ready == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, "pager '" + component_ + "': acquire_await: ready is NULL");
   *ready = nullptr;
   StartedAcquire& a = started_of(layer, "acquire_await");
@@ -123,6 +125,7 @@ mp_status PagedPager::acquire_await(uint32_t layer, uint32_t index, mp_event* re
 }
 
 mp_status PagedPager::acquire_finish(uint32_t layer) {
+  note_layer_call(layer);
   StartedAcquire& a = started_of(layer, "acquire_finish");
   a.active = false;
   --started_count_;

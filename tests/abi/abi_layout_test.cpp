@@ -322,11 +322,11 @@ static_assert(rows_are_the_slots<mp_arch_vtable>(mp::abi::kArchCallbacks));
 
 // sizeof each vtable in the headers of 1.0, 1.1, ...: frozen, one column per minor.
 constexpr uint32_t kTransportSizes[] = {80, 80, 80, 80, 96, 96,
-                                        96, 96, 96, 96, 96};  // 1.4 appended wait_result, poll_result
-// 1.5 acquire_start, _await, _finish; 1.8 fixed_slots; 1.10 linear_predictor, observe_scores
-constexpr uint32_t kPagerSizes[] = {88, 88, 88, 88, 88, 112, 112, 112, 120, 120, 136};
+                                        96, 96, 96, 96, 96, 96};  // 1.4 appended wait_result, poll_result
+// 1.5 acquire_start, _await, _finish; 1.8 fixed_slots; 1.10 linear_predictor, observe_scores; 1.11 residency
+constexpr uint32_t kPagerSizes[] = {88, 88, 88, 88, 88, 112, 112, 112, 120, 120, 136, 144};
 // 1.1 stats, 1.2 forward_greedy, 1.7 join_ranks
-constexpr uint32_t kArchSizes[] = {96, 104, 112, 112, 112, 112, 112, 120, 120, 120, 120};
+constexpr uint32_t kArchSizes[] = {96, 104, 112, 112, 112, 112, 112, 120, 120, 120, 120, 120};
 static_assert(std::size(kTransportSizes) == MP_ABI_MINOR + 1, "add this minor's column to every size table");
 
 TEST_CASE("every vtable's size at every minor follows from its table and stays frozen") {
@@ -356,11 +356,13 @@ TEST_CASE(
   CHECK(mp::abi::required_size(mp::abi::kPagerCallbacks, 8) == offsetof(mp_pager_vtable, layer_stats) + 8);
   // So are linear_predictor and observe_scores (1.10).
   CHECK(mp::abi::required_size(mp::abi::kPagerCallbacks, 10) == offsetof(mp_pager_vtable, layer_stats) + 8);
+  // And residency (1.11).
+  CHECK(mp::abi::required_size(mp::abi::kPagerCallbacks, 11) == offsetof(mp_pager_vtable, layer_stats) + 8);
 }
 
-TEST_CASE("the ABI version is 1.10 and every struct starts with a 32-bit struct_size") {
+TEST_CASE("the ABI version is 1.11 and every struct starts with a 32-bit struct_size") {
   CHECK(MP_ABI_MAJOR == 1);
-  CHECK(MP_ABI_MINOR == 10);
+  CHECK(MP_ABI_MINOR == 11);
   CHECK(MP_PLUGIN_ABI_MINOR == MP_ABI_MINOR);  // nothing defined it here: the headers' own minor
   CHECK(sizeof(mp_host_api{}.struct_size) == 4);
   CHECK(sizeof(mp_component_descriptor{}.struct_size) == 4);

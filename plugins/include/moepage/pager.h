@@ -204,6 +204,20 @@ typedef struct mp_pager_vtable {
    *    observe or observe_scores, never both. */
   mp_status (*linear_predictor)(void* self, uint32_t layer, mp_linear_predictor* out);
   mp_status (*observe_scores)(void* self, uint32_t layer, const float* scores, uint32_t n);
+
+  /* 1.11, optional: which experts of `layer` a reader may use now without acquiring, so that a host
+   * can look them up on the device (the router finds its experts' slots there and only misses
+   * travel to the host). Writes generation: a count that changes whenever the answer would. With
+   * slots non-NULL (n = the catalog's n_experts) also writes slots[e]: the slot of expert e when
+   * its bytes are in it, committed, with no read into that slot in flight; NULL otherwise (absent,
+   * or still landing). Counts no access and emits no trace event.
+   * What a pager promises by offering it: a layer's answer changes only inside calls that name that
+   * layer (acquire, acquire_start .. acquire_finish, hint), never by itself or through another
+   * layer's calls; a slot it reported keeps that expert's bytes until such a call returns; and
+   * acquire of an expert it reported returns that same slot. A host that reads the slots on the
+   * device still reports every access through acquire, in order, as the pager would have seen
+   * them. MP_ERR_UNSUPPORTED: this layer's experts must be acquired before each use. */
+  mp_status (*residency)(void* self, uint32_t layer, void** slots, uint32_t n, uint64_t* generation);
 } mp_pager_vtable;
 
 /* Whether a pager vtable offers the split acquire (1.5): all three calls inside struct_size. */
@@ -220,6 +234,11 @@ static inline int mp_pager_offers_fixed_slots(const mp_pager_vtable* v) {
 /* Whether a pager vtable offers the linear predictor (1.10): both calls inside struct_size. */
 static inline int mp_pager_offers_linear_predictor(const mp_pager_vtable* v) {
   return MP_HAS_FIELD(v, mp_pager_vtable, observe_scores) && v->linear_predictor != NULL && v->observe_scores != NULL;
+}
+
+/* Whether a pager vtable offers residency (1.11). */
+static inline int mp_pager_offers_residency(const mp_pager_vtable* v) {
+  return MP_HAS_FIELD(v, mp_pager_vtable, residency) && v->residency != NULL;
 }
 
 typedef struct mp_pager_ref {

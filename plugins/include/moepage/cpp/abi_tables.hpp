@@ -65,6 +65,7 @@ inline constexpr Callback kPagerCallbacks[] = {
     MP_ABI_CALLBACK(mp_pager_vtable, fixed_slots, false, 8),
     MP_ABI_CALLBACK(mp_pager_vtable, linear_predictor, false, 10),
     MP_ABI_CALLBACK(mp_pager_vtable, observe_scores, false, 10),
+    MP_ABI_CALLBACK(mp_pager_vtable, residency, false, 11),
 };
 
 inline constexpr Callback kArchCallbacks[] = {

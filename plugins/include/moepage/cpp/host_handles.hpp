@@ -295,6 +295,18 @@ class PagerHandle : public detail::Handle<mp_pager_vtable> {
     o_.check(o_.vtable()->observe_scores(o_.self(), layer, scores.data(), static_cast<uint32_t>(scores.size())),
              "observe_scores");
   }
+  // Which experts of `layer` are valid in their slots now (ABI 1.11): fills slots (one per expert
+  // of the layer, or an empty span for the generation alone) and the generation, and returns true;
+  // false when the pager does not offer it or answers MP_ERR_UNSUPPORTED for that layer.
+  bool residency(uint32_t layer, std::span<void*> slots, uint64_t& generation) {
+    o_.require_live("residency");
+    if (!mp_pager_offers_residency(o_.vtable())) return false;
+    const mp_status s = o_.vtable()->residency(o_.self(), layer, slots.empty() ? nullptr : slots.data(),
+                                               static_cast<uint32_t>(slots.size()), &generation);
+    if (s == MP_ERR_UNSUPPORTED) return false;
+    o_.check(s, "residency");
+    return true;
+  }
   // Returns false when the pager does not observe hidden states.
   bool observe(uint32_t layer, const float* hidden, uint32_t d_model, mp_stream stream) {
     o_.require_live("observe");

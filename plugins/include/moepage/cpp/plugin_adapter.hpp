@@ -386,6 +386,12 @@ const mp_pager_vtable* pager_vtable() noexcept {
         return call<T>(self, "observe_scores", [&](T& t) { return t.observe_scores(layer, scores, n); });
       };
     }
+    // Which slots a host may read without acquiring (1.11).
+    if constexpr (requires(T & t, uint32_t l, void** slots, uint64_t* g) { t.residency(l, slots, l, g); }) {
+      v.residency = [](void* self, uint32_t layer, void** slots, uint32_t n, uint64_t* generation) noexcept {
+        return call<T>(self, "residency", [&](T& t) { return t.residency(layer, slots, n, generation); });
+      };
+    }
     return v;
   }();
   return &table;
