@@ -212,11 +212,18 @@ void write_run_stats(const std::string& path, const RunTarget& target, const Gen
     if (arch_stats->routed_timed) run_times.routed_compute_seconds = double(arch_stats->routed_ns) / 1e9;
     run_times.collective_calls = arch_stats->collective_calls;
     run_times.collective_seconds = double(arch_stats->collective_ns) / 1e9;
+    run_times.slot_lookups = arch_stats->slot_lookups;
+    run_times.slot_stalls = arch_stats->slot_stalls;
   }
   write_stats_json(path, target.pagers, target.n_layers, run_times);
 }
 
 void log_pager_stats(spdlog::logger& log, const RunTarget& target) {
+  // Whether decode found its experts on the device (arch option slot_table): only a lookup that
+  // missed waited for the host.
+  if (const auto arch = target.arch_stats(); arch && arch->slot_lookups > 0)
+    log.info("slot table: {} layer steps looked their experts up on the device, {} of them waited for the host",
+             arch->slot_lookups, arch->slot_stalls);
   std::vector<mp_pager_stats> stats;
   for (mp::PagerHandle* p : target.pagers) stats.push_back(p->stats());
   if (stats.size() == 1) return log.info("{}", format_pager_stats(stats[0]));

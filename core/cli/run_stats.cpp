@@ -246,6 +246,10 @@ void write_stats_json(const std::string& path, std::span<mp::PagerHandle* const>
     j["run"]["collective_calls"] = times.collective_calls;
     j["run"]["collective_seconds"] = times.collective_seconds;
   }
+  if (times.slot_lookups > 0) {
+    j["run"]["slot_lookups"] = times.slot_lookups;
+    j["run"]["slot_stalls"] = times.slot_stalls;
+  }
   output::write_file(path, j.dump(2) + "\n", "--stats-json");
 }
 

@@ -63,6 +63,8 @@ struct RunTimes {
   // longest, and their time (mp_arch_stats 1.9; on GPUs summing on the device, device time).
   uint64_t collective_calls = 0;
   double collective_seconds = 0;
+  // Decode layer steps looked up on the device, and those that waited for the host (mp_arch_stats 1.11).
+  uint64_t slot_lookups = 0, slot_stalls = 0;
 };
 
 // One line per fact, for the log: accesses, hit rate, bytes, times, prefetch and predictions.

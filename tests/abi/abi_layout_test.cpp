@@ -258,7 +258,9 @@ constexpr bool arch_pinned() {
   static_assert(offsetof(mp_arch_stats, routed_ns) == 24);
   static_assert(offsetof(mp_arch_stats, collective_calls) == 32);  // 1.9
   static_assert(offsetof(mp_arch_stats, collective_ns) == 40);
-  static_assert(sizeof(mp_arch_stats) == 48);
+  static_assert(offsetof(mp_arch_stats, slot_lookups) == 48);  // 1.11
+  static_assert(offsetof(mp_arch_stats, slot_stalls) == 56);
+  static_assert(sizeof(mp_arch_stats) == 64);
 
   static_assert(sizeof(mp_expert_parallel) == 32);  // 1.7
   static_assert(offsetof(mp_expert_parallel, struct_size) == 0);

@@ -131,6 +131,7 @@ TEST_CASE("the deepseek4 arch recognises a DeepSeek-V4 config.json and names it 
                                                                 "defer_acquire_finish:0:false",
                                                                 "direct_hits:0:true",
                                                                 "run_ahead:0:false",
+                                                                "slot_table:0:false",
                                                                 "prompt_staging:0:true"});
 
   const fs::path dir = fs::temp_directory_path() / "moepage-loader-test-ds4";

@@ -65,6 +65,7 @@ class FaultInjectTransport {
 
   ~FaultInjectTransport() {
     if (bounce_ != nullptr) host_->device->free_pinned(host_->device->ctx, bounce_);
+    if (copy_stream_ != nullptr) host_->device->stream_destroy(host_->device->ctx, copy_stream_);
   }
   FaultInjectTransport(const FaultInjectTransport&) = delete;
   FaultInjectTransport& operator=(const FaultInjectTransport&) = delete;
@@ -159,9 +160,13 @@ class FaultInjectTransport {
     moepage::fileio::RangeRead rr = read_range("fault-inject", f.fd, f.path, r.offset, want, into);
     stats_.bytes_read += rr.bytes_read;
     if (rr.status == MP_OK && to_device && rr.bytes_read > 0) {
+      // On a stream of its own: the compute stream may be waiting on the device for this read (an
+      // architecture's slot lookup, arch option slot_table), and a copy queued behind it never runs.
       const mp_device_service* dev = host_->device;
-      if (dev->copy_to_device_async(dev->ctx, dst, into, rr.bytes_read, nullptr) != MP_OK ||
-          dev->stream_synchronize(dev->ctx, nullptr) != MP_OK)
+      if (copy_stream_ == nullptr && dev->stream_create(dev->ctx, &copy_stream_) != MP_OK) copy_stream_ = nullptr;
+      if (copy_stream_ == nullptr ||
+          dev->copy_to_device_async(dev->ctx, dst, into, rr.bytes_read, copy_stream_) != MP_OK ||
+          dev->stream_synchronize(dev->ctx, copy_stream_) != MP_OK)
         rr = {MP_ERR_DEVICE, rr.bytes_read, "fault-inject: " + f.path + ": device copy failed"};
     }
     if (rr.status == MP_OK && !fault.empty())
@@ -203,6 +208,7 @@ class FaultInjectTransport {
   mp_ticket next_ticket_ = 1;
   std::unordered_map<mp_ticket, Result> results_;
   unsigned char* bounce_ = nullptr;  // pinned, for device destinations
+  mp_stream copy_stream_ = nullptr;  // the bounce's copies, made at the first one
   uint64_t bounce_bytes_ = 0;
   mp_transport_stats stats_{sizeof(mp_transport_stats), 0, 0, 0, 0, 0, 0};
 };

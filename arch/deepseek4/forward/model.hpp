@@ -104,6 +104,13 @@ struct ModelOptions {
   // one token is that pick resumes at layer 0's MoE block, any other input recomputes it. Not
   // where layer 0 compresses (its compressor state would run ahead) nor on an expert-parallel rank.
   bool run_ahead = false;
+  // GPU only: in a paged decode step of one token whose output the call waits for, each scored
+  // layer's router looks its experts up in a device table of the slots the pager reports valid
+  // (pager ABI 1.11 residency), computes the hits at once and waits on the device for the host only
+  // when one missed; the host queues the whole step first and serves the misses while it runs, so a
+  // token whose experts all hit makes no round trip (hip/slot_table.hpp). Needs a pager that offers
+  // residency and no predictor reading the state; not on an expert-parallel rank.
+  bool slot_table = false;
 };
 
 // The rope of a config's rope parameters (main or compress).

@@ -30,6 +30,10 @@ struct MoeStats {
   // GPU only, ModelOptions::direct_hits: layers of one token whose experts all hit, launched from
   // the router's own group record (no upload).
   uint64_t device_records = 0;
+  // GPU only, ModelOptions::slot_table: layers of one token whose experts the router looked up in
+  // the device slot table, and of those the ones with a miss (the device waited for the host).
+  uint64_t slot_lookups = 0;
+  uint64_t slot_stalls = 0;
   // One rank of an expert-parallel group: its all-reduces, and their time (mp_arch_stats 1.9).
   uint64_t collective_calls = 0;
   uint64_t collective_ns = 0;

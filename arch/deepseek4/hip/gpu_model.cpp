@@ -17,6 +17,7 @@
 #include "deepseek4/hip/moe.hpp"
 #include "deepseek4/hip/moe_finish.hpp"
 #include "deepseek4/hip/moe_scratch.hpp"
+#include "deepseek4/hip/moe_slot_table.hpp"
 #include "deepseek4/hip/ops.hpp"
 #include "deepseek4/hip/timed_spans.hpp"
 
@@ -98,6 +99,9 @@ void GpuModel::allocate_state(int64_t max_batch) {
   if (options_.direct_hits)
     moe_scratch_->mapped_ids =
         std::make_unique<MappedIds>(uint32_t(c.num_hidden_layers), uint32_t(c.num_experts_per_tok));
+  if (options_.slot_table)
+    moe_scratch_->slot_stalls = std::make_unique<SlotStalls>(
+        uint32_t(c.num_hidden_layers), uint32_t(c.num_experts_per_tok), uint32_t(c.n_routed_experts));
   if (options_.prompt_shared == PromptShared::Urgent) moe_scratch_->urgent_side.emplace(true);
   hc_scratch_ = allocate_hc_scratch(c, max_batch, device_);
   comb_side_ = std::make_unique<SideStream>();
@@ -226,8 +230,18 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
   // Expert-parallel ranks route on the host: each keeps only the experts it owns.
   moe_scratch_->device_routing =
       options_.device_routing && !expert_parallel() && S == 1 && (out.greedy || out.logits_host != nullptr);
+  // A decode step waited for may look its paged experts up on the device (slot_table.hpp); a
+  // predictor that reads the state would have the host wait for the device while it queues.
+  MoeScratch& ms = *moe_scratch_;
+  ms.slot_lookup = ms.slot_stalls && !expert_parallel() && S == 1 && (out.greedy || out.logits_host != nullptr) &&
+                   !predictors_ && experts_->allows_slot_lookup();
+  if (ms.slot_lookup && ms.slot_stalls->aborted()) {  // a failed step's stalls gave up: they are done
+    synchronize(stream_);
+    ms.slot_stalls->clear_abort();
+  }
   if (options_.forced_routing) upload_forced_routing(p0, S);
-  const DropOwedAcquires owed{*moe_scratch_, *experts_};  // deferred finishes, if the batch throws
+  const DropOwedAcquires owed{ms, *experts_};  // deferred finishes, if the batch throws
+  const AbandonSlotStalls stalls{ms};          // and stalls never served
   if (!resumed) queue_embedding(tokens_device, S);
   for (uint32_t l = 0; l < c.num_hidden_layers; ++l) {
     // A resumed batch's layer 0 ran up to its MoE block in the previous call: only the staging of
@@ -380,8 +394,10 @@ void GpuModel::wait_for_batch(bool front) {
     const uint32_t timed = std::exchange(timed_batch_, 0);  // the front is no part of a timed batch
     queue_front();
     timed_batch_ = timed;
+    serve_slot_stalls(*moe_scratch_, *experts_, moe_stats_, stream_);
     picked_->host_wait(0);
   } else {
+    serve_slot_stalls(*moe_scratch_, *experts_, moe_stats_, stream_);
     synchronize(stream_);
   }
   if (timed_batch_) timelines_.push_back(batch_marks_->timeline(std::exchange(timed_batch_, 0)));

@@ -32,6 +32,7 @@
 #include "deepseek4/hip/moe_mma.hpp"
 #include "deepseek4/hip/moe_route.hpp"
 #include "deepseek4/hip/moe_scratch.hpp"
+#include "deepseek4/hip/moe_slot_table.hpp"
 #include "deepseek4/hip/ops.hpp"
 #include "deepseek4/hip/row_dot.hpp"
 
@@ -174,6 +175,11 @@ std::unique_ptr<MoeScratch> allocate_moe_scratch(const Config& c, int64_t max_ba
   sc->fault_host = pinned.take<RouterFault>(1);
   sc->routed_ids = arena.take<int32_t>(uint64_t(L * (k + 1)));
   sc->routed_ids_host = pinned.take<int32_t>(uint64_t(L * (k + 1)));
+  sc->slot_gate = arena.take<int32_t>(4);
+  sc->slot_row.assign(size_t(L), 0);
+  sc->slot_generation.assign(size_t(L), 0);
+  sc->stalls_queued.reserve(size_t(L));
+  sc->residency.assign(size_t(E), nullptr);
   sc->routed_on_device.assign(size_t(L), 0);
   sc->fixed_table.assign(size_t(L), 0);
   sc->owes_finish.assign(size_t(L), 0);
@@ -297,6 +303,51 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     return;
   }
 
+  // ModelOptions::slot_table (one token, one rank, a scored layer whose experts the source reports
+  // valid): the router looks its experts up in the layer's device table, the hits launch at once,
+  // the stall waits on the device for the host's reply where one missed, then the misses launch;
+  // the host serves the stall once the whole step is queued (moe_slot_table.hpp).
+  if (S == 1 && sc.slot_lookup && !hash && !ep && k <= kMaxDeviceTopK && uint32_t(k) <= source.max_batch() &&
+      prepare_slot_lookup(sc, source, layer, E, stream)) {
+    int32_t n_used = 0, max_count = 0;
+    known_token_shape(n_used, max_count);
+    const uint32_t stamp = sc.slot_stalls->next_stamp();
+    gate_then_route(TokenRecord{sc.groups, n_used, sc.routed_ids + int64_t(layer) * (k + 1),
+                                sc.slot_stalls->row_device(layer), stamp, table_row, sc.slot_gate});
+    ExpertLaunch x{table_row,
+                   &layout,
+                   up_code,
+                   down_code,
+                   D,
+                   I,
+                   sc.groups,
+                   n_used,
+                   int32_t(k),
+                   max_count,
+                   n_used,
+                   expert_token_tile(k, n_used),
+                   yn,
+                   nullptr,
+                   limit,
+                   sc.act,
+                   sc.ex_out,
+                   lp.gemm.expert_precision,
+                   ExpertScaleFault{scale_fault_word(sc.fault), layer},
+                   stream};
+    plan_expert_launch(x, lp.gemm, true);  // prepare_slot_lookup admits 16-byte aligned slots only
+    x.range = sc.slot_gate;                // the hits
+    launch_expert_group(x, 0, n_used);
+    sc.slot_stalls->launch_stall(layer, stamp, sc.slot_gate, stream);
+    x.range = sc.slot_gate + 2;  // the misses, once the stall wrote their slots
+    launch_expert_group(x, 0, n_used);
+    sc.stalls_queued.push_back(MoeScratch::QueuedStall{layer, stamp});
+    ++stats.slot_lookups;
+    ++stats.acquires;
+    stats.routed_experts += uint64_t(k);
+    combine_experts(sc, lp.gemm, S, k, D, out, stream);
+    return;
+  }
+
   // ModelOptions::direct_hits (one token, one rank): the router also builds the token's group
   // record on the device for the distinct experts the host expects, and a scored router sends its
   // ids through mapped memory (mapped_ids.hpp); the band below uses the device's record when every
@@ -410,6 +461,7 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     if (changed) {
       MP_GPU_CHECK(hipMemcpyAsync(table_row, mirror, size_t(E) * sizeof(const std::byte*), hipMemcpyHostToDevice, st));
       ++stats.table_uploads;
+      if (sc.slot_row[layer] > 0) sc.slot_row[layer] = 0;  // no longer the residency a lookup reads
     }
     // The band's experts in launch order: those ready now, then the pending ones (each ascending),
     // each expert's pairs in token order behind it.

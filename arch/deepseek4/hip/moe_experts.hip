@@ -32,6 +32,7 @@ __global__ void expert_up_kernel(const std::byte* const* table_row, PartArgs w1,
                                  Band band, const float* yn, bool x_vec, float limit, float* act) {
   kernel_entry();
   const int32_t b = blockIdx.y;
+  if (band.skips(b)) return;  // a group the other launch of a slot lookup computes
   const std::byte* slot = table_row[band.experts()[b]];
   const DeviceMat m1 = part_mat(slot, w1, I, D), m3 = part_mat(slot, w3, I, D);
   const int32_t begin = band.starts()[b], end = band.starts()[b + 1];
@@ -61,6 +62,7 @@ __global__ void expert_down_kernel(const std::byte* const* table_row, PartArgs w
                                    const float* act, bool x_vec, float* ex_out) {
   kernel_entry();
   const int32_t b = blockIdx.y;
+  if (band.skips(b)) return;  // a group the other launch of a slot lookup computes
   const std::byte* slot = table_row[band.experts()[b]];
   const DeviceMat m2 = part_mat(slot, w2, D, I);
   const int32_t begin = band.starts()[b], end = band.starts()[b + 1];
@@ -95,6 +97,7 @@ __global__ void __launch_bounds__(kMaxTileThreads)
   constexpr int U = tile_unroll(T, R);
   const TileGroup<Block> g;
   const int32_t b = blockIdx.y;
+  if (band.skips(b)) return;  // a group the other launch of a slot lookup computes
   const std::byte* slot = table_row[band.experts()[b]];
   const DeviceMat m1 = part_mat(slot, w1, I, D), m3 = part_mat(slot, w3, I, D);
   const int32_t begin = band.starts()[b], end = band.starts()[b + 1];
@@ -139,6 +142,7 @@ __global__ void __launch_bounds__(kMaxTileThreads)
   constexpr int U = tile_unroll(T, R);
   const TileGroup<Block> g;
   const int32_t b = blockIdx.y;
+  if (band.skips(b)) return;  // a group the other launch of a slot lookup computes
   const std::byte* slot = table_row[band.experts()[b]];
   const DeviceMat m2 = part_mat(slot, w2, D, I);
   const int32_t begin = band.starts()[b], end = band.starts()[b + 1];
@@ -182,6 +186,7 @@ __global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
   kernel_entry();
   __shared__ float partial[2 * kGemvMaxSlices * kGemvMaxRows];
   const int32_t b = blockIdx.y, pair = band.starts()[b];  // the expert's only (token, j) pair
+  if (band.skips(b)) return;                              // a group the other launch of a slot lookup computes
   const std::byte* slot = table_row[band.experts()[b]];
   const DeviceMat mats[2] = {part_mat(slot, w1, I, D), part_mat(slot, w3, I, D)};
   int64_t r1;
@@ -203,6 +208,7 @@ __global__ void __launch_bounds__(kGemvMaxSlices* kGemvLanes)
   kernel_entry();
   __shared__ float partial[kGemvMaxSlices * kGemvMaxRows];
   const int32_t b = blockIdx.y, pair = band.starts()[b];
+  if (band.skips(b)) return;  // a group the other launch of a slot lookup computes
   const std::byte* slot = table_row[band.experts()[b]];
   const DeviceMat mats[1] = {part_mat(slot, w2, D, I)};
   int64_t r1;
@@ -294,7 +300,7 @@ void launch_expert_group(const ExpertLaunch& x, int32_t first, int32_t count) {
   const float limit = x.limit;
   const Stream stream = x.stream;
   hipStream_t st = native(stream);
-  const Band bd{x.groups, x.nb, x.np, first};
+  const Band bd{x.groups, x.nb, x.np, first, x.range};
   if (x.matrix && x.x16) {
     launch_expert_stream(table_row, part_args(layout.w1), part_args(layout.w3), part_args(layout.w2), D, I, bd, count,
                          max_count, x.token_tile, x.x16, limit, reinterpret_cast<uint16_t*>(x.act), x.ex_out, x.fault,

@@ -37,6 +37,8 @@ struct ExpertLaunch {
   ExpertPrecision precision;
   ExpertScaleFault fault;
   Stream stream;
+  // Device [2]: the groups of the record this launch computes (Band::range); null: all.
+  const int32_t* range = nullptr;
   // Set by plan_expert_launch.
   bool matrix = false, matrix_single = false, up_tiles = false, down_tiles = false, up_vec = false, down_vec = false;
   int gemv_stages = 0;  // the single-token products' ring of loads (GemmPolicy::gemv_stages)

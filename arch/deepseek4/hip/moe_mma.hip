@@ -26,6 +26,7 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaBlocksPerSm<BN>)
                          const float* yn, float limit, float* act, ExpertScaleFault fault) {
   kernel_entry();
   const int32_t b = int32_t(blockIdx.z);
+  if (band.skips(b)) return;  // a group the other launch of a slot lookup computes
   const int32_t begin = band.starts()[b] + int32_t(blockIdx.y) * BN, end = band.starts()[b + 1];
   if (begin >= end) return;
   const int32_t expert = band.experts()[b];
@@ -46,6 +47,7 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaBlocksPerSm<BN>)
                            const float* act, float* ex_out, ExpertScaleFault fault) {
   kernel_entry();
   const int32_t b = int32_t(blockIdx.z);
+  if (band.skips(b)) return;  // a group the other launch of a slot lookup computes
   const int32_t begin = band.starts()[b] + int32_t(blockIdx.y) * BN, end = band.starts()[b + 1];
   if (begin >= end) return;
   const int32_t expert = band.experts()[b];

@@ -22,6 +22,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2)
                                 Band band, const float* yn, float limit, float* act) {
   kernel_entry();
   const int32_t b = int32_t(blockIdx.y), pair = band.starts()[b];  // the expert's only (token, j) pair
+  if (band.skips(b)) return;                                       // a group the other launch of a slot lookup computes
   const std::byte* slot = table_row[band.experts()[b]];
   const DeviceMat m1 = part_mat(slot, w1, I, D), m3 = part_mat(slot, w3, I, D);
   float* out = act + int64_t(band.pairs()[pair]) * I;
@@ -36,6 +37,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2)
                                   const float* act, float* ex_out) {
   kernel_entry();
   const int32_t b = int32_t(blockIdx.y), pair = band.starts()[b];
+  if (band.skips(b)) return;  // a group the other launch of a slot lookup computes
   const std::byte* slot = table_row[band.experts()[b]];
   const DeviceMat m2 = part_mat(slot, w2, D, I);
   const int64_t dest = band.pairs()[pair];
@@ -70,6 +72,7 @@ __global__ void __launch_bounds__(kFp4GemvThreads, kFp4SingleBlocksPerSm)
   kernel_entry();
   extern __shared__ uint4 fp4_single_token[];
   const int32_t b = int32_t(blockIdx.y), pair = band.starts()[b], expert = band.experts()[b];
+  if (band.skips(b)) return;  // a group the other launch of a slot lookup computes
   const std::byte* slot = table_row[expert];
   const DeviceMat m1 = part_mat(slot, w1, I, D), m3 = part_mat(slot, w3, I, D);
   const int64_t row0 = (int64_t(blockIdx.x) * kFp4GemvWarps + int64_t(threadIdx.x) / 32) * 8;
@@ -88,6 +91,7 @@ __global__ void __launch_bounds__(kFp4GemvThreads, kFp4SingleBlocksPerSm)
   kernel_entry();
   extern __shared__ uint4 fp4_single_token[];
   const int32_t b = int32_t(blockIdx.y), pair = band.starts()[b], expert = band.experts()[b];
+  if (band.skips(b)) return;  // a group the other launch of a slot lookup computes
   const std::byte* slot = table_row[expert];
   const DeviceMat m2 = part_mat(slot, w2, D, I);
   const int64_t row0 = (int64_t(blockIdx.x) * kFp4GemvWarps + int64_t(threadIdx.x) / 32) * 16;

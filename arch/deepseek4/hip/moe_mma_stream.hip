@@ -35,6 +35,7 @@ __global__ void __launch_bounds__(kMmaThreads, kStreamBlocksPerSm<BN>)
                             Band band, const uint16_t* x16, float limit, uint16_t* act16, ExpertScaleFault fault) {
   kernel_entry();
   const int32_t b = int32_t(blockIdx.z);
+  if (band.skips(b)) return;  // a group the other launch of a slot lookup computes
   const int32_t begin = band.starts()[b] + int32_t(blockIdx.y) * BN, end = band.starts()[b + 1];
   if (begin >= end) return;
   const int32_t expert = band.experts()[b];
@@ -58,6 +59,7 @@ __global__ void __launch_bounds__(kMmaThreads, kStreamBlocksPerSm<BN>)
                               const uint16_t* act16, float* ex_out, ExpertScaleFault fault) {
   kernel_entry();
   const int32_t b = int32_t(blockIdx.z);
+  if (band.skips(b)) return;  // a group the other launch of a slot lookup computes
   const int32_t begin = band.starts()[b] + int32_t(blockIdx.y) * BN, end = band.starts()[b + 1];
   if (begin >= end) return;
   const int32_t expert = band.experts()[b];

@@ -54,11 +54,13 @@ __device__ void record_router_fault(RouterFault* fault, unsigned long long launc
 }
 
 // One token's group record from its k routed ids, as the host builds it (experts ascending, each
-// expert's pairs in j order). The ids go to keep[0..k) for the pager's accounting, and keep[k] = 1
-// flags ids the host did not expect (out of range, or another number of distinct experts): the
-// record is then still safe to read (nb groups over valid experts) and the forward call fails once
-// the batch is done. One thread.
-__device__ void build_token_record(const int32_t* idx, int32_t k, int32_t E, const TokenRecord& rec) {
+// expert's pairs in j order; under a lookup the hits first, then the misses, each ascending). The
+// ids go to keep[0..k) for the pager's accounting, and keep[k] = 1 flags ids the host did not
+// expect (out of range, or another number of distinct experts): the record is then still safe to
+// read (nb groups over valid experts) and the forward call fails once the batch is done (under a
+// lookup nothing launches: gate is all zero). Returns the misses of a lookup (0 without one). One
+// thread.
+__device__ int32_t build_token_record(const int32_t* idx, int32_t k, int32_t E, const TokenRecord& rec) {
   int32_t ids[kMaxDeviceTopK], js[kMaxDeviceTopK], loaded[kMaxDeviceTopK];
   bool bad = false;
   // Every id before the first store: a store to rec could alias idx, and each load after one
@@ -88,28 +90,59 @@ __device__ void build_token_record(const int32_t* idx, int32_t k, int32_t E, con
   int32_t* starts = rec.groups + nb;
   int32_t* tokens = rec.groups + 2 * nb + 1;
   int32_t* pairs = tokens + k;
-  for (int32_t i = 0, g = -1; i < k; ++i) {
-    tokens[i] = 0;
-    pairs[i] = js[i];
-    if (bad) {
-      if (i < nb) experts[i] = ids[i], starts[i] = i;
-    } else if (i == 0 || ids[i] != ids[i - 1]) {
-      experts[++g] = ids[i];
-      starts[g] = i;
+  rec.keep[k] = bad ? 1 : 0;
+  if (bad || !rec.lookup) {
+    for (int32_t i = 0, g = -1; i < k; ++i) {
+      tokens[i] = 0;
+      pairs[i] = js[i];
+      if (bad) {
+        if (i < nb) experts[i] = ids[i], starts[i] = i;
+      } else if (i == 0 || ids[i] != ids[i - 1]) {
+        experts[++g] = ids[i];
+        starts[g] = i;
+      }
     }
+    starts[nb] = k;
+    if (rec.gate)
+      for (int32_t i = 0; i < 4; ++i) rec.gate[i] = 0;
+    return 0;
+  }
+  // Under a lookup: the groups whose expert has a slot first, then the rest, each ascending.
+  bool hit[kMaxDeviceTopK];
+  for (int32_t i = 0; i < k; ++i) hit[i] = rec.lookup[ids[i]] != nullptr;
+  int32_t g = 0, at = 0, hits = 0;
+  for (int32_t pass = 0; pass < 2; ++pass) {
+    const bool want = pass == 0;
+    for (int32_t i = 0; i < k; ++i) {
+      if (hit[i] != want) continue;
+      if (i == 0 || ids[i] != ids[i - 1]) {
+        experts[g] = ids[i];
+        starts[g++] = at;
+      }
+      tokens[at] = 0;
+      pairs[at++] = js[i];
+    }
+    if (want) hits = g;
   }
   starts[nb] = k;
-  rec.keep[k] = bad ? 1 : 0;
+  rec.gate[0] = 0;
+  rec.gate[1] = hits;
+  rec.gate[2] = hits;
+  rec.gate[3] = nb;
+  return nb - hits;
 }
 
-// The token's k ids into the mapped host row of record.host_ids, then the stamp the host spins on;
-// the fence makes the ids visible before it. One thread.
-__device__ void publish_host_ids(const int32_t* ids, int32_t k, const TokenRecord& rec) {
+// The token's k ids into the mapped host row of record.host_ids, then (under a lookup) the count
+// of misses, then the stamp the host spins on; the fence makes the rest visible before it. One
+// thread.
+__device__ void publish_host_ids(const int32_t* ids, int32_t k, const TokenRecord& rec, int32_t misses = 0) {
   if (!rec.host_ids) return;
   volatile int32_t* row = rec.host_ids;
   for (int32_t j = 0; j < k; ++j) row[j] = ids[j];
+  const int32_t stamp_at = rec.lookup ? k + 1 : k;
+  if (rec.lookup) row[k] = misses;
   __threadfence_system();
-  row[k] = int32_t(rec.stamp);
+  row[stamp_at] = int32_t(rec.stamp);
 }
 
 // Scored top-k by the first warp with every lane's experts in registers (E <= kLaneExperts *
@@ -270,8 +303,8 @@ __device__ void route_block(const RouteArgs& a, int64_t s, float* shared) {
       idx[j] = -1;
       w[j] = 0.0f;
     }
-    if (record.groups) build_token_record(chosen, k, E, record);  // flagged: the call fails
-    publish_host_ids(chosen, k, record);                          // -1: the host's check fails the call
+    const int32_t misses = record.groups ? build_token_record(chosen, k, E, record) : 0;  // flagged: the call fails
+    publish_host_ids(chosen, k, record, misses);  // -1: the host's check fails the call
     return;
   } else if (!tid2eid && !registers_top_k) {
     int32_t have = 0;
@@ -291,6 +324,10 @@ __device__ void route_block(const RouteArgs& a, int64_t s, float* shared) {
   for (int32_t j = 0; j < k; ++j) {
     idx[j] = chosen[j];
     w[j] = float(double(scores[chosen[j]]) * scale);
+  }
+  if (record.lookup) {  // the misses go with the ids: the record first
+    publish_host_ids(chosen, k, record, build_token_record(chosen, k, E, record));
+    return;
   }
   publish_host_ids(chosen, k, record);
   if (record.groups) build_token_record(chosen, k, E, record);

@@ -1,6 +1,7 @@
 // The router's launch as the MoE block uses it (moe.hip): route() that may also leave one
 // token's group record on the device, for a decode step routed there. For .hip files only.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 #include "deepseek4/forward/moe.hpp"
@@ -18,12 +19,20 @@ constexpr int32_t kMaxDeviceTopK = 32;  // experts per token the device-built re
 // expects, keep [k + 1]. Null groups: the ids go to the host instead.
 // host_ids (any call of one token, with or without groups): a row of MappedIds that also
 // receives the k ids, then `stamp`.
+// lookup (with groups; ModelOptions::slot_table, slot_table.hpp): the layer's device slot table,
+// an expert's slot or null where it must be acquired first. The record then lists the experts
+// found there (ascending), then the others (ascending), and gate[0..4) = {0, hits, hits, nb}: the
+// groups of the launch over the hits, then of the one over the misses ({0, 0, 0, 0} for ids the
+// host did not expect: nothing launches and the host fails the call). host_ids' row is then
+// k + 2 long: the ids, the count of misses, the stamp.
 struct TokenRecord {
   int32_t* groups = nullptr;
   int32_t nb = 0;
   int32_t* keep = nullptr;
   int32_t* host_ids = nullptr;
   uint32_t stamp = 0;
+  const std::byte* const* lookup = nullptr;
+  int32_t* gate = nullptr;
 };
 
 // route() (moe.hpp), and with record.groups set, the group record of its one token (S = 1).

@@ -11,6 +11,7 @@
 #include "deepseek4/forward/prompt_shared.hpp"
 #include "deepseek4/hip/mapped_ids.hpp"
 #include "deepseek4/hip/side_stream.hpp"
+#include "deepseek4/hip/slot_table.hpp"
 
 namespace moepage::ds4::gpu {
 
@@ -82,6 +83,20 @@ struct MoeScratch {
   // ModelOptions::direct_hits, made by the model at construction (null: off): where a paged decode
   // step's scored routers leave the token's ids for the host.
   std::unique_ptr<MappedIds> mapped_ids;
+
+  // ModelOptions::slot_table, made by the model at construction (null: off): the link to the host
+  // (slot_table.hpp); set by the model before each batch when this batch may take it (one token
+  // whose output the call waits for, no expert-parallel group, a source that allows it).
+  std::unique_ptr<SlotStalls> slot_stalls;
+  bool slot_lookup = false;
+  int32_t* slot_gate = nullptr;           // device [4]: the router's {0, hits, hits, nb}
+  std::vector<int8_t> slot_row;           // [layers]: 1 the device row is the pager's residency, 0 unknown, -1 never
+  std::vector<uint64_t> slot_generation;  // [layers]: the residency generation the row holds
+  struct QueuedStall {
+    uint32_t layer = 0, stamp = 0;
+  };
+  std::vector<QueuedStall> stalls_queued;   // the batch's lookups in layer order (capacity: layers)
+  std::vector<const std::byte*> residency;  // [E] scratch of residency()
 
   // ModelOptions::defer_acquire_finish, set by the model at construction: a layer's last band
   // leaves its acquire to finish_owed_acquires (moe_finish.hpp) at the batch's end. owes_finish

@@ -162,6 +162,12 @@ constexpr mp_option_def kOptions[] = {
                "the device, and layer 0's attention with its mHC sites) before the host waits for the pick, and "
                "the next call, given that pick, starts at layer 0's MoE block; any other input recomputes it. "
                "Off where layer 0 compresses; false: each step starts when the host passes its token"),
+    mp::option(MP_OPT_BOOL, "slot_table", "false",
+               "GPU, paged decode of one token: each scored layer's router looks its experts up in a device table "
+               "of the slots the pager reports valid (pager ABI 1.11 residency), computes the hits at once and waits "
+               "on the device for the host only where one missed; the host queues the whole step first, so a token "
+               "whose experts all hit makes no round trip. Needs such a pager (paged, lru) and no predictor reading "
+               "the state; false: every scored layer's ids go to the host before its experts launch"),
     mp::option(MP_OPT_BOOL, "prompt_staging", "true",
                "paged prefill: hint each prompt chunk's first band of a layer before the layer's attention, so the "
                "copies overlap it; false: only the hash layers' first bands, all at the step's start (an ablation)"),
@@ -218,6 +224,7 @@ class Deepseek4Arch {
     defer_acquire_finish_ = options.get_bool("defer_acquire_finish");
     direct_hits_ = options.get_bool("direct_hits");
     run_ahead_ = options.get_bool("run_ahead");
+    slot_table_ = options.get_bool("slot_table");
     prompt_staging_ = options.get_bool("prompt_staging");
     try {
       model_ = ds4::LoadedCheckpoint::load(args.checkpoint_dir);
@@ -355,7 +362,8 @@ class Deepseek4Arch {
                                                             matrix_expert_stream_,
                                                             defer_acquire_finish_,
                                                             direct_hits_,
-                                                            run_ahead_});
+                                                            run_ahead_,
+                                                            slot_table_});
   }
 
   // One rank of an expert-parallel group (ABI 1.7): before bind_pager, once. On a GPU the rank
@@ -506,6 +514,7 @@ class Deepseek4Arch {
   bool defer_acquire_finish_ = false;  // arch option defer_acquire_finish
   bool direct_hits_ = true;            // arch option direct_hits
   bool run_ahead_ = false;             // arch option run_ahead
+  bool slot_table_ = false;            // arch option slot_table
   bool prompt_staging_ = true;         // arch option prompt_staging
   uint32_t max_context_ = 0;
   uint32_t max_batch_ = 64;                // arch option max_batch: tokens the forward pass processes together

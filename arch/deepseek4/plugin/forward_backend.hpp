@@ -76,6 +76,7 @@ struct BackendInputs {
   bool defer_acquire_finish = false;  // GPU: a paged layer's reads waited for at the batch's end
   bool direct_hits = true;            // GPU: paged decode's ids and all-hit records without uploads
   bool run_ahead = false;             // GPU: a greedy call queues the next step's front before its wait
+  bool slot_table = false;            // GPU: paged decode looks its experts up in a device slot table
 };
 
 // The backend for the host's device: the GPU one on a HIP device, the CPU one otherwise. Throws

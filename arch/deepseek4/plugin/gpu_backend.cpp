@@ -56,7 +56,8 @@ class GpuBackend final : public ForwardBackend {
                                                             in.matrix_expert_stream,
                                                             in.defer_acquire_finish,
                                                             in.direct_hits,
-                                                            in.run_ahead});
+                                                            in.run_ahead,
+                                                            in.slot_table});
     } catch (...) {
       model_.reset();
       (void)device_->stream_destroy(device_->ctx, stream_);
@@ -98,6 +99,8 @@ class GpuBackend final : public ForwardBackend {
     out.routed_experts = model_->moe_stats().routed_experts;
     out.collective_calls = model_->moe_stats().collective_calls;
     out.collective_ns = model_->moe_stats().collective_ns;
+    out.slot_lookups = model_->moe_stats().slot_lookups;
+    out.slot_stalls = model_->moe_stats().slot_stalls;
   }
 
   uint64_t dense_device_bytes() const { return model_->dense_device_bytes(); }

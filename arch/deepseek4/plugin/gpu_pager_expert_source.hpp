@@ -29,6 +29,14 @@ class GpuPagerExpertSource final : public gpu::GpuExpertSource {
   void experts_launched(uint32_t layer) override { pager_.experts_launched(layer); }
   void acquire_finish(uint32_t layer) override { pager_.acquire_finish(layer); }
   uint32_t max_batch() const override { return pager_.band(); }
+  bool allows_slot_lookup() const override { return pager_.calls_name_their_layer(); }
+  bool residency(uint32_t layer, const std::byte** slots, uint32_t n, uint64_t& generation) override {
+    return pager_.residency(layer, slots, n, generation);
+  }
+  // The split acquire with the host waiting on each pending expert's event, or plain acquire and
+  // its event; then the pager's verdict (acquire_finish).
+  void acquire_landed(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots) override;
+  void account_hits(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte* const* expected) override;
   void observe(uint32_t layer, const float* hidden_device, uint32_t d, gpu::Stream stream) override;
   bool linear_predictor(uint32_t layer, gpu::LinearPredictor& p) override;
   void observe_scores(uint32_t layer, const float* scores, uint32_t n) override {
@@ -43,11 +51,14 @@ class GpuPagerExpertSource final : public gpu::GpuExpertSource {
  private:
   // Makes `stream` wait for `ready` on the device (NULL: nothing to wait for).
   void wait_on(uint32_t layer, mp_event ready, gpu::Stream stream) const;
+  // The host waits for `ready` (NULL: nothing to wait for).
+  void host_wait(uint32_t layer, mp_event ready) const;
 
   PagerCalls& pager_;
   const mp_device_service* device_;
   std::vector<std::vector<const std::byte*>> fixed_;  // [layer]: fixed_slots' answer, empty if not asked
-  std::vector<const std::byte*> account_slots_;       // scratch of account()
+  std::vector<const std::byte*> account_slots_;       // scratch of account() and account_hits()
+  std::vector<uint8_t> landed_pending_;               // scratch of acquire_landed()
 };
 
 }  // namespace moepage::ds4

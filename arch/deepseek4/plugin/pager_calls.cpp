@@ -136,6 +136,23 @@ void PagerCalls::observe(uint32_t layer, const float* hidden, uint32_t d, mp_str
   if (const mp_status s = v->observe(pager_.self, layer, hidden, d, stream); s != MP_OK) fail("observe", s);
 }
 
+bool PagerCalls::residency(uint32_t layer, const std::byte** slots, uint32_t n, uint64_t& generation) {
+  if (!mp_pager_offers_residency(pager_.vtable)) return false;
+  // The pager writes void* slots; the forward reads them as bytes (the same pointers).
+  static_assert(sizeof(void*) == sizeof(const std::byte*));
+  void** raw = slots ? reinterpret_cast<void**>(const_cast<std::byte**>(slots)) : nullptr;
+  const mp_status s = pager_.vtable->residency(pager_.self, layer, raw, slots ? n : 0, &generation);
+  if (s == MP_ERR_UNSUPPORTED) return false;
+  if (s != MP_OK) fail("residency", s);
+  return true;
+}
+
+bool PagerCalls::calls_name_their_layer() const {
+  if (replay_) return replay_timing_ == PredictionTiming::observe;
+  const mp_pager_vtable* v = pager_.vtable;
+  return !MP_HAS_FIELD(v, mp_pager_vtable, observe) || v->observe == nullptr;
+}
+
 bool PagerCalls::linear_predictor(uint32_t layer, mp_linear_predictor& out) {
   if (replay_ || !mp_pager_offers_linear_predictor(pager_.vtable)) return false;
   out = mp_linear_predictor{};

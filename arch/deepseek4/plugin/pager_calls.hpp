@@ -64,6 +64,15 @@ class PagerCalls {
   // ABI 1.8); false when it does not offer them or answers MP_ERR_UNSUPPORTED (they may move).
   // Counts no access: the caller reports its accesses through acquire afterwards.
   bool fixed_slots(uint32_t layer, const std::byte** slots, uint32_t n);
+  // The pager's residency of `layer` (pager.h, ABI 1.11): writes the generation and, with slots
+  // non-null (n = the catalog's experts), each expert's valid slot or null; false when the pager
+  // offers none or answers MP_ERR_UNSUPPORTED for the layer. Counts no access.
+  bool residency(uint32_t layer, const std::byte** slots, uint32_t n, uint64_t& generation);
+  // Whether the pager hears of a layer only through calls naming it that the forward makes (its
+  // acquires, its stage hints, and a replay's predictions at observe): no observe of a live
+  // predictor (it reads the state and prefetches into the next layer) and no prediction hinted from
+  // another layer's acquire or launch. A slot lookup on the device needs that (residency's promise).
+  bool calls_name_their_layer() const;
   // Forwards to the pager's observe() when it has one (a predictor stages layer + 1). Under a
   // routing replay, hands the pager the replay's recorded predictions for layer + 1 as a hint
   // instead: the hidden state of a replayed model says nothing about the recorded routing.

@@ -62,6 +62,11 @@ typedef struct mp_arch_stats {
    * waited for their results). Zero for a single rank. */
   uint64_t collective_calls;
   uint64_t collective_ns;
+  /* 1.11: decode layer steps whose routed experts the architecture looked up on the device in the
+   * pager's residency (no round trip to the host unless one missed), and of those the ones where
+   * one missed and the device waited for the host. Zero where it never does. */
+  uint64_t slot_lookups;
+  uint64_t slot_stalls;
 } mp_arch_stats;
 
 /* What join_ranks (ABI 1.7) hands an architecture: it runs as rank collective->rank of

@@ -24,7 +24,8 @@ extern "C" {
  * 1.9 mp_collective.all_reduce_sum_f32_device (the ranks' sum in device memory, on a stream) and
  * mp_arch_stats.collective_calls and .collective_ns; 1.10 mp_pager_vtable.linear_predictor and
  * .observe_scores (a predictor the architecture evaluates on the device); 1.11
- * mp_pager_vtable.residency (a paged layer's valid slots, looked up on the device). */
+ * mp_pager_vtable.residency (a paged layer's valid slots, looked up on the device) and
+ * mp_arch_stats.slot_lookups and .slot_stalls. */
 #define MP_ABI_MINOR 11
 
 /* The oldest host minor a plugin runs on. A plugin that needs nothing newer than, say, 1.0

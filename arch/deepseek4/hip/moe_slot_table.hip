@@ -1,0 +1,111 @@
+// The host's side of slot lookups on the device (moe_slot_table.hpp, slot_table.hpp).
+#include "deepseek4/hip/moe_slot_table.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "deepseek4/hip/check.hpp"
+#include "deepseek4/hip/moe_route.hpp"
+#include "deepseek4/hip/moe_scratch.hpp"
+
+namespace moepage::ds4::gpu {
+namespace {
+
+std::string layer_name(uint32_t layer) { return "gpu moe layer " + std::to_string(layer); }
+
+// The token's distinct experts, ascending, into used; throws naming the layer for ids the
+// lookup's record could not have been built from.
+uint32_t distinct_experts(const int32_t* ids, uint32_t k, int64_t E, uint32_t layer, int32_t* used) {
+  for (uint32_t j = 0; j < k; ++j) {
+    if (ids[j] < 0 || ids[j] >= E)
+      throw GpuError(layer_name(layer) + ": the router chose expert " + std::to_string(ids[j]) + ", expected 0.." +
+                     std::to_string(E - 1));
+    used[j] = ids[j];
+  }
+  std::sort(used, used + k);
+  return uint32_t(std::unique(used, used + k) - used);
+}
+
+}  // namespace
+
+bool prepare_slot_lookup(MoeScratch& sc, GpuExpertSource& source, uint32_t layer, int64_t E, Stream stream) {
+  hipStream_t st = native(stream);
+  int8_t& state = sc.slot_row[layer];
+  if (state < 0) return false;
+  uint64_t generation = 0;
+  if (!source.residency(layer, nullptr, 0, generation)) {
+    state = -1;
+    return false;
+  }
+  if (state > 0 && generation == sc.slot_generation[layer]) return true;
+  const std::byte** now = sc.residency.data();
+  source.residency(layer, now, uint32_t(E), generation);
+  const std::byte** mirror = sc.mirror + int64_t(layer) * E;
+  bool differs = state == 0;
+  for (int64_t e = 0; e < E; ++e) {
+    if (now[e] && reinterpret_cast<uintptr_t>(now[e]) % 16 != 0) {
+      state = -1;  // the expert kernels read slots 16 bytes at a time
+      return false;
+    }
+    differs = differs || now[e] != mirror[e];
+  }
+  if (differs) {
+    // The previous copy out of this layer's pinned row must be done before it is rewritten.
+    MP_GPU_CHECK(hipEventSynchronize(static_cast<hipEvent_t>(sc.layer_copied[layer])));
+    std::copy_n(now, E, mirror);
+    MP_GPU_CHECK(hipMemcpyAsync(sc.table + int64_t(layer) * E, mirror, size_t(E) * sizeof(const std::byte*),
+                                hipMemcpyHostToDevice, st));
+    MP_GPU_CHECK(hipEventRecord(static_cast<hipEvent_t>(sc.layer_copied[layer]), st));
+  }
+  state = 1;
+  sc.slot_generation[layer] = generation;
+  return true;
+}
+
+void serve_slot_stalls(MoeScratch& sc, GpuExpertSource& source, MoeStats& stats, Stream stream) {
+  if (sc.stalls_queued.empty()) return;
+  const AbandonSlotStalls abandon{sc};  // whatever throws: the remaining stalls give up
+  const int64_t E = sc.n_experts;
+  const uint32_t k = sc.top_k;
+  int32_t ids[kMaxDeviceTopK], used[kMaxDeviceTopK];
+  const std::byte* slots[kMaxDeviceTopK];
+  for (const MoeScratch::QueuedStall& q : sc.stalls_queued) {
+    const int32_t misses = sc.slot_stalls->await_row(q.layer, q.stamp, stream, ids);
+    const uint32_t n = distinct_experts(ids, k, E, q.layer, used);
+    const std::byte** mirror = sc.mirror + int64_t(q.layer) * E;
+    if (misses == 0) {
+      for (uint32_t i = 0; i < n; ++i) slots[i] = mirror[used[i]];
+      source.account_hits(q.layer, used, n, slots);
+      continue;
+    }
+    ++stats.slot_stalls;
+    source.acquire_landed(q.layer, used, n, slots);
+    // The reply: every entry of the row that moved (the misses' slots, the experts they evicted).
+    uint64_t generation = 0;
+    const std::byte** now = sc.residency.data();
+    if (!source.residency(q.layer, now, uint32_t(E), generation))
+      throw GpuError(layer_name(q.layer) + ": the expert source stopped reporting its residency");
+    for (uint32_t i = 0; i < n; ++i)
+      if (now[used[i]] != slots[i])
+        throw GpuError(layer_name(q.layer) + " expert " + std::to_string(used[i]) +
+                       ": acquired, yet the source's residency does not report it in its slot");
+    for (int64_t e = 0; e < E; ++e) {
+      if (now[e] && now[e] != mirror[e] && reinterpret_cast<uintptr_t>(now[e]) % 16 != 0)
+        throw GpuError(layer_name(q.layer) + " expert " + std::to_string(e) + ": a slot not 16-byte aligned");
+      mirror[e] = now[e];  // the row the device gets before the stall lets go
+    }
+    sc.slot_stalls->release(q.layer, q.stamp, sc.table + int64_t(q.layer) * E, mirror);
+    sc.slot_generation[q.layer] = generation;
+  }
+  sc.stalls_queued.clear();  // served: the guard has nothing left to abandon
+}
+
+void abandon_slot_stalls(MoeScratch& sc) noexcept {
+  if (sc.stalls_queued.empty()) return;
+  sc.slot_stalls->abort_all();
+  sc.stalls_queued.clear();
+  for (int8_t& state : sc.slot_row)
+    if (state > 0) state = 0;  // the device rows may have missed a reply: upload them again
+}
+
+}  // namespace moepage::ds4::gpu

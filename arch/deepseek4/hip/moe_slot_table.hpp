@@ -1,0 +1,39 @@
+// The host's side of a decode step whose experts are looked up on the device (slot_table.hpp), as
+// the MoE block and the model use it. Plain C++ (no HIP header), for the model's host code.
+#pragma once
+#include <cstdint>
+
+#include "deepseek4/forward/moe.hpp"
+#include "deepseek4/hip/expert_source.hpp"
+#include "deepseek4/hip/stream.hpp"
+
+namespace moepage::ds4::gpu {
+
+struct MoeScratch;
+
+// Whether `layer`'s experts may be looked up on the device in this step. The layer's device table
+// row is first brought to the source's residency (uploaded on `stream` only where it differs from what
+// the device holds); a source without residency for the layer, or a slot the kernels cannot read
+// (not 16-byte aligned), keeps the layer on the host path for good.
+bool prepare_slot_lookup(MoeScratch& sc, GpuExpertSource& source, uint32_t layer, int64_t E, Stream stream);
+
+// After the batch's layers are queued, while the device runs them: each looked-up layer in order,
+// its ids read from the link; a layer that hit is accounted to the source, one that missed is
+// acquired (the host waits for its bytes), its new table entries replied and its stall released.
+// Throws (every stall then gives up: abandon_slot_stalls) naming the layer when the device found
+// ids the host cannot use or the source failed.
+void serve_slot_stalls(MoeScratch& sc, GpuExpertSource& source, MoeStats& stats, Stream stream);
+
+// A batch that fails: every queued stall gives up (its layer's misses compute nothing), and every
+// layer's device row is read again from the source before its next lookup. Clears the abort once
+// a later step finds the stream idle (prepare_slot_lookup).
+void abandon_slot_stalls(MoeScratch& sc) noexcept;
+
+// abandon_slot_stalls when it goes out of scope: nothing once the stalls were served, every queued
+// one when the batch is unwinding (the device must not wait for a reply that never comes).
+struct AbandonSlotStalls {
+  MoeScratch& sc;
+  ~AbandonSlotStalls() { abandon_slot_stalls(sc); }
+};
+
+}  // namespace moepage::ds4::gpu

@@ -1,0 +1,79 @@
+// Decode with the pager's slots looked up on the device (ModelOptions::slot_table, pager ABI 1.11
+// residency). Without it a paged decode step brings every scored layer's expert ids to the host
+// (10-40 us on an H100/H200, bench/results/2026-12-07-control-latency.md) and the host queues the
+// layer's experts only after its acquire, so the GPU idles at every layer even when every expert
+// hit. With it the host queues the whole step at once:
+//
+//   router -> looks each chosen expert up in the layer's device table (its slot, or null) and
+//             orders the token's record hits first; the ids, the count of misses and a stamp go
+//             to this link's row of mapped host memory
+//   experts over the hits (the groups the device found; none leave at once)
+//   stall  -> returns at once when nothing missed; else waits until the host's reply carries its
+//             stamp (the host copied the layer's new table row up first, on a stream of its own)
+//   experts over the misses (now in their slots)
+//
+// and then serves the stalls in layer order while the GPU runs: a layer that hit is reported to
+// the pager by a plain acquire (bookkeeping only: the device already computed it); one that missed
+// is acquired (start, every read waited for, finish), its table row copied up, and released. A token whose experts all
+// hit makes no round trip at all.
+//
+// The table holds only what the pager reports valid (residency): a slot the device reads keeps its
+// bytes until a pager call naming that layer returns, and the host makes those calls only before
+// the layer's lookup is queued (hints, whose changes are uploaded before it) or while the device
+// waits in that layer's stall. A host that fails while serving aborts every stall (they give up and
+// compute nothing more of their layers), and the call throws.
+//
+// Plain C++ (no HIP header), so the MoE scratch can own one.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "deepseek4/hip/stream.hpp"
+
+namespace moepage::ds4::gpu {
+
+class SlotStalls {
+ public:
+  // Rows and replies for `layers` layers of `n_experts` experts, top-k, in mapped host memory
+  // allocated now (at load) and zeroed.
+  SlotStalls(uint32_t layers, uint32_t k, uint32_t n_experts);
+  ~SlotStalls();
+  SlotStalls(const SlotStalls&) = delete;
+  SlotStalls& operator=(const SlotStalls&) = delete;
+
+  // The stamp of the next lookup (never 0, the rows' and replies' initial value).
+  uint32_t next_stamp();
+  // Row `layer` as the device addresses it (TokenRecord::host_ids under a lookup): k ids, the
+  // count of misses, the stamp.
+  int32_t* row_device(uint32_t layer) const;
+  // Waits until row `layer` carries `stamp`, copies its k ids to ids_out and returns the misses.
+  // Throws GpuError naming the layer when `stream` finished (the router ran) without the stamp, or
+  // failed.
+  int32_t await_row(uint32_t layer, uint32_t stamp, Stream stream, int32_t* ids_out) const;
+  // The reply to `layer`'s stall: copies `row` (pinned, the layer's n_experts table entries) to the
+  // device's table_row on a stream of its own, waits for the copy, then writes the stamp that lets
+  // the stall go.
+  void release(uint32_t layer, uint32_t stamp, const std::byte** table_row, const std::byte* const* row);
+  // Every stall queued gives up at once and its layer's misses are not computed; for a host that
+  // is failing the call. clear_abort, once the stream is idle, readies the link for the next step.
+  void abort_all();
+  bool aborted() const;
+  void clear_abort();
+  // Stalls that gave up waiting for a reply (a host that never answered), since construction.
+  uint32_t timeouts() const;
+
+  // Queues the stall of `layer` on `stream`: gate is the router's {0, hits, hits, nb} (device).
+  void launch_stall(uint32_t layer, uint32_t stamp, int32_t* gate, Stream stream) const;
+
+ private:
+  static constexpr size_t kReplyInts = 2;  // a reply: stamp, status
+  uint32_t layers_, k_, experts_;
+  int32_t* host_ = nullptr;       // rows [layers][k + 2], replies [layers][kReplyInts], abort, timeouts
+  int32_t* device_ = nullptr;     // the same memory as the device addresses it
+  void* reply_stream_ = nullptr;  // hipStream_t: the replies' table rows go up on it
+  uint32_t stamp_ = 0;
+  size_t replies_at() const { return size_t(layers_) * (k_ + 2); }
+  size_t words_at() const { return replies_at() + size_t(layers_) * kReplyInts; }
+};
+
+}  // namespace moepage::ds4::gpu

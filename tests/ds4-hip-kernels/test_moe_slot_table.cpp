@@ -1,0 +1,227 @@
+// Slot lookups on the device (ModelOptions::slot_table, hip/slot_table.hpp): decode steps of a
+// scored layer over a paged source in miniature. The router looks its experts up in the device
+// table of what the source reports valid; the hits compute at once, a miss stalls the device until
+// the host has acquired it. Every step must give the host path's bits (same source, same steps),
+// the source must see the same hits and misses, a step whose experts all hit must not acquire at
+// all, and a host that fails while the device waits must leave a device that finishes the step
+// (no hang) and a next step that is right again.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "deepseek4/hip/moe.hpp"
+#include "deepseek4/hip/moe_scratch.hpp"
+#include "deepseek4/hip/moe_slot_table.hpp"
+#include "kernel_test_support.hpp"
+#include "moe_test_support.hpp"
+
+using namespace moepage;
+using namespace moepage::ds4;
+using namespace moepage::ds4::gpu::test;
+
+namespace {
+
+// n device slots per layer, least recently used evicted, filled from the host copy by a copy on a
+// stream of its own (the compute stream may be waiting on the device for it), reporting what it
+// holds as its residency. Counts what a pager would: hits, misses, and how it was asked.
+class LruDeviceSlots final : public gpu::GpuExpertSource {
+ public:
+  LruDeviceSlots(ResidentExpertSource& host, Device& d, uint32_t layers, uint32_t experts, uint32_t slots)
+      : host_(host),
+        dev_(d),
+        experts_(experts),
+        slots_(slots),
+        slot_bytes_(host.layout().slot_bytes),
+        copy_(gpu::create_stream()) {
+    base_ = d.arena().take<std::byte>(slot_bytes_ * layers * slots);
+    staging_ = d.pinned().take<std::byte>(slot_bytes_);
+    slot_of_.assign(layers, std::vector<int32_t>(experts, -1));
+    expert_of_.assign(layers, std::vector<int32_t>(slots, -1));
+    used_at_.assign(layers, std::vector<uint64_t>(slots, 0));
+    generation_.assign(layers, 0);
+  }
+  ~LruDeviceSlots() override { gpu::destroy_stream(copy_); }
+
+  uint32_t max_batch() const override { return slots_; }
+  bool allows_slot_lookup() const override { return true; }
+  bool residency(uint32_t layer, const std::byte** out, uint32_t n, uint64_t& generation) override {
+    generation = generation_[layer];
+    if (!out) return true;
+    REQUIRE(n == experts_);
+    for (uint32_t e = 0; e < n; ++e) out[e] = slot_of_[layer][e] >= 0 ? slot(layer, slot_of_[layer][e]) : nullptr;
+    return true;
+  }
+  // The host path: the compute stream is done with the slots before any is refilled.
+  void acquire(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots, gpu::Stream s) override {
+    gpu::synchronize(s);
+    place(layer, experts, n, slots);
+  }
+  void acquire_landed(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots) override {
+    ++landed_calls;
+    if (fail_next_landed) {
+      fail_next_landed = false;
+      throw std::runtime_error("injected read failure in layer " + std::to_string(layer));
+    }
+    place(layer, experts, n, slots);
+  }
+  void account_hits(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte* const* expected) override {
+    ++accounted_calls;
+    for (uint32_t i = 0; i < n; ++i) {
+      const int32_t s = slot_of_[layer][size_t(experts[i])];
+      REQUIRE(s >= 0);
+      CHECK(slot(layer, s) == expected[i]);
+    }
+    std::vector<const std::byte*> again(n);  // the same slots: every expert hits
+    place(layer, experts, n, again.data());
+  }
+
+  uint64_t hits = 0, misses = 0;
+  int landed_calls = 0, accounted_calls = 0;
+  bool fail_next_landed = false;
+
+ private:
+  std::byte* slot(uint32_t layer, int32_t s) const {
+    return base_ + (uint64_t(layer) * slots_ + uint32_t(s)) * slot_bytes_;
+  }
+  // The request's hits touched first, then each miss into the least recently used slot not holding
+  // an expert of the request.
+  void place(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots) {
+    REQUIRE(n <= slots_);
+    std::vector<int32_t>& where = slot_of_[layer];
+    std::vector<uint8_t> mine(slots_, 0);
+    for (uint32_t i = 0; i < n; ++i)
+      if (where[size_t(experts[i])] >= 0) mine[size_t(where[size_t(experts[i])])] = 1;
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t e = uint32_t(experts[i]);
+      if (where[e] >= 0) {
+        ++hits;
+      } else {
+        ++misses;
+        int32_t victim = -1;
+        for (uint32_t s = 0; s < slots_; ++s)
+          if (!mine[s] && (victim < 0 || used_at_[layer][s] < used_at_[layer][size_t(victim)])) victim = int32_t(s);
+        REQUIRE(victim >= 0);
+        if (expert_of_[layer][size_t(victim)] >= 0) where[size_t(expert_of_[layer][size_t(victim)])] = -1;
+        std::memcpy(staging_, host_.slot(layer, e), slot_bytes_);
+        gpu::upload_async(slot(layer, victim), staging_, slot_bytes_, copy_);
+        gpu::synchronize(copy_);
+        where[e] = victim;
+        expert_of_[layer][size_t(victim)] = int32_t(e);
+        mine[size_t(victim)] = 1;
+        ++generation_[layer];
+      }
+      used_at_[layer][size_t(where[e])] = ++clock_;
+      slots[i] = slot(layer, where[e]);
+    }
+  }
+
+  ResidentExpertSource& host_;
+  Device& dev_;
+  uint32_t experts_, slots_;
+  uint64_t slot_bytes_;
+  gpu::Stream copy_;
+  std::byte* base_ = nullptr;
+  std::byte* staging_ = nullptr;
+  std::vector<std::vector<int32_t>> slot_of_, expert_of_;
+  std::vector<std::vector<uint64_t>> used_at_;
+  std::vector<uint64_t> generation_;
+  uint64_t clock_ = 0;
+};
+
+// One layer's decode steps, each run by moe() over one source and scratch, looked up or not.
+struct Arm {
+  LruDeviceSlots source;
+  std::unique_ptr<gpu::MoeScratch> sc;
+  MoeStats stats;
+  Arm(ResidentExpertSource& host, Device& d, const Config& c, uint32_t slots, bool lookup)
+      : source(host, d, c.num_hidden_layers, c.n_routed_experts, slots),
+        sc(gpu::allocate_moe_scratch(c, 1, d.arena(), d.pinned())) {
+    if (!lookup) return;
+    sc->slot_stalls = std::make_unique<gpu::SlotStalls>(c.num_hidden_layers, c.num_experts_per_tok, c.n_routed_experts);
+    sc->slot_lookup = true;
+  }
+  std::vector<float> step(const gpu::GpuLayerParams& lp, const Config& c, const int32_t* token, const int32_t* token_d,
+                          const float* yn, const ExpertLayout& layout, float* out, Device& d) {
+    gpu::moe(lp, c, 1, token, token_d, 1, yn, source, layout, *sc, out, stats, d.stream());
+    gpu::serve_slot_stalls(*sc, source, stats, d.stream());
+    return d.get(out, c.hidden_size);
+  }
+};
+
+struct Bench {
+  Rng rng{4242};
+  Device dev;
+  Config c = moe_config(ScoringFunc::SqrtSoftplus);
+  MoeLayer layer{rng, dev, c, MlpKind::Moe};
+  ExpertLayout layout = ExpertLayout::packed(c.hidden_size, c.moe_intermediate_size, Dtype::I8, Dtype::I8);
+  ResidentExpertSource host{layout, c.num_hidden_layers, c.n_routed_experts};
+  std::vector<const float*> yn;  // distinct token states: each routes to its own experts
+  std::vector<int32_t> token = {7};
+  const int32_t* token_d = nullptr;
+  float* out = nullptr;
+  explicit Bench(int states) {
+    fill_experts(rng, host, c);
+    for (int i = 0; i < states; ++i) yn.push_back(dev.put(rng.floats(c.hidden_size, -2.0f, 2.0f)));
+    token_d = dev.put(token);
+    out = dev.zeros<float>(c.hidden_size);
+  }
+  std::vector<float> step(Arm& arm, int state) {
+    return arm.step(layer.dev, c, token.data(), token_d, yn[size_t(state)], layout, out, dev);
+  }
+};
+
+bool identical_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("slot lookup: the host path's bits and the pager's hits, with no acquire where every expert hit") {
+  Bench b(5);
+  // Repeats (every expert hits), new states (misses, some evicting), and a state whose experts
+  // were evicted meanwhile.
+  const int states[] = {0, 1, 0, 1, 0, 2, 2, 3, 0, 1, 4, 4, 0};
+  Arm host_path(b.host, b.dev, b.c, 8, false), lookup(b.host, b.dev, b.c, 8, true);
+  for (const int s : states) {
+    CAPTURE(s);
+    CHECK(identical_bits(b.step(lookup, s), b.step(host_path, s)));
+  }
+  const uint64_t steps = std::size(states);
+  CHECK(lookup.stats.slot_lookups == steps);
+  CHECK(host_path.stats.slot_lookups == 0);
+  CHECK(lookup.source.hits == host_path.source.hits);
+  CHECK(lookup.source.misses == host_path.source.misses);
+  CHECK(lookup.source.misses > 0);
+  // Each step either stalled (and acquired) or hit everything (and was only accounted).
+  CHECK(lookup.stats.slot_stalls == uint64_t(lookup.source.landed_calls));
+  CHECK(uint64_t(lookup.source.landed_calls + lookup.source.accounted_calls) == steps);
+  CHECK(lookup.source.accounted_calls >= 5);  // the repeats at least
+  CHECK(lookup.stats.routed_experts == host_path.stats.routed_experts);
+}
+
+TEST_CASE("slot lookup: a host failing while the device waits fails the step, and the next step is right") {
+  Bench b(4);
+  Arm host_path(b.host, b.dev, b.c, 8, false), lookup(b.host, b.dev, b.c, 8, true);
+  CHECK(identical_bits(b.step(lookup, 0), b.step(host_path, 0)));
+  lookup.source.fail_next_landed = true;
+  std::string message;
+  try {
+    (void)b.step(lookup, 1);  // a new state: a miss, whose acquire fails
+  } catch (const std::exception& e) {
+    message = e.what();
+  }
+  CHECK(message.find("injected read failure in layer 1") != std::string::npos);
+  CHECK(lookup.sc->slot_stalls->aborted());
+  gpu::synchronize(b.dev.stream());  // the stall gave up: the step's kernels finish
+  CHECK(lookup.sc->slot_stalls->timeouts() == 0);
+  lookup.sc->slot_stalls->clear_abort();
+  CHECK(lookup.sc->stalls_queued.empty());
+  for (const int s : {1, 2, 1, 3, 0}) {
+    CAPTURE(s);
+    CHECK(identical_bits(b.step(lookup, s), b.step(host_path, s)));
+  }
+}
