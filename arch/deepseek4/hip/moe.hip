@@ -267,14 +267,9 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     }
   };
 
-  // Decode with slots that never move (a resident pager): the router's ids stay on the device,
-  // where the router's last thread also builds the group record, so the host neither waits for
-  // the ids nor uploads the record; the pager hears of the accesses once the batch is done
-  // (account_device_routing). The host still knows the shape the kernel variant depends on.
-  if (S == 1 && sc.device_routing && k <= kMaxDeviceTopK && layer_has_fixed_slots(sc, source, layer, E, st)) {
-    int32_t n_used = 0, max_count = 0;
-    known_token_shape(n_used, max_count);
-    gate_then_route(TokenRecord{sc.groups, n_used, sc.routed_ids + int64_t(layer) * (k + 1)});
+  // The launches of one token's experts from the record its router built on the device, for slots
+  // 16-byte aligned (the variant planned once for the layer, as every path does).
+  auto device_record_launch = [&](int32_t n_used, int32_t max_count) {
     ExpertLaunch x{table_row,
                    &layout,
                    up_code,
@@ -295,7 +290,20 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
                    lp.gemm.expert_precision,
                    ExpertScaleFault{scale_fault_word(sc.fault), layer},
                    stream};
-    plan_expert_launch(x, lp.gemm, true);  // every fixed slot is 16-byte aligned (layer_has_fixed_slots)
+    plan_expert_launch(x, lp.gemm, true);
+    return x;
+  };
+
+  // Decode with slots that never move (a resident pager): the router's ids stay on the device,
+  // where the router's last thread also builds the group record, so the host neither waits for
+  // the ids nor uploads the record; the pager hears of the accesses once the batch is done
+  // (account_device_routing). The host still knows the shape the kernel variant depends on.
+  if (S == 1 && sc.device_routing && k <= kMaxDeviceTopK && layer_has_fixed_slots(sc, source, layer, E, st)) {
+    int32_t n_used = 0, max_count = 0;
+    known_token_shape(n_used, max_count);
+    gate_then_route(TokenRecord{sc.groups, n_used, sc.routed_ids + int64_t(layer) * (k + 1)});
+    // Every fixed slot is 16-byte aligned (layer_has_fixed_slots).
+    ExpertLaunch x = device_record_launch(n_used, max_count);
     launch_expert_group(x, 0, n_used);
     sc.routed_on_device[layer] = 1;
     stats.routed_experts += uint64_t(k);
@@ -314,28 +322,8 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     const uint32_t stamp = sc.slot_stalls->next_stamp();
     gate_then_route(TokenRecord{sc.groups, n_used, sc.routed_ids + int64_t(layer) * (k + 1),
                                 sc.slot_stalls->row_device(layer), stamp, table_row, sc.slot_gate});
-    ExpertLaunch x{table_row,
-                   &layout,
-                   up_code,
-                   down_code,
-                   D,
-                   I,
-                   sc.groups,
-                   n_used,
-                   int32_t(k),
-                   max_count,
-                   n_used,
-                   expert_token_tile(k, n_used),
-                   yn,
-                   nullptr,
-                   limit,
-                   sc.act,
-                   sc.ex_out,
-                   lp.gemm.expert_precision,
-                   ExpertScaleFault{scale_fault_word(sc.fault), layer},
-                   stream};
-    plan_expert_launch(x, lp.gemm, true);  // prepare_slot_lookup admits 16-byte aligned slots only
-    x.range = sc.slot_gate;                // the hits
+    ExpertLaunch x = device_record_launch(n_used, max_count);  // prepare_slot_lookup admits aligned slots only
+    x.range = sc.slot_gate;                                    // the hits
     launch_expert_group(x, 0, n_used);
     sc.slot_stalls->launch_stall(layer, stamp, sc.slot_gate, stream);
     x.range = sc.slot_gate + 2;  // the misses, once the stall wrote their slots
