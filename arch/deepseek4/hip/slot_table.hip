@@ -1,4 +1,4 @@
-// SlotStalls (slot_table.hpp): the mapped memory, the host's wait and reply, and the stall kernel.
+// SlotStalls (slot_table.hpp): the rows and words, the host's wait and reply, and the stall kernel.
 #include "deepseek4/hip/slot_table.hpp"
 
 #include <atomic>
@@ -11,8 +11,6 @@
 namespace moepage::ds4::gpu {
 namespace {
 
-constexpr int32_t kReplyStamp = 0, kReplyStatus = 1;
-constexpr int32_t kStatusGo = 0, kStatusAbandon = 1;
 // A stall gives up after about this many clock cycles without a reply (tens of seconds): a host
 // that stopped answering must not hang the device forever. The host counts these as a failure.
 constexpr long long kStallTimeoutCycles = 100'000'000'000LL;
@@ -25,57 +23,57 @@ __device__ inline void pause_briefly() {
 #endif
 }
 
-// One thread. Nothing missed (gate[2] == gate[3]): returns at once. Else it waits for the reply's
-// stamp (or the abort word, or the time-out). The host wrote the layer's table row with a copy it
-// saw complete before it wrote the stamp, so the misses' launch after this kernel reads the new
-// slots; on anything but a go it empties the misses' range so their launch computes nothing.
-__global__ void slot_stall_kernel(int32_t* gate, const volatile int32_t* reply, uint32_t stamp,
-                                  const volatile int32_t* abort_word, int32_t* timeouts) {
+// One thread. Nothing missed (gate[2] == gate[3]): returns at once. Else it waits until its word
+// (device memory, written by the host's copy) carries its stamp, or the abort word is set, or the
+// time-out passes. The host copied the layer's table row up before the stamp, so the misses' launch
+// after this kernel reads the new slots; on anything but the stamp it empties the misses' range so
+// their launch computes nothing.
+__global__ void slot_stall_kernel(int32_t* gate, const volatile int32_t* word, uint32_t stamp,
+                                  const volatile int32_t* abort_word, volatile int32_t* timeouts) {
   kernel_entry();
   if (gate[2] == gate[3]) return;
   const long long t0 = clock64();
-  bool go = false;
   for (;;) {
-    if (uint32_t(reply[kReplyStamp]) == stamp) {
-      __threadfence_system();
-      go = reply[kReplyStatus] == kStatusGo;
-      break;
-    }
+    if (uint32_t(*word) == stamp) return;
     if (*abort_word != 0) break;
     if (clock64() - t0 > kStallTimeoutCycles) {
-      atomicAdd(timeouts, 1);
+      *timeouts = *timeouts + 1;  // one thread of one stall at a time: the stream orders them
       break;
     }
     pause_briefly();
   }
-  if (!go) gate[3] = gate[2];
+  gate[3] = gate[2];
 }
 
 }  // namespace
 
 SlotStalls::SlotStalls(uint32_t layers, uint32_t k, uint32_t n_experts) : layers_(layers), k_(k), experts_(n_experts) {
-  const size_t bytes = (words_at() + 2) * sizeof(int32_t);
+  const size_t row_bytes = (size_t(layers) * (k + 2) + 1) * sizeof(int32_t);
   void* p = nullptr;
-  MP_GPU_CHECK(hipHostMalloc(&p, bytes, MP_HOST_ALLOC_SHARED));
-  host_ = static_cast<int32_t*>(p);
-  std::memset(host_, 0, bytes);
+  MP_GPU_CHECK(hipHostMalloc(&p, row_bytes, MP_HOST_ALLOC_SHARED));
+  rows_host_ = static_cast<int32_t*>(p);
+  std::memset(rows_host_, 0, row_bytes);
   void* d = nullptr;
-  if (hipError_t e = hipHostGetDevicePointer(&d, p, 0); e != hipSuccess) {
-    (void)hipHostFree(p);
-    throw GpuError(std::string("slot stalls: hipHostGetDevicePointer: ") + hipGetErrorString(e));
-  }
-  device_ = static_cast<int32_t*>(d);
+  MP_GPU_CHECK(hipHostGetDevicePointer(&d, p, 0));
+  rows_device_ = static_cast<int32_t*>(d);
+  const size_t word_bytes = (size_t(layers) + 1) * sizeof(int32_t);
+  MP_GPU_CHECK(hipMalloc(&d, word_bytes));
+  words_ = static_cast<int32_t*>(d);
+  MP_GPU_CHECK(hipMemset(words_, 0, word_bytes));
+  MP_GPU_CHECK(hipHostMalloc(&p, word_bytes, hipHostMallocDefault));
+  staging_ = static_cast<int32_t*>(p);
+  std::memset(staging_, 0, word_bytes);
   hipStream_t s = nullptr;
-  if (hipError_t e = hipStreamCreateWithFlags(&s, hipStreamNonBlocking); e != hipSuccess) {
-    (void)hipHostFree(p);
-    throw GpuError(std::string("slot stalls: hipStreamCreateWithFlags: ") + hipGetErrorString(e));
-  }
+  MP_GPU_CHECK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
   reply_stream_ = s;
+  MP_GPU_CHECK(hipDeviceSynchronize());  // the words' zero fill ran on the legacy stream
 }
 
 SlotStalls::~SlotStalls() {
   if (reply_stream_) (void)hipStreamDestroy(static_cast<hipStream_t>(reply_stream_));
-  if (host_) (void)hipHostFree(host_);
+  if (staging_) (void)hipHostFree(staging_);
+  if (words_) (void)hipFree(words_);
+  if (rows_host_) (void)hipHostFree(rows_host_);
 }
 
 uint32_t SlotStalls::next_stamp() {
@@ -86,11 +84,11 @@ uint32_t SlotStalls::next_stamp() {
 int32_t* SlotStalls::row_device(uint32_t layer) const {
   if (layer >= layers_)
     throw GpuError("slot stalls: layer " + std::to_string(layer) + " of " + std::to_string(layers_));
-  return device_ + size_t(layer) * (k_ + 2);
+  return rows_device_ + size_t(layer) * (k_ + 2);
 }
 
 int32_t SlotStalls::await_row(uint32_t layer, uint32_t stamp, Stream stream, int32_t* ids_out) const {
-  const volatile int32_t* row = host_ + size_t(layer) * (k_ + 2);
+  const volatile int32_t* row = rows_host_ + size_t(layer) * (k_ + 2);
   // Spin on the stamp; now and then ask whether the stream has finished, since a router that ran
   // and left no stamp (or a failed stream) would otherwise be waited for forever.
   for (uint64_t polls = 1; uint32_t(row[k_ + 1]) != stamp; ++polls) {
@@ -108,38 +106,42 @@ int32_t SlotStalls::await_row(uint32_t layer, uint32_t stamp, Stream stream, int
   return row[k_];
 }
 
+void SlotStalls::write_word(uint32_t index, int32_t value) {
+  hipStream_t s = static_cast<hipStream_t>(reply_stream_);
+  staging_[index] = value;  // the previous copy out of it was waited for
+  MP_GPU_CHECK(hipMemcpyAsync(words_ + index, staging_ + index, sizeof(int32_t), hipMemcpyHostToDevice, s));
+  MP_GPU_CHECK(hipStreamSynchronize(s));
+}
+
 void SlotStalls::release(uint32_t layer, uint32_t stamp, const std::byte** table_row, const std::byte* const* row) {
   if (layer >= layers_) throw GpuError("slot stalls: a reply for layer " + std::to_string(layer));
-  // The row goes to the device on a stream of its own (the compute stream is held by the stall),
-  // and only once the copy is complete does the stamp let the stall go.
   hipStream_t s = static_cast<hipStream_t>(reply_stream_);
   MP_GPU_CHECK(hipMemcpyAsync(table_row, row, size_t(experts_) * sizeof(const std::byte*), hipMemcpyHostToDevice, s));
-  MP_GPU_CHECK(hipStreamSynchronize(s));
-  int32_t* reply = host_ + replies_at() + size_t(layer) * kReplyInts;
-  reply[kReplyStatus] = kStatusGo;
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  reinterpret_cast<volatile int32_t*>(reply)[kReplyStamp] = int32_t(stamp);
+  write_word(layer, int32_t(stamp));  // behind the row on the same stream
 }
 
-void SlotStalls::abort_all() {
-  std::atomic_thread_fence(std::memory_order_release);
-  reinterpret_cast<volatile int32_t*>(host_)[words_at()] = 1;
+void SlotStalls::abort_all() noexcept {
+  aborted_ = true;
+  try {
+    write_word(layers_, 1);
+  } catch (...) {  // the stalls then give up at their time-out
+  }
 }
 
-bool SlotStalls::aborted() const { return reinterpret_cast<const volatile int32_t*>(host_)[words_at()] != 0; }
-
-void SlotStalls::clear_abort() { reinterpret_cast<volatile int32_t*>(host_)[words_at()] = 0; }
+void SlotStalls::clear_abort() {
+  write_word(layers_, 0);
+  aborted_ = false;
+}
 
 uint32_t SlotStalls::timeouts() const {
-  return uint32_t(reinterpret_cast<const volatile int32_t*>(host_)[words_at() + 1]);
+  return uint32_t(reinterpret_cast<const volatile int32_t*>(rows_host_)[size_t(layers_) * (k_ + 2)]);
 }
 
 void SlotStalls::launch_stall(uint32_t layer, uint32_t stamp, int32_t* gate, Stream stream) const {
   if (layer >= layers_)
     throw GpuError("slot stalls: layer " + std::to_string(layer) + " of " + std::to_string(layers_));
-  const int32_t* reply = device_ + replies_at() + size_t(layer) * kReplyInts;
-  launch("gpu slot stall", slot_stall_kernel, 1, 1, 0, native(stream), gate, reply, stamp, device_ + words_at(),
-         device_ + words_at() + 1);
+  launch("gpu slot stall", slot_stall_kernel, 1, 1, 0, native(stream), gate, words_ + layer, stamp, words_ + layers_,
+         rows_device_ + size_t(layers_) * (k_ + 2));
 }
 
 }  // namespace moepage::ds4::gpu

@@ -8,8 +8,9 @@
 //             orders the token's record hits first; the ids, the count of misses and a stamp go
 //             to this link's row of mapped host memory
 //   experts over the hits (the groups the device found; none leave at once)
-//   stall  -> returns at once when nothing missed; else waits until the host's reply carries its
-//             stamp (the host copied the layer's new table row up first, on a stream of its own)
+//   stall  -> returns at once when nothing missed; else waits until its word in device memory
+//             carries its stamp (the host copies the layer's new table row up first, then the
+//             stamp, on a stream of its own: the device never polls host memory)
 //   experts over the misses (now in their slots)
 //
 // and then serves the stalls in layer order while the GPU runs: a layer that hit is reported to
@@ -34,14 +35,15 @@ namespace moepage::ds4::gpu {
 
 class SlotStalls {
  public:
-  // Rows and replies for `layers` layers of `n_experts` experts, top-k, in mapped host memory
-  // allocated now (at load) and zeroed.
+  // Rows of mapped host memory (the routers write them, the host reads), the stalls' words in
+  // device memory (copies write them, the stalls read) and their pinned staging, and a stream for
+  // the host's copies, all made now (at load) and zeroed.
   SlotStalls(uint32_t layers, uint32_t k, uint32_t n_experts);
   ~SlotStalls();
   SlotStalls(const SlotStalls&) = delete;
   SlotStalls& operator=(const SlotStalls&) = delete;
 
-  // The stamp of the next lookup (never 0, the rows' and replies' initial value).
+  // The stamp of the next lookup (never 0, the rows' and words' initial value).
   uint32_t next_stamp();
   // Row `layer` as the device addresses it (TokenRecord::host_ids under a lookup): k ids, the
   // count of misses, the stamp.
@@ -50,14 +52,15 @@ class SlotStalls {
   // Throws GpuError naming the layer when `stream` finished (the router ran) without the stamp, or
   // failed.
   int32_t await_row(uint32_t layer, uint32_t stamp, Stream stream, int32_t* ids_out) const;
-  // The reply to `layer`'s stall: copies `row` (pinned, the layer's n_experts table entries) to the
-  // device's table_row on a stream of its own, waits for the copy, then writes the stamp that lets
-  // the stall go.
+  // The reply to `layer`'s stall: on the link's own stream (the compute stream is held by the
+  // stall) copies `row` (pinned, the layer's n_experts table entries) to the device's table_row,
+  // then the stamp into the stall's word, and waits for both.
   void release(uint32_t layer, uint32_t stamp, const std::byte** table_row, const std::byte* const* row);
   // Every stall queued gives up at once and its layer's misses are not computed; for a host that
-  // is failing the call. clear_abort, once the stream is idle, readies the link for the next step.
-  void abort_all();
-  bool aborted() const;
+  // is failing the call (best effort: a copy that fails leaves the stalls to their time-out).
+  // clear_abort, once the stream is idle, readies the link for the next step.
+  void abort_all() noexcept;
+  bool aborted() const { return aborted_; }
   void clear_abort();
   // Stalls that gave up waiting for a reply (a host that never answered), since construction.
   uint32_t timeouts() const;
@@ -66,14 +69,18 @@ class SlotStalls {
   void launch_stall(uint32_t layer, uint32_t stamp, int32_t* gate, Stream stream) const;
 
  private:
-  static constexpr size_t kReplyInts = 2;  // a reply: stamp, status
+  // Writes `value` into device word `index` (a layer's stamp, or the abort word at `layers_`) with
+  // a copy on the link's stream, and waits for it.
+  void write_word(uint32_t index, int32_t value);
+
   uint32_t layers_, k_, experts_;
-  int32_t* host_ = nullptr;       // rows [layers][k + 2], replies [layers][kReplyInts], abort, timeouts
-  int32_t* device_ = nullptr;     // the same memory as the device addresses it
-  void* reply_stream_ = nullptr;  // hipStream_t: the replies' table rows go up on it
+  int32_t* rows_host_ = nullptr;    // mapped: rows [layers][k + 2], then the stalls' time-out count
+  int32_t* rows_device_ = nullptr;  // the same memory as the device addresses it
+  int32_t* words_ = nullptr;        // device: [layers] the stamp each stall waits for, then abort
+  int32_t* staging_ = nullptr;      // pinned: the copies' sources, [layers + 1]
+  void* reply_stream_ = nullptr;    // hipStream_t
   uint32_t stamp_ = 0;
-  size_t replies_at() const { return size_t(layers_) * (k_ + 2); }
-  size_t words_at() const { return replies_at() + size_t(layers_) * kReplyInts; }
+  bool aborted_ = false;
 };
 
 }  // namespace moepage::ds4::gpu
