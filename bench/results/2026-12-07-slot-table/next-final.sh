@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# NOT RUN YET (written 2026-12-07; the session's device time ran out): the build whose reply is a
-# copy of the table row, any card, about 150 s. Run first next session; then ran-verify.sh's arms.
-# The slot lookup's reply pushed as a copy of the table row (no entries read from mapped memory):
-# the kernel cases, the tiny model from a one-token prompt (where the earlier build faulted or
+# NOT RUN YET (written 2026-12-07; the session's device time ran out): the build whose reply is the
+# table row and then the stamp copied into device memory (the device polls no host memory), any
+# card, about 150 s. Run first next session (copy to an untracked folder; bench/results is stashed
+# aside for the call); then ran-verify.sh's arms. The kernel cases, the tiny model from a one-token prompt (where the earlier build faulted or
 # hung), then the 4-layer Flash slice under the held-out trace, lru 90%, host path against lookup.
 set -uo pipefail
 o=${OUT:?}
