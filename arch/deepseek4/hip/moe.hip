@@ -449,8 +449,10 @@ void moe(const GpuLayerParams& lp, const Config& c, uint32_t layer, const int32_
     if (changed) {
       MP_GPU_CHECK(hipMemcpyAsync(table_row, mirror, size_t(E) * sizeof(const std::byte*), hipMemcpyHostToDevice, st));
       ++stats.table_uploads;
-      if (sc.slot_row[layer] > 0) sc.slot_row[layer] = 0;  // no longer the residency a lookup reads
     }
+    // This path keeps a row of the slots it acquired, not of what the pager holds (an evicted
+    // expert's entry stays): a later slot lookup must upload the pager's residency again first.
+    if (sc.slot_row[layer] > 0) sc.slot_row[layer] = 0;
     // The band's experts in launch order: those ready now, then the pending ones (each ascending),
     // each expert's pairs in token order behind it.
     int32_t n_ready = 0;
