@@ -65,7 +65,8 @@ class FaultInjectTransport {
 
   ~FaultInjectTransport() {
     if (bounce_ != nullptr) host_->device->free_pinned(host_->device->ctx, bounce_);
-    if (copy_stream_ != nullptr) host_->device->stream_destroy(host_->device->ctx, copy_stream_);
+    if (copy_stream_ != nullptr && host_->device->stream_destroy != nullptr)
+      host_->device->stream_destroy(host_->device->ctx, copy_stream_);
   }
   FaultInjectTransport(const FaultInjectTransport&) = delete;
   FaultInjectTransport& operator=(const FaultInjectTransport&) = delete;
@@ -163,7 +164,9 @@ class FaultInjectTransport {
       // On a stream of its own: the compute stream may be waiting on the device for this read (an
       // architecture's slot lookup, arch option slot_table), and a copy queued behind it never runs.
       const mp_device_service* dev = host_->device;
-      if (copy_stream_ == nullptr && dev->stream_create(dev->ctx, &copy_stream_) != MP_OK) copy_stream_ = nullptr;
+      if (copy_stream_ == nullptr &&
+          (dev->stream_create == nullptr || dev->stream_create(dev->ctx, &copy_stream_) != MP_OK))
+        copy_stream_ = nullptr;
       if (copy_stream_ == nullptr ||
           dev->copy_to_device_async(dev->ctx, dst, into, rr.bytes_read, copy_stream_) != MP_OK ||
           dev->stream_synchronize(dev->ctx, copy_stream_) != MP_OK)

@@ -48,32 +48,41 @@ __global__ void slot_stall_kernel(int32_t* gate, const volatile int32_t* word, u
 }  // namespace
 
 SlotStalls::SlotStalls(uint32_t layers, uint32_t k, uint32_t n_experts) : layers_(layers), k_(k), experts_(n_experts) {
-  const size_t row_bytes = (size_t(layers) * (k + 2) + 1) * sizeof(int32_t);
-  void* p = nullptr;
-  MP_GPU_CHECK(hipHostMalloc(&p, row_bytes, MP_HOST_ALLOC_SHARED));
-  rows_host_ = static_cast<int32_t*>(p);
-  std::memset(rows_host_, 0, row_bytes);
-  void* d = nullptr;
-  MP_GPU_CHECK(hipHostGetDevicePointer(&d, p, 0));
-  rows_device_ = static_cast<int32_t*>(d);
-  const size_t word_bytes = (size_t(layers) + 1) * sizeof(int32_t);
-  MP_GPU_CHECK(hipMalloc(&d, word_bytes));
-  words_ = static_cast<int32_t*>(d);
-  MP_GPU_CHECK(hipMemset(words_, 0, word_bytes));
-  MP_GPU_CHECK(hipHostMalloc(&p, word_bytes, hipHostMallocDefault));
-  staging_ = static_cast<int32_t*>(p);
-  std::memset(staging_, 0, word_bytes);
-  hipStream_t s = nullptr;
-  MP_GPU_CHECK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
-  reply_stream_ = s;
-  MP_GPU_CHECK(hipDeviceSynchronize());  // the words' zero fill ran on the legacy stream
+  try {
+    const size_t row_bytes = (size_t(layers) * (k + 2) + 1) * sizeof(int32_t);
+    void* p = nullptr;
+    MP_GPU_CHECK(hipHostMalloc(&p, row_bytes, MP_HOST_ALLOC_SHARED));
+    rows_host_ = static_cast<int32_t*>(p);
+    std::memset(rows_host_, 0, row_bytes);
+    void* d = nullptr;
+    MP_GPU_CHECK(hipHostGetDevicePointer(&d, p, 0));
+    rows_device_ = static_cast<int32_t*>(d);
+    const size_t word_bytes = (size_t(layers) + 1) * sizeof(int32_t);
+    MP_GPU_CHECK(hipMalloc(&d, word_bytes));
+    words_ = static_cast<int32_t*>(d);
+    MP_GPU_CHECK(hipMemset(words_, 0, word_bytes));
+    MP_GPU_CHECK(hipHostMalloc(&p, word_bytes, hipHostMallocDefault));
+    staging_ = static_cast<int32_t*>(p);
+    std::memset(staging_, 0, word_bytes);
+    hipStream_t s = nullptr;
+    MP_GPU_CHECK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+    reply_stream_ = s;
+    MP_GPU_CHECK(hipDeviceSynchronize());  // the words' zero fill ran on the legacy stream
+  } catch (...) {
+    release_memory();  // a constructor that throws runs no destructor
+    throw;
+  }
 }
 
-SlotStalls::~SlotStalls() {
+SlotStalls::~SlotStalls() { release_memory(); }
+
+void SlotStalls::release_memory() noexcept {
   if (reply_stream_) (void)hipStreamDestroy(static_cast<hipStream_t>(reply_stream_));
   if (staging_) (void)hipHostFree(staging_);
   if (words_) (void)hipFree(words_);
   if (rows_host_) (void)hipHostFree(rows_host_);
+  reply_stream_ = nullptr;
+  staging_ = words_ = rows_host_ = nullptr;
 }
 
 uint32_t SlotStalls::next_stamp() {

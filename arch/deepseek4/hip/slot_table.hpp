@@ -7,7 +7,7 @@
 //   router -> looks each chosen expert up in the layer's device table (its slot, or null) and
 //             orders the token's record hits first; the ids, the count of misses and a stamp go
 //             to this link's row of mapped host memory
-//   experts over the hits (the groups the device found; none leave at once)
+//   experts over the hits (the launch covers every group; a block of a miss's group leaves at once)
 //   stall  -> returns at once when nothing missed; else waits until its word in device memory
 //             carries its stamp (the host copies the layer's new table row up first, then the
 //             stamp, on a stream of its own: the device never polls host memory)
@@ -15,8 +15,8 @@
 //
 // and then serves the stalls in layer order while the GPU runs: a layer that hit is reported to
 // the pager by a plain acquire (bookkeeping only: the device already computed it); one that missed
-// is acquired (start, every read waited for, finish), its table row copied up, and released. A token whose experts all
-// hit makes no round trip at all.
+// is acquired (start, every read waited for, finish), its table row copied up, and released. A
+// token whose experts all hit makes no round trip at all.
 //
 // The table holds only what the pager reports valid (residency): a slot the device reads keeps its
 // bytes until a pager call naming that layer returns, and the host makes those calls only before
@@ -69,6 +69,8 @@ class SlotStalls {
   void launch_stall(uint32_t layer, uint32_t stamp, int32_t* gate, Stream stream) const;
 
  private:
+  // Frees whatever the constructor made (also when it failed part way).
+  void release_memory() noexcept;
   // Writes `value` into device word `index` (a layer's stamp, or the abort word at `layers_`) with
   // a copy on the link's stream, and waits for it.
   void write_word(uint32_t index, int32_t value);

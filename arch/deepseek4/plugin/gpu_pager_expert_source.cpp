@@ -45,15 +45,23 @@ void GpuPagerExpertSource::account(uint32_t layer, const int32_t* experts, uint3
   if (layer >= fixed_.size() || fixed_[layer].empty())
     throw std::logic_error("arch 'deepseek4': accounting layer " + std::to_string(layer) +
                            ", whose slots the pager never reported fixed");
+  account_expected_.resize(n);
+  for (uint32_t i = 0; i < n; ++i)  // an expert out of range expects no slot: the check below names it
+    account_expected_[i] =
+        experts[i] >= 0 && size_t(experts[i]) < fixed_[layer].size() ? fixed_[layer][size_t(experts[i])] : nullptr;
+  acquire_as_reported(layer, experts, n, account_expected_.data(), "slots fixed");
+}
+
+void GpuPagerExpertSource::acquire_as_reported(uint32_t layer, const int32_t* experts, uint32_t n,
+                                               const std::byte* const* expected, const char* reported) {
   account_slots_.resize(n);
   if (pager_.acquire(layer, experts, n, account_slots_.data()) != nullptr)
-    throw std::runtime_error("arch 'deepseek4': the pager reported layer " + std::to_string(layer) +
-                             "'s slots fixed, then made an acquire of it wait for bytes");
+    throw std::runtime_error("arch 'deepseek4': the pager reported layer " + std::to_string(layer) + "'s " + reported +
+                             ", then made an acquire of it wait for bytes");
   for (uint32_t i = 0; i < n; ++i)
-    if (experts[i] < 0 || size_t(experts[i]) >= fixed_[layer].size() ||
-        account_slots_[i] != fixed_[layer][size_t(experts[i])])
-      throw std::runtime_error("arch 'deepseek4': the pager reported layer " + std::to_string(layer) +
-                               "'s slots fixed, then moved expert " + std::to_string(experts[i]));
+    if (account_slots_[i] != expected[i])
+      throw std::runtime_error("arch 'deepseek4': the pager reported layer " + std::to_string(layer) + "'s " +
+                               reported + ", then moved expert " + std::to_string(experts[i]));
 }
 
 void GpuPagerExpertSource::host_wait(uint32_t layer, mp_event ready) const {
@@ -87,15 +95,7 @@ void GpuPagerExpertSource::acquire_landed(uint32_t layer, const int32_t* experts
 
 void GpuPagerExpertSource::account_hits(uint32_t layer, const int32_t* experts, uint32_t n,
                                         const std::byte* const* expected) {
-  account_slots_.resize(n);
-  if (pager_.acquire(layer, experts, n, account_slots_.data()) != nullptr)
-    throw std::runtime_error("arch 'deepseek4': layer " + std::to_string(layer) +
-                             ": the pager reported every expert valid, then made their acquire wait for bytes");
-  for (uint32_t i = 0; i < n; ++i)
-    if (account_slots_[i] != expected[i])
-      throw std::runtime_error("arch 'deepseek4': layer " + std::to_string(layer) + " expert " +
-                               std::to_string(experts[i]) +
-                               ": the pager's acquire returned another slot than its residency reported");
+  acquire_as_reported(layer, experts, n, expected, "experts valid in their slots (residency)");
 }
 
 void GpuPagerExpertSource::observe(uint32_t layer, const float* hidden_device, uint32_t d, gpu::Stream stream) {

@@ -53,12 +53,16 @@ class GpuPagerExpertSource final : public gpu::GpuExpertSource {
   void wait_on(uint32_t layer, mp_event ready, gpu::Stream stream) const;
   // The host waits for `ready` (NULL: nothing to wait for).
   void host_wait(uint32_t layer, mp_event ready) const;
+  // A plain acquire of experts the pager reported in place (`reported` says how), which must return
+  // `expected` with nothing to wait for: account() and account_hits().
+  void acquire_as_reported(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte* const* expected,
+                           const char* reported);
 
   PagerCalls& pager_;
   const mp_device_service* device_;
-  std::vector<std::vector<const std::byte*>> fixed_;  // [layer]: fixed_slots' answer, empty if not asked
-  std::vector<const std::byte*> account_slots_;       // scratch of account() and account_hits()
-  std::vector<uint8_t> landed_pending_;               // scratch of acquire_landed()
+  std::vector<std::vector<const std::byte*>> fixed_;                // [layer]: fixed_slots' answer, empty if not asked
+  std::vector<const std::byte*> account_slots_, account_expected_;  // scratch of acquire_as_reported()
+  std::vector<uint8_t> landed_pending_;                             // scratch of acquire_landed()
 };
 
 }  // namespace moepage::ds4
