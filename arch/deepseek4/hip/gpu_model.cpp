@@ -404,6 +404,7 @@ void GpuModel::wait_for_batch(bool front) {
   forced_upload_pending_ = false;
   collect_reduce_time();
   throw_if_router_fault(*moe_scratch_, stream_);
+  throw_if_stalls_gave_up(*moe_scratch_);
   account_device_routing(*moe_scratch_, *experts_);
   // A NaN pick fails the call: its front is for no token the caller can pass.
   if (front && greedy_staging_[1] < 0) front_token_ = greedy_staging_[0];

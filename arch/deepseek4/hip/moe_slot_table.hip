@@ -100,6 +100,14 @@ void serve_slot_stalls(MoeScratch& sc, GpuExpertSource& source, MoeStats& stats,
   sc.stalls_queued.clear();  // served: the guard has nothing left to abandon
 }
 
+void throw_if_stalls_gave_up(MoeScratch& sc) {
+  if (!sc.slot_stalls) return;
+  if (const uint32_t n = sc.slot_stalls->new_timeouts(); n > 0)
+    throw GpuError("gpu moe: " + std::to_string(n) +
+                   " slot lookup stall(s) gave up waiting for the host's reply; their layers' missed experts were "
+                   "not computed, so the step fails");
+}
+
 void abandon_slot_stalls(MoeScratch& sc) noexcept {
   if (sc.stalls_queued.empty()) return;
   sc.slot_stalls->abort_all();

@@ -29,6 +29,10 @@ void serve_slot_stalls(MoeScratch& sc, GpuExpertSource& source, MoeStats& stats,
 // a later step finds the stream idle (prepare_slot_lookup).
 void abandon_slot_stalls(MoeScratch& sc) noexcept;
 
+// After the batch's synchronize: throws naming how many when a stall of the batch gave up waiting
+// for the host (its layer's misses were not computed, so the output must not be returned).
+void throw_if_stalls_gave_up(MoeScratch& sc);
+
 // abandon_slot_stalls when it goes out of scope: nothing once the stalls were served, every queued
 // one when the batch is unwinding (the device must not wait for a reply that never comes).
 struct AbandonSlotStalls {

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "deepseek4/hip/check.hpp"
 #include "deepseek4/hip/launch.hpp"
@@ -144,6 +145,11 @@ void SlotStalls::clear_abort() {
 
 uint32_t SlotStalls::timeouts() const {
   return uint32_t(reinterpret_cast<const volatile int32_t*>(rows_host_)[size_t(layers_) * (k_ + 2)]);
+}
+
+uint32_t SlotStalls::new_timeouts() {
+  const uint32_t now = timeouts();
+  return now - std::exchange(timeouts_seen_, now);
 }
 
 void SlotStalls::launch_stall(uint32_t layer, uint32_t stamp, int32_t* gate, Stream stream) const {

@@ -62,8 +62,10 @@ class SlotStalls {
   void abort_all() noexcept;
   bool aborted() const { return aborted_; }
   void clear_abort();
-  // Stalls that gave up waiting for a reply (a host that never answered), since construction.
+  // Stalls that gave up waiting for a reply (a host that never answered), since construction; and
+  // those since the last call of new_timeouts (read once the stream has passed them).
   uint32_t timeouts() const;
+  uint32_t new_timeouts();
 
   // Queues the stall of `layer` on `stream`: gate is the router's {0, hits, hits, nb} (device).
   void launch_stall(uint32_t layer, uint32_t stamp, int32_t* gate, Stream stream) const;
@@ -82,6 +84,7 @@ class SlotStalls {
   int32_t* staging_ = nullptr;      // pinned: the copies' sources, [layers + 1]
   void* reply_stream_ = nullptr;    // hipStream_t
   uint32_t stamp_ = 0;
+  uint32_t timeouts_seen_ = 0;
   bool aborted_ = false;
 };
 
