@@ -5,6 +5,8 @@
 // message goes to a per-thread last error and to the "device" logger.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -45,9 +47,28 @@ mp_status invalid(const char* what) noexcept {
 
 std::string bytes_text(uint64_t bytes) { return std::to_string(bytes) + " bytes"; }
 
+// The runtime spreads streams over a few hardware queues (CUDA: 8 by default, up to 32; ROCm: 4),
+// and work of two streams that share a queue runs in the order it was queued. A decode step with
+// arch.slot_table holds the compute stream in a kernel that waits for the host, and the host's
+// reply needs copies on other streams (the transport's, the arch's reply stream): one of those
+// sharing the compute stream's queue would wait for the kernel that waits for it. With the widest
+// setting that takes more streams than the engine makes. Read when the runtime starts, so this runs
+// before any runtime call of the process; a value the user set is kept.
+void widen_hardware_queues() noexcept {
+  static std::once_flag once;
+  std::call_once(once, [] {
+#if defined(MOEPAGE_GPU_NVIDIA)
+    (void)setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
+#else
+    (void)setenv("GPU_MAX_HW_QUEUES", "16", 0);
+#endif
+  });
+}
+
 class HipDeviceService final : public DeviceService {
  public:
   explicit HipDeviceService(int device_index) : device_(device_index) {
+    widen_hardware_queues();
     int count = 0;
     const hipError_t counted = hipGetDeviceCount(&count);
     if (counted != hipSuccess) {
@@ -297,6 +318,7 @@ std::unique_ptr<DeviceService> make_hip_device_service(int device_index) {
 }
 
 int hip_device_count() noexcept {
+  widen_hardware_queues();
   int count = 0;
   if (hipGetDeviceCount(&count) != hipSuccess) {
     (void)hipGetLastError();
@@ -319,6 +341,7 @@ std::string describe_hip_devices() noexcept {
 #else
   const char* const backend = "hip-amd build; ";
 #endif
+  widen_hardware_queues();
   try {
     const std::string build = backend;
     int count = 0;

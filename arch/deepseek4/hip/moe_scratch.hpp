@@ -97,6 +97,7 @@ struct MoeScratch {
   };
   std::vector<QueuedStall> stalls_queued;   // the batch's lookups in layer order (capacity: layers)
   std::vector<const std::byte*> residency;  // [E] scratch of residency()
+  double slowest_reply_ms = 0;              // the batch's longest acquire and reply of a missed layer
 
   // ModelOptions::defer_acquire_finish, set by the model at construction: a layer's last band
   // leaves its acquire to finish_owed_acquires (moe_finish.hpp) at the batch's end. owes_finish

@@ -2,6 +2,7 @@
 #include "deepseek4/hip/moe_slot_table.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 
 #include "deepseek4/hip/check.hpp"
@@ -63,6 +64,7 @@ bool prepare_slot_lookup(MoeScratch& sc, GpuExpertSource& source, uint32_t layer
 }
 
 void serve_slot_stalls(MoeScratch& sc, GpuExpertSource& source, MoeStats& stats, Stream stream) {
+  sc.slowest_reply_ms = 0;
   if (sc.stalls_queued.empty()) return;
   const AbandonSlotStalls abandon{sc};  // whatever throws: the remaining stalls give up
   const int64_t E = sc.n_experts;
@@ -79,6 +81,7 @@ void serve_slot_stalls(MoeScratch& sc, GpuExpertSource& source, MoeStats& stats,
       continue;
     }
     ++stats.slot_stalls;
+    const auto started = std::chrono::steady_clock::now();
     source.acquire_landed(q.layer, used, n, slots);
     // The reply: every entry of the row that moved (the misses' slots, the experts they evicted).
     uint64_t generation = 0;
@@ -95,6 +98,8 @@ void serve_slot_stalls(MoeScratch& sc, GpuExpertSource& source, MoeStats& stats,
       mirror[e] = now[e];  // the row the device gets before the stall lets go
     }
     sc.slot_stalls->release(q.layer, q.stamp, sc.table + int64_t(q.layer) * E, mirror);
+    const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - started;
+    sc.slowest_reply_ms = std::max(sc.slowest_reply_ms, took.count());
     sc.slot_generation[q.layer] = generation;
   }
   sc.stalls_queued.clear();  // served: the guard has nothing left to abandon
@@ -102,10 +107,15 @@ void serve_slot_stalls(MoeScratch& sc, GpuExpertSource& source, MoeStats& stats,
 
 void throw_if_stalls_gave_up(MoeScratch& sc) {
   if (!sc.slot_stalls) return;
-  if (const uint32_t n = sc.slot_stalls->new_timeouts(); n > 0)
-    throw GpuError("gpu moe: " + std::to_string(n) +
-                   " slot lookup stall(s) gave up waiting for the host's reply; their layers' missed experts were "
-                   "not computed, so the step fails");
+  if (const uint32_t n = sc.slot_stalls->new_timeouts(); n > 0) {
+    const SlotStalls::Timeout t = sc.slot_stalls->last_timeout();
+    throw GpuError("gpu moe: " + std::to_string(n) + " slot lookup stall(s) gave up waiting for the host's reply (" +
+                   layer_name(t.layer) + " waited for stamp " + std::to_string(t.stamp) + ", its word held " +
+                   std::to_string(t.word) + ", the host's last reply to it carried " +
+                   std::to_string(sc.slot_stalls->replied(t.layer)) + "; the batch's slowest reply took " +
+                   std::to_string(int64_t(sc.slowest_reply_ms)) +
+                   " ms); their layers' missed experts were not computed, so the step fails");
+  }
 }
 
 void abandon_slot_stalls(MoeScratch& sc) noexcept {

@@ -30,7 +30,7 @@ __device__ inline void pause_briefly() {
 // after this kernel reads the new slots; on anything but the stamp it empties the misses' range so
 // their launch computes nothing.
 __global__ void slot_stall_kernel(int32_t* gate, const volatile int32_t* word, uint32_t stamp,
-                                  const volatile int32_t* abort_word, volatile int32_t* timeouts) {
+                                  const volatile int32_t* abort_word, volatile int32_t* timeouts, uint32_t layer) {
   kernel_entry();
   if (gate[2] == gate[3]) return;
   const long long t0 = clock64();
@@ -38,6 +38,11 @@ __global__ void slot_stall_kernel(int32_t* gate, const volatile int32_t* word, u
     if (uint32_t(*word) == stamp) return;
     if (*abort_word != 0) break;
     if (clock64() - t0 > kStallTimeoutCycles) {
+      // What the host's error names: this layer, the stamp it waited for and what its word held.
+      timeouts[1] = int32_t(layer);
+      timeouts[2] = int32_t(stamp);
+      timeouts[3] = *word;
+      __threadfence_system();
       *timeouts = *timeouts + 1;  // one thread of one stall at a time: the stream orders them
       break;
     }
@@ -48,9 +53,10 @@ __global__ void slot_stall_kernel(int32_t* gate, const volatile int32_t* word, u
 
 }  // namespace
 
-SlotStalls::SlotStalls(uint32_t layers, uint32_t k, uint32_t n_experts) : layers_(layers), k_(k), experts_(n_experts) {
+SlotStalls::SlotStalls(uint32_t layers, uint32_t k, uint32_t n_experts)
+    : layers_(layers), k_(k), experts_(n_experts), replied_(layers, 0) {
   try {
-    const size_t row_bytes = (size_t(layers) * (k + 2) + 1) * sizeof(int32_t);
+    const size_t row_bytes = (size_t(layers) * (k + 2) + kTimeoutInts) * sizeof(int32_t);
     void* p = nullptr;
     MP_GPU_CHECK(hipHostMalloc(&p, row_bytes, MP_HOST_ALLOC_SHARED));
     rows_host_ = static_cast<int32_t*>(p);
@@ -128,6 +134,7 @@ void SlotStalls::release(uint32_t layer, uint32_t stamp, const std::byte** table
   hipStream_t s = static_cast<hipStream_t>(reply_stream_);
   MP_GPU_CHECK(hipMemcpyAsync(table_row, row, size_t(experts_) * sizeof(const std::byte*), hipMemcpyHostToDevice, s));
   write_word(layer, int32_t(stamp));  // behind the row on the same stream
+  replied_[layer] = stamp;
 }
 
 void SlotStalls::abort_all() noexcept {
@@ -147,6 +154,11 @@ uint32_t SlotStalls::timeouts() const {
   return uint32_t(reinterpret_cast<const volatile int32_t*>(rows_host_)[size_t(layers_) * (k_ + 2)]);
 }
 
+SlotStalls::Timeout SlotStalls::last_timeout() const {
+  const volatile int32_t* t = rows_host_ + size_t(layers_) * (k_ + 2);
+  return Timeout{uint32_t(t[1]), uint32_t(t[2]), uint32_t(t[3])};
+}
+
 uint32_t SlotStalls::new_timeouts() {
   const uint32_t now = timeouts();
   return now - std::exchange(timeouts_seen_, now);
@@ -156,7 +168,7 @@ void SlotStalls::launch_stall(uint32_t layer, uint32_t stamp, int32_t* gate, Str
   if (layer >= layers_)
     throw GpuError("slot stalls: layer " + std::to_string(layer) + " of " + std::to_string(layers_));
   launch("gpu slot stall", slot_stall_kernel, 1, 1, 0, native(stream), gate, words_ + layer, stamp, words_ + layers_,
-         rows_device_ + size_t(layers_) * (k_ + 2));
+         rows_device_ + size_t(layers_) * (k_ + 2), layer);
 }
 
 }  // namespace moepage::ds4::gpu

@@ -28,6 +28,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "deepseek4/hip/stream.hpp"
 
@@ -66,6 +67,13 @@ class SlotStalls {
   // those since the last call of new_timeouts (read once the stream has passed them).
   uint32_t timeouts() const;
   uint32_t new_timeouts();
+  // The last stall that gave up: its layer, the stamp it waited for, the value its word held.
+  struct Timeout {
+    uint32_t layer, stamp, word;
+  };
+  Timeout last_timeout() const;
+  // The stamp of the host's last reply to `layer` (0: none yet).
+  uint32_t replied(uint32_t layer) const { return layer < replied_.size() ? replied_[layer] : 0; }
 
   // Queues the stall of `layer` on `stream`: gate is the router's {0, hits, hits, nb} (device).
   void launch_stall(uint32_t layer, uint32_t stamp, int32_t* gate, Stream stream) const;
@@ -78,11 +86,14 @@ class SlotStalls {
   void write_word(uint32_t index, int32_t value);
 
   uint32_t layers_, k_, experts_;
-  int32_t* rows_host_ = nullptr;    // mapped: rows [layers][k + 2], then the stalls' time-out count
+  // After the rows: the time-out count, then the last time-out's layer, stamp and word.
+  static constexpr size_t kTimeoutInts = 4;
+  int32_t* rows_host_ = nullptr;    // mapped: rows [layers][k + 2], then the stalls' time-out record
   int32_t* rows_device_ = nullptr;  // the same memory as the device addresses it
   int32_t* words_ = nullptr;        // device: [layers] the stamp each stall waits for, then abort
   int32_t* staging_ = nullptr;      // pinned: the copies' sources, [layers + 1]
   void* reply_stream_ = nullptr;    // hipStream_t
+  std::vector<uint32_t> replied_;   // [layers]: the stamp each layer's last reply carried
   uint32_t stamp_ = 0;
   uint32_t timeouts_seen_ = 0;
   bool aborted_ = false;
