@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# NOT RUN YET (written 2026-12-07; the session's device time ran out): the build whose reply is the
+# SUPERSEDED by ../2026-12-07-slot-table-queues/ran-diag1.sh (which ran these checks at 17:07 UTC);
+# originally NOT RUN YET (written 2026-12-07; the session's device time ran out): the build whose reply is the
 # table row and then the stamp copied into device memory (the device polls no host memory), any
 # card, about 150 s. Run first next session (copy to an untracked folder; bench/results is stashed
 # aside for the call); then ran-verify.sh's arms. The kernel cases, the tiny model from a one-token prompt (where the earlier build faulted or
