@@ -51,9 +51,10 @@ std::string bytes_text(uint64_t bytes) { return std::to_string(bytes) + " bytes"
 // and work of two streams that share a queue runs in the order it was queued. A decode step with
 // arch.slot_table holds the compute stream in a kernel that waits for the host, and the host's
 // reply needs copies on other streams (the transport's, the arch's reply stream): one of those
-// sharing the compute stream's queue would wait for the kernel that waits for it. With the widest
-// setting that takes more streams than the engine makes. Read when the runtime starts, so this runs
-// before any runtime call of the process; a value the user set is kept.
+// sharing the compute stream's queue would wait for the kernel that waits for it. With 32 queues
+// that takes more streams than the engine and its shipped transports make at their defaults (ROCm's
+// 16 is a guess, not measured). Read when the runtime starts, so this runs before any runtime call
+// of the process; a value the user set is kept.
 void widen_hardware_queues() noexcept {
   static std::once_flag once;
   std::call_once(once, [] {
