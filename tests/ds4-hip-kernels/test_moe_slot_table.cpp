@@ -7,10 +7,12 @@
 // (no hang) and a next step that is right again.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "deepseek4/hip/moe.hpp"
@@ -62,6 +64,10 @@ class LruDeviceSlots final : public gpu::GpuExpertSource {
   }
   void acquire_landed(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots) override {
     ++landed_calls;
+    if (landed_delay.count() > 0) {  // a slow read; meanwhile, did the device go on?
+      std::this_thread::sleep_for(landed_delay);
+      compute_done_during_delay = gpu::stream_idle(compute);
+    }
     if (fail_next_landed) {
       fail_next_landed = false;
       throw std::runtime_error("injected read failure in layer " + std::to_string(layer));
@@ -82,6 +88,9 @@ class LruDeviceSlots final : public gpu::GpuExpertSource {
   uint64_t hits = 0, misses = 0;
   int landed_calls = 0, accounted_calls = 0;
   bool fail_next_landed = false;
+  std::chrono::milliseconds landed_delay{0};  // how long acquire_landed sleeps first
+  gpu::Stream compute = nullptr;              // the stream it then asks about
+  bool compute_done_during_delay = false;
 
  private:
   std::byte* slot(uint32_t layer, int32_t s) const {
@@ -137,11 +146,13 @@ struct Arm {
   LruDeviceSlots source;
   std::unique_ptr<gpu::MoeScratch> sc;
   MoeStats stats;
-  Arm(ResidentExpertSource& host, Device& d, const Config& c, uint32_t slots, bool lookup)
+  Arm(ResidentExpertSource& host, Device& d, const Config& c, uint32_t slots, bool lookup,
+      std::chrono::milliseconds reply_timeout = std::chrono::milliseconds(0))
       : source(host, d, c.num_hidden_layers, c.n_routed_experts, slots),
         sc(gpu::allocate_moe_scratch(c, 1, d.arena(), d.pinned())) {
     if (!lookup) return;
-    sc->slot_stalls = std::make_unique<gpu::SlotStalls>(c.num_hidden_layers, c.num_experts_per_tok, c.n_routed_experts);
+    sc->slot_stalls = std::make_unique<gpu::SlotStalls>(c.num_hidden_layers, c.num_experts_per_tok, c.n_routed_experts,
+                                                        reply_timeout);
     sc->slot_lookup = true;
   }
   std::vector<float> step(const gpu::GpuLayerParams& lp, const Config& c, const int32_t* token, const int32_t* token_d,
@@ -224,4 +235,35 @@ TEST_CASE("slot lookup: a host failing while the device waits fails the step, an
     CAPTURE(s);
     CHECK(identical_bits(b.step(lookup, s), b.step(host_path, s)));
   }
+}
+
+TEST_CASE("slot lookup: a reply past its deadline lets the device go, fails the step, and the next step is right") {
+  using namespace std::chrono_literals;
+  Bench b(4);
+  Arm host_path(b.host, b.dev, b.c, 8, false), lookup(b.host, b.dev, b.c, 8, true, 50ms);
+  CHECK(identical_bits(b.step(lookup, 0), b.step(host_path, 0)));
+  lookup.source.landed_delay = 1000ms;  // twenty deadlines
+  lookup.source.compute = b.dev.stream();
+  std::string message;
+  try {
+    (void)b.step(lookup, 1);  // a new state: a miss, whose reply comes late
+  } catch (const std::exception& e) {
+    message = e.what();
+  }
+  CAPTURE(message);
+  CHECK(message.find("layer 1") != std::string::npos);
+  CHECK(message.find("slot_reply_timeout_ms (50)") != std::string::npos);
+  // The watch let the stall go through host memory while the host still slept in its read.
+  CHECK(lookup.source.compute_done_during_delay);
+  CHECK(lookup.sc->slot_stalls->aborted());
+  gpu::synchronize(b.dev.stream());
+  CHECK(lookup.sc->slot_stalls->timeouts() == 0);
+  lookup.sc->slot_stalls->clear_abort();
+  lookup.source.landed_delay = 0ms;
+  for (const int s : {1, 2, 1, 3, 0}) {
+    CAPTURE(s);
+    CHECK(identical_bits(b.step(lookup, s), b.step(host_path, s)));
+  }
+  // A reply within its deadline (none above took long) never trips the watch.
+  CHECK(lookup.sc->slot_stalls->end_reply_watch() == false);
 }

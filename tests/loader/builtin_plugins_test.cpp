@@ -132,6 +132,7 @@ TEST_CASE("the deepseek4 arch recognises a DeepSeek-V4 config.json and names it 
                                                                 "direct_hits:0:true",
                                                                 "run_ahead:0:false",
                                                                 "slot_table:0:false",
+                                                                "slot_reply_timeout_ms:1:10000",
                                                                 "prompt_staging:0:true"});
 
   const fs::path dir = fs::temp_directory_path() / "moepage-loader-test-ds4";

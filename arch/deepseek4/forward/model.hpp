@@ -111,6 +111,10 @@ struct ModelOptions {
   // token whose experts all hit makes no round trip (hip/slot_table.hpp). Needs a pager that offers
   // residency and no predictor reading the state; not on an expert-parallel rank.
   bool slot_table = false;
+  // GPU only, with slot_table: the longest the host's reply to one stalled layer may take before a
+  // watch lets every stall of the step go and the call fails naming the layer (0: no watch; the
+  // stall's own time-out, tens of seconds, is then the only bound).
+  uint32_t slot_reply_timeout_ms = 10000;
 };
 
 // The rope of a config's rope parameters (main or compress).

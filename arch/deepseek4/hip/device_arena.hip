@@ -70,6 +70,13 @@ void destroy_stream(Stream s) { (void)hipStreamDestroy(native(s)); }
 
 void synchronize(Stream s) { MP_GPU_CHECK(hipStreamSynchronize(native(s))); }
 
+bool stream_idle(Stream s) {
+  const hipError_t e = hipStreamQuery(native(s));
+  if (e == hipErrorNotReady) return false;
+  MP_GPU_CHECK(e);
+  return true;
+}
+
 int current_device() {
   int device = 0;
   MP_GPU_CHECK(hipGetDevice(&device));

@@ -48,6 +48,8 @@ void download_async(void* pinned_dst, const void* device_src, uint64_t bytes, St
 Stream create_stream();
 void destroy_stream(Stream s);
 void synchronize(Stream s);
+// Whether everything queued on `s` has finished, without waiting.
+bool stream_idle(Stream s);
 // The calling thread's current device, and making `device` current. A model binds the device it
 // was made on at every entry: the host may call several models, on several GPUs, from one thread.
 int current_device();

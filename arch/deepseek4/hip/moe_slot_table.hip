@@ -27,6 +27,16 @@ uint32_t distinct_experts(const int32_t* ids, uint32_t k, int64_t E, uint32_t la
   return uint32_t(std::unique(used, used + k) - used);
 }
 
+// The reply watch (SlotStalls::watch_reply) let every stall go: their layers' misses were not
+// computed.
+[[noreturn]] void throw_reply_overdue(MoeScratch& sc, uint32_t layer, double took_ms) {
+  (void)sc.slot_stalls->end_reply_watch();
+  throw GpuError(layer_name(layer) + ": the host's reply to its slot lookup stall took " +
+                 std::to_string(int64_t(took_ms)) + " ms, past arch.slot_reply_timeout_ms (" +
+                 std::to_string(sc.slot_stalls->reply_timeout().count()) +
+                 "); every stall was let go and their missed experts were not computed, so the step fails");
+}
+
 }  // namespace
 
 bool prepare_slot_lookup(MoeScratch& sc, GpuExpertSource& source, uint32_t layer, int64_t E, Stream stream) {
@@ -82,6 +92,7 @@ void serve_slot_stalls(MoeScratch& sc, GpuExpertSource& source, MoeStats& stats,
     }
     ++stats.slot_stalls;
     const auto started = std::chrono::steady_clock::now();
+    sc.slot_stalls->watch_reply();
     source.acquire_landed(q.layer, used, n, slots);
     // The reply: every entry of the row that moved (the misses' slots, the experts they evicted).
     uint64_t generation = 0;
@@ -101,7 +112,10 @@ void serve_slot_stalls(MoeScratch& sc, GpuExpertSource& source, MoeStats& stats,
     const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - started;
     sc.slowest_reply_ms = std::max(sc.slowest_reply_ms, took.count());
     sc.slot_generation[q.layer] = generation;
+    if (sc.slot_stalls->reply_overdue()) throw_reply_overdue(sc, q.layer, took.count());
   }
+  // A deadline that passed after the last check above still let the stalls go: the step fails.
+  if (sc.slot_stalls->end_reply_watch()) throw_reply_overdue(sc, sc.stalls_queued.back().layer, sc.slowest_reply_ms);
   sc.stalls_queued.clear();  // served: the guard has nothing left to abandon
 }
 

@@ -24,19 +24,26 @@ __device__ inline void pause_briefly() {
 #endif
 }
 
+// How often (in polls of its device word) a stall also reads the host's abort word, which lives in
+// mapped host memory: a read across the bus costs about a microsecond.
+constexpr uint32_t kHostAbortEvery = 64;
+
 // One thread. Nothing missed (gate[2] == gate[3]): returns at once. Else it waits until its word
-// (device memory, written by the host's copy) carries its stamp, or the abort word is set, or the
-// time-out passes. The host copied the layer's table row up before the stamp, so the misses' launch
-// after this kernel reads the new slots; on anything but the stamp it empties the misses' range so
-// their launch computes nothing.
+// (device memory, written by the host's copy) carries its stamp, or an abort word is set (the
+// device one by a copy, the host one by a plain store, which needs no queue), or the time-out
+// passes. The host copied the layer's table row up before the stamp, so the misses' launch after
+// this kernel reads the new slots; on anything but the stamp it empties the misses' range so their
+// launch computes nothing.
 __global__ void slot_stall_kernel(int32_t* gate, const volatile int32_t* word, uint32_t stamp,
-                                  const volatile int32_t* abort_word, volatile int32_t* timeouts, uint32_t layer) {
+                                  const volatile int32_t* abort_word, const volatile int32_t* host_abort,
+                                  volatile int32_t* timeouts, uint32_t layer) {
   kernel_entry();
   if (gate[2] == gate[3]) return;
   const long long t0 = clock64();
-  for (;;) {
+  for (uint32_t polls = 0;; ++polls) {
     if (uint32_t(*word) == stamp) return;
     if (*abort_word != 0) break;
+    if (polls % kHostAbortEvery == 0 && *host_abort != 0) break;
     if (clock64() - t0 > kStallTimeoutCycles) {
       // What the host's error names: this layer, the stamp it waited for and what its word held.
       timeouts[1] = int32_t(layer);
@@ -53,10 +60,10 @@ __global__ void slot_stall_kernel(int32_t* gate, const volatile int32_t* word, u
 
 }  // namespace
 
-SlotStalls::SlotStalls(uint32_t layers, uint32_t k, uint32_t n_experts)
-    : layers_(layers), k_(k), experts_(n_experts), replied_(layers, 0) {
+SlotStalls::SlotStalls(uint32_t layers, uint32_t k, uint32_t n_experts, std::chrono::milliseconds reply_timeout)
+    : layers_(layers), k_(k), experts_(n_experts), replied_(layers, 0), reply_timeout_(reply_timeout) {
   try {
-    const size_t row_bytes = (size_t(layers) * (k + 2) + kTimeoutInts) * sizeof(int32_t);
+    const size_t row_bytes = (size_t(layers) * (k + 2) + kTimeoutInts + 1) * sizeof(int32_t);
     void* p = nullptr;
     MP_GPU_CHECK(hipHostMalloc(&p, row_bytes, MP_HOST_ALLOC_SHARED));
     rows_host_ = static_cast<int32_t*>(p);
@@ -75,13 +82,18 @@ SlotStalls::SlotStalls(uint32_t layers, uint32_t k, uint32_t n_experts)
     MP_GPU_CHECK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
     reply_stream_ = s;
     MP_GPU_CHECK(hipDeviceSynchronize());  // the words' zero fill ran on the legacy stream
+    if (reply_timeout.count() > 0)
+      watch_ = std::make_unique<cpu::DeadlineWatch>([this] { abort_through_host_memory(); });
   } catch (...) {
     release_memory();  // a constructor that throws runs no destructor
     throw;
   }
 }
 
-SlotStalls::~SlotStalls() { release_memory(); }
+SlotStalls::~SlotStalls() {
+  watch_.reset();  // its thread first: it may store into the memory freed below
+  release_memory();
+}
 
 void SlotStalls::release_memory() noexcept {
   if (reply_stream_) (void)hipStreamDestroy(static_cast<hipStream_t>(reply_stream_));
@@ -137,8 +149,20 @@ void SlotStalls::release(uint32_t layer, uint32_t stamp, const std::byte** table
   replied_[layer] = stamp;
 }
 
+int32_t* SlotStalls::host_abort_word() const { return rows_host_ + size_t(layers_) * (k_ + 2) + kTimeoutInts; }
+
+void SlotStalls::abort_through_host_memory() noexcept {
+  *reinterpret_cast<volatile int32_t*>(host_abort_word()) = 1;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+void SlotStalls::watch_reply() {
+  if (watch_) watch_->arm(reply_timeout_);
+}
+
 void SlotStalls::abort_all() noexcept {
   aborted_ = true;
+  abort_through_host_memory();  // heard by the stalls even while every queue waits on one
   try {
     write_word(layers_, 1);
   } catch (...) {  // the stalls then give up at their time-out
@@ -146,7 +170,10 @@ void SlotStalls::abort_all() noexcept {
 }
 
 void SlotStalls::clear_abort() {
+  if (watch_) watch_->disarm();  // an expiry's store lands before the word is cleared
   write_word(layers_, 0);
+  *reinterpret_cast<volatile int32_t*>(host_abort_word()) = 0;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   aborted_ = false;
 }
 
@@ -167,8 +194,9 @@ uint32_t SlotStalls::new_timeouts() {
 void SlotStalls::launch_stall(uint32_t layer, uint32_t stamp, int32_t* gate, Stream stream) const {
   if (layer >= layers_)
     throw GpuError("slot stalls: layer " + std::to_string(layer) + " of " + std::to_string(layers_));
+  const int32_t* host_abort_device = rows_device_ + size_t(layers_) * (k_ + 2) + kTimeoutInts;
   launch("gpu slot stall", slot_stall_kernel, 1, 1, 0, native(stream), gate, words_ + layer, stamp, words_ + layers_,
-         rows_device_ + size_t(layers_) * (k_ + 2), layer);
+         host_abort_device, rows_device_ + size_t(layers_) * (k_ + 2), layer);
 }
 
 }  // namespace moepage::ds4::gpu

@@ -10,7 +10,8 @@
 //   experts over the hits (the launch covers every group; a block of a miss's group leaves at once)
 //   stall  -> returns at once when nothing missed; else waits until its word in device memory
 //             carries its stamp (the host copies the layer's new table row up first, then the
-//             stamp, on a stream of its own: the device never polls host memory)
+//             stamp, on a stream of its own: the stall spins on device memory, and reads host
+//             memory only now and then, for the host's abort word)
 //   experts over the misses (now in their slots)
 //
 // and then serves the stalls in layer order while the GPU runs: a layer that hit is reported to
@@ -22,13 +23,18 @@
 // bytes until a pager call naming that layer returns, and the host makes those calls only before
 // the layer's lookup is queued (hints, whose changes are uploaded before it) or while the device
 // waits in that layer's stall. A host that fails while serving aborts every stall (they give up and
-// compute nothing more of their layers), and the call throws.
+// compute nothing more of their layers), and the call throws; so does a reply that outlasts
+// reply_timeout, whose watch thread aborts the stalls through mapped host memory (no queue needed).
 //
 // Plain C++ (no HIP header), so the MoE scratch can own one.
 #pragma once
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
+
+#include "deepseek4/cpu/deadline_watch.hpp"
 
 #include "deepseek4/hip/stream.hpp"
 
@@ -38,8 +44,11 @@ class SlotStalls {
  public:
   // Rows of mapped host memory (the routers write them, the host reads), the stalls' words in
   // device memory (copies write them, the stalls read) and their pinned staging, and a stream for
-  // the host's copies, all made now (at load) and zeroed.
-  SlotStalls(uint32_t layers, uint32_t k, uint32_t n_experts);
+  // the host's copies, all made now (at load) and zeroed. reply_timeout > 0: a watch (its thread
+  // made now) lets every stall go when one reply takes longer (watch_reply); 0: none, and only the
+  // stall's own time-out (tens of seconds) bounds a reply that never comes.
+  SlotStalls(uint32_t layers, uint32_t k, uint32_t n_experts,
+             std::chrono::milliseconds reply_timeout = std::chrono::milliseconds(0));
   ~SlotStalls();
   SlotStalls(const SlotStalls&) = delete;
   SlotStalls& operator=(const SlotStalls&) = delete;
@@ -58,11 +67,21 @@ class SlotStalls {
   // then the stamp into the stall's word, and waits for both.
   void release(uint32_t layer, uint32_t stamp, const std::byte** table_row, const std::byte* const* row);
   // Every stall queued gives up at once and its layer's misses are not computed; for a host that
-  // is failing the call (best effort: a copy that fails leaves the stalls to their time-out).
-  // clear_abort, once the stream is idle, readies the link for the next step.
+  // is failing the call. The abort goes first through mapped host memory the stalls poll (no
+  // stream: it works while every queue is held), then through their device word. clear_abort,
+  // once the stream is idle, readies the link for the next step.
   void abort_all() noexcept;
   bool aborted() const { return aborted_; }
   void clear_abort();
+  // The deadline of one reply (the host's wait for its reads and its copies, which it cannot
+  // bound itself): watch_reply arms it (again per reply), reply_overdue says whether it passed,
+  // in which case the watch has already let every stall go (as abort_all's mapped word does);
+  // end_reply_watch disarms it and says the same. Without a reply_timeout: no-ops, false.
+  void watch_reply();
+  bool reply_overdue() const { return watch_ && watch_->expired(); }
+  bool end_reply_watch() { return watch_ && watch_->disarm(); }
+  std::chrono::milliseconds reply_timeout() const { return reply_timeout_; }
+
   // Stalls that gave up waiting for a reply (a host that never answered), since construction; and
   // those since the last call of new_timeouts (read once the stream has passed them).
   uint32_t timeouts() const;
@@ -81,14 +100,18 @@ class SlotStalls {
  private:
   // Frees whatever the constructor made (also when it failed part way).
   void release_memory() noexcept;
+  // The host's abort word (mapped) and its setter, which any thread may call (no driver call).
+  int32_t* host_abort_word() const;
+  void abort_through_host_memory() noexcept;
   // Writes `value` into device word `index` (a layer's stamp, or the abort word at `layers_`) with
   // a copy on the link's stream, and waits for it.
   void write_word(uint32_t index, int32_t value);
 
   uint32_t layers_, k_, experts_;
-  // After the rows: the time-out count, then the last time-out's layer, stamp and word.
+  // After the rows: the time-out count, then the last time-out's layer, stamp and word; then the
+  // host's abort word.
   static constexpr size_t kTimeoutInts = 4;
-  int32_t* rows_host_ = nullptr;    // mapped: rows [layers][k + 2], then the stalls' time-out record
+  int32_t* rows_host_ = nullptr;    // mapped: rows [layers][k + 2], the time-out record, the abort word
   int32_t* rows_device_ = nullptr;  // the same memory as the device addresses it
   int32_t* words_ = nullptr;        // device: [layers] the stamp each stall waits for, then abort
   int32_t* staging_ = nullptr;      // pinned: the copies' sources, [layers + 1]
@@ -97,6 +120,8 @@ class SlotStalls {
   uint32_t stamp_ = 0;
   uint32_t timeouts_seen_ = 0;
   bool aborted_ = false;
+  std::chrono::milliseconds reply_timeout_;
+  std::unique_ptr<cpu::DeadlineWatch> watch_;  // last: its thread may touch the mapped abort word
 };
 
 }  // namespace moepage::ds4::gpu

@@ -168,6 +168,11 @@ constexpr mp_option_def kOptions[] = {
                "on the device for the host only where one missed; the host queues the whole step first, so a token "
                "whose experts all hit makes no round trip. Needs such a pager (paged, lru) and no predictor reading "
                "the state; false: every scored layer's ids go to the host before its experts launch"),
+    mp::option(MP_OPT_INT, "slot_reply_timeout_ms", "10000",
+               "GPU, with slot_table: the longest the host's reply to one stalled layer may take (its reads and "
+               "copies); past it a watch lets every stall of the step go and the call fails naming the layer, "
+               "so a host that cannot reply fails in about this time. 0: no watch (a stall then gives up on its "
+               "own after tens of seconds)"),
     mp::option(MP_OPT_BOOL, "prompt_staging", "true",
                "paged prefill: hint each prompt chunk's first band of a layer before the layer's attention, so the "
                "copies overlap it; false: only the hash layers' first bands, all at the step's start (an ablation)"),
@@ -225,6 +230,8 @@ class Deepseek4Arch {
     direct_hits_ = options.get_bool("direct_hits");
     run_ahead_ = options.get_bool("run_ahead");
     slot_table_ = options.get_bool("slot_table");
+    slot_reply_timeout_ms_ =
+        uint32_t(int_option(options, "slot_reply_timeout_ms", 0, 3'600'000, "0 (no watch) to 3600000"));
     prompt_staging_ = options.get_bool("prompt_staging");
     try {
       model_ = ds4::LoadedCheckpoint::load(args.checkpoint_dir);
@@ -363,7 +370,8 @@ class Deepseek4Arch {
                                                             defer_acquire_finish_,
                                                             direct_hits_,
                                                             run_ahead_,
-                                                            slot_table_});
+                                                            slot_table_,
+                                                            slot_reply_timeout_ms_});
   }
 
   // One rank of an expert-parallel group (ABI 1.7): before bind_pager, once. On a GPU the rank
@@ -515,6 +523,7 @@ class Deepseek4Arch {
   bool direct_hits_ = true;            // arch option direct_hits
   bool run_ahead_ = false;             // arch option run_ahead
   bool slot_table_ = false;            // arch option slot_table
+  uint32_t slot_reply_timeout_ms_ = 0;  // arch option slot_reply_timeout_ms
   bool prompt_staging_ = true;         // arch option prompt_staging
   uint32_t max_context_ = 0;
   uint32_t max_batch_ = 64;                // arch option max_batch: tokens the forward pass processes together

@@ -77,6 +77,7 @@ struct BackendInputs {
   bool direct_hits = true;            // GPU: paged decode's ids and all-hit records without uploads
   bool run_ahead = false;             // GPU: a greedy call queues the next step's front before its wait
   bool slot_table = false;            // GPU: paged decode looks its experts up in a device slot table
+  uint32_t slot_reply_timeout_ms = 10000;  // GPU, slot_table: a reply's deadline (0: no watch)
 };
 
 // The backend for the host's device: the GPU one on a HIP device, the CPU one otherwise. Throws

@@ -57,7 +57,8 @@ class GpuBackend final : public ForwardBackend {
                                                             in.defer_acquire_finish,
                                                             in.direct_hits,
                                                             in.run_ahead,
-                                                            in.slot_table});
+                                                            in.slot_table,
+                                                            in.slot_reply_timeout_ms});
     } catch (...) {
       model_.reset();
       (void)device_->stream_destroy(device_->ctx, stream_);
