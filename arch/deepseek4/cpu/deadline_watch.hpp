@@ -53,8 +53,8 @@ class DeadlineWatch {
   // at which the armed deadline passes; 0 disarmed; kExpired once it passed (until disarmed).
   std::atomic<int64_t> deadline_{0};
   std::atomic<uint64_t> expiries_{0};
-  bool stop_ = false;             // under mutex_
-  std::thread thread_;            // last: starts once the members above exist
+  bool stop_ = false;   // under mutex_
+  std::thread thread_;  // last: starts once the members above exist
 };
 
 }  // namespace moepage::ds4::cpu

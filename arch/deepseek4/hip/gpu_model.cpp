@@ -100,10 +100,9 @@ void GpuModel::allocate_state(int64_t max_batch) {
     moe_scratch_->mapped_ids =
         std::make_unique<MappedIds>(uint32_t(c.num_hidden_layers), uint32_t(c.num_experts_per_tok));
   if (options_.slot_table)
-    moe_scratch_->slot_stalls =
-        std::make_unique<SlotStalls>(uint32_t(c.num_hidden_layers), uint32_t(c.num_experts_per_tok),
-                                     uint32_t(c.n_routed_experts),
-                                     std::chrono::milliseconds(options_.slot_reply_timeout_ms));
+    moe_scratch_->slot_stalls = std::make_unique<SlotStalls>(
+        uint32_t(c.num_hidden_layers), uint32_t(c.num_experts_per_tok), uint32_t(c.n_routed_experts),
+        std::chrono::milliseconds(options_.slot_reply_timeout_ms));
   if (options_.prompt_shared == PromptShared::Urgent) moe_scratch_->urgent_side.emplace(true);
   hc_scratch_ = allocate_hc_scratch(c, max_batch, device_);
   comb_side_ = std::make_unique<SideStream>();

@@ -518,13 +518,13 @@ class Deepseek4Arch {
 
   const mp_host_api* host_;
   uint32_t threads_ = 0;
-  bool hits_first_ = true;             // arch option hits_first
-  bool defer_acquire_finish_ = false;  // arch option defer_acquire_finish
-  bool direct_hits_ = true;            // arch option direct_hits
-  bool run_ahead_ = false;             // arch option run_ahead
-  bool slot_table_ = false;            // arch option slot_table
+  bool hits_first_ = true;              // arch option hits_first
+  bool defer_acquire_finish_ = false;   // arch option defer_acquire_finish
+  bool direct_hits_ = true;             // arch option direct_hits
+  bool run_ahead_ = false;              // arch option run_ahead
+  bool slot_table_ = false;             // arch option slot_table
   uint32_t slot_reply_timeout_ms_ = 0;  // arch option slot_reply_timeout_ms
-  bool prompt_staging_ = true;         // arch option prompt_staging
+  bool prompt_staging_ = true;          // arch option prompt_staging
   uint32_t max_context_ = 0;
   uint32_t max_batch_ = 64;                // arch option max_batch: tokens the forward pass processes together
   uint32_t matrix_min_tokens_ = 8;         // arch option matrix_min_tokens
