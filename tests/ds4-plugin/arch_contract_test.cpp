@@ -130,6 +130,12 @@ TEST_CASE("max_batch cuts a prompt into chunks without changing its logits, and 
   CHECK_THROWS_WITH_AS(a.create(moepage::test::fixture_path("hc2-sigmoid"), {{"library_min_tokens", "-2"}}),
                        doctest::Contains("option 'library_min_tokens' must be 0 (never) to 65536, got -2"),
                        mp::PluginError);
+  for (const char* ms : {"-1", "3600001"}) {
+    const std::string want = std::string("option 'slot_reply_timeout_ms' must be 0 (no watch) to 3600000, got ") + ms;
+    CHECK_THROWS_WITH_AS(a.create(moepage::test::fixture_path("hc2-sigmoid"), {{"slot_reply_timeout_ms", ms}}),
+                         doctest::Contains(want.c_str()), mp::PluginError);
+  }
+  CHECK_NOTHROW(a.create(moepage::test::fixture_path("hc2-sigmoid"), {{"slot_reply_timeout_ms", "0"}}));
 }
 
 TEST_CASE("create on a folder without config.json names the missing file") {
