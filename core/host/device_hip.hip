@@ -47,21 +47,29 @@ mp_status invalid(const char* what) noexcept {
 
 std::string bytes_text(uint64_t bytes) { return std::to_string(bytes) + " bytes"; }
 
-// The runtime spreads streams over a few hardware queues (CUDA: 8 by default, up to 32; ROCm: 4),
-// and work of two streams that share a queue runs in the order it was queued. A decode step with
-// arch.slot_table holds the compute stream in a kernel that waits for the host, and the host's
-// reply needs copies on other streams (the transport's, the arch's reply stream): one of those
-// sharing the compute stream's queue would wait for the kernel that waits for it. With 32 queues
-// that takes more streams than the engine and its shipped transports make at their defaults (ROCm's
-// 16 is a guess, not measured). Read when the runtime starts, so this runs before any runtime call
-// of the process; a value the user set is kept.
-void widen_hardware_queues() noexcept {
+// Two defaults of the GPU runtime let a kernel that waits for the host (arch.slot_table's stall,
+// which spins until the host's reply lands) wait for itself; they are read when the runtime
+// starts, so this runs before any runtime call of the process, and a value the user set is kept.
+// - Hardware queues: the runtime spreads streams over a few (CUDA: 8 by default, up to 32; ROCm:
+//   4), and work of two streams that share one runs in the order it was queued. The host's reply
+//   needs copies on other streams (the transport's, the arch's reply stream); one sharing the
+//   compute stream's queue would wait behind the stall. 32 queues take more streams than the engine
+//   and its shipped transports make at their defaults (ROCm's 16 is a guess, not measured).
+// - Lazy loading: CUDA 12 and later load a kernel's code at its first launch, and a load may wait
+//   for the whole device to be idle. The host queues a slot-table step's later layers while an
+//   earlier layer's stall may already spin, so the first launch of any kernel then (the first
+//   step, a compressor's first emission) would wait for the stall, which waits for the host.
+//   Loading every kernel when the runtime starts costs start-up time once instead. ROCm defers
+//   code objects too; it is turned off there for the same reason (not measured on AMD).
+void prepare_runtime_environment() noexcept {
   static std::once_flag once;
   std::call_once(once, [] {
 #if defined(MOEPAGE_GPU_NVIDIA)
     (void)setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
+    (void)setenv("CUDA_MODULE_LOADING", "EAGER", 0);
 #else
     (void)setenv("GPU_MAX_HW_QUEUES", "16", 0);
+    (void)setenv("HIP_ENABLE_DEFERRED_LOADING", "0", 0);
 #endif
   });
 }
@@ -69,7 +77,7 @@ void widen_hardware_queues() noexcept {
 class HipDeviceService final : public DeviceService {
  public:
   explicit HipDeviceService(int device_index) : device_(device_index) {
-    widen_hardware_queues();
+    prepare_runtime_environment();
     int count = 0;
     const hipError_t counted = hipGetDeviceCount(&count);
     if (counted != hipSuccess) {
@@ -319,7 +327,7 @@ std::unique_ptr<DeviceService> make_hip_device_service(int device_index) {
 }
 
 int hip_device_count() noexcept {
-  widen_hardware_queues();
+  prepare_runtime_environment();
   int count = 0;
   if (hipGetDeviceCount(&count) != hipSuccess) {
     (void)hipGetLastError();
@@ -342,7 +350,7 @@ std::string describe_hip_devices() noexcept {
 #else
   const char* const backend = "hip-amd build; ";
 #endif
-  widen_hardware_queues();
+  prepare_runtime_environment();
   try {
     const std::string build = backend;
     int count = 0;
