@@ -267,3 +267,25 @@ TEST_CASE("slot lookup: a reply past its deadline lets the device go, fails the 
   // A reply within its deadline (none above took long) never trips the watch.
   CHECK(lookup.sc->slot_stalls->end_reply_watch() == false);
 }
+
+TEST_CASE("slot lookup: a stall left queued by a partial serve is served later, not abandoned") {
+  Bench b(3);
+  Arm host_path(b.host, b.dev, b.c, 8, false), lookup(b.host, b.dev, b.c, 8, true);
+  for (const int s : {0, 1, 2, 0}) {
+    CAPTURE(s);
+    const std::vector<float> want = b.step(host_path, s);
+    gpu::moe(b.layer.dev, b.c, 1, b.token.data(), b.token_d, 1, b.yn[size_t(s)], lookup.source, b.layout, *lookup.sc,
+             b.out, lookup.stats, b.dev.stream());
+    REQUIRE(lookup.sc->stalls_queued.size() == 1);
+    const uint32_t layer = lookup.sc->stalls_queued.front().layer;
+    REQUIRE(layer > 0);
+    // Through the layer before: nothing of this one is served, and nothing is given up.
+    gpu::serve_slot_stalls(*lookup.sc, lookup.source, lookup.stats, b.dev.stream(), layer - 1);
+    CHECK(lookup.sc->stalls_queued.size() == 1);
+    CHECK_FALSE(lookup.sc->slot_stalls->aborted());
+    gpu::serve_slot_stalls(*lookup.sc, lookup.source, lookup.stats, b.dev.stream(), layer);
+    CHECK(lookup.sc->stalls_queued.empty());
+    CHECK(identical_bits(b.dev.get(b.out, b.c.hidden_size), want));
+  }
+  CHECK(lookup.source.misses == host_path.source.misses);
+}

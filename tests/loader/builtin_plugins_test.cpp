@@ -133,6 +133,7 @@ TEST_CASE("the deepseek4 arch recognises a DeepSeek-V4 config.json and names it 
                                                                 "run_ahead:0:false",
                                                                 "slot_table:0:false",
                                                                 "slot_reply_timeout_ms:1:10000",
+                                                                "slot_queue_ahead_layers:1:8",
                                                                 "prompt_staging:0:true"});
 
   const fs::path dir = fs::temp_directory_path() / "moepage-loader-test-ds4";

@@ -107,7 +107,7 @@ struct ModelOptions {
   // GPU only: in a paged decode step of one token whose output the call waits for, each scored
   // layer's router looks its experts up in a device table of the slots the pager reports valid
   // (pager ABI 1.11 residency), computes the hits at once and waits on the device for the host only
-  // when one missed; the host queues the whole step first and serves the misses while it runs, so a
+  // when one missed; the host queues the step ahead and serves the misses while it runs, so a
   // token whose experts all hit makes no round trip (hip/slot_table.hpp). Needs a pager that offers
   // residency and no predictor reading the state; not on an expert-parallel rank.
   bool slot_table = false;
@@ -115,6 +115,12 @@ struct ModelOptions {
   // watch lets every stall of the step go and the call fails naming the layer (0: no watch; the
   // stall's own time-out, tens of seconds, is then the only bound).
   uint32_t slot_reply_timeout_ms = 10000;
+  // GPU only, with slot_table: how many layers the host queues past the oldest layer whose stall it
+  // has not served before it serves that one (waiting for the device to reach it). A layer queues
+  // a dozen kernels or more on the compute stream (12-13 resident, H200 trace of 2026-12-07), and
+  // the runtime stops a host about a thousand launches ahead of a stream, which while a stall
+  // waits for that host would never end (full Flash: 43 layers).
+  uint32_t slot_queue_ahead_layers = 8;
 };
 
 // The rope of a config's rope parameters (main or compress).

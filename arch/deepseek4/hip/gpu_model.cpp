@@ -240,6 +240,7 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
     synchronize(stream_);
     ms.slot_stalls->clear_abort();
   }
+  ms.slowest_reply_ms = 0;
   if (options_.forced_routing) upload_forced_routing(p0, S);
   const DropOwedAcquires owed{ms, *experts_};  // deferred finishes, if the batch throws
   const AbandonSlotStalls stalls{ms};          // and stalls never served
@@ -252,6 +253,11 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
     moe_block(l, tokens_host, tokens_device, S,
               std::exchange(cursor_.comb_pending, false) ? comb_side_.get() : nullptr);
     mark_batch();
+    // The host keeps at most slot_queue_ahead_layers layers queued past a stall it has not served:
+    // the runtime stops a host about a thousand launches ahead of its stream, and a host stopped
+    // there while the device waits for it in a stall would wait for each other.
+    const uint32_t ahead = options_.slot_queue_ahead_layers;
+    if (ms.slot_lookup && l >= ahead) serve_slot_stalls(ms, *experts_, moe_stats_, stream_, l - ahead);
   }
   join_comb();
   position_ += uint64_t(S);

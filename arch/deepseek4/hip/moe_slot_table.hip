@@ -73,15 +73,17 @@ bool prepare_slot_lookup(MoeScratch& sc, GpuExpertSource& source, uint32_t layer
   return true;
 }
 
-void serve_slot_stalls(MoeScratch& sc, GpuExpertSource& source, MoeStats& stats, Stream stream) {
-  sc.slowest_reply_ms = 0;
-  if (sc.stalls_queued.empty()) return;
-  const AbandonSlotStalls abandon{sc};  // whatever throws: the remaining stalls give up
+void serve_slot_stalls(MoeScratch& sc, GpuExpertSource& source, MoeStats& stats, Stream stream,
+                       uint32_t through_layer) {
+  if (sc.stalls_queued.empty() || sc.stalls_queued.front().layer > through_layer) return;
+  const AbandonSlotStallsOnThrow abandon(sc);  // whatever throws: the remaining stalls give up
   const int64_t E = sc.n_experts;
   const uint32_t k = sc.top_k;
   int32_t ids[kMaxDeviceTopK], used[kMaxDeviceTopK];
   const std::byte* slots[kMaxDeviceTopK];
-  for (const MoeScratch::QueuedStall& q : sc.stalls_queued) {
+  size_t served = 0;
+  for (; served < sc.stalls_queued.size() && sc.stalls_queued[served].layer <= through_layer; ++served) {
+    const MoeScratch::QueuedStall& q = sc.stalls_queued[served];
     const int32_t misses = sc.slot_stalls->await_row(q.layer, q.stamp, stream, ids);
     const uint32_t n = distinct_experts(ids, k, E, q.layer, used);
     const std::byte** mirror = sc.mirror + int64_t(q.layer) * E;
@@ -115,8 +117,10 @@ void serve_slot_stalls(MoeScratch& sc, GpuExpertSource& source, MoeStats& stats,
     if (sc.slot_stalls->reply_overdue()) throw_reply_overdue(sc, q.layer, took.count());
   }
   // A deadline that passed after the last check above still let the stalls go: the step fails.
-  if (sc.slot_stalls->end_reply_watch()) throw_reply_overdue(sc, sc.stalls_queued.back().layer, sc.slowest_reply_ms);
-  sc.stalls_queued.clear();  // served: the guard has nothing left to abandon
+  if (sc.slot_stalls->end_reply_watch())
+    throw_reply_overdue(sc, sc.stalls_queued[served - 1].layer, sc.slowest_reply_ms);
+  // Served: the guard abandons only what is left (no allocation: the capacity stays).
+  sc.stalls_queued.erase(sc.stalls_queued.begin(), sc.stalls_queued.begin() + std::ptrdiff_t(served));
 }
 
 void throw_if_stalls_gave_up(MoeScratch& sc) {

@@ -2,6 +2,7 @@
 // the MoE block and the model use it. Plain C++ (no HIP header), for the model's host code.
 #pragma once
 #include <cstdint>
+#include <exception>
 
 #include "deepseek4/forward/moe.hpp"
 #include "deepseek4/hip/expert_source.hpp"
@@ -17,12 +18,15 @@ struct MoeScratch;
 // (not 16-byte aligned), keeps the layer on the host path for good.
 bool prepare_slot_lookup(MoeScratch& sc, GpuExpertSource& source, uint32_t layer, int64_t E, Stream stream);
 
-// After the batch's layers are queued, while the device runs them: each looked-up layer in order,
-// its ids read from the link; a layer that hit is accounted to the source, one that missed is
-// acquired (the host waits for its bytes), its new table entries replied and its stall released.
-// Throws (every stall then gives up: abandon_slot_stalls) naming the layer when the device found
-// ids the host cannot use or the source failed.
-void serve_slot_stalls(MoeScratch& sc, GpuExpertSource& source, MoeStats& stats, Stream stream);
+// While the device runs the queued layers: each looked-up layer up to `through_layer` in order
+// (every one by default), its ids read from the link (the host waits until the device reached
+// it); a layer that hit is accounted to the source, one that missed is acquired (the host waits for
+// its bytes), its new table entries replied and its stall released. Throws (every stall then gives
+// up: abandon_slot_stalls) naming the layer when the device found ids the host cannot use, the
+// source failed or a reply outlasted its deadline.
+constexpr uint32_t kAllLayers = UINT32_MAX;
+void serve_slot_stalls(MoeScratch& sc, GpuExpertSource& source, MoeStats& stats, Stream stream,
+                       uint32_t through_layer = kAllLayers);
 
 // A batch that fails: every queued stall gives up (its layer's misses compute nothing), and every
 // layer's device row is read again from the source before its next lookup. Clears the abort once
@@ -33,11 +37,27 @@ void abandon_slot_stalls(MoeScratch& sc) noexcept;
 // for the host (its layer's misses were not computed, so the output must not be returned).
 void throw_if_stalls_gave_up(MoeScratch& sc);
 
-// abandon_slot_stalls when it goes out of scope: nothing once the stalls were served, every queued
-// one when the batch is unwinding (the device must not wait for a reply that never comes).
+// abandon_slot_stalls when it goes out of scope: for the batch, which has served every stall by its
+// end unless it is unwinding (the device must not wait for a reply that never comes).
 struct AbandonSlotStalls {
   MoeScratch& sc;
   ~AbandonSlotStalls() { abandon_slot_stalls(sc); }
+};
+
+// The same only while an exception unwinds: for a call that serves some of the stalls and leaves
+// the rest queued for a later one.
+class AbandonSlotStallsOnThrow {
+ public:
+  explicit AbandonSlotStallsOnThrow(MoeScratch& sc) : sc_(sc), exceptions_(std::uncaught_exceptions()) {}
+  ~AbandonSlotStallsOnThrow() {
+    if (std::uncaught_exceptions() > exceptions_) abandon_slot_stalls(sc_);
+  }
+  AbandonSlotStallsOnThrow(const AbandonSlotStallsOnThrow&) = delete;
+  AbandonSlotStallsOnThrow& operator=(const AbandonSlotStallsOnThrow&) = delete;
+
+ private:
+  MoeScratch& sc_;
+  int exceptions_;
 };
 
 }  // namespace moepage::ds4::gpu

@@ -2,7 +2,9 @@
 // residency). Without it a paged decode step brings every scored layer's expert ids to the host
 // (10-40 us on an H100/H200, bench/results/2026-12-07-control-latency.md) and the host queues the
 // layer's experts only after its acquire, so the GPU idles at every layer even when every expert
-// hit. With it the host queues the whole step at once:
+// hit. With it the host queues the step ahead of the device (at most slot_queue_ahead_layers
+// layers past a stall it has not served: a host a thousand launches ahead of a stream is stopped
+// by the runtime, which while the device waits for it would never end):
 //
 //   router -> looks each chosen expert up in the layer's device table (its slot, or null) and
 //             orders the token's record hits first; the ids, the count of misses and a stamp go
@@ -14,7 +16,7 @@
 //             memory only now and then, for the host's abort word)
 //   experts over the misses (now in their slots)
 //
-// and then serves the stalls in layer order while the GPU runs: a layer that hit is reported to
+// and serves the stalls in layer order while the GPU runs: a layer that hit is reported to
 // the pager by a plain acquire (bookkeeping only: the device already computed it); one that missed
 // is acquired (start, every read waited for, finish), its table row copied up, and released. A
 // token whose experts all hit makes no round trip at all.

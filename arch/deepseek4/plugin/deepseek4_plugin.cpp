@@ -164,15 +164,20 @@ constexpr mp_option_def kOptions[] = {
                "Off where layer 0 compresses; false: each step starts when the host passes its token"),
     mp::option(MP_OPT_BOOL, "slot_table", "false",
                "GPU, paged decode of one token: each scored layer's router looks its experts up in a device table "
-               "of the slots the pager reports valid (pager ABI 1.11 residency), computes the hits at once and waits "
-               "on the device for the host only where one missed; the host queues the whole step first, so a token "
-               "whose experts all hit makes no round trip. Needs such a pager (paged, lru) and no predictor reading "
-               "the state; false: every scored layer's ids go to the host before its experts launch"),
+               "of the slots the pager reports valid (pager ABI 1.11 residency), computes the hits at once and "
+               "waits on the device for the host only where one missed; the host queues the step ahead, so a "
+               "token whose experts all hit makes no round trip. Needs such a pager (paged, lru) and no predictor "
+               "reading the state; false: every scored layer's ids go to the host before its experts launch"),
     mp::option(MP_OPT_INT, "slot_reply_timeout_ms", "10000",
                "GPU, with slot_table: the longest the host's reply to one stalled layer may take (its reads and "
                "copies); past it a watch lets every stall of the step go and the call fails naming the layer, "
                "so a host that cannot reply fails in about this time. 0: no watch (a stall then gives up on its "
                "own after tens of seconds)"),
+    mp::option(MP_OPT_INT, "slot_queue_ahead_layers", "8",
+               "GPU, with slot_table: how many layers the host queues past the oldest layer whose stall it has "
+               "not served, before it serves that one (0 to 1024). A layer queues a dozen kernels or more, and the "
+               "GPU runtime stops a host about a thousand launches ahead of a stream: unbounded, a host stopped "
+               "there while the device waits for it would hang (full Flash: 43 layers)"),
     mp::option(MP_OPT_BOOL, "prompt_staging", "true",
                "paged prefill: hint each prompt chunk's first band of a layer before the layer's attention, so the "
                "copies overlap it; false: only the hash layers' first bands, all at the step's start (an ablation)"),
@@ -232,6 +237,7 @@ class Deepseek4Arch {
     slot_table_ = options.get_bool("slot_table");
     slot_reply_timeout_ms_ =
         uint32_t(int_option(options, "slot_reply_timeout_ms", 0, 3'600'000, "0 (no watch) to 3600000"));
+    slot_queue_ahead_layers_ = uint32_t(int_option(options, "slot_queue_ahead_layers", 0, 1024, "0 to 1024"));
     prompt_staging_ = options.get_bool("prompt_staging");
     try {
       model_ = ds4::LoadedCheckpoint::load(args.checkpoint_dir);
@@ -371,7 +377,8 @@ class Deepseek4Arch {
                                                             direct_hits_,
                                                             run_ahead_,
                                                             slot_table_,
-                                                            slot_reply_timeout_ms_});
+                                                            slot_reply_timeout_ms_,
+                                                            slot_queue_ahead_layers_});
   }
 
   // One rank of an expert-parallel group (ABI 1.7): before bind_pager, once. On a GPU the rank
@@ -518,13 +525,14 @@ class Deepseek4Arch {
 
   const mp_host_api* host_;
   uint32_t threads_ = 0;
-  bool hits_first_ = true;              // arch option hits_first
-  bool defer_acquire_finish_ = false;   // arch option defer_acquire_finish
-  bool direct_hits_ = true;             // arch option direct_hits
-  bool run_ahead_ = false;              // arch option run_ahead
-  bool slot_table_ = false;             // arch option slot_table
-  uint32_t slot_reply_timeout_ms_ = 0;  // arch option slot_reply_timeout_ms
-  bool prompt_staging_ = true;          // arch option prompt_staging
+  bool hits_first_ = true;                // arch option hits_first
+  bool defer_acquire_finish_ = false;     // arch option defer_acquire_finish
+  bool direct_hits_ = true;               // arch option direct_hits
+  bool run_ahead_ = false;                // arch option run_ahead
+  bool slot_table_ = false;               // arch option slot_table
+  uint32_t slot_reply_timeout_ms_ = 0;    // arch option slot_reply_timeout_ms
+  uint32_t slot_queue_ahead_layers_ = 8;  // arch option slot_queue_ahead_layers
+  bool prompt_staging_ = true;            // arch option prompt_staging
   uint32_t max_context_ = 0;
   uint32_t max_batch_ = 64;                // arch option max_batch: tokens the forward pass processes together
   uint32_t matrix_min_tokens_ = 8;         // arch option matrix_min_tokens

@@ -78,6 +78,7 @@ struct BackendInputs {
   bool run_ahead = false;                  // GPU: a greedy call queues the next step's front before its wait
   bool slot_table = false;                 // GPU: paged decode looks its experts up in a device slot table
   uint32_t slot_reply_timeout_ms = 10000;  // GPU, slot_table: a reply's deadline (0: no watch)
+  uint32_t slot_queue_ahead_layers = 8;    // GPU, slot_table: layers queued past an unserved stall
 };
 
 // The backend for the host's device: the GPU one on a HIP device, the CPU one otherwise. Throws

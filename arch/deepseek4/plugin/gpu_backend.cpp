@@ -58,7 +58,8 @@ class GpuBackend final : public ForwardBackend {
                                                             in.direct_hits,
                                                             in.run_ahead,
                                                             in.slot_table,
-                                                            in.slot_reply_timeout_ms});
+                                                            in.slot_reply_timeout_ms,
+                                                            in.slot_queue_ahead_layers});
     } catch (...) {
       model_.reset();
       (void)device_->stream_destroy(device_->ctx, stream_);

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# NOT RUN YET (written 2026-12-07, seventh session; every later request for a device was refused).
+# SUPERSEDED, never run: 2026-12-07-slot-table-hangs/next.sh replaces it (the eighth session found a
+# second cause, lazy kernel loading, and added a reply watch; it also separates the two causes).
+# Written 2026-12-07, seventh session; every later request for a device was refused.
 # For the build of 533f9d7 and later, which widens the runtime's hardware queues before it starts.
 # Hypothesis: a slot-lookup stall holds the compute stream's hardware queue, and the reply or a
 # transport's copy stream shared that queue (8 by default; about ten streams in the process), so it
