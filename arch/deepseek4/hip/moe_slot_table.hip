@@ -30,7 +30,6 @@ uint32_t distinct_experts(const int32_t* ids, uint32_t k, int64_t E, uint32_t la
 // The reply watch (SlotStalls::watch_reply) let every stall go: their layers' misses were not
 // computed.
 [[noreturn]] void throw_reply_overdue(MoeScratch& sc, uint32_t layer, double took_ms) {
-  (void)sc.slot_stalls->end_reply_watch();
   throw GpuError(layer_name(layer) + ": the host's reply to its slot lookup stall took " +
                  std::to_string(int64_t(took_ms)) + " ms, past arch.slot_reply_timeout_ms (" +
                  std::to_string(sc.slot_stalls->reply_timeout().count()) +
@@ -114,11 +113,10 @@ void serve_slot_stalls(MoeScratch& sc, GpuExpertSource& source, MoeStats& stats,
     const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - started;
     sc.slowest_reply_ms = std::max(sc.slowest_reply_ms, took.count());
     sc.slot_generation[q.layer] = generation;
-    if (sc.slot_stalls->reply_overdue()) throw_reply_overdue(sc, q.layer, took.count());
+    // Disarmed per reply, so the deadline never covers the wait for the device to reach the next
+    // layer; an expiry and the disarm cannot both win, so a passed deadline is always seen here.
+    if (sc.slot_stalls->end_reply_watch()) throw_reply_overdue(sc, q.layer, took.count());
   }
-  // A deadline that passed after the last check above still let the stalls go: the step fails.
-  if (sc.slot_stalls->end_reply_watch())
-    throw_reply_overdue(sc, sc.stalls_queued[served - 1].layer, sc.slowest_reply_ms);
   // Served: the guard abandons only what is left (no allocation: the capacity stays).
   sc.stalls_queued.erase(sc.stalls_queued.begin(), sc.stalls_queued.begin() + std::ptrdiff_t(served));
 }

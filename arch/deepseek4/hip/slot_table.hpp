@@ -76,11 +76,10 @@ class SlotStalls {
   bool aborted() const { return aborted_; }
   void clear_abort();
   // The deadline of one reply (the host's wait for its reads and its copies, which it cannot
-  // bound itself): watch_reply arms it (again per reply), reply_overdue says whether it passed,
-  // in which case the watch has already let every stall go (as abort_all's mapped word does);
-  // end_reply_watch disarms it and says the same. Without a reply_timeout: no-ops, false.
+  // bound itself): watch_reply arms it, end_reply_watch disarms it and says whether it passed
+  // first, in which case the watch has already let every stall go (as abort_all's mapped word
+  // does). Without a reply_timeout: no-ops, false.
   void watch_reply();
-  bool reply_overdue() const { return watch_ && watch_->expired(); }
   bool end_reply_watch() { return watch_ && watch_->disarm(); }
   std::chrono::milliseconds reply_timeout() const { return reply_timeout_; }
 
