@@ -6,7 +6,8 @@
 # device call); about 550 s on any card. Usage: bash next.sh [SECONDS_AVAILABLE]
 #  1. tiny model, one-token prompt, lru 4 MiB, slot table over mapped / pread / pinned-async (exits
 #     after a diagnosis if mapped fails)
-#  2. 4-layer Flash slice, replayed routing, lru 10 GiB, 256 tokens: host path vs slot table (ids)
+#  2. 4-layer Flash slice, replayed routing, lru 10 GiB, 256 tokens: host path vs slot table (ids);
+#     then what eager loading costs (resident, 1,024-token prompt, EAGER vs LAZY)
 #  3. the GPU suites' slot, mapped-ids and route cases (the watch's kernel case among them)
 #  4. the 12-layer grid (bench/gpu/replay-grid.sh) with arch.slot_table=true on every arm, 256
 #     tokens, one repetition; then, with the time left, the host path's 50% arms beside it
@@ -54,6 +55,16 @@ fl() {
 fl flash-slot 256 --set pager.plugin=lru --set pager.budget=10GiB --set arch.slot_table=true
 fl flash-host 256 --set pager.plugin=lru --set pager.budget=10GiB
 grep -h "^token ids" "$o"/flash-*.log | sort | uniq -c | cut -c1-60
+# What eager loading costs: load, and a 1,024-token prefill (its first library product included),
+# resident, with every kernel loaded at start-up (the default now) and with CUDA's lazy default.
+ids=$(python3 -c "print(','.join(str((i * 7919 + 17) % 129280) for i in range(1024)))")
+for mode in EAGER LAZY; do
+  s0=$SECONDS
+  CUDA_MODULE_LOADING=$mode timeout 90 "$m" run --profile configs/default.yaml --model /tmp/flash4 --set device=hip \
+    --prompt-ids "$ids" --max-tokens 8 --set pager.plugin=resident --stats-json "$o/flash-load-$mode.json" \
+    > "$o/flash-load-$mode.log" 2>&1
+  echo "loading $mode: exit $? wall $((SECONDS - s0)) s $(python3 -c "import json, sys; r = json.load(open(sys.argv[1]))['run']; print('load', r['load_seconds'], 's, prefill', r['prefill_seconds'], 's')" "$o/flash-load-$mode.json" 2>&1 | tail -1)"
+done
 tools/device/focused_suites.sh build-gpu "$o/suites.log" "*slot*,*MappedIds*,*route*" 60
 grep -E "ERROR|FAILED|test cases:" "$o/suites.log" | head -20
 left=$((B - 70 - (SECONDS - T0)))
