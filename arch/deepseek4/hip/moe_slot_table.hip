@@ -29,7 +29,7 @@ uint32_t distinct_experts(const int32_t* ids, uint32_t k, int64_t E, uint32_t la
 
 // The reply watch (SlotStalls::watch_reply) let every stall go: their layers' misses were not
 // computed.
-[[noreturn]] void throw_reply_overdue(MoeScratch& sc, uint32_t layer, double took_ms) {
+[[noreturn]] void throw_reply_overdue(const MoeScratch& sc, uint32_t layer, double took_ms) {
   throw GpuError(layer_name(layer) + ": the host's reply to its slot lookup stall took " +
                  std::to_string(int64_t(took_ms)) + " ms, past arch.slot_reply_timeout_ms (" +
                  std::to_string(sc.slot_stalls->reply_timeout().count()) +

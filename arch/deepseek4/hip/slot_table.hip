@@ -63,7 +63,7 @@ __global__ void slot_stall_kernel(int32_t* gate, const volatile int32_t* word, u
 SlotStalls::SlotStalls(uint32_t layers, uint32_t k, uint32_t n_experts, std::chrono::milliseconds reply_timeout)
     : layers_(layers), k_(k), experts_(n_experts), replied_(layers, 0), reply_timeout_(reply_timeout) {
   try {
-    const size_t row_bytes = (size_t(layers) * (k + 2) + kTimeoutInts + 1) * sizeof(int32_t);
+    const size_t row_bytes = (record_at() + kTimeoutInts + 1) * sizeof(int32_t);
     void* p = nullptr;
     MP_GPU_CHECK(hipHostMalloc(&p, row_bytes, MP_HOST_ALLOC_SHARED));
     rows_host_ = static_cast<int32_t*>(p);
@@ -149,7 +149,7 @@ void SlotStalls::release(uint32_t layer, uint32_t stamp, const std::byte** table
   replied_[layer] = stamp;
 }
 
-int32_t* SlotStalls::host_abort_word() const { return rows_host_ + size_t(layers_) * (k_ + 2) + kTimeoutInts; }
+int32_t* SlotStalls::host_abort_word() const { return rows_host_ + record_at() + kTimeoutInts; }
 
 void SlotStalls::abort_through_host_memory() noexcept {
   *reinterpret_cast<volatile int32_t*>(host_abort_word()) = 1;
@@ -178,11 +178,11 @@ void SlotStalls::clear_abort() {
 }
 
 uint32_t SlotStalls::timeouts() const {
-  return uint32_t(reinterpret_cast<const volatile int32_t*>(rows_host_)[size_t(layers_) * (k_ + 2)]);
+  return uint32_t(reinterpret_cast<const volatile int32_t*>(rows_host_)[record_at()]);
 }
 
 SlotStalls::Timeout SlotStalls::last_timeout() const {
-  const volatile int32_t* t = rows_host_ + size_t(layers_) * (k_ + 2);
+  const volatile int32_t* t = rows_host_ + record_at();
   return Timeout{uint32_t(t[1]), uint32_t(t[2]), uint32_t(t[3])};
 }
 
@@ -194,9 +194,9 @@ uint32_t SlotStalls::new_timeouts() {
 void SlotStalls::launch_stall(uint32_t layer, uint32_t stamp, int32_t* gate, Stream stream) const {
   if (layer >= layers_)
     throw GpuError("slot stalls: layer " + std::to_string(layer) + " of " + std::to_string(layers_));
-  const int32_t* host_abort_device = rows_device_ + size_t(layers_) * (k_ + 2) + kTimeoutInts;
+  int32_t* record = rows_device_ + record_at();  // the time-out record, then the host's abort word
   launch("gpu slot stall", slot_stall_kernel, 1, 1, 0, native(stream), gate, words_ + layer, stamp, words_ + layers_,
-         host_abort_device, rows_device_ + size_t(layers_) * (k_ + 2), layer);
+         record + kTimeoutInts, record, layer);
 }
 
 }  // namespace moepage::ds4::gpu

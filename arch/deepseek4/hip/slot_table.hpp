@@ -101,6 +101,8 @@ class SlotStalls {
  private:
   // Frees whatever the constructor made (also when it failed part way).
   void release_memory() noexcept;
+  // Where the time-out record starts in the mapped memory, past every layer's row.
+  size_t record_at() const { return size_t(layers_) * (k_ + 2); }
   // The host's abort word (mapped) and its setter, which any thread may call (no driver call).
   int32_t* host_abort_word() const;
   void abort_through_host_memory() noexcept;
