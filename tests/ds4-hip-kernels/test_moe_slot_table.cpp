@@ -7,6 +7,7 @@
 // (no hang) and a next step that is right again.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -15,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "deepseek4/hip/event_set.hpp"
 #include "deepseek4/hip/moe.hpp"
 #include "deepseek4/hip/moe_scratch.hpp"
 #include "deepseek4/hip/moe_slot_table.hpp"
@@ -27,20 +29,23 @@ using namespace moepage::ds4::gpu::test;
 
 namespace {
 
-// n device slots per layer, least recently used evicted, filled from the host copy by a copy on a
-// stream of its own (the compute stream may be waiting on the device for it), reporting what it
-// holds as its residency. Counts what a pager would: hits, misses, and how it was asked.
+// n device slots per layer, least recently used evicted, filled from the host copy by copies on a
+// stream of its own (the compute stream may be waiting on the device for them), reporting what it
+// holds as its residency. Its split acquire returns with the misses' copies still queued (pending),
+// as a pager's does, so a stall's reply must wait for them on the device. Counts what a pager
+// would: hits, misses, and how it was asked; injects a slow or failing read where a test asks.
 class LruDeviceSlots final : public gpu::GpuExpertSource {
  public:
   LruDeviceSlots(ResidentExpertSource& host, Device& d, uint32_t layers, uint32_t experts, uint32_t slots)
       : host_(host),
-        dev_(d),
         experts_(experts),
         slots_(slots),
         slot_bytes_(host.layout().slot_bytes),
-        copy_(gpu::create_stream()) {
+        copy_(gpu::create_stream()),
+        landed_(layers * slots),
+        in_flight_(size_t(layers) * slots, 0) {
     base_ = d.arena().take<std::byte>(slot_bytes_ * layers * slots);
-    staging_ = d.pinned().take<std::byte>(slot_bytes_);
+    staging_ = d.pinned().take<std::byte>(slot_bytes_ * slots);  // one per slot: copies in flight at once
     slot_of_.assign(layers, std::vector<int32_t>(experts, -1));
     expert_of_.assign(layers, std::vector<int32_t>(slots, -1));
     used_at_.assign(layers, std::vector<uint64_t>(slots, 0));
@@ -54,25 +59,46 @@ class LruDeviceSlots final : public gpu::GpuExpertSource {
     generation = generation_[layer];
     if (!out) return true;
     REQUIRE(n == experts_);
-    for (uint32_t e = 0; e < n; ++e) out[e] = slot_of_[layer][e] >= 0 ? slot(layer, slot_of_[layer][e]) : nullptr;
+    for (uint32_t e = 0; e < n; ++e) {
+      const int32_t s = slot_of_[layer][e];
+      out[e] = s >= 0 && !in_flight_[index(layer, s)] ? slot(layer, s) : nullptr;  // a read landing is not valid yet
+    }
     return true;
   }
   // The host path: the compute stream is done with the slots before any is refilled.
   void acquire(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots, gpu::Stream s) override {
-    gpu::synchronize(s);
-    place(layer, experts, n, slots);
+    std::vector<uint8_t> pending(n);
+    acquire_start(layer, experts, n, slots, pending.data(), s);
+    for (uint32_t i = 0; i < n; ++i)
+      if (pending[i]) acquire_await(layer, i, s);
+    acquire_finish(layer);
   }
-  void acquire_landed(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots) override {
-    ++landed_calls;
-    if (landed_delay.count() > 0) {  // a slow read; meanwhile, did the device go on?
-      std::this_thread::sleep_for(landed_delay);
+  void acquire_start(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots, uint8_t* pending,
+                     gpu::Stream s) override {
+    ++started_acquires;
+    if (read_delay.count() > 0) {  // a slow read; meanwhile, did the device go on?
+      std::this_thread::sleep_for(read_delay);
       compute_done_during_delay = gpu::stream_idle(compute);
     }
-    if (fail_next_landed) {
-      fail_next_landed = false;
+    if (fail_next_start) {
+      fail_next_start = false;
       throw std::runtime_error("injected read failure in layer " + std::to_string(layer));
     }
-    place(layer, experts, n, slots);
+    gpu::synchronize(s);
+    place(layer, experts, n, slots, pending);
+  }
+  void acquire_await(uint32_t /*layer*/, uint32_t i, gpu::Stream s) override {
+    REQUIRE(i < awaited_slot_.size());
+    REQUIRE(awaited_slot_[i] >= 0);
+    landed_.device_wait(uint32_t(awaited_slot_[i]), s);
+  }
+  void acquire_finish(uint32_t layer) override {
+    gpu::synchronize(copy_);
+    std::fill(in_flight_.begin(), in_flight_.end(), uint8_t(0));
+    if (fail_next_finish) {
+      fail_next_finish = false;
+      throw std::runtime_error("injected failure of a landed read in layer " + std::to_string(layer));
+    }
   }
   void account_hits(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte* const* expected) override {
     ++accounted_calls;
@@ -82,30 +108,36 @@ class LruDeviceSlots final : public gpu::GpuExpertSource {
       CHECK(slot(layer, s) == expected[i]);
     }
     std::vector<const std::byte*> again(n);  // the same slots: every expert hits
-    place(layer, experts, n, again.data());
+    std::vector<uint8_t> pending(n);
+    place(layer, experts, n, again.data(), pending.data());
+    for (uint32_t i = 0; i < n; ++i) CHECK(pending[i] == 0);
   }
 
   uint64_t hits = 0, misses = 0;
-  int landed_calls = 0, accounted_calls = 0;
-  bool fail_next_landed = false;
-  std::chrono::milliseconds landed_delay{0};  // how long acquire_landed sleeps first
-  gpu::Stream compute = nullptr;              // the stream it then asks about
+  int started_acquires = 0, accounted_calls = 0;
+  bool fail_next_start = false;             // acquire_start throws (the device still waits in the stall)
+  bool fail_next_finish = false;            // acquire_finish throws (the reply was queued already)
+  std::chrono::milliseconds read_delay{0};  // how long acquire_start sleeps first
+  gpu::Stream compute = nullptr;            // the stream it then asks about
   bool compute_done_during_delay = false;
 
  private:
+  size_t index(uint32_t layer, int32_t s) const { return size_t(layer) * slots_ + size_t(s); }
   std::byte* slot(uint32_t layer, int32_t s) const {
     return base_ + (uint64_t(layer) * slots_ + uint32_t(s)) * slot_bytes_;
   }
   // The request's hits touched first, then each miss into the least recently used slot not holding
-  // an expert of the request.
-  void place(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots) {
+  // an expert of the request, its copy queued (pending, landed_ recorded behind it).
+  void place(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots, uint8_t* pending) {
     REQUIRE(n <= slots_);
+    awaited_slot_.assign(n, -1);
     std::vector<int32_t>& where = slot_of_[layer];
     std::vector<uint8_t> mine(slots_, 0);
     for (uint32_t i = 0; i < n; ++i)
       if (where[size_t(experts[i])] >= 0) mine[size_t(where[size_t(experts[i])])] = 1;
     for (uint32_t i = 0; i < n; ++i) {
       const uint32_t e = uint32_t(experts[i]);
+      pending[i] = 0;
       if (where[e] >= 0) {
         ++hits;
       } else {
@@ -115,13 +147,17 @@ class LruDeviceSlots final : public gpu::GpuExpertSource {
           if (!mine[s] && (victim < 0 || used_at_[layer][s] < used_at_[layer][size_t(victim)])) victim = int32_t(s);
         REQUIRE(victim >= 0);
         if (expert_of_[layer][size_t(victim)] >= 0) where[size_t(expert_of_[layer][size_t(victim)])] = -1;
-        std::memcpy(staging_, host_.slot(layer, e), slot_bytes_);
-        gpu::upload_async(slot(layer, victim), staging_, slot_bytes_, copy_);
-        gpu::synchronize(copy_);
+        std::byte* from = staging_ + uint64_t(victim) * slot_bytes_;
+        std::memcpy(from, host_.slot(layer, e), slot_bytes_);
+        gpu::upload_async(slot(layer, victim), from, slot_bytes_, copy_);
+        landed_.record(uint32_t(index(layer, victim)), copy_);
+        in_flight_[index(layer, victim)] = 1;
         where[e] = victim;
         expert_of_[layer][size_t(victim)] = int32_t(e);
         mine[size_t(victim)] = 1;
         ++generation_[layer];
+        pending[i] = 1;
+        awaited_slot_[i] = int32_t(index(layer, victim));
       }
       used_at_[layer][size_t(where[e])] = ++clock_;
       slots[i] = slot(layer, where[e]);
@@ -129,15 +165,17 @@ class LruDeviceSlots final : public gpu::GpuExpertSource {
   }
 
   ResidentExpertSource& host_;
-  Device& dev_;
   uint32_t experts_, slots_;
   uint64_t slot_bytes_;
   gpu::Stream copy_;
+  gpu::EventSet landed_;            // [layers * slots]: the last copy into each slot
+  std::vector<uint8_t> in_flight_;  // [layers * slots]: a copy queued, not finished
   std::byte* base_ = nullptr;
   std::byte* staging_ = nullptr;
   std::vector<std::vector<int32_t>> slot_of_, expert_of_;
   std::vector<std::vector<uint64_t>> used_at_;
   std::vector<uint64_t> generation_;
+  std::vector<int32_t> awaited_slot_;  // the last place(): each request's slot (flat index), or -1
   uint64_t clock_ = 0;
 };
 
@@ -208,8 +246,8 @@ TEST_CASE("slot lookup: the host path's bits and the pager's hits, with no acqui
   CHECK(lookup.source.misses == host_path.source.misses);
   CHECK(lookup.source.misses > 0);
   // Each step either stalled (and acquired) or hit everything (and was only accounted).
-  CHECK(lookup.stats.slot_stalls == uint64_t(lookup.source.landed_calls));
-  CHECK(uint64_t(lookup.source.landed_calls + lookup.source.accounted_calls) == steps);
+  CHECK(lookup.stats.slot_stalls == uint64_t(lookup.source.started_acquires));
+  CHECK(uint64_t(lookup.source.started_acquires + lookup.source.accounted_calls) == steps);
   CHECK(lookup.source.accounted_calls >= 5);  // the repeats at least
   CHECK(lookup.stats.routed_experts == host_path.stats.routed_experts);
 }
@@ -218,7 +256,7 @@ TEST_CASE("slot lookup: a host failing while the device waits fails the step, an
   Bench b(4);
   Arm host_path(b.host, b.dev, b.c, 8, false), lookup(b.host, b.dev, b.c, 8, true);
   CHECK(identical_bits(b.step(lookup, 0), b.step(host_path, 0)));
-  lookup.source.fail_next_landed = true;
+  lookup.source.fail_next_start = true;
   std::string message;
   try {
     (void)b.step(lookup, 1);  // a new state: a miss, whose acquire fails
@@ -237,12 +275,34 @@ TEST_CASE("slot lookup: a host failing while the device waits fails the step, an
   }
 }
 
+TEST_CASE("slot lookup: a read that fails after its reply was queued fails the step, and the next step is right") {
+  Bench b(4);
+  Arm host_path(b.host, b.dev, b.c, 8, false), lookup(b.host, b.dev, b.c, 8, true);
+  CHECK(identical_bits(b.step(lookup, 0), b.step(host_path, 0)));
+  lookup.source.fail_next_finish = true;
+  std::string message;
+  try {
+    (void)b.step(lookup, 1);  // a new state: a miss, whose read is reported failed once the reply went
+  } catch (const std::exception& e) {
+    message = e.what();
+  }
+  CHECK(message.find("injected failure of a landed read in layer 1") != std::string::npos);
+  gpu::synchronize(b.dev.stream());  // the reply had released the stall: the step's kernels finish
+  CHECK(lookup.sc->slot_stalls->timeouts() == 0);
+  lookup.sc->slot_stalls->clear_abort();
+  CHECK(lookup.sc->stalls_queued.empty());
+  for (const int s : {1, 2, 1, 3, 0}) {
+    CAPTURE(s);
+    CHECK(identical_bits(b.step(lookup, s), b.step(host_path, s)));
+  }
+}
+
 TEST_CASE("slot lookup: a reply past its deadline lets the device go, fails the step, and the next step is right") {
   using namespace std::chrono_literals;
   Bench b(4);
   Arm host_path(b.host, b.dev, b.c, 8, false), lookup(b.host, b.dev, b.c, 8, true, 50ms);
   CHECK(identical_bits(b.step(lookup, 0), b.step(host_path, 0)));
-  lookup.source.landed_delay = 1000ms;  // twenty deadlines
+  lookup.source.read_delay = 1000ms;  // twenty deadlines
   lookup.source.compute = b.dev.stream();
   std::string message;
   try {
@@ -259,7 +319,7 @@ TEST_CASE("slot lookup: a reply past its deadline lets the device go, fails the 
   gpu::synchronize(b.dev.stream());
   CHECK(lookup.sc->slot_stalls->timeouts() == 0);
   lookup.sc->slot_stalls->clear_abort();
-  lookup.source.landed_delay = 0ms;
+  lookup.source.read_delay = 0ms;
   for (const int s : {1, 2, 1, 3, 0}) {
     CAPTURE(s);
     CHECK(identical_bits(b.step(lookup, s), b.step(host_path, s)));

@@ -25,6 +25,10 @@ void EventSet::record(uint32_t i, Stream s) const {
 
 void EventSet::host_wait(uint32_t i) const { MP_GPU_CHECK(hipEventSynchronize(static_cast<hipEvent_t>(at(i)))); }
 
+void EventSet::device_wait(uint32_t i, Stream s) const {
+  MP_GPU_CHECK(hipStreamWaitEvent(native(s), static_cast<hipEvent_t>(at(i)), 0));
+}
+
 void EventSet::release() noexcept {
   for (void*& e : events_) {
     if (e) (void)hipEventDestroy(static_cast<hipEvent_t>(e));

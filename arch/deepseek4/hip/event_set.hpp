@@ -22,6 +22,8 @@ class EventSet {
   // queued on the stream after the record may still run).
   void record(uint32_t i, Stream s) const;
   void host_wait(uint32_t i) const;
+  // Stream `s` waiting on the device until event i has passed (the host does not wait).
+  void device_wait(uint32_t i, Stream s) const;
 
  private:
   void release() noexcept;

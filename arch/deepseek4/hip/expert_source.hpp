@@ -67,15 +67,12 @@ struct GpuExpertSource {
   // forward makes naming it (no predictor reading the state). residency: the layer's experts valid
   // in their slots now (slots[e], or null), written when slots is non-null (n = the layer's
   // experts), and a generation that changes whenever they do; false when the source cannot say.
+  // A looked-up layer that missed is acquired through the split acquire above, its waits on the
+  // stream the reply to the device goes on; residency during that acquire reports what it evicted.
   virtual bool allows_slot_lookup() const { return false; }
   virtual bool residency(uint32_t /*layer*/, const std::byte** /*slots*/, uint32_t /*n*/, uint64_t& /*generation*/) {
     return false;
   }
-  // A looked-up layer that missed: acquires the experts and returns once every one's bytes are in
-  // its slot (the host waits, while the device waits in the layer's stall); throws when a read
-  // failed. Only called after residency returned true.
-  virtual void acquire_landed(uint32_t /*layer*/, const int32_t* /*experts*/, uint32_t /*n*/,
-                              const std::byte** /*slots*/) {}
   // A looked-up layer whose experts all hit: the plain acquire the source counts and traces them
   // by, once the device has used them; the slots must be `expected` with nothing in flight.
   virtual void account_hits(uint32_t /*layer*/, const int32_t* /*experts*/, uint32_t /*n*/,

@@ -72,53 +72,116 @@ bool prepare_slot_lookup(MoeScratch& sc, GpuExpertSource& source, uint32_t layer
   return true;
 }
 
-void serve_slot_stalls(MoeScratch& sc, GpuExpertSource& source, MoeStats& stats, Stream stream,
-                       uint32_t through_layer) {
-  if (sc.stalls_queued.empty() || sc.stalls_queued.front().layer > through_layer) return;
-  const AbandonSlotStallsOnThrow abandon(sc);  // whatever throws: the remaining stalls give up
+namespace {
+
+// Closes a started acquire when the reply fails before its acquire_finish (the pager is not left
+// with the layer started); the call's error is the one that unwinds.
+struct FinishStartedOnThrow {
+  GpuExpertSource& source;
+  uint32_t layer;
+  bool armed = true;
+  ~FinishStartedOnThrow() {
+    if (!armed) return;
+    try {
+      source.acquire_finish(layer);
+    } catch (...) {
+    }
+  }
+};
+
+// The reply to a layer that missed: its experts acquired (the misses' reads started), the reply
+// stream made to wait on the device for every read still landing, then the row the device needs
+// (the acquired experts in their slots, null for the experts they evicted) and the stamp queued
+// behind that wait, so the stall lets go as soon as the bytes are in. The host then waits for the
+// reads: a failed one throws, and the step with it (what the misses computed is never returned).
+void reply_to_miss(MoeScratch& sc, GpuExpertSource& source, const MoeScratch::QueuedStall& q, const int32_t* used,
+                   uint32_t n) {
   const int64_t E = sc.n_experts;
-  const uint32_t k = sc.top_k;
+  const std::byte* slots[kMaxDeviceTopK];
+  uint8_t pending[kMaxDeviceTopK];
+  const Stream reply = sc.slot_stalls->reply_stream();
+  hipEvent_t copied = static_cast<hipEvent_t>(sc.layer_copied[q.layer]);
+  // The previous copies out of this layer's pinned row (an upload, or the last reply) are done.
+  MP_GPU_CHECK(hipEventSynchronize(copied));
+  source.acquire_start(q.layer, used, n, slots, pending, reply);
+  FinishStartedOnThrow started{source, q.layer};
+  for (uint32_t i = 0; i < n; ++i)
+    if (pending[i]) source.acquire_await(q.layer, i, reply);
+  // During the acquire the source reports what it evicted (null) and leaves the misses out until
+  // they land; the reply reaches the device only after they did.
+  uint64_t generation = 0;
+  const std::byte** now = sc.residency.data();
+  if (!source.residency(q.layer, now, uint32_t(E), generation))
+    throw GpuError(layer_name(q.layer) + ": the expert source stopped reporting its residency");
+  for (uint32_t i = 0; i < n; ++i) now[used[i]] = slots[i];
+  const std::byte** mirror = sc.mirror + int64_t(q.layer) * E;
+  for (int64_t e = 0; e < E; ++e) {
+    if (now[e] && now[e] != mirror[e] && reinterpret_cast<uintptr_t>(now[e]) % 16 != 0)
+      throw GpuError(layer_name(q.layer) + " expert " + std::to_string(e) + ": a slot not 16-byte aligned");
+    mirror[e] = now[e];  // the row the device gets before the stall lets go
+  }
+  sc.slot_stalls->release(q.layer, q.stamp, sc.table + int64_t(q.layer) * E, mirror);
+  MP_GPU_CHECK(hipEventRecord(copied, native(reply)));
+  started.armed = false;
+  source.acquire_finish(q.layer);
+  if (!source.residency(q.layer, now, uint32_t(E), generation))
+    throw GpuError(layer_name(q.layer) + ": the expert source stopped reporting its residency");
+  for (uint32_t i = 0; i < n; ++i)
+    if (now[used[i]] != slots[i])
+      throw GpuError(layer_name(q.layer) + " expert " + std::to_string(used[i]) +
+                     ": acquired, yet the source's residency does not report it in its slot");
+  // Not the generation after the finish: what else the finish settled (a prefetch that landed) is
+  // not in the device's row, so the next lookup compares the row with the source again.
+  sc.slot_generation[q.layer] = 0;
+}
+
+// One queued stall: its row read (waiting until the device wrote it), then accounted or replied to.
+void serve_one(MoeScratch& sc, GpuExpertSource& source, MoeStats& stats, Stream stream,
+               const MoeScratch::QueuedStall& q) {
   int32_t ids[kMaxDeviceTopK], used[kMaxDeviceTopK];
   const std::byte* slots[kMaxDeviceTopK];
-  size_t served = 0;
-  for (; served < sc.stalls_queued.size() && sc.stalls_queued[served].layer <= through_layer; ++served) {
-    const MoeScratch::QueuedStall& q = sc.stalls_queued[served];
-    const int32_t misses = sc.slot_stalls->await_row(q.layer, q.stamp, stream, ids);
-    const uint32_t n = distinct_experts(ids, k, E, q.layer, used);
-    const std::byte** mirror = sc.mirror + int64_t(q.layer) * E;
-    if (misses == 0) {
-      for (uint32_t i = 0; i < n; ++i) slots[i] = mirror[used[i]];
-      source.account_hits(q.layer, used, n, slots);
-      continue;
-    }
-    ++stats.slot_stalls;
-    const auto started = std::chrono::steady_clock::now();
-    sc.slot_stalls->watch_reply();
-    source.acquire_landed(q.layer, used, n, slots);
-    // The reply: every entry of the row that moved (the misses' slots, the experts they evicted).
-    uint64_t generation = 0;
-    const std::byte** now = sc.residency.data();
-    if (!source.residency(q.layer, now, uint32_t(E), generation))
-      throw GpuError(layer_name(q.layer) + ": the expert source stopped reporting its residency");
-    for (uint32_t i = 0; i < n; ++i)
-      if (now[used[i]] != slots[i])
-        throw GpuError(layer_name(q.layer) + " expert " + std::to_string(used[i]) +
-                       ": acquired, yet the source's residency does not report it in its slot");
-    for (int64_t e = 0; e < E; ++e) {
-      if (now[e] && now[e] != mirror[e] && reinterpret_cast<uintptr_t>(now[e]) % 16 != 0)
-        throw GpuError(layer_name(q.layer) + " expert " + std::to_string(e) + ": a slot not 16-byte aligned");
-      mirror[e] = now[e];  // the row the device gets before the stall lets go
-    }
-    sc.slot_stalls->release(q.layer, q.stamp, sc.table + int64_t(q.layer) * E, mirror);
-    const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - started;
-    sc.slowest_reply_ms = std::max(sc.slowest_reply_ms, took.count());
-    sc.slot_generation[q.layer] = generation;
-    // Disarmed per reply, so the deadline never covers the wait for the device to reach the next
-    // layer; an expiry and the disarm cannot both win, so a passed deadline is always seen here.
-    if (sc.slot_stalls->end_reply_watch()) throw_reply_overdue(sc, q.layer, took.count());
+  const int32_t misses = sc.slot_stalls->await_row(q.layer, q.stamp, stream, ids);
+  const uint32_t n = distinct_experts(ids, sc.top_k, sc.n_experts, q.layer, used);
+  if (misses == 0) {
+    const std::byte** mirror = sc.mirror + int64_t(q.layer) * sc.n_experts;
+    for (uint32_t i = 0; i < n; ++i) slots[i] = mirror[used[i]];
+    source.account_hits(q.layer, used, n, slots);
+    return;
   }
+  ++stats.slot_stalls;
+  const auto started = std::chrono::steady_clock::now();
+  sc.slot_stalls->watch_reply();
+  reply_to_miss(sc, source, q, used, n);
+  const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - started;
+  sc.slowest_reply_ms = std::max(sc.slowest_reply_ms, took.count());
+  // Disarmed per reply, so the deadline never covers the wait for the device to reach the next
+  // layer; an expiry and the disarm cannot both win, so a passed deadline is always seen here.
+  if (sc.slot_stalls->end_reply_watch()) throw_reply_overdue(sc, q.layer, took.count());
+}
+
+// Serves the queued stalls from the oldest while `more` says so of the next one.
+template <typename More>
+void serve_while(MoeScratch& sc, GpuExpertSource& source, MoeStats& stats, Stream stream, More more) {
+  if (sc.stalls_queued.empty() || !more(sc.stalls_queued.front())) return;
+  const AbandonSlotStallsOnThrow abandon(sc);  // whatever throws: the remaining stalls give up
+  size_t served = 0;
+  for (; served < sc.stalls_queued.size() && more(sc.stalls_queued[served]); ++served)
+    serve_one(sc, source, stats, stream, sc.stalls_queued[served]);
   // Served: the guard abandons only what is left (no allocation: the capacity stays).
   sc.stalls_queued.erase(sc.stalls_queued.begin(), sc.stalls_queued.begin() + std::ptrdiff_t(served));
+}
+
+}  // namespace
+
+void serve_slot_stalls(MoeScratch& sc, GpuExpertSource& source, MoeStats& stats, Stream stream,
+                       uint32_t through_layer) {
+  serve_while(sc, source, stats, stream,
+              [through_layer](const MoeScratch::QueuedStall& q) { return q.layer <= through_layer; });
+}
+
+void serve_arrived_slot_stalls(MoeScratch& sc, GpuExpertSource& source, MoeStats& stats, Stream stream) {
+  serve_while(sc, source, stats, stream,
+              [&sc](const MoeScratch::QueuedStall& q) { return sc.slot_stalls->row_arrived(q.layer, q.stamp); });
 }
 
 void throw_if_stalls_gave_up(MoeScratch& sc) {

@@ -20,13 +20,18 @@ bool prepare_slot_lookup(MoeScratch& sc, GpuExpertSource& source, uint32_t layer
 
 // While the device runs the queued layers: each looked-up layer up to `through_layer` in order
 // (every one by default), its ids read from the link (the host waits until the device reached
-// it); a layer that hit is accounted to the source, one that missed is acquired (the host waits for
-// its bytes), its new table entries replied and its stall released. Throws (every stall then gives
-// up: abandon_slot_stalls) naming the layer when the device found ids the host cannot use, the
-// source failed or a reply outlasted its deadline.
+// it); a layer that hit is accounted to the source, one that missed is acquired, its reply (the new
+// table entries, then the stamp that releases the stall) queued behind a device-side wait for its
+// reads, and the host waits for those reads. Throws (every stall then gives up:
+// abandon_slot_stalls) naming the layer when the device found ids the host cannot use, the source
+// failed (a read too) or a reply outlasted its deadline.
 constexpr uint32_t kAllLayers = UINT32_MAX;
 void serve_slot_stalls(MoeScratch& sc, GpuExpertSource& source, MoeStats& stats, Stream stream,
                        uint32_t through_layer = kAllLayers);
+// The same for the oldest stalls whose layers the device has already looked up, without waiting
+// for the device: for a host between the layers it queues, so a miss's reads start as soon as the
+// device knows it rather than once the queue is full.
+void serve_arrived_slot_stalls(MoeScratch& sc, GpuExpertSource& source, MoeStats& stats, Stream stream);
 
 // A batch that fails: every queued stall gives up (its layer's misses compute nothing), and every
 // layer's device row is read again from the source before its next lookup. Clears the abort once

@@ -134,18 +134,29 @@ int32_t SlotStalls::await_row(uint32_t layer, uint32_t stamp, Stream stream, int
   return row[k_];
 }
 
-void SlotStalls::write_word(uint32_t index, int32_t value) {
+bool SlotStalls::row_arrived(uint32_t layer, uint32_t stamp) const {
+  const volatile int32_t* row = rows_host_ + size_t(layer) * (k_ + 2);
+  return uint32_t(row[k_ + 1]) == stamp;
+}
+
+// A layer's staging word is rewritten only by its next reply, after the caller's event showed this
+// copy done (release's contract); the abort word's, only by write_word, which waits.
+void SlotStalls::queue_word(uint32_t index, int32_t value) {
   hipStream_t s = static_cast<hipStream_t>(reply_stream_);
-  staging_[index] = value;  // the previous copy out of it was waited for
+  staging_[index] = value;
   MP_GPU_CHECK(hipMemcpyAsync(words_ + index, staging_ + index, sizeof(int32_t), hipMemcpyHostToDevice, s));
-  MP_GPU_CHECK(hipStreamSynchronize(s));
+}
+
+void SlotStalls::write_word(uint32_t index, int32_t value) {
+  queue_word(index, value);
+  MP_GPU_CHECK(hipStreamSynchronize(static_cast<hipStream_t>(reply_stream_)));
 }
 
 void SlotStalls::release(uint32_t layer, uint32_t stamp, const std::byte** table_row, const std::byte* const* row) {
   if (layer >= layers_) throw GpuError("slot stalls: a reply for layer " + std::to_string(layer));
   hipStream_t s = static_cast<hipStream_t>(reply_stream_);
   MP_GPU_CHECK(hipMemcpyAsync(table_row, row, size_t(experts_) * sizeof(const std::byte*), hipMemcpyHostToDevice, s));
-  write_word(layer, int32_t(stamp));  // behind the row on the same stream
+  queue_word(layer, int32_t(stamp));  // behind the row on the same stream
   replied_[layer] = stamp;
 }
 

@@ -16,15 +16,19 @@
 //             memory only now and then, for the host's abort word)
 //   experts over the misses (now in their slots)
 //
-// and serves the stalls in layer order while the GPU runs: a layer that hit is reported to
-// the pager by a plain acquire (bookkeeping only: the device already computed it); one that missed
-// is acquired (start, every read waited for, finish), its table row copied up, and released. A
-// token whose experts all hit makes no round trip at all.
+// and serves the stalls in layer order while the GPU runs, each as soon as the device has looked
+// its layer up (between the layers it queues, or waiting for it once the queue is full or the step
+// is queued): a layer that hit is reported to the pager by a plain acquire (bookkeeping only: the
+// device already computed it); one that missed is acquired (its reads started), and its reply (the
+// new table row, then the stamp) queued behind a device-side wait for those reads, so the stall
+// lets go the moment the bytes land, without the host waking up in between; the host then waits
+// for the reads (a failed one fails the step). A token whose experts all hit makes no round trip.
 //
 // The table holds only what the pager reports valid (residency): a slot the device reads keeps its
-// bytes until a pager call naming that layer returns, and the host makes those calls only before
-// the layer's lookup is queued (hints, whose changes are uploaded before it) or while the device
-// waits in that layer's stall. A host that fails while serving aborts every stall (they give up and
+// bytes until a pager call naming that layer returns, and the host makes the calls that may evict
+// only before the layer's lookup is queued (hints, whose changes are uploaded before it) or while
+// the device waits in that layer's stall (the acquire's finish, which may follow the reply, only
+// settles reads the reply already waited for). A host that fails while serving aborts every stall (they give up and
 // compute nothing more of their layers), and the call throws; so does a reply that outlasts
 // reply_timeout, whose watch thread aborts the stalls through mapped host memory (no queue needed).
 //
@@ -64,9 +68,16 @@ class SlotStalls {
   // Throws GpuError naming the layer when `stream` finished (the router ran) without the stamp, or
   // failed.
   int32_t await_row(uint32_t layer, uint32_t stamp, Stream stream, int32_t* ids_out) const;
-  // The reply to `layer`'s stall: on the link's own stream (the compute stream is held by the
-  // stall) copies `row` (pinned, the layer's n_experts table entries) to the device's table_row,
-  // then the stamp into the stall's word, and waits for both.
+  // Whether row `layer` carries `stamp` already (the device has looked the layer up), without
+  // waiting.
+  bool row_arrived(uint32_t layer, uint32_t stamp) const;
+  // The stream the replies go on (the compute stream is held by the stall): whatever the caller
+  // queues on it before release (a device wait for the misses' bytes) runs before the reply.
+  Stream reply_stream() const { return reply_stream_; }
+  // The reply to `layer`'s stall, queued on the reply stream without waiting: copies `row`
+  // (pinned, the layer's n_experts table entries) to the device's table_row, then the stamp into
+  // the stall's word. The host must not rewrite `row` or reply to the layer again before these
+  // copies ran (the caller records an event behind them).
   void release(uint32_t layer, uint32_t stamp, const std::byte** table_row, const std::byte* const* row);
   // Every stall queued gives up at once and its layer's misses are not computed; for a host that
   // is failing the call. The abort goes first through mapped host memory the stalls poll (no
@@ -107,7 +118,8 @@ class SlotStalls {
   int32_t* host_abort_word() const;
   void abort_through_host_memory() noexcept;
   // Writes `value` into device word `index` (a layer's stamp, or the abort word at `layers_`) with
-  // a copy on the link's stream, and waits for it.
+  // a copy on the link's stream; write_word waits for it (and for everything queued there before).
+  void queue_word(uint32_t index, int32_t value);
   void write_word(uint32_t index, int32_t value);
 
   uint32_t layers_, k_, experts_;

@@ -64,35 +64,6 @@ void GpuPagerExpertSource::acquire_as_reported(uint32_t layer, const int32_t* ex
                                reported + ", then moved expert " + std::to_string(experts[i]));
 }
 
-void GpuPagerExpertSource::host_wait(uint32_t layer, mp_event ready) const {
-  if (ready == nullptr) return;
-  if (device_->event_synchronize == nullptr)
-    throw std::runtime_error("arch 'deepseek4': the host's device service has no event_synchronize");
-  if (const mp_status s = device_->event_synchronize(device_->ctx, ready); s != MP_OK)
-    throw std::runtime_error(std::string("arch 'deepseek4': waiting for layer ") + std::to_string(layer) +
-                             "'s expert fills failed: " + mp_status_name(s));
-}
-
-void GpuPagerExpertSource::acquire_landed(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots) {
-  if (!pager_.splits()) {
-    host_wait(layer, pager_.acquire(layer, experts, n, slots));
-    return;
-  }
-  landed_pending_.resize(n);
-  host_wait(layer, pager_.acquire_start(layer, experts, n, slots, landed_pending_.data()));
-  try {
-    for (uint32_t i = 0; i < n; ++i)
-      if (landed_pending_[i]) host_wait(layer, pager_.acquire_await(layer, i));
-  } catch (...) {
-    try {
-      pager_.acquire_finish(layer);  // the pager is not left with the layer started
-    } catch (...) {
-    }
-    throw;
-  }
-  pager_.acquire_finish(layer);
-}
-
 void GpuPagerExpertSource::account_hits(uint32_t layer, const int32_t* experts, uint32_t n,
                                         const std::byte* const* expected) {
   acquire_as_reported(layer, experts, n, expected, "experts valid in their slots (residency)");

@@ -35,7 +35,6 @@ class GpuPagerExpertSource final : public gpu::GpuExpertSource {
   }
   // The split acquire with the host waiting on each pending expert's event, or plain acquire and
   // its event; then the pager's verdict (acquire_finish).
-  void acquire_landed(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte** slots) override;
   void account_hits(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte* const* expected) override;
   void observe(uint32_t layer, const float* hidden_device, uint32_t d, gpu::Stream stream) override;
   bool linear_predictor(uint32_t layer, gpu::LinearPredictor& p) override;
@@ -51,8 +50,6 @@ class GpuPagerExpertSource final : public gpu::GpuExpertSource {
  private:
   // Makes `stream` wait for `ready` on the device (NULL: nothing to wait for).
   void wait_on(uint32_t layer, mp_event ready, gpu::Stream stream) const;
-  // The host waits for `ready` (NULL: nothing to wait for).
-  void host_wait(uint32_t layer, mp_event ready) const;
   // A plain acquire of experts the pager reported in place (`reported` says how), which must return
   // `expected` with nothing to wait for: account() and account_hits().
   void acquire_as_reported(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte* const* expected,
@@ -62,7 +59,6 @@ class GpuPagerExpertSource final : public gpu::GpuExpertSource {
   const mp_device_service* device_;
   std::vector<std::vector<const std::byte*>> fixed_;                // [layer]: fixed_slots' answer, empty if not asked
   std::vector<const std::byte*> account_slots_, account_expected_;  // scratch of acquire_as_reported()
-  std::vector<uint8_t> landed_pending_;                             // scratch of acquire_landed()
 };
 
 }  // namespace moepage::ds4
