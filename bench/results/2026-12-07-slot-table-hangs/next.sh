@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# NOT RUN YET (written 2026-12-07, eighth session: four requests found no machine, then new loans
-# were paused). The slot table's first run since the hardware-queue fix (533f9d7), the reply watch
+# Written 2026-12-07 (eighth session), RAN unchanged in the ninth (22:31 UTC, an H100): results in
+# ../2026-12-07-slot-table-first-run.md. The slot table's first run since the hardware-queue fix (533f9d7), the reply watch
 # (66abd47), eager kernel loading and the bounded queue-ahead, then issue 16's grid with the slot
 # table on every arm. Copy it to an untracked folder first (bench/results is stashed aside for a
 # device call); about 550 s on any card. Usage: bash next.sh [SECONDS_AVAILABLE]
