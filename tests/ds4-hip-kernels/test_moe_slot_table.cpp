@@ -227,6 +227,29 @@ bool identical_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+// The error of a step that must fail (empty when it did not).
+std::string failed_step(Bench& b, Arm& lookup, int state) {
+  try {
+    (void)b.step(lookup, state);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return {};
+}
+
+// After a failed step: its kernels finish (no stall left waiting), no stall timed out, and the next
+// steps give the host path's bits again.
+void check_recovers(Bench& b, Arm& lookup, Arm& host_path) {
+  gpu::synchronize(b.dev.stream());
+  CHECK(lookup.sc->slot_stalls->timeouts() == 0);
+  lookup.sc->slot_stalls->clear_abort();
+  CHECK(lookup.sc->stalls_queued.empty());
+  for (const int s : {1, 2, 1, 3, 0}) {
+    CAPTURE(s);
+    CHECK(identical_bits(b.step(lookup, s), b.step(host_path, s)));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("slot lookup: the host path's bits and the pager's hits, with no acquire where every expert hit") {
@@ -257,22 +280,10 @@ TEST_CASE("slot lookup: a host failing while the device waits fails the step, an
   Arm host_path(b.host, b.dev, b.c, 8, false), lookup(b.host, b.dev, b.c, 8, true);
   CHECK(identical_bits(b.step(lookup, 0), b.step(host_path, 0)));
   lookup.source.fail_next_start = true;
-  std::string message;
-  try {
-    (void)b.step(lookup, 1);  // a new state: a miss, whose acquire fails
-  } catch (const std::exception& e) {
-    message = e.what();
-  }
-  CHECK(message.find("injected read failure in layer 1") != std::string::npos);
+  // A new state: a miss, whose acquire fails before any reply; the stall gives up.
+  CHECK(failed_step(b, lookup, 1).find("injected read failure in layer 1") != std::string::npos);
   CHECK(lookup.sc->slot_stalls->aborted());
-  gpu::synchronize(b.dev.stream());  // the stall gave up: the step's kernels finish
-  CHECK(lookup.sc->slot_stalls->timeouts() == 0);
-  lookup.sc->slot_stalls->clear_abort();
-  CHECK(lookup.sc->stalls_queued.empty());
-  for (const int s : {1, 2, 1, 3, 0}) {
-    CAPTURE(s);
-    CHECK(identical_bits(b.step(lookup, s), b.step(host_path, s)));
-  }
+  check_recovers(b, lookup, host_path);
 }
 
 TEST_CASE("slot lookup: a read that fails after its reply was queued fails the step, and the next step is right") {
@@ -280,21 +291,9 @@ TEST_CASE("slot lookup: a read that fails after its reply was queued fails the s
   Arm host_path(b.host, b.dev, b.c, 8, false), lookup(b.host, b.dev, b.c, 8, true);
   CHECK(identical_bits(b.step(lookup, 0), b.step(host_path, 0)));
   lookup.source.fail_next_finish = true;
-  std::string message;
-  try {
-    (void)b.step(lookup, 1);  // a new state: a miss, whose read is reported failed once the reply went
-  } catch (const std::exception& e) {
-    message = e.what();
-  }
-  CHECK(message.find("injected failure of a landed read in layer 1") != std::string::npos);
-  gpu::synchronize(b.dev.stream());  // the reply had released the stall: the step's kernels finish
-  CHECK(lookup.sc->slot_stalls->timeouts() == 0);
-  lookup.sc->slot_stalls->clear_abort();
-  CHECK(lookup.sc->stalls_queued.empty());
-  for (const int s : {1, 2, 1, 3, 0}) {
-    CAPTURE(s);
-    CHECK(identical_bits(b.step(lookup, s), b.step(host_path, s)));
-  }
+  // A new state: a miss, whose read is reported failed once the reply had released the stall.
+  CHECK(failed_step(b, lookup, 1).find("injected failure of a landed read in layer 1") != std::string::npos);
+  check_recovers(b, lookup, host_path);
 }
 
 TEST_CASE("slot lookup: a reply past its deadline lets the device go, fails the step, and the next step is right") {
@@ -304,26 +303,15 @@ TEST_CASE("slot lookup: a reply past its deadline lets the device go, fails the 
   CHECK(identical_bits(b.step(lookup, 0), b.step(host_path, 0)));
   lookup.source.read_delay = 1000ms;  // twenty deadlines
   lookup.source.compute = b.dev.stream();
-  std::string message;
-  try {
-    (void)b.step(lookup, 1);  // a new state: a miss, whose reply comes late
-  } catch (const std::exception& e) {
-    message = e.what();
-  }
+  const std::string message = failed_step(b, lookup, 1);  // a new state: a miss, whose reply comes late
   CAPTURE(message);
   CHECK(message.find("layer 1") != std::string::npos);
   CHECK(message.find("slot_reply_timeout_ms (50)") != std::string::npos);
   // The watch let the stall go through host memory while the host still slept in its read.
   CHECK(lookup.source.compute_done_during_delay);
   CHECK(lookup.sc->slot_stalls->aborted());
-  gpu::synchronize(b.dev.stream());
-  CHECK(lookup.sc->slot_stalls->timeouts() == 0);
-  lookup.sc->slot_stalls->clear_abort();
   lookup.source.read_delay = 0ms;
-  for (const int s : {1, 2, 1, 3, 0}) {
-    CAPTURE(s);
-    CHECK(identical_bits(b.step(lookup, s), b.step(host_path, s)));
-  }
+  check_recovers(b, lookup, host_path);
   // A reply within its deadline (none above took long) never trips the watch.
   CHECK(lookup.sc->slot_stalls->end_reply_watch() == false);
 }
