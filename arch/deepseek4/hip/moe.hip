@@ -123,22 +123,6 @@ void combine_experts(MoeScratch& sc, const GemmPolicy& gemm, int64_t S, int64_t 
          int32_t(k), D, out);
 }
 
-// Closes a started acquire when the band fails before its acquire_finish (a launch error, a bad
-// slot), so the pager is not left with the layer started; the first error is the one that
-// travels.
-struct FinishOnUnwind {
-  GpuExpertSource& source;
-  uint32_t layer;
-  bool armed = true;
-  ~FinishOnUnwind() {
-    if (!armed) return;
-    try {
-      source.acquire_finish(layer);
-    } catch (...) {
-    }
-  }
-};
-
 }  // namespace
 
 MoeScratch::~MoeScratch() {

@@ -25,6 +25,22 @@ void finish_owed_acquires(MoeScratch& sc, GpuExpertSource& source);
 // dropped (the batch's own error is the one that travels).
 void drop_owed_acquires(MoeScratch& sc, GpuExpertSource& source) noexcept;
 
+// Closes a started acquire when what follows its acquire_start fails before its acquire_finish (a
+// launch error, a bad slot, a reply that cannot be sent), so the source is not left with the layer
+// started; the first error is the one that travels. Disarm it once the finish is owed or called.
+struct FinishOnUnwind {
+  GpuExpertSource& source;
+  uint32_t layer;
+  bool armed = true;
+  ~FinishOnUnwind() {
+    if (!armed) return;
+    try {
+      source.acquire_finish(layer);
+    } catch (...) {
+    }
+  }
+};
+
 // drop_owed_acquires when it goes out of scope: nothing once finish_owed_acquires ran, every owed
 // acquire when the batch is unwinding.
 struct DropOwedAcquires {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "deepseek4/hip/check.hpp"
+#include "deepseek4/hip/moe_finish.hpp"
 #include "deepseek4/hip/moe_route.hpp"
 #include "deepseek4/hip/moe_scratch.hpp"
 
@@ -74,21 +75,6 @@ bool prepare_slot_lookup(MoeScratch& sc, GpuExpertSource& source, uint32_t layer
 
 namespace {
 
-// Closes a started acquire when the reply fails before its acquire_finish (the pager is not left
-// with the layer started); the call's error is the one that unwinds.
-struct FinishStartedOnThrow {
-  GpuExpertSource& source;
-  uint32_t layer;
-  bool armed = true;
-  ~FinishStartedOnThrow() {
-    if (!armed) return;
-    try {
-      source.acquire_finish(layer);
-    } catch (...) {
-    }
-  }
-};
-
 // The reply to a layer that missed: its experts acquired (the misses' reads started), the reply
 // stream made to wait on the device for every read still landing, then the row the device needs
 // (the acquired experts in their slots, null for the experts they evicted) and the stamp queued
@@ -104,7 +90,7 @@ void reply_to_miss(MoeScratch& sc, GpuExpertSource& source, const MoeScratch::Qu
   // The previous copies out of this layer's pinned row (an upload, or the last reply) are done.
   MP_GPU_CHECK(hipEventSynchronize(copied));
   source.acquire_start(q.layer, used, n, slots, pending, reply);
-  FinishStartedOnThrow started{source, q.layer};
+  FinishOnUnwind started{source, q.layer};
   for (uint32_t i = 0; i < n; ++i)
     if (pending[i]) source.acquire_await(q.layer, i, reply);
   // During the acquire the source reports what it evicted (null) and leaves the misses out until

@@ -28,9 +28,10 @@
 // bytes until a pager call naming that layer returns, and the host makes the calls that may evict
 // only before the layer's lookup is queued (hints, whose changes are uploaded before it) or while
 // the device waits in that layer's stall (the acquire's finish, which may follow the reply, only
-// settles reads the reply already waited for). A host that fails while serving aborts every stall (they give up and
-// compute nothing more of their layers), and the call throws; so does a reply that outlasts
-// reply_timeout, whose watch thread aborts the stalls through mapped host memory (no queue needed).
+// settles reads the reply already waited for). A host that fails while serving aborts every stall
+// (they give up and compute nothing more of their layers), and the call throws; so does a reply
+// that outlasts reply_timeout, whose watch thread aborts the stalls through mapped host memory (no
+// queue needed).
 //
 // Plain C++ (no HIP header), so the MoE scratch can own one.
 #pragma once

@@ -33,8 +33,7 @@ class GpuPagerExpertSource final : public gpu::GpuExpertSource {
   bool residency(uint32_t layer, const std::byte** slots, uint32_t n, uint64_t& generation) override {
     return pager_.residency(layer, slots, n, generation);
   }
-  // The split acquire with the host waiting on each pending expert's event, or plain acquire and
-  // its event; then the pager's verdict (acquire_finish).
+  // The pager's plain acquire of experts its residency reported valid (bookkeeping only).
   void account_hits(uint32_t layer, const int32_t* experts, uint32_t n, const std::byte* const* expected) override;
   void observe(uint32_t layer, const float* hidden_device, uint32_t d, gpu::Stream stream) override;
   bool linear_predictor(uint32_t layer, gpu::LinearPredictor& p) override;
