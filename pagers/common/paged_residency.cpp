@@ -10,19 +10,20 @@
 namespace moepage::paging {
 
 mp_status PagedPager::residency(uint32_t layer, void** slots, uint32_t n, uint64_t* generation) {
-  const std::string where = "pager '" + component_ + "': residency of layer " + std::to_string(layer);
-  if (generation == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, where + ": generation is NULL");
+  // Named only when it fails: the forward asks for residency on the decode path, which allocates nothing.
+  const auto where = [&] { return "pager '" + component_ + "': residency of layer " + std::to_string(layer); };
+  if (generation == nullptr) throw mp::Error(MP_ERR_INVALID_ARG, where() + ": generation is NULL");
   if (layer >= cat_.n_layers || !cat_.has_experts[layer])
     throw mp::Error(MP_ERR_INVALID_ARG,
-                    where + ": expected a layer with routed experts below " + std::to_string(cat_.n_layers));
+                    where() + ": expected a layer with routed experts below " + std::to_string(cat_.n_layers));
   if (!core_->is_paged(layer) || core_->pools_per_layer() != 1)
-    throw mp::Error(MP_ERR_UNSUPPORTED, where + ": the layer has no single slot pool");
+    throw mp::Error(MP_ERR_UNSUPPORTED, where() + ": the layer has no single slot pool");
   // The pool's generation moves with every insert and eviction; the epoch with every call that
   // may commit a fill or retire a read. Both only grow, so their sum changes when either does.
   *generation = core_->pool(layer).generation() + residency_epoch_[layer];
   if (slots == nullptr) return MP_OK;
   if (n != cat_.n_experts)
-    throw mp::Error(MP_ERR_INVALID_ARG, where + ": " + std::to_string(n) + " slots asked, expected the catalog's " +
+    throw mp::Error(MP_ERR_INVALID_ARG, where() + ": " + std::to_string(n) + " slots asked, expected the catalog's " +
                                             std::to_string(cat_.n_experts) + " experts");
   const moepage::pager::SlotPool& pool = core_->pool(layer);
   for (uint32_t e = 0; e < n; ++e) {

@@ -256,10 +256,12 @@ void GpuModel::run_batch(const int32_t* tokens_host, const int32_t* tokens_devic
     // The host keeps at most slot_queue_ahead_layers layers queued past a stall it has not served:
     // the runtime stops a host about a thousand launches ahead of its stream, and a host stopped
     // there while the device waits for it in a stall would wait for each other.
-    const uint32_t ahead = options_.slot_queue_ahead_layers;
-    if (ms.slot_lookup && l >= ahead) serve_slot_stalls(ms, *experts_, moe_stats_, stream_, l - ahead);
     // And any stall the device has reached already: its reads start now, not once the queue is full.
-    if (ms.slot_lookup) serve_arrived_slot_stalls(ms, *experts_, moe_stats_, stream_);
+    if (ms.slot_lookup) {
+      const uint32_t ahead = options_.slot_queue_ahead_layers;
+      if (l >= ahead) serve_slot_stalls(ms, *experts_, moe_stats_, stream_, l - ahead);
+      serve_arrived_slot_stalls(ms, *experts_, moe_stats_, stream_);
+    }
   }
   join_comb();
   position_ += uint64_t(S);

@@ -112,11 +112,11 @@ uint32_t SlotStalls::next_stamp() {
 int32_t* SlotStalls::row_device(uint32_t layer) const {
   if (layer >= layers_)
     throw GpuError("slot stalls: layer " + std::to_string(layer) + " of " + std::to_string(layers_));
-  return rows_device_ + size_t(layer) * (k_ + 2);
+  return rows_device_ + row_at(layer);
 }
 
 int32_t SlotStalls::await_row(uint32_t layer, uint32_t stamp, Stream stream, int32_t* ids_out) const {
-  const volatile int32_t* row = rows_host_ + size_t(layer) * (k_ + 2);
+  const volatile int32_t* row = row_host(layer);
   // Spin on the stamp; now and then ask whether the stream has finished, since a router that ran
   // and left no stamp (or a failed stream) would otherwise be waited for forever.
   for (uint64_t polls = 1; uint32_t(row[k_ + 1]) != stamp; ++polls) {
@@ -135,8 +135,7 @@ int32_t SlotStalls::await_row(uint32_t layer, uint32_t stamp, Stream stream, int
 }
 
 bool SlotStalls::row_arrived(uint32_t layer, uint32_t stamp) const {
-  const volatile int32_t* row = rows_host_ + size_t(layer) * (k_ + 2);
-  return uint32_t(row[k_ + 1]) == stamp;
+  return uint32_t(row_host(layer)[k_ + 1]) == stamp;
 }
 
 // A layer's staging word is rewritten only by its next reply, after the caller's event showed this

@@ -113,8 +113,11 @@ class SlotStalls {
  private:
   // Frees whatever the constructor made (also when it failed part way).
   void release_memory() noexcept;
-  // Where the time-out record starts in the mapped memory, past every layer's row.
-  size_t record_at() const { return size_t(layers_) * (k_ + 2); }
+  // Where row `layer` starts in the mapped memory (k ids, the misses, the stamp), the row as the
+  // host reads it, and where the time-out record starts, past every layer's row.
+  size_t row_at(uint32_t layer) const { return size_t(layer) * (k_ + 2); }
+  const volatile int32_t* row_host(uint32_t layer) const { return rows_host_ + row_at(layer); }
+  size_t record_at() const { return row_at(layers_); }
   // The host's abort word (mapped) and its setter, which any thread may call (no driver call).
   int32_t* host_abort_word() const;
   void abort_through_host_memory() noexcept;
