@@ -12,7 +12,8 @@
 # run, and each token's own from the arm's access trace) and one table of the arms' tok/s, their
 # ratio to lru at the same budget, to resident and to their bounds (grid_table.py).
 #
-# SHARES (optional): the budgets as PERCENT:DIVISOR words, default "12.5:8 25:4 50:2".
+# SHARES (optional): the budgets, each a percentage of the expert bytes ("90", "12.5") or the older
+# PERCENT:DIVISOR form ("12.5:8"); default "12.5 25 50".
 # COMPARE (words of --set, optional): a second transport, run on lru and lfru + top 3 at 25%
 # (arms compare-*), so two transports are compared in one run.
 # ARCH (words of --set, optional): arch options for every arm, resident included.
@@ -31,11 +32,18 @@ read -r -a transport <<<"${TRANSPORT:---set transport.plugin=mapped}"
 prepare_model "$layers" 1,8,16
 split_trace=/tmp/replay-grid-split-tail.trace
 xz -dcf "$trace" | awk 'NR == 1 { print; next } /^t / { tok = $2 } tok >= 25600' > "$split_trace"
+# A share's budget in bytes: PERCENT of expert_total (rounded down), or expert_total / DIVISOR.
+share_budget() {
+  case $1 in
+    *:*) echo $((expert_total / ${1#*:})) ;;
+    *) python3 -c "import sys; from fractions import Fraction; print(int($expert_total * Fraction(sys.argv[1]) / 100))" "$1" ;;
+  esac
+}
 split=(--set pager.split=trace --set "pager.split_trace=$split_trace")
 run_arm resident
 for rep in $(seq "$reps"); do
-  for share in ${SHARES:-12.5:8 25:4 50:2}; do
-    name=${share%%:*}; budget=$((expert_total / ${share#*:}))
+  for share in ${SHARES:-12.5 25 50}; do
+    name=${share%%:*}; budget=$(share_budget "$share")
     paged=(--set pager.plugin=lru --set "pager.budget=$budget" "${transport[@]}")
     traced_arm "lru-$name-r$rep" "${paged[@]}" --set arch.replay_predictions=0
     traced_arm "lfru-$name-r$rep" "${paged[@]}" --set pager.policy=lfru --set arch.replay_predictions=0
