@@ -44,11 +44,27 @@ TEST_CASE("where a prompt's shared expert runs: the names round-trip and anythin
 TEST_CASE("auto runs a prompt's shared expert first where its products go to the library, else beside") {
   CHECK(prompt_shared_for(PromptShared::Auto, 1024, true) == PromptShared::First);
   CHECK(prompt_shared_for(PromptShared::Auto, 128, false) == PromptShared::Beside);
-  // A decode step's always runs beside, whatever the profile says.
-  for (PromptShared p : {PromptShared::Auto, PromptShared::Beside, PromptShared::Urgent, PromptShared::First})
+  // A decode step's runs where the decode choice says (beside by default), whatever the prompt's says.
+  for (PromptShared p : {PromptShared::Auto, PromptShared::Beside, PromptShared::Urgent, PromptShared::First}) {
     CHECK(prompt_shared_for(p, 1, true) == PromptShared::Beside);
+    CHECK(prompt_shared_for(p, 1, false, PromptShared::First) == PromptShared::First);
+    CHECK(prompt_shared_for(p, 1, true, PromptShared::Urgent) == PromptShared::Urgent);
+    CHECK(prompt_shared_for(p, 1, true, PromptShared::Auto) == PromptShared::Beside);
+  }
   for (PromptShared p : {PromptShared::Beside, PromptShared::Urgent, PromptShared::First}) {
     CHECK(prompt_shared_for(p, 1024, true) == p);
     CHECK(prompt_shared_for(p, 128, false) == p);
+    // ... and a prompt batch's never follows the decode choice.
+    CHECK(prompt_shared_for(p, 128, false, PromptShared::First) == p);
   }
+  CHECK(prompt_shared_for(PromptShared::Auto, 128, false, PromptShared::First) == PromptShared::Beside);
+}
+
+TEST_CASE("where a decode step's shared expert runs: beside, urgent or first, and anything else names the key") {
+  for (PromptShared p : {PromptShared::Beside, PromptShared::Urgent, PromptShared::First})
+    CHECK(decode_shared_from_name(prompt_shared_name(p)) == p);
+  CHECK_THROWS_WITH_AS(decode_shared_from_name("auto"),
+                       "arch.decode_shared_expert: 'auto', expected beside, urgent or first", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(decode_shared_from_name(""), "arch.decode_shared_expert: '', expected beside, urgent or first",
+                       std::invalid_argument);
 }

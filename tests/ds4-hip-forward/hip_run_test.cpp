@@ -84,6 +84,8 @@ TEST_CASE("moepage run --set device=hip: greedy ids identical to the CPU across 
       // The arms above with the arch's default; this one queues each greedy step's front before the
       // pick reaches the host.
       {"lru top-k slots / pinned-async, run ahead", lru(k), pinned, "arch.run_ahead=true"},
+      // A decode step's shared expert on the compute stream before the router, paged.
+      {"lru 48 slots / pread, shared expert first", lru(48), pread, "arch.decode_shared_expert=first"},
       // Experts looked up on the device: every token thrashing (a stall in most layers), and most
       // hitting; the pager must see exactly what it saw without the lookup.
       {"lru top-k slots / pinned-async, slot table", lru(k), pinned, "arch.slot_table=true",

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -33,14 +34,15 @@ struct Tiny {
 
 // Every logit of a 5-token prefill and kSteps greedy decode steps (device_routing,
 // overlap_launches, observe_after_attention, predictor_on_device, prompt_shared,
-// defer_acquire_finish and direct_hits: the model options); the model's MoE statistics into
-// *stats when given.
+// defer_acquire_finish and direct_hits: the model options; `adjust` sets any other); the model's
+// MoE statistics into *stats when given.
 inline std::vector<std::vector<float>> run(Tiny& t, gpu::GpuExpertSource& source, bool device_routing = true,
                                            bool overlap_launches = true, bool observe_after_attention = false,
                                            bool predictor_on_device = false,
                                            PromptShared prompt_shared = PromptShared::Auto,
                                            bool defer_acquire_finish = false, bool direct_hits = true,
-                                           MoeStats* stats = nullptr) {
+                                           MoeStats* stats = nullptr,
+                                           const std::function<void(ModelOptions&)>& adjust = {}) {
   const std::vector<int32_t> prompt = {1, 17, 300, 4000, 42};
   ModelOptions options{uint32_t(prompt.size() + kSteps), 8};
   options.device_routing = device_routing;
@@ -50,6 +52,7 @@ inline std::vector<std::vector<float>> run(Tiny& t, gpu::GpuExpertSource& source
   options.prompt_shared = prompt_shared;
   options.defer_acquire_finish = defer_acquire_finish;
   options.direct_hits = direct_hits;
+  if (adjust) adjust(options);
   gpu::GpuModel m(t.cfg, bind_weights(t.resolver, t.cfg), t.layout, &source, t.stream.stream, options);
   const uint32_t V = t.cfg.vocab_size;
   std::vector<std::vector<float>> out;

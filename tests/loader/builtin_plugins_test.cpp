@@ -122,6 +122,8 @@ TEST_CASE("the deepseek4 arch recognises a DeepSeek-V4 config.json and names it 
                                                                 "predictor_on_device:0:false",
                                                                 "timeline:0:false",
                                                                 "prompt_shared_expert:7:auto",
+                                                                "decode_shared_expert:7:beside",
+                                                                "urgent_sinkhorn:0:false",
                                                                 "overlap_launches:0:true",
                                                                 "paged_band:1:32",
                                                                 "routing_replay:6:",

@@ -79,7 +79,7 @@ struct ModelOptions {
   // (batch_timeline.hpp), for take_timelines(). On the GPU a batch that would not wait for its
   // end (an inner chunk of a long prompt) then does, so its marks can be read.
   bool timeline = false;
-  // GPU only: where a prompt batch's shared expert runs (a decode step's always runs beside).
+  // GPU only: where a prompt batch's shared expert runs (a decode step's: decode_shared).
   PromptShared prompt_shared = PromptShared::Auto;
   // GPU only (NVIDIA): the FP4 experts' fp16 prompt tiles stream their operands through shared
   // memory, several steps in flight (hip/mma_tile_stream.hpp; same bits); false: the register
@@ -121,6 +121,16 @@ struct ModelOptions {
   // the runtime stops a host about a thousand launches ahead of a stream, which while a stall
   // waits for that host would never end (full Flash: 43 layers).
   uint32_t slot_queue_ahead_layers = 8;
+  // GPU only: where a decode step's shared expert runs: Beside (a side stream), Urgent (the same at
+  // the device's greatest priority) or First (the compute stream, before the router); the same
+  // bits in each (forward/prompt_shared.hpp says why it is a choice).
+  PromptShared decode_shared = PromptShared::Beside;
+  // GPU only: each mHC site's Sinkhorn, which runs on a side stream beside the block after it,
+  // runs on a stream of the device's greatest priority, so its one block starts before the waiting
+  // blocks of the compute stream's next kernels rather than after them (the same bits). The H200
+  // traces show the next site waiting 3.9-4.4 us for it after most MoE blocks
+  // (bench/results/2026-12-07-h200.md). Not yet measured.
+  bool urgent_sinkhorn = false;
 };
 
 // The rope of a config's rope parameters (main or compress).

@@ -1,5 +1,6 @@
-// Where a prompt batch's shared expert runs on the GPU, the profile's arch.prompt_shared_expert.
-// Plain C++: the model's options carry it to the GPU tier.
+// Where a batch's shared expert runs on the GPU: a prompt batch's as the profile's
+// arch.prompt_shared_expert says, a decode step's as arch.decode_shared_expert says. Plain C++: the
+// model's options carry both to the GPU tier.
 #pragma once
 #include <cstdint>
 #include <stdexcept>
@@ -12,7 +13,11 @@ namespace moepage::ds4 {
 // stream of the device's greatest priority, so its kernels' blocks start before the routed
 // experts' waiting ones. First: on the compute stream, before the router. Auto: First where the
 // batch's dense products go to the vendor's library (arch.library_min_tokens), else Beside. A
-// decode step's shared expert always runs beside: there each kernel fills a fraction of the device.
+// decode step's shared expert runs Beside unless arch.decode_shared_expert says Urgent or First
+// (Auto is not offered there): each of its kernels fills a fraction of the device, so beside is the
+// natural place, but the kernel traces show it starting late beside the routed experts, whose
+// blocks already hold the device, and the combine then waiting for it
+// (bench/results/2026-12-07-h200.md: 5.4-5.7 us a layer, and 11.5 us before the head, H200).
 //
 // Why Auto (bench/results/2026-12-05-prompt-shared.md, H100): on the library the shared expert is
 // a chain of thirteen short kernels (dequantize, split x, multiply); queued beside a hash layer's
@@ -28,10 +33,12 @@ constexpr std::string_view prompt_shared_name(PromptShared p) {
                                      : "first";
 }
 
-// Where a batch of n_tokens runs its shared expert under `p`: never Auto. on_library: whether the
-// batch's dense products go to the vendor's library.
-constexpr PromptShared prompt_shared_for(PromptShared p, int64_t n_tokens, bool on_library) {
-  if (n_tokens <= 1) return PromptShared::Beside;
+// Where a batch of n_tokens runs its shared expert under `p` (the prompt's choice) and `decode`
+// (a one-token step's): never Auto. on_library: whether the batch's dense products go to the
+// vendor's library.
+constexpr PromptShared prompt_shared_for(PromptShared p, int64_t n_tokens, bool on_library,
+                                         PromptShared decode = PromptShared::Beside) {
+  if (n_tokens <= 1) return decode == PromptShared::Auto ? PromptShared::Beside : decode;
   if (p != PromptShared::Auto) return p;
   return on_library ? PromptShared::First : PromptShared::Beside;
 }
@@ -42,6 +49,14 @@ inline PromptShared prompt_shared_from_name(std::string_view s) {
     if (s == prompt_shared_name(p)) return p;
   throw std::invalid_argument("arch.prompt_shared_expert: '" + std::string(s) +
                               "', expected auto, beside, urgent or first");
+}
+
+// arch.decode_shared_expert's spelling (beside, urgent or first); anything else throws
+// std::invalid_argument naming the value.
+inline PromptShared decode_shared_from_name(std::string_view s) {
+  for (PromptShared p : {PromptShared::Beside, PromptShared::Urgent, PromptShared::First})
+    if (s == prompt_shared_name(p)) return p;
+  throw std::invalid_argument("arch.decode_shared_expert: '" + std::string(s) + "', expected beside, urgent or first");
 }
 
 }  // namespace moepage::ds4

@@ -95,6 +95,7 @@ void GpuModel::allocate_state(int64_t max_batch) {
   attention_scratch_ = allocate_attention_scratch(c, params_, max_batch, ctx, device_, pinned_);
   moe_scratch_ = allocate_moe_scratch(c, max_batch, device_, pinned_);
   moe_scratch_->prompt_shared = options_.prompt_shared;
+  moe_scratch_->decode_shared = options_.decode_shared;
   moe_scratch_->defer_finish = options_.defer_acquire_finish;
   if (options_.direct_hits)
     moe_scratch_->mapped_ids =
@@ -103,9 +104,10 @@ void GpuModel::allocate_state(int64_t max_batch) {
     moe_scratch_->slot_stalls = std::make_unique<SlotStalls>(
         uint32_t(c.num_hidden_layers), uint32_t(c.num_experts_per_tok), uint32_t(c.n_routed_experts),
         std::chrono::milliseconds(options_.slot_reply_timeout_ms));
-  if (options_.prompt_shared == PromptShared::Urgent) moe_scratch_->urgent_side.emplace(true);
+  if (options_.prompt_shared == PromptShared::Urgent || options_.decode_shared == PromptShared::Urgent)
+    moe_scratch_->urgent_side.emplace(true);
   hc_scratch_ = allocate_hc_scratch(c, max_batch, device_);
-  comb_side_ = std::make_unique<SideStream>();
+  comb_side_ = std::make_unique<SideStream>(options_.urgent_sinkhorn);
   if (options_.observe_after_attention) observe_side_ = std::make_unique<SideStream>();
   X_ = device_.take<float>(uint64_t(max_batch * N * D));
   X2_ = device_.take<float>(uint64_t(max_batch * N * D));

@@ -104,9 +104,10 @@ const int32_t* hash_row(const GpuLayerParams& lp, const Config& c, int32_t tok, 
 }
 
 // The side stream a step's shared expert runs on, or null where it runs on the compute stream (a
-// prompt batch under PromptShared::First, or Auto on the library). A decode step's always runs beside.
+// prompt batch under PromptShared::First, or Auto on the library; a decode step under First).
 SideStream* shared_expert_side(MoeScratch& sc, int64_t S, const GemmPolicy& gemm) {
-  const PromptShared where = prompt_shared_for(sc.prompt_shared, S, gemm.library(S) && library_gemm_available());
+  const PromptShared where =
+      prompt_shared_for(sc.prompt_shared, S, gemm.library(S) && library_gemm_available(), sc.decode_shared);
   if (where == PromptShared::Beside) return &sc.side;
   if (where == PromptShared::First) return nullptr;
   if (!sc.urgent_side) throw GpuError("gpu moe: the urgent shared-expert stream was not made");

@@ -110,8 +110,10 @@ struct MoeScratch {
   // router records positions from it.
   int64_t position0 = 0;
 
-  // Where a prompt batch's shared expert runs (ModelOptions::prompt_shared).
+  // Where a prompt batch's and a decode step's shared expert run (ModelOptions::prompt_shared,
+  // ModelOptions::decode_shared).
   PromptShared prompt_shared = PromptShared::Auto;
+  PromptShared decode_shared = PromptShared::Beside;
 
   // Host working arrays of the grouping (sized at load).
   std::vector<int32_t> count, start, used, pair_token, pair_dest;  // [E], [E+1], [E], [S*k], [S*k]
@@ -132,8 +134,8 @@ struct MoeScratch {
   // site, which would otherwise wait for the Sinkhorn, keeps its overlapped launch (2-4 us). moe()
   // joins it on every normal return (at the combine, or at once for an empty batch).
   SideStream* combine_joins_too = nullptr;
-  // PromptShared::Urgent only (the model makes it): a prompt batch's shared expert, on a stream of
-  // the greatest priority.
+  // PromptShared::Urgent only (the model makes it): a prompt batch's or a decode step's shared
+  // expert, on a stream of the greatest priority.
   std::optional<SideStream> urgent_side;
 };
 

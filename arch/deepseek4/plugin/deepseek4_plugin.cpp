@@ -123,8 +123,18 @@ constexpr mp_option_def kOptions[] = {
                     "and the routed experts; urgent = the same on a stream of the device's greatest priority, so its "
                     "blocks start before the routed experts' waiting ones; first = on the compute stream before the "
                     "router; auto = first where the batch's dense products go to the library (library_min_tokens), "
-                    "else beside (H100, 4-layer Flash: first +8% at 1,024 tokens, -3% at 128). Decode steps always "
-                    "run it beside"),
+                    "else beside (H100, 4-layer Flash: first +8% at 1,024 tokens, -3% at 128). Decode steps: "
+                    "decode_shared_expert"),
+    mp::enum_option("decode_shared_expert", "beside|urgent|first", "beside",
+                    "GPU: where a decode step's shared expert runs: beside = on a side stream beside the router "
+                    "and the routed experts; urgent = the same on a stream of the device's greatest priority; "
+                    "first = on the compute stream before the router. The same bits in each; beside's kernels "
+                    "start late behind the routed experts' blocks and the combine waits for them (H200 trace, "
+                    "4-layer Flash: 5.4-5.7 us a layer); urgent and first are not yet measured"),
+    mp::option(MP_OPT_BOOL, "urgent_sinkhorn", "false",
+               "GPU: each mHC site's Sinkhorn runs on a side stream of the device's greatest priority, so its "
+               "one block starts before the compute stream's waiting blocks (the same bits; H200 trace, 4-layer "
+               "Flash: the next site waited 3.9-4.4 us for it after most MoE blocks); not yet measured"),
     mp::option(MP_OPT_BOOL, "overlap_launches", "true",
                "GPU (NVIDIA sm_90+): in a decode step each kernel may start while the previous one of its "
                "stream finishes and waits on the device for its inputs (programmatic dependent launch), hiding "
@@ -226,6 +236,8 @@ class Deepseek4Arch {
     predictor_on_device_ = options.get_bool("predictor_on_device");
     timeline_ = options.get_bool("timeline");
     prompt_shared_ = ds4::prompt_shared_from_name(options.get_string("prompt_shared_expert"));
+    decode_shared_ = ds4::decode_shared_from_name(options.get_string("decode_shared_expert"));
+    urgent_sinkhorn_ = options.get_bool("urgent_sinkhorn");
     paged_band_ = uint32_t(int_option(options, "paged_band", 0, 65536, "0 (the pool's slots) to 65536"));
     if (args.checkpoint_dir == nullptr || *args.checkpoint_dir == '\0')
       throw mp::Error(MP_ERR_INVALID_ARG, "arch 'deepseek4': no checkpoint folder given");
@@ -378,7 +390,9 @@ class Deepseek4Arch {
                                                             run_ahead_,
                                                             slot_table_,
                                                             slot_reply_timeout_ms_,
-                                                            slot_queue_ahead_layers_});
+                                                            slot_queue_ahead_layers_,
+                                                            decode_shared_,
+                                                            urgent_sinkhorn_});
   }
 
   // One rank of an expert-parallel group (ABI 1.7): before bind_pager, once. On a GPU the rank
@@ -552,6 +566,8 @@ class Deepseek4Arch {
   bool predictor_on_device_ = false;                                           // arch option predictor_on_device
   bool timeline_ = false;                                                      // arch option timeline
   ds4::PromptShared prompt_shared_ = ds4::PromptShared::Auto;                  // arch option prompt_shared_expert
+  ds4::PromptShared decode_shared_ = ds4::PromptShared::Beside;                // arch option decode_shared_expert
+  bool urgent_sinkhorn_ = false;                                               // arch option urgent_sinkhorn
   uint64_t tokens_ = 0;                                                        // through forward() since bind_pager
   ds4::LoadedCheckpoint model_;
   std::unique_ptr<ds4::RoutingReplay> replay_;  // arch option routing_replay; null: the model's own routing

@@ -59,7 +59,9 @@ class GpuBackend final : public ForwardBackend {
                                                             in.run_ahead,
                                                             in.slot_table,
                                                             in.slot_reply_timeout_ms,
-                                                            in.slot_queue_ahead_layers});
+                                                            in.slot_queue_ahead_layers,
+                                                            in.decode_shared,
+                                                            in.urgent_sinkhorn});
     } catch (...) {
       model_.reset();
       (void)device_->stream_destroy(device_->ctx, stream_);
