@@ -391,8 +391,8 @@ class Deepseek4Arch {
                                                             slot_table_,
                                                             slot_reply_timeout_ms_,
                                                             slot_queue_ahead_layers_,
-                                                            decode_shared_,
-                                                            urgent_sinkhorn_});
+                                                            urgent_sinkhorn_,
+                                                            decode_shared_});
   }
 
   // One rank of an expert-parallel group (ABI 1.7): before bind_pager, once. On a GPU the rank

@@ -72,15 +72,16 @@ struct BackendInputs {
   bool timeline = false;                  // each prompt batch's time per layer, for take_timelines()
   // GPU: where a prompt batch's shared expert runs.
   PromptShared prompt_shared = PromptShared::Auto;
-  bool matrix_expert_stream = true;                   // GPU: the FP4 experts' prompt tiles stream through shared memory
-  bool defer_acquire_finish = false;                  // GPU: a paged layer's reads waited for at the batch's end
-  bool direct_hits = true;                            // GPU: paged decode's ids and all-hit records without uploads
-  bool run_ahead = false;                             // GPU: a greedy call queues the next step's front before its wait
-  bool slot_table = false;                            // GPU: paged decode looks its experts up in a device slot table
-  uint32_t slot_reply_timeout_ms = 10000;             // GPU, slot_table: a reply's deadline (0: no watch)
-  uint32_t slot_queue_ahead_layers = 8;               // GPU, slot_table: layers queued past an unserved stall
-  PromptShared decode_shared = PromptShared::Beside;  // GPU: where a decode step's shared expert runs
-  bool urgent_sinkhorn = false;                       // GPU: the mHC Sinkhorns at the greatest priority
+  bool matrix_expert_stream = true;        // GPU: the FP4 experts' prompt tiles stream through shared memory
+  bool defer_acquire_finish = false;       // GPU: a paged layer's reads waited for at the batch's end
+  bool direct_hits = true;                 // GPU: paged decode's ids and all-hit records without uploads
+  bool run_ahead = false;                  // GPU: a greedy call queues the next step's front before its wait
+  bool slot_table = false;                 // GPU: paged decode looks its experts up in a device slot table
+  uint32_t slot_reply_timeout_ms = 10000;  // GPU, slot_table: a reply's deadline (0: no watch)
+  uint32_t slot_queue_ahead_layers = 8;    // GPU, slot_table: layers queued past an unserved stall
+  bool urgent_sinkhorn = false;            // GPU: the mHC Sinkhorns at the greatest priority
+  // GPU: where a decode step's shared expert runs.
+  PromptShared decode_shared = PromptShared::Beside;
 };
 
 // The backend for the host's device: the GPU one on a HIP device, the CPU one otherwise. Throws
