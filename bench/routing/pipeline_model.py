@@ -31,6 +31,16 @@ Layer l+1's predictions (the trace's p lines, top M; the oracle arms: layer l+1'
 (after step 4: the default), acquire (after step 2) or launched (after step 3). A hint costs HINT
 us + SUBMIT us per copy of host time, and its copies queue on the copy engine in order.
 After the last layer the GPU runs the head (HEAD us) and the host waits for the token.
+
+Two arm flags model options that remove host round trips (the arms named *-slot, *-ra):
+- slot (arch.slot_table): a scored layer whose every expert sits landed in its pool when the
+  router has run is looked up on the device: the host neither waits for its ids nor acquires nor
+  wakes (it pays LAUNCH us to queue the layer) and the GPU computes the experts right after the
+  router. A layer with a miss (a prefetch still in flight counts as one: the device's table lists
+  landed experts only) takes the host path above. The ideal of the design: the measured first
+  serving had its own delays (bench/results/2026-12-07-slot-table-first-run.md).
+- run_ahead (arch.run_ahead): layer 0's work before its experts (the step's front) is queued behind
+  the previous token's head, so it runs while the pick travels to the host.
 """
 import argparse
 import json
@@ -220,6 +230,9 @@ class Model:
         self.timing, self.top, self.oracle = arm["timing"], arm["top"], arm.get("oracle", False)
         self.deferred = arm.get("deferred", False)
         self.lead = arm.get("lead", 1)  # observe timing: layers ahead hinted after each layer
+        self.slot, self.run_ahead = arm.get("slot", False), arm.get("run_ahead", False)
+        self.front_queued = False  # run_ahead: this token's layer 0 front follows the last head
+        self.slot_layers = 0  # scored layer steps the device looked up without the host
         self.pools = [Pool(slots, arm.get("policy", "lru")) for _ in range(layers)]
         self.engine = CopyEngine(copy_us(c), arm.get("copies", "sharing"))
         self.t_host = self.t_gpu = 0.0
@@ -266,8 +279,12 @@ class Model:
                 for ahead in range(self.lead):
                     self.hint(layer + ahead, self.predicted(token, layer + ahead))
             request = step["a"][layer]
-            self.t_gpu = max(self.t_gpu, self.t_host) + c["pre"]
+            front = layer == 0 and self.front_queued
+            self.t_gpu = (self.t_gpu if front else max(self.t_gpu, self.t_host)) + c["pre"]
             scored = layer not in step["h"]
+            if scored and self.slot and self.all_landed(layer, request):
+                self.look_up_on_device(token, layer, request)
+                continue
             if scored:
                 self.t_host = max(self.t_host, self.t_gpu + c["readback"])
             self.t_host += c["acquire"]
@@ -305,8 +322,31 @@ class Model:
                 self.t_host = max([self.t_host] + lands) + c["wake"]
         self.t_gpu = max(self.t_gpu, self.t_host) + c["head"]
         self.t_host = self.t_gpu + c["readback"]
+        self.front_queued = self.run_ahead
         self.token_bounds_us += self.bound_of(self.token_reads, 1)
         self.token_reads = [0] * self.layers
+
+    def all_landed(self, layer, request):
+        """Whether every expert of the request is in the layer's pool with its bytes landed by the
+        time the router has run (the device's table lists landed experts only)."""
+        pool = self.pools[layer]
+        return all(e in pool.entries and (pool.entries[e] is None or self.engine.landed_by(pool.entries[e], self.t_gpu))
+                   for e in request)
+
+    def look_up_on_device(self, token, layer, request):
+        """A scored layer whose experts all hit under the slot table: the host only queues it."""
+        c, pool = self.c, self.pools[layer]
+        self.t_host += c["launch"]
+        pool.filling.clear()
+        self.accesses += len(request)
+        self.hits += len(request)
+        self.used[layer].update(request)
+        for e in request:
+            pool.access(e)
+        if self.timing in ("acquire", "launched"):
+            self.hint(layer + 1, self.predicted(token, layer + 1))
+        self.t_gpu += c["expert"] * len(request)
+        self.slot_layers += 1
 
     def bound_of(self, layer_reads, n):
         """Sum over layers of max(the layer's resident time, its reads / n on the link), + the head."""
@@ -334,6 +374,7 @@ class Model:
             # the same bound per token, from that token's own copies (max() is convex: misses that
             # bunch into few tokens make it larger than the even spread's), averaged
             "over_token_bound": round(us / (self.token_bounds_us / n), 4),
+            "slot_layers_per_token": round(self.slot_layers / n, 2),
         }
 
 
@@ -365,6 +406,13 @@ ARMS = {
     "lfru-oracle-launched-fifo": {"timing": "launched", "top": 6, "oracle": True, "policy": "lfru", "copies": "fifo"},
     "lfru-oracle-launched-fifo-deferred": {"timing": "launched", "top": 6, "oracle": True, "policy": "lfru",
                                            "copies": "fifo", "deferred": True},
+    # The host round trips arch.slot_table and arch.run_ahead remove (the module's docstring).
+    "lru-ra": {"timing": "observe", "top": 0, "run_ahead": True},
+    "lru-slot": {"timing": "observe", "top": 0, "slot": True},
+    "lru-slot-ra": {"timing": "observe", "top": 0, "slot": True, "run_ahead": True},
+    "lfru-observe3-ra": {"timing": "observe", "top": 3, "policy": "lfru", "run_ahead": True},
+    "lfru-observe3-slot": {"timing": "observe", "top": 3, "policy": "lfru", "slot": True},
+    "lfru-observe3-slot-ra": {"timing": "observe", "top": 3, "policy": "lfru", "slot": True, "run_ahead": True},
 }
 
 # The H200 figures the constants were fitted to (decode tok/s, means of two runs; bench/results/
@@ -446,8 +494,8 @@ def main():
     res = resident_run(layers, n_experts, steps, c)
     print(f"resident (modelled): {res['tok_s']} tok/s")
     print("| slots | arm | modelled tok/s | / lru | measured | hit rate | MB/token | copy engine busy | / bound "
-          "| / token bound |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| / token bound | device lookups / token |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     results = []
     for slots in slot_counts:
         lru = None
@@ -460,7 +508,7 @@ def main():
             m = MEASURED.get((slots, name)) if (layers, n_experts) == (12, 256) else None
             print(f"| {slots} | {name} | {r['tok_s']} | {ratio} | {m if m else '-'} | {r['hit_rate']:.2%} | "
                   f"{r['mb_per_token']} | {r['copy_share']:.0%} | {r['over_bound']:.3f} | "
-                  f"{r['over_token_bound']:.3f} |")
+                  f"{r['over_token_bound']:.3f} | {r['slot_layers_per_token']} |")
             results.append(dict(r, slots=slots, arm=name, measured=m))
     if args.json:
         with open(args.json, "w") as fh:

@@ -9,7 +9,9 @@ replays the first 257 positions of TRACE (a decode of 1 + 256 tokens, as the GPU
 predictions, at 32 and 64 slots, and requires every hit rate to agree within 0.05 points. It also
 checks the model's timing where the answer is known: a resident model copies nothing and costs
 its compute alone; with no compute and no host costs a token costs exactly its copies, on every
-copy mode (the link is never idle and its work is conserved).
+copy mode (the link is never idle and its work is conserved); and a resident model under the
+slot table looks every scored layer up on the device and costs its compute plus the pick's trip to
+the host and the hash layers' hints, which run-ahead hides as well.
 """
 import importlib.util
 import json
@@ -61,6 +63,17 @@ def main(moepage, trace, script):
         compute = layers * (c["pre"] + 6 * c["expert"]) + c["head"]
         if r["mb_per_token"] != 0 or r["copy_share"] != 0 or r["hit_rate"] != 1.0 or r["us_per_token"] < compute:
             failures.append(f"a resident model copied, or took less than its {compute} us of compute: {r}")
+        scored = layers - len(steps[0]["h"])
+        # Without run-ahead the device waits for the pick's trip and the host's hash-layer hints.
+        waited = c["readback"] + len(steps[0]["h"]) * c["hint"]
+        for arm, expected in (("lru-slot", compute + waited), ("lru-slot-ra", compute)):
+            model = pm.Model(layers, steps, n_experts, pm.ARMS[arm], dict(c))
+            for pool in model.pools:
+                pool.entries = {e: None for e in range(n_experts)}
+            r = model.run()
+            if r["slot_layers_per_token"] != scored or abs(r["us_per_token"] - expected) > 0.5:
+                failures.append(f"resident, {arm}: {r['slot_layers_per_token']} device lookups a token (expected "
+                                f"{scored}), {r['us_per_token']} us a token (expected {expected:.1f})")
         copies_only = {k: (v if k in ("expert_mb", "copy_gb_s", "copy_setup") else 0.0) for k, v in c.items()}
         copy_us = c["expert_mb"] / c["copy_gb_s"] * 1e3 + c["copy_setup"]
         for arm in ("lru", "observe3", "acquire3", "launched3", "launched3-fifo", "launched3-yield"):
