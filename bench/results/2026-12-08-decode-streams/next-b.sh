@@ -2,7 +2,7 @@
 # NOT RUN (written 2026-12-08: no device machine was lent that session). Issue 17's resident decode:
 # the stream options of 2026-12-08 against the default, interleaved, on the 4- and 12-layer Flash
 # slices (256 tokens after a 4-token prompt), then every GPU suite and the neutrality gate. About
-# 330 s of device time. Run from the repository root with build-gpu unpacked (call_start.sh does).
+# 400 s of device time (synthesizing the 12-layer slice alone took 74 s on an H100). Run from the repository root with build-gpu unpacked (call_start.sh does).
 set -uo pipefail
 o=${OUT:?}
 T0=$SECONDS
@@ -14,7 +14,7 @@ arms=(base=$b ra=$b:"--set arch.run_ahead=true" first=$b:"--set arch.decode_shar
   all=$b:"--set arch.run_ahead=true:--set arch.urgent_sinkhorn=true")
 for n in 4 12; do
   reps=3; [ "$n" = 12 ] && reps=2
-  FLASH_MODEL_DIR=/tmp/flash$n timeout 200 bench/gpu/decode-arms.sh "$o/d$n" 256 "$n" "$reps" "${arms[@]}" > "$o/d$n.log" 2>&1
+  FLASH_MODEL_DIR=/tmp/flash$n timeout 260 bench/gpu/decode-arms.sh "$o/d$n" 256 "$n" "$reps" "${arms[@]}" > "$o/d$n.log" 2>&1
   echo "decode $n layers rc=$? t=$((SECONDS - T0))"
   grep -h "tok/s\|distinct" "$o/d$n/summary.txt" 2>/dev/null | cut -c1-160
 done
