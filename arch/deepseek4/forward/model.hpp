@@ -128,7 +128,7 @@ struct ModelOptions {
   // GPU only: each mHC site's Sinkhorn, which runs on a side stream beside the block after it,
   // runs on a stream of the device's greatest priority, so its one block starts before the waiting
   // blocks of the compute stream's next kernels rather than after them (the same bits). The H200
-  // traces show the next site waiting 3.9-4.4 us for it after most MoE blocks
+  // traces show the site after the attention waiting up to 4.4 us for it on three of four layers
   // (bench/results/2026-12-07-h200.md). Not yet measured.
   bool urgent_sinkhorn = false;
 };

@@ -17,7 +17,7 @@ namespace moepage::ds4 {
 // (Auto is not offered there): each of its kernels fills a fraction of the device, so beside is the
 // natural place, but the kernel traces show it starting late beside the routed experts, whose
 // blocks already hold the device, and the combine then waiting for it
-// (bench/results/2026-12-07-h200.md: 5.4-5.7 us a layer, and 11.5 us before the head, H200).
+// (bench/results/2026-12-07-h200.md: 4.3-5.7 us a layer, H200).
 //
 // Why Auto (bench/results/2026-12-05-prompt-shared.md, H100): on the library the shared expert is
 // a chain of thirteen short kernels (dequantize, split x, multiply); queued beside a hash layer's

@@ -130,11 +130,12 @@ constexpr mp_option_def kOptions[] = {
                     "and the routed experts; urgent = the same on a stream of the device's greatest priority; "
                     "first = on the compute stream before the router. The same bits in each; beside's kernels "
                     "start late behind the routed experts' blocks and the combine waits for them (H200 trace, "
-                    "4-layer Flash: 5.4-5.7 us a layer); urgent and first are not yet measured"),
+                    "4-layer Flash: 4.3-5.7 us a layer); urgent and first are not yet measured"),
     mp::option(MP_OPT_BOOL, "urgent_sinkhorn", "false",
                "GPU: each mHC site's Sinkhorn runs on a side stream of the device's greatest priority, so its "
                "one block starts before the compute stream's waiting blocks (the same bits; H200 trace, 4-layer "
-               "Flash: the next site waited 3.9-4.4 us for it after most MoE blocks); not yet measured"),
+               "Flash: the site after the attention waited up to 4.4 us for it on three of four layers); not yet "
+               "measured"),
     mp::option(MP_OPT_BOOL, "overlap_launches", "true",
                "GPU (NVIDIA sm_90+): in a decode step each kernel may start while the previous one of its "
                "stream finishes and waits on the device for its inputs (programmatic dependent launch), hiding "
