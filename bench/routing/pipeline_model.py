@@ -21,12 +21,12 @@ Per token: the hash layers' experts are hinted at the step's start. Per layer l,
   3. the experts launch, those in slots first; the GPU takes EXPERT us per expert, each pending
      one once its bytes landed (LAUNCH us of host time per launch);
   4. the host waits for every read layer l uses (acquire_finish), then goes on (WAKE us); in the
-     deferred arms (arch.defer_acquire_finish) it goes on at once and
-     finishes the layers once the step is queued, when their reads have long landed. The model
-     put these arms 1.5-3.2% faster (2.6-3.9% since its refit to the H200 grid); on an H100 the
-     option was 1-6% slower (bench/results/2026-12-07-deferral-and-top-m.md): something the model
-     leaves out outweighs the host's saved wake-ups there; which, that page's candidates and the
-     next driver (2026-12-07-h200/next-deferral-50.sh) are to tell.
+     deferred arms (arch.defer_acquire_finish) it goes on at once and finishes the layers once the
+     step is queued, when their reads have long landed. The model put these arms 1.5-3.2% faster
+     (1.7-4.0% at 12.5-50% since its refit to the H200 grid); on an H100 the option was 1-6% slower
+     (bench/results/2026-12-07-deferral-and-top-m.md): something the model leaves out outweighs the
+     host's saved wake-ups there; which, that page's candidates and the next driver
+     (2026-12-07-h200/next-deferral-50.sh) are to tell.
 Layer l+1's predictions (the trace's p lines, top M; the oracle arms: layer l+1's own request) are hinted at one of three moments: observe
 (after step 4: the default), acquire (after step 2) or launched (after step 3). A hint costs HINT
 us + SUBMIT us per copy of host time, and its copies queue on the copy engine in order.
@@ -187,7 +187,11 @@ class CopyEngine:
         return (1.0 if d else 0.0), (1.0 if p else 0.0)
 
     def advance(self, t, until_id=None):
-        """Runs the copies up to time t (or until copy until_id lands, however long it takes)."""
+        """Runs the copies up to time t (or until copy until_id lands, however long it takes). Only
+        the host's clock may run the engine (it never goes back); a time before the engine's clock
+        runs nothing."""
+        if until_id is None and t <= self.now:
+            return
         while True:
             if until_id is not None and until_id in self.done:
                 return
@@ -214,11 +218,26 @@ class CopyEngine:
                         self.done[lane[0][0]] = self.now
                         lane.pop(0)
 
+    def landing_time(self, copy_id):
+        """When copy copy_id lands if nothing more is submitted, without running the engine: a
+        question asked at a time the host has not reached (the GPU's clock, or a wait the host
+        does not make) must not move the engine past submissions the host has yet to make."""
+        if copy_id in self.done:
+            return self.done[copy_id]
+        queued = [c[0] for lane in self.lanes for c in lane]
+        saved = (tuple([c[:] for c in lane] for lane in self.lanes), self.now, self.busy)
+        self.advance(0.0, until_id=copy_id)
+        at = self.done[copy_id]
+        for i in queued:
+            self.done.pop(i, None)
+        self.lanes, self.now, self.busy = saved
+        return at
+
     def landed_by(self, copy_id, t):
-        self.advance(t)
-        return copy_id in self.done
+        return self.landing_time(copy_id) <= t
 
     def land(self, copy_id):
+        """The host waits for copy copy_id: the engine runs until it lands."""
         if copy_id not in self.done:
             self.advance(0.0, until_id=copy_id)
         return self.done[copy_id]
@@ -314,7 +333,8 @@ class Model:
             if self.timing == "launched":
                 self.hint(layer + 1, self.predicted(token, layer + 1))
             # acquire_finish: the host waits for every copy the request uses (deferred: not here).
-            lands = sorted(self.engine.land(i) for i in pending)
+            # (deferred: the host does not wait, so the landing times are asked, not waited for)
+            lands = sorted(self.engine.landing_time(i) if self.deferred else self.engine.land(i) for i in pending)
             self.t_gpu = max(self.t_gpu, launched_at) + c["expert"] * (len(copies) - len(pending))
             for t in lands:
                 self.t_gpu = max(self.t_gpu, t) + c["expert"]
